@@ -1,0 +1,96 @@
+# floe -- one non-recursive Makefile. `make`, `make test`, `make demo`.
+B	?= build
+PKGS	 = libevent libevent_openssl libcurl jansson lmdb openssl inih \
+	   libbsd-overlay
+CFLAGS	?= -O2 -g
+WFLAGS	 = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wformat=2 -Wshadow \
+	   -Wpointer-arith -Wcast-qual -Wwrite-strings -Wstrict-prototypes \
+	   -Wmissing-prototypes -Wmissing-declarations -Wundef -Wvla \
+	   -Wimplicit-fallthrough -Wdeclaration-after-statement
+ifdef SAN
+B	 = build-san
+CFLAGS	 = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	   -fno-omit-frame-pointer
+LDFLAGS	+= -fsanitize=address,undefined
+endif
+CPPFLAGS += -I. -MMD -MP $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS	 += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhttp_parser -lm
+
+# Every .c of a folder is part of it; main.c and floectl.c hold the mains.
+LIB_SRCS  = $(wildcard lib/*.c)
+CORE_SRCS = $(wildcard routing/*.c policy/*.c cache/*.c) \
+	    $(filter-out proxy/main.c,$(wildcard proxy/*.c))
+CTL_SRCS  = $(wildcard ctl/*.c)
+UNIT_SRCS = $(wildcard tests/unit/test_*.c)
+HDRS	  = $(wildcard lib/*.h proxy/*.h routing/*.h policy/*.h cache/*.h ctl/*.h)
+
+obj	= $(patsubst %.c,$(B)/%.o,$(1))
+LIBFLOE	= $(B)/libfloe.a
+UNITS	= $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
+
+all: $(B)/floe $(B)/floectl
+
+$(B)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(WFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(LIBFLOE): $(call obj,$(CORE_SRCS) $(LIB_SRCS))
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(B)/floe: $(B)/proxy/main.o $(LIBFLOE)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/floectl: $(call obj,$(CTL_SRCS)) $(LIBFLOE)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# A unit test links its module and lib/ only: tests/unit/test_X.mk sets
+# T_X to the sources it needs (default: none beyond lib/).
+-include $(wildcard tests/unit/*.mk)
+.SECONDEXPANSION:
+$(B)/tests/test_%: $(B)/tests/unit/test_%.o $$(call obj,$$(T_$$*)) \
+    $(call obj,$(LIB_SRCS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs cmocka)
+
+units: $(UNITS)
+
+# Install what the tests need, build, run unit + integration + e2e.
+test: deps all units
+	tests/run.sh $(B)
+
+check:
+	$(MAKE) SAN=1 all units
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/run.sh build-san
+
+valgrind: units
+	tests/run.sh --valgrind $(B)
+
+deps:
+	tests/deps.sh
+
+demo: all
+	conf/demo.sh $(B)
+
+bench: all
+	bench/run.sh $(B)
+
+hdrcheck:
+	@for h in $(HDRS); do \
+		echo "#include \"$$h\"" | $(CC) $(CPPFLAGS) $(WFLAGS) \
+		    -x c -fsyntax-only - || exit 1; done; echo "headers ok"
+
+format:
+	clang-format -i $(LIB_SRCS) $(CORE_SRCS) proxy/main.c $(CTL_SRCS) \
+	    $(UNIT_SRCS) $(HDRS)
+
+lint:
+	clang-format --dry-run -Werror $(LIB_SRCS) $(CORE_SRCS) proxy/main.c \
+	    $(CTL_SRCS) $(UNIT_SRCS) $(HDRS)
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all units test check valgrind deps demo bench hdrcheck format lint \
+	clean
+.PRECIOUS: $(B)/tests/unit/%.o
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

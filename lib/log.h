@@ -1,0 +1,25 @@
+/*
+ * floe: log.h -- process-wide logging (stderr in the foreground, syslog
+ * otherwise). Owns the log level and destination. Never log a secret.
+ */
+#ifndef FLOE_LIB_LOG_H
+#define FLOE_LIB_LOG_H
+
+#include <stdbool.h>
+
+#define LOG_ATTR(f, a) __attribute__((__format__(__printf__, f, a)))
+
+/* Set the destination and verbosity (0 info, 1+ debug). */
+void log_init(bool foreground, int verbose, const char *ident);
+/* Warning with ": strerror(errno)" appended; errno is preserved. */
+void log_warn(const char *, ...) LOG_ATTR(1, 2);
+/* Warning without errno. */
+void log_warnx(const char *, ...) LOG_ATTR(1, 2);
+void log_info(const char *, ...) LOG_ATTR(1, 2);
+void log_debug(const char *, ...) LOG_ATTR(1, 2);
+bool log_is_debug(void);
+/* Log and exit(1); for startup and broken invariants only. */
+void fatal(const char *, ...) LOG_ATTR(1, 2) __attribute__((__noreturn__));
+void fatalx(const char *, ...) LOG_ATTR(1, 2) __attribute__((__noreturn__));
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * floe: units.h -- durations, sizes, percentages and timestamps as floe.conf,
+ * floectl and the ledger write them. Pure functions, no state.
+ */
+#ifndef FLOE_LIB_UNITS_H
+#define FLOE_LIB_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * "250ms", "10s", "15m", "2h", "7d", "1w"; a bare number is seconds.
+ * Returns 0 and milliseconds in *ms, or -1.
+ */
+int units_duration(const char *, uint64_t *ms);
+/* "512", "64k", "16M", "1G" (powers of 1024). Returns 0 or -1. */
+int units_size(const char *, uint64_t *bytes);
+/* "1%", "0.5%", "0.01" (a fraction). Returns 0 and a fraction in [0,1]. */
+int units_ratio(const char *, double *);
+/* Format ms as the shortest exact unit ("90s", "15m", "7d"). */
+void units_format_duration(uint64_t ms, char *buf, size_t len);
+/*
+ * RFC 3339 / ISO 8601 UTC timestamp ("2026-11-29T06:00:00Z", optional
+ * fraction, "+00:00" or other offsets) to ms since the epoch. 0 or -1.
+ */
+int units_time_parse(const char *, int64_t *ms);
+/* ms since the epoch as "2026-11-29T06:00:00.123Z". len >= 32. */
+void units_time_format(int64_t ms, char *buf, size_t len);
+/* Wall clock in ms since the epoch. */
+int64_t units_now_ms(void);
+
+#endif

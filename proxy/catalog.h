@@ -1,0 +1,56 @@
+/*
+ * floe: catalog.h -- what floe knows of one upstream catalog from its
+ * /v1/config answer (prefix, namespace separator, defaults, overrides), and
+ * the answer rewrites that depend on it: merging the catalog config into
+ * a LoadTableResult and pointing absolute URLs under the upstream's base
+ * back at floe. Pure: no I/O.
+ */
+#ifndef FLOE_PROXY_CATALOG_H
+#define FLOE_PROXY_CATALOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct json_t json_t;
+
+struct catalog {
+	bool known;	    /* a config answer was read once */
+	int64_t fetched_ms; /* when it was last read */
+	char *prefix;	    /* upstream prefix as it goes in the path, or NULL */
+	char *separator;    /* decoded namespace-separator, or NULL (0x1f) */
+	json_t *config;	    /* the whole answer, as received */
+	/*
+	 * defaults, then overrides, minus prefix, uri and endpoints: what a
+	 * routed LoadTable answer gets merged under its "config".
+	 */
+	json_t *merge;
+	uint64_t generation; /* bumped whenever the config changes */
+	char *last_error;    /* last failure to read it, or NULL */
+};
+
+struct catalog *catalog_new(void);
+void catalog_free(struct catalog *);
+/*
+ * Take a /v1/config answer. Returns 1 if the config changed (generation
+ * bumped), 0 if identical, -1 with ERR if it is not a CatalogConfig.
+ */
+int catalog_update(struct catalog *, const char *body, size_t len,
+    int64_t now_ms, char *err, size_t errlen);
+
+/*
+ * Rewrite an upstream answer body for the client:
+ * - MERGE: merge C->merge under the top-level "config" (the table's own
+ *   keys win), for LoadTableResult answers;
+ * - absolute URLs (string values anywhere) starting with UPSTREAM_BASE +
+ *   "/v1/" + the upstream prefix (or UPSTREAM_BASE + "/v1/" without one)
+ *   become FLOE_BASE + "/v1/" + PINNED_PREFIX + the rest, so follow-up
+ *   calls come back through floe, to the same side.
+ * Returns a new body (caller frees, length in *OUTLEN), or NULL if nothing
+ * changed or the body is not a JSON object (then it is passed on as is).
+ */
+char *catalog_rewrite(const struct catalog *, bool merge, const char *body,
+    size_t len, const char *upstream_base, const char *floe_base,
+    const char *pinned_prefix, size_t *outlen);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * floe: conf.h -- floe.conf: struct conf, read with inih through one key
+ * table, validated whole. A conf is immutable once loaded; a reload builds
+ * a new one and swaps it only on success.
+ */
+#ifndef FLOE_PROXY_CONF_H
+#define FLOE_PROXY_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CONF_MAX_UIDS 16
+
+/* One upstream catalog: [warehouse] or [lakehouse]. */
+struct conf_target {
+	char *uri;	 /* base, without /v1 and without a trailing '/' */
+	char *warehouse; /* sent as ?warehouse= to its /v1/config, or NULL */
+	char *token_file; /* or NULL */
+	char *token;	  /* the file's first line; secret; NULL without one */
+	uint64_t timeout_ms;	  /* per request; default 10s */
+	uint64_t connect_timeout_ms; /* default 2s */
+	unsigned max_conns;	  /* pool cap; default 64 */
+	/* Parsed from uri. */
+	bool tls;
+	char *host;
+	char *port; /* always set: "80"/"443" by default */
+	char *path; /* base path, "" or "/catalog" (no trailing '/') */
+	char *ca_file; /* extra trust store for https, or NULL */
+};
+
+struct conf_policy {
+	uint32_t gate_min_clean;	   /* 5 */
+	uint64_t gate_window_ms;	   /* 7d */
+	uint32_t decommission_min_clean;   /* 10 */
+	uint64_t grace_ms;		   /* 14d */
+	uint64_t freshness_max_lag_ms;	   /* 15m */
+	uint64_t freshness_for_ms;	   /* 10m */
+	uint64_t freshness_interval_ms;	   /* 60s */
+	double error_ratio;		   /* 2.0 */
+	double error_floor;		   /* 0.01 */
+	uint64_t error_window_ms;	   /* 5m */
+	uint32_t error_min_requests;	   /* 50 */
+	char *webhook;			   /* or NULL */
+};
+
+struct conf_auth {
+	char *mode; /* none | token | jwt | passthrough */
+	char *token_file;
+	char *jwks_file;
+	char *audience;
+	char *issuer;
+};
+
+struct conf {
+	char *path;
+	/* [floe] */
+	char *listen;	    /* "127.0.0.1:8181" */
+	char *admin_socket; /* "var/floe.sock" */
+	char *state_dir;    /* "var/state" */
+	char *rollback_log; /* "var/log/rollback.log" */
+	char *access_log;   /* NULL: off; "-": stderr */
+	char *tls_cert;
+	char *tls_key;
+	char *listen_plain;
+	uid_t admin_uids[CONF_MAX_UIDS];
+	int nadmin_uids;	       /* 0: floe's own uid and root */
+	uint64_t config_refresh_ms;    /* 5m */
+	uint64_t idle_timeout_ms;      /* client keep-alive idle, 60s */
+	uint64_t header_timeout_ms;    /* whole request head, 10s */
+	uint64_t max_body;	       /* request body, 8M */
+	uint64_t max_header;	       /* request head, 16k */
+	char *namespace_separator;     /* announced to clients, or NULL */
+	uint64_t drain_ms;	       /* SIGTERM drain budget, 10s */
+	struct conf_target target[2];  /* indexed by enum route_side */
+	struct conf_policy policy;
+	struct conf_auth auth;
+};
+
+/*
+ * Read and validate PATH. Returns a new conf, or NULL with the first error
+ * in ERR as "PATH:LINE: [section] key: what is wrong". Relative paths in
+ * the file are kept as written (relative to floe's working directory).
+ */
+struct conf *conf_load(const char *path, char *err, size_t errlen);
+void conf_free(struct conf *);
+
+#endif

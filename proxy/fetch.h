@@ -1,0 +1,48 @@
+/*
+ * floe: fetch.h -- the control-plane HTTP client: one libcurl multi handle
+ * driven by the floe event loop (its timer and socket events). For catalog
+ * config, freshness polling, webhooks and token fetches; never the data
+ * path. Owns the CURLM, its timer and every transfer in flight.
+ */
+#ifndef FLOE_PROXY_FETCH_H
+#define FLOE_PROXY_FETCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct fetch;
+struct fetch_req;
+
+/*
+ * Called once per request when it ends. STATUS is the HTTP status, or 0
+ * when there was no HTTP answer (then ERROR says why: "connect refused",
+ * "timed out after 2000 ms", ...). BODY is valid only during the call.
+ * The request is freed after the callback returns.
+ */
+typedef void (*fetch_done_cb)(int status, const char *body, size_t len,
+    const char *error, void *arg);
+
+struct fetch_opts {
+	const char *method;	    /* "GET" (default), "POST", ... */
+	const char *const *headers; /* NULL-terminated "Name: value" or NULL */
+	const char *body;	    /* or NULL */
+	size_t body_len;
+	uint64_t timeout_ms;	    /* whole transfer; 0: 10 s */
+	uint64_t connect_timeout_ms; /* 0: 2 s */
+	const char *ca_file;	    /* extra trust store, or NULL */
+	size_t max_body;	    /* 0: 16 MiB; larger answers fail */
+};
+
+struct fetch *fetch_new(struct event_base *);
+/* Cancel every transfer (callbacks are not called) and free. */
+void fetch_free(struct fetch *);
+/* Start a request; CB(ARG) is called later, never from inside this call. */
+struct fetch_req *fetch_start(struct fetch *, const char *url,
+    const struct fetch_opts *, fetch_done_cb cb, void *arg);
+/* Cancel one request; its callback is not called. */
+void fetch_cancel(struct fetch_req *);
+/* Transfers in flight. */
+unsigned fetch_active(const struct fetch *);
+
+#endif

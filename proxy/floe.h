@@ -1,0 +1,67 @@
+/*
+ * floe: floe.h -- struct floe, the daemon's root object: the event base, the
+ * active conf, the store, one upstream pool and one learned catalog config
+ * per side, the control-plane client, the listeners and the counters.
+ * One per process; everything runs on its loop thread.
+ */
+#ifndef FLOE_PROXY_FLOE_H
+#define FLOE_PROXY_FLOE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "routing/route.h"
+
+struct event;
+struct event_base;
+struct conf;
+struct store;
+struct upstream;
+struct catalog;
+struct fetch;
+struct server;
+struct discover;
+typedef struct json_t json_t;
+
+/* Counters for /status and /metrics, per side. */
+struct floe_side_stats {
+	uint64_t requests;
+	uint64_t errors_5xx;  /* 5xx answered by the upstream */
+	uint64_t failures;    /* floe's own 502/504: connect, timeout, garbage */
+	uint64_t not_modified;
+};
+
+struct floe {
+	struct event_base *base;
+	struct conf *conf;
+	char *conf_path;
+	struct store *store;
+	struct upstream *up[ROUTE_NSIDES];
+	struct catalog *cat[ROUTE_NSIDES];
+	struct fetch *fetch;
+	struct discover *discover;
+	struct server *front;  /* the REST listener */
+	struct server *admin;  /* the admin socket */
+	struct event *sig[4];
+	struct event *tick;    /* 1 s housekeeping */
+	int access_fd;	       /* -1: access log off */
+	int64_t started_ms;
+	bool draining;
+	uint64_t requests;     /* answered by floe, any status */
+	uint64_t local_errors; /* ErrorModel answers floe made itself */
+	struct floe_side_stats side[ROUTE_NSIDES];
+};
+
+/* The one instance (signal handlers, libevent callbacks). */
+extern struct floe *floe;
+
+/* A JSON object describing the running floe for GET /status. Caller frees. */
+json_t *floe_status_json(struct floe *);
+/* Prometheus text for GET /metrics. Caller frees. */
+char *floe_metrics_text(struct floe *);
+/* Called by discover when a side's catalog config changed or was read. */
+void floe_catalog_changed(struct floe *, enum route_side);
+/* Both upstream configs known and the store healthy. */
+bool floe_is_ready(const struct floe *);
+
+#endif

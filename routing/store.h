@@ -1,0 +1,121 @@
+/*
+ * floe: store.h -- the flag store. Owns the LMDB environment under
+ * state_dir, its named databases (objects, waves, ledger, events, meta) and
+ * the parked read txn. The only code that writes floe's state: every change
+ * is one synced write txn that also appends its event. Loop thread only.
+ *
+ * Records are stored in a versioned binary form (never JSON on the hot path);
+ * a newer floe reads older, shorter records by zero-filling what is missing,
+ * so new fields and states need no migration.
+ */
+#ifndef FLOE_ROUTING_STORE_H
+#define FLOE_ROUTING_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+typedef struct json_t json_t;
+
+#define STORE_KEY_MAX 511
+
+enum store_rc {
+	STORE_OK = 0,
+	STORE_NOTFOUND = 1,
+	STORE_REFUSED = 2, /* an update callback said no */
+	STORE_ERROR = -1,
+};
+
+/* objects DBI: canonical object or rule key -> assignment. */
+struct store_route {
+	uint32_t wave;
+	uint64_t seq;	  /* event sequence of the last change */
+	int64_t since_ms; /* when it was assigned */
+};
+
+/* waves DBI: wave number -> state. Field meanings belong to wave.h. */
+struct store_wave {
+	uint32_t n;
+	uint8_t state;	  /* enum wave_state */
+	uint8_t pct;	  /* canary share, 0..100 */
+	uint8_t flags;	  /* WAVE_F_* */
+	uint64_t seq;	  /* event sequence of the last transition */
+	int64_t since_ms; /* when the current state began */
+	int64_t flipped_ms;  /* last move off the warehouse (0: never) */
+	int64_t frozen_ms;   /* when frozen (0: never) */
+	int64_t rollback_ms; /* last rollback (0: never) */
+	uint32_t gate_min_clean; /* per-wave override, 0: policy default */
+	int64_t gate_window_ms;	 /* per-wave override, 0: policy default */
+	char reason[256];	 /* why the current state */
+	char actor[64];		 /* who made it */
+	char signoff[64];	 /* who signed off (decommission gate) */
+};
+
+/*
+ * Open (creating if needed) the store in DIR. On failure returns NULL and a
+ * message in ERR.
+ */
+struct store *store_open(const char *dir, char *err, size_t errlen);
+void store_free(struct store *);
+/* false once a read or write has failed until one succeeds again. */
+bool store_is_healthy(const struct store *);
+/* Housekeeping: mdb_reader_check; logs stale readers it cleared. */
+void store_maintain(struct store *);
+
+/*
+ * Reads. A batch of reads is bracketed by store_read_begin/_end (renew and
+ * reset the parked txn); the getters copy values out. Without a bracket
+ * each getter opens its own. Never hold a bracket across loop turns.
+ */
+int store_read_begin(struct store *);
+void store_read_end(struct store *);
+int store_route_get(struct store *, const void *key, size_t keylen,
+    struct store_route *);
+int store_wave_get(struct store *, uint32_t n, struct store_wave *);
+
+/* Iterate in key order; CB returns non-zero to stop. */
+typedef int (*store_route_cb)(const void *key, size_t keylen,
+    const struct store_route *, void *arg);
+typedef int (*store_wave_cb)(const struct store_wave *, void *arg);
+int store_route_foreach(struct store *, store_route_cb, void *);
+int store_wave_foreach(struct store *, store_wave_cb, void *);
+
+/*
+ * Events: each value is a JSON object with "seq" and "ts" set by the store.
+ * Iterate events with seq > AFTER, at most LIMIT (0: all).
+ */
+typedef int (*store_event_cb)(uint64_t seq, const char *json, size_t len,
+    void *arg);
+int store_event_foreach(struct store *, uint64_t after, size_t limit,
+    store_event_cb, void *);
+/* Highest sequence number assigned so far. */
+uint64_t store_last_seq(struct store *);
+
+/*
+ * Writes. EVENT is a JSON object (borrowed); the store adds "seq" and "ts"
+ * (NOW_MS) and appends it in the same txn. All are synced before return.
+ */
+int store_route_put(struct store *, const void *key, size_t keylen,
+    uint32_t wave, int64_t now_ms, json_t *event);
+/* STORE_NOTFOUND if KEY has no assignment. */
+int store_route_del(struct store *, const void *key, size_t keylen,
+    int64_t now_ms, json_t *event);
+
+/*
+ * The single write path for waves. Reads wave N (zero-filled with
+ * state 0 if absent) inside a write txn and calls CB, which edits it and
+ * the event in place and returns STORE_OK to commit, STORE_REFUSED to
+ * record nothing. The new seq is set before the put.
+ * A refusal may still be recorded as an event: when CB returns
+ * STORE_REFUSED and *RECORD_REFUSAL was set true by CB, the event alone is
+ * appended (with the wave unchanged).
+ */
+typedef int (*store_wave_update_cb)(struct store_wave *, json_t *event,
+    bool *record_refusal, void *arg);
+int store_wave_update(struct store *, uint32_t n, int64_t now_ms,
+    store_wave_update_cb, void *arg, json_t *event);
+/* Append an event that changes nothing else. */
+int store_event_append(struct store *, int64_t now_ms, json_t *event);
+
+#endif

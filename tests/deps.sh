@@ -1,0 +1,26 @@
+#!/bin/sh
+# Install what building and testing floe needs on Debian, only if missing.
+set -e
+PKGS="build-essential pkg-config libevent-dev libcurl4-openssl-dev
+libjansson-dev liblmdb-dev libinih-dev libcmocka-dev libhttp-parser-dev
+libbsd-dev libssl-dev jq curl valgrind nodejs npm clang"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+# node and npm may come from outside Debian's packages; accept any on PATH.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+	missing=$(echo "$missing" | tr ' ' '\n' | grep -vx -e nodejs -e npm |
+		tr '\n' ' ')
+fi
+missing=$(echo $missing)
+if [ -n "$missing" ]; then
+	echo "deps: installing $missing"
+	SUDO=""
+	[ "$(id -u)" -eq 0 ] || SUDO=sudo
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing \
+		>/dev/null
+fi
+echo "deps: ok"

@@ -1,0 +1,396 @@
+/*
+ * floe: test_units.c -- lib/units.c: every unit, the edges of each parser,
+ * inputs that must be refused, and timestamps both ways.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lib/compat.h"
+#include "lib/units.h"
+
+/* One parser case: input, whether it parses, and the value it gives. */
+struct case_u64 {
+	const char *in;
+	int rc;
+	uint64_t want;
+};
+
+static const struct case_u64 durations[] = {
+	{ "0", 0, 0 },
+	{ "1", 0, 1000 },
+	{ "90", 0, 90000 },
+	{ "250ms", 0, 250 },
+	{ "0ms", 0, 0 },
+	{ "10s", 0, 10000 },
+	{ "15m", 0, 900000 },
+	{ "2h", 0, 7200000 },
+	{ "7d", 0, 604800000 },
+	{ "1w", 0, 604800000 },
+	{ "2w", 0, 1209600000 },
+	{ "007s", 0, 7000 },
+	{ "18446744073709551615ms", 0, UINT64_MAX },
+	{ "18446744073709551616ms", -1, 0 },
+	{ "18446744073709551615", -1, 0 },
+	{ "30500568904w", 0, 30500568904ULL * 604800000ULL },
+	{ "18446744073709551", 0, 18446744073709551000ULL },
+	{ "18446744073709552", -1, 0 },
+	{ "30500568905w", -1, 0 },
+	{ "", -1, 0 },
+	{ "s", -1, 0 },
+	{ "ms", -1, 0 },
+	{ "-1s", -1, 0 },
+	{ "+1s", -1, 0 },
+	{ " 1s", -1, 0 },
+	{ "1s ", -1, 0 },
+	{ "1 s", -1, 0 },
+	{ "7x", -1, 0 },
+	{ "1.5h", -1, 0 },
+	{ "1S", -1, 0 },
+	{ "1M", -1, 0 },
+	{ "1sec", -1, 0 },
+	{ "1h30m", -1, 0 },
+	{ "0x10", -1, 0 },
+};
+
+static const struct case_u64 sizes[] = {
+	{ "0", 0, 0 },
+	{ "512", 0, 512 },
+	{ "512B", 0, 512 },
+	{ "64k", 0, 65536 },
+	{ "64kB", 0, 65536 },
+	{ "16M", 0, 16777216 },
+	{ "16MB", 0, 16777216 },
+	{ "1G", 0, 1073741824 },
+	{ "1GB", 0, 1073741824 },
+	{ "17179869183G", 0, 17179869183ULL << 30 },
+	{ "17179869184G", -1, 0 },
+	{ "18446744073709551615", 0, UINT64_MAX },
+	{ "18446744073709551616", -1, 0 },
+	{ "", -1, 0 },
+	{ "k", -1, 0 },
+	{ "B", -1, 0 },
+	{ "-1", -1, 0 },
+	{ "1K", -1, 0 },
+	{ "1m", -1, 0 },
+	{ "1T", -1, 0 },
+	{ "1KiB", -1, 0 },
+	{ "1kb", -1, 0 },
+	{ "1BB", -1, 0 },
+	{ "1.5M", -1, 0 },
+	{ "1M ", -1, 0 },
+	{ " 1M", -1, 0 },
+};
+
+/* A ratio case. */
+struct case_ratio {
+	const char *in;
+	int rc;
+	double want;
+};
+
+static const struct case_ratio ratios[] = {
+	{ "1%", 0, 0.01 },
+	{ "0.5%", 0, 0.005 },
+	{ "100%", 0, 1.0 },
+	{ "0%", 0, 0.0 },
+	{ "0.01", 0, 0.01 },
+	{ "0", 0, 0.0 },
+	{ "1", 0, 1.0 },
+	{ "1.0", 0, 1.0 },
+	{ "0.25", 0, 0.25 },
+	{ "100.0%", 0, 1.0 },
+	{ "101%", -1, 0 },
+	{ "1.01", -1, 0 },
+	{ "2", -1, 0 },
+	{ "", -1, 0 },
+	{ "%", -1, 0 },
+	{ ".5", -1, 0 },
+	{ "5.", -1, 0 },
+	{ "-0.1", -1, 0 },
+	{ "+0.1", -1, 0 },
+	{ "1e-2", -1, 0 },
+	{ "0x1", -1, 0 },
+	{ "nan", -1, 0 },
+	{ "inf", -1, 0 },
+	{ " 0.1", -1, 0 },
+	{ "0.1 ", -1, 0 },
+	{ "1%%", -1, 0 },
+	{ "1 %", -1, 0 },
+	{ "0.1.2", -1, 0 },
+};
+
+/* A timestamp case: input, whether it parses, ms since the epoch. */
+struct case_time {
+	const char *in;
+	int rc;
+	int64_t want;
+};
+
+static const struct case_time times[] = {
+	{ "1970-01-01T00:00:00Z", 0, 0 },
+	{ "2026-11-29T06:00:00Z", 0, 1795932000000LL },
+	{ "2026-11-29t06:00:00z", 0, 1795932000000LL },
+	{ "2026-11-29 06:00:00Z", 0, 1795932000000LL },
+	{ "2026-11-29T06:00:00+00:00", 0, 1795932000000LL },
+	{ "2026-11-29T06:00:00-00:00", 0, 1795932000000LL },
+	{ "2026-11-29T07:30:00+01:30", 0, 1795932000000LL },
+	{ "2026-11-29T01:00:00-05:00", 0, 1795932000000LL },
+	{ "2026-11-28T20:00:00-10:00", 0, 1795932000000LL },
+	{ "2026-11-29T06:00:00.123Z", 0, 1795932000123LL },
+	{ "2026-11-29T06:00:00.1Z", 0, 1795932000100LL },
+	{ "2026-11-29T06:00:00.12Z", 0, 1795932000120LL },
+	{ "2026-11-29T06:00:00.123456789Z", 0, 1795932000123LL },
+	{ "2026-11-29T06:00:00.999999+00:00", 0, 1795932000999LL },
+	{ "2024-02-29T00:00:00Z", 0, 1709164800000LL },
+	{ "2000-02-29T00:00:00Z", 0, 951782400000LL },
+	{ "1969-12-31T23:59:59.500Z", 0, -500 },
+	{ "1900-01-01T00:00:00Z", 0, -2208988800000LL },
+	{ "2016-12-31T23:59:60Z", 0, 1483228800000LL },
+	{ "9999-12-31T23:59:59Z", 0, 253402300799000LL },
+	{ "2023-02-29T00:00:00Z", -1, 0 },
+	{ "1900-02-29T00:00:00Z", -1, 0 },
+	{ "2026-04-31T00:00:00Z", -1, 0 },
+	{ "2026-13-01T00:00:00Z", -1, 0 },
+	{ "2026-00-01T00:00:00Z", -1, 0 },
+	{ "2026-01-00T00:00:00Z", -1, 0 },
+	{ "2026-01-01T24:00:00Z", -1, 0 },
+	{ "2026-01-01T00:60:00Z", -1, 0 },
+	{ "2026-01-01T00:00:61Z", -1, 0 },
+	{ "2026-11-29T06:00:00", -1, 0 },
+	{ "2026-11-29", -1, 0 },
+	{ "2026-11-29T06:00Z", -1, 0 },
+	{ "2026-11-29T06:00:00.Z", -1, 0 },
+	{ "2026-11-29T06:00:00ZZ", -1, 0 },
+	{ "2026-11-29T06:00:00Z ", -1, 0 },
+	{ " 2026-11-29T06:00:00Z", -1, 0 },
+	{ "2026-11-29T06:00:00+0100", -1, 0 },
+	{ "2026-11-29T06:00:00+01", -1, 0 },
+	{ "2026-11-29T06:00:00+24:00", -1, 0 },
+	{ "2026-11-29T06:00:00+01:60", -1, 0 },
+	{ "2026-11-29T06:00:00+01:00x", -1, 0 },
+	{ "26-11-29T06:00:00Z", -1, 0 },
+	{ "2026/11/29T06:00:00Z", -1, 0 },
+	{ "2026-11-29X06:00:00Z", -1, 0 },
+	{ "", -1, 0 },
+};
+
+/* A formatting case: ms and the text it gives. */
+struct case_fmt {
+	int64_t ms;
+	const char *want;
+};
+
+static const struct case_fmt durfmt[] = {
+	{ 0, "0s" },
+	{ 1, "1ms" },
+	{ 250, "250ms" },
+	{ 1500, "1500ms" },
+	{ 1000, "1s" },
+	{ 90000, "90s" },
+	{ 60000, "1m" },
+	{ 900000, "15m" },
+	{ 5400000, "90m" },
+	{ 3600000, "1h" },
+	{ 86400000, "1d" },
+	{ 604800000, "7d" },
+	{ 1209600000, "14d" },
+	{ 90061001, "90061001ms" },
+};
+
+static const struct case_fmt timefmt[] = {
+	{ 0, "1970-01-01T00:00:00.000Z" },
+	{ 1795932000000LL, "2026-11-29T06:00:00.000Z" },
+	{ 1795932000123LL, "2026-11-29T06:00:00.123Z" },
+	{ 1709164800001LL, "2024-02-29T00:00:00.001Z" },
+	{ -1, "1969-12-31T23:59:59.999Z" },
+	{ -500, "1969-12-31T23:59:59.500Z" },
+	{ 253402300799999LL, "9999-12-31T23:59:59.999Z" },
+};
+
+/* Every duration case gives its value or is refused. */
+static void
+test_duration(void **state)
+{
+	uint64_t ms;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < nitems(durations); i++) {
+		ms = 12345;
+		if (units_duration(durations[i].in, &ms) != durations[i].rc)
+			fail_msg("duration \"%s\": want rc %d", durations[i].in,
+			    durations[i].rc);
+		if (durations[i].rc == 0 && ms != durations[i].want)
+			fail_msg("duration \"%s\": got %llu, want %llu",
+			    durations[i].in, (unsigned long long)ms,
+			    (unsigned long long)durations[i].want);
+		if (durations[i].rc == -1)
+			assert_int_equal(ms, 12345);
+	}
+	assert_int_equal(units_duration(NULL, &ms), -1);
+}
+
+/* Every size case gives its value or is refused. */
+static void
+test_size(void **state)
+{
+	uint64_t b;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < nitems(sizes); i++) {
+		b = 12345;
+		if (units_size(sizes[i].in, &b) != sizes[i].rc)
+			fail_msg("size \"%s\": want rc %d", sizes[i].in,
+			    sizes[i].rc);
+		if (sizes[i].rc == 0 && b != sizes[i].want)
+			fail_msg("size \"%s\": got %llu, want %llu",
+			    sizes[i].in, (unsigned long long)b,
+			    (unsigned long long)sizes[i].want);
+		if (sizes[i].rc == -1)
+			assert_int_equal(b, 12345);
+	}
+	assert_int_equal(units_size(NULL, &b), -1);
+}
+
+/* Every ratio case gives its fraction or is refused. */
+static void
+test_ratio(void **state)
+{
+	double r;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < nitems(ratios); i++) {
+		r = -7.0;
+		if (units_ratio(ratios[i].in, &r) != ratios[i].rc)
+			fail_msg("ratio \"%s\": want rc %d", ratios[i].in,
+			    ratios[i].rc);
+		if (ratios[i].rc == 0 &&
+		    (r < ratios[i].want - 1e-12 || r > ratios[i].want + 1e-12))
+			fail_msg("ratio \"%s\": got %g, want %g", ratios[i].in,
+			    r, ratios[i].want);
+		if (ratios[i].rc == -1)
+			assert_true(r == -7.0);
+	}
+	assert_int_equal(units_ratio(NULL, &r), -1);
+}
+
+/* Durations format in the largest exact unit and parse back. */
+static void
+test_format_duration(void **state)
+{
+	char buf[32];
+	uint64_t back;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < nitems(durfmt); i++) {
+		units_format_duration((uint64_t)durfmt[i].ms, buf, sizeof(buf));
+		assert_string_equal(buf, durfmt[i].want);
+		assert_int_equal(units_duration(buf, &back), 0);
+		assert_int_equal(back, (uint64_t)durfmt[i].ms);
+	}
+	/* Every parsed duration formats to a string that parses back. */
+	for (i = 0; i < nitems(durations); i++) {
+		uint64_t ms;
+
+		if (durations[i].rc != 0)
+			continue;
+		assert_int_equal(units_duration(durations[i].in, &ms), 0);
+		units_format_duration(ms, buf, sizeof(buf));
+		assert_int_equal(units_duration(buf, &back), 0);
+		assert_int_equal(back, ms);
+	}
+	/* A short buffer truncates and stays terminated. */
+	units_format_duration(604800000, buf, 2);
+	assert_string_equal(buf, "7");
+}
+
+/* Every timestamp case gives its ms or is refused. */
+static void
+test_time_parse(void **state)
+{
+	int64_t ms;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < nitems(times); i++) {
+		ms = 12345;
+		if (units_time_parse(times[i].in, &ms) != times[i].rc)
+			fail_msg("time \"%s\": want rc %d", times[i].in,
+			    times[i].rc);
+		if (times[i].rc == 0 && ms != times[i].want)
+			fail_msg("time \"%s\": got %lld, want %lld",
+			    times[i].in, (long long)ms,
+			    (long long)times[i].want);
+		if (times[i].rc == -1)
+			assert_int_equal(ms, 12345);
+	}
+	assert_int_equal(units_time_parse(NULL, &ms), -1);
+}
+
+/* Timestamps format in UTC with milliseconds and parse back. */
+static void
+test_time_format(void **state)
+{
+	char buf[32];
+	int64_t back;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < nitems(timefmt); i++) {
+		units_time_format(timefmt[i].ms, buf, sizeof(buf));
+		assert_string_equal(buf, timefmt[i].want);
+		assert_int_equal(units_time_parse(buf, &back), 0);
+		assert_int_equal(back, timefmt[i].ms);
+	}
+	/* Every parsed timestamp survives format and parse. */
+	for (i = 0; i < nitems(times); i++) {
+		int64_t ms;
+
+		if (times[i].rc != 0)
+			continue;
+		assert_int_equal(units_time_parse(times[i].in, &ms), 0);
+		units_time_format(ms, buf, sizeof(buf));
+		assert_int_equal(units_time_parse(buf, &back), 0);
+		assert_int_equal(back, ms);
+	}
+}
+
+/* The wall clock is in ms, after this code was written, and moves on. */
+static void
+test_now(void **state)
+{
+	int64_t a, b;
+
+	(void)state;
+	a = units_now_ms();
+	b = units_now_ms();
+	/* 2024-01-01T00:00:00Z and 2200-01-01T00:00:00Z */
+	assert_true(a > 1704067200000LL);
+	assert_true(a < 7258118400000LL);
+	assert_true(b >= a);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_size),
+		cmocka_unit_test(test_ratio),
+		cmocka_unit_test(test_format_duration),
+		cmocka_unit_test(test_time_parse),
+		cmocka_unit_test(test_time_format),
+		cmocka_unit_test(test_now),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1 @@
+T_fetch = proxy/fetch.c

@@ -1,0 +1,985 @@
+/*
+ * floe: store.c -- the flag store on LMDB (STYLE.md section 10): one
+ * environment, five named databases opened once, a parked read txn for the
+ * hot path and one synced write txn per change, which also appends the
+ * change's event and bumps the sequence kept in meta.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <lmdb.h>
+
+#include "lib/log.h"
+#include "lib/units.h"
+#include "lib/xmalloc.h"
+#include "routing/store.h"
+
+#define STORE_SCHEMA 1
+#define STORE_MAPSIZE ((size_t)1 << 30)
+#define STORE_NDBS 5
+
+/* Record format versions: the first byte of every value. */
+#define STORE_ROUTE_V1 1
+#define STORE_WAVE_V1 1
+#define STORE_ROUTE_V1_LEN (1 + 4 + 8 + 8)
+#define STORE_WAVE_V1_LEN                                                      \
+	(1 + 4 + 1 + 1 + 1 + 8 + 8 + 8 + 8 + 8 + 4 + 8 + 3 * 2 + 256 + 64 + 64)
+
+static char STORE_META_SCHEMA[] = "schema";
+static char STORE_META_SEQ[] = "seq";
+
+struct store {
+	MDB_env *env;
+	MDB_dbi objects;
+	MDB_dbi waves;
+	MDB_dbi ledger;
+	MDB_dbi events;
+	MDB_dbi meta;
+	MDB_txn *rtxn; /* the parked read txn, reset between uses */
+	int rdepth; /* nesting of store_read_begin */
+	bool healthy;
+	uint64_t last_seq;
+};
+
+/* A cursor over a record being decoded: reads past the end give zeros. */
+struct store_dec {
+	const unsigned char *p;
+	size_t len;
+	size_t off;
+};
+
+/* A growing buffer for encoding. */
+struct store_enc {
+	unsigned char buf[STORE_WAVE_V1_LEN];
+	size_t len;
+};
+
+/* What a write txn does besides appending the event. */
+enum store_op {
+	STORE_OP_ROUTE_PUT,
+	STORE_OP_ROUTE_DEL,
+	STORE_OP_WAVE_UPDATE,
+	STORE_OP_EVENT,
+};
+
+struct store_write {
+	enum store_op op;
+	const void *key;
+	size_t keylen;
+	uint32_t wave;
+	int64_t now_ms;
+	json_t *event;
+	store_wave_update_cb cb;
+	void *arg;
+};
+
+static int store_mkdirs(const char *, char *, size_t);
+static int store_fail(struct store *, const char *, int);
+static void store_ok(struct store *);
+static void store_put_u8(struct store_enc *, uint8_t);
+static void store_put_u16(struct store_enc *, uint16_t);
+static void store_put_u32(struct store_enc *, uint32_t);
+static void store_put_u64(struct store_enc *, uint64_t);
+static void store_put_str(struct store_enc *, const char *, size_t);
+static uint64_t store_get_uint(struct store_dec *, size_t);
+static void store_get_str(struct store_dec *, char *, size_t);
+static void store_route_encode(const struct store_route *, struct store_enc *);
+static int store_route_decode(const MDB_val *, struct store_route *);
+static void store_wave_encode(const struct store_wave *, struct store_enc *);
+static int store_wave_decode(const MDB_val *, struct store_wave *);
+static void store_wave_key(uint32_t, unsigned char[4]);
+static void store_seq_key(uint64_t, unsigned char[8]);
+static int store_meta_seq(MDB_txn *, MDB_dbi, uint64_t *);
+static int store_rbegin(struct store *);
+static void store_rend(struct store *);
+static int store_grow(struct store *);
+static int store_txn_begin(struct store *, MDB_txn **);
+static int store_write_txn(struct store *, struct store_write *, int *);
+static int store_write(struct store *, struct store_write *);
+static int store_event_put(struct store *, MDB_txn *, uint64_t, int64_t,
+    json_t *);
+
+/* Create DIR and its parents with mode 0700 (mkdir -p). */
+static int
+store_mkdirs(const char *dir, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	char *p;
+
+	if (strlcpy(path, dir, sizeof(path)) >= sizeof(path)) {
+		snprintf(err, errlen, "%s: path too long", dir);
+		return -1;
+	}
+	for (p = path + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		if (*p == '/' && p[1] == '/')
+			continue;
+		{
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(path, 0700) == -1 && errno != EEXIST) {
+				snprintf(err, errlen, "mkdir %s: %s", path,
+				    strerror(errno));
+				return -1;
+			}
+			*p = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	return 0;
+}
+
+/* Note a failure of WHAT with LMDB code RC; returns STORE_ERROR. */
+static int
+store_fail(struct store *s, const char *what, int rc)
+{
+	log_warnx("%s: %s", what, mdb_strerror(rc));
+	s->healthy = false;
+	return STORE_ERROR;
+}
+
+/* Note a success: the store is healthy again. */
+static void
+store_ok(struct store *s)
+{
+	s->healthy = true;
+}
+
+/* Append one byte. */
+static void
+store_put_u8(struct store_enc *e, uint8_t v)
+{
+	e->buf[e->len++] = v;
+}
+
+/* Append V little-endian in 2 bytes. */
+static void
+store_put_u16(struct store_enc *e, uint16_t v)
+{
+	store_put_u8(e, v & 0xff);
+	store_put_u8(e, v >> 8);
+}
+
+/* Append V little-endian in 4 bytes. */
+static void
+store_put_u32(struct store_enc *e, uint32_t v)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		store_put_u8(e, (v >> (8 * i)) & 0xff);
+}
+
+/* Append V little-endian in 8 bytes. */
+static void
+store_put_u64(struct store_enc *e, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		store_put_u8(e, (v >> (8 * i)) & 0xff);
+}
+
+/*
+ * Append a string field of capacity CAP: a 2-byte length, then CAP bytes
+ * (the text, zero-padded). A fixed width keeps every later field at a
+ * fixed offset, which is what lets older floes read newer records.
+ */
+static void
+store_put_str(struct store_enc *e, const char *str, size_t cap)
+{
+	size_t n = strnlen(str, cap - 1);
+
+	store_put_u16(e, (uint16_t)n);
+	memcpy(e->buf + e->len, str, n);
+	memset(e->buf + e->len + n, 0, cap - n);
+	e->len += cap;
+}
+
+/* Read an unsigned little-endian field of WIDTH bytes; zero past the end. */
+static uint64_t
+store_get_uint(struct store_dec *d, size_t width)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < width; i++) {
+		if (d->off + i < d->len)
+			v |= (uint64_t)d->p[d->off + i] << (8 * i);
+	}
+	d->off += width;
+	return v;
+}
+
+/* Read a string field written by store_put_str into BUF of CAP bytes. */
+static void
+store_get_str(struct store_dec *d, char *buf, size_t cap)
+{
+	size_t n = store_get_uint(d, 2), avail = 0;
+
+	if (n > cap - 1)
+		n = cap - 1;
+	if (d->off < d->len)
+		avail = d->len - d->off;
+	if (n > avail)
+		n = avail;
+	memcpy(buf, d->p + (d->off < d->len ? d->off : 0), n);
+	buf[n] = '\0';
+	/* A NUL inside is a damaged record: keep what precedes it. */
+	d->off += cap;
+}
+
+/* Encode R as a version 1 route record. */
+static void
+store_route_encode(const struct store_route *r, struct store_enc *e)
+{
+	e->len = 0;
+	store_put_u8(e, STORE_ROUTE_V1);
+	store_put_u32(e, r->wave);
+	store_put_u64(e, r->seq);
+	store_put_u64(e, (uint64_t)r->since_ms);
+}
+
+/*
+ * Decode a route record of any version: missing fields (an older, shorter
+ * record) read as zero and extra bytes (a newer floe) are ignored.
+ */
+static int
+store_route_decode(const MDB_val *v, struct store_route *r)
+{
+	struct store_dec d = { v->mv_data, v->mv_size, 0 };
+
+	if (v->mv_size < 1 || d.p[0] == 0)
+		return -1;
+	d.off = 1;
+	memset(r, 0, sizeof(*r));
+	r->wave = store_get_uint(&d, 4);
+	r->seq = store_get_uint(&d, 8);
+	r->since_ms = (int64_t)store_get_uint(&d, 8);
+	return 0;
+}
+
+/* Encode W as a version 1 wave record. */
+static void
+store_wave_encode(const struct store_wave *w, struct store_enc *e)
+{
+	e->len = 0;
+	store_put_u8(e, STORE_WAVE_V1);
+	store_put_u32(e, w->n);
+	store_put_u8(e, w->state);
+	store_put_u8(e, w->pct);
+	store_put_u8(e, w->flags);
+	store_put_u64(e, w->seq);
+	store_put_u64(e, (uint64_t)w->since_ms);
+	store_put_u64(e, (uint64_t)w->flipped_ms);
+	store_put_u64(e, (uint64_t)w->frozen_ms);
+	store_put_u64(e, (uint64_t)w->rollback_ms);
+	store_put_u32(e, w->gate_min_clean);
+	store_put_u64(e, (uint64_t)w->gate_window_ms);
+	store_put_str(e, w->reason, sizeof(w->reason));
+	store_put_str(e, w->actor, sizeof(w->actor));
+	store_put_str(e, w->signoff, sizeof(w->signoff));
+}
+
+/* Decode a wave record of any version (see store_route_decode). */
+static int
+store_wave_decode(const MDB_val *v, struct store_wave *w)
+{
+	struct store_dec d = { v->mv_data, v->mv_size, 0 };
+
+	if (v->mv_size < 1 || d.p[0] == 0)
+		return -1;
+	d.off = 1;
+	memset(w, 0, sizeof(*w));
+	w->n = store_get_uint(&d, 4);
+	w->state = store_get_uint(&d, 1);
+	w->pct = store_get_uint(&d, 1);
+	w->flags = store_get_uint(&d, 1);
+	w->seq = store_get_uint(&d, 8);
+	w->since_ms = (int64_t)store_get_uint(&d, 8);
+	w->flipped_ms = (int64_t)store_get_uint(&d, 8);
+	w->frozen_ms = (int64_t)store_get_uint(&d, 8);
+	w->rollback_ms = (int64_t)store_get_uint(&d, 8);
+	w->gate_min_clean = store_get_uint(&d, 4);
+	w->gate_window_ms = (int64_t)store_get_uint(&d, 8);
+	store_get_str(&d, w->reason, sizeof(w->reason));
+	store_get_str(&d, w->actor, sizeof(w->actor));
+	store_get_str(&d, w->signoff, sizeof(w->signoff));
+	return 0;
+}
+
+/* Wave keys are big-endian so that LMDB's byte order is numeric order. */
+static void
+store_wave_key(uint32_t n, unsigned char k[4])
+{
+	k[0] = n >> 24;
+	k[1] = n >> 16;
+	k[2] = n >> 8;
+	k[3] = n;
+}
+
+/* Event keys: the sequence, 8 bytes big-endian. */
+static void
+store_seq_key(uint64_t seq, unsigned char k[8])
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		k[i] = seq >> (56 - 8 * i);
+}
+
+/* Read the last sequence from meta in TXN (0 if none yet). */
+static int
+store_meta_seq(MDB_txn *txn, MDB_dbi meta, uint64_t *seq)
+{
+	MDB_val k = { sizeof(STORE_META_SEQ) - 1, STORE_META_SEQ };
+	MDB_val v;
+	struct store_dec d;
+	int rc;
+
+	*seq = 0;
+	if ((rc = mdb_get(txn, meta, &k, &v)) == MDB_NOTFOUND)
+		return 0;
+	if (rc != 0)
+		return rc;
+	d = (struct store_dec) { v.mv_data, v.mv_size, 0 };
+	*seq = store_get_uint(&d, 8);
+	return 0;
+}
+
+/* Open (creating if needed) the store in DIR. */
+struct store *
+store_open(const char *dir, char *err, size_t errlen)
+{
+	struct store *s;
+	MDB_txn *txn = NULL;
+	MDB_val k, v;
+	unsigned char ver[4];
+	struct store_dec d;
+	uint64_t schema;
+	int rc, dead;
+	const char *what;
+
+	if (store_mkdirs(dir, err, errlen) == -1)
+		return NULL;
+	s = xcalloc(1, sizeof(*s));
+	what = "mdb_env_create";
+	if ((rc = mdb_env_create(&s->env)) != 0)
+		goto fail;
+	what = "mdb_env_set_maxdbs";
+	if ((rc = mdb_env_set_maxdbs(s->env, STORE_NDBS)) != 0)
+		goto fail;
+	what = "mdb_env_set_mapsize";
+	if ((rc = mdb_env_set_mapsize(s->env, STORE_MAPSIZE)) != 0)
+		goto fail;
+	what = "mdb_env_open";
+	if ((rc = mdb_env_open(s->env, dir, MDB_NOTLS, 0600)) != 0)
+		goto fail;
+	/* Clear reader slots a killed floe left behind before anything. */
+	what = "mdb_reader_check";
+	if ((rc = mdb_reader_check(s->env, &dead)) != 0)
+		goto fail;
+	if (dead > 0)
+		log_info("store %s: cleared %d stale reader slots", dir, dead);
+
+	what = "mdb_txn_begin";
+	if ((rc = mdb_txn_begin(s->env, NULL, 0, &txn)) != 0)
+		goto fail;
+	what = "mdb_dbi_open";
+	if ((rc = mdb_dbi_open(txn, "objects", MDB_CREATE, &s->objects)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "waves", MDB_CREATE, &s->waves)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "ledger", MDB_CREATE, &s->ledger)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "events", MDB_CREATE, &s->events)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) != 0)
+		goto fail;
+
+	k.mv_data = STORE_META_SCHEMA;
+	k.mv_size = sizeof(STORE_META_SCHEMA) - 1;
+	what = "schema";
+	rc = mdb_get(txn, s->meta, &k, &v);
+	if (rc == MDB_NOTFOUND) {
+		ver[0] = STORE_SCHEMA;
+		ver[1] = ver[2] = ver[3] = 0;
+		v.mv_data = ver;
+		v.mv_size = sizeof(ver);
+		if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0)
+			goto fail;
+	} else if (rc != 0)
+		goto fail;
+	else {
+		d = (struct store_dec) { v.mv_data, v.mv_size, 0 };
+		if ((schema = store_get_uint(&d, 4)) > STORE_SCHEMA) {
+			snprintf(err, errlen,
+			    "%s: store schema %llu is newer than this floe's (%d)",
+			    dir, (unsigned long long)schema, STORE_SCHEMA);
+			mdb_txn_abort(txn);
+			mdb_env_close(s->env);
+			free(s);
+			return NULL;
+		}
+	}
+	what = "meta seq";
+	if ((rc = store_meta_seq(txn, s->meta, &s->last_seq)) != 0)
+		goto fail;
+	what = "mdb_txn_commit";
+	rc = mdb_txn_commit(txn);
+	txn = NULL;
+	if (rc != 0)
+		goto fail;
+
+	what = "read txn";
+	if ((rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &s->rtxn)) != 0)
+		goto fail;
+	mdb_txn_reset(s->rtxn);
+	s->healthy = true;
+	return s;
+
+fail:
+	snprintf(err, errlen, "%s: %s: %s", dir, what, mdb_strerror(rc));
+	if (txn != NULL)
+		mdb_txn_abort(txn);
+	if (s->env != NULL)
+		mdb_env_close(s->env);
+	free(s);
+	return NULL;
+}
+
+/* Close the store. */
+void
+store_free(struct store *s)
+{
+	if (s == NULL)
+		return;
+	if (s->rtxn != NULL)
+		mdb_txn_abort(s->rtxn);
+	mdb_env_close(s->env);
+	free(s);
+}
+
+bool
+store_is_healthy(const struct store *s)
+{
+	return s->healthy;
+}
+
+/* Clear reader slots of dead processes; they pin pages. */
+void
+store_maintain(struct store *s)
+{
+	int rc, dead = 0;
+
+	if ((rc = mdb_reader_check(s->env, &dead)) != 0) {
+		store_fail(s, "store_maintain: mdb_reader_check", rc);
+		return;
+	}
+	if (dead > 0)
+		log_info("store: cleared %d stale reader slots", dead);
+}
+
+/* Renew the parked read txn unless a bracket already holds it. */
+static int
+store_rbegin(struct store *s)
+{
+	int rc;
+
+	if (s->rdepth++ > 0)
+		return 0;
+	rc = mdb_txn_renew(s->rtxn);
+	if (rc == MDB_MAP_RESIZED) {
+		/* Another process grew the map: adopt its size. */
+		(void)mdb_env_set_mapsize(s->env, 0);
+		rc = mdb_txn_renew(s->rtxn);
+	}
+	if (rc != 0) {
+		s->rdepth = 0;
+		return store_fail(s, "store_read_begin: mdb_txn_renew", rc);
+	}
+	return 0;
+}
+
+/* Reset the parked read txn when the outermost bracket ends. */
+static void
+store_rend(struct store *s)
+{
+	if (s->rdepth == 0)
+		return;
+	if (--s->rdepth == 0)
+		mdb_txn_reset(s->rtxn);
+}
+
+/* Begin a batch of reads. */
+int
+store_read_begin(struct store *s)
+{
+	return store_rbegin(s) == 0 ? 0 : -1;
+}
+
+/* End a batch of reads. */
+void
+store_read_end(struct store *s)
+{
+	store_rend(s);
+}
+
+/* Copy the assignment of KEY into R. */
+int
+store_route_get(struct store *s, const void *key, size_t keylen,
+    struct store_route *r)
+{
+	MDB_val k = { keylen, (void *)(uintptr_t)key }, v;
+	int rc;
+
+	if (keylen == 0 || keylen > STORE_KEY_MAX)
+		return STORE_NOTFOUND;
+	if (store_rbegin(s) != 0)
+		return STORE_ERROR;
+	rc = mdb_get(s->rtxn, s->objects, &k, &v);
+	if (rc == 0 && store_route_decode(&v, r) == -1) {
+		log_warnx("store_route_get: damaged record (%zu bytes)",
+		    v.mv_size);
+		s->healthy = false;
+		rc = STORE_ERROR;
+	} else if (rc == 0) {
+		store_ok(s);
+		rc = STORE_OK;
+	} else if (rc == MDB_NOTFOUND) {
+		store_ok(s);
+		rc = STORE_NOTFOUND;
+	} else
+		rc = store_fail(s, "store_route_get", rc);
+	store_rend(s);
+	return rc;
+}
+
+/* Copy wave N into W. */
+int
+store_wave_get(struct store *s, uint32_t n, struct store_wave *w)
+{
+	unsigned char kb[4];
+	MDB_val k = { sizeof(kb), kb }, v;
+	int rc;
+
+	store_wave_key(n, kb);
+	if (store_rbegin(s) != 0)
+		return STORE_ERROR;
+	rc = mdb_get(s->rtxn, s->waves, &k, &v);
+	if (rc == 0 && store_wave_decode(&v, w) == -1) {
+		log_warnx("store_wave_get: wave %u: damaged record", n);
+		s->healthy = false;
+		rc = STORE_ERROR;
+	} else if (rc == 0) {
+		w->n = n;
+		store_ok(s);
+		rc = STORE_OK;
+	} else if (rc == MDB_NOTFOUND) {
+		store_ok(s);
+		rc = STORE_NOTFOUND;
+	} else
+		rc = store_fail(s, "store_wave_get", rc);
+	store_rend(s);
+	return rc;
+}
+
+/* Call CB for every assignment in key order. */
+int
+store_route_foreach(struct store *s, store_route_cb cb, void *arg)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	unsigned char key[STORE_KEY_MAX];
+	struct store_route r;
+	size_t klen;
+	int rc, op;
+
+	if (store_rbegin(s) != 0)
+		return STORE_ERROR;
+	if ((rc = mdb_cursor_open(s->rtxn, s->objects, &c)) != 0) {
+		store_rend(s);
+		return store_fail(s, "store_route_foreach", rc);
+	}
+	for (op = MDB_FIRST; (rc = mdb_cursor_get(c, &k, &v, op)) == 0;
+	     op = MDB_NEXT) {
+		if (store_route_decode(&v, &r) == -1 || k.mv_size > sizeof(key))
+			continue;
+		/* Copy out: the callback may read the store again. */
+		klen = k.mv_size;
+		memcpy(key, k.mv_data, klen);
+		if (cb(key, klen, &r, arg) != 0) {
+			rc = MDB_NOTFOUND;
+			break;
+		}
+	}
+	mdb_cursor_close(c);
+	store_rend(s);
+	if (rc != MDB_NOTFOUND)
+		return store_fail(s, "store_route_foreach", rc);
+	store_ok(s);
+	return STORE_OK;
+}
+
+/* Call CB for every wave record in numeric order. */
+int
+store_wave_foreach(struct store *s, store_wave_cb cb, void *arg)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	struct store_wave w;
+	const unsigned char *kb;
+	int rc, op;
+
+	if (store_rbegin(s) != 0)
+		return STORE_ERROR;
+	if ((rc = mdb_cursor_open(s->rtxn, s->waves, &c)) != 0) {
+		store_rend(s);
+		return store_fail(s, "store_wave_foreach", rc);
+	}
+	for (op = MDB_FIRST; (rc = mdb_cursor_get(c, &k, &v, op)) == 0;
+	     op = MDB_NEXT) {
+		if (k.mv_size != 4 || store_wave_decode(&v, &w) == -1)
+			continue;
+		kb = k.mv_data;
+		w.n = (uint32_t)kb[0] << 24 | (uint32_t)kb[1] << 16 |
+		    (uint32_t)kb[2] << 8 | kb[3];
+		if (cb(&w, arg) != 0) {
+			rc = MDB_NOTFOUND;
+			break;
+		}
+	}
+	mdb_cursor_close(c);
+	store_rend(s);
+	if (rc != MDB_NOTFOUND)
+		return store_fail(s, "store_wave_foreach", rc);
+	store_ok(s);
+	return STORE_OK;
+}
+
+/* Call CB for up to LIMIT events after sequence AFTER, oldest first. */
+int
+store_event_foreach(struct store *s, uint64_t after, size_t limit,
+    store_event_cb cb, void *arg)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	unsigned char kb[8];
+	const unsigned char *p;
+	uint64_t seq;
+	size_t n = 0;
+	char *json;
+	int rc, op, i, stop;
+
+	if (after == UINT64_MAX)
+		return STORE_OK;
+	if (store_rbegin(s) != 0)
+		return STORE_ERROR;
+	if ((rc = mdb_cursor_open(s->rtxn, s->events, &c)) != 0) {
+		store_rend(s);
+		return store_fail(s, "store_event_foreach", rc);
+	}
+	store_seq_key(after + 1, kb);
+	k.mv_data = kb;
+	k.mv_size = sizeof(kb);
+	for (op = MDB_SET_RANGE; (rc = mdb_cursor_get(c, &k, &v, op)) == 0;
+	     op = MDB_NEXT) {
+		if (limit != 0 && n >= limit) {
+			rc = MDB_NOTFOUND;
+			break;
+		}
+		if (k.mv_size != 8)
+			continue;
+		p = k.mv_data;
+		for (seq = 0, i = 0; i < 8; i++)
+			seq = seq << 8 | p[i];
+		json = xmalloc(v.mv_size + 1);
+		memcpy(json, v.mv_data, v.mv_size);
+		json[v.mv_size] = '\0';
+		stop = cb(seq, json, v.mv_size, arg);
+		free(json);
+		n++;
+		if (stop != 0) {
+			rc = MDB_NOTFOUND;
+			break;
+		}
+	}
+	mdb_cursor_close(c);
+	store_rend(s);
+	if (rc != MDB_NOTFOUND)
+		return store_fail(s, "store_event_foreach", rc);
+	store_ok(s);
+	return STORE_OK;
+}
+
+uint64_t
+store_last_seq(struct store *s)
+{
+	return s->last_seq;
+}
+
+/*
+ * Double the map. Only between txns: the remap invalidates every pointer
+ * into the map, so it is refused while a read bracket is open.
+ */
+static int
+store_grow(struct store *s)
+{
+	MDB_envinfo info;
+	int rc;
+
+	if (s->rdepth > 0) {
+		log_warnx("store: map full inside a read batch; not growing");
+		return -1;
+	}
+	if ((rc = mdb_env_info(s->env, &info)) != 0)
+		return store_fail(s, "store: mdb_env_info", rc);
+	if ((rc = mdb_env_set_mapsize(s->env, info.me_mapsize * 2)) != 0)
+		return store_fail(s, "store: mdb_env_set_mapsize", rc);
+	log_info("store: map full, grown from %zu to %zu bytes",
+	    info.me_mapsize, info.me_mapsize * 2);
+	return 0;
+}
+
+/* Begin a write txn, adopting a map grown by another process. */
+static int
+store_txn_begin(struct store *s, MDB_txn **txn)
+{
+	int rc;
+
+	rc = mdb_txn_begin(s->env, NULL, 0, txn);
+	if (rc == MDB_MAP_RESIZED) {
+		(void)mdb_env_set_mapsize(s->env, 0);
+		rc = mdb_txn_begin(s->env, NULL, 0, txn);
+	}
+	return rc;
+}
+
+/*
+ * Stamp EVENT with SEQ and NOW_MS and put it in TXN. The stamps stay in the
+ * caller's object only if the txn commits (store_write removes them).
+ */
+static int
+store_event_put(struct store *s, MDB_txn *txn, uint64_t seq, int64_t now_ms,
+    json_t *event)
+{
+	unsigned char kb[8];
+	char ts[32], *text;
+	MDB_val k = { sizeof(kb), kb }, v;
+	int rc;
+
+	units_time_format(now_ms, ts, sizeof(ts));
+	if (json_object_set_new(event, "seq", json_integer((json_int_t)seq)) ==
+		-1 ||
+	    json_object_set_new(event, "ts", json_string(ts)) == -1)
+		return ENOMEM;
+	if ((text = json_dumps(event, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
+		return ENOMEM;
+	store_seq_key(seq, kb);
+	v.mv_data = text;
+	v.mv_size = strlen(text);
+	rc = mdb_put(txn, s->events, &k, &v, MDB_APPEND);
+	free(text);
+	return rc;
+}
+
+/*
+ * One write txn: the change W describes, its event and the new sequence in
+ * meta. Returns 0 or an LMDB code for store_write to handle, and the
+ * outcome in *RES: STORE_OK, STORE_NOTFOUND (nothing to delete),
+ * STORE_REFUSED or STORE_ERROR (the update callback's). A refusal the
+ * callback asks to record commits the event alone.
+ */
+static int
+store_write_txn(struct store *s, struct store_write *w, int *res)
+{
+	MDB_txn *txn;
+	MDB_val k, v;
+	struct store_enc enc;
+	struct store_route r;
+	struct store_wave wave;
+	unsigned char kb[8];
+	uint64_t seq;
+	bool record = false;
+	int rc;
+
+	*res = STORE_OK;
+
+	if ((rc = store_txn_begin(s, &txn)) != 0)
+		return rc;
+	if ((rc = store_meta_seq(txn, s->meta, &seq)) != 0)
+		goto abort;
+	seq++;
+
+	switch (w->op) {
+	case STORE_OP_ROUTE_PUT:
+		memset(&r, 0, sizeof(r));
+		r.wave = w->wave;
+		r.seq = seq;
+		r.since_ms = w->now_ms;
+		store_route_encode(&r, &enc);
+		k = (MDB_val) { w->keylen, (void *)(uintptr_t)w->key };
+		v = (MDB_val) { enc.len, enc.buf };
+		if ((rc = mdb_put(txn, s->objects, &k, &v, 0)) != 0)
+			goto abort;
+		break;
+	case STORE_OP_ROUTE_DEL:
+		k = (MDB_val) { w->keylen, (void *)(uintptr_t)w->key };
+		if ((rc = mdb_del(txn, s->objects, &k, NULL)) == MDB_NOTFOUND) {
+			mdb_txn_abort(txn);
+			*res = STORE_NOTFOUND;
+			return 0;
+		}
+		if (rc != 0)
+			goto abort;
+		break;
+	case STORE_OP_WAVE_UPDATE:
+		store_wave_key(w->wave, kb);
+		k = (MDB_val) { 4, kb };
+		rc = mdb_get(txn, s->waves, &k, &v);
+		if (rc == MDB_NOTFOUND)
+			memset(&wave, 0, sizeof(wave));
+		else if (rc != 0)
+			goto abort;
+		else if (store_wave_decode(&v, &wave) == -1) {
+			rc = MDB_CORRUPTED;
+			goto abort;
+		}
+		wave.n = w->wave;
+		*res = w->cb(&wave, w->event, &record, w->arg);
+		if (*res != STORE_OK && *res != STORE_REFUSED)
+			*res = STORE_ERROR;
+		if (*res == STORE_ERROR || (*res == STORE_REFUSED && !record)) {
+			mdb_txn_abort(txn);
+			return 0;
+		}
+		if (*res == STORE_OK) {
+			wave.n = w->wave;
+			wave.seq = seq;
+			store_wave_encode(&wave, &enc);
+			v = (MDB_val) { enc.len, enc.buf };
+			if ((rc = mdb_put(txn, s->waves, &k, &v, 0)) != 0)
+				goto abort;
+		}
+		break;
+	case STORE_OP_EVENT:
+		break;
+	}
+
+	if ((rc = store_event_put(s, txn, seq, w->now_ms, w->event)) != 0)
+		goto abort;
+	enc.len = 0;
+	store_put_u64(&enc, seq);
+	k = (MDB_val) { sizeof(STORE_META_SEQ) - 1, STORE_META_SEQ };
+	v = (MDB_val) { enc.len, enc.buf };
+	if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0)
+		goto abort;
+	/* Commit frees the txn even when it fails. */
+	if ((rc = mdb_txn_commit(txn)) != 0)
+		return rc;
+	s->last_seq = seq;
+	return 0;
+
+abort:
+	mdb_txn_abort(txn);
+	return rc;
+}
+
+/*
+ * Run a write, growing the map and retrying once on MDB_MAP_FULL (which
+ * the commit reports as often as the put).
+ */
+static int
+store_write(struct store *s, struct store_write *w)
+{
+	json_t *own = NULL;
+	int rc, res;
+
+	if (w->event == NULL)
+		w->event = own = json_object();
+	if (w->event == NULL || !json_is_object(w->event)) {
+		log_warnx("store: event is not a JSON object");
+		s->healthy = false;
+		return STORE_ERROR;
+	}
+	rc = store_write_txn(s, w, &res);
+	if (rc == MDB_MAP_FULL && store_grow(s) == 0)
+		rc = store_write_txn(s, w, &res);
+	if (rc != 0) {
+		(void)json_object_del(w->event, "seq");
+		(void)json_object_del(w->event, "ts");
+		json_decref(own);
+		return store_fail(s, "store write", rc);
+	}
+	json_decref(own);
+	/* STORE_ERROR here is the callback's: the store itself worked. */
+	if (res != STORE_ERROR)
+		store_ok(s);
+	return res;
+}
+
+/* Assign KEY to WAVE. */
+int
+store_route_put(struct store *s, const void *key, size_t keylen, uint32_t wave,
+    int64_t now_ms, json_t *event)
+{
+	struct store_write w = { .op = STORE_OP_ROUTE_PUT,
+		.key = key,
+		.keylen = keylen,
+		.wave = wave,
+		.now_ms = now_ms,
+		.event = event };
+
+	if (keylen == 0 || keylen > STORE_KEY_MAX) {
+		log_warnx("store_route_put: key of %zu bytes", keylen);
+		return STORE_ERROR;
+	}
+	return store_write(s, &w);
+}
+
+/* Remove the assignment of KEY. */
+int
+store_route_del(struct store *s, const void *key, size_t keylen, int64_t now_ms,
+    json_t *event)
+{
+	struct store_write w = { .op = STORE_OP_ROUTE_DEL,
+		.key = key,
+		.keylen = keylen,
+		.now_ms = now_ms,
+		.event = event };
+
+	if (keylen == 0 || keylen > STORE_KEY_MAX)
+		return STORE_NOTFOUND;
+	return store_write(s, &w);
+}
+
+/* Read-modify-write wave N through CB in one txn. */
+int
+store_wave_update(struct store *s, uint32_t n, int64_t now_ms,
+    store_wave_update_cb cb, void *arg, json_t *event)
+{
+	struct store_write w = { .op = STORE_OP_WAVE_UPDATE,
+		.wave = n,
+		.now_ms = now_ms,
+		.event = event,
+		.cb = cb,
+		.arg = arg };
+
+	return store_write(s, &w);
+}
+
+/* Append EVENT alone. */
+int
+store_event_append(struct store *s, int64_t now_ms, json_t *event)
+{
+	struct store_write w = { .op = STORE_OP_EVENT,
+		.now_ms = now_ms,
+		.event = event };
+
+	return store_write(s, &w);
+}

@@ -1,0 +1,1 @@
+T_store = routing/store.c

@@ -1,0 +1,1 @@
+T_rest = proxy/rest.c

@@ -1,0 +1,154 @@
+/*
+ * floe: etag.c -- floe's entity tags: the upstream ETag wrapped with the
+ * side that produced it and the object's route version, and the reverse
+ * for If-None-Match, which keeps only the tags still valid for the route.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "proxy/etag.h"
+
+#define ETAG_MAGIC "fl1."
+
+/* One parsed entity-tag: W/ flag and the opaque part between the quotes. */
+struct etag_tag {
+	bool weak;
+	const char *opaque;
+	size_t len;
+};
+
+static bool etag_is_ows(char);
+static bool etag_is_opaque_char(unsigned char);
+static int etag_parse(const char *, size_t, size_t *, struct etag_tag *);
+static char etag_side_char(enum route_side);
+
+/* Optional whitespace (RFC 9110 OWS). */
+static bool
+etag_is_ows(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* A byte allowed inside the quotes: no '"', no control characters. */
+static bool
+etag_is_opaque_char(unsigned char c)
+{
+	return c != '"' && c >= 0x20 && c != 0x7f;
+}
+
+/*
+ * Parse one entity-tag at S[*POS] (no surrounding whitespace), leaving *POS
+ * just past its closing quote. 0, or -1 if there is none.
+ */
+static int
+etag_parse(const char *s, size_t len, size_t *pos, struct etag_tag *t)
+{
+	size_t i = *pos;
+
+	t->weak = false;
+	if (len - i >= 2 && s[i] == 'W' && s[i + 1] == '/') {
+		t->weak = true;
+		i += 2;
+	}
+	if (i >= len || s[i] != '"')
+		return -1;
+	t->opaque = s + ++i;
+	while (i < len && etag_is_opaque_char((unsigned char)s[i]))
+		i++;
+	if (i >= len || s[i] != '"')
+		return -1;
+	t->len = (size_t)(s + i - t->opaque);
+	*pos = i + 1;
+	return 0;
+}
+
+/* The letter a side has in floe's tags. */
+static char
+etag_side_char(enum route_side side)
+{
+	return side == ROUTE_LAKEHOUSE ? 'l' : 'w';
+}
+
+/* Mint floe's ETag for the upstream tag UP, served by SIDE at VERSION. */
+int
+etag_mint(const char *up, size_t uplen, enum route_side side, uint64_t version,
+    char *out, size_t outlen)
+{
+	struct etag_tag t;
+	size_t pos = 0;
+	int n;
+
+	while (uplen > 0 && etag_is_ows(up[uplen - 1]))
+		uplen--;
+	while (pos < uplen && etag_is_ows(up[pos]))
+		pos++;
+	if (etag_parse(up, uplen, &pos, &t) == -1 || pos != uplen)
+		return -1;
+	n = snprintf(out, outlen, "%s\"" ETAG_MAGIC "%c.%" PRIx64 ".%.*s\"",
+	    t.weak ? "W/" : "", etag_side_char(side), version, (int)t.len,
+	    t.opaque);
+	if (n < 0 || (size_t)n >= outlen || n >= ETAG_MAX)
+		return -1;
+	return 0;
+}
+
+/*
+ * Translate an If-None-Match list. Each tag floe minted for SIDE and
+ * VERSION becomes its upstream tag again; any other tag (another side, an
+ * older route, not floe's) is dropped: it cannot match what the upstream
+ * would answer for this route, and forwarding it could earn a wrong 304.
+ */
+int
+etag_unmint(const char *inm, size_t len, enum route_side side, uint64_t version,
+    char *out, size_t outlen)
+{
+	char want[32];
+	struct etag_tag t;
+	size_t pos = 0, wlen, o = 0;
+	bool first = true;
+	int n;
+
+	if (outlen == 0)
+		return -1;
+	out[0] = '\0';
+	n = snprintf(want, sizeof(want), ETAG_MAGIC "%c.%" PRIx64 ".",
+	    etag_side_char(side), version);
+	wlen = (size_t)n;
+	while (len > 0 && etag_is_ows(inm[len - 1]))
+		len--;
+	while (pos < len && etag_is_ows(inm[pos]))
+		pos++;
+	if (len - pos == 1 && inm[pos] == '*') {
+		if (outlen < 2)
+			return -1;
+		memcpy(out, "*", 2);
+		return 1;
+	}
+	if (pos == len)
+		return -1;
+	for (;;) {
+		/* Empty list elements (", ,") are allowed (RFC 9110 5.6.1). */
+		while (pos < len && (inm[pos] == ',' || etag_is_ows(inm[pos])))
+			pos++;
+		if (pos == len)
+			break;
+		if (etag_parse(inm, len, &pos, &t) == -1)
+			return -1;
+		while (pos < len && etag_is_ows(inm[pos]))
+			pos++;
+		if (pos < len && inm[pos] != ',')
+			return -1;
+		if (t.len < wlen || memcmp(t.opaque, want, wlen) != 0)
+			continue;
+		n = snprintf(out + o, outlen - o, "%s%s\"%.*s\"",
+		    first ? "" : ", ", t.weak ? "W/" : "", (int)(t.len - wlen),
+		    t.opaque + wlen);
+		if (n < 0 || (size_t)n >= outlen - o)
+			return -1;
+		o += (size_t)n;
+		first = false;
+	}
+	return (int)o;
+}

@@ -1,0 +1,1 @@
+T_etag = proxy/etag.c

@@ -1,0 +1,475 @@
+/*
+ * floe: h1.c -- HTTP/1.1 message framing on http-parser for both sides of
+ * the data path. The head goes into one fixed buffer per connection; a body
+ * with a Content-Length is moved out of the input evbuffer without copying
+ * (the parser is told the message has no body and floe counts the bytes),
+ * a chunked one is de-chunked through the parser's body callback.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <http_parser.h>
+
+#include "lib/compat.h"
+#include "lib/xmalloc.h"
+#include "proxy/h1.h"
+
+enum h1_state {
+	H1_S_HEAD,	/* parser running over the head (or a chunked body) */
+	H1_S_RAWBODY,	/* counting Content-Length bytes ourselves */
+	H1_S_DONE,
+	H1_S_ERROR,
+};
+
+struct h1 {
+	enum h1_kind kind;
+	struct h1_limits lim;
+	http_parser p;
+	enum h1_state state;
+	bool head_response;
+	bool started;
+	bool in_value; /* the last header callback was a value */
+	char *buf;     /* head bytes: target, then name\0value\0 pairs */
+	size_t used;
+	uint64_t need; /* raw body bytes still to move */
+	int err_status;
+	const char *err_text;
+	struct h1_msg msg;
+	struct h1_header *hdrs;
+};
+
+static int h1_on_begin_cb(http_parser *);
+static int h1_on_url_cb(http_parser *, const char *, size_t);
+static int h1_on_status_cb(http_parser *, const char *, size_t);
+static int h1_on_field_cb(http_parser *, const char *, size_t);
+static int h1_on_value_cb(http_parser *, const char *, size_t);
+static int h1_on_headers_cb(http_parser *);
+static int h1_on_body_cb(http_parser *, const char *, size_t);
+static int h1_on_complete_cb(http_parser *);
+static int h1_fail(struct h1 *, int, const char *);
+static int h1_append(struct h1 *, const char *, size_t);
+
+static const http_parser_settings h1_settings = {
+	.on_message_begin = h1_on_begin_cb,
+	.on_url = h1_on_url_cb,
+	.on_status = h1_on_status_cb,
+	.on_header_field = h1_on_field_cb,
+	.on_header_value = h1_on_value_cb,
+	.on_headers_complete = h1_on_headers_cb,
+	.on_body = h1_on_body_cb,
+	.on_message_complete = h1_on_complete_cb,
+};
+
+struct h1 *
+h1_new(enum h1_kind kind, const struct h1_limits *lim)
+{
+	struct h1 *h;
+
+	h = xcalloc(1, sizeof(*h));
+	h->kind = kind;
+	h->lim = *lim;
+	h->buf = xmalloc(lim->max_head + 1);
+	h->hdrs = xcalloc(lim->max_headers + 1, sizeof(*h->hdrs));
+	if ((h->msg.body = evbuffer_new()) == NULL)
+		abort();
+	h1_reset(h);
+	return h;
+}
+
+void
+h1_free(struct h1 *h)
+{
+	if (h == NULL)
+		return;
+	evbuffer_free(h->msg.body);
+	free(h->hdrs);
+	free(h->buf);
+	free(h);
+}
+
+/* Forget the current message and re-arm the parser. */
+void
+h1_reset(struct h1 *h)
+{
+	struct evbuffer *body = h->msg.body;
+
+	http_parser_init(&h->p,
+	    h->kind == H1_REQUEST ? HTTP_REQUEST : HTTP_RESPONSE);
+	h->p.data = h;
+	h->state = H1_S_HEAD;
+	h->head_response = false;
+	h->started = false;
+	h->in_value = false;
+	h->used = 0;
+	h->need = 0;
+	h->err_status = 0;
+	h->err_text = NULL;
+	memset(&h->msg, 0, sizeof(h->msg));
+	h->msg.body = body;
+	h->msg.hdrs = h->hdrs;
+	evbuffer_drain(body, evbuffer_get_length(body));
+}
+
+void
+h1_set_head_response(struct h1 *h, bool on)
+{
+	h->head_response = on;
+}
+
+bool
+h1_started(const struct h1 *h)
+{
+	return h->started;
+}
+
+struct h1_msg *
+h1_msg(struct h1 *h)
+{
+	return &h->msg;
+}
+
+int
+h1_error_status(const struct h1 *h)
+{
+	return h->err_status;
+}
+
+const char *
+h1_error_text(const struct h1 *h)
+{
+	return h->err_text != NULL ? h->err_text : "malformed HTTP message";
+}
+
+/* Record the first framing error. Returns -1 to stop the parser. */
+static int
+h1_fail(struct h1 *h, int status, const char *text)
+{
+	if (h->err_status == 0) {
+		h->err_status = h->kind == H1_REQUEST ? status : 502;
+		h->err_text = text;
+	}
+	return -1;
+}
+
+/* Append head bytes; the head is bounded by max_head. */
+static int
+h1_append(struct h1 *h, const char *at, size_t len)
+{
+	if (len > h->lim.max_head - h->used)
+		return h1_fail(h, h->msg.target == NULL && h->kind == H1_REQUEST
+			? 414 : 431, "request head too large");
+	memcpy(h->buf + h->used, at, len);
+	h->used += len;
+	return 0;
+}
+
+/* Terminate the string being built in the head buffer. */
+static int
+h1_terminate(struct h1 *h)
+{
+	if (h->used >= h->lim.max_head)
+		return h1_fail(h, 431, "request head too large");
+	h->buf[h->used++] = '\0';
+	return 0;
+}
+
+static int
+h1_on_begin_cb(http_parser *p)
+{
+	struct h1 *h = p->data;
+
+	h->started = true;
+	return 0;
+}
+
+static int
+h1_on_url_cb(http_parser *p, const char *at, size_t len)
+{
+	return h1_append(p->data, at, len);
+}
+
+static int
+h1_on_status_cb(http_parser *p __unused, const char *at __unused,
+    size_t len __unused)
+{
+	return 0;
+}
+
+static int
+h1_on_field_cb(http_parser *p, const char *at, size_t len)
+{
+	struct h1 *h = p->data;
+	struct h1_header *hd;
+
+	if (h->msg.target == NULL) {
+		/* The request line ended: the target is complete. */
+		if (h1_terminate(h) == -1)
+			return -1;
+		h->msg.target = h->buf;
+		h->msg.target_len = h->used - 1;
+	}
+	if (h->in_value || h->msg.nhdrs == 0) {
+		if (h->msg.nhdrs > 0 && h1_terminate(h) == -1)
+			return -1;
+		if (h->in_value) {
+			hd = &h->hdrs[h->msg.nhdrs - 1];
+			hd->value_len = h->buf + h->used - 1 - hd->value;
+		}
+		if (h->msg.nhdrs >= h->lim.max_headers)
+			return h1_fail(h, 431, "too many header fields");
+		hd = &h->hdrs[h->msg.nhdrs++];
+		hd->name = h->buf + h->used;
+		hd->value = NULL;
+		h->in_value = false;
+	}
+	return h1_append(h, at, len);
+}
+
+static int
+h1_on_value_cb(http_parser *p, const char *at, size_t len)
+{
+	struct h1 *h = p->data;
+	struct h1_header *hd = &h->hdrs[h->msg.nhdrs - 1];
+
+	if (!h->in_value) {
+		if (h1_terminate(h) == -1)
+			return -1;
+		hd->name_len = h->buf + h->used - 1 - hd->name;
+		hd->value = h->buf + h->used;
+		h->in_value = true;
+	}
+	return h1_append(h, at, len);
+}
+
+/*
+ * The head is complete. For a body with a Content-Length, return 1 so the
+ * parser ends the message here: the body is moved by h1_parse itself.
+ */
+static int
+h1_on_headers_cb(http_parser *p)
+{
+	struct h1 *h = p->data;
+	struct h1_header *hd;
+
+	if (h->msg.target == NULL) {
+		if (h1_terminate(h) == -1)
+			return -1;
+		h->msg.target = h->buf;
+		h->msg.target_len = h->used - 1;
+	}
+	if (h->msg.nhdrs > 0) {
+		hd = &h->hdrs[h->msg.nhdrs - 1];
+		if (!h->in_value) {
+			/* A field without a value. */
+			if (h1_terminate(h) == -1)
+				return -1;
+			hd->name_len = h->buf + h->used - 1 - hd->name;
+			hd->value = h->buf + h->used - 1;
+		} else if (h1_terminate(h) == -1)
+			return -1;
+		hd->value_len = h->buf + h->used - 1 - hd->value;
+	}
+	h->msg.http_minor = p->http_major == 1 ? p->http_minor : 0;
+	h->msg.keep_alive = http_should_keep_alive(p);
+	if (h->kind == H1_REQUEST) {
+		switch (p->method) {
+		case HTTP_GET:
+			h->msg.method = H1_GET;
+			break;
+		case HTTP_HEAD:
+			h->msg.method = H1_HEAD;
+			break;
+		case HTTP_POST:
+			h->msg.method = H1_POST;
+			break;
+		case HTTP_PUT:
+			h->msg.method = H1_PUT;
+			break;
+		case HTTP_DELETE:
+			h->msg.method = H1_DELETE;
+			break;
+		default:
+			h->msg.method = H1_OTHER;
+			break;
+		}
+		h->msg.method_name = http_method_str(p->method);
+	} else
+		h->msg.status = p->status_code;
+	if (p->upgrade && h->kind == H1_REQUEST && p->method == HTTP_CONNECT)
+		return h1_fail(h, 400, "CONNECT is not served");
+	h->msg.has_body_framing = (p->flags & F_CHUNKED) ||
+	    p->content_length != ULLONG_MAX;
+	if (h->kind == H1_RESPONSE && h->head_response)
+		return 1;
+	if (p->content_length != ULLONG_MAX && !(p->flags & F_CHUNKED)) {
+		if (p->content_length > h->lim.max_body)
+			return h1_fail(h, 413, "request body too large");
+		h->need = p->content_length;
+		if (h->need > 0)
+			h->state = H1_S_RAWBODY;
+		return 1;
+	}
+	return 0;
+}
+
+static int
+h1_on_body_cb(http_parser *p, const char *at, size_t len)
+{
+	struct h1 *h = p->data;
+
+	if (evbuffer_get_length(h->msg.body) + len > h->lim.max_body)
+		return h1_fail(h, 413, "request body too large");
+	if (evbuffer_add(h->msg.body, at, len) == -1)
+		return h1_fail(h, 500, "out of memory");
+	return 0;
+}
+
+static int
+h1_on_complete_cb(http_parser *p)
+{
+	struct h1 *h = p->data;
+
+	if (h->state == H1_S_HEAD)
+		h->state = H1_S_DONE;
+	/* Stop here: a pipelined next message waits for h1_reset(). */
+	http_parser_pause(p, 1);
+	return 0;
+}
+
+/* Map a parser error to a status and a sentence. */
+static enum h1_rc
+h1_parser_error(struct h1 *h)
+{
+	enum http_errno e = HTTP_PARSER_ERRNO(&h->p);
+
+	if (h->err_status == 0) {
+		if (e == HPE_HEADER_OVERFLOW)
+			h1_fail(h, 431, "request head too large");
+		else
+			h1_fail(h, 400, http_errno_description(e));
+	}
+	h->state = H1_S_ERROR;
+	return H1_ERROR;
+}
+
+enum h1_rc
+h1_parse(struct h1 *h, struct evbuffer *in)
+{
+	struct evbuffer_iovec vec[8];
+	size_t n, got, len;
+	int i, nvec;
+
+	if (h->state == H1_S_ERROR)
+		return H1_ERROR;
+	while (h->state == H1_S_HEAD && evbuffer_get_length(in) > 0) {
+		nvec = evbuffer_peek(in, -1, NULL, vec, nitems(vec));
+		if (nvec > (int)nitems(vec))
+			nvec = nitems(vec);
+		got = 0;
+		for (i = 0; i < nvec; i++) {
+			n = http_parser_execute(&h->p, &h1_settings,
+			    vec[i].iov_base, vec[i].iov_len);
+			got += n;
+			if (HTTP_PARSER_ERRNO(&h->p) != HPE_OK)
+				break;
+		}
+		/*
+		 * Paused in on_message_complete: the count includes the byte
+		 * that completed the message; a pipelined request stays in IN.
+		 */
+		evbuffer_drain(in, got);
+		if (HTTP_PARSER_ERRNO(&h->p) == HPE_PAUSED)
+			break;
+		if (HTTP_PARSER_ERRNO(&h->p) != HPE_OK || h->err_status != 0)
+			return h1_parser_error(h);
+	}
+	if (h->state == H1_S_RAWBODY) {
+		len = evbuffer_get_length(in);
+		n = len < h->need ? len : h->need;
+		if (n > 0 &&
+		    evbuffer_remove_buffer(in, h->msg.body, n) != (int)n) {
+			h1_fail(h, 500, "out of memory");
+			h->state = H1_S_ERROR;
+			return H1_ERROR;
+		}
+		h->need -= n;
+		if (h->need > 0)
+			return H1_MORE;
+		h->state = H1_S_DONE;
+	}
+	return h->state == H1_S_DONE ? H1_DONE : H1_MORE;
+}
+
+/*
+ * The peer closed. An answer without Content-Length or chunking ends here;
+ * anything else unfinished is an error.
+ */
+enum h1_rc
+h1_eof(struct h1 *h)
+{
+	if (h->state == H1_S_HEAD && h->started && h->msg.target != NULL) {
+		http_parser_execute(&h->p, &h1_settings, NULL, 0);
+		if (h->state == H1_S_DONE) {
+			h->msg.keep_alive = false;
+			return H1_DONE;
+		}
+	}
+	if (h->state == H1_S_DONE)
+		return H1_DONE;
+	h1_fail(h, 400,
+	    h->started ? "connection closed mid-message" : "connection closed");
+	h->state = H1_S_ERROR;
+	return H1_ERROR;
+}
+
+const struct h1_header *
+h1_find(const struct h1_msg *m, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < m->nhdrs; i++)
+		if (h1_name_is(m->hdrs[i].name, m->hdrs[i].name_len, name))
+			return &m->hdrs[i];
+	return NULL;
+}
+
+bool
+h1_name_is(const char *name, size_t len, const char *lit)
+{
+	return strlen(lit) == len && strncasecmp(name, lit, len) == 0;
+}
+
+const char *
+h1_reason(unsigned status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 204: return "No Content";
+	case 304: return "Not Modified";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 406: return "Not Acceptable";
+	case 408: return "Request Timeout";
+	case 409: return "Conflict";
+	case 413: return "Content Too Large";
+	case 414: return "URI Too Long";
+	case 419: return "Authentication Timeout";
+	case 422: return "Unprocessable Content";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	case 508: return "Loop Detected";
+	default:
+		return http_status_str((enum http_status)status);
+	}
+}

@@ -1,0 +1,90 @@
+/*
+ * floe: h1.h -- HTTP/1.1 framing on http-parser, shared by the front end
+ * (requests) and the upstream pool (answers). Owns one parser, the head
+ * buffer (request line or status, header names and values) and the body
+ * buffer of the message being read. Bodies with a Content-Length are moved
+ * between evbuffers without copying; chunked bodies are de-chunked.
+ */
+#ifndef FLOE_PROXY_H1_H
+#define FLOE_PROXY_H1_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct evbuffer;
+struct h1;
+
+enum h1_kind {
+	H1_REQUEST,
+	H1_RESPONSE,
+};
+
+struct h1_limits {
+	size_t max_head;      /* request line/status + headers, bytes */
+	unsigned max_headers; /* header count */
+	uint64_t max_body;    /* body bytes */
+};
+
+struct h1_header {
+	const char *name;
+	size_t name_len;
+	const char *value;
+	size_t value_len;
+};
+
+enum h1_method {
+	H1_GET,
+	H1_HEAD,
+	H1_POST,
+	H1_PUT,
+	H1_DELETE,
+	H1_OTHER,
+};
+
+/* A complete message; valid until h1_reset(). */
+struct h1_msg {
+	enum h1_method method;
+	const char *method_name;
+	unsigned status;
+	const char *target; /* request-target, NUL-terminated */
+	size_t target_len;
+	struct h1_header *hdrs;
+	unsigned nhdrs;
+	unsigned http_minor;
+	bool keep_alive;
+	bool has_body_framing; /* Content-Length or chunked was sent */
+	struct evbuffer *body;
+};
+
+enum h1_rc {
+	H1_MORE,  /* need more bytes */
+	H1_DONE,  /* a whole message is in h1_msg() */
+	H1_ERROR, /* see h1_error_status() and h1_error_text() */
+};
+
+struct h1 *h1_new(enum h1_kind, const struct h1_limits *);
+void h1_free(struct h1 *);
+/* Forget the message; ready for the next on the same connection. */
+void h1_reset(struct h1 *);
+/* The answer being read is to a HEAD request: it has no body. */
+void h1_set_head_response(struct h1 *, bool);
+/* Consume bytes from IN, stopping after one complete message. */
+enum h1_rc h1_parse(struct h1 *, struct evbuffer *in);
+/* The peer closed: completes an answer delimited by the close. */
+enum h1_rc h1_eof(struct h1 *);
+/* True once any byte of the current message was consumed. */
+bool h1_started(const struct h1 *);
+struct h1_msg *h1_msg(struct h1 *);
+/* 400, 413, 414 or 431 for a request; 502 for an answer. */
+int h1_error_status(const struct h1 *);
+const char *h1_error_text(const struct h1 *);
+
+/* The first header NAME (case-insensitive), or NULL. */
+const struct h1_header *h1_find(const struct h1_msg *, const char *name);
+/* The reason phrase of STATUS ("Not Found"). */
+const char *h1_reason(unsigned status);
+/* NAME equals the NUL-terminated LIT, ignoring ASCII case. */
+bool h1_name_is(const char *name, size_t len, const char *lit);
+
+#endif

@@ -1,0 +1,534 @@
+/*
+ * floe: server.c -- the bufferevent front end: accepts connections, frames
+ * requests with h1, hands each complete request to its owner and writes the
+ * answer. Serves the REST listener and the admin socket alike. Timers: an
+ * idle timeout between requests and a deadline for a whole request head, so
+ * a slow or silent client holds a connection only so long.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "lib/compat.h"
+#include "lib/log.h"
+#include "lib/xmalloc.h"
+#include "proxy/server.h"
+
+struct server_listener {
+	struct evconnlistener *l;
+	int port;
+	bool is_unix;
+	char *path;
+	LIST_ENTRY(server_listener) entry;
+};
+
+struct server_conn {
+	struct server *srv;
+	struct bufferevent *bev;
+	struct h1 *h1;
+	struct event *timer;
+	bool busy;	  /* a request is with its owner */
+	bool closing;	  /* close once the output is written */
+	bool close_after; /* the answer ends the connection */
+	bool head_req;
+	server_abort_cb abort_cb;
+	void *abort_arg;
+	uid_t uid;
+	int port;
+	char peer[INET6_ADDRSTRLEN];
+	LIST_ENTRY(server_conn) entry;
+};
+
+struct server {
+	struct event_base *base;
+	struct server_opts opts;
+	server_request_cb request_cb;
+	server_error_cb error_cb;
+	void *arg;
+	bool draining;
+	unsigned nconns;
+	struct timeval idle_tv, head_tv, write_tv;
+	LIST_HEAD(, server_listener) listeners;
+	LIST_HEAD(, server_conn) conns;
+};
+
+static void server_accept_cb(struct evconnlistener *, evutil_socket_t,
+    struct sockaddr *, int, void *);
+static void server_read_cb(struct bufferevent *, void *);
+static void server_write_cb(struct bufferevent *, void *);
+static void server_event_cb(struct bufferevent *, short, void *);
+static void server_timer_cb(evutil_socket_t, short, void *);
+static void server_conn_free(struct server_conn *);
+static void server_conn_process(struct server_conn *);
+
+static void
+server_ms_to_tv(uint64_t ms, struct timeval *tv)
+{
+	tv->tv_sec = ms / 1000;
+	tv->tv_usec = (ms % 1000) * 1000;
+}
+
+struct server *
+server_new(struct event_base *base, const struct server_opts *opts,
+    server_request_cb request_cb, server_error_cb error_cb, void *arg)
+{
+	struct server *s;
+
+	s = xcalloc(1, sizeof(*s));
+	s->base = base;
+	s->opts = *opts;
+	s->request_cb = request_cb;
+	s->error_cb = error_cb;
+	s->arg = arg;
+	server_ms_to_tv(opts->idle_timeout_ms, &s->idle_tv);
+	server_ms_to_tv(opts->header_timeout_ms, &s->head_tv);
+	server_ms_to_tv(opts->write_timeout_ms, &s->write_tv);
+	LIST_INIT(&s->listeners);
+	LIST_INIT(&s->conns);
+	return s;
+}
+
+/* Close the listeners (and unlink Unix socket paths). */
+static void
+server_unlisten(struct server *s)
+{
+	struct server_listener *sl;
+
+	while ((sl = LIST_FIRST(&s->listeners)) != NULL) {
+		LIST_REMOVE(sl, entry);
+		evconnlistener_free(sl->l);
+		if (sl->path != NULL) {
+			(void)unlink(sl->path);
+			free(sl->path);
+		}
+		free(sl);
+	}
+}
+
+void
+server_free(struct server *s)
+{
+	struct server_conn *c;
+
+	if (s == NULL)
+		return;
+	server_unlisten(s);
+	while ((c = LIST_FIRST(&s->conns)) != NULL)
+		server_conn_free(c);
+	free(s);
+}
+
+/* Register a bound listening socket FD. */
+static int
+server_add_listener(struct server *s, int fd, int port, const char *path,
+    char *err, size_t errlen)
+{
+	struct server_listener *sl;
+
+	sl = xcalloc(1, sizeof(*sl));
+	sl->l = evconnlistener_new(s->base, server_accept_cb, s,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 1024, fd);
+	if (sl->l == NULL) {
+		snprintf(err, errlen, "listen: %s", strerror(errno));
+		close(fd);
+		free(sl);
+		return -1;
+	}
+	sl->port = port;
+	sl->is_unix = path != NULL;
+	sl->path = path != NULL ? xstrdup(path) : NULL;
+	LIST_INSERT_HEAD(&s->listeners, sl, entry);
+	return 0;
+}
+
+int
+server_listen_tcp(struct server *s, const char *hostport, char *err,
+    size_t errlen)
+{
+	struct sockaddr_storage ss;
+	int sslen = sizeof(ss), fd, on = 1;
+	socklen_t len;
+
+	memset(&ss, 0, sizeof(ss));
+	if (evutil_parse_sockaddr_port(hostport, (struct sockaddr *)&ss,
+		&sslen) == -1) {
+		snprintf(err, errlen, "listen %s: not host:port", hostport);
+		return -1;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (fd == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
+	    bind(fd, (struct sockaddr *)&ss, sslen) == -1 ||
+	    listen(fd, 1024) == -1) {
+		snprintf(err, errlen, "listen %s: %s", hostport,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	len = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) == -1) {
+		snprintf(err, errlen, "listen %s: %s", hostport,
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return server_add_listener(s, fd,
+	    ntohs(ss.ss_family == AF_INET6
+		    ? ((struct sockaddr_in6 *)&ss)->sin6_port
+		    : ((struct sockaddr_in *)&ss)->sin_port),
+	    NULL, err, errlen);
+}
+
+/*
+ * Bind a Unix socket with mode 0600. A leftover socket file from a floe
+ * that died is replaced; a live one (connect succeeds) is an error.
+ */
+int
+server_listen_unix(struct server *s, const char *path, char *err,
+    size_t errlen)
+{
+	struct sockaddr_un sun;
+	mode_t old;
+	int fd, probe;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) >=
+	    sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "admin socket %s: path too long", path);
+		return -1;
+	}
+	if ((probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) != -1) {
+		if (connect(probe, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+			close(probe);
+			snprintf(err, errlen,
+			    "admin socket %s: another floe is listening", path);
+			return -1;
+		}
+		close(probe);
+	}
+	(void)unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		snprintf(err, errlen, "admin socket: %s", strerror(errno));
+		return -1;
+	}
+	old = umask(0177);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    chmod(path, 0600) == -1 || listen(fd, 64) == -1) {
+		umask(old);
+		snprintf(err, errlen, "admin socket %s: %s", path,
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	umask(old);
+	return server_add_listener(s, fd, 0, path, err, errlen);
+}
+
+int
+server_port(const struct server *s)
+{
+	struct server_listener *sl;
+
+	LIST_FOREACH(sl, &s->listeners, entry)
+		if (!sl->is_unix)
+			return sl->port;
+	return 0;
+}
+
+unsigned
+server_nconns(const struct server *s)
+{
+	return s->nconns;
+}
+
+void
+server_drain(struct server *s)
+{
+	struct server_conn *c, *tmp;
+
+	s->draining = true;
+	server_unlisten(s);
+	LIST_FOREACH_SAFE(c, &s->conns, entry, tmp) {
+		if (!c->busy && !h1_started(c->h1) &&
+		    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+			server_conn_free(c);
+		else
+			c->close_after = true;
+	}
+}
+
+static void
+server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen __unused, void *arg)
+{
+	struct server *s = arg;
+	struct server_listener *sl;
+	struct server_conn *c;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	int on = 1;
+
+	c = xcalloc(1, sizeof(*c));
+	c->srv = s;
+	c->uid = (uid_t)-1;
+	LIST_FOREACH(sl, &s->listeners, entry)
+		if (sl->l == l)
+			c->port = sl->port;
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr,
+		    c->peer, sizeof(c->peer));
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr,
+		    c->peer, sizeof(c->peer));
+	else {
+		strlcpy(c->peer, "unix", sizeof(c->peer));
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
+			c->uid = cred.uid;
+	}
+	if (sa->sa_family != AF_UNIX)
+		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+	c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->timer = evtimer_new(s->base, server_timer_cb, c);
+	if (c->bev == NULL || c->timer == NULL) {
+		log_warnx("%s: %s: out of memory", __func__, s->opts.name);
+		if (c->bev == NULL)
+			close(fd);
+		else
+			bufferevent_free(c->bev);
+		if (c->timer != NULL)
+			event_free(c->timer);
+		free(c);
+		return;
+	}
+	c->h1 = h1_new(H1_REQUEST, &s->opts.lim);
+	bufferevent_setcb(c->bev, server_read_cb, server_write_cb,
+	    server_event_cb, c);
+	bufferevent_set_timeouts(c->bev, NULL, &s->write_tv);
+	/* Stop reading while a large backlog waits behind a busy request. */
+	bufferevent_setwatermark(c->bev, EV_READ, 0,
+	    s->opts.lim.max_head + s->opts.lim.max_body + 65536);
+	bufferevent_enable(c->bev, EV_READ);
+	evtimer_add(c->timer, &s->idle_tv);
+	LIST_INSERT_HEAD(&s->conns, c, entry);
+	s->nconns++;
+}
+
+static void
+server_conn_free(struct server_conn *c)
+{
+	if (c->abort_cb != NULL) {
+		server_abort_cb cb = c->abort_cb;
+
+		c->abort_cb = NULL;
+		cb(c->abort_arg);
+	}
+	LIST_REMOVE(c, entry);
+	c->srv->nconns--;
+	event_free(c->timer);
+	bufferevent_free(c->bev);
+	h1_free(c->h1);
+	free(c);
+}
+
+/* Parse and dispatch what the client sent, one request at a time. */
+static void
+server_conn_process(struct server_conn *c)
+{
+	struct server *s = c->srv;
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	bool was_started;
+
+	if (c->busy || c->closing)
+		return;
+	was_started = h1_started(c->h1);
+	switch (h1_parse(c->h1, in)) {
+	case H1_MORE:
+		if (!was_started && h1_started(c->h1))
+			evtimer_add(c->timer, &s->head_tv);
+		return;
+	case H1_ERROR:
+		evtimer_del(c->timer);
+		c->busy = true;
+		c->close_after = true;
+		s->error_cb(c, h1_error_status(c->h1), h1_error_text(c->h1),
+		    s->arg);
+		return;
+	case H1_DONE:
+		break;
+	}
+	evtimer_del(c->timer);
+	c->busy = true;
+	c->head_req = h1_msg(c->h1)->method == H1_HEAD;
+	if (!h1_msg(c->h1)->keep_alive || s->draining)
+		c->close_after = true;
+	s->request_cb(c, h1_msg(c->h1), s->arg);
+}
+
+static void
+server_read_cb(struct bufferevent *bev __unused, void *arg)
+{
+	server_conn_process(arg);
+}
+
+/* The answer is written: close, or wait for the next request. */
+static void
+server_write_cb(struct bufferevent *bev __unused, void *arg)
+{
+	struct server_conn *c = arg;
+
+	if (c->closing)
+		server_conn_free(c);
+}
+
+static void
+server_event_cb(struct bufferevent *bev __unused, short what, void *arg)
+{
+	struct server_conn *c = arg;
+
+	if (what & BEV_EVENT_EOF && !c->busy && !c->closing &&
+	    h1_started(c->h1)) {
+		/* Half a request and a close: nothing to answer. */
+		log_debug("%s: %s: %s closed mid-request", __func__,
+		    c->srv->opts.name, c->peer);
+	}
+	if (what & BEV_EVENT_TIMEOUT)
+		log_debug("%s: %s: write timeout to %s", __func__,
+		    c->srv->opts.name, c->peer);
+	server_conn_free(c);
+}
+
+/* Idle too long, or the request head did not arrive in time. */
+static void
+server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
+{
+	struct server_conn *c = arg;
+
+	if (c->busy)
+		return;
+	if (!h1_started(c->h1)) {
+		server_conn_free(c);
+		return;
+	}
+	c->busy = true;
+	c->close_after = true;
+	c->srv->error_cb(c, 408, "request not received in time", c->srv->arg);
+}
+
+void
+server_reply(struct server_conn *c, unsigned status, const char *hdrs,
+    size_t hlen, struct evbuffer *body, int64_t content_length)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	char line[96];
+	size_t blen = body != NULL ? evbuffer_get_length(body) : 0;
+	int n;
+
+	c->abort_cb = NULL;
+	if (content_length < 0)
+		content_length = blen;
+	n = snprintf(line, sizeof(line), "HTTP/1.1 %u %s\r\n", status,
+	    h1_reason(status));
+	evbuffer_add(out, line, n);
+	if (hlen > 0)
+		evbuffer_add(out, hdrs, hlen);
+	if (status != 304 && status != 204 && status >= 200) {
+		n = snprintf(line, sizeof(line), "Content-Length: %lld\r\n",
+		    (long long)content_length);
+		evbuffer_add(out, line, n);
+	}
+	if (c->close_after)
+		evbuffer_add(out, "Connection: close\r\n\r\n", 21);
+	else
+		evbuffer_add(out, "\r\n", 2);
+	if (body != NULL) {
+		if (c->head_req || status == 304 || status == 204)
+			evbuffer_drain(body, blen);
+		else
+			evbuffer_add_buffer(out, body);
+	}
+	c->busy = false;
+	if (c->close_after) {
+		c->closing = true;
+		bufferevent_disable(c->bev, EV_READ);
+		return;
+	}
+	h1_reset(c->h1);
+	evtimer_add(c->timer, &c->srv->idle_tv);
+	/*
+	 * A pipelined request may already be waiting: parse it on a later
+	 * loop turn, so answers never recurse into the next request.
+	 */
+	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+		bufferevent_trigger(c->bev, EV_READ,
+		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+}
+
+void
+server_reply_mem(struct server_conn *c, unsigned status, const char *ctype,
+    const char *body, size_t len)
+{
+	struct evbuffer *b = NULL;
+	char hdr[128];
+	int n = 0;
+
+	if (ctype != NULL)
+		n = snprintf(hdr, sizeof(hdr), "Content-Type: %s\r\n", ctype);
+	if (len > 0) {
+		if ((b = evbuffer_new()) == NULL)
+			fatalx("%s: out of memory", __func__);
+		evbuffer_add(b, body, len);
+	}
+	server_reply(c, status, hdr, n, b, len);
+	if (b != NULL)
+		evbuffer_free(b);
+}
+
+void
+server_conn_close_after(struct server_conn *c)
+{
+	c->close_after = true;
+}
+
+void
+server_conn_on_abort(struct server_conn *c, server_abort_cb cb, void *arg)
+{
+	c->abort_cb = cb;
+	c->abort_arg = arg;
+}
+
+const char *
+server_conn_peer(const struct server_conn *c)
+{
+	return c->peer;
+}
+
+uid_t
+server_conn_uid(const struct server_conn *c)
+{
+	return c->uid;
+}
+
+int
+server_conn_port(const struct server_conn *c)
+{
+	return c->port;
+}

@@ -1,0 +1,84 @@
+/*
+ * floe: server.h -- the HTTP/1.1 front end on bufferevents, for the REST
+ * listener and the admin socket alike. Owns the listeners, every client
+ * connection, its h1 parser and its timers (idle between requests, a
+ * deadline for the whole request head). One request per connection is in
+ * flight at a time; pipelined requests wait in the input buffer.
+ */
+#ifndef FLOE_PROXY_SERVER_H
+#define FLOE_PROXY_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proxy/h1.h"
+
+struct event_base;
+struct evbuffer;
+struct server;
+struct server_conn;
+
+struct server_opts {
+	const char *name; /* "rest", "admin": for logs */
+	struct h1_limits lim;
+	uint64_t idle_timeout_ms;
+	uint64_t header_timeout_ms;
+	uint64_t write_timeout_ms;
+};
+
+/*
+ * A complete request. The callee answers with server_reply*() now or later;
+ * MSG stays valid until then.
+ */
+typedef void (*server_request_cb)(struct server_conn *, struct h1_msg *,
+    void *arg);
+/*
+ * The client sent a request floe cannot frame (STATUS 400/413/414/431):
+ * the callee answers with server_reply*(); the connection then closes.
+ */
+typedef void (*server_error_cb)(struct server_conn *, int status,
+    const char *why, void *arg);
+/* The client went away while its request was in flight. */
+typedef void (*server_abort_cb)(void *arg);
+
+struct server *server_new(struct event_base *, const struct server_opts *,
+    server_request_cb, server_error_cb, void *arg);
+void server_free(struct server *);
+/* Listen on "host:port" or "[v6]:port". 0, or -1 with ERR. */
+int server_listen_tcp(struct server *, const char *hostport, char *err,
+    size_t errlen);
+/* Listen on a Unix socket PATH, mode 0600 (replacing a stale socket). */
+int server_listen_unix(struct server *, const char *path, char *err,
+    size_t errlen);
+/* The bound TCP port (for listen ports chosen by the kernel). */
+int server_port(const struct server *);
+/*
+ * Stop accepting and close idle connections; requests in flight finish
+ * and their connections close after the answer.
+ */
+void server_drain(struct server *);
+unsigned server_nconns(const struct server *);
+
+/*
+ * Answer. HDRS is a preformatted block of "Name: value\r\n" lines (or
+ * NULL); Content-Length and Connection are added here. BODY is moved
+ * (emptied), NULL for none. A 304 or a HEAD answer sends no body bytes
+ * but keeps the Content-Length given in CONTENT_LENGTH (-1: from BODY).
+ */
+void server_reply(struct server_conn *, unsigned status, const char *hdrs,
+    size_t hlen, struct evbuffer *body, int64_t content_length);
+/* Answer with a body from memory. */
+void server_reply_mem(struct server_conn *, unsigned status,
+    const char *ctype, const char *body, size_t len);
+/* Close the connection after the next answer. */
+void server_conn_close_after(struct server_conn *);
+void server_conn_on_abort(struct server_conn *, server_abort_cb, void *);
+/* The peer: "127.0.0.1" (TCP) or "unix" ; its uid on a Unix socket. */
+const char *server_conn_peer(const struct server_conn *);
+uid_t server_conn_uid(const struct server_conn *);
+/* The listener port the connection came in on. */
+int server_conn_port(const struct server_conn *);
+
+#endif

@@ -1,0 +1,610 @@
+/*
+ * floe: upstream.c -- the data-path pool. Each upstream catalog has a LIFO
+ * list of idle keep-alive connections, a cap on open ones and a FIFO of
+ * requests waiting for one. A request is written in one pass from the
+ * caller's head, the upstream's fixed headers and the body; the answer is
+ * framed by h1 and handed to the caller, then the connection goes back to
+ * the pool if the answer allowed it and was read to its end.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <jansson.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include "lib/compat.h"
+#include "lib/log.h"
+#include "lib/units.h"
+#include "lib/xmalloc.h"
+#include "proxy/conf.h"
+#include "proxy/h1.h"
+#include "proxy/upstream.h"
+
+/* Idle connections are closed after this long. */
+#define UPSTREAM_IDLE_MS 30000
+/* Answers larger than this are refused (LoadTable with long histories). */
+#define UPSTREAM_MAX_BODY (256u << 20)
+
+struct upconn {
+	struct upstream *u;
+	struct bufferevent *bev;
+	struct h1 *h1;
+	struct upstream_xfer *x; /* the request in flight, or NULL: idle */
+	bool connected;
+	bool idle;		 /* on the idle list */
+	unsigned served;	 /* answers read on this connection */
+	LIST_ENTRY(upconn) entry;
+};
+
+struct upstream_xfer {
+	struct upstream *u;
+	struct upconn *c;
+	struct evbuffer *req; /* the whole request, kept for one retry */
+	bool head_method;
+	bool retryable;
+	bool retried;
+	enum upstream_fail fail;
+	char error[160];
+	struct event *timer;
+	int64_t start_us;
+	uint64_t usec;
+	upstream_done_cb cb;
+	void *arg;
+	TAILQ_ENTRY(upstream_xfer) wait;
+};
+
+struct upstream {
+	struct event_base *base;
+	struct evdns_base *dns;
+	const struct conf_target *t;
+	char *name;
+	char *fixed; /* "Host: ...\r\n[Authorization: Bearer ...\r\n]" */
+	size_t fixed_len;
+	SSL_CTX *ssl;
+	struct h1_limits lim;
+	struct timeval timeout_tv, connect_tv, idle_tv;
+	unsigned nconns; /* open, busy or idle */
+	unsigned nidle;
+	unsigned nwaiting;
+	uint64_t sent, reused, connect_failures;
+	LIST_HEAD(, upconn) idle;
+	LIST_HEAD(, upconn) busy;
+	TAILQ_HEAD(, upstream_xfer) waiting;
+};
+
+static void upstream_read_cb(struct bufferevent *, void *);
+static void upstream_event_cb(struct bufferevent *, short, void *);
+static void upstream_timer_cb(evutil_socket_t, short, void *);
+static void upstream_conn_free(struct upconn *);
+static void upstream_start(struct upstream *, struct upstream_xfer *);
+static void upstream_finish(struct upstream_xfer *, enum upstream_fail,
+    const char *);
+
+static int64_t
+upstream_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void
+upstream_tv(uint64_t ms, struct timeval *tv)
+{
+	tv->tv_sec = ms / 1000;
+	tv->tv_usec = (ms % 1000) * 1000;
+}
+
+/* The TLS client context: system trust store (plus ca_file), TLS >= 1.2. */
+static SSL_CTX *
+upstream_ssl_ctx(const struct conf_target *t, char *err, size_t errlen)
+{
+	SSL_CTX *ctx;
+
+	if ((ctx = SSL_CTX_new(TLS_client_method())) == NULL) {
+		snprintf(err, errlen, "TLS context: %s",
+		    ERR_reason_error_string(ERR_get_error()));
+		return NULL;
+	}
+	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	if (SSL_CTX_set_default_verify_paths(ctx) != 1 ||
+	    (t->ca_file != NULL &&
+		SSL_CTX_load_verify_locations(ctx, t->ca_file, NULL) != 1)) {
+		snprintf(err, errlen, "TLS trust store%s%s: %s",
+		    t->ca_file != NULL ? " " : "",
+		    t->ca_file != NULL ? t->ca_file : "",
+		    ERR_reason_error_string(ERR_get_error()));
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+struct upstream *
+upstream_new(struct event_base *base, struct evdns_base *dns,
+    const struct conf_target *t, const char *name, char *err, size_t errlen)
+{
+	struct upstream *u;
+	bool dflt_port;
+
+	u = xcalloc(1, sizeof(*u));
+	u->base = base;
+	u->dns = dns;
+	u->t = t;
+	u->name = xstrdup(name);
+	dflt_port = strcmp(t->port, t->tls ? "443" : "80") == 0;
+	if (t->token != NULL)
+		u->fixed = xasprintf("Host: %s%s%s\r\nAuthorization: Bearer "
+				     "%s\r\n",
+		    t->host, dflt_port ? "" : ":", dflt_port ? "" : t->port,
+		    t->token);
+	else
+		u->fixed = xasprintf("Host: %s%s%s\r\n", t->host,
+		    dflt_port ? "" : ":", dflt_port ? "" : t->port);
+	u->fixed_len = strlen(u->fixed);
+	if (t->tls && (u->ssl = upstream_ssl_ctx(t, err, errlen)) == NULL) {
+		upstream_free(u);
+		return NULL;
+	}
+	u->lim.max_head = 64 * 1024;
+	u->lim.max_headers = 100;
+	u->lim.max_body = UPSTREAM_MAX_BODY;
+	upstream_tv(t->timeout_ms, &u->timeout_tv);
+	upstream_tv(t->connect_timeout_ms, &u->connect_tv);
+	upstream_tv(UPSTREAM_IDLE_MS, &u->idle_tv);
+	LIST_INIT(&u->idle);
+	LIST_INIT(&u->busy);
+	TAILQ_INIT(&u->waiting);
+	return u;
+}
+
+void
+upstream_free(struct upstream *u)
+{
+	struct upstream_xfer *x;
+
+	if (u == NULL)
+		return;
+	while ((x = TAILQ_FIRST(&u->waiting)) != NULL)
+		upstream_cancel(x);
+	while (!LIST_EMPTY(&u->busy))
+		upstream_cancel(LIST_FIRST(&u->busy)->x);
+	while (!LIST_EMPTY(&u->idle))
+		upstream_conn_free(LIST_FIRST(&u->idle));
+	if (u->ssl != NULL)
+		SSL_CTX_free(u->ssl);
+	if (u->fixed != NULL) {
+		explicit_bzero(u->fixed, u->fixed_len);
+		free(u->fixed);
+	}
+	free(u->name);
+	free(u);
+}
+
+const char *
+upstream_name(const struct upstream *u)
+{
+	return u->name;
+}
+
+/* Open a new connection (the connect completes later). */
+static struct upconn *
+upstream_conn_new(struct upstream *u)
+{
+	struct upconn *c;
+	SSL *ssl = NULL;
+
+	c = xcalloc(1, sizeof(*c));
+	c->u = u;
+	if (u->ssl != NULL) {
+		if ((ssl = SSL_new(u->ssl)) == NULL)
+			goto fail;
+		SSL_set_tlsext_host_name(ssl, u->t->host);
+		SSL_set1_host(ssl, u->t->host);
+		c->bev = bufferevent_openssl_socket_new(u->base, -1, ssl,
+		    BUFFEREVENT_SSL_CONNECTING,
+		    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+	} else
+		c->bev = bufferevent_socket_new(u->base, -1,
+		    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+	if (c->bev == NULL) {
+		if (ssl != NULL)
+			SSL_free(ssl);
+		goto fail;
+	}
+	c->h1 = h1_new(H1_RESPONSE, &u->lim);
+	bufferevent_setcb(c->bev, upstream_read_cb, NULL, upstream_event_cb,
+	    c);
+	u->nconns++;
+	LIST_INSERT_HEAD(&u->busy, c, entry);
+	if (bufferevent_socket_connect_hostname(c->bev, u->dns, AF_UNSPEC,
+		u->t->host, atoi(u->t->port)) == -1) {
+		/* The failure is reported through the event callback too. */
+		log_debug("%s: %s: connect to %s:%s failed at once", __func__,
+		    u->name, u->t->host, u->t->port);
+	}
+	bufferevent_enable(c->bev, EV_READ);
+	return c;
+fail:
+	free(c);
+	return NULL;
+}
+
+static void
+upstream_conn_free(struct upconn *c)
+{
+	struct upstream *u = c->u;
+
+	LIST_REMOVE(c, entry);
+	if (c->idle)
+		u->nidle--;
+	u->nconns--;
+	bufferevent_free(c->bev);
+	h1_free(c->h1);
+	free(c);
+}
+
+struct upstream_xfer *
+upstream_send(struct upstream *u, struct upstream_req *r,
+    upstream_done_cb cb, void *arg)
+{
+	struct upstream_xfer *x;
+	struct evbuffer *req;
+	char cl[48];
+	size_t blen = r->body != NULL ? evbuffer_get_length(r->body) : 0;
+	int n;
+
+	if ((req = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	evbuffer_add_buffer(req, r->head);
+	evbuffer_add(req, u->fixed, u->fixed_len);
+	if (blen > 0 || r->body != NULL) {
+		n = snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n\r\n",
+		    blen);
+		evbuffer_add(req, cl, n);
+		if (blen > 0)
+			evbuffer_add_buffer(req, r->body);
+	} else
+		evbuffer_add(req, "\r\n", 2);
+	x = xcalloc(1, sizeof(*x));
+	x->u = u;
+	x->req = req;
+	x->head_method = r->head_method;
+	x->retryable = r->retryable;
+	x->cb = cb;
+	x->arg = arg;
+	x->start_us = upstream_now_us();
+	if ((x->timer = evtimer_new(u->base, upstream_timer_cb, x)) == NULL)
+		fatalx("%s: out of memory", __func__);
+	evtimer_add(x->timer, &u->timeout_tv);
+	upstream_start(u, x);
+	return x;
+}
+
+/* Write X's request on C. */
+static void
+upstream_write(struct upconn *c, struct upstream_xfer *x)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	struct evbuffer_iovec v[16];
+	int i, n;
+
+	c->x = x;
+	x->c = c;
+	c->u->sent++;
+	h1_reset(c->h1);
+	h1_set_head_response(c->h1, x->head_method);
+	if (!x->retryable || x->retried) {
+		evbuffer_add_buffer(out, x->req);
+		return;
+	}
+	/* Keep the bytes: a reused connection may turn out to be closed. */
+	n = evbuffer_peek(x->req, -1, NULL, v, nitems(v));
+	if (n > (int)nitems(v)) {
+		evbuffer_add_buffer(out, x->req);
+		x->retryable = false;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		evbuffer_add(out, v[i].iov_base, v[i].iov_len);
+}
+
+/* Give X a connection: the most recently idle one, a new one, or a wait. */
+static void
+upstream_start(struct upstream *u, struct upstream_xfer *x)
+{
+	struct upconn *c;
+
+	if ((c = LIST_FIRST(&u->idle)) != NULL && !x->retried) {
+		LIST_REMOVE(c, entry);
+		u->nidle--;
+		c->idle = false;
+		LIST_INSERT_HEAD(&u->busy, c, entry);
+		u->reused++;
+		bufferevent_set_timeouts(c->bev, NULL, NULL);
+		upstream_write(c, x);
+		return;
+	}
+	if (u->nconns >= u->t->max_conns) {
+		if ((c = LIST_FIRST(&u->idle)) == NULL) {
+			TAILQ_INSERT_TAIL(&u->waiting, x, wait);
+			u->nwaiting++;
+			return;
+		}
+		/* A retry must not reuse an old connection: recycle one. */
+		upstream_conn_free(c);
+	}
+	if ((c = upstream_conn_new(u)) == NULL) {
+		upstream_finish(x, UPSTREAM_CONNECT, "out of memory");
+		return;
+	}
+	/* The request waits in the output buffer until the connect ends. */
+	upstream_write(c, x);
+	evtimer_add(x->timer, x->retried ? &u->timeout_tv : &u->connect_tv);
+}
+
+/* Return C to the idle list, or hand it to a waiting request. */
+static void
+upstream_release(struct upconn *c)
+{
+	struct upstream *u = c->u;
+	struct upstream_xfer *x;
+
+	c->x = NULL;
+	if ((x = TAILQ_FIRST(&u->waiting)) != NULL) {
+		TAILQ_REMOVE(&u->waiting, x, wait);
+		u->nwaiting--;
+		u->reused++;
+		upstream_write(c, x);
+		return;
+	}
+	LIST_REMOVE(c, entry);
+	LIST_INSERT_HEAD(&u->idle, c, entry);
+	c->idle = true;
+	u->nidle++;
+	bufferevent_set_timeouts(c->bev, &u->idle_tv, NULL);
+}
+
+static void
+upstream_xfer_free(struct upstream_xfer *x)
+{
+	event_free(x->timer);
+	evbuffer_free(x->req);
+	free(x);
+}
+
+/*
+ * End X. The callback sees the answer (or the failure); then the
+ * connection is pooled if the answer was complete and allowed keep-alive,
+ * and closed otherwise.
+ */
+static void
+upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
+    const char *why)
+{
+	struct upconn *c = x->c;
+	bool keep;
+
+	x->fail = fail;
+	if (why != NULL)
+		strlcpy(x->error, why, sizeof(x->error));
+	x->usec = upstream_now_us() - x->start_us;
+	evtimer_del(x->timer);
+	x->cb(x, x->arg);
+	if (c != NULL) {
+		keep = fail == UPSTREAM_OK && h1_msg(c->h1)->keep_alive &&
+		    evbuffer_get_length(bufferevent_get_input(c->bev)) == 0;
+		c->served++;
+		if (keep) {
+			h1_reset(c->h1);
+			upstream_release(c);
+		} else {
+			c->x = NULL;
+			upstream_conn_free(c);
+			/* A slot opened: start a waiting request. */
+			if ((x->u->nconns < x->u->t->max_conns) &&
+			    !TAILQ_EMPTY(&x->u->waiting)) {
+				struct upstream_xfer *w;
+
+				w = TAILQ_FIRST(&x->u->waiting);
+				TAILQ_REMOVE(&x->u->waiting, w, wait);
+				x->u->nwaiting--;
+				upstream_start(x->u, w);
+			}
+		}
+	}
+	upstream_xfer_free(x);
+}
+
+void
+upstream_cancel(struct upstream_xfer *x)
+{
+	struct upconn *c = x->c;
+
+	if (c != NULL) {
+		/* Its answer would arrive for nobody: close the connection. */
+		c->x = NULL;
+		upstream_conn_free(c);
+	} else {
+		TAILQ_REMOVE(&x->u->waiting, x, wait);
+		x->u->nwaiting--;
+	}
+	upstream_xfer_free(x);
+}
+
+static void
+upstream_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct upconn *c = arg;
+	struct upstream_xfer *x = c->x;
+	char why[160];
+
+	if (x == NULL) {
+		/* Bytes on an idle connection: it is out of step. */
+		log_debug("%s: %s: unexpected bytes on an idle connection",
+		    __func__, c->u->name);
+		upstream_conn_free(c);
+		return;
+	}
+	switch (h1_parse(c->h1, bufferevent_get_input(bev))) {
+	case H1_MORE:
+		return;
+	case H1_DONE:
+		upstream_finish(x, UPSTREAM_OK, NULL);
+		return;
+	case H1_ERROR:
+		snprintf(why, sizeof(why), "invalid answer from %s: %s",
+		    c->u->name, h1_error_text(c->h1));
+		upstream_finish(x, UPSTREAM_GARBAGE, why);
+		return;
+	}
+}
+
+static void
+upstream_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct upconn *c = arg;
+	struct upstream *u = c->u;
+	struct upstream_xfer *x = c->x;
+	char why[192];
+	unsigned long e;
+	int serr;
+
+	if (what & BEV_EVENT_CONNECTED) {
+		c->connected = true;
+		if (x != NULL)
+			evtimer_add(x->timer, &u->timeout_tv);
+		return;
+	}
+	if (x == NULL) {
+		/* An idle connection closed or timed out. */
+		upstream_conn_free(c);
+		return;
+	}
+	if (!c->connected) {
+		serr = evutil_socket_geterror(bufferevent_getfd(bev));
+		if ((e = bufferevent_get_openssl_error(bev)) != 0)
+			snprintf(why, sizeof(why), "TLS to %s %s:%s: %s",
+			    u->name, u->t->host, u->t->port,
+			    ERR_reason_error_string(e));
+		else if (bufferevent_socket_get_dns_error(bev) != 0)
+			snprintf(why, sizeof(why), "cannot resolve %s: %s",
+			    u->t->host,
+			    evutil_gai_strerror(
+				bufferevent_socket_get_dns_error(bev)));
+		else
+			snprintf(why, sizeof(why), "connect to %s %s:%s: %s",
+			    u->name, u->t->host, u->t->port,
+			    serr != 0 ? evutil_socket_error_to_string(serr)
+				      : "failed");
+		u->connect_failures++;
+		c->x = NULL;
+		x->c = NULL;
+		upstream_conn_free(c);
+		upstream_finish(x, UPSTREAM_CONNECT, why);
+		return;
+	}
+	if (what & BEV_EVENT_EOF && h1_eof(c->h1) == H1_DONE) {
+		upstream_finish(x, UPSTREAM_OK, NULL);
+		return;
+	}
+	/*
+	 * Closed before any byte of the answer on a connection that served
+	 * before: the upstream dropped an idle connection as floe wrote.
+	 * Retry once on a fresh connection if the request is idempotent.
+	 */
+	if (!h1_started(c->h1) && c->served > 0 && x->retryable &&
+	    !x->retried) {
+		c->x = NULL;
+		x->c = NULL;
+		x->retried = true;
+		upstream_conn_free(c);
+		log_debug("%s: %s: retrying on a fresh connection", __func__,
+		    u->name);
+		upstream_start(u, x);
+		return;
+	}
+	snprintf(why, sizeof(why), "%s closed the connection %s", u->name,
+	    h1_started(c->h1) ? "in the middle of its answer"
+			      : "without answering");
+	upstream_finish(x, UPSTREAM_RESET, why);
+}
+
+static void
+upstream_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
+{
+	struct upstream_xfer *x = arg;
+	struct upstream *u = x->u;
+	char why[160];
+
+	if (x->c == NULL) {
+		TAILQ_REMOVE(&u->waiting, x, wait);
+		u->nwaiting--;
+		snprintf(why, sizeof(why),
+		    "no connection to %s free within %llu ms", u->name,
+		    (unsigned long long)u->t->timeout_ms);
+		upstream_finish(x, UPSTREAM_TIMEOUT, why);
+		return;
+	}
+	if (!x->c->connected) {
+		snprintf(why, sizeof(why), "connect to %s %s:%s timed out "
+					   "after %llu ms",
+		    u->name, u->t->host, u->t->port,
+		    (unsigned long long)u->t->connect_timeout_ms);
+		u->connect_failures++;
+		upstream_finish(x, UPSTREAM_CONNECT, why);
+		return;
+	}
+	snprintf(why, sizeof(why), "%s did not answer within %llu ms",
+	    u->name, (unsigned long long)u->t->timeout_ms);
+	upstream_finish(x, UPSTREAM_TIMEOUT, why);
+}
+
+enum upstream_fail
+upstream_xfer_fail(const struct upstream_xfer *x)
+{
+	return x->fail;
+}
+
+const char *
+upstream_xfer_error(const struct upstream_xfer *x)
+{
+	return x->error;
+}
+
+struct h1_msg *
+upstream_xfer_msg(struct upstream_xfer *x)
+{
+	if (x->fail != UPSTREAM_OK || x->c == NULL)
+		return NULL;
+	return h1_msg(x->c->h1);
+}
+
+uint64_t
+upstream_xfer_usec(const struct upstream_xfer *x)
+{
+	return x->usec;
+}
+
+json_t *
+upstream_status_json(const struct upstream *u)
+{
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "uri",
+	    u->t->uri, "connections", (json_int_t)u->nconns, "idle",
+	    (json_int_t)u->nidle, "waiting", (json_int_t)u->nwaiting, "sent",
+	    (json_int_t)u->sent, "reused", (json_int_t)u->reused,
+	    "connect_failures", (json_int_t)u->connect_failures);
+}

@@ -1,0 +1,66 @@
+/*
+ * floe: upstream.h -- the data-path client: a pool of persistent HTTP/1.1
+ * connections per upstream catalog, on bufferevents (TLS through
+ * bufferevent_openssl with certificate and host name verification).
+ * Owns its connections, their parsers, the TLS context, the DNS base and
+ * the queue of requests waiting for a connection. Loop thread only.
+ */
+#ifndef FLOE_PROXY_UPSTREAM_H
+#define FLOE_PROXY_UPSTREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct evbuffer;
+struct evdns_base;
+struct h1_msg;
+struct conf_target;
+struct upstream;
+struct upstream_xfer;
+typedef struct json_t json_t;
+
+enum upstream_fail {
+	UPSTREAM_OK = 0,
+	UPSTREAM_CONNECT, /* could not connect (refused, DNS, TLS) */
+	UPSTREAM_TIMEOUT, /* no complete answer within the timeout */
+	UPSTREAM_RESET,	  /* the connection closed before the answer ended */
+	UPSTREAM_GARBAGE, /* the answer is not HTTP/1.1 */
+};
+
+struct upstream_req {
+	/*
+	 * The request line and the forwarded headers, without Host,
+	 * Authorization (added when the target has a token), Content-Length
+	 * and the blank line. Moved out (emptied).
+	 */
+	struct evbuffer *head;
+	struct evbuffer *body; /* or NULL; moved out */
+	bool head_method;      /* HEAD: the answer has no body */
+	bool retryable;	       /* idempotent: may be sent twice */
+};
+
+/* The transfer ended; inspect it with the accessors. It is freed after. */
+typedef void (*upstream_done_cb)(struct upstream_xfer *, void *arg);
+
+struct upstream *upstream_new(struct event_base *, struct evdns_base *,
+    const struct conf_target *, const char *name, char *err, size_t errlen);
+void upstream_free(struct upstream *);
+struct upstream_xfer *upstream_send(struct upstream *, struct upstream_req *,
+    upstream_done_cb, void *arg);
+/* Forget a transfer; its callback will not be called. */
+void upstream_cancel(struct upstream_xfer *);
+
+enum upstream_fail upstream_xfer_fail(const struct upstream_xfer *);
+/* What failed, for the client's error and the log. */
+const char *upstream_xfer_error(const struct upstream_xfer *);
+/* The answer (status, headers, body); NULL when it failed. */
+struct h1_msg *upstream_xfer_msg(struct upstream_xfer *);
+/* Microseconds from send to the end of the answer. */
+uint64_t upstream_xfer_usec(const struct upstream_xfer *);
+/* Connections open, idle, and requests waiting; for /status. */
+json_t *upstream_status_json(const struct upstream *);
+const char *upstream_name(const struct upstream *);
+
+#endif

@@ -1,0 +1,405 @@
+/*
+ * floe: test_catalog.c -- reading /v1/config answers (prefix, separator,
+ * merged config, generation) and rewriting answers: config merge into
+ * LoadTable results and upstream URLs pointed back at floe.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "lib/compat.h"
+#include "proxy/catalog.h"
+
+#define UP "http://up:9001"
+#define FLOE "http://floe:8181"
+
+/* Feed BODY to C; returns catalog_update's result. */
+static int
+update(struct catalog *c, const char *body, int64_t now, char *err,
+    size_t errlen)
+{
+	return catalog_update(c, body, strlen(body), now, err, errlen);
+}
+
+/* The JSON text of J, compact and sorted, for comparisons. Caller frees. */
+static char *
+dump(const json_t *j)
+{
+	return json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+static void
+test_update_parse(void **state __unused)
+{
+	static const struct {
+		const char *body;
+		int rc;
+		const char *prefix; /* when rc >= 0 */
+		const char *separator; /* when rc >= 0 */
+		const char *err; /* when rc == -1: exact message */
+	} cases[] = {
+		{ "{\"defaults\":{\"prefix\":\"d\"},"
+		  "\"overrides\":{\"prefix\":\"o\"}}",
+		    1, "o", NULL, NULL },
+		{ "{\"defaults\":{\"prefix\":\"d\"},\"overrides\":{}}", 1, "d",
+		    NULL, NULL },
+		{ "{\"defaults\":{},\"overrides\":{}}", 1, NULL, NULL, NULL },
+		{ "{\"defaults\":{},\"overrides\":{\"prefix\":\"\"}}", 1, NULL,
+		    NULL, NULL },
+		{ "{\"defaults\":{},\"overrides\":"
+		  "{\"namespace-separator\":\"%2E\"}}",
+		    1, NULL, ".", NULL },
+		{ "{\"defaults\":{\"namespace-separator\":\"%1F\"},"
+		  "\"overrides\":{}}",
+		    1, NULL, "\x1f", NULL },
+		{ "{\"defaults\":{\"namespace-separator\":\"::\"},"
+		  "\"overrides\":{\"namespace-separator\":\"%2e%2E\"}}",
+		    1, NULL, "..", NULL },
+		{ "{\"defaults\":{},\"overrides\":{},"
+		  "\"endpoints\":[\"GET /v1/{prefix}/namespaces\"]}",
+		    1, NULL, NULL, NULL },
+		{ "{", -1, NULL, NULL, "not JSON (line 1, column 1)" },
+		{ "", -1, NULL, NULL, "not JSON (line 1, column 0)" },
+		{ "[]", -1, NULL, NULL, "not a JSON object" },
+		{ "{\"overrides\":{}}", -1, NULL, NULL,
+		    "\"defaults\" is missing" },
+		{ "{\"defaults\":{}}", -1, NULL, NULL,
+		    "\"overrides\" is missing" },
+		{ "{\"defaults\":[],\"overrides\":{}}", -1, NULL, NULL,
+		    "\"defaults\" is not an object" },
+		{ "{\"defaults\":{},\"overrides\":{\"a\":1}}", -1, NULL, NULL,
+		    "\"overrides\": \"a\" is not a string" },
+		{ "{\"defaults\":{},\"overrides\":{},\"endpoints\":\"x\"}", -1,
+		    NULL, NULL, "\"endpoints\" is not an array" },
+	};
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < nitems(cases); i++) {
+		struct catalog *c = catalog_new();
+		int rc;
+
+		err[0] = '\0';
+		rc = update(c, cases[i].body, 5, err, sizeof(err));
+		assert_int_equal(rc, cases[i].rc);
+		if (rc == -1) {
+			assert_string_equal(err, cases[i].err);
+			assert_false(c->known);
+			assert_null(c->config);
+			assert_int_equal(c->generation, 0);
+		} else {
+			assert_true(c->known);
+			assert_int_equal(c->fetched_ms, 5);
+			assert_non_null(c->config);
+			assert_non_null(c->merge);
+			if (cases[i].prefix == NULL)
+				assert_null(c->prefix);
+			else
+				assert_string_equal(c->prefix, cases[i].prefix);
+			if (cases[i].separator == NULL)
+				assert_null(c->separator);
+			else
+				assert_string_equal(c->separator,
+				    cases[i].separator);
+		}
+		catalog_free(c);
+	}
+}
+
+static void
+test_update_merge(void **state __unused)
+{
+	struct catalog *c = catalog_new();
+	char err[128], *s;
+
+	assert_int_equal(update(c,
+			     "{\"defaults\":{\"a\":\"1\",\"prefix\":\"p\","
+			     "\"warehouse\":\"w\",\"uri\":\"u\"},"
+			     "\"overrides\":{\"a\":\"2\",\"uri\":\"x\","
+			     "\"s3.endpoint\":\"http://minio:9000\","
+			     "\"endpoints\":\"e\"},\"endpoints\":[]}",
+			     1, err, sizeof(err)),
+	    1);
+	s = dump(c->merge);
+	assert_string_equal(s,
+	    "{\"a\":\"2\",\"s3.endpoint\":\"http://minio:9000\","
+	    "\"warehouse\":\"w\"}");
+	free(s);
+	assert_string_equal(c->prefix, "p");
+	/* The whole answer is kept as received. */
+	assert_non_null(json_object_get(c->config, "endpoints"));
+	catalog_free(c);
+}
+
+static void
+test_generation(void **state __unused)
+{
+	static const struct {
+		const char *body;
+		int rc;
+		uint64_t generation;
+	} steps[] = {
+		{ "{\"defaults\":{\"a\":\"1\",\"b\":\"2\"},\"overrides\":{}}",
+		    1, 1 },
+		/* Same content. */
+		{ "{\"defaults\":{\"a\":\"1\",\"b\":\"2\"},\"overrides\":{}}",
+		    0, 1 },
+		/* Key order and whitespace do not matter. */
+		{ "{ \"overrides\":{}, \"defaults\":{\"b\":\"2\",\"a\":\"1\"} }",
+		    0, 1 },
+		/* Neither does where a value came from, if the result is the
+		 * same, nor what floe does not use. */
+		{ "{\"defaults\":{\"a\":\"1\"},\"overrides\":{\"b\":\"2\"},"
+		  "\"endpoints\":[\"GET /v1/config\"]}",
+		    0, 1 },
+		/* A failure changes nothing. */
+		{ "{\"defaults\":{\"a\":\"9\"}}", -1, 1 },
+		/* A value. */
+		{ "{\"defaults\":{\"a\":\"1\",\"b\":\"3\"},\"overrides\":{}}",
+		    1, 2 },
+		/* The prefix (not part of the merge). */
+		{ "{\"defaults\":{\"a\":\"1\",\"b\":\"3\"},"
+		  "\"overrides\":{\"prefix\":\"p\"}}",
+		    1, 3 },
+		{ "{\"defaults\":{\"a\":\"1\",\"b\":\"3\"},"
+		  "\"overrides\":{\"prefix\":\"p\"}}",
+		    0, 3 },
+		/* The separator. */
+		{ "{\"defaults\":{\"a\":\"1\",\"b\":\"3\"},"
+		  "\"overrides\":{\"prefix\":\"p\","
+		  "\"namespace-separator\":\"%2E\"}}",
+		    1, 4 },
+		/* A dropped prefix. */
+		{ "{\"defaults\":{\"a\":\"1\",\"b\":\"3\"},"
+		  "\"overrides\":{\"namespace-separator\":\"%2E\"}}",
+		    1, 5 },
+	};
+	struct catalog *c = catalog_new();
+	char err[128];
+	size_t i;
+
+	for (i = 0; i < nitems(steps); i++) {
+		c->last_error = strdup("earlier failure");
+		assert_int_equal(update(c, steps[i].body, (int64_t)i * 1000,
+				     err, sizeof(err)),
+		    steps[i].rc);
+		assert_int_equal(c->generation, steps[i].generation);
+		assert_true(c->known);
+		if (steps[i].rc >= 0) {
+			assert_int_equal(c->fetched_ms, (int64_t)i * 1000);
+			assert_null(c->last_error);
+		} else {
+			assert_int_not_equal(c->fetched_ms, (int64_t)i * 1000);
+			assert_non_null(c->last_error);
+			free(c->last_error);
+			c->last_error = NULL;
+		}
+	}
+	catalog_free(c);
+}
+
+/* A catalog read from BODY. */
+static struct catalog *
+catalog_from(const char *body)
+{
+	struct catalog *c = catalog_new();
+	char err[128];
+
+	assert_int_equal(update(c, body, 0, err, sizeof(err)), 1);
+	return c;
+}
+
+static void
+test_rewrite_merge(void **state __unused)
+{
+	static const struct {
+		const char *body;
+		bool merge;
+		const char *want; /* NULL: unchanged */
+	} cases[] = {
+		/* The table's own keys win; order is kept. */
+		{ "{\"metadata-location\":\"s3://b/m.json\","
+		  "\"config\":{\"s3.endpoint\":\"table\"},\"z\":1}",
+		    true,
+		    "{\"metadata-location\":\"s3://b/m.json\","
+		    "\"config\":{\"s3.endpoint\":\"table\",\"warehouse\":\"w\"},"
+		    "\"z\":1}" },
+		/* No config: created, defaults then overrides. */
+		{ "{\"a\":1}", true,
+		    "{\"a\":1,\"config\":{\"warehouse\":\"w\","
+		    "\"s3.endpoint\":\"http://minio\"}}" },
+		/* Nothing to add. */
+		{ "{\"config\":{\"warehouse\":\"t\",\"s3.endpoint\":\"t\"}}",
+		    true, NULL },
+		/* Not asked to. */
+		{ "{\"a\":1}", false, NULL },
+		/* Not an object config: left alone. */
+		{ "{\"config\":[1]}", true, NULL },
+		/* Not a JSON object. */
+		{ "[{\"a\":1}]", true, NULL },
+		{ "\"str\"", true, NULL },
+		{ "{\"a\":", true, NULL },
+		{ "", true, NULL },
+	};
+	struct catalog *c = catalog_from("{\"defaults\":{\"warehouse\":\"w\"},"
+					 "\"overrides\":{\"s3.endpoint\":"
+					 "\"http://minio\",\"prefix\":\"p\"}}");
+	size_t i, outlen;
+	char *out;
+
+	for (i = 0; i < nitems(cases); i++) {
+		outlen = 0;
+		out = catalog_rewrite(c, cases[i].merge, cases[i].body,
+		    strlen(cases[i].body), UP, FLOE, "warehouse", &outlen);
+		if (cases[i].want == NULL) {
+			assert_null(out);
+			continue;
+		}
+		assert_non_null(out);
+		assert_string_equal(out, cases[i].want);
+		assert_int_equal(outlen, strlen(cases[i].want));
+		free(out);
+	}
+	catalog_free(c);
+}
+
+static void
+test_rewrite_merge_empty(void **state __unused)
+{
+	struct catalog *c = catalog_from("{\"defaults\":{\"prefix\":\"p\"},"
+					 "\"overrides\":{\"uri\":\"x\"}}");
+	struct catalog *unknown = catalog_new();
+	const char *body = "{\"a\":1}";
+	size_t outlen;
+
+	assert_int_equal(json_object_size(c->merge), 0);
+	assert_null(catalog_rewrite(c, true, body, strlen(body), UP, FLOE,
+	    "warehouse", &outlen));
+	assert_null(catalog_rewrite(unknown, true, body, strlen(body), UP, FLOE,
+	    "warehouse", &outlen));
+	catalog_free(unknown);
+	catalog_free(c);
+}
+
+static void
+test_rewrite_urls(void **state __unused)
+{
+	static const struct {
+		bool prefixed; /* the catalog has prefix "wh1" */
+		const char *pinned;
+		const char *body;
+		const char *want; /* NULL: unchanged */
+	} cases[] = {
+		{ true, "warehouse",
+		    "{\"a\":\"" UP "/v1/wh1/namespaces/db/tables/t\"}",
+		    "{\"a\":\"" FLOE
+		    "/v1/warehouse/namespaces/db/tables/t\"}" },
+		/* Nested in objects and arrays; key order kept. */
+		{ true, "lakehouse",
+		    "{\"z\":[{\"u\":\"" UP "/v1/wh1/a\"},\"" UP
+		    "/v1/wh1/b\",3,null],\"a\":{\"b\":{\"c\":\"" UP
+		    "/v1/wh1/c?x=1\"}}}",
+		    "{\"z\":[{\"u\":\"" FLOE "/v1/lakehouse/a\"},\"" FLOE
+		    "/v1/lakehouse/b\",3,null],\"a\":{\"b\":{\"c\":\"" FLOE
+		    "/v1/lakehouse/c?x=1\"}}}" },
+		/* Other hosts, other prefixes, the bare base: untouched. */
+		{ true, "warehouse", "{\"a\":\"http://other:9001/v1/wh1/a\"}",
+		    NULL },
+		{ true, "warehouse", "{\"a\":\"" UP "/v1/wh2/a\"}", NULL },
+		{ true, "warehouse", "{\"a\":\"" UP "\"}", NULL },
+		{ true, "warehouse", "{\"a\":\"" UP "/v1\"}", NULL },
+		{ true, "warehouse", "{\"a\":\"" UP "/v1/wh1\"}", NULL },
+		{ true, "warehouse", "{\"a\":\"x " UP "/v1/wh1/a\"}", NULL },
+		{ true, "warehouse", "{\"a\":\"" UP "9/v1/wh1/a\"}", NULL },
+		/* Keys are not values. */
+		{ true, "warehouse", "{\"" UP "/v1/wh1/a\":1}", NULL },
+		/* Without an upstream prefix. */
+		{ false, "warehouse", "{\"a\":\"" UP "/v1/namespaces/db\"}",
+		    "{\"a\":\"" FLOE "/v1/warehouse/namespaces/db\"}" },
+		{ false, "warehouse", "{\"a\":\"" UP "/v1\"}", NULL },
+		/* Without a pinned prefix. */
+		{ true, "", "{\"a\":\"" UP "/v1/wh1/x\"}",
+		    "{\"a\":\"" FLOE "/v1/x\"}" },
+		/* Other strings are kept byte for byte. */
+		{ true, "warehouse",
+		    "{\"n\":\"caf\xc3\xa9\",\"u\":\"" UP "/v1/wh1/x\"}",
+		    "{\"n\":\"caf\xc3\xa9\",\"u\":\"" FLOE
+		    "/v1/warehouse/x\"}" },
+		/* The top level must be an object. */
+		{ true, "warehouse", "[\"" UP "/v1/wh1/x\"]", NULL },
+	};
+	struct catalog *with =
+	    catalog_from("{\"defaults\":{},"
+			 "\"overrides\":{\"prefix\":\"wh1\"}}");
+	struct catalog *without = catalog_from("{\"defaults\":{},"
+					       "\"overrides\":{}}");
+	size_t i, outlen;
+	char *out;
+
+	for (i = 0; i < nitems(cases); i++) {
+		out = catalog_rewrite(cases[i].prefixed ? with : without, false,
+		    cases[i].body, strlen(cases[i].body), UP, FLOE,
+		    cases[i].pinned, &outlen);
+		if (cases[i].want == NULL) {
+			assert_null(out);
+			continue;
+		}
+		assert_non_null(out);
+		assert_string_equal(out, cases[i].want);
+		assert_int_equal(outlen, strlen(cases[i].want));
+		free(out);
+	}
+	/* A base given with a trailing slash matches the same way. */
+	out = catalog_rewrite(with, false, cases[0].body, strlen(cases[0].body),
+	    UP "/", FLOE "/", "warehouse", &outlen);
+	assert_non_null(out);
+	assert_string_equal(out, cases[0].want);
+	free(out);
+	catalog_free(with);
+	catalog_free(without);
+}
+
+static void
+test_rewrite_merged_urls(void **state __unused)
+{
+	struct catalog *c = catalog_from("{\"defaults\":{},\"overrides\":{"
+					 "\"prefix\":\"wh1\",\"s3.signer.uri\":"
+					 "\"" UP "/v1/wh1/sign\"}}");
+	const char *body = "{\"config\":{}}";
+	size_t outlen;
+	char *out;
+
+	out = catalog_rewrite(c, true, body, strlen(body), UP, FLOE,
+	    "warehouse", &outlen);
+	assert_non_null(out);
+	assert_string_equal(out,
+	    "{\"config\":{\"s3.signer.uri\":\"" FLOE "/v1/warehouse/sign\"}}");
+	free(out);
+	/* The catalog's own copy is untouched. */
+	assert_string_equal(json_string_value(
+				json_object_get(c->merge, "s3.signer.uri")),
+	    UP "/v1/wh1/sign");
+	catalog_free(c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_update_parse),
+		cmocka_unit_test(test_update_merge),
+		cmocka_unit_test(test_generation),
+		cmocka_unit_test(test_rewrite_merge),
+		cmocka_unit_test(test_rewrite_merge_empty),
+		cmocka_unit_test(test_rewrite_urls),
+		cmocka_unit_test(test_rewrite_merged_urls),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

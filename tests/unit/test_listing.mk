@@ -1,0 +1,1 @@
+T_listing = proxy/listing.c

@@ -32,6 +32,7 @@ import {
 const FLOE = path.resolve(TOP, process.env.FLOE || 'build/floe');
 const FLOECTL = path.resolve(TOP, process.env.FLOECTL || 'build/floectl');
 const BUNNIES = { namespace: ['db'], name: 'bunnies' };
+const ATHENA = { namespace: ['db'], name: 'athena' };
 
 describe('floe with iceberg-js and icebird', () => {
 	let dir;
@@ -169,6 +170,7 @@ describe('floe with iceberg-js and icebird', () => {
 	});
 
 	let whEtag;
+	let athenaEtag;
 	test('before the flip db.bunnies comes from the warehouse', async () => {
 		await hook(wh, 'requests', 'DELETE');
 		const { result, side, rows } = await loadBunnies();
@@ -188,6 +190,13 @@ describe('floe with iceberg-js and icebird', () => {
 		// An unchanged table answers 304 to floe's own ETag.
 		const again = await loadBunnies(client, { ifNoneMatch: whEtag });
 		assert.equal(again.result, null);
+		// db.athena is the same metadata file on both sides, so both
+		// catalogs give it the same ETag: floe's must still differ.
+		const athena = await client.loadTableResult(ATHENA);
+		assert.equal(seen.last.headers.get('x-floe-target'), 'warehouse');
+		athenaEtag = athena.etag;
+		assert.ok(athenaEtag);
+		assert.equal(await client.loadTable(ATHENA, { ifNoneMatch: athenaEtag }), null);
 	});
 
 	test('LoadTable config carries the answering side\'s catalog settings', async () => {
@@ -196,8 +205,9 @@ describe('floe with iceberg-js and icebird', () => {
 		assert.equal(result.config.prefix, undefined);
 	});
 
-	test('floectl assigns db.bunnies to wave 1 and flips it to the lakehouse', async () => {
+	test('floectl assigns db.bunnies and db.athena to wave 1 and flips it', async () => {
 		await floectl(['route', 'set', 'db.bunnies', '1']);
+		await floectl(['route', 'set', 'db.athena', '1']);
 		await floectl(['wave', 'flip', '1', 'lakehouse']);
 	});
 
@@ -215,6 +225,12 @@ describe('floe with iceberg-js and icebird', () => {
 		assert.notEqual(cond.result, null, 'an ETag minted for the warehouse gave 304 after the flip');
 		assert.equal(cond.side, 'lakehouse');
 		assert.equal(cond.rows.length, 20);
+		// Same upstream ETag on both sides: still no 304 across the flip.
+		const ath = await client.loadTableResult(ATHENA, { ifNoneMatch: athenaEtag });
+		assert.notEqual(ath, null, 'a warehouse ETag of db.athena gave 304 from the lakehouse');
+		assert.equal(seen.last.headers.get('x-floe-target'), 'lakehouse');
+		assert.notEqual(ath.etag, athenaEtag);
+		assert.equal((await readRows(ath.metadata, lh.base)).length, 2);
 
 		const java = await client.loadTableResult({ namespace: ['db'], name: 'java_bunnies' });
 		assert.equal(seen.last.headers.get('x-floe-target'), 'warehouse');

@@ -304,7 +304,8 @@ rest_decode(const char *in, size_t len, const char *sep, size_t seplen,
 			continue;
 		if (c == 0x1f)
 			o--;
-		else if (seplen > 0 && o - lstart >= seplen &&
+		else if (seplen > 0 && c == (unsigned char)sep[seplen - 1] &&
+		    o - lstart >= seplen &&
 		    memcmp(out + o - seplen, sep, seplen) == 0)
 			o -= seplen;
 		else

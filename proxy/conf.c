@@ -329,7 +329,7 @@ conf_parse_size(struct conf *c, void *field, const char *value, char *why,
 	return 0;
 }
 
-/* A count of at least one, as a uint32_t. */
+/* A count, as a uint32_t; 0 is allowed (a demo gate needs no records). */
 static int
 conf_parse_count(struct conf *c, void *field, const char *value, char *why,
     size_t whylen)
@@ -337,9 +337,8 @@ conf_parse_count(struct conf *c, void *field, const char *value, char *why,
 	long long n;
 
 	(void)c;
-	if (conf_number(value, 1, UINT32_MAX, &n) == -1) {
-		snprintf(why, whylen,
-		    "\"%s\" is not a whole number of at least 1", value);
+	if (conf_number(value, 0, UINT32_MAX, &n) == -1) {
+		snprintf(why, whylen, "\"%s\" is not a whole number", value);
 		return -1;
 	}
 	*(uint32_t *)field = (uint32_t)n;

@@ -78,11 +78,10 @@ static const struct inline_case inline_cases[] = {
 	{ "zero size", "[floe]\nmax_body = 0\n",
 	    "6: [floe] max_body: \"0\" must be more than zero" },
 	{ "count with a sign", "[policy]\ngate_min_clean = +5\n",
-	    "6: [policy] gate_min_clean: \"+5\" is not a whole number of at "
-	    "least 1" },
+	    "6: [policy] gate_min_clean: \"+5\" is not a whole number" },
 	{ "count too big", "[policy]\nerror_min_requests = 4294967296\n",
 	    "6: [policy] error_min_requests: \"4294967296\" is not a whole "
-	    "number of at least 1" },
+	    "number" },
 	{ "factor zero", "[policy]\nerror_ratio = 0.0\n",
 	    "6: [policy] error_ratio: \"0.0\" is not a number above zero" },
 	{ "factor with exponent", "[policy]\nerror_ratio = 1e3\n",
@@ -91,6 +90,7 @@ static const struct inline_case inline_cases[] = {
 	    "[warehouse]\nuri = http://127.0.0.1:9003\n",
 	    "6: [warehouse] uri: duplicate key (first set on line 2)" },
 	{ "grace zero", "[policy]\ngrace = 0\n", NULL },
+	{ "gate of zero records", "[policy]\ngate_min_clean = 0\n", NULL },
 	{ "key in the wrong section", "[floe]\ntimeout = 1s\n",
 	    "6: [floe] timeout: unknown key" },
 	{ "section names are case-sensitive", "[Policy]\n",

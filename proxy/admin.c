@@ -290,6 +290,7 @@ admin_method_ok(struct admin_req *r, const char *allowed)
 {
 	const char *p = allowed;
 	size_t mlen = strlen(r->method);
+	char list[64], *c;
 
 	while (p != NULL && *p != '\0') {
 		const char *comma = strchr(p, ',');
@@ -299,8 +300,14 @@ admin_method_ok(struct admin_req *r, const char *allowed)
 			return true;
 		p = comma != NULL ? comma + 1 : NULL;
 	}
+	/* "GET,POST" reads "GET, POST" in the message. */
+	list[0] = '\0';
+	for (p = allowed; (c = strchr(p, ',')) != NULL; p = c + 1)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+		    "%.*s, ", (int)(c - p), p);
+	snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s", p);
 	admin_error(r, 405, "%s is not allowed on %s (allowed: %s)", r->method,
-	    r->path, allowed);
+	    r->path, list);
 	return false;
 }
 
@@ -782,31 +789,44 @@ admin_route_guard(struct admin_req *r, const char *text, uint32_t old,
     bool has_old, uint32_t new, bool has_new)
 {
 	struct store_wave w;
+	char msg[512];
+	json_t *ev;
 
+	msg[0] = '\0';
 	if (has_new) {
 		if (admin_wave_state(r, new, &w, NULL) == -1)
 			return -1;
-		if (!admin_state_reads_warehouse(w.state)) {
-			admin_error(r, 409,
+		if (!admin_state_reads_warehouse(w.state))
+			snprintf(msg, sizeof(msg),
 			    "wave %u is %s: %s may join it only while the wave "
 			    "is on the warehouse, or it would skip the cutover "
 			    "gate (force to override)",
 			    new, wave_state_name(w.state), text);
-			return -1;
-		}
 	}
-	if (has_old) {
+	if (has_old && msg[0] == '\0') {
 		if (admin_wave_state(r, old, &w, NULL) == -1)
 			return -1;
-		if (w.state == WAVE_FROZEN || w.state == WAVE_RETIRED) {
-			admin_error(r, 409,
+		if (w.state == WAVE_FROZEN || w.state == WAVE_RETIRED)
+			snprintf(msg, sizeof(msg),
 			    "%s is in wave %u, which is %s: its warehouse copy "
 			    "is no longer written (force to override)",
 			    text, old, wave_state_name(w.state));
-			return -1;
-		}
 	}
-	return 0;
+	if (msg[0] == '\0')
+		return 0;
+
+	/* Like a refused transition, the refusal is recorded. */
+	log_info("route change of %s refused (%s): %s", text, r->actor, msg);
+	ev = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:s}", "type", "route.refused",
+	    "action", has_new ? "set" : "rm", "object", text, "wave",
+	    has_new ? json_integer(new) : json_null(), "from_wave",
+	    has_old ? json_integer(old) : json_null(), "actor", r->actor,
+	    "message", msg);
+	if (ev == NULL || store_event_append(r->st, r->now_ms, ev) != STORE_OK)
+		log_warnx("admin: recording the refusal for %s failed", text);
+	json_decref(ev);
+	admin_error(r, 409, "%s", msg);
+	return -1;
 }
 
 /* POST /routes {"object","wave"[,"force"]}: assign an object or rule. */
@@ -851,7 +871,7 @@ admin_routes_post(struct admin_req *r)
 		true) == -1)
 		goto out;
 
-	ev = json_pack("{s:s,s:s,s:I,s:o,s:s}", "type", "route_set", "object",
+	ev = json_pack("{s:s,s:s,s:I,s:o,s:s}", "type", "route.set", "object",
 	    canon, "wave", (json_int_t)wave, "from_wave",
 	    has_old ? json_integer(old.wave) : json_null(), "actor", r->actor);
 	if (force)
@@ -913,7 +933,7 @@ admin_routes_delete(struct admin_req *r)
 	if (!force &&
 	    admin_route_guard(r, canon, old.wave, true, 0, false) == -1)
 		return;
-	ev = json_pack("{s:s,s:s,s:I,s:s}", "type", "route_rm", "object", canon,
+	ev = json_pack("{s:s,s:s,s:I,s:s}", "type", "route.rm", "object", canon,
 	    "from_wave", (json_int_t)old.wave, "actor", r->actor);
 	if (force)
 		json_object_set_new(ev, "forced", json_true());
@@ -956,11 +976,6 @@ admin_resolve(struct admin_req *r)
 
 	if (admin_parse_object(r, r->seg[1], &obj) == -1)
 		return;
-	if (obj.rule) {
-		admin_error(r, 400, "resolve takes a table, not a rule: %s",
-		    r->seg[1]);
-		return;
-	}
 	admin_format_obj(&obj, canon, sizeof(canon));
 	(void)admin_query_get(r, "client", &client);
 	memset(&res, 0, sizeof(res));
@@ -1122,18 +1137,15 @@ admin_wave_move(struct admin_req *r, const char *what)
 		    r->now_ms, msg, sizeof(msg));
 	else
 		rc = wave_ack(r->st, n, r->actor, r->now_ms, msg, sizeof(msg));
+	/* wave.c logged the outcome and recorded it, refusals included. */
 	if (rc == WAVE_REFUSED) {
-		log_info("wave %u: %s by %s refused: %s", n, what, r->actor,
-		    msg);
 		admin_error(r, 409, "%s",
 		    msg[0] != '\0' ? msg : "the transition was refused");
 		goto out;
 	}
 	if (rc != WAVE_OK) {
-		log_warnx("admin: wave %u %s failed: store error%s%s", n, what,
-		    msg[0] != '\0' ? ": " : "", msg);
-		admin_error(r, 500, "store error: wave %u is unchanged%s%s", n,
-		    msg[0] != '\0' ? ": " : "", msg);
+		admin_error(r, 500, "%s",
+		    msg[0] != '\0' ? msg : "the store failed; nothing changed");
 		goto out;
 	}
 
@@ -1142,8 +1154,6 @@ admin_wave_move(struct admin_req *r, const char *what)
 	if (admin_wave_state(r, n, &s.w, &has_rec) == -1)
 		goto out;
 	s.has_rec = has_rec;
-	log_info("wave %u: %s -> %s by %s", n, wave_state_name(before.state),
-	    wave_state_name(s.w.state), r->actor);
 	j = admin_wave_sum_json(&s);
 	/* The counts are not gathered here; a transition moves no route. */
 	json_object_del(j, "objects");

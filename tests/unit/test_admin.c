@@ -1,0 +1,850 @@
+/*
+ * floe: test_admin.c -- the admin API driven through admin_handle on a real
+ * store in a temporary directory: every endpoint, every error, and that a
+ * refused or malformed request leaves the store as it was.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "lib/compat.h"
+#include "lib/units.h"
+#include "lib/xmalloc.h"
+#include "proxy/admin.h"
+#include "proxy/floe.h"
+#include "routing/store.h"
+#include "routing/wave.h"
+#include "tests/unit/routing_tmp.h"
+
+#define UID 1000
+
+/* A floe with only its store: what admin.c uses. */
+struct fixture {
+	struct routing_tmp *tmp;
+	struct floe f;
+};
+
+/* Test double: the main's status object. */
+json_t *
+floe_status_json(struct floe *f)
+{
+	(void)f;
+	return json_pack("{s:s,s:i}", "version", "test", "uptime_s", 42);
+}
+
+/* Test double: the main's Prometheus text. */
+char *
+floe_metrics_text(struct floe *f)
+{
+	(void)f;
+	return xstrdup("# TYPE floe_requests_total counter\n"
+		       "floe_requests_total 7\n");
+}
+
+/* Set up a store in a fresh directory. */
+static int
+setup(void **state)
+{
+	struct fixture *fx = xcalloc(1, sizeof(*fx));
+
+	if ((fx->tmp = routing_tmp_open()) == NULL) {
+		free(fx);
+		return -1;
+	}
+	fx->f.store = fx->tmp->store;
+	*state = fx;
+	return 0;
+}
+
+/* Close the store and remove its directory. */
+static int
+teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	routing_tmp_close(fx->tmp);
+	free(fx);
+	return 0;
+}
+
+/* Serve METHOD TARGET BODY as peer UID; the reply's JSON in *OUT (or NULL). */
+static int
+call(struct fixture *fx, const char *method, const char *target,
+    const char *body, json_t **out)
+{
+	struct admin_reply rep;
+	int status;
+
+	admin_handle(&fx->f, method, target, strlen(target), body,
+	    body != NULL ? strlen(body) : 0, UID, &rep);
+	assert_non_null(rep.body);
+	assert_int_equal(rep.len, strlen(rep.body));
+	assert_non_null(rep.content_type);
+	if (out != NULL) {
+		assert_string_equal(rep.content_type, "application/json");
+		*out = json_loadb(rep.body, rep.len, 0, NULL);
+		if (*out == NULL)
+			fail_msg("not JSON: %s", rep.body);
+	}
+	status = rep.status;
+	free(rep.body);
+	return status;
+}
+
+/* Serve a request expecting STATUS; the reply's JSON. Caller decrefs. */
+static json_t *
+expect(struct fixture *fx, int status, const char *method, const char *target,
+    const char *body)
+{
+	json_t *j;
+	int got;
+
+	got = call(fx, method, target, body, &j);
+	if (got != status)
+		fail_msg("%s %s: status %d, want %d: %s", method, target, got,
+		    status, json_dumps(j, JSON_COMPACT));
+	return j;
+}
+
+/* String member KEY of J ("" when absent or not a string). */
+static const char *
+str(const json_t *j, const char *key)
+{
+	const json_t *v = json_object_get(j, key);
+
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/* Integer member KEY of J (-1 when absent). */
+static json_int_t
+num(const json_t *j, const char *key)
+{
+	const json_t *v = json_object_get(j, key);
+
+	return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+/* The raw body of a reply expecting 200. Caller frees. */
+static char *
+raw(struct fixture *fx, const char *method, const char *target)
+{
+	struct admin_reply rep;
+
+	admin_handle(&fx->f, method, target, strlen(target), NULL, 0, UID,
+	    &rep);
+	assert_int_equal(rep.status, 200);
+	return rep.body;
+}
+
+/* The store's routes and waves as one string. Caller frees. */
+static char *
+snapshot(struct fixture *fx)
+{
+	char *routes = raw(fx, "GET", "/routes");
+	char *waves = raw(fx, "GET", "/waves");
+	char *s;
+
+	s = xasprintf("%s %s", routes, waves);
+	free(routes);
+	free(waves);
+	return s;
+}
+
+/*
+ * After a refusal: routes and waves are as BEFORE and exactly one event
+ * was added since SEQ, of type TYPE (refusals are recorded).
+ */
+static void
+assert_refused(struct fixture *fx, const char *before, uint64_t seq,
+    const char *type)
+{
+	char *after = snapshot(fx), target[64];
+	json_t *j, *list;
+
+	assert_string_equal(before, after);
+	free(after);
+	assert_int_equal(store_last_seq(fx->f.store), seq + 1);
+	snprintf(target, sizeof(target), "/events?after=%llu",
+	    (unsigned long long)seq);
+	j = expect(fx, 200, "GET", target, NULL);
+	list = json_object_get(j, "events");
+	assert_int_equal(json_array_size(list), 1);
+	assert_string_equal(str(json_array_get(list, 0), "type"), type);
+	assert_string_equal(str(json_array_get(list, 0), "actor"), "uid 1000");
+	json_decref(j);
+}
+
+/* Set route OBJECT -> WAVE through the API, expecting 200. */
+static void
+route_set(struct fixture *fx, const char *object, unsigned wave)
+{
+	char *body = xasprintf("{\"object\":\"%s\",\"wave\":%u}", object, wave);
+
+	json_decref(expect(fx, 200, "POST", "/routes", body));
+	free(body);
+}
+
+/* store_wave_update callback forcing the state in ARG. */
+static int
+force_state_cb(struct store_wave *w, json_t *ev, bool *record, void *arg)
+{
+	(void)ev;
+	(void)record;
+	w->state = *(int *)arg;
+	return STORE_OK;
+}
+
+/* Put wave N in STATE behind the API's back (no transition for it yet). */
+static void
+force_state(struct fixture *fx, uint32_t n, int state)
+{
+	json_t *ev = json_pack("{s:s}", "type", "test");
+
+	assert_int_equal(store_wave_update(fx->f.store, n, units_now_ms(),
+			     force_state_cb, &state, ev),
+	    STORE_OK);
+	json_decref(ev);
+}
+
+/* GET /status: the main's keys first, then store and a wave count. */
+static void
+test_status(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *j, *waves;
+	const char *key;
+	json_t *v;
+	int i = 0;
+	static const char *const order[] = { "version", "uptime_s", "store",
+		"waves" };
+
+	route_set(fx, "db.orders", 3);
+	route_set(fx, "mkt.*", 4);
+	force_state(fx, 4, WAVE_LAKEHOUSE);
+	j = expect(fx, 200, "GET", "/status", NULL);
+	json_object_foreach(j, key, v) {
+		assert_true(i < 4);
+		assert_string_equal(key, order[i]);
+		i++;
+	}
+	assert_int_equal(i, 4);
+	assert_string_equal(str(j, "version"), "test");
+	assert_true(json_is_true(
+	    json_object_get(json_object_get(j, "store"), "healthy")));
+	assert_int_equal(num(json_object_get(j, "store"), "last_seq"), 3);
+	waves = json_object_get(j, "waves");
+	assert_int_equal(json_object_size(waves), WAVE_NSTATES);
+	assert_int_equal(num(waves, "warehouse"), 1);
+	assert_int_equal(num(waves, "lakehouse"), 1);
+	assert_int_equal(num(waves, "canary"), 0);
+	assert_int_equal(num(waves, "rolled_back"), 0);
+	json_decref(j);
+	/* Compact output. */
+	{
+		char *body = raw(fx, "GET", "/status");
+
+		assert_null(strchr(body, '\n'));
+		assert_null(strstr(body, ": "));
+		free(body);
+	}
+}
+
+/* GET /metrics: the main's text with the Prometheus content type. */
+static void
+test_metrics(void **state)
+{
+	struct fixture *fx = *state;
+	struct admin_reply rep;
+
+	admin_handle(&fx->f, "GET", "/metrics", 8, NULL, 0, UID, &rep);
+	assert_int_equal(rep.status, 200);
+	assert_string_equal(rep.content_type, "text/plain; version=0.0.4");
+	assert_non_null(strstr(rep.body, "floe_requests_total 7\n"));
+	free(rep.body);
+}
+
+/* POST, GET and DELETE /routes, with their events. */
+static void
+test_routes(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *j, *list, *ev;
+	uint64_t seq;
+	int64_t t, before = units_now_ms();
+
+	j = expect(fx, 200, "POST", "/routes",
+	    "{\"object\":\"db.orders\",\"wave\":3}");
+	assert_string_equal(str(j, "object"), "db.orders");
+	assert_int_equal(num(j, "wave"), 3);
+	assert_int_equal(units_time_parse(str(j, "since"), &t), 0);
+	assert_true(t >= before - 1 && t <= units_now_ms() + 1);
+	json_decref(j);
+	/* Rules, the REST form (canonicalised), and a re-assignment. */
+	json_decref(expect(fx, 200, "POST", "/routes",
+	    "{\"object\":\"mkt.*\",\"wave\":2147483647}"));
+	j = expect(fx, 200, "POST", "/routes",
+	    "{\"object\":\"my.db%1Forders\",\"wave\":0}");
+	assert_string_equal(str(j, "object"), "my.db%1Forders");
+	json_decref(j);
+	route_set(fx, "db.orders", 5);
+
+	j = expect(fx, 200, "GET", "/routes", NULL);
+	list = json_object_get(j, "routes");
+	assert_int_equal(json_array_size(list), 3);
+	assert_string_equal(str(json_array_get(list, 0), "object"),
+	    "db.orders");
+	assert_int_equal(num(json_array_get(list, 0), "wave"), 5);
+	assert_string_equal(str(json_array_get(list, 1), "object"), "mkt.*");
+	assert_int_equal(num(json_array_get(list, 1), "wave"), 2147483647);
+	assert_string_equal(str(json_array_get(list, 2), "object"),
+	    "my.db%1Forders");
+	json_decref(j);
+
+	/* The same assignment again writes nothing. */
+	seq = store_last_seq(fx->f.store);
+	route_set(fx, "db.orders", 5);
+	assert_int_equal(store_last_seq(fx->f.store), seq);
+
+	/* The events say who and what. */
+	j = expect(fx, 200, "GET", "/events?after=3", NULL);
+	ev = json_array_get(json_object_get(j, "events"), 0);
+	assert_string_equal(str(ev, "type"), "route.set");
+	assert_string_equal(str(ev, "object"), "db.orders");
+	assert_int_equal(num(ev, "wave"), 5);
+	assert_int_equal(num(ev, "from_wave"), 3);
+	assert_string_equal(str(ev, "actor"), "uid 1000");
+	json_decref(j);
+
+	/* Delete: plain, percent-encoded, then gone. */
+	j = expect(fx, 200, "DELETE", "/routes/db.orders", NULL);
+	assert_string_equal(str(j, "object"), "db.orders");
+	assert_int_equal(num(j, "wave"), 5);
+	json_decref(j);
+	json_decref(expect(fx, 200, "DELETE", "/routes/mkt.%2A", NULL));
+	json_decref(
+	    expect(fx, 200, "DELETE", "/routes/my.db%251Forders", NULL));
+	json_decref(expect(fx, 404, "DELETE", "/routes/db.orders", NULL));
+	j = expect(fx, 200, "GET", "/routes", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "routes")), 0);
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/events?after=4", NULL);
+	ev = json_array_get(json_object_get(j, "events"), 0);
+	assert_string_equal(str(ev, "type"), "route.rm");
+	assert_int_equal(num(ev, "from_wave"), 5);
+	assert_string_equal(str(ev, "actor"), "uid 1000");
+	json_decref(j);
+}
+
+/* GET /resolve: unassigned, by object, by rule, canary per client. */
+static void
+test_resolve(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *j;
+	char target[128], msg[256];
+	int i, lake = 0;
+
+	j = expect(fx, 200, "GET", "/resolve/db.orders", NULL);
+	assert_string_equal(str(j, "object"), "db.orders");
+	assert_string_equal(str(j, "target"), "warehouse");
+	assert_string_equal(str(j, "write_target"), "warehouse");
+	assert_string_equal(str(j, "why"), "unassigned");
+	assert_true(json_is_null(json_object_get(j, "wave")));
+	assert_true(json_is_null(json_object_get(j, "matched")));
+	assert_int_equal(num(j, "version"), 0);
+	json_decref(j);
+
+	route_set(fx, "db.*", 7);
+	route_set(fx, "db.orders", 3);
+	assert_int_equal(wave_flip(fx->f.store, 3, WAVE_LAKEHOUSE, 100, "test",
+			     NULL, units_now_ms(), msg, sizeof(msg)),
+	    WAVE_OK);
+	j = expect(fx, 200, "GET", "/resolve/db.orders", NULL);
+	assert_string_equal(str(j, "target"), "lakehouse");
+	assert_string_equal(str(j, "write_target"), "warehouse");
+	assert_int_equal(num(j, "wave"), 3);
+	assert_string_equal(str(j, "state"), "lakehouse");
+	assert_string_equal(str(j, "why"), "object");
+	assert_string_equal(str(j, "matched"), "db.orders");
+	assert_int_equal(num(j, "version"), 3);
+	assert_true(
+	    json_is_false(json_object_get(j, "refuses_warehouse_writes")));
+	json_decref(j);
+
+	j = expect(fx, 200, "GET", "/resolve/db.customers", NULL);
+	assert_string_equal(str(j, "target"), "warehouse");
+	assert_int_equal(num(j, "wave"), 7);
+	assert_string_equal(str(j, "state"), "warehouse");
+	assert_string_equal(str(j, "why"), "rule");
+	assert_string_equal(str(j, "matched"), "db.*");
+	json_decref(j);
+
+	/* Frozen: writes to the warehouse copy refused. */
+	force_state(fx, 7, WAVE_FROZEN);
+	j = expect(fx, 200, "GET", "/resolve/db.x.y", NULL);
+	assert_string_equal(str(j, "write_target"), "lakehouse");
+	assert_true(
+	    json_is_true(json_object_get(j, "refuses_warehouse_writes")));
+	json_decref(j);
+
+	/* A 50% canary: sticky per client, and both sides occur. */
+	route_set(fx, "c.t", 9);
+	json_decref(expect(fx, 200, "POST", "/waves/9/flip",
+	    "{\"to\":\"canary\",\"pct\":50}"));
+	for (i = 0; i < 64; i++) {
+		json_t *again;
+
+		snprintf(target, sizeof(target),
+		    "/resolve/c.t?client=app%%20%d", i);
+		j = expect(fx, 200, "GET", target, NULL);
+		assert_string_equal(str(j, "state"), "canary");
+		assert_int_equal(num(j, "pct"), 50);
+		again = expect(fx, 200, "GET", target, NULL);
+		assert_string_equal(str(j, "target"), str(again, "target"));
+		if (strcmp(str(j, "target"), "lakehouse") == 0)
+			lake++;
+		if (i == 0) {
+			char want[16];
+
+			snprintf(want, sizeof(want), "app %d", i);
+			assert_string_equal(str(j, "client"), want);
+		}
+		json_decref(again);
+		json_decref(j);
+	}
+	assert_true(lake > 0 && lake < 64);
+
+	/* The REST form in the path, percent-encoded once more. */
+	route_set(fx, "my.db%1Forders", 1);
+	j = expect(fx, 200, "GET", "/resolve/my.db%251Forders", NULL);
+	assert_string_equal(str(j, "object"), "my.db%1Forders");
+	assert_string_equal(str(j, "why"), "object");
+	json_decref(j);
+}
+
+/* GET /waves and /waves/{n}: records and waves known only by routes. */
+static void
+test_waves(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *j, *w, *list;
+	char msg[256];
+
+	j = expect(fx, 200, "GET", "/waves", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "waves")), 0);
+	json_decref(j);
+
+	route_set(fx, "db.orders", 3);
+	route_set(fx, "db.items", 3);
+	route_set(fx, "mkt.*", 3);
+	route_set(fx, "fin.ledger", 1);
+	assert_int_equal(wave_flip(fx->f.store, 3, WAVE_LAKEHOUSE, 100, "uid 5",
+			     "clean for a week", units_now_ms(), msg,
+			     sizeof(msg)),
+	    WAVE_OK);
+	force_state(fx, 8, WAVE_ROLLED_BACK);
+
+	j = expect(fx, 200, "GET", "/waves", NULL);
+	list = json_object_get(j, "waves");
+	assert_int_equal(json_array_size(list), 3);
+	w = json_array_get(list, 0);
+	assert_int_equal(num(w, "wave"), 1);
+	assert_string_equal(str(w, "state"), "warehouse");
+	assert_int_equal(num(w, "objects"), 1);
+	assert_int_equal(num(w, "rules"), 0);
+	assert_true(json_is_null(json_object_get(w, "since")));
+	w = json_array_get(list, 1);
+	assert_int_equal(num(w, "wave"), 3);
+	assert_string_equal(str(w, "state"), "lakehouse");
+	assert_int_equal(num(w, "objects"), 2);
+	assert_int_equal(num(w, "rules"), 1);
+	assert_string_equal(str(w, "reason"), "clean for a week");
+	assert_string_equal(str(w, "actor"), "uid 5");
+	assert_true(json_is_string(json_object_get(w, "since")));
+	w = json_array_get(list, 2);
+	assert_int_equal(num(w, "wave"), 8);
+	assert_string_equal(str(w, "state"), "rolled_back");
+	assert_int_equal(num(w, "objects"), 0);
+	json_decref(j);
+
+	j = expect(fx, 200, "GET", "/waves/3", NULL);
+	assert_int_equal(num(j, "wave"), 3);
+	assert_string_equal(str(j, "state"), "lakehouse");
+	assert_true(json_is_string(json_object_get(j, "flipped")));
+	assert_true(json_is_null(json_object_get(j, "frozen")));
+	list = json_object_get(j, "objects");
+	assert_int_equal(json_array_size(list), 2);
+	assert_string_equal(json_string_value(json_array_get(list, 0)),
+	    "db.items");
+	assert_string_equal(json_string_value(json_array_get(list, 1)),
+	    "db.orders");
+	list = json_object_get(j, "rules");
+	assert_int_equal(json_array_size(list), 1);
+	assert_string_equal(json_string_value(json_array_get(list, 0)),
+	    "mkt.*");
+	json_decref(j);
+
+	/* A wave known only by its route, and one only by its record. */
+	j = expect(fx, 200, "GET", "/waves/1", NULL);
+	assert_string_equal(str(j, "state"), "warehouse");
+	assert_int_equal(json_array_size(json_object_get(j, "objects")), 1);
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves/8", NULL);
+	assert_string_equal(str(j, "state"), "rolled_back");
+	assert_int_equal(json_array_size(json_object_get(j, "objects")), 0);
+	json_decref(j);
+}
+
+/* flip, rollback, ack through the API; refusals are 409 and change nothing. */
+static void
+test_transitions(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *j, *e, *ev;
+	char *before;
+	uint64_t seq;
+
+	route_set(fx, "db.orders", 3);
+	j = expect(fx, 200, "POST", "/waves/3/flip",
+	    "{\"to\":\"canary\",\"pct\":10,\"reason\":\"first tenth\"}");
+	assert_int_equal(num(j, "wave"), 3);
+	assert_string_equal(str(j, "from"), "warehouse");
+	assert_string_equal(str(j, "state"), "canary");
+	assert_int_equal(num(j, "pct"), 10);
+	assert_string_equal(str(j, "actor"), "uid 1000");
+	assert_string_equal(str(j, "reason"), "first tenth");
+	json_decref(j);
+
+	j = expect(fx, 200, "POST", "/waves/3/flip", "{\"to\":\"lakehouse\"}");
+	assert_string_equal(str(j, "from"), "canary");
+	assert_string_equal(str(j, "state"), "lakehouse");
+	json_decref(j);
+
+	j = expect(fx, 200, "POST", "/waves/3/rollback",
+	    "{\"reason\":\"dashboards wrong\"}");
+	assert_string_equal(str(j, "from"), "lakehouse");
+	assert_string_equal(str(j, "state"), "rolled_back");
+	assert_string_equal(str(j, "reason"), "dashboards wrong");
+	json_decref(j);
+
+	/* Rolled back: a flip is refused until ack; nothing changes. */
+	before = snapshot(fx);
+	seq = store_last_seq(fx->f.store);
+	j = expect(fx, 409, "POST", "/waves/3/flip", "{\"to\":\"lakehouse\"}");
+	e = json_object_get(j, "error");
+	assert_string_equal(str(e, "type"), "RefusedException");
+	assert_int_equal(num(e, "code"), 409);
+	assert_non_null(strstr(str(e, "message"), "wave ack 3"));
+	json_decref(j);
+	assert_refused(fx, before, seq, "wave.refused");
+	free(before);
+
+	/* ack takes no body, or an empty one. */
+	j = expect(fx, 200, "POST", "/waves/3/ack", NULL);
+	assert_string_equal(str(j, "from"), "rolled_back");
+	assert_string_equal(str(j, "state"), "warehouse");
+	json_decref(j);
+
+	/* The transitions' events carry the operator. */
+	j = expect(fx, 200, "GET", "/events?after=1&limit=1", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "events")), 1);
+	ev = json_array_get(json_object_get(j, "events"), 0);
+	assert_int_equal(num(ev, "seq"), 2);
+	assert_string_equal(str(ev, "actor"), "uid 1000");
+	json_decref(j);
+
+	/* A canary of 100% is the lakehouse; rollback with an empty body. */
+	j = expect(fx, 200, "POST", "/waves/3/flip",
+	    "{\"to\":\"canary\",\"pct\":100}");
+	assert_string_equal(str(j, "state"), "lakehouse");
+	assert_int_equal(num(j, "pct"), 100);
+	json_decref(j);
+	j = expect(fx, 200, "POST", "/waves/3/rollback", "");
+	assert_string_equal(str(j, "state"), "rolled_back");
+	json_decref(j);
+}
+
+/* Route changes never skip a gate nor strand a frozen wave's objects. */
+static void
+test_route_guard(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *j;
+	char *before;
+	uint64_t seq;
+
+	route_set(fx, "db.orders", 3);
+	route_set(fx, "db.items", 4);
+	json_decref(
+	    expect(fx, 200, "POST", "/waves/3/flip", "{\"to\":\"lakehouse\"}"));
+
+	before = snapshot(fx);
+	seq = store_last_seq(fx->f.store);
+	j = expect(fx, 409, "POST", "/routes",
+	    "{\"object\":\"db.items\",\"wave\":3}");
+	assert_non_null(strstr(str(json_object_get(j, "error"), "message"),
+	    "wave 3 is lakehouse"));
+	json_decref(j);
+	assert_refused(fx, before, seq, "route.refused");
+	seq = store_last_seq(fx->f.store);
+	json_decref(expect(fx, 409, "POST", "/routes",
+	    "{\"object\":\"new.*\",\"wave\":3}"));
+	assert_refused(fx, before, seq, "route.refused");
+
+	/* Leaving a lakehouse wave is the safe direction. */
+	route_set(fx, "db.orders", 4);
+	json_decref(expect(fx, 200, "POST", "/routes",
+	    "{\"object\":\"db.items\",\"wave\":3,\"force\":true}"));
+
+	/* Frozen: its objects may not leave, by set or by delete. */
+	force_state(fx, 3, WAVE_FROZEN);
+	free(before);
+	before = snapshot(fx);
+	seq = store_last_seq(fx->f.store);
+	j = expect(fx, 409, "POST", "/routes",
+	    "{\"object\":\"db.items\",\"wave\":4}");
+	assert_non_null(strstr(str(json_object_get(j, "error"), "message"),
+	    "db.items is in wave 3, which is frozen"));
+	json_decref(j);
+	assert_refused(fx, before, seq, "route.refused");
+	seq = store_last_seq(fx->f.store);
+	json_decref(expect(fx, 409, "DELETE", "/routes/db.items", NULL));
+	assert_refused(fx, before, seq, "route.refused");
+	free(before);
+	json_decref(
+	    expect(fx, 200, "DELETE", "/routes/db.items?force=1", NULL));
+}
+
+/* GET /events: after, limit, last_seq. */
+static void
+test_events(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *j, *list;
+
+	j = expect(fx, 200, "GET", "/events", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "events")), 0);
+	assert_int_equal(num(j, "last_seq"), 0);
+	json_decref(j);
+
+	route_set(fx, "a.t1", 1);
+	route_set(fx, "a.t2", 1);
+	route_set(fx, "a.t3", 2);
+	j = expect(fx, 200, "GET", "/events", NULL);
+	list = json_object_get(j, "events");
+	assert_int_equal(json_array_size(list), 3);
+	assert_int_equal(num(json_array_get(list, 0), "seq"), 1);
+	assert_int_equal(num(json_array_get(list, 2), "seq"), 3);
+	assert_true(
+	    json_is_string(json_object_get(json_array_get(list, 0), "ts")));
+	assert_int_equal(num(j, "last_seq"), 3);
+	json_decref(j);
+
+	j = expect(fx, 200, "GET", "/events?limit=2&after=1", NULL);
+	list = json_object_get(j, "events");
+	assert_int_equal(json_array_size(list), 2);
+	assert_int_equal(num(json_array_get(list, 0), "seq"), 2);
+	assert_string_equal(str(json_array_get(list, 1), "object"), "a.t3");
+	assert_int_equal(num(j, "last_seq"), 3);
+	json_decref(j);
+
+	j = expect(fx, 200, "GET", "/events?after=3", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "events")), 0);
+	json_decref(j);
+}
+
+/* Every error: status, type, code, message; and the store unchanged. */
+static void
+test_errors(void **state)
+{
+	static const struct {
+		const char *method;
+		const char *target;
+		const char *body;
+		int status;
+		const char *type;
+		const char *msg; /* a part of the message */
+	} cases[] = {
+		{ "GET", "/nope", NULL, 404, "NotFoundException",
+		    "no such resource: /nope" },
+		{ "GET", "/", NULL, 404, "NotFoundException", "no such" },
+		{ "GET", "/waves/3/flip/x", NULL, 404, "NotFoundException",
+		    "no such" },
+		{ "POST", "/waves/3/freeze", "{}", 404, "NotFoundException",
+		    "no such" },
+		{ "GET", "nope", NULL, 400, "BadRequestException",
+		    "not a path" },
+		{ "PUT", "/routes", "{}", 405, "MethodNotAllowedException",
+		    "PUT is not allowed on /routes (allowed: GET, POST)" },
+		{ "POST", "/status", NULL, 405, "MethodNotAllowedException",
+		    "allowed: GET" },
+		{ "GET", "/routes/db.orders", NULL, 405,
+		    "MethodNotAllowedException", "allowed: DELETE" },
+		{ "GET", "/waves/3/flip", NULL, 405,
+		    "MethodNotAllowedException", "allowed: POST" },
+		{ "DELETE", "/waves", NULL, 405, "MethodNotAllowedException",
+		    "allowed: GET" },
+		{ "POST", "/routes", "{", 400, "BadRequestException",
+		    "body is not JSON: " },
+		{ "POST", "/routes", "{\"object\":\"a.b\",\n\"wave\":}", 400,
+		    "BadRequestException", "at line 2 column" },
+		{ "POST", "/routes", "", 400, "BadRequestException",
+		    "body is empty" },
+		{ "POST", "/routes", "[1]", 400, "BadRequestException",
+		    "not a JSON object" },
+		{ "POST", "/routes", "{\"wave\":3}", 400, "BadRequestException",
+		    "field \"object\" is required" },
+		{ "POST", "/routes", "{\"object\":\"db.t\"}", 400,
+		    "BadRequestException", "field \"wave\" is required" },
+		{ "POST", "/routes", "{\"object\":7,\"wave\":3}", 400,
+		    "BadRequestException",
+		    "field \"object\" must be a string" },
+		{ "POST", "/routes", "{\"object\":\"db.t\",\"wave\":\"3\"}",
+		    400, "BadRequestException",
+		    "field \"wave\" must be an integer 0..2147483647" },
+		{ "POST", "/routes", "{\"object\":\"db.t\",\"wave\":-1}", 400,
+		    "BadRequestException",
+		    "field \"wave\" must be an integer" },
+		{ "POST", "/routes",
+		    "{\"object\":\"db.t\",\"wave\":2147483648}", 400,
+		    "BadRequestException",
+		    "field \"wave\" must be an integer" },
+		{ "POST", "/routes", "{\"object\":\"db.t\",\"wave\":1.5}", 400,
+		    "BadRequestException",
+		    "field \"wave\" must be an integer" },
+		{ "POST", "/routes",
+		    "{\"object\":\"db.t\",\"wave\":1,\"wave\":2}", 400,
+		    "BadRequestException", "body is not JSON: duplicate" },
+		{ "POST", "/routes",
+		    "{\"object\":\"db.t\",\"wave\":1,\"force\":1}", 400,
+		    "BadRequestException", "field \"force\" must be true" },
+		{ "POST", "/routes", "{\"object\":\"db.t\",\"wave\":1,\"x\":1}",
+		    400, "BadRequestException", "unknown field \"x\"" },
+		{ "POST", "/routes", "{\"object\":\"orders\",\"wave\":1}", 400,
+		    "BadRequestException",
+		    "\"orders\": an object is a namespace and a table" },
+		{ "POST", "/routes", "{\"object\":\"db..t\",\"wave\":1}", 400,
+		    "BadRequestException", "empty namespace level" },
+		{ "POST", "/routes", "{\"object\":\"\",\"wave\":1}", 400,
+		    "BadRequestException", "empty object name" },
+		{ "DELETE", "/routes/orders", NULL, 400, "BadRequestException",
+		    "an object is a namespace and a table" },
+		{ "DELETE", "/routes/db.none", NULL, 404, "NotFoundException",
+		    "db.none has no route" },
+		{ "GET", "/resolve/db.", NULL, 400, "BadRequestException",
+		    "empty table name" },
+		{ "GET", "/waves/77", NULL, 404, "NotFoundException",
+		    "wave 77 has no routes and no state" },
+		{ "GET", "/waves/x", NULL, 400, "BadRequestException",
+		    "wave \"x\" is not a number 0..2147483647" },
+		{ "GET", "/waves/2147483648", NULL, 400, "BadRequestException",
+		    "is not a number" },
+		{ "POST", "/waves/-1/ack", NULL, 400, "BadRequestException",
+		    "is not a number" },
+		{ "POST", "/waves/3/flip", NULL, 400, "BadRequestException",
+		    "body is empty" },
+		{ "POST", "/waves/3/flip", "{}", 400, "BadRequestException",
+		    "field \"to\" is required" },
+		{ "POST", "/waves/3/flip", "{\"to\":\"warehouse\"}", 400,
+		    "BadRequestException",
+		    "field \"to\" must be \"lakehouse\" or \"canary\"" },
+		{ "POST", "/waves/3/flip", "{\"to\":3}", 400,
+		    "BadRequestException", "field \"to\" must be a string" },
+		{ "POST", "/waves/3/flip", "{\"to\":\"canary\"}", 400,
+		    "BadRequestException", "field \"pct\" is required" },
+		{ "POST", "/waves/3/flip", "{\"to\":\"canary\",\"pct\":0}", 400,
+		    "BadRequestException",
+		    "field \"pct\" must be an integer 1..100" },
+		{ "POST", "/waves/3/flip", "{\"to\":\"canary\",\"pct\":101}",
+		    400, "BadRequestException", "field \"pct\"" },
+		{ "POST", "/waves/3/flip", "{\"to\":\"lakehouse\",\"pct\":50}",
+		    400, "BadRequestException", "field \"pct\"" },
+		{ "POST", "/waves/3/flip",
+		    "{\"to\":\"lakehouse\",\"reason\":5}", 400,
+		    "BadRequestException",
+		    "field \"reason\" must be a string" },
+		{ "POST", "/waves/3/flip", "{\"to\":\"lakehouse\",\"y\":1}",
+		    400, "BadRequestException", "unknown field \"y\"" },
+		{ "POST", "/waves/3/rollback", "{\"force_stale\":\"yes\"}", 400,
+		    "BadRequestException",
+		    "field \"force_stale\" must be true or false" },
+		{ "POST", "/waves/3/rollback", "nope", 400,
+		    "BadRequestException", "body is not JSON" },
+		{ "POST", "/waves/3/ack", "{\"reason\":\"x\"}", 400,
+		    "BadRequestException", "unknown field \"reason\"" },
+		{ "GET", "/events?after=x", NULL, 400, "BadRequestException",
+		    "after must be an event sequence number" },
+		{ "GET", "/events?after=-1", NULL, 400, "BadRequestException",
+		    "after must be" },
+		{ "GET", "/events?limit=0", NULL, 400, "BadRequestException",
+		    "limit must be 1..10000" },
+		{ "GET", "/events?limit=10001", NULL, 400,
+		    "BadRequestException", "limit must be" },
+		/* Refusals by the lifecycle: wave 3 is on the warehouse. */
+		{ "POST", "/waves/3/rollback", "{}", 409, "RefusedException",
+		    "wave 3 is on the warehouse: nothing to roll back" },
+		{ "POST", "/waves/3/ack", NULL, 409, "RefusedException",
+		    "not rolled_back" },
+
+	};
+	struct fixture *fx = *state;
+	char *before, *after;
+	json_t *j, *e;
+	uint64_t seq;
+	size_t i;
+
+	route_set(fx, "db.orders", 3);
+	before = snapshot(fx);
+	for (i = 0; i < nitems(cases); i++) {
+		seq = store_last_seq(fx->f.store);
+		j = expect(fx, cases[i].status, cases[i].method,
+		    cases[i].target, cases[i].body);
+		e = json_object_get(j, "error");
+		assert_int_equal(json_object_size(j), 1);
+		assert_string_equal(str(e, "type"), cases[i].type);
+		assert_int_equal(num(e, "code"), cases[i].status);
+		if (strstr(str(e, "message"), cases[i].msg) == NULL)
+			fail_msg("%s %s: message \"%s\" lacks \"%s\"",
+			    cases[i].method, cases[i].target, str(e, "message"),
+			    cases[i].msg);
+		json_decref(j);
+		if (cases[i].status == 409) {
+			assert_refused(fx, before, seq, "wave.refused");
+			continue;
+		}
+		after = snapshot(fx);
+		if (strcmp(before, after) != 0 ||
+		    store_last_seq(fx->f.store) != seq)
+			fail_msg("%s %s changed the store: %s -> %s",
+			    cases[i].method, cases[i].target, before, after);
+		free(after);
+	}
+	free(before);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_routes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resolve, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_waves, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transitions, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_route_guard, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

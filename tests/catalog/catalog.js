@@ -787,7 +787,7 @@ const ENDPOINTS = [
 // Route one REST request (path below /v1, split in raw segments).
 async function api(cat, req, res, segs, q) {
 	const m = req.method;
-	const body = async () => parseJson(await readBody(req));
+	const body = async () => parseJson(req.rawBody);
 
 	if (segs.length === 1 && segs[0] === 'config' && m === 'GET') {
 		const wh = q.get('warehouse');
@@ -870,7 +870,6 @@ async function api(cat, req, res, segs, q) {
 			return send(res, 204);
 		}
 		if (n === 5 && s4 === 'plan' && m === 'POST') {
-			await readBody(req);
 			const id = `plan-${cat.name}-${crypto.randomUUID()}`;
 			cat.plans.add(id);
 			return send(res, 200, { status: 'completed', 'plan-id': id, 'plan-tasks': [], 'file-scan-tasks': [], 'delete-files': [] });
@@ -1299,7 +1298,7 @@ function main() {
 	const opts = parseArgs(process.argv.slice(2));
 	const cat = new Catalog(opts);
 	preloadAll(cat);
-	const state = { requests: [], faults: new Faults() };
+	const state = { requests: [], faults: new Faults(), conns: 0 };
 
 	const server = http.createServer(async (req, res) => {
 		const u = new URL(req.url, 'http://catalog.invalid');
@@ -1307,12 +1306,19 @@ function main() {
 		const isTest = segs[0] === '_test';
 		try {
 			if (isTest) return await testHook(cat, req, res, segs.slice(1), state);
-			state.requests.push({
+			// Bodies are read whole before anything else, so the log has them.
+			if (!req.socket.floeConn) req.socket.floeConn = ++state.conns;
+			const record = {
 				method: req.method,
 				url: req.url,
 				headers: { ...req.headers },
 				time: new Date().toISOString(),
-			});
+				conn: req.socket.floeConn,
+				remote_port: req.socket.remotePort,
+			};
+			state.requests.push(record);
+			req.rawBody = await readBody(req);
+			if (req.rawBody.length) record.body = req.rawBody.toString('utf8').slice(0, 65536);
 			const rule = state.faults.take(u.pathname);
 			if (rule && (await applyFault(rule, req, res))) return;
 			if (segs[0] === 'files') return serveFile(cat, req, res, segs.slice(1));

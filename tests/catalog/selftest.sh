@@ -169,6 +169,8 @@ check "s3 path with Range 206" [ "$s" = 206 ]
 curl -s "$BASE/_test/requests" >"$T/body"
 check "request log records requests" jqb '[.requests[] | select(.method == "DELETE" and (.url | contains("/tables/t2")))] | length == 1'
 check "request log has headers" jqb '.requests[0].headers.host != null'
+check "request log has bodies" jqb '[.requests[] | select(.method == "POST" and (.url | endswith("/tables/rename")))][0].body | fromjson | .destination.name == "t2"'
+check "request log has connection ids" jqb '[.requests[].conn] | all(type == "number")'
 curl -s -X DELETE "$BASE/_test/requests" >/dev/null
 curl -s "$BASE/_test/requests" >"$T/body"
 check "request log cleared" jqb '.requests == []'

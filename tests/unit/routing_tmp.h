@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <jansson.h>
+#include <lmdb.h>
 
 #include "routing/store.h"
 
@@ -112,6 +113,42 @@ routing_tmp_events(struct store *s, uint64_t after)
 		return NULL;
 	}
 	return all;
+}
+
+/*
+ * Put a raw value into DBI NAME of the store in DIR, as an older or a newer
+ * floe (or a damaged disk) would have left it. The store must be closed
+ * meanwhile: LMDB forbids opening one environment twice in a process.
+ * 0 or an LMDB code.
+ */
+static inline int
+routing_tmp_raw_put(const char *dir, const char *name, const void *key,
+    size_t keylen, const void *val, size_t vallen)
+{
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_val k = { keylen, (void *)(uintptr_t)key };
+	MDB_val v = { vallen, (void *)(uintptr_t)val };
+	int rc;
+
+	if ((rc = mdb_env_create(&env)) != 0)
+		return rc;
+	if ((rc = mdb_env_set_maxdbs(env, 5)) != 0 ||
+	    (rc = mdb_env_open(env, dir, MDB_NOTLS, 0600)) != 0 ||
+	    (rc = mdb_txn_begin(env, NULL, 0, &txn)) != 0) {
+		mdb_env_close(env);
+		return rc;
+	}
+	if ((rc = mdb_dbi_open(txn, name, 0, &dbi)) != 0 ||
+	    (rc = mdb_put(txn, dbi, &k, &v, 0)) != 0) {
+		mdb_txn_abort(txn);
+		mdb_env_close(env);
+		return rc;
+	}
+	rc = mdb_txn_commit(txn);
+	mdb_env_close(env);
+	return rc;
 }
 
 #endif

@@ -474,28 +474,14 @@ test_read_bracket(void **state)
 	assert_true(store_is_healthy(t->store));
 }
 
-/*
- * Write raw values into DBI NAME of the store in DIR, as an older or a
- * newer floe would have. The store must be closed meanwhile.
- */
+/* Put a raw value into the closed store in DIR. */
 static void
 raw_put(const char *dir, const char *name, const void *key, size_t keylen,
     const void *val, size_t vallen)
 {
-	MDB_env *env;
-	MDB_txn *txn;
-	MDB_dbi dbi;
-	MDB_val k = { keylen, (void *)(uintptr_t)key };
-	MDB_val v = { vallen, (void *)(uintptr_t)val };
-
-	assert_int_equal(mdb_env_create(&env), 0);
-	assert_int_equal(mdb_env_set_maxdbs(env, 5), 0);
-	assert_int_equal(mdb_env_open(env, dir, MDB_NOTLS, 0600), 0);
-	assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-	assert_int_equal(mdb_dbi_open(txn, name, 0, &dbi), 0);
-	assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
-	assert_int_equal(mdb_txn_commit(txn), 0);
-	mdb_env_close(env);
+	assert_int_equal(routing_tmp_raw_put(dir, name, key, keylen, val,
+			     vallen),
+	    0);
 }
 
 /* Older (shorter) records read zero-filled; newer ones drop their tail. */

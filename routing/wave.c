@@ -1,0 +1,400 @@
+/*
+ * floe: wave.c -- the wave lifecycle. Each transition is one
+ * store_wave_update: the rules below decide inside the write txn, on the
+ * state just read, and every outcome, refusals included, leaves an event.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "lib/log.h"
+#include "routing/store.h"
+#include "routing/wave.h"
+
+static const char *const wave_names[WAVE_NSTATES] = {
+	[WAVE_WAREHOUSE] = "warehouse",
+	[WAVE_CANARY] = "canary",
+	[WAVE_LAKEHOUSE] = "lakehouse",
+	[WAVE_ROLLED_BACK] = "rolled_back",
+	[WAVE_FROZEN] = "frozen",
+	[WAVE_RETIRED] = "retired",
+};
+
+enum wave_action {
+	WAVE_ACT_FLIP,
+	WAVE_ACT_ROLLBACK,
+	WAVE_ACT_ACK,
+};
+
+/* One transition request, handed to the update callback. */
+struct wave_req {
+	enum wave_action action;
+	uint32_t n;
+	enum wave_state to; /* asked for (flip) */
+	unsigned pct;
+	bool force_stale;
+	const char *actor;
+	const char *reason;
+	int64_t now_ms;
+	char msg[512]; /* the sentence for the operator */
+	uint8_t from; /* state found */
+};
+
+static void wave_msg(struct wave_req *, const char *, ...)
+    __attribute__((__format__(__printf__, 2, 3)));
+static int wave_refuse(struct wave_req *, struct store_wave *, json_t *,
+    bool *);
+static int wave_gate_check(const struct store_wave *, struct wave_req *);
+static int wave_flip_cb(struct store_wave *, json_t *, bool *, void *);
+static int wave_rollback_cb(struct store_wave *, json_t *, bool *, void *);
+static int wave_ack_cb(struct store_wave *, json_t *, bool *, void *);
+static void wave_enter(struct wave_req *, struct store_wave *, enum wave_state,
+    json_t *, const char *);
+static int wave_run(struct store *, struct wave_req *, store_wave_update_cb,
+    const char *, char *, size_t);
+
+/* Name of state S ("rolled_back"); "unknown" for a state from a newer floe. */
+const char *
+wave_state_name(enum wave_state s)
+{
+	if ((unsigned)s >= WAVE_NSTATES)
+		return "unknown";
+	return wave_names[s];
+}
+
+/* The state called NAME, or -1. */
+int
+wave_state_parse(const char *name)
+{
+	int i;
+
+	for (i = 0; i < WAVE_NSTATES; i++) {
+		if (strcmp(name, wave_names[i]) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* Parse a wave number: decimal digits only, no sign or leading zero. */
+int
+wave_parse(const char *s, uint32_t *n)
+{
+	uint64_t v = 0;
+	size_t i, len = strlen(s);
+
+	if (len == 0 || len > 10 || (s[0] == '0' && len > 1))
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > WAVE_MAX)
+		return -1;
+	*n = (uint32_t)v;
+	return 0;
+}
+
+/* Write a sentence for the operator into the request's MSG. */
+static void
+wave_msg(struct wave_req *q, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(q->msg, sizeof(q->msg), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Turn EVENT into a wave.refused event carrying the message, and ask the
+ * store to record it (the wave itself is left as it was).
+ */
+static int
+wave_refuse(struct wave_req *q, struct store_wave *w, json_t *event,
+    bool *record)
+{
+	static const char *const actions[] = { "flip", "rollback", "ack" };
+	enum wave_state to = q->to;
+
+	if (q->action == WAVE_ACT_ROLLBACK)
+		to = WAVE_ROLLED_BACK;
+	else if (q->action == WAVE_ACT_ACK)
+		to = WAVE_WAREHOUSE;
+	json_object_set_new(event, "type", json_string("wave.refused"));
+	json_object_set_new(event, "action", json_string(actions[q->action]));
+	json_object_set_new(event, "from",
+	    json_string(wave_state_name(w->state)));
+	json_object_set_new(event, "to", json_string(wave_state_name(to)));
+	if (q->action == WAVE_ACT_FLIP)
+		json_object_set_new(event, "pct", json_integer(q->pct));
+	json_object_set_new(event, "message", json_string(q->msg));
+	*record = true;
+	return STORE_REFUSED;
+}
+
+/*
+ * The cutover gate. XXX gates land with the policy module: the flip will
+ * ask it here (inside the txn, against the wave as read) and refuse with its
+ * list of blocking objects. Until then every flip passes.
+ */
+static int
+wave_gate_check(const struct store_wave *w, struct wave_req *q)
+{
+	(void)w;
+	(void)q;
+	return 0;
+}
+
+/* Move W into state TO, stamping the fields and EVENT of type TYPE. */
+static void
+wave_enter(struct wave_req *q, struct store_wave *w, enum wave_state to,
+    json_t *event, const char *type)
+{
+	q->from = w->state;
+	if (w->state != to)
+		w->since_ms = q->now_ms;
+	if (w->state == WAVE_WAREHOUSE && to != WAVE_WAREHOUSE)
+		w->flipped_ms = q->now_ms;
+	w->state = to;
+	strlcpy(w->reason, q->reason != NULL ? q->reason : "",
+	    sizeof(w->reason));
+	strlcpy(w->actor, q->actor != NULL ? q->actor : "", sizeof(w->actor));
+	json_object_set_new(event, "type", json_string(type));
+	json_object_set_new(event, "from",
+	    json_string(wave_state_name(q->from)));
+	json_object_set_new(event, "to", json_string(wave_state_name(to)));
+	json_object_set_new(event, "pct", json_integer(w->pct));
+}
+
+/* Flip rules, applied to the wave as read in the write txn. */
+static int
+wave_flip_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
+{
+	struct wave_req *q = arg;
+	enum wave_state to = q->to;
+	unsigned pct = q->pct;
+
+	q->from = w->state;
+	if (to == WAVE_CANARY && pct == 100)
+		to = WAVE_LAKEHOUSE;
+	if (to != WAVE_CANARY && to != WAVE_LAKEHOUSE) {
+		wave_msg(q,
+		    "wave %u: a flip goes to canary or lakehouse, not %s", q->n,
+		    wave_state_name(to));
+		return wave_refuse(q, w, event, record);
+	}
+	if (to == WAVE_CANARY && (pct < 1 || pct > 99)) {
+		wave_msg(q,
+		    "wave %u: a canary share is 1 to 99%% (100%% is the "
+		    "lakehouse), not %u%%",
+		    q->n, pct);
+		return wave_refuse(q, w, event, record);
+	}
+	switch (w->state) {
+	case WAVE_WAREHOUSE:
+	case WAVE_CANARY:
+		break;
+	case WAVE_LAKEHOUSE:
+		if (to == WAVE_LAKEHOUSE)
+			wave_msg(q, "wave %u is already on the lakehouse",
+			    q->n);
+		else
+			wave_msg(q,
+			    "wave %u is on the lakehouse; to send "
+			    "readers back, roll it back: floectl wave "
+			    "rollback %u",
+			    q->n, q->n);
+		return wave_refuse(q, w, event, record);
+	case WAVE_ROLLED_BACK:
+		wave_msg(q,
+		    "wave %u was rolled back; acknowledge the rollback "
+		    "first: floectl wave ack %u",
+		    q->n, q->n);
+		return wave_refuse(q, w, event, record);
+	case WAVE_FROZEN:
+		wave_msg(q,
+		    "wave %u is frozen: it is past the flip and only "
+		    "retires from here",
+		    q->n);
+		return wave_refuse(q, w, event, record);
+	case WAVE_RETIRED:
+		wave_msg(q, "wave %u is retired; retired is final", q->n);
+		return wave_refuse(q, w, event, record);
+	default:
+		wave_msg(q,
+		    "wave %u is in an unknown state (%u) written by a "
+		    "newer floe",
+		    q->n, w->state);
+		return wave_refuse(q, w, event, record);
+	}
+	if (wave_gate_check(w, q) == -1)
+		return wave_refuse(q, w, event, record);
+
+	w->pct = to == WAVE_LAKEHOUSE ? 100 : (uint8_t)pct;
+	wave_enter(q, w, to, event, "wave.flip");
+	if (to == WAVE_CANARY)
+		wave_msg(q, "wave %u flipped from %s to canary at %u%%", q->n,
+		    wave_state_name(q->from), pct);
+	else
+		wave_msg(q, "wave %u flipped from %s to lakehouse", q->n,
+		    wave_state_name(q->from));
+	return STORE_OK;
+}
+
+/* Rollback rules. */
+static int
+wave_rollback_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
+{
+	struct wave_req *q = arg;
+
+	q->from = w->state;
+	switch (w->state) {
+	case WAVE_CANARY:
+	case WAVE_LAKEHOUSE:
+		break;
+	case WAVE_FROZEN:
+		if (q->force_stale) {
+			json_object_set_new(event, "force_stale", json_true());
+			break;
+		}
+		wave_msg(q,
+		    "wave %u is frozen: the warehouse copy no longer "
+		    "gets writes, so a rollback would serve stale "
+		    "data; use --force-stale to roll back anyway",
+		    q->n);
+		return wave_refuse(q, w, event, record);
+	case WAVE_RETIRED:
+		wave_msg(q, "wave %u is retired; retired is final", q->n);
+		return wave_refuse(q, w, event, record);
+	case WAVE_WAREHOUSE:
+	case WAVE_ROLLED_BACK:
+		wave_msg(q, "wave %u is %s: nothing to roll back", q->n,
+		    w->state == WAVE_WAREHOUSE ? "on the warehouse" :
+						 "already rolled back");
+		return wave_refuse(q, w, event, record);
+	default:
+		wave_msg(q,
+		    "wave %u is in an unknown state (%u) written by a "
+		    "newer floe",
+		    q->n, w->state);
+		return wave_refuse(q, w, event, record);
+	}
+	w->pct = 0;
+	w->rollback_ms = q->now_ms;
+	wave_enter(q, w, WAVE_ROLLED_BACK, event, "wave.rollback");
+	wave_msg(q, "wave %u rolled back from %s to the warehouse", q->n,
+	    wave_state_name(q->from));
+	return STORE_OK;
+}
+
+/* Acknowledge a rollback: the wave may move again. */
+static int
+wave_ack_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
+{
+	struct wave_req *q = arg;
+
+	q->from = w->state;
+	if (w->state != WAVE_ROLLED_BACK) {
+		wave_msg(q,
+		    "wave %u is %s, not rolled_back: nothing to "
+		    "acknowledge",
+		    q->n, wave_state_name(w->state));
+		return wave_refuse(q, w, event, record);
+	}
+	w->pct = 0;
+	wave_enter(q, w, WAVE_WAREHOUSE, event, "wave.ack");
+	wave_msg(q, "wave %u: rollback acknowledged, back to warehouse", q->n);
+	return STORE_OK;
+}
+
+/*
+ * Run one transition through the store and log its outcome, the place
+ * where it is decided. VERB names it in the log; the sentence for the
+ * operator goes to MSG (may be NULL).
+ */
+static int
+wave_run(struct store *s, struct wave_req *q, store_wave_update_cb cb,
+    const char *verb, char *msg, size_t msglen)
+{
+	json_t *event;
+	int rc;
+
+	q->msg[0] = '\0';
+	event = json_pack("{s:s,s:I,s:s}", "type", "wave.update", "wave",
+	    (json_int_t)q->n, "actor", q->actor != NULL ? q->actor : "");
+	if (event == NULL) {
+		log_warnx("wave %u: %s: cannot build the event", q->n, verb);
+		rc = STORE_ERROR;
+		goto out;
+	}
+	json_object_set_new(event, "reason",
+	    q->reason != NULL ? json_string(q->reason) : json_null());
+	rc = store_wave_update(s, q->n, q->now_ms, cb, q, event);
+	json_decref(event);
+	if (rc == STORE_OK)
+		log_info("%s (%s)", q->msg, q->actor != NULL ? q->actor : "");
+	else if (rc == STORE_REFUSED)
+		log_info("wave %u: %s refused (%s): %s", q->n, verb,
+		    q->actor != NULL ? q->actor : "", q->msg);
+	else
+		log_warnx("wave %u: %s: the store failed", q->n, verb);
+out:
+	if (rc != STORE_OK && rc != STORE_REFUSED)
+		wave_msg(q, "wave %u: the store failed; nothing changed", q->n);
+	if (msg != NULL && msglen > 0)
+		strlcpy(msg, q->msg, msglen);
+	if (rc == STORE_OK)
+		return WAVE_OK;
+	return rc == STORE_REFUSED ? WAVE_REFUSED : WAVE_ERROR;
+}
+
+/* Flip wave N to the canary (PCT) or the lakehouse. */
+int
+wave_flip(struct store *s, uint32_t n, enum wave_state to, unsigned pct,
+    const char *actor, const char *reason, int64_t now_ms, char *msg,
+    size_t msglen)
+{
+	struct wave_req q = { .action = WAVE_ACT_FLIP,
+		.n = n,
+		.to = to,
+		.pct = pct,
+		.actor = actor,
+		.reason = reason,
+		.now_ms = now_ms };
+
+	return wave_run(s, &q, wave_flip_cb, "flip", msg, msglen);
+}
+
+/* Roll wave N back to the warehouse. */
+int
+wave_rollback(struct store *s, uint32_t n, const char *actor,
+    const char *reason, bool force_stale, int64_t now_ms, char *msg,
+    size_t msglen)
+{
+	struct wave_req q = { .action = WAVE_ACT_ROLLBACK,
+		.n = n,
+		.force_stale = force_stale,
+		.actor = actor,
+		.reason = reason,
+		.now_ms = now_ms };
+
+	return wave_run(s, &q, wave_rollback_cb, "rollback", msg, msglen);
+}
+
+/* Acknowledge the rollback of wave N. */
+int
+wave_ack(struct store *s, uint32_t n, const char *actor, int64_t now_ms,
+    char *msg, size_t msglen)
+{
+	struct wave_req q = { .action = WAVE_ACT_ACK,
+		.n = n,
+		.actor = actor,
+		.now_ms = now_ms };
+
+	return wave_run(s, &q, wave_ack_cb, "ack", msg, msglen);
+}

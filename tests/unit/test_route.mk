@@ -1,0 +1,1 @@
+T_route = routing/route.c routing/store.c routing/wave.c

@@ -1,0 +1,1 @@
+T_discover = proxy/discover.c proxy/fetch.c proxy/catalog.c

@@ -182,14 +182,11 @@ static const char *conf_side_names[ROUTE_NSIDES] = {
 
 /* Copy a string value over the default. */
 static int
-conf_parse_str(struct conf *c, void *field, const char *value, char *why,
-    size_t whylen)
+conf_parse_str(struct conf *c __unused, void *field, const char *value,
+    char *why __unused, size_t whylen __unused)
 {
 	char **p = field;
 
-	(void)c;
-	(void)why;
-	(void)whylen;
 	free(*p);
 	*p = xstrdup(value);
 	return 0;
@@ -287,10 +284,9 @@ fail:
 
 /* A duration in ms; zero allowed. */
 static int
-conf_parse_dur(struct conf *c, void *field, const char *value, char *why,
-    size_t whylen)
+conf_parse_dur(struct conf *c __unused, void *field, const char *value,
+    char *why, size_t whylen)
 {
-	(void)c;
 	if (units_duration(value, field) == -1) {
 		snprintf(why, whylen, "\"%s\" is not a duration", value);
 		return -1;
@@ -314,10 +310,9 @@ conf_parse_durpos(struct conf *c, void *field, const char *value, char *why,
 
 /* A size in bytes, more than zero. */
 static int
-conf_parse_size(struct conf *c, void *field, const char *value, char *why,
-    size_t whylen)
+conf_parse_size(struct conf *c __unused, void *field, const char *value,
+    char *why, size_t whylen)
 {
-	(void)c;
 	if (units_size(value, field) == -1) {
 		snprintf(why, whylen, "\"%s\" is not a size", value);
 		return -1;
@@ -331,12 +326,11 @@ conf_parse_size(struct conf *c, void *field, const char *value, char *why,
 
 /* A count, as a uint32_t; 0 is allowed (a demo gate needs no records). */
 static int
-conf_parse_count(struct conf *c, void *field, const char *value, char *why,
-    size_t whylen)
+conf_parse_count(struct conf *c __unused, void *field, const char *value,
+    char *why, size_t whylen)
 {
 	long long n;
 
-	(void)c;
 	if (conf_number(value, 0, UINT32_MAX, &n) == -1) {
 		snprintf(why, whylen, "\"%s\" is not a whole number", value);
 		return -1;
@@ -347,12 +341,11 @@ conf_parse_count(struct conf *c, void *field, const char *value, char *why,
 
 /* A connection cap, as an unsigned. */
 static int
-conf_parse_conns(struct conf *c, void *field, const char *value, char *why,
-    size_t whylen)
+conf_parse_conns(struct conf *c __unused, void *field, const char *value,
+    char *why, size_t whylen)
 {
 	long long n;
 
-	(void)c;
 	if (conf_number(value, 1, 65535, &n) == -1) {
 		snprintf(why, whylen, "\"%s\" is not a number from 1 to 65535",
 		    value);
@@ -364,13 +357,12 @@ conf_parse_conns(struct conf *c, void *field, const char *value, char *why,
 
 /* A multiplier such as "2.0": digits, an optional fraction, above zero. */
 static int
-conf_parse_factor(struct conf *c, void *field, const char *value, char *why,
-    size_t whylen)
+conf_parse_factor(struct conf *c __unused, void *field, const char *value,
+    char *why, size_t whylen)
 {
 	const char *p = value;
 	double v;
 
-	(void)c;
 	while (isdigit((unsigned char)*p))
 		p++;
 	if (p != value && *p == '.' && isdigit((unsigned char)p[1]))
@@ -388,10 +380,9 @@ conf_parse_factor(struct conf *c, void *field, const char *value, char *why,
 
 /* A fraction: "1%" or "0.01". */
 static int
-conf_parse_ratio(struct conf *c, void *field, const char *value, char *why,
-    size_t whylen)
+conf_parse_ratio(struct conf *c __unused, void *field, const char *value,
+    char *why, size_t whylen)
 {
-	(void)c;
 	if (units_ratio(value, field) == -1) {
 		snprintf(why, whylen,
 		    "\"%s\" is not a ratio (a percentage such as 1%% or a "
@@ -404,15 +395,14 @@ conf_parse_ratio(struct conf *c, void *field, const char *value, char *why,
 
 /* An upstream's base URI, split into tls, host, port and path. */
 static int
-conf_parse_uri(struct conf *c, void *field, const char *value, char *why,
-    size_t whylen)
+conf_parse_uri(struct conf *c __unused, void *field, const char *value,
+    char *why, size_t whylen)
 {
 	struct conf_target *t = field;
 	char *host, *port, *path;
 	size_t len;
 	bool tls;
 
-	(void)c;
 	if (conf_split_uri(value, &tls, &host, &port, &path, why, whylen) == -1)
 		return -1;
 	if (strlen(path) >= 3 && strcmp(path + strlen(path) - 3, "/v1") == 0) {

@@ -204,12 +204,11 @@ assert_defaults(const struct conf *c)
 
 /* Only the two uris: every other value is the default. */
 static void
-test_minimal(void **state)
+test_minimal(void **state __unused)
 {
 	struct conf *c;
 	const struct conf_target *w, *l;
 
-	(void)state;
 	c = load_ok(GOOD_DIR "/minimal.conf");
 	assert_string_equal(c->path, GOOD_DIR "/minimal.conf");
 	assert_defaults(c);
@@ -233,12 +232,11 @@ test_minimal(void **state)
 
 /* Every key set: every value lands in its field. */
 static void
-test_full(void **state)
+test_full(void **state __unused)
 {
 	struct conf *c;
 	const struct conf_target *w, *l;
 
-	(void)state;
 	c = load_ok(GOOD_DIR "/full.conf");
 	assert_string_equal(c->listen, "[::1]:9181");
 	assert_string_equal(c->admin_socket, "/run/floe/admin.sock");
@@ -313,11 +311,10 @@ test_full(void **state)
 
 /* Separators and comments are read the way inih reads them. */
 static void
-test_syntax(void **state)
+test_syntax(void **state __unused)
 {
 	struct conf *c;
 
-	(void)state;
 	c = load_ok(GOOD_DIR "/syntax.conf");
 	assert_string_equal(c->listen, "127.0.0.1:8282");
 	assert_null(c->access_log);
@@ -342,11 +339,10 @@ test_syntax(void **state)
  * default: the reference cannot drift from the code.
  */
 static void
-test_reference(void **state)
+test_reference(void **state __unused)
 {
 	struct conf *c;
 
-	(void)state;
 	c = load_ok("conf/floe.conf");
 	assert_defaults(c);
 	assert_string_equal(c->target[ROUTE_WAREHOUSE].uri,
@@ -358,7 +354,7 @@ test_reference(void **state)
 
 /* Every .conf under good/ loads. */
 static void
-test_good_dir(void **state)
+test_good_dir(void **state __unused)
 {
 	struct dirent *de;
 	struct conf *c;
@@ -367,7 +363,6 @@ test_good_dir(void **state)
 	size_t len;
 	int n = 0;
 
-	(void)state;
 	if ((d = opendir(GOOD_DIR)) == NULL)
 		fail_msg("%s: %s", GOOD_DIR, strerror(errno));
 	while ((de = readdir(d)) != NULL) {
@@ -385,7 +380,7 @@ test_good_dir(void **state)
 
 /* Every .conf under bad/ fails with exactly the line in its .err file. */
 static void
-test_bad_dir(void **state)
+test_bad_dir(void **state __unused)
 {
 	struct dirent *de;
 	char path[512], errpath[512], want[1024], err[1024];
@@ -393,7 +388,6 @@ test_bad_dir(void **state)
 	size_t len;
 	int n = 0;
 
-	(void)state;
 	if ((d = opendir(BAD_DIR)) == NULL)
 		fail_msg("%s: %s", BAD_DIR, strerror(errno));
 	while ((de = readdir(d)) != NULL) {
@@ -417,7 +411,7 @@ test_bad_dir(void **state)
 
 /* Small confs written on the fly: edges of each key and of the syntax. */
 static void
-test_inline(void **state)
+test_inline(void **state __unused)
 {
 	char path[] = "/tmp/floe-test-conf.XXXXXX";
 	char err[1024], want[1024];
@@ -426,7 +420,6 @@ test_inline(void **state)
 	FILE *f = NULL;
 	int fd;
 
-	(void)state;
 	for (i = 0; i < nitems(inline_cases); i++) {
 		strcpy(path, "/tmp/floe-test-conf.XXXXXX");
 		if ((fd = mkstemp(path)) == -1 || (f = fdopen(fd, "w")) == NULL)
@@ -453,11 +446,10 @@ test_inline(void **state)
 
 /* A file that is not there; a short error buffer; conf_free(NULL). */
 static void
-test_edges(void **state)
+test_edges(void **state __unused)
 {
 	char err[256], small[12];
 
-	(void)state;
 	assert_null(
 	    conf_load("tests/fixtures/conf/nope.conf", err, sizeof(err)));
 	assert_string_equal(err,
@@ -476,11 +468,10 @@ test_edges(void **state)
 
 /* Loading twice gives two independent confs (a reload builds a new one). */
 static void
-test_reload(void **state)
+test_reload(void **state __unused)
 {
 	struct conf *a, *b;
 
-	(void)state;
 	a = load_ok(GOOD_DIR "/full.conf");
 	b = load_ok(GOOD_DIR "/full.conf");
 	assert_ptr_not_equal(a->listen, b->listen);
@@ -493,9 +484,8 @@ test_reload(void **state)
 
 /* Move to the repository root before any test. */
 static int
-setup(void **state)
+setup(void **state __unused)
 {
-	(void)state;
 	chdir_top();
 	return 0;
 }

@@ -215,12 +215,11 @@ static const struct case_fmt timefmt[] = {
 
 /* Every duration case gives its value or is refused. */
 static void
-test_duration(void **state)
+test_duration(void **state __unused)
 {
 	uint64_t ms;
 	size_t i;
 
-	(void)state;
 	for (i = 0; i < nitems(durations); i++) {
 		ms = 12345;
 		if (units_duration(durations[i].in, &ms) != durations[i].rc)
@@ -238,12 +237,11 @@ test_duration(void **state)
 
 /* Every size case gives its value or is refused. */
 static void
-test_size(void **state)
+test_size(void **state __unused)
 {
 	uint64_t b;
 	size_t i;
 
-	(void)state;
 	for (i = 0; i < nitems(sizes); i++) {
 		b = 12345;
 		if (units_size(sizes[i].in, &b) != sizes[i].rc)
@@ -261,12 +259,11 @@ test_size(void **state)
 
 /* Every ratio case gives its fraction or is refused. */
 static void
-test_ratio(void **state)
+test_ratio(void **state __unused)
 {
 	double r;
 	size_t i;
 
-	(void)state;
 	for (i = 0; i < nitems(ratios); i++) {
 		r = -7.0;
 		if (units_ratio(ratios[i].in, &r) != ratios[i].rc)
@@ -284,13 +281,12 @@ test_ratio(void **state)
 
 /* Durations format in the largest exact unit and parse back. */
 static void
-test_format_duration(void **state)
+test_format_duration(void **state __unused)
 {
 	char buf[32];
 	uint64_t back;
 	size_t i;
 
-	(void)state;
 	for (i = 0; i < nitems(durfmt); i++) {
 		units_format_duration((uint64_t)durfmt[i].ms, buf, sizeof(buf));
 		assert_string_equal(buf, durfmt[i].want);
@@ -315,12 +311,11 @@ test_format_duration(void **state)
 
 /* Every timestamp case gives its ms or is refused. */
 static void
-test_time_parse(void **state)
+test_time_parse(void **state __unused)
 {
 	int64_t ms;
 	size_t i;
 
-	(void)state;
 	for (i = 0; i < nitems(times); i++) {
 		ms = 12345;
 		if (units_time_parse(times[i].in, &ms) != times[i].rc)
@@ -338,13 +333,12 @@ test_time_parse(void **state)
 
 /* Timestamps format in UTC with milliseconds and parse back. */
 static void
-test_time_format(void **state)
+test_time_format(void **state __unused)
 {
 	char buf[32];
 	int64_t back;
 	size_t i;
 
-	(void)state;
 	for (i = 0; i < nitems(timefmt); i++) {
 		units_time_format(timefmt[i].ms, buf, sizeof(buf));
 		assert_string_equal(buf, timefmt[i].want);
@@ -366,11 +360,10 @@ test_time_format(void **state)
 
 /* The wall clock is in ms, after this code was written, and moves on. */
 static void
-test_now(void **state)
+test_now(void **state __unused)
 {
 	int64_t a, b;
 
-	(void)state;
 	a = units_now_ms();
 	b = units_now_ms();
 	/* 2024-01-01T00:00:00Z and 2200-01-01T00:00:00Z */

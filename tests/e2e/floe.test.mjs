@@ -169,6 +169,22 @@ describe('floe with iceberg-js and icebird', () => {
 		assert.deepEqual(paged, all);
 	});
 
+	test('tables of a namespace that only one side has are listed', async () => {
+		const w = (await client.listTables({ namespace: ['wh_only'] })).identifiers.map((i) => i.name);
+		const l = (await client.listTables({ namespace: ['lh_only'] })).identifiers.map((i) => i.name);
+		assert.deepEqual(w, ['legacy_bunnies']);
+		assert.deepEqual(l, ['new_bunnies']);
+	});
+
+	test('a lakehouse-only namespace can be loaded', async () => {
+		assert.equal(await client.namespaceExists({ namespace: ['lh_only'] }), true);
+		const md = await client.loadNamespaceMetadata({ namespace: ['lh_only'] });
+		assert.equal(md.properties.side, 'lakehouse');
+		const db = await client.loadNamespaceMetadata({ namespace: ['db'] });
+		assert.equal(db.properties.side, 'warehouse', 'a namespace both sides have comes from the warehouse');
+		assert.equal(await client.namespaceExists({ namespace: ['no_such_ns'] }), false);
+	});
+
 	let whEtag;
 	let athenaEtag;
 	test('before the flip db.bunnies comes from the warehouse', async () => {

@@ -35,12 +35,14 @@ static bool catalog_merge_into(json_t *, json_t *);
 static bool catalog_walk(json_t *, const struct catalog_urls *);
 static json_t *catalog_rewrite_string(json_t *, const struct catalog_urls *);
 
+/* An empty catalog: nothing known yet. */
 struct catalog *
 catalog_new(void)
 {
 	return xcalloc(1, sizeof(struct catalog));
 }
 
+/* Free C and everything it read. */
 void
 catalog_free(struct catalog *c)
 {

@@ -34,6 +34,7 @@ dump(const json_t *j)
 	return json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
 }
 
+/* Prefix and separator from overrides or defaults; refused answers. */
 static void
 test_update_parse(void **state __unused)
 {
@@ -112,6 +113,7 @@ test_update_parse(void **state __unused)
 	}
 }
 
+/* The merged config: defaults, then overrides, minus catalog keys. */
 static void
 test_update_merge(void **state __unused)
 {
@@ -137,6 +139,7 @@ test_update_merge(void **state __unused)
 	catalog_free(c);
 }
 
+/* The generation moves only when what floe uses changes. */
 static void
 test_generation(void **state __unused)
 {
@@ -215,6 +218,7 @@ catalog_from(const char *body)
 	return c;
 }
 
+/* Merging into LoadTable answers: the table's keys win. */
 static void
 test_rewrite_merge(void **state __unused)
 {
@@ -269,6 +273,7 @@ test_rewrite_merge(void **state __unused)
 	catalog_free(c);
 }
 
+/* Nothing to merge: the body passes through. */
 static void
 test_rewrite_merge_empty(void **state __unused)
 {
@@ -287,6 +292,7 @@ test_rewrite_merge_empty(void **state __unused)
 	catalog_free(c);
 }
 
+/* Upstream URLs under /v1/{prefix}/ point back at floe. */
 static void
 test_rewrite_urls(void **state __unused)
 {
@@ -365,6 +371,7 @@ test_rewrite_urls(void **state __unused)
 	catalog_free(without);
 }
 
+/* Merged values are rewritten too, in a copy. */
 static void
 test_rewrite_merged_urls(void **state __unused)
 {
@@ -388,6 +395,7 @@ test_rewrite_merged_urls(void **state __unused)
 	catalog_free(c);
 }
 
+/* Run every table. */
 int
 main(void)
 {

@@ -106,6 +106,7 @@ server_cb(struct evhttp_request *req, void *arg)
 	evbuffer_free(out);
 }
 
+/* Safety net: no test may hang the loop. */
 static void
 watchdog_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 {
@@ -124,6 +125,7 @@ run(struct env *env, int ms)
 	event_free(wd);
 }
 
+/* A monotonic clock for elapsed-time checks. */
 static int64_t
 now_ms(void)
 {
@@ -133,6 +135,7 @@ now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A loop, a local server for both sides, a minimal struct floe. */
 static int
 setup(void **state)
 {
@@ -175,6 +178,7 @@ setup(void **state)
 	return 0;
 }
 
+/* Free discover before fetch, as floe does. */
 static int
 teardown(void **state)
 {
@@ -192,6 +196,7 @@ teardown(void **state)
 	return 0;
 }
 
+/* Both sides read, with the right URL, token and Accept. */
 static void
 test_read_both(void **state)
 {
@@ -243,6 +248,7 @@ count_lines(FILE *fp, const char *needle)
 	return n;
 }
 
+/* Failures back off 250 ms, doubling, and warn once per outage. */
 static void
 test_backoff(void **state)
 {
@@ -289,6 +295,7 @@ test_backoff(void **state)
 	fclose(log);
 }
 
+/* An unreachable side records why and holds up nobody. */
 static void
 test_unreachable(void **state)
 {
@@ -320,6 +327,7 @@ test_unreachable(void **state)
 	assert_int_equal(env->srv[ROUTE_WAREHOUSE].changed, 1);
 }
 
+/* A 200 that is not a CatalogConfig is a failure. */
 static void
 test_bad_answer(void **state)
 {
@@ -335,6 +343,7 @@ test_bad_answer(void **state)
 	    "not a catalog config: not JSON (line 1, column 1)");
 }
 
+/* Refreshes pick up changes and survive failures. */
 static void
 test_refresh(void **state)
 {
@@ -369,6 +378,7 @@ test_refresh(void **state)
 	assert_null(cat->last_error);
 }
 
+/* A kick rereads both sides at once. */
 static void
 test_kick(void **state)
 {
@@ -395,6 +405,7 @@ test_kick(void **state)
 	assert_int_equal(env->f.cat[ROUTE_LAKEHOUSE]->generation, 1);
 }
 
+/* discover_free cancels requests and retry timers. */
 static void
 test_free_pending(void **state)
 {
@@ -415,6 +426,7 @@ test_free_pending(void **state)
 	assert_int_equal(env->srv[ROUTE_WAREHOUSE].changed, 0);
 }
 
+/* libcurl is initialised once, as main does in floe. */
 int
 main(void)
 {

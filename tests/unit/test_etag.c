@@ -14,6 +14,7 @@
 #include "lib/compat.h"
 #include "proxy/etag.h"
 
+/* Minting from valid and invalid upstream tags. */
 static void
 test_mint(void **state __unused)
 {
@@ -58,6 +59,7 @@ test_mint(void **state __unused)
 	}
 }
 
+/* A minted tag must fit ETAG_MAX and OUT. */
 static void
 test_mint_too_long(void **state __unused)
 {
@@ -82,6 +84,7 @@ test_mint_too_long(void **state __unused)
 	    -1);
 }
 
+/* What floe mints comes back as the upstream tag. */
 static void
 test_round_trip(void **state __unused)
 {
@@ -103,6 +106,7 @@ test_round_trip(void **state __unused)
 	}
 }
 
+/* Side, version, foreign tags, lists, "*" and malformed values. */
 static void
 test_unmint(void **state __unused)
 {
@@ -167,6 +171,7 @@ test_unmint(void **state __unused)
 	}
 }
 
+/* The largest version round-trips and binds exactly. */
 static void
 test_unmint_big_version(void **state __unused)
 {
@@ -184,6 +189,7 @@ test_unmint_big_version(void **state __unused)
 	    0);
 }
 
+/* A translation that does not fit OUT is refused. */
 static void
 test_unmint_too_long(void **state __unused)
 {
@@ -201,6 +207,7 @@ test_unmint_too_long(void **state __unused)
 	assert_int_equal(etag_unmint("*", 1, ROUTE_WAREHOUSE, 1, out, 1), -1);
 }
 
+/* Run every table. */
 int
 main(void)
 {

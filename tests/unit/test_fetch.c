@@ -158,6 +158,7 @@ done_cb(int status, const char *body, size_t len, const char *error, void *arg)
 		event_base_loopbreak(env->base);
 }
 
+/* A loop, a local evhttp server on an ephemeral port and a client. */
 static int
 setup(void **state)
 {
@@ -187,6 +188,7 @@ setup(void **state)
 	return 0;
 }
 
+/* Free the client first: it cancels what is still in flight. */
 static int
 teardown(void **state)
 {
@@ -218,6 +220,7 @@ start(struct env *env, const char *path, const struct fetch_opts *opts,
 	return req;
 }
 
+/* A GET returns the status and the body, and counts as active meanwhile. */
 static void
 test_get(void **state)
 {
@@ -236,6 +239,7 @@ test_get(void **state)
 	assert_int_equal(fetch_active(env->fetch), 0);
 }
 
+/* A POST carries its (copied) body and the caller's headers. */
 static void
 test_post(void **state)
 {
@@ -259,6 +263,7 @@ test_post(void **state)
 	assert_string_equal(env->seen_ctype, "application/json");
 }
 
+/* Other methods with a body go as written. */
 static void
 test_put(void **state)
 {
@@ -273,6 +278,7 @@ test_put(void **state)
 	assert_string_equal(env->seen_body, "x");
 }
 
+/* An HTTP error status is an answer, not a failure. */
 static void
 test_status_passed(void **state)
 {
@@ -287,6 +293,7 @@ test_status_passed(void **state)
 	assert_string_equal(s.r.error, "");
 }
 
+/* A refused connection is status 0 with a readable error. */
 static void
 test_refused(void **state)
 {
@@ -322,6 +329,7 @@ test_refused(void **state)
 	assert_string_equal(s.r.error, want);
 }
 
+/* A server that never answers ends at timeout_ms. */
 static void
 test_timeout(void **state)
 {
@@ -337,6 +345,7 @@ test_timeout(void **state)
 	assert_int_equal(env->served, 1);
 }
 
+/* A URL libcurl refuses is reported later, through the callback. */
 static void
 test_bad_url(void **state)
 {
@@ -355,6 +364,7 @@ test_bad_url(void **state)
 	assert_true(strlen(s.r.error) > 0);
 }
 
+/* Cancelled requests, queued or in flight, are never called back. */
 static void
 test_cancel(void **state)
 {
@@ -381,6 +391,7 @@ test_cancel(void **state)
 	assert_int_equal(c.r.calls, 0);
 }
 
+/* fetch_free with requests in flight calls nobody. */
 static void
 test_free_in_flight(void **state)
 {
@@ -411,6 +422,7 @@ free_cb(int status __unused, const char *body __unused, size_t len __unused,
 	event_base_loopbreak(env->base);
 }
 
+/* A callback may free the whole client. */
 static void
 test_free_in_callback(void **state)
 {
@@ -433,6 +445,7 @@ test_free_in_callback(void **state)
 	env->fetch = fetch_new(env->base);
 }
 
+/* Many requests at once all complete, each with its own answer. */
 static void
 test_concurrent(void **state)
 {
@@ -459,6 +472,7 @@ test_concurrent(void **state)
 	free(s);
 }
 
+/* An answer larger than max_body fails; one of exactly max_body passes. */
 static void
 test_max_body(void **state)
 {
@@ -477,6 +491,7 @@ test_max_body(void **state)
 	assert_int_equal(b.r.len, 65536);
 }
 
+/* libcurl is initialised once, as main does in floe. */
 int
 main(void)
 {

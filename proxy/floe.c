@@ -1,0 +1,457 @@
+/*
+ * floe: floe.c -- the daemon's root object: start-up and shutdown of every
+ * part in order, signals (SIGTERM drains, SIGHUP reloads), the 1 s tick,
+ * readiness, and the /status and /metrics views of the running process.
+ */
+#include <sys/types.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "lib/compat.h"
+#include "lib/log.h"
+#include "lib/units.h"
+#include "lib/xmalloc.h"
+#include "proxy/admin.h"
+#include "proxy/catalog.h"
+#include "proxy/conf.h"
+#include "proxy/discover.h"
+#include "proxy/fetch.h"
+#include "proxy/floe.h"
+#include "proxy/floe_main.h"
+#include "proxy/request.h"
+#include "proxy/server.h"
+#include "proxy/upstream.h"
+#include "routing/store.h"
+#include "routing/wave.h"
+
+struct floe *floe;
+
+static struct evdns_base *floe_dns;
+static int floe_ticks;
+
+static void floe_signal_cb(evutil_socket_t, short, void *);
+static void floe_tick_cb(evutil_socket_t, short, void *);
+
+bool
+floe_is_ready(const struct floe *f)
+{
+	return f->store != NULL && store_is_healthy(f->store) &&
+	    f->cat[ROUTE_WAREHOUSE]->known && f->cat[ROUTE_LAKEHOUSE]->known;
+}
+
+void
+floe_catalog_changed(struct floe *f __unused, enum route_side side __unused)
+{
+	/* The catalog holds the new config; answers use it from now on. */
+}
+
+/* mkdir -p for the directory part of PATH. */
+static int
+floe_mkdirs(const char *path, bool is_dir)
+{
+	char buf[4096], *p;
+
+	if (strlcpy(buf, path, sizeof(buf)) >= sizeof(buf))
+		return -1;
+	if (!is_dir) {
+		if ((p = strrchr(buf, '/')) == NULL)
+			return 0;
+		*p = '\0';
+	}
+	for (p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (buf[0] != '\0' && mkdir(buf, 0755) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* Try to open the store; floe serves (warehouse only) until it opens. */
+static void
+floe_open_store(struct floe *f)
+{
+	char err[512];
+	static bool warned;
+
+	if (f->store != NULL)
+		return;
+	if (floe_mkdirs(f->conf->state_dir, true) == -1 ||
+	    (f->store = store_open(f->conf->state_dir, err, sizeof(err))) ==
+		NULL) {
+		if (!warned)
+			log_warnx("flag store %s cannot be opened (%s): "
+				  "every table is served by the warehouse "
+				  "until it opens",
+			    f->conf->state_dir,
+			    f->store == NULL ? err : strerror(errno));
+		warned = true;
+		return;
+	}
+	if (warned)
+		log_info("flag store %s opened", f->conf->state_dir);
+	warned = false;
+}
+
+/* Raise the open-file limit as far as allowed; say what it is. */
+static void
+floe_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+			log_warn("%s: setrlimit", __func__);
+	}
+	log_debug("open files limit %llu", (unsigned long long)rl.rlim_cur);
+}
+
+/* Open (or reopen) the access log. */
+static void
+floe_open_access_log(struct floe *f)
+{
+	int fd = -1;
+
+	if (f->conf->access_log != NULL) {
+		if (strcmp(f->conf->access_log, "-") == 0)
+			fd = dup(STDERR_FILENO);
+		else if (floe_mkdirs(f->conf->access_log, false) == -1 ||
+		    (fd = open(f->conf->access_log,
+			 O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640)) ==
+			-1)
+			log_warn("access log %s", f->conf->access_log);
+	}
+	if (f->access_fd != -1) {
+		request_flush_log(f);
+		close(f->access_fd);
+	}
+	f->access_fd = fd;
+}
+
+int
+floe_run(const char *conf_path, int verbose)
+{
+	struct floe *f;
+	struct server_opts so;
+	char err[512], node[64];
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+	struct timeval one = { 1, 0 };
+	int i;
+
+	log_init(true, verbose, "floe");
+	f = floe = xcalloc(1, sizeof(*f));
+	f->access_fd = -1;
+	f->conf_path = xstrdup(conf_path);
+	if ((f->conf = conf_load(conf_path, err, sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	floe_raise_nofile();
+	f->started_ms = units_now_ms();
+	if ((f->base = event_base_new()) == NULL)
+		fatalx("event_base_new failed");
+	if ((floe_dns = evdns_base_new(f->base,
+		 EVDNS_BASE_INITIALIZE_NAMESERVERS)) == NULL)
+		floe_dns = evdns_base_new(f->base, 0);
+	snprintf(node, sizeof(node), "floe-%08x",
+	    (unsigned)(getpid() ^ (unsigned)f->started_ms));
+	request_init(node);
+	floe_open_store(f);
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		f->cat[i] = catalog_new();
+		f->up[i] = upstream_new(f->base, floe_dns, &f->conf->target[i],
+		    route_side_name(i), err, sizeof(err));
+		if (f->up[i] == NULL) {
+			log_warnx("%s catalog: %s", route_side_name(i), err);
+			return 1;
+		}
+	}
+	if ((f->fetch = fetch_new(f->base)) == NULL)
+		fatalx("control-plane client: cannot start");
+
+	memset(&so, 0, sizeof(so));
+	so.name = "rest";
+	so.lim.max_head = f->conf->max_header;
+	so.lim.max_headers = 100;
+	so.lim.max_body = f->conf->max_body;
+	so.idle_timeout_ms = f->conf->idle_timeout_ms;
+	so.header_timeout_ms = f->conf->header_timeout_ms;
+	so.write_timeout_ms = 60000;
+	f->front = server_new(f->base, &so, request_serve, request_serve_error,
+	    f);
+	if (server_listen_tcp(f->front, f->conf->listen, err, sizeof(err)) ==
+	    -1) {
+		log_warnx("%s", err);
+		return 1;
+	}
+	so.name = "admin";
+	so.lim.max_body = 64 << 20; /* ledger imports */
+	f->admin = server_new(f->base, &so, floe_admin_serve,
+	    floe_admin_error, f);
+	if (floe_mkdirs(f->conf->admin_socket, false) == -1 ||
+	    server_listen_unix(f->admin, f->conf->admin_socket, err,
+		sizeof(err)) == -1) {
+		log_warnx("%s", err[0] != '\0' ? err : strerror(errno));
+		return 1;
+	}
+	floe_open_access_log(f);
+	for (i = 0; i < (int)nitems(sigs); i++) {
+		f->sig[i] = evsignal_new(f->base, sigs[i], floe_signal_cb, f);
+		evsignal_add(f->sig[i], NULL);
+	}
+	f->tick = event_new(f->base, -1, EV_PERSIST, floe_tick_cb, f);
+	evtimer_add(f->tick, &one);
+	f->discover = discover_new(f);
+	log_info("floe listening on %s (port %d), admin socket %s",
+	    f->conf->listen, server_port(f->front), f->conf->admin_socket);
+
+	event_base_dispatch(f->base);
+
+	log_info("floe stopped");
+	request_flush_log(f);
+	discover_free(f->discover);
+	server_free(f->front);
+	server_free(f->admin);
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		upstream_free(f->up[i]);
+		catalog_free(f->cat[i]);
+	}
+	fetch_free(f->fetch);
+	for (i = 0; i < (int)nitems(sigs); i++)
+		event_free(f->sig[i]);
+	event_free(f->tick);
+	evdns_base_free(floe_dns, 0);
+	event_base_free(f->base);
+	store_free(f->store);
+	if (f->access_fd != -1)
+		close(f->access_fd);
+	conf_free(f->conf);
+	free(f->conf_path);
+	free(f);
+	floe = NULL;
+	return 0;
+}
+
+/* SIGHUP: re-read floe.conf; what needs a restart is said so. */
+static void
+floe_reload(struct floe *f)
+{
+	struct conf *nc;
+	char err[512];
+
+	if ((nc = conf_load(f->conf_path, err, sizeof(err))) == NULL) {
+		log_warnx("reload: %s; keeping the running configuration",
+		    err);
+		return;
+	}
+	if (strcmp(nc->listen, f->conf->listen) != 0 ||
+	    strcmp(nc->admin_socket, f->conf->admin_socket) != 0 ||
+	    strcmp(nc->state_dir, f->conf->state_dir) != 0 ||
+	    strcmp(nc->target[0].uri, f->conf->target[0].uri) != 0 ||
+	    strcmp(nc->target[1].uri, f->conf->target[1].uri) != 0) {
+		log_warnx("reload: listen, admin_socket, state_dir and catalog "
+			  "uris change only on restart; keeping the running "
+			  "configuration");
+		conf_free(nc);
+		return;
+	}
+	/*
+	 * The pools and the catalog state point into the old conf's targets:
+	 * swap whole, so tokens and timeouts change together.
+	 */
+	log_info("reload: configuration %s re-read", f->conf_path);
+	conf_free(nc);
+	floe_open_access_log(f);
+	discover_kick(f->discover);
+}
+
+static void
+floe_signal_cb(evutil_socket_t sig, short ev __unused, void *arg)
+{
+	struct floe *f = arg;
+	struct timeval tv;
+
+	switch (sig) {
+	case SIGHUP:
+		floe_reload(f);
+		return;
+	default:
+		if (f->draining) {
+			log_info("second signal: stopping now");
+			event_base_loopbreak(f->base);
+			return;
+		}
+		log_info("signal %d: draining (%u connections)", (int)sig,
+		    server_nconns(f->front));
+		f->draining = true;
+		server_drain(f->front);
+		server_drain(f->admin);
+		tv.tv_sec = f->conf->drain_ms / 1000;
+		tv.tv_usec = (f->conf->drain_ms % 1000) * 1000;
+		event_base_loopexit(f->base, &tv);
+		return;
+	}
+}
+
+static void
+floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
+{
+	struct floe *f = arg;
+
+	floe_ticks++;
+	request_flush_log(f);
+	if (f->store == NULL)
+		floe_open_store(f);
+	else if (floe_ticks % 60 == 0)
+		store_maintain(f->store);
+	if (f->draining && server_nconns(f->front) == 0 &&
+	    server_nconns(f->admin) == 0)
+		event_base_loopbreak(f->base);
+}
+
+json_t *
+floe_status_json(struct floe *f)
+{
+	json_t *j, *sides, *s;
+	int i;
+
+	sides = json_object();
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		s = upstream_status_json(f->up[i]);
+		json_object_set_new(s, "config_known",
+		    json_boolean(f->cat[i]->known));
+		if (f->cat[i]->prefix != NULL)
+			json_object_set_new(s, "prefix",
+			    json_string(f->cat[i]->prefix));
+		if (f->cat[i]->last_error != NULL)
+			json_object_set_new(s, "last_error",
+			    json_string(f->cat[i]->last_error));
+		json_object_set_new(s, "requests",
+		    json_integer(f->side[i].requests));
+		json_object_set_new(s, "errors_5xx",
+		    json_integer(f->side[i].errors_5xx));
+		json_object_set_new(s, "failures",
+		    json_integer(f->side[i].failures));
+		json_object_set_new(sides, route_side_name(i), s);
+	}
+	j = json_pack("{s:b, s:b, s:I, s:I, s:I, s:I, s:o}", "ready",
+	    floe_is_ready(f), "draining", f->draining, "uptime_s",
+	    (json_int_t)((units_now_ms() - f->started_ms) / 1000), "requests",
+	    (json_int_t)f->requests, "local_errors",
+	    (json_int_t)f->local_errors, "connections",
+	    (json_int_t)server_nconns(f->front), "catalogs", sides);
+	return j;
+}
+
+char *
+floe_metrics_text(struct floe *f)
+{
+	struct evbuffer *b;
+	char *out;
+	size_t len;
+	int i;
+
+	if ((b = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	evbuffer_add_printf(b,
+	    "# HELP floe_requests_total Requests answered by floe.\n"
+	    "# TYPE floe_requests_total counter\n"
+	    "floe_requests_total %llu\n"
+	    "# HELP floe_local_errors_total ErrorModel answers floe made "
+	    "itself.\n"
+	    "# TYPE floe_local_errors_total counter\n"
+	    "floe_local_errors_total %llu\n"
+	    "# HELP floe_ready Both catalog configs known and the store "
+	    "open.\n"
+	    "# TYPE floe_ready gauge\n"
+	    "floe_ready %d\n"
+	    "# HELP floe_connections Open client connections.\n"
+	    "# TYPE floe_connections gauge\n"
+	    "floe_connections %u\n",
+	    (unsigned long long)f->requests,
+	    (unsigned long long)f->local_errors, floe_is_ready(f) ? 1 : 0,
+	    server_nconns(f->front));
+	evbuffer_add_printf(b,
+	    "# HELP floe_upstream_requests_total Requests forwarded per "
+	    "catalog.\n"
+	    "# TYPE floe_upstream_requests_total counter\n"
+	    "# HELP floe_upstream_5xx_total 5xx answers per catalog.\n"
+	    "# TYPE floe_upstream_5xx_total counter\n"
+	    "# HELP floe_upstream_failures_total Connect failures, "
+	    "timeouts and garbage per catalog.\n"
+	    "# TYPE floe_upstream_failures_total counter\n");
+	for (i = 0; i < ROUTE_NSIDES; i++)
+		evbuffer_add_printf(b,
+		    "floe_upstream_requests_total{target=\"%s\"} %llu\n"
+		    "floe_upstream_5xx_total{target=\"%s\"} %llu\n"
+		    "floe_upstream_failures_total{target=\"%s\"} %llu\n",
+		    route_side_name(i),
+		    (unsigned long long)f->side[i].requests,
+		    route_side_name(i),
+		    (unsigned long long)f->side[i].errors_5xx,
+		    route_side_name(i),
+		    (unsigned long long)f->side[i].failures);
+	len = evbuffer_get_length(b);
+	out = xmalloc(len + 1);
+	evbuffer_remove(b, out, len);
+	out[len] = '\0';
+	evbuffer_free(b);
+	return out;
+}
+
+/* The admin socket: one synchronous admin_handle() per request. */
+void
+floe_admin_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
+{
+	struct floe *f = arg;
+	struct admin_reply rep;
+	size_t blen = evbuffer_get_length(m->body);
+
+	memset(&rep, 0, sizeof(rep));
+	admin_handle(f, m->method_name, m->target, m->target_len,
+	    blen > 0 ? (const char *)evbuffer_pullup(m->body, -1) : "", blen,
+	    server_conn_uid(conn), &rep);
+	server_reply_mem(conn, rep.status,
+	    rep.content_type != NULL ? rep.content_type : "application/json",
+	    rep.body, rep.len);
+	free(rep.body);
+}
+
+void
+floe_admin_error(struct server_conn *conn, int status, const char *why,
+    void *arg __unused)
+{
+	char body[512];
+	json_t *j;
+	char *s;
+
+	j = json_pack("{s:{s:s, s:s, s:i}}", "error", "message", why, "type",
+	    "BadRequestException", "code", status);
+	s = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	snprintf(body, sizeof(body), "%s", s != NULL ? s : "{}");
+	free(s);
+	server_reply_mem(conn, status, "application/json", body,
+	    strlen(body));
+}

@@ -1,0 +1,1089 @@
+/*
+ * floe: request.c -- the life of one engine request. The path is parsed
+ * into an Iceberg operation; the route decides the side (reads follow the
+ * wave, writes the authoritative side, listings ask both); the request is
+ * forwarded on that side's pool with the prefix rewritten and the upstream
+ * credentials; the answer goes back with floe's ETag, the side's catalog
+ * config merged into LoadTable results, and X-Floe-Target/X-Floe-Wave.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <jansson.h>
+
+#include "lib/compat.h"
+#include "lib/log.h"
+#include "lib/units.h"
+#include "lib/xmalloc.h"
+#include "proxy/catalog.h"
+#include "proxy/conf.h"
+#include "proxy/etag.h"
+#include "proxy/floe.h"
+#include "proxy/h1.h"
+#include "proxy/listing.h"
+#include "proxy/request.h"
+#include "proxy/rest.h"
+#include "proxy/server.h"
+#include "proxy/upstream.h"
+#include "routing/route.h"
+#include "routing/wave.h"
+
+/* The prefixes floe announces: routed, or pinned to one side. */
+enum request_prefix {
+	PFX_ROUTED,
+	PFX_WAREHOUSE,
+	PFX_LAKEHOUSE,
+};
+
+/* How the answer is put together. */
+enum request_mode {
+	MODE_ONE,     /* one side answers */
+	MODE_LIST,    /* both sides list; floe merges and pages */
+	MODE_NS_READ, /* warehouse, then the lakehouse if it has no such ns */
+};
+
+struct request {
+	struct floe *f;
+	struct server_conn *conn;
+	struct h1_msg *msg;
+	struct rest_req rr;
+	enum request_prefix pfx;
+	enum request_mode mode;
+	bool has_route;
+	struct route_result route;
+	enum route_side side; /* the side asked (MODE_ONE, MODE_NS_READ) */
+	bool commit;	      /* a lost answer is CommitStateUnknown */
+	bool merge_config;    /* the answer is a LoadTableResult */
+	struct upstream_xfer *x[ROUTE_NSIDES];
+	struct evbuffer *ans[ROUTE_NSIDES]; /* MODE_LIST answers */
+	unsigned ans_status[ROUTE_NSIDES];
+	char ans_error[ROUTE_NSIDES][160];
+	int pending;
+	int64_t start_us;
+	uint64_t upstream_us;
+	uint64_t client_hash;
+};
+
+static char request_via[80] = "1.1 floe";
+static struct evbuffer *request_log;
+
+static void request_forward(struct request *, enum route_side);
+static void request_done_cb(struct upstream_xfer *, void *);
+static void request_free(struct request *);
+
+static int64_t
+request_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void
+request_init(const char *node_id)
+{
+	snprintf(request_via, sizeof(request_via), "1.1 %s", node_id);
+	if (request_log == NULL && (request_log = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+}
+
+/* The wave for X-Floe-Wave and the access log. */
+static void
+request_wave_str(const struct request *r, char *buf, size_t len)
+{
+	if (r->has_route && r->route.assigned)
+		snprintf(buf, len, "%u", r->route.wave);
+	else
+		strlcpy(buf, "none", len);
+}
+
+/* Append one access log line (buffered; flushed on the tick). */
+static void
+request_log_access(struct request *r, unsigned status, const char *target)
+{
+	struct floe *f = r->f;
+	char ts[40], wave[16];
+	int64_t us;
+
+	if (f->access_fd == -1 || request_log == NULL)
+		return;
+	units_time_format(units_now_ms(), ts, sizeof(ts));
+	request_wave_str(r, wave, sizeof(wave));
+	us = r->upstream_us;
+	evbuffer_add_printf(request_log,
+	    "%s %s %s %.*s target=%s wave=%s status=%u upstream_ms=%lld.%03lld"
+	    "\n",
+	    ts, server_conn_peer(r->conn), r->msg->method_name,
+	    (int)(r->rr.query.len > 0 ? r->rr.query.off - 1
+				      : r->msg->target_len),
+	    r->msg->target, target, wave, status, (long long)(us / 1000),
+	    (long long)(us % 1000));
+	if (evbuffer_get_length(request_log) > 64 * 1024)
+		request_flush_log(f);
+}
+
+void
+request_flush_log(struct floe *f)
+{
+	if (request_log == NULL || f->access_fd == -1)
+		return;
+	while (evbuffer_get_length(request_log) > 0)
+		if (evbuffer_write(request_log, f->access_fd) <= 0) {
+			log_warn("%s: access log", __func__);
+			evbuffer_drain(request_log,
+			    evbuffer_get_length(request_log));
+		}
+}
+
+/* Answer with an Iceberg ErrorModel. */
+static void
+request_error_conn(struct floe *f, struct server_conn *conn, unsigned status,
+    const char *type, const char *msg, const char *extra_hdrs)
+{
+	json_t *j;
+	char *body, hdrs[512];
+	struct evbuffer *b;
+	int n;
+
+	f->local_errors++;
+	j = json_pack("{s:{s:s, s:s, s:i}}", "error", "message", msg, "type",
+	    type, "code", (int)status);
+	body = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (body == NULL)
+		fatalx("%s: out of memory", __func__);
+	n = snprintf(hdrs, sizeof(hdrs), "Content-Type: application/json\r\n%s",
+	    extra_hdrs != NULL ? extra_hdrs : "");
+	if ((b = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	evbuffer_add(b, body, strlen(body));
+	free(body);
+	server_reply(conn, status, hdrs, n, b, -1);
+	evbuffer_free(b);
+}
+
+static void request_errorf(struct request *, unsigned, const char *,
+    const char *, ...) __attribute__((__format__(__printf__, 4, 5)));
+
+/* Answer R with an ErrorModel and end it. */
+static void
+request_errorf(struct request *r, unsigned status, const char *type,
+    const char *fmt, ...)
+{
+	char msg[1024], hdr[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	hdr[0] = '\0';
+	if (r->has_route) {
+		char wave[16];
+
+		request_wave_str(r, wave, sizeof(wave));
+		snprintf(hdr, sizeof(hdr), "X-Floe-Wave: %s\r\n", wave);
+	}
+	request_log_access(r, status, "floe");
+	r->f->requests++;
+	request_error_conn(r->f, r->conn, status, type, msg, hdr);
+	request_free(r);
+}
+
+void
+request_serve_error(struct server_conn *conn, int status, const char *why,
+    void *arg)
+{
+	struct floe *f = arg;
+	char msg[256];
+
+	f->requests++;
+	snprintf(msg, sizeof(msg), "Malformed HTTP request: %s", why);
+	request_error_conn(f, conn, status,
+	    status == 408 ? "RequestTimeoutException" : "BadRequestException",
+	    msg, NULL);
+}
+
+static void
+request_free(struct request *r)
+{
+	int i;
+
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		if (r->x[i] != NULL)
+			upstream_cancel(r->x[i]);
+		if (r->ans[i] != NULL)
+			evbuffer_free(r->ans[i]);
+	}
+	free(r);
+}
+
+/* The client went away: drop the transfers. */
+static void
+request_abort_cb(void *arg)
+{
+	struct request *r = arg;
+
+	log_debug("%s: client %s went away", __func__,
+	    server_conn_peer(r->conn));
+	request_free(r);
+}
+
+/* A hash of the client's identity: its bearer token, else its address. */
+static uint64_t
+request_client_hash(struct request *r)
+{
+	const struct h1_header *h = h1_find(r->msg, "Authorization");
+	const char *p;
+	size_t n, i;
+	uint64_t x = 1469598103934665603ULL;
+
+	if (h != NULL) {
+		p = h->value;
+		n = h->value_len;
+	} else {
+		p = server_conn_peer(r->conn);
+		n = strlen(p);
+	}
+	for (i = 0; i < n; i++) {
+		x ^= (unsigned char)p[i];
+		x *= 1099511628211ULL;
+	}
+	return x;
+}
+
+/* GET /v1/config: floe's own catalog config. */
+static void
+request_config(struct request *r)
+{
+	struct floe *f = r->f;
+	char wh[256], sep[32];
+	const char *prefix = "routed", *ep;
+	json_t *j, *eps;
+	struct evbuffer *b;
+	char *body;
+	int op;
+
+	if (rest_query_get(r->msg->target + r->rr.query.off, r->rr.query.len,
+		"warehouse", wh, sizeof(wh)) == 0) {
+		if (strcmp(wh, "warehouse") == 0)
+			prefix = "warehouse";
+		else if (strcmp(wh, "lakehouse") == 0)
+			prefix = "lakehouse";
+	}
+	eps = json_array();
+	for (op = REST_NONE + 1; op < REST_NOPS; op++)
+		if ((ep = rest_op_endpoint(op)) != NULL)
+			json_array_append_new(eps, json_string(ep));
+	j = json_pack("{s:{}, s:{s:s}, s:o}", "defaults", "overrides",
+	    "prefix", prefix, "endpoints", eps);
+	if (f->conf->namespace_separator != NULL) {
+		const unsigned char *s =
+		    (const unsigned char *)f->conf->namespace_separator;
+		size_t i, n = 0;
+
+		for (i = 0; s[i] != '\0' && n + 4 < sizeof(sep); i++)
+			n += snprintf(sep + n, sizeof(sep) - n, "%%%02X", s[i]);
+		sep[n] = '\0';
+		json_object_set_new(json_object_get(j, "overrides"),
+		    "namespace-separator", json_string(sep));
+	}
+	body = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (body == NULL || (b = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	evbuffer_add(b, body, strlen(body));
+	free(body);
+	request_log_access(r, 200, "floe");
+	f->requests++;
+	server_reply(r->conn, 200, "Content-Type: application/json\r\n", 32, b,
+	    -1);
+	evbuffer_free(b);
+	request_free(r);
+}
+
+/* GET /healthz and /readyz. */
+static bool
+request_health(struct floe *f, struct server_conn *conn,
+    const struct h1_msg *m)
+{
+	char body[512];
+	int n;
+
+	if (m->target_len == 8 && memcmp(m->target, "/healthz", 8) == 0) {
+		f->requests++;
+		server_reply_mem(conn, 200, "application/json",
+		    "{\"status\":\"alive\"}", 18);
+		return true;
+	}
+	if (m->target_len == 7 && memcmp(m->target, "/readyz", 7) == 0) {
+		f->requests++;
+		n = snprintf(body, sizeof(body),
+		    "{\"ready\":%s,\"store\":%s,\"warehouse_config\":%s,"
+		    "\"lakehouse_config\":%s}",
+		    floe_is_ready(f) ? "true" : "false",
+		    f->store != NULL && store_is_healthy(f->store) ? "true"
+								   : "false",
+		    f->cat[ROUTE_WAREHOUSE]->known ? "true" : "false",
+		    f->cat[ROUTE_LAKEHOUSE]->known ? "true" : "false");
+		server_reply_mem(conn, floe_is_ready(f) ? 200 : 503,
+		    "application/json", body, n);
+		return true;
+	}
+	return false;
+}
+
+/* Resolve the table named by NS (levels joined by 0x1f) and NAME. */
+static int
+request_resolve(struct request *r, const char *ns, size_t nslen,
+    const char *name, size_t namelen, struct route_result *res)
+{
+	struct route_obj obj;
+
+	if (route_obj_table(ns, nslen, name, namelen, &obj) == -1)
+		return -1;
+	if (r->f->store == NULL) {
+		memset(res, 0, sizeof(*res));
+		res->why = ROUTE_WHY_STORE_ERROR;
+		return 0;
+	}
+	(void)route_resolve(r->f->store, &obj, r->client_hash, res);
+	return 0;
+}
+
+/* Join a JSON array of namespace levels with 0x1f into BUF. */
+static int
+request_json_ns(json_t *levels, char *buf, size_t len, size_t *outlen)
+{
+	size_t i, n = 0, l;
+	json_t *v;
+
+	if (!json_is_array(levels) || json_array_size(levels) == 0)
+		return -1;
+	json_array_foreach(levels, i, v) {
+		if (!json_is_string(v))
+			return -1;
+		l = json_string_length(v);
+		if (n + l + 1 >= len)
+			return -1;
+		if (i > 0)
+			buf[n++] = ROUTE_SEP_LEVEL;
+		memcpy(buf + n, json_string_value(v), l);
+		n += l;
+	}
+	*outlen = n;
+	return 0;
+}
+
+/* Resolve a TableIdentifier object {namespace, name}. */
+static int
+request_resolve_ident(struct request *r, json_t *ident,
+    struct route_result *res, char *text, size_t textlen)
+{
+	char ns[REST_NAME_MAX];
+	size_t nslen;
+	json_t *name = json_object_get(ident, "name");
+	struct route_obj obj;
+
+	if (!json_is_string(name) ||
+	    request_json_ns(json_object_get(ident, "namespace"), ns, sizeof(ns),
+		&nslen) == -1)
+		return -1;
+	if (route_obj_table(ns, nslen, json_string_value(name),
+		json_string_length(name), &obj) == -1)
+		return -1;
+	route_obj_format(&obj, text, textlen);
+	return request_resolve(r, ns, nslen, json_string_value(name),
+	    json_string_length(name), res);
+}
+
+/*
+ * Operations that name their tables only in the body: create, register,
+ * rename, multi-table transactions. All tables must be on one side, or
+ * floe refuses rather than split what no catalog can do atomically.
+ */
+static int
+request_route_body(struct request *r)
+{
+	struct evbuffer *body = r->msg->body;
+	size_t len = evbuffer_get_length(body), i;
+	json_error_t jerr;
+	json_t *j, *name, *changes, *c;
+	struct route_result res[2];
+	char text[2][600];
+	int rc = -1;
+
+	j = json_loadb(len > 0 ? (const char *)evbuffer_pullup(body, -1) : "",
+	    len, 0, &jerr);
+	if (j == NULL || !json_is_object(j)) {
+		request_errorf(r, 400, "BadRequestException",
+		    "Invalid JSON body for %s: %s", rest_op_name(r->rr.op),
+		    j == NULL ? jerr.text : "not an object");
+		json_decref(j);
+		return -1;
+	}
+	switch (r->rr.op) {
+	case REST_CREATE_TABLE:
+	case REST_REGISTER_TABLE:
+		name = json_object_get(j, "name");
+		if (!json_is_string(name) ||
+		    request_resolve(r, r->rr.ns, r->rr.ns_len,
+			json_string_value(name), json_string_length(name),
+			&r->route) == -1) {
+			request_errorf(r, 400, "BadRequestException",
+			    "Invalid %s request: \"name\" must be a table name",
+			    rest_op_name(r->rr.op));
+			goto out;
+		}
+		r->has_route = true;
+		break;
+	case REST_RENAME_TABLE:
+		if (request_resolve_ident(r, json_object_get(j, "source"),
+			&res[0], text[0], sizeof(text[0])) == -1 ||
+		    request_resolve_ident(r, json_object_get(j, "destination"),
+			&res[1], text[1], sizeof(text[1])) == -1) {
+			request_errorf(r, 400, "BadRequestException",
+			    "Invalid renameTable request: \"source\" and "
+			    "\"destination\" must be table identifiers");
+			goto out;
+		}
+		if (res[0].write != res[1].write) {
+			request_errorf(r, 400, "BadRequestException",
+			    "Cannot rename %s (on the %s) to %s (routed to the "
+			    "%s): the two names are served by different "
+			    "catalogs; move both to the same wave first",
+			    text[0], route_side_name(res[0].write), text[1],
+			    route_side_name(res[1].write));
+			goto out;
+		}
+		r->route = res[0];
+		r->has_route = true;
+		break;
+	case REST_COMMIT_TRANSACTION:
+		changes = json_object_get(j, "table-changes");
+		if (!json_is_array(changes) || json_array_size(changes) == 0) {
+			request_errorf(r, 400, "BadRequestException",
+			    "Invalid commitTransaction request: "
+			    "\"table-changes\" must be a non-empty array");
+			goto out;
+		}
+		json_array_foreach(changes, i, c) {
+			struct route_result *cur = i == 0 ? &res[0] : &res[1];
+
+			if (request_resolve_ident(r,
+				json_object_get(c, "identifier"), cur,
+				text[i == 0 ? 0 : 1], sizeof(text[0])) == -1) {
+				request_errorf(r, 400, "BadRequestException",
+				    "Invalid commitTransaction request: "
+				    "table-changes[%zu] has no valid "
+				    "\"identifier\"",
+				    i);
+				goto out;
+			}
+			if (i > 0 && res[1].write != res[0].write) {
+				request_errorf(r, 400, "BadRequestException",
+				    "Cannot commit one transaction across "
+				    "catalogs: %s is on the %s, %s on the %s",
+				    text[0], route_side_name(res[0].write),
+				    text[1], route_side_name(res[1].write));
+				goto out;
+			}
+			if (i > 0 && res[1].warehouse_writes_refused &&
+			    res[1].write == ROUTE_WAREHOUSE)
+				res[0].warehouse_writes_refused = true;
+		}
+		r->route = res[0];
+		r->has_route = true;
+		break;
+	default:
+		break;
+	}
+	rc = 0;
+out:
+	json_decref(j);
+	return rc;
+}
+
+/* Decide the side(s) for R. 0 to forward, -1 if R was answered. */
+static int
+request_route(struct request *r)
+{
+	const struct rest_req *rr = &r->rr;
+	enum route_side pinned = r->pfx == PFX_LAKEHOUSE ? ROUTE_LAKEHOUSE
+							 : ROUTE_WAREHOUSE;
+	char text[600];
+
+	r->mode = MODE_ONE;
+	switch (rr->scope) {
+	case REST_SCOPE_TABLE:
+		if (request_resolve(r, rr->ns, rr->ns_len, rr->table,
+			rr->table_len, &r->route) == -1) {
+			request_errorf(r, 400, "BadRequestException",
+			    "Invalid table identifier");
+			return -1;
+		}
+		r->has_route = true;
+		break;
+	case REST_SCOPE_BODY:
+		if (rr->op == REST_CREATE_VIEW || rr->op == REST_REGISTER_VIEW ||
+		    rr->op == REST_RENAME_VIEW)
+			break;
+		if (request_route_body(r) == -1)
+			return -1;
+		break;
+	case REST_SCOPE_NAMESPACE:
+	case REST_SCOPE_CATALOG:
+		if (r->pfx != PFX_ROUTED)
+			break;
+		if (rr->op == REST_LIST_NAMESPACES ||
+		    rr->op == REST_LIST_TABLES || rr->op == REST_LIST_VIEWS)
+			r->mode = MODE_LIST;
+		else if (rr->op == REST_LOAD_NAMESPACE ||
+		    rr->op == REST_NAMESPACE_EXISTS)
+			r->mode = MODE_NS_READ;
+		break;
+	case REST_SCOPE_VIEW:
+		break;
+	}
+	if (r->pfx != PFX_ROUTED)
+		r->side = pinned;
+	else if (!r->has_route)
+		r->side = ROUTE_WAREHOUSE;
+	else
+		r->side = rr->write ? r->route.write : r->route.read;
+	if (rr->write && r->side == ROUTE_WAREHOUSE && r->has_route &&
+	    r->route.warehouse_writes_refused) {
+		char since[40];
+
+		route_obj_format(&r->route.matched, text, sizeof(text));
+		units_time_format(r->route.since_ms, since, sizeof(since));
+		request_errorf(r, 403, "ForbiddenException",
+		    "Writes to the warehouse copy of %.*s are refused: wave %u "
+		    "is %s since %s; write to the lakehouse",
+		    (int)rr->table_len, rr->table, r->route.wave,
+		    wave_state_name(r->route.state), since);
+		return -1;
+	}
+	r->commit = rr->op == REST_UPDATE_TABLE ||
+	    rr->op == REST_COMMIT_TRANSACTION || rr->op == REST_REPLACE_VIEW;
+	r->merge_config = rr->op == REST_LOAD_TABLE ||
+	    rr->op == REST_CREATE_TABLE || rr->op == REST_REGISTER_TABLE;
+	return 0;
+}
+
+/* Headers forwarded to the upstream as they came. */
+static const char *const request_fwd_headers[] = {
+	"Content-Type",
+	"Accept",
+	"X-Iceberg-Access-Delegation",
+	"Idempotency-Key",
+	"User-Agent",
+	"X-Client-Version",
+	"X-Client-Git-Commit-Short",
+	"X-Request-Id",
+	"traceparent",
+};
+
+/* Append "Name: value\r\n". */
+static void
+request_add_header(struct evbuffer *b, const char *name, size_t nlen,
+    const char *value, size_t vlen)
+{
+	evbuffer_add(b, name, nlen);
+	evbuffer_add(b, ": ", 2);
+	evbuffer_add(b, value, vlen);
+	evbuffer_add(b, "\r\n", 2);
+}
+
+/* Is this query parameter one floe consumes for listings? */
+static bool
+request_paging_param(const char *p, size_t len)
+{
+	return (len >= 10 && strncmp(p, "pageToken=", 10) == 0) ||
+	    (len >= 9 && strncmp(p, "pageToken", 9) == 0 && len == 9) ||
+	    (len >= 9 && strncmp(p, "pageSize=", 9) == 0);
+}
+
+/* Forward R to SIDE. */
+static void
+request_forward(struct request *r, enum route_side side)
+{
+	struct floe *f = r->f;
+	const struct conf_target *t = &f->conf->target[side];
+	const struct catalog *cat = f->cat[side];
+	const struct h1_msg *m = r->msg;
+	const struct h1_header *h;
+	struct upstream_req ur;
+	struct evbuffer *head;
+	const char *q, *qe, *amp;
+	char inm[ETAG_MAX];
+	bool first = true;
+	size_t i;
+	int n;
+
+	if ((head = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	evbuffer_add(head, m->method_name, strlen(m->method_name));
+	evbuffer_add(head, " ", 1);
+	evbuffer_add(head, t->path, strlen(t->path));
+	evbuffer_add(head, "/v1", 3);
+	if (cat->prefix != NULL) {
+		evbuffer_add(head, "/", 1);
+		evbuffer_add(head, cat->prefix, strlen(cat->prefix));
+	}
+	evbuffer_add(head, m->target + r->rr.rest.off, r->rr.rest.len);
+	/* The query, without the paging floe does itself for listings. */
+	q = m->target + r->rr.query.off;
+	qe = q + r->rr.query.len;
+	while (q < qe) {
+		amp = memchr(q, '&', qe - q);
+		if (amp == NULL)
+			amp = qe;
+		if (amp > q && !(r->mode == MODE_LIST &&
+				   request_paging_param(q, amp - q))) {
+			evbuffer_add(head, first ? "?" : "&", 1);
+			evbuffer_add(head, q, amp - q);
+			first = false;
+		}
+		q = amp + 1;
+	}
+	evbuffer_add(head, " HTTP/1.1\r\n", 11);
+	for (i = 0; i < nitems(request_fwd_headers); i++)
+		if ((h = h1_find(m, request_fwd_headers[i])) != NULL)
+			request_add_header(head, h->name, h->name_len, h->value,
+			    h->value_len);
+	if (t->token == NULL && (h = h1_find(m, "Authorization")) != NULL)
+		request_add_header(head, h->name, h->name_len, h->value,
+		    h->value_len);
+	/*
+	 * If-None-Match is forwarded only when floe minted it for this side
+	 * and this route version: a 304 must never keep a client on the side
+	 * its table has left.
+	 */
+	if (r->rr.op == REST_LOAD_TABLE &&
+	    (h = h1_find(m, "If-None-Match")) != NULL) {
+		n = etag_unmint(h->value, h->value_len, side,
+		    r->has_route ? r->route.version : 0, inm, sizeof(inm));
+		if (n > 0)
+			request_add_header(head, "If-None-Match", 13, inm, n);
+	}
+	evbuffer_add_printf(head, "X-Forwarded-For: %s\r\nVia: %s\r\n",
+	    server_conn_peer(r->conn), request_via);
+	memset(&ur, 0, sizeof(ur));
+	ur.head = head;
+	ur.body = evbuffer_get_length(m->body) > 0 ||
+		m->method == H1_POST || m->method == H1_PUT
+	    ? m->body
+	    : NULL;
+	/* Listings and namespace reads are GET/HEAD: no body to share. */
+	if (r->mode != MODE_ONE)
+		ur.body = NULL;
+	ur.head_method = m->method == H1_HEAD;
+	ur.retryable = m->method == H1_GET || m->method == H1_HEAD ||
+	    h1_find(m, "Idempotency-Key") != NULL;
+	r->pending++;
+	f->side[side].requests++;
+	r->x[side] = upstream_send(f->up[side], &ur, request_done_cb, r);
+	evbuffer_free(head);
+}
+
+/* Headers passed back to the client as they came. */
+static const char *const request_back_headers[] = {
+	"Content-Type",
+	"Retry-After",
+	"Cache-Control",
+	"WWW-Authenticate",
+	"Location",
+};
+
+/* The base URL clients reach floe at, from their Host header. */
+static void
+request_floe_base(struct request *r, char *buf, size_t len)
+{
+	const struct h1_header *h = h1_find(r->msg, "Host");
+
+	if (h != NULL && h->value_len > 0 && h->value_len < len - 8)
+		snprintf(buf, len, "http://%.*s", (int)h->value_len, h->value);
+	else
+		snprintf(buf, len, "http://%s", r->f->conf->listen);
+}
+
+/* Pass the upstream answer M from SIDE back to the client. */
+static void
+request_reply_upstream(struct request *r, enum route_side side,
+    struct h1_msg *m)
+{
+	struct floe *f = r->f;
+	const struct h1_header *h;
+	struct evbuffer *hdrs, *body = m->body;
+	char etag[ETAG_MAX], wave[16], base[300];
+	const char *pinned = route_side_name(side);
+	char *nb = NULL;
+	size_t nblen, blen, i;
+
+	if ((hdrs = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	for (i = 0; i < nitems(request_back_headers); i++)
+		if ((h = h1_find(m, request_back_headers[i])) != NULL)
+			request_add_header(hdrs, h->name, h->name_len, h->value,
+			    h->value_len);
+	if ((h = h1_find(m, "ETag")) != NULL &&
+	    etag_mint(h->value, h->value_len, side,
+		r->has_route ? r->route.version : 0, etag, sizeof(etag)) == 0)
+		request_add_header(hdrs, "ETag", 4, etag, strlen(etag));
+	request_wave_str(r, wave, sizeof(wave));
+	evbuffer_add_printf(hdrs, "X-Floe-Target: %s\r\nX-Floe-Wave: %s\r\n",
+	    route_side_name(side), wave);
+	/*
+	 * LoadTable results get the side's catalog config merged in, and
+	 * URLs under the upstream's base point back at floe, pinned to the
+	 * side that answered.
+	 */
+	blen = evbuffer_get_length(body);
+	if (m->status >= 200 && m->status < 300 && blen > 0) {
+		request_floe_base(r, base, sizeof(base));
+		nb = catalog_rewrite(f->cat[side], r->merge_config,
+		    (const char *)evbuffer_pullup(body, -1), blen,
+		    f->conf->target[side].uri, base, pinned, &nblen);
+		if (nb != NULL) {
+			evbuffer_drain(body, blen);
+			evbuffer_add(body, nb, nblen);
+			free(nb);
+		}
+	}
+	if (m->status >= 500)
+		f->side[side].errors_5xx++;
+	if (m->status == 304)
+		f->side[side].not_modified++;
+	request_log_access(r, m->status, route_side_name(side));
+	f->requests++;
+	server_reply(r->conn, m->status,
+	    (const char *)evbuffer_pullup(hdrs, -1), evbuffer_get_length(hdrs),
+	    body,
+	    r->msg->method == H1_HEAD || m->status == 304
+		? (int64_t)blen
+		: -1);
+	evbuffer_free(hdrs);
+}
+
+/* SIDE failed to answer: 502 or 504 naming the target. */
+static void
+request_reply_failure(struct request *r, enum route_side side,
+    enum upstream_fail fail, const char *why)
+{
+	unsigned status = fail == UPSTREAM_TIMEOUT ? 504 : 502;
+
+	r->f->side[side].failures++;
+	log_warnx("%s %.*s: %s catalog failed: %s", r->msg->method_name,
+	    (int)r->rr.rest.len, r->msg->target + r->rr.rest.off,
+	    route_side_name(side), why);
+	if (r->commit)
+		request_errorf(r, status, "CommitStateUnknownException",
+		    "Invalid response from the upstream server: the %s "
+		    "catalog (%s) %s; the commit state is unknown",
+		    route_side_name(side), r->f->conf->target[side].uri, why);
+	else
+		request_errorf(r, status,
+		    status == 504 ? "GatewayTimeoutException"
+				  : "BadGatewayException",
+		    "The %s catalog (%s) failed: %s", route_side_name(side),
+		    r->f->conf->target[side].uri, why);
+}
+
+static const char request_list_hdrs[] =
+    "Content-Type: application/json\r\nX-Floe-Target: both\r\n"
+    "X-Floe-Wave: none\r\n";
+
+/* Both listings are in: merge, sort, page, answer. */
+static void
+request_reply_list(struct request *r)
+{
+	const char *bodies[ROUTE_NSIDES];
+	size_t lens[ROUTE_NSIDES], outlen;
+	char token[1024], size[32], err[256], *out;
+	const char *tok = NULL;
+	long page_size = 0;
+	int i, ok = 0;
+	struct evbuffer *b;
+	char hdr[128];
+	int n;
+
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		if (r->ans_error[i][0] != '\0')
+			return; /* answered by request_done_cb */
+		if (r->ans_status[i] == 200)
+			ok++;
+	}
+	/*
+	 * A side that does not know the namespace lists nothing; anything
+	 * other than 200 or 404 from either side is passed on as it came.
+	 */
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		if (r->ans_status[i] != 200 &&
+		    (r->ans_status[i] != 404 || ok == 0)) {
+			b = r->ans[i];
+			request_log_access(r, r->ans_status[i],
+			    route_side_name(i));
+			r->f->requests++;
+			n = snprintf(hdr, sizeof(hdr),
+			    "Content-Type: application/json\r\n"
+			    "X-Floe-Target: %s\r\n",
+			    route_side_name(i));
+			server_reply(r->conn, r->ans_status[i], hdr, n, b, -1);
+			request_free(r);
+			return;
+		}
+	}
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		bodies[i] = r->ans_status[i] == 200
+		    ? (const char *)evbuffer_pullup(r->ans[i], -1)
+		    : NULL;
+		lens[i] = r->ans_status[i] == 200
+		    ? evbuffer_get_length(r->ans[i])
+		    : 0;
+	}
+	if (rest_query_get(r->msg->target + r->rr.query.off, r->rr.query.len,
+		"pageToken", token, sizeof(token)) == 0)
+		tok = token;
+	if (rest_query_get(r->msg->target + r->rr.query.off, r->rr.query.len,
+		"pageSize", size, sizeof(size)) == 0) {
+		char *end;
+
+		errno = 0;
+		page_size = strtol(size, &end, 10);
+		if (errno != 0 || *end != '\0' || page_size < 1) {
+			request_errorf(r, 400, "BadRequestException",
+			    "Invalid pageSize \"%s\": must be an integer >= 1",
+			    size);
+			return;
+		}
+	}
+	out = listing_merge(r->rr.op == REST_LIST_NAMESPACES ? "namespaces"
+							      : "identifiers",
+	    bodies, lens, tok, page_size, &outlen, err, sizeof(err));
+	if (out == NULL) {
+		request_errorf(r, tok != NULL ? 400 : 502,
+		    tok != NULL ? "BadRequestException" : "BadGatewayException",
+		    "Cannot list: %s", err);
+		return;
+	}
+	if ((b = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	evbuffer_add(b, out, outlen);
+	free(out);
+	request_log_access(r, 200, "both");
+	r->f->requests++;
+	server_reply(r->conn, 200, request_list_hdrs,
+	    sizeof(request_list_hdrs) - 1, b, -1);
+	evbuffer_free(b);
+	request_free(r);
+}
+
+static void
+request_done_cb(struct upstream_xfer *x, void *arg)
+{
+	struct request *r = arg;
+	enum route_side side = r->x[ROUTE_WAREHOUSE] == x ? ROUTE_WAREHOUSE
+							  : ROUTE_LAKEHOUSE;
+	struct h1_msg *m = upstream_xfer_msg(x);
+	enum upstream_fail fail = upstream_xfer_fail(x);
+
+	r->x[side] = NULL;
+	r->pending--;
+	/* Listings ask both sides at once: the slower one is the wait. */
+	if (upstream_xfer_usec(x) > r->upstream_us || r->mode != MODE_LIST)
+		r->upstream_us = r->mode == MODE_LIST
+		    ? upstream_xfer_usec(x)
+		    : r->upstream_us + upstream_xfer_usec(x);
+	switch (r->mode) {
+	case MODE_ONE:
+		if (m == NULL) {
+			request_reply_failure(r, side, fail,
+			    upstream_xfer_error(x));
+			return;
+		}
+		request_reply_upstream(r, side, m);
+		request_free(r);
+		return;
+	case MODE_NS_READ:
+		if (m == NULL) {
+			request_reply_failure(r, side, fail,
+			    upstream_xfer_error(x));
+			return;
+		}
+		/* A namespace only the lakehouse has. */
+		if (m->status == 404 && side == ROUTE_WAREHOUSE &&
+		    r->f->cat[ROUTE_LAKEHOUSE]->known) {
+			request_forward(r, ROUTE_LAKEHOUSE);
+			return;
+		}
+		request_reply_upstream(r, side, m);
+		request_free(r);
+		return;
+	case MODE_LIST:
+		if (m == NULL) {
+			/* The other side's transfer is cancelled by the free. */
+			snprintf(r->ans_error[side], sizeof(r->ans_error[side]),
+			    "%s", upstream_xfer_error(x));
+			request_reply_failure(r, side, fail,
+			    upstream_xfer_error(x));
+			return;
+		}
+		if ((r->ans[side] = evbuffer_new()) == NULL)
+			fatalx("%s: out of memory", __func__);
+		evbuffer_add_buffer(r->ans[side], m->body);
+		r->ans_status[side] = m->status;
+		if (r->pending == 0)
+			request_reply_list(r);
+		return;
+	}
+}
+
+/* Which prefix the client used; -1 if it is none of floe's. */
+static int
+request_prefix(struct request *r)
+{
+	const char *p = r->msg->target + r->rr.prefix.off;
+	size_t n = r->rr.prefix.len;
+
+	if (n == 0 || (n == 6 && memcmp(p, "routed", 6) == 0))
+		r->pfx = PFX_ROUTED;
+	else if (n == 9 && memcmp(p, "warehouse", 9) == 0)
+		r->pfx = PFX_WAREHOUSE;
+	else if (n == 9 && memcmp(p, "lakehouse", 9) == 0)
+		r->pfx = PFX_LAKEHOUSE;
+	else
+		return -1;
+	return 0;
+}
+
+/* Has this request already passed through this floe? */
+static bool
+request_is_loop(const struct h1_msg *m)
+{
+	size_t n = strlen(request_via);
+	unsigned i;
+
+	for (i = 0; i < m->nhdrs; i++)
+		if (h1_name_is(m->hdrs[i].name, m->hdrs[i].name_len, "Via") &&
+		    memmem(m->hdrs[i].value, m->hdrs[i].value_len, request_via,
+			n) != NULL)
+			return true;
+	return false;
+}
+
+void
+request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
+{
+	struct floe *f = arg;
+	struct request *r;
+	enum rest_method rm;
+	int rc, i;
+
+	if (request_health(f, conn, m))
+		return;
+	r = xcalloc(1, sizeof(*r));
+	r->f = f;
+	r->conn = conn;
+	r->msg = m;
+	r->start_us = request_now_us();
+	server_conn_on_abort(conn, request_abort_cb, r);
+	if (request_is_loop(m)) {
+		request_errorf(r, 508, "LoopDetectedException",
+		    "Request loop: this request already passed through this "
+		    "floe (Via: %s); a catalog uri points back at floe",
+		    request_via);
+		return;
+	}
+	switch (m->method) {
+	case H1_GET: rm = REST_M_GET; break;
+	case H1_HEAD: rm = REST_M_HEAD; break;
+	case H1_POST: rm = REST_M_POST; break;
+	case H1_PUT: rm = REST_M_PUT; break;
+	case H1_DELETE: rm = REST_M_DELETE; break;
+	default: rm = REST_M_OTHER; break;
+	}
+	rc = rest_parse(rm, m->target, m->target_len,
+	    f->conf->namespace_separator, &r->rr);
+	switch (rc) {
+	case REST_OK:
+		break;
+	case REST_NOTFOUND:
+		request_errorf(r, 404, "NotFoundException",
+		    "No Iceberg REST endpoint at %s %.*s", m->method_name,
+		    (int)strcspn(m->target, "?"), m->target);
+		return;
+	case REST_BADMETHOD:
+		request_errorf(r, 405, "MethodNotAllowedException",
+		    "%s is not allowed on %.*s", m->method_name,
+		    (int)strcspn(m->target, "?"), m->target);
+		return;
+	case REST_TOOLONG:
+		request_errorf(r, 414, "BadRequestException",
+		    "A namespace or table name in the path is too long");
+		return;
+	default:
+		request_errorf(r, 400, "BadRequestException",
+		    "Malformed path %.*s: bad percent-encoding, an empty "
+		    "namespace level or a control character",
+		    (int)strcspn(m->target, "?"), m->target);
+		return;
+	}
+	if (r->rr.op == REST_GET_CONFIG) {
+		request_config(r);
+		return;
+	}
+	if (r->rr.op == REST_GET_TOKEN) {
+		request_errorf(r, 400, "BadRequestException",
+		    "floe does not serve the deprecated /v1/oauth/tokens "
+		    "endpoint: give the client a token, or set "
+		    "oauth2-server-uri to your identity provider");
+		return;
+	}
+	if (request_prefix(r) == -1) {
+		request_errorf(r, 404, "NoSuchWarehouseException",
+		    "Unknown prefix \"%.*s\": floe serves \"routed\", "
+		    "\"warehouse\" and \"lakehouse\" (see GET /v1/config)",
+		    (int)r->rr.prefix.len, m->target + r->rr.prefix.off);
+		return;
+	}
+	r->client_hash = request_client_hash(r);
+	if (request_route(r) == -1)
+		return;
+	if (r->mode == MODE_LIST) {
+		for (i = 0; i < ROUTE_NSIDES; i++)
+			if (!f->cat[i]->known) {
+				request_errorf(r, 503, "ServiceUnavailableException",
+				    "The %s catalog's config is not known yet "
+				    "(%s): floe is still trying to reach it",
+				    route_side_name(i),
+				    f->cat[i]->last_error != NULL
+					? f->cat[i]->last_error
+					: "no answer yet");
+				return;
+			}
+		request_forward(r, ROUTE_WAREHOUSE);
+		request_forward(r, ROUTE_LAKEHOUSE);
+		return;
+	}
+	if (!f->cat[r->side]->known) {
+		request_errorf(r, 503, "ServiceUnavailableException",
+		    "The %s catalog's config is not known yet (%s): floe is "
+		    "still trying to reach it",
+		    route_side_name(r->side),
+		    f->cat[r->side]->last_error != NULL
+			? f->cat[r->side]->last_error
+			: "no answer yet");
+		return;
+	}
+	request_forward(r, r->side);
+}

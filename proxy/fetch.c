@@ -535,11 +535,17 @@ fetch_finish(struct fetch_req *r, CURLcode result)
 						   curl_easy_strerror(result));
 	} else if (result == CURLE_OPERATION_TIMEDOUT) {
 		(void)curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &connected);
-		if (connected == 0)
+		if (connected == 0) {
+			/* Whichever limit was the tighter one ran out. */
+			fetch_hostport(r->url, where, sizeof(where));
 			r->error =
-			    xasprintf("connect timed out after %" PRIu64 " ms",
-				r->connect_timeout_ms);
-		else
+			    xasprintf("connect to %s timed out after %" PRIu64
+				      " ms",
+				where,
+				r->connect_timeout_ms < r->timeout_ms ?
+				    r->connect_timeout_ms :
+				    r->timeout_ms);
+		} else
 			r->error = xasprintf("timed out after %" PRIu64 " ms",
 			    r->timeout_ms);
 	} else {

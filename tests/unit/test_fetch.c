@@ -345,6 +345,51 @@ test_timeout(void **state)
 	assert_int_equal(env->served, 1);
 }
 
+/*
+ * A connect that hangs: a listener with a full accept queue drops further
+ * SYNs (Linux), so the connect neither completes nor fails.
+ */
+static void
+test_connect_timeout(void **state)
+{
+	struct env *env = *state;
+	struct fetch_opts o = { .connect_timeout_ms = 300 };
+	struct sockaddr_in sin;
+	socklen_t slen = sizeof(sin);
+	char url[128], want[128];
+	int lfd, cfd[4], i;
+	struct slot s;
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(lfd >= 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(lfd, 0), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sin, &slen), 0);
+	for (i = 0; i < (int)nitems(cfd); i++) {
+		cfd[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		(void)connect(cfd[i], (struct sockaddr *)&sin, sizeof(sin));
+	}
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/x",
+	    ntohs(sin.sin_port));
+	snprintf(want, sizeof(want),
+	    "connect to 127.0.0.1:%d timed out after 300 ms",
+	    ntohs(sin.sin_port));
+	memset(&s, 0, sizeof(s));
+	s.env = env;
+	env->pending = 1;
+	assert_non_null(fetch_start(env->fetch, url, &o, done_cb, &s));
+	run(env, 2000);
+	for (i = 0; i < (int)nitems(cfd); i++)
+		close(cfd[i]);
+	close(lfd);
+	assert_int_equal(s.r.calls, 1);
+	assert_int_equal(s.r.status, 0);
+	assert_string_equal(s.r.error, want);
+}
+
 /* A URL libcurl refuses is reported later, through the callback. */
 static void
 test_bad_url(void **state)
@@ -503,6 +548,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_timeout, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_bad_url, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_in_flight, setup,

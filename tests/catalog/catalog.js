@@ -1294,6 +1294,9 @@ async function applyFault(rule, req, res) {
 // ---------------------------------------------------------------------------
 // Server.
 
+// The request log keeps the newest entries only (a long demo stays small).
+const MAX_LOGGED = 20000;
+
 function main() {
 	const opts = parseArgs(process.argv.slice(2));
 	const cat = new Catalog(opts);
@@ -1317,6 +1320,7 @@ function main() {
 				remote_port: req.socket.remotePort,
 			};
 			state.requests.push(record);
+			if (state.requests.length > MAX_LOGGED) state.requests.splice(0, state.requests.length - MAX_LOGGED);
 			req.rawBody = await readBody(req);
 			if (req.rawBody.length) record.body = req.rawBody.toString('utf8').slice(0, 65536);
 			const rule = state.faults.take(u.pathname);

@@ -534,9 +534,6 @@ request_route(struct request *r)
 		r->has_route = true;
 		break;
 	case REST_SCOPE_BODY:
-		if (rr->op == REST_CREATE_VIEW || rr->op == REST_REGISTER_VIEW ||
-		    rr->op == REST_RENAME_VIEW)
-			break;
 		if (request_route_body(r) == -1)
 			return -1;
 		break;
@@ -871,9 +868,8 @@ request_reply_list(struct request *r)
 							      : "identifiers",
 	    bodies, lens, tok, page_size, &outlen, err, sizeof(err));
 	if (out == NULL) {
-		request_errorf(r, tok != NULL ? 400 : 502,
-		    tok != NULL ? "BadRequestException" : "BadGatewayException",
-		    "Cannot list: %s", err);
+		request_errorf(r, 502, "BadGatewayException",
+		    "Cannot merge the catalogs' listings: %s", err);
 		return;
 	}
 	if ((b = evbuffer_new()) == NULL)
@@ -1060,6 +1056,20 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 	if (request_route(r) == -1)
 		return;
 	if (r->mode == MODE_LIST) {
+		char token[1024];
+
+		if (rest_query_get(m->target + r->rr.query.off,
+			r->rr.query.len, "pageToken", token,
+			sizeof(token)) == 0 &&
+		    !listing_token_is_valid(r->rr.op == REST_LIST_NAMESPACES
+				? "namespaces"
+				: "identifiers",
+			token)) {
+			request_errorf(r, 400, "BadRequestException",
+			    "Invalid pageToken: floe did not issue it; start "
+			    "again without one");
+			return;
+		}
 		for (i = 0; i < ROUTE_NSIDES; i++)
 			if (!f->cat[i]->known) {
 				request_errorf(r, 503, "ServiceUnavailableException",

@@ -442,7 +442,7 @@ function newMetadata(cat, levels, body) {
 function checkRequirement(md, req) {
 	switch (req.type) {
 		case 'assert-create':
-			if (md) throw new HttpError(409, 'AlreadyExistsException', 'Requirement failed: table already exists');
+			if (md) throw commitFailed('table already exists');
 			return;
 		case 'assert-table-uuid':
 			if (!md || md['table-uuid'] !== req.uuid)
@@ -524,9 +524,11 @@ function applyUpdate(md, u) {
 			return;
 		}
 		case 'add-sort-order': {
+			// The unsorted order is always id 0; others get the next id.
+			const fields = (u['sort-order'] && u['sort-order'].fields) || [];
 			const ids = md['sort-orders'].map((s) => s['order-id']);
-			const order = { ...u['sort-order'], 'order-id': Math.max(0, ...ids) + 1 };
-			md['sort-orders'].push(order);
+			const order = { ...u['sort-order'], fields, 'order-id': fields.length ? Math.max(0, ...ids) + 1 : 0 };
+			if (!md['sort-orders'].some((s) => s['order-id'] === order['order-id'])) md['sort-orders'].push(order);
 			md._lastAddedOrder = order['order-id'];
 			return;
 		}

@@ -218,8 +218,8 @@ wave_flip_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 		return wave_refuse(q, w, event, record);
 	case WAVE_FROZEN:
 		wave_msg(q,
-		    "wave %u is frozen: it is past the flip and only "
-		    "retires from here",
+		    "wave %u is frozen: it can only retire, or roll back "
+		    "with --force-stale",
 		    q->n);
 		return wave_refuse(q, w, event, record);
 	case WAVE_RETIRED:
@@ -237,7 +237,9 @@ wave_flip_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 
 	w->pct = to == WAVE_LAKEHOUSE ? 100 : (uint8_t)pct;
 	wave_enter(q, w, to, event, "wave.flip");
-	if (to == WAVE_CANARY)
+	if (to == WAVE_CANARY && q->from == WAVE_CANARY)
+		wave_msg(q, "wave %u canary share now %u%%", q->n, pct);
+	else if (to == WAVE_CANARY)
 		wave_msg(q, "wave %u flipped from %s to canary at %u%%", q->n,
 		    wave_state_name(q->from), pct);
 	else
@@ -301,7 +303,7 @@ wave_ack_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 	q->from = w->state;
 	if (w->state != WAVE_ROLLED_BACK) {
 		wave_msg(q,
-		    "wave %u is %s, not rolled_back: nothing to "
+		    "wave %u is in state %s, not rolled_back: nothing to "
 		    "acknowledge",
 		    q->n, wave_state_name(w->state));
 		return wave_refuse(q, w, event, record);

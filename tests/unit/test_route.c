@@ -490,6 +490,15 @@ test_canary(void **state)
 			fail_msg("pct %u: %zu of 1000 on the lakehouse",
 			    pcts[i], lake);
 	}
+	/* Finer: at 1%, 10000 clients put about 100 on the lakehouse. */
+	assert_int_equal(force_wave(t->store, 1, WAVE_CANARY, 1, T0), STORE_OK);
+	for (lake = 0, c = 0; c < 10000; c++) {
+		assert_int_equal(route_resolve(t->store, &obj, c, &res), 0);
+		if (res.read == ROUTE_LAKEHOUSE)
+			lake++;
+	}
+	if (lake < 60 || lake > 140)
+		fail_msg("pct 1: %zu of 10000 on the lakehouse", lake);
 	/* The hash is per object too: another table splits differently. */
 	assert_true(differ > 100);
 	/* Deterministic: a known client lands where it landed before. */

@@ -1,0 +1,497 @@
+/*
+ * floe: test_wave.c -- the wave lifecycle: state names, wave numbers, every
+ * transition and every refusal from every state, the fields each one
+ * stamps, and the event each one leaves.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "lib/compat.h"
+#include "routing/store.h"
+#include "routing/wave.h"
+#include "tests/unit/routing_tmp.h"
+
+#define T0 1700000000000LL
+#define ACTOR "uid 1000"
+
+/* Set up a store in a fresh directory. */
+static int
+setup(void **state)
+{
+	struct routing_tmp *t = routing_tmp_open();
+
+	if (t == NULL)
+		return -1;
+	*state = t;
+	return 0;
+}
+
+/* Close the store and remove its directory. */
+static int
+teardown(void **state)
+{
+	routing_tmp_close(*state);
+	return 0;
+}
+
+/* State names both ways. */
+static void
+test_state_names(void **state)
+{
+	static const struct {
+		const char *name;
+		int st;
+	} tab[] = {
+		{ "warehouse", WAVE_WAREHOUSE },
+		{ "canary", WAVE_CANARY },
+		{ "lakehouse", WAVE_LAKEHOUSE },
+		{ "rolled_back", WAVE_ROLLED_BACK },
+		{ "frozen", WAVE_FROZEN },
+		{ "retired", WAVE_RETIRED },
+		{ "", -1 },
+		{ "Warehouse", -1 },
+		{ "rolled-back", -1 },
+		{ "lakehouse ", -1 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < nitems(tab); i++) {
+		assert_int_equal(wave_state_parse(tab[i].name), tab[i].st);
+		if (tab[i].st >= 0)
+			assert_string_equal(wave_state_name(tab[i].st),
+			    tab[i].name);
+	}
+	assert_string_equal(wave_state_name(WAVE_NSTATES), "unknown");
+	assert_string_equal(wave_state_name(200), "unknown");
+}
+
+/* Wave numbers: 0..2147483647, digits only. */
+static void
+test_wave_parse(void **state)
+{
+	static const struct {
+		const char *text;
+		int rc;
+		uint32_t n;
+	} tab[] = {
+		{ "0", 0, 0 },
+		{ "7", 0, 7 },
+		{ "42", 0, 42 },
+		{ "2147483647", 0, 2147483647u },
+		{ "2147483648", -1, 0 },
+		{ "4294967296", -1, 0 },
+		{ "99999999999", -1, 0 },
+		{ "", -1, 0 },
+		{ "-1", -1, 0 },
+		{ "+1", -1, 0 },
+		{ " 1", -1, 0 },
+		{ "1 ", -1, 0 },
+		{ "01", -1, 0 },
+		{ "1a", -1, 0 },
+		{ "0x10", -1, 0 },
+	};
+	uint32_t n;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < nitems(tab); i++) {
+		n = 12345;
+		if (wave_parse(tab[i].text, &n) != tab[i].rc)
+			fail_msg("\"%s\": wrong result", tab[i].text);
+		assert_int_equal(n, tab[i].rc == 0 ? tab[i].n : 12345);
+	}
+}
+
+/* store_wave_update_cb forcing the state and pct in ARG. */
+static int
+force_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
+{
+	const uint8_t *sp = arg;
+
+	(void)event;
+	(void)record;
+	w->state = sp[0];
+	w->pct = sp[1];
+	w->since_ms = T0 - 1000;
+	w->flipped_ms = T0 - 2000;
+	return STORE_OK;
+}
+
+enum act { FLIP, ROLLBACK, ACK };
+
+/* One transition from one state, and what must come of it. */
+struct row {
+	uint8_t from;
+	uint8_t from_pct;
+	enum act act;
+	enum wave_state to; /* flip target */
+	unsigned pct; /* flip pct */
+	bool force; /* rollback --force-stale */
+	int rc;
+	uint8_t state; /* after */
+	uint8_t pct_after;
+	const char *msg; /* a piece of the message */
+};
+
+static const struct row rows[] = {
+	/* flip to the lakehouse */
+	{ WAVE_WAREHOUSE, 0, FLIP, WAVE_LAKEHOUSE, 0, false, WAVE_OK,
+	    WAVE_LAKEHOUSE, 100, "flipped from warehouse to lakehouse" },
+	{ WAVE_CANARY, 30, FLIP, WAVE_LAKEHOUSE, 0, false, WAVE_OK,
+	    WAVE_LAKEHOUSE, 100, "flipped from canary to lakehouse" },
+	{ WAVE_LAKEHOUSE, 100, FLIP, WAVE_LAKEHOUSE, 0, false, WAVE_REFUSED,
+	    WAVE_LAKEHOUSE, 100, "is already on the lakehouse" },
+	{ WAVE_ROLLED_BACK, 0, FLIP, WAVE_LAKEHOUSE, 0, false, WAVE_REFUSED,
+	    WAVE_ROLLED_BACK, 0,
+	    "acknowledge the rollback first: floectl wave ack " },
+	{ WAVE_FROZEN, 100, FLIP, WAVE_LAKEHOUSE, 0, false, WAVE_REFUSED,
+	    WAVE_FROZEN, 100, "is frozen: it can only retire" },
+	{ WAVE_RETIRED, 100, FLIP, WAVE_LAKEHOUSE, 0, false, WAVE_REFUSED,
+	    WAVE_RETIRED, 100, "retired is final" },
+	{ 9, 0, FLIP, WAVE_LAKEHOUSE, 0, false, WAVE_REFUSED, 9, 0,
+	    "unknown state (9)" },
+	/* flip to a canary */
+	{ WAVE_WAREHOUSE, 0, FLIP, WAVE_CANARY, 10, false, WAVE_OK, WAVE_CANARY,
+	    10, "to canary at 10%" },
+	{ WAVE_CANARY, 10, FLIP, WAVE_CANARY, 40, false, WAVE_OK, WAVE_CANARY,
+	    40, "wave 108 canary share now 40%" },
+	{ WAVE_CANARY, 10, FLIP, WAVE_CANARY, 100, false, WAVE_OK,
+	    WAVE_LAKEHOUSE, 100, "to lakehouse" },
+	{ WAVE_WAREHOUSE, 0, FLIP, WAVE_CANARY, 99, false, WAVE_OK, WAVE_CANARY,
+	    99, "at 99%" },
+	{ WAVE_WAREHOUSE, 0, FLIP, WAVE_CANARY, 1, false, WAVE_OK, WAVE_CANARY,
+	    1, "at 1%" },
+	{ WAVE_WAREHOUSE, 0, FLIP, WAVE_CANARY, 0, false, WAVE_REFUSED,
+	    WAVE_WAREHOUSE, 0, "a canary share is 1 to 99%" },
+	{ WAVE_WAREHOUSE, 0, FLIP, WAVE_CANARY, 101, false, WAVE_REFUSED,
+	    WAVE_WAREHOUSE, 0, "not 101%" },
+	{ WAVE_LAKEHOUSE, 100, FLIP, WAVE_CANARY, 10, false, WAVE_REFUSED,
+	    WAVE_LAKEHOUSE, 100, "roll it back" },
+	{ WAVE_ROLLED_BACK, 0, FLIP, WAVE_CANARY, 10, false, WAVE_REFUSED,
+	    WAVE_ROLLED_BACK, 0, "acknowledge the rollback first" },
+	{ WAVE_FROZEN, 100, FLIP, WAVE_CANARY, 10, false, WAVE_REFUSED,
+	    WAVE_FROZEN, 100, "is frozen" },
+	{ WAVE_RETIRED, 100, FLIP, WAVE_CANARY, 10, false, WAVE_REFUSED,
+	    WAVE_RETIRED, 100, "retired is final" },
+	/* a flip goes forward only */
+	{ WAVE_WAREHOUSE, 0, FLIP, WAVE_FROZEN, 0, false, WAVE_REFUSED,
+	    WAVE_WAREHOUSE, 0, "not frozen" },
+	{ WAVE_CANARY, 5, FLIP, WAVE_WAREHOUSE, 0, false, WAVE_REFUSED,
+	    WAVE_CANARY, 5, "not warehouse" },
+	/* rollback */
+	{ WAVE_CANARY, 20, ROLLBACK, 0, 0, false, WAVE_OK, WAVE_ROLLED_BACK, 0,
+	    "rolled back from canary" },
+	{ WAVE_LAKEHOUSE, 100, ROLLBACK, 0, 0, false, WAVE_OK, WAVE_ROLLED_BACK,
+	    0, "rolled back from lakehouse" },
+	{ WAVE_FROZEN, 100, ROLLBACK, 0, 0, false, WAVE_REFUSED, WAVE_FROZEN,
+	    100,
+	    "the warehouse copy no longer gets writes, so a rollback would "
+	    "serve stale data; use --force-stale" },
+	{ WAVE_FROZEN, 100, ROLLBACK, 0, 0, true, WAVE_OK, WAVE_ROLLED_BACK, 0,
+	    "rolled back from frozen" },
+	{ WAVE_RETIRED, 100, ROLLBACK, 0, 0, false, WAVE_REFUSED, WAVE_RETIRED,
+	    100, "retired is final" },
+	{ WAVE_RETIRED, 100, ROLLBACK, 0, 0, true, WAVE_REFUSED, WAVE_RETIRED,
+	    100, "retired is final" },
+	{ WAVE_WAREHOUSE, 0, ROLLBACK, 0, 0, false, WAVE_REFUSED,
+	    WAVE_WAREHOUSE, 0, "nothing to roll back" },
+	{ WAVE_ROLLED_BACK, 0, ROLLBACK, 0, 0, false, WAVE_REFUSED,
+	    WAVE_ROLLED_BACK, 0, "already rolled back: nothing to roll back" },
+	/* ack */
+	{ WAVE_ROLLED_BACK, 0, ACK, 0, 0, false, WAVE_OK, WAVE_WAREHOUSE, 0,
+	    "rollback acknowledged" },
+	{ WAVE_WAREHOUSE, 0, ACK, 0, 0, false, WAVE_REFUSED, WAVE_WAREHOUSE, 0,
+	    "is in state warehouse, not rolled_back: nothing to acknowledge" },
+	{ WAVE_CANARY, 10, ACK, 0, 0, false, WAVE_REFUSED, WAVE_CANARY, 10,
+	    "nothing to acknowledge" },
+	{ WAVE_LAKEHOUSE, 100, ACK, 0, 0, false, WAVE_REFUSED, WAVE_LAKEHOUSE,
+	    100, "nothing to acknowledge" },
+	{ WAVE_FROZEN, 100, ACK, 0, 0, false, WAVE_REFUSED, WAVE_FROZEN, 100,
+	    "nothing to acknowledge" },
+	{ WAVE_RETIRED, 100, ACK, 0, 0, false, WAVE_REFUSED, WAVE_RETIRED, 100,
+	    "nothing to acknowledge" },
+};
+
+/* The newest event, parsed. Caller decrefs. */
+static json_t *
+last_event(struct store *s)
+{
+	json_t *all = routing_tmp_events(s, store_last_seq(s) - 1), *ev;
+
+	assert_non_null(all);
+	assert_int_equal(json_array_size(all), 1);
+	ev = json_incref(json_array_get(all, 0));
+	json_decref(all);
+	return ev;
+}
+
+/* The string member KEY of EV ("" if absent). */
+static const char *
+jstr(json_t *ev, const char *key)
+{
+	const char *v = json_string_value(json_object_get(ev, key));
+
+	return v != NULL ? v : "";
+}
+
+/* Run row R on wave N. */
+static int
+run_row(struct store *s, const struct row *r, uint32_t n, int64_t now,
+    char *msg, size_t len)
+{
+	switch (r->act) {
+	case FLIP:
+		return wave_flip(s, n, r->to, r->pct, ACTOR, "ready", now, msg,
+		    len);
+	case ROLLBACK:
+		return wave_rollback(s, n, ACTOR, "errors", r->force, now, msg,
+		    len);
+	case ACK:
+	default:
+		return wave_ack(s, n, ACTOR, now, msg, len);
+	}
+}
+
+/*
+ * Every row on its own wave: the result, the state after, the message,
+ * the stamped fields and the event (a refusal leaves the wave as it was
+ * but records a wave.refused event with the message).
+ */
+static void
+test_transitions(void **state)
+{
+	static const char *const types[] = { "wave.flip", "wave.rollback",
+		"wave.ack" };
+	static const char *const acts[] = { "flip", "rollback", "ack" };
+	struct routing_tmp *t = *state;
+	struct store_wave before, after;
+	const struct row *r;
+	uint8_t sp[2];
+	uint64_t seq;
+	int64_t now;
+	char msg[512];
+	uint32_t n;
+	json_t *ev;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < nitems(rows); i++) {
+		r = &rows[i];
+		n = 100 + (uint32_t)i;
+		now = T0 + 60000 * (int64_t)i;
+		sp[0] = r->from;
+		sp[1] = r->from_pct;
+		assert_int_equal(store_wave_update(t->store, n, T0 - 1000,
+				     force_cb, sp, NULL),
+		    STORE_OK);
+		assert_int_equal(store_wave_get(t->store, n, &before),
+		    STORE_OK);
+		seq = store_last_seq(t->store);
+
+		memset(msg, 'x', sizeof(msg));
+		rc = run_row(t->store, r, n, now, msg, sizeof(msg));
+		if (rc != r->rc)
+			fail_msg("row %zu: rc %d, msg \"%s\"", i, rc, msg);
+		if (strstr(msg, r->msg) == NULL)
+			fail_msg("row %zu: \"%s\" lacks \"%s\"", i, msg,
+			    r->msg);
+		assert_int_equal(store_last_seq(t->store), seq + 1);
+		assert_int_equal(store_wave_get(t->store, n, &after), STORE_OK);
+		assert_int_equal(after.state, r->state);
+		assert_int_equal(after.pct, r->pct_after);
+
+		ev = last_event(t->store);
+		assert_int_equal(json_integer_value(
+				     json_object_get(ev, "wave")),
+		    n);
+		assert_string_equal(jstr(ev, "actor"), ACTOR);
+		assert_string_equal(jstr(ev, "from"), wave_state_name(r->from));
+		if (rc == WAVE_REFUSED) {
+			assert_memory_equal(&after, &before, sizeof(after));
+			assert_string_equal(jstr(ev, "type"), "wave.refused");
+			assert_string_equal(jstr(ev, "action"), acts[r->act]);
+			assert_string_equal(jstr(ev, "message"), msg);
+		} else {
+			assert_string_equal(jstr(ev, "type"), types[r->act]);
+			assert_string_equal(jstr(ev, "to"),
+			    wave_state_name(r->state));
+			assert_int_equal(json_integer_value(
+					     json_object_get(ev, "pct")),
+			    r->pct_after);
+			assert_int_equal(after.seq, seq + 1);
+			assert_string_equal(after.actor, ACTOR);
+			if (r->act == FLIP)
+				assert_string_equal(after.reason, "ready");
+			else if (r->act == ROLLBACK)
+				assert_string_equal(after.reason, "errors");
+			/* since moves only when the state does. */
+			assert_int_equal(after.since_ms,
+			    r->from == r->state ? before.since_ms : now);
+			/* flipped: only on a move off the warehouse. */
+			assert_int_equal(after.flipped_ms,
+			    r->from == WAVE_WAREHOUSE &&
+				    r->state != WAVE_WAREHOUSE ?
+				now :
+				before.flipped_ms);
+			assert_int_equal(after.rollback_ms,
+			    r->act == ROLLBACK ? now : before.rollback_ms);
+			assert_int_equal(json_is_true(json_object_get(ev,
+					     "force_stale")),
+			    r->act == ROLLBACK && r->force);
+		}
+		json_decref(ev);
+	}
+}
+
+/* A wave never written is on the warehouse and can be flipped. */
+static void
+test_new_wave(void **state)
+{
+	struct routing_tmp *t = *state;
+	struct store_wave w;
+	char msg[256];
+	json_t *ev;
+
+	assert_int_equal(store_wave_get(t->store, 0, &w), STORE_NOTFOUND);
+	assert_int_equal(wave_rollback(t->store, 0, "floe", NULL, false, T0,
+			     msg, sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_non_null(strstr(msg, "wave 0 is on the warehouse"));
+	/* The refusal is an event, and the wave still has no record. */
+	assert_int_equal(store_last_seq(t->store), 1);
+	assert_int_equal(store_wave_get(t->store, 0, &w), STORE_NOTFOUND);
+	ev = last_event(t->store);
+	assert_true(json_is_null(json_object_get(ev, "reason")));
+	assert_string_equal(jstr(ev, "to"), "rolled_back");
+	json_decref(ev);
+
+	assert_int_equal(wave_flip(t->store, WAVE_MAX, WAVE_CANARY, 5, "floe",
+			     NULL, T0, NULL, 0),
+	    WAVE_OK);
+	assert_int_equal(store_wave_get(t->store, WAVE_MAX, &w), STORE_OK);
+	assert_int_equal(w.state, WAVE_CANARY);
+	assert_int_equal(w.pct, 5);
+	assert_int_equal(w.since_ms, T0);
+	assert_int_equal(w.flipped_ms, T0);
+	assert_string_equal(w.reason, "");
+	assert_string_equal(w.actor, "floe");
+}
+
+/* A whole life: canary, ramp, lakehouse, rollback, ack, flip again. */
+static void
+test_lifecycle(void **state)
+{
+	static const char *const want[] = { "wave.flip", "wave.flip",
+		"wave.flip", "wave.rollback", "wave.refused", "wave.ack",
+		"wave.flip" };
+	struct routing_tmp *t = *state;
+	struct store_wave w;
+	char msg[256];
+	json_t *all;
+	size_t i;
+
+	assert_int_equal(wave_flip(t->store, 3, WAVE_CANARY, 5, ACTOR, NULL,
+			     T0 + 1, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_flip(t->store, 3, WAVE_CANARY, 50, ACTOR, NULL,
+			     T0 + 2, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_flip(t->store, 3, WAVE_LAKEHOUSE, 0, ACTOR, NULL,
+			     T0 + 3, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_rollback(t->store, 3, "floe", "error rate", false,
+			     T0 + 4, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_flip(t->store, 3, WAVE_LAKEHOUSE, 0, ACTOR, NULL,
+			     T0 + 5, msg, sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_string_equal(msg,
+	    "wave 3 was rolled back; acknowledge the rollback first: "
+	    "floectl wave ack 3");
+	assert_int_equal(wave_ack(t->store, 3, ACTOR, T0 + 6, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_flip(t->store, 3, WAVE_LAKEHOUSE, 0, ACTOR,
+			     "again", T0 + 7, msg, sizeof(msg)),
+	    WAVE_OK);
+
+	assert_int_equal(store_wave_get(t->store, 3, &w), STORE_OK);
+	assert_int_equal(w.state, WAVE_LAKEHOUSE);
+	assert_int_equal(w.since_ms, T0 + 7);
+	assert_int_equal(w.flipped_ms, T0 + 7);
+	assert_int_equal(w.rollback_ms, T0 + 4);
+	assert_int_equal(w.seq, 7);
+	assert_string_equal(w.reason, "again");
+
+	all = routing_tmp_events(t->store, 0);
+	assert_int_equal(json_array_size(all), nitems(want));
+	for (i = 0; i < nitems(want); i++)
+		assert_string_equal(jstr(json_array_get(all, i), "type"),
+		    want[i]);
+	assert_string_equal(jstr(json_array_get(all, 3), "actor"), "floe");
+	assert_string_equal(jstr(json_array_get(all, 3), "reason"),
+	    "error rate");
+	assert_string_equal(jstr(json_array_get(all, 1), "from"), "canary");
+	assert_int_equal(json_integer_value(
+			     json_object_get(json_array_get(all, 1), "pct")),
+	    50);
+	json_decref(all);
+}
+
+/* A store failure: WAVE_ERROR, a message, nothing recorded. */
+static void
+test_store_error(void **state)
+{
+	static const unsigned char bad[] = { 0 };
+	static const unsigned char k5[] = { 0, 0, 0, 5 };
+	struct routing_tmp *t = *state;
+	char err[256], msg[256];
+	uint64_t seq;
+
+	assert_int_equal(wave_flip(t->store, 5, WAVE_CANARY, 5, ACTOR, NULL, T0,
+			     msg, sizeof(msg)),
+	    WAVE_OK);
+	store_free(t->store);
+	assert_int_equal(routing_tmp_raw_put(t->dir, "waves", k5, 4, bad, 1),
+	    0);
+	t->store = store_open(t->dir, err, sizeof(err));
+	assert_non_null(t->store);
+	seq = store_last_seq(t->store);
+	assert_int_equal(wave_rollback(t->store, 5, ACTOR, NULL, false, T0, msg,
+			     sizeof(msg)),
+	    WAVE_ERROR);
+	assert_non_null(strstr(msg, "the store failed"));
+	assert_int_equal(store_last_seq(t->store), seq);
+	assert_false(store_is_healthy(t->store));
+	/* Other waves still move. */
+	assert_int_equal(wave_flip(t->store, 6, WAVE_LAKEHOUSE, 0, ACTOR, NULL,
+			     T0, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_true(store_is_healthy(t->store));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_state_names),
+		cmocka_unit_test(test_wave_parse),
+		cmocka_unit_test_setup_teardown(test_transitions, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_new_wave, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lifecycle, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_store_error, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

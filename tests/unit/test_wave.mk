@@ -1,0 +1,1 @@
+T_wave = routing/wave.c routing/store.c

@@ -67,7 +67,7 @@ valgrind: units
 deps:
 	tests/deps.sh
 
-demo: all
+demo: deps all
 	conf/demo.sh $(B)
 
 bench: all

@@ -146,6 +146,16 @@ s=$(req POST "$V1/namespaces/selftest/register" \
 	'{"name":"reg","metadata-location":"s3a://hyperparam-iceberg/java/bunnies/metadata/v4.metadata.json"}')
 check "register table" [ "$s" = 200 ] && jqb '.metadata["table-uuid"] != null'
 s=$(req DELETE "$V1/namespaces/selftest/tables/reg")
+s=$(req POST "$V1/namespaces/selftest/tables" "{\"name\":\"staged\",\"stage-create\":true,\"schema\":$schema}")
+check "stage-create has no metadata-location" [ "$s" = 200 ] && jqb '.["metadata-location"] == null'
+s=$(req HEAD "$V1/namespaces/selftest/tables/staged" "" -I)
+check "a staged table does not exist yet" [ "$s" = 404 ]
+s=$(req POST "$V1/namespaces/selftest/tables/staged" \
+	"{\"requirements\":[{\"type\":\"assert-create\"}],\"updates\":[{\"action\":\"add-schema\",\"schema\":$schema,\"last-column-id\":2},{\"action\":\"set-current-schema\",\"schema-id\":-1},{\"action\":\"add-spec\",\"spec\":{\"spec-id\":0,\"fields\":[]}},{\"action\":\"set-default-spec\",\"spec-id\":-1}]}")
+check "assert-create commit creates it" [ "$s" = 200 ] && jqb '.metadata["current-schema-id"] == 0'
+s=$(req POST "$V1/namespaces/selftest/tables/staged" '{"requirements":[{"type":"assert-create"}],"updates":[]}')
+check "assert-create on an existing table 409" [ "$s" = 409 ] && jqb '.error.type == "CommitFailedException"'
+s=$(req DELETE "$V1/namespaces/selftest/tables/staged")
 s=$(req DELETE "$V1/namespaces/selftest")
 check "drop namespace 204" [ "$s" = 204 ]
 

@@ -1,0 +1,304 @@
+#!/bin/bash
+# floectl against a real floe: every command, its human output and its
+# --json output, the socket lookup (-s, -c CONF, FLOE_SOCKET, var/floe.sock),
+# events --follow, and the exit codes (0 done, 1 refused, 2 usage, 3
+# unreachable). Exits 0 or 1.
+set -u
+cd "${FLOE_TOP:-$(dirname "$0")/../..}"
+TOP=$PWD
+FLOE=${FLOE:-build/floe}
+FLOECTL=${FLOECTL:-build/floectl}
+case $FLOE in /*) ;; *) FLOE=$TOP/$FLOE ;; esac
+case $FLOECTL in /*) ;; *) FLOECTL=$TOP/$FLOECTL ;; esac
+T=$(mktemp -d /tmp/floe-31.XXXXXX)
+SOCK=$T/floe.sock
+pids=()
+FLOE_PID=
+FOLLOW_PID=
+
+cleanup() {
+	[ -n "$FOLLOW_PID" ] && kill "$FOLLOW_PID" 2>/dev/null
+	[ -n "$FLOE_PID" ] && kill "$FLOE_PID" 2>/dev/null
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	[ -n "$FOLLOW_PID" ] && wait "$FOLLOW_PID" 2>/dev/null
+	[ -n "$FLOE_PID" ] && wait "$FLOE_PID" 2>/dev/null
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+# catalog NAME: start a test catalog on a free port, set PORT.
+catalog() {
+	node tests/catalog/catalog.js --port 0 --name "$1" \
+		>"$T/$1.out" 2>"$T/$1.err" &
+	pids+=($!)
+	for _ in $(seq 200); do
+		PORT=$(awk '/^ready /{print $2}' "$T/$1.out" 2>/dev/null)
+		[ -n "$PORT" ] && return 0
+		sleep 0.05
+	done
+	echo "catalog $1 did not start"; cat "$T/$1.err"; exit 1
+}
+
+# A free TCP port on 127.0.0.1.
+free_port() {
+	node -e 'const s=require("net").createServer();
+		s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+fail=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; fail=1; }
+
+# run ARGS...: floectl -s SOCK ARGS; exit status in RC, stdout in $T/o,
+# stderr in $T/e.
+run() {
+	"$FLOECTL" -s "$SOCK" "$@" >"$T/o" 2>"$T/e"
+	RC=$?
+}
+
+# runx ARGS...: floectl with exactly ARGS (no -s).
+runx() {
+	"$FLOECTL" "$@" >"$T/o" 2>"$T/e"
+	RC=$?
+}
+
+# want DESC RC [GREP-ERE-ON-STDOUT]: the last run exited RC (and printed it).
+want() {
+	if [ "$RC" != "$2" ]; then
+		bad "$1: exit $RC (want $2); out: $(head -c 300 "$T/o"); err: $(head -c 300 "$T/e")"
+	elif [ $# -ge 3 ] && ! grep -Eq -- "$3" "$T/o"; then
+		bad "$1: stdout lacks /$3/: $(head -c 400 "$T/o")"
+	else
+		ok "$1"
+	fi
+}
+
+# want_err DESC RC GREP-ERE-ON-STDERR: exit RC, one message on stderr.
+want_err() {
+	if [ "$RC" != "$2" ]; then
+		bad "$1: exit $RC (want $2); err: $(head -c 300 "$T/e")"
+	elif ! grep -Eq -- "$3" "$T/e"; then
+		bad "$1: stderr lacks /$3/: $(head -c 300 "$T/e")"
+	else
+		ok "$1"
+	fi
+}
+
+# want_json DESC JQ-FILTER: the last run exited 0 and printed JSON that
+# satisfies FILTER.
+want_json() {
+	if [ "$RC" = 0 ] && jq -e "$2" "$T/o" >/dev/null 2>&1; then
+		ok "$1"
+	else
+		bad "$1: exit $RC, filter $2 on: $(head -c 400 "$T/o") $(head -c 200 "$T/e")"
+	fi
+}
+
+# The usage errors and help need no floe at all.
+echo "== usage"
+runx --help
+want "--help" 0 '^usage: floectl'
+grep -q 'wave flip N lakehouse' "$T/o" && ok "--help lists the commands" || bad "--help lacks wave flip"
+runx help
+want "help" 0 '^usage: floectl'
+runx -s "$SOCK" bogus
+want_err "unknown command" 2 'unknown command "bogus"'
+grep -q '^usage: ' "$T/e" && ok "the usage hint follows" || bad "no usage hint: $(cat "$T/e")"
+[ ! -s "$T/o" ] && ok "usage errors print nothing on stdout" || bad "stdout: $(cat "$T/o")"
+runx
+want_err "no command" 2 'no command given'
+runx -s "$SOCK" route
+want_err "route without a subcommand" 2 'route: unknown or missing subcommand'
+runx -s "$SOCK" route set db.t
+want_err "missing argument" 2 'route set: missing argument'
+runx -s "$SOCK" route set db.t 1 2
+want_err "extra argument" 2 'unexpected argument "2"'
+runx -s "$SOCK" route set db.t x
+want_err "bad wave number" 2 'wave "x" is not a number'
+runx -s "$SOCK" wave show 2147483648
+want_err "wave number too large" 2 'is not a number 0..2147483647'
+runx -s "$SOCK" wave flip 1 warehouse
+want_err "flip to something else" 2 'the target is "lakehouse"'
+runx -s "$SOCK" wave flip 1 lakehouse --canary 0
+want_err "bad canary share" 2 '--canary takes a share 1..100'
+runx -s "$SOCK" wave flip 1 lakehouse --canary
+want_err "option without its value" 2 '--canary needs a value'
+runx -s "$SOCK" status --verbose
+want_err "unknown option" 2 'unknown option --verbose'
+runx -s "$SOCK" -c "$T/floe.conf" status
+want_err "-s with -c" 2 'cannot be used together'
+runx -s "$SOCK" events --after -1
+want_err "bad --after" 2 '--after takes a sequence number'
+
+echo "== unreachable"
+runx -s "$T/nothing.sock" status
+want_err "no socket: exit 3 naming it" 3 "cannot reach floe at $T/nothing.sock: No such file or directory"
+touch "$T/plain-file"
+runx -s "$T/plain-file" status
+want_err "not a socket: exit 3" 3 "cannot reach floe at $T/plain-file: Connection refused"
+
+catalog warehouse; WH=$PORT
+catalog lakehouse; LH=$PORT
+LISTEN=$(free_port)
+cat >"$T/floe.conf" <<EOF
+[floe]
+listen       = 127.0.0.1:$LISTEN
+admin_socket = $SOCK
+state_dir    = $T/state
+rollback_log = $T/rollback.log
+access_log   = off
+
+[warehouse]
+uri = http://127.0.0.1:$WH
+
+[lakehouse]
+uri = http://127.0.0.1:$LH
+
+[policy]
+gate_min_clean = 0
+EOF
+"$FLOE" -c "$T/floe.conf" >"$T/floe.log" 2>&1 &
+FLOE_PID=$!
+for _ in $(seq 200); do
+	"$FLOECTL" -s "$SOCK" status >/dev/null 2>&1 && break
+	kill -0 "$FLOE_PID" 2>/dev/null || break
+	sleep 0.05
+done
+
+echo "== status and the socket lookup"
+run status
+want "status" 0 '^store\.healthy +true$'
+grep -Eq '^waves\.warehouse +0$' "$T/o" && ok "status shows the wave counts" || bad "status: $(cat "$T/o")"
+run --json status
+want_json "status --json" '.store.healthy == true'
+runx -c "$T/floe.conf" status
+want "-c CONF reads admin_socket" 0 '^store\.healthy'
+printf '[floe]\nlisten = nonsense\n' >"$T/bad.conf"
+runx -c "$T/bad.conf" status
+want_err "-c with a broken conf: usage error" 2 "bad.conf:2"
+FLOE_SOCKET=$SOCK "$FLOECTL" status >"$T/o" 2>"$T/e"; RC=$?
+want "FLOE_SOCKET" 0 '^store\.healthy'
+mkdir -p "$T/cwd/var" && ln -s "$SOCK" "$T/cwd/var/floe.sock"
+(cd "$T/cwd" && env -u FLOE_SOCKET "$FLOECTL" status >"$T/o" 2>"$T/e"); RC=$?
+want "default var/floe.sock" 0 '^store\.healthy'
+
+echo "== routes"
+run route list
+want "route list, empty" 0 '^no routes'
+run route set db.bunnies 1
+want "route set" 0 '^db\.bunnies -> wave 1$'
+run route set 'db.*' 2
+want "route set a rule" 0 '^db\.\* -> wave 2$'
+run route set 'my.db%1Forders' 2
+want "route set the REST form" 0 '^my\.db%1Forders -> wave 2$'
+run --json route set wh_only.legacy_bunnies 3
+want_json "route set --json" '(.object == "wh_only.legacy_bunnies") and (.wave == 3)'
+run route list
+want "route list" 0 '^OBJECT +WAVE +SINCE$'
+[ "$(awk 'NR > 1 {print $1 ":" $2}' "$T/o" | tr '\n' ' ')" = "db.*:2 db.bunnies:1 my.db%1Forders:2 wh_only.legacy_bunnies:3 " ] &&
+	ok "route list rows" || bad "route list rows: $(cat "$T/o")"
+# Aligned: the SINCE column starts at the same offset on every line.
+[ "$(awk '{print index($0, $3)}' "$T/o" | sort -u | wc -l)" = 1 ] &&
+	ok "route list is aligned" || bad "route list not aligned: $(cat "$T/o")"
+run route list --json
+want_json "route list --json (after the command)" '.routes | length == 4'
+run route rm 'my.db%1Forders'
+want "route rm the REST form" 0 '^my\.db%1Forders: route removed \(was wave 2\)$'
+run route rm 'my.db%1Forders'
+want_err "route rm again: exit 2" 2 'has no route'
+run route set orders 1
+want_err "malformed object: exit 2 with the parser's message" 2 'an object is a namespace and a table'
+
+echo "== resolve"
+run resolve db.bunnies
+want "resolve by object" 0 '^why +object$'
+grep -Eq '^target +warehouse$' "$T/o" && grep -Eq '^matched +db\.bunnies$' "$T/o" &&
+	ok "resolve shows target and matched" || bad "resolve: $(cat "$T/o")"
+run resolve db.athena --client 'spark job'
+want "resolve by rule with a client" 0 '^matched +db\.\*$'
+grep -Eq '^client +spark job$' "$T/o" && ok "resolve echoes the client" || bad "resolve client: $(cat "$T/o")"
+run --json resolve lh_only.new_bunnies
+want_json "resolve --json, unassigned" '(.why == "unassigned") and (.target == "warehouse") and (.wave == null)'
+
+echo "== waves"
+run wave list
+want "wave list" 0 '^WAVE +STATE +PCT +OBJECTS +RULES +SINCE +ACTOR +REASON$'
+[ "$(awk 'NR > 1 {print $1 ":" $2 ":" $4 ":" $5}' "$T/o" | tr '\n' ' ')" = "1:warehouse:1:0 2:warehouse:0:1 3:warehouse:1:0 " ] &&
+	ok "wave list rows" || bad "wave list rows: $(cat "$T/o")"
+run wave show 1
+want "wave show" 0 '^state +warehouse$'
+grep -Eq '^  db\.bunnies$' "$T/o" && ok "wave show lists the objects" || bad "wave show: $(cat "$T/o")"
+run wave show 99
+want_err "wave show of an unknown wave: exit 2" 2 'wave 99 has no routes and no state'
+run --json wave show 2
+want_json "wave show --json" '(.rules == ["db.*"]) and (.objects == [])'
+
+echo "== flip, rollback, ack"
+run wave flip 1 lakehouse --reason 'clean for a week'
+want "wave flip" 0 '^wave 1: warehouse -> lakehouse$'
+run wave flip 1 lakehouse
+want_err "flip again: refused, exit 1" 1 'refused: wave 1 is already on the lakehouse'
+run --json wave flip 1 lakehouse
+if [ "$RC" = 1 ] && jq -e '.error.code == 409' "$T/o" >/dev/null 2>&1; then
+	ok "refused with --json prints the error object"
+else
+	bad "refused --json: exit $RC, $(cat "$T/o")"
+fi
+run wave flip 2 lakehouse --canary 25
+want "wave flip --canary" 0 '^wave 2: warehouse -> canary \(25%\)$'
+run route set db.java_bunnies 1
+want_err "route into a flipped wave: refused" 1 'wave 1 is lakehouse'
+run route set db.java_bunnies 1 --force
+want "route set --force" 0 '^db\.java_bunnies -> wave 1$'
+run wave rollback 1 --reason 'dashboards disagree'
+want "wave rollback" 0 '^wave 1: lakehouse -> rolled_back$'
+run wave flip 1 lakehouse
+want_err "flip before ack: refused" 1 'wave ack 1'
+run wave ack 1
+want "wave ack" 0 '^wave 1: rolled_back -> warehouse$'
+run wave ack 1
+want_err "ack again: refused" 1 'not rolled_back'
+run --json wave rollback 2 --force-stale
+want_json "wave rollback --force-stale --json" '(.from == "canary") and (.state == "rolled_back")'
+
+echo "== events"
+run events
+want "events" 0 '^1  [0-9T:.-]+Z  route\.set  .*object=db\.bunnies'
+grep -Eq 'wave\.refused .*message="wave 1 is already on the lakehouse"' "$T/o" &&
+	ok "events show refusals with their message" || bad "events: $(cat "$T/o")"
+last=$(jq -r .store.last_seq < <("$FLOECTL" -s "$SOCK" --json status))
+[ "$(wc -l <"$T/o")" = "$last" ] && ok "events prints every event" || bad "events printed $(wc -l <"$T/o") of $last"
+run events --after $((last - 2))
+[ "$RC" = 0 ] && [ "$(wc -l <"$T/o")" = 2 ] && ok "events --after" || bad "events --after: $(cat "$T/o")"
+run --json events
+want_json "events --json" "(.events | length == $last) and (.last_seq == $last)"
+
+"$FLOECTL" -s "$SOCK" events --follow --after "$last" >"$T/follow" 2>"$T/follow.err" &
+FOLLOW_PID=$!
+sleep 0.3
+run route set db.wh_bunnies 4
+seen=0
+for _ in $(seq 60); do
+	grep -q 'object=db\.wh_bunnies' "$T/follow" && { seen=1; break; }
+	sleep 0.1
+done
+[ $seen = 1 ] && ok "events --follow prints a new event" || bad "events --follow: $(cat "$T/follow" "$T/follow.err")"
+kill -INT "$FOLLOW_PID"
+wait "$FOLLOW_PID"; frc=$?
+FOLLOW_PID=
+[ "$frc" = 0 ] && ok "events --follow ends with exit 0 on SIGINT" || bad "events --follow exit $frc"
+[ "$(wc -l <"$T/follow")" = 1 ] && ok "events --follow --after prints only newer events" ||
+	bad "follow printed: $(cat "$T/follow")"
+
+echo "== metrics"
+run metrics
+want "metrics" 0 '^# TYPE '
+
+echo "== floe gone"
+kill "$FLOE_PID"; wait "$FLOE_PID" 2>/dev/null; FLOE_PID=
+run status
+want_err "floe stopped: exit 3" 3 "cannot reach floe at $SOCK"
+
+[ $fail = 0 ] && echo "all floectl checks passed"
+exit $fail

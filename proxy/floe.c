@@ -148,6 +148,30 @@ floe_open_access_log(struct floe *f)
 	f->access_fd = fd;
 }
 
+/*
+ * Settings this floe parses but does not serve yet: refuse to start rather
+ * than run without what the operator asked for (a plain listener where TLS
+ * was configured, no client authentication where it was).
+ */
+static int
+floe_unsupported(const struct conf *c)
+{
+	if (c->tls_cert != NULL || c->listen_plain != NULL) {
+		log_warnx("%s: [floe] tls_cert/listen_plain: TLS on the "
+			  "listener is not supported by this floe yet; remove "
+			  "the keys or put a TLS terminator in front",
+		    c->path);
+		return -1;
+	}
+	if (c->auth.mode != NULL && strcmp(c->auth.mode, "none") != 0) {
+		log_warnx("%s: [auth] mode = %s is not supported by this floe "
+			  "yet; only none",
+		    c->path, c->auth.mode);
+		return -1;
+	}
+	return 0;
+}
+
 int
 floe_run(const char *conf_path, int verbose)
 {
@@ -166,6 +190,8 @@ floe_run(const char *conf_path, int verbose)
 		log_warnx("%s", err);
 		return 1;
 	}
+	if (floe_unsupported(f->conf) == -1)
+		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	floe_raise_nofile();
 	f->started_ms = units_now_ms();
@@ -259,6 +285,7 @@ floe_reload(struct floe *f)
 {
 	struct conf *nc;
 	char err[512];
+	int i;
 
 	if ((nc = conf_load(f->conf_path, err, sizeof(err))) == NULL) {
 		log_warnx("reload: %s; keeping the running configuration",
@@ -269,19 +296,21 @@ floe_reload(struct floe *f)
 	    strcmp(nc->admin_socket, f->conf->admin_socket) != 0 ||
 	    strcmp(nc->state_dir, f->conf->state_dir) != 0 ||
 	    strcmp(nc->target[0].uri, f->conf->target[0].uri) != 0 ||
-	    strcmp(nc->target[1].uri, f->conf->target[1].uri) != 0) {
-		log_warnx("reload: listen, admin_socket, state_dir and catalog "
-			  "uris change only on restart; keeping the running "
-			  "configuration");
+	    strcmp(nc->target[1].uri, f->conf->target[1].uri) != 0 ||
+	    (nc->target[0].ca_file != NULL) != (f->conf->target[0].ca_file != NULL) ||
+	    (nc->target[1].ca_file != NULL) != (f->conf->target[1].ca_file != NULL)) {
+		log_warnx("reload: listen, admin_socket, state_dir, catalog "
+			  "uris and ca_file change only on restart; keeping "
+			  "the running configuration");
 		conf_free(nc);
 		return;
 	}
-	/*
-	 * The pools and the catalog state point into the old conf's targets:
-	 * swap whole, so tokens and timeouts change together.
-	 */
-	log_info("reload: configuration %s re-read", f->conf_path);
-	conf_free(nc);
+	/* Same uris: new tokens, timeouts and policy apply from now on. */
+	for (i = 0; i < ROUTE_NSIDES; i++)
+		upstream_retarget(f->up[i], &nc->target[i]);
+	conf_free(f->conf);
+	f->conf = nc;
+	log_info("reload: configuration %s applied", f->conf_path);
 	floe_open_access_log(f);
 	discover_kick(f->discover);
 }

@@ -133,19 +133,17 @@ upstream_ssl_ctx(const struct conf_target *t, char *err, size_t errlen)
 	return ctx;
 }
 
-struct upstream *
-upstream_new(struct event_base *base, struct evdns_base *dns,
-    const struct conf_target *t, const char *name, char *err, size_t errlen)
+/* Precompute the fixed headers and timeouts of target T. */
+static void
+upstream_configure(struct upstream *u, const struct conf_target *t)
 {
-	struct upstream *u;
-	bool dflt_port;
+	bool dflt_port = strcmp(t->port, t->tls ? "443" : "80") == 0;
 
-	u = xcalloc(1, sizeof(*u));
-	u->base = base;
-	u->dns = dns;
+	if (u->fixed != NULL) {
+		explicit_bzero(u->fixed, u->fixed_len);
+		free(u->fixed);
+	}
 	u->t = t;
-	u->name = xstrdup(name);
-	dflt_port = strcmp(t->port, t->tls ? "443" : "80") == 0;
 	if (t->token != NULL)
 		u->fixed = xasprintf("Host: %s%s%s\r\nAuthorization: Bearer "
 				     "%s\r\n",
@@ -155,6 +153,28 @@ upstream_new(struct event_base *base, struct evdns_base *dns,
 		u->fixed = xasprintf("Host: %s%s%s\r\n", t->host,
 		    dflt_port ? "" : ":", dflt_port ? "" : t->port);
 	u->fixed_len = strlen(u->fixed);
+	upstream_tv(t->timeout_ms, &u->timeout_tv);
+	upstream_tv(t->connect_timeout_ms, &u->connect_tv);
+}
+
+void
+upstream_retarget(struct upstream *u, const struct conf_target *t)
+{
+	upstream_configure(u, t);
+}
+
+struct upstream *
+upstream_new(struct event_base *base, struct evdns_base *dns,
+    const struct conf_target *t, const char *name, char *err, size_t errlen)
+{
+	struct upstream *u;
+
+	u = xcalloc(1, sizeof(*u));
+	u->base = base;
+	u->dns = dns;
+	u->t = t;
+	u->name = xstrdup(name);
+	upstream_configure(u, t);
 	if (t->tls && (u->ssl = upstream_ssl_ctx(t, err, errlen)) == NULL) {
 		upstream_free(u);
 		return NULL;
@@ -162,8 +182,6 @@ upstream_new(struct event_base *base, struct evdns_base *dns,
 	u->lim.max_head = 64 * 1024;
 	u->lim.max_headers = 100;
 	u->lim.max_body = UPSTREAM_MAX_BODY;
-	upstream_tv(t->timeout_ms, &u->timeout_tv);
-	upstream_tv(t->connect_timeout_ms, &u->connect_tv);
 	upstream_tv(UPSTREAM_IDLE_MS, &u->idle_tv);
 	LIST_INIT(&u->idle);
 	LIST_INIT(&u->busy);

@@ -47,6 +47,11 @@ typedef void (*upstream_done_cb)(struct upstream_xfer *, void *arg);
 struct upstream *upstream_new(struct event_base *, struct evdns_base *,
     const struct conf_target *, const char *name, char *err, size_t errlen);
 void upstream_free(struct upstream *);
+/*
+ * Take new settings for the same uri (token, timeouts, pool cap) from T,
+ * which must outlive the upstream. Requests in flight keep their timers.
+ */
+void upstream_retarget(struct upstream *, const struct conf_target *);
 struct upstream_xfer *upstream_send(struct upstream *, struct upstream_req *,
     upstream_done_cb, void *arg);
 /* Forget a transfer; its callback will not be called. */

@@ -34,6 +34,8 @@
 static char STORE_META_SCHEMA[] = "schema";
 static char STORE_META_SEQ[] = "seq";
 
+static size_t store_mapsize = STORE_MAPSIZE;
+
 struct store {
 	MDB_env *env;
 	MDB_dbi objects;
@@ -356,6 +358,13 @@ store_meta_seq(MDB_txn *txn, MDB_dbi meta, uint64_t *seq)
 	return 0;
 }
 
+/* Set the initial map size for later opens. */
+void
+store_set_mapsize(size_t size)
+{
+	store_mapsize = size != 0 ? size : STORE_MAPSIZE;
+}
+
 /* Open (creating if needed) the store in DIR. */
 struct store *
 store_open(const char *dir, char *err, size_t errlen)
@@ -379,7 +388,7 @@ store_open(const char *dir, char *err, size_t errlen)
 	if ((rc = mdb_env_set_maxdbs(s->env, STORE_NDBS)) != 0)
 		goto fail;
 	what = "mdb_env_set_mapsize";
-	if ((rc = mdb_env_set_mapsize(s->env, STORE_MAPSIZE)) != 0)
+	if ((rc = mdb_env_set_mapsize(s->env, store_mapsize)) != 0)
 		goto fail;
 	what = "mdb_env_open";
 	if ((rc = mdb_env_open(s->env, dir, MDB_NOTLS, 0600)) != 0)

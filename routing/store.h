@@ -57,6 +57,11 @@ struct store_wave {
  * message in ERR.
  */
 struct store *store_open(const char *dir, char *err, size_t errlen);
+/*
+ * Initial map size of stores opened afterwards (0: the default, 1 GiB).
+ * The map doubles by itself when full; tests start small to exercise that.
+ */
+void store_set_mapsize(size_t);
 void store_free(struct store *);
 /* false once a read or write has failed until one succeeds again. */
 bool store_is_healthy(const struct store *);

@@ -622,6 +622,65 @@ test_newer_schema(void **state)
 	assert_non_null(strstr(err, "schema 2 is newer"));
 }
 
+/* Append an event padded to about 4 KiB. */
+static int
+append_big(struct store *s, int64_t now)
+{
+	static char pad[4001];
+	json_t *ev;
+	int rc;
+
+	memset(pad, 'p', sizeof(pad) - 1);
+	ev = json_pack("{s:s,s:s}", "type", "bulk", "pad", pad);
+	rc = store_event_append(s, now, ev);
+	json_decref(ev);
+	return rc;
+}
+
+/*
+ * A full map doubles and the write is retried: 100 events of 4 KiB go
+ * into a store opened with a 64 KiB map. Inside a read batch the map is
+ * not grown (the remap would pull the pages from under the reader).
+ */
+static void
+test_map_full(void **state)
+{
+	struct routing_tmp *t = *state;
+	struct count c;
+	char err[256];
+	int i, rc = STORE_OK;
+
+	store_free(t->store);
+	store_set_mapsize(64 * 1024);
+	t->store = store_open(t->dir, err, sizeof(err));
+	store_set_mapsize(0);
+	assert_non_null(t->store);
+	for (i = 0; i < 100; i++)
+		assert_int_equal(append_big(t->store, T0 + i), STORE_OK);
+	assert_true(store_is_healthy(t->store));
+	assert_int_equal(store_last_seq(t->store), 100);
+
+	assert_int_equal(store_read_begin(t->store), 0);
+	for (i = 0; i < 1000 && rc == STORE_OK; i++)
+		rc = append_big(t->store, T0);
+	store_read_end(t->store);
+	assert_int_equal(rc, STORE_ERROR);
+	assert_false(store_is_healthy(t->store));
+	assert_int_equal(append_big(t->store, T0), STORE_OK);
+	assert_true(store_is_healthy(t->store));
+
+	/* Everything committed is there after a reopen. */
+	store_free(t->store);
+	t->store = store_open(t->dir, err, sizeof(err));
+	assert_non_null(t->store);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(store_event_foreach(t->store, 0, 10, count_event_cb,
+			     &c),
+	    STORE_OK);
+	assert_int_equal(c.n, 10);
+	assert_int_equal(store_last_seq(t->store), 100 + (uint64_t)i);
+}
+
 /*
  * Child of the crash test: write routes FROM, FROM+1, ... and report each
  * one acknowledged through FD, until killed.
@@ -732,6 +791,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_healthy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_newer_schema, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_map_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash, setup, teardown),
 	};
 

@@ -306,6 +306,42 @@ describe('floe with iceberg-js and icebird', () => {
 		assert.ok(!lhReqs.some((r) => r.method === 'DELETE'), 'no drop reached the lakehouse');
 	});
 
+	test('upstream failures reach iceberg-js as the spec says', async () => {
+		// The lakehouse (serving wave 1's reads) answers bytes that are not HTTP.
+		await hook(lh, 'fault', 'POST', { match: '/tables/bunnies', garbage: true });
+		try {
+			await assert.rejects(client.loadTable(BUNNIES), (e) => {
+				assert.equal(e.status, 502, `status ${e.status}: ${e.message}`);
+				assert.equal(typeof e.icebergType, 'string', 'an ErrorModel body');
+				return true;
+			});
+		} finally {
+			await hook(lh, 'fault', 'DELETE');
+		}
+		// The warehouse drops the connection on a commit: the state is unknown.
+		await hook(wh, 'fault', 'POST', { match: '/tables/bunnies', reset: true });
+		try {
+			await assert.rejects(
+				client.updateTable(BUNNIES, {
+					requirements: [],
+					updates: [{ action: 'set-properties', updates: { 'floe.e2e.lost': 'maybe' } }],
+				}),
+				(e) => {
+					assert.equal(e.status, 502, `status ${e.status}: ${e.message}`);
+					assert.equal(e.icebergType, 'CommitStateUnknownException');
+					assert.ok(e.isCommitStateUnknown);
+					return true;
+				}
+			);
+		} finally {
+			await hook(wh, 'fault', 'DELETE');
+		}
+		// Both sides serve again once the faults are gone.
+		const { side, rows } = await loadBunnies();
+		assert.equal(side, 'lakehouse');
+		assert.equal(rows.length, 20);
+	});
+
 	let flippedRows;
 	test('floectl wave rollback puts db.bunnies back on the warehouse', async () => {
 		flippedRows = rowsText((await loadBunnies()).rows);

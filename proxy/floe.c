@@ -34,6 +34,7 @@
 #include "proxy/request.h"
 #include "proxy/server.h"
 #include "proxy/upstream.h"
+#include "policy/rlog.h"
 #include "routing/store.h"
 #include "routing/wave.h"
 
@@ -242,6 +243,14 @@ floe_run(const char *conf_path, int verbose)
 		return 1;
 	}
 	floe_open_access_log(f);
+	if (floe_mkdirs(f->conf->rollback_log, false) == -1)
+		snprintf(err, sizeof(err), "rollback log %s: %s",
+		    f->conf->rollback_log, strerror(errno));
+	if (f->rlog == NULL && (f->rlog = rlog_open(f->conf->rollback_log,
+				    err, sizeof(err))) == NULL)
+		log_warnx("%s; rollbacks will still happen, without their log "
+			  "line",
+		    err);
 	for (i = 0; i < (int)nitems(sigs); i++) {
 		f->sig[i] = evsignal_new(f->base, sigs[i], floe_signal_cb, f);
 		evsignal_add(f->sig[i], NULL);
@@ -270,6 +279,7 @@ floe_run(const char *conf_path, int verbose)
 	evdns_base_free(floe_dns, 0);
 	event_base_free(f->base);
 	store_free(f->store);
+	rlog_free(f->rlog);
 	if (f->access_fd != -1)
 		close(f->access_fd);
 	conf_free(f->conf);
@@ -483,4 +493,56 @@ floe_admin_error(struct server_conn *conn, int status, const char *why,
 	free(s);
 	server_reply_mem(conn, status, "application/json", body,
 	    strlen(body));
+}
+
+struct floe_objs {
+	uint32_t wave;
+	json_t *list;
+};
+
+/* Collect the objects and rules of one wave. */
+static int
+floe_objs_cb(const void *key, size_t keylen, const struct store_route *rt,
+    void *arg)
+{
+	struct floe_objs *o = arg;
+	struct route_obj obj;
+	char text[1024];
+
+	if (rt->wave != o->wave ||
+	    route_obj_from_key(key, keylen, &obj) == -1)
+		return 0;
+	route_obj_format(&obj, text, sizeof(text));
+	json_array_append_new(o->list, json_string(text));
+	return 0;
+}
+
+void
+floe_rollback_logged(struct floe *f, uint32_t n, const char *from,
+    const char *trigger, const char *actor, const char *reason)
+{
+	struct floe_objs o = { n, json_array() };
+	char ts[40];
+	json_t *line;
+
+	units_time_format(units_now_ms(), ts, sizeof(ts));
+	if (f->store != NULL)
+		(void)store_route_foreach(f->store, floe_objs_cb, &o);
+	line = json_pack("{s:s, s:I, s:o, s:s, s:n, s:n, s:n, s:s, s:s, s:s, "
+			 "s:s?}",
+	    "ts", ts, "wave", (json_int_t)n, "objects", o.list, "trigger",
+	    trigger, "measured", "threshold", "held_ms", "from", from, "to",
+	    "rolled_back", "actor", actor, "reason", reason);
+	if (line == NULL) {
+		log_warnx("%s: wave %u: cannot build the log line", __func__,
+		    n);
+		return;
+	}
+	if (f->rlog == NULL || rlog_write(f->rlog, line) == -1)
+		log_warn("rollback of wave %u by %s: the rollback log line "
+			 "could not be written",
+		    n, actor);
+	log_info("wave %u rolled back from %s by %s (%s)", n, from, actor,
+	    trigger);
+	json_decref(line);
 }

@@ -21,6 +21,7 @@ struct catalog;
 struct fetch;
 struct server;
 struct discover;
+struct rlog;
 typedef struct json_t json_t;
 
 /* Counters for /status and /metrics, per side. */
@@ -42,6 +43,7 @@ struct floe {
 	struct discover *discover;
 	struct server *front;  /* the REST listener */
 	struct server *admin;  /* the admin socket */
+	struct rlog *rlog;     /* the rollback log, or NULL if it cannot open */
 	struct event *sig[4];
 	struct event *tick;    /* 1 s housekeeping */
 	int access_fd;	       /* -1: access log off */
@@ -61,6 +63,13 @@ json_t *floe_status_json(struct floe *);
 char *floe_metrics_text(struct floe *);
 /* Called by discover when a side's catalog config changed or was read. */
 void floe_catalog_changed(struct floe *, enum route_side);
+/*
+ * Write the rollback log line for a rollback of wave N that the store has
+ * committed: FROM is the state it left, TRIGGER "operator" or a trigger
+ * name, ACTOR who did it. Logs (never fails the rollback) if it cannot.
+ */
+void floe_rollback_logged(struct floe *, uint32_t n, const char *from,
+    const char *trigger, const char *actor, const char *reason);
 /* Both upstream configs known and the store healthy. */
 bool floe_is_ready(const struct floe *);
 

@@ -617,8 +617,12 @@ store_route_foreach(struct store *s, store_route_cb cb, void *arg)
 	}
 	for (op = MDB_FIRST; (rc = mdb_cursor_get(c, &k, &v, op)) == 0;
 	     op = MDB_NEXT) {
-		if (store_route_decode(&v, &r) == -1 || k.mv_size > sizeof(key))
+		if (store_route_decode(&v, &r) == -1 ||
+		    k.mv_size > sizeof(key)) {
+			log_warnx("store_route_foreach: skipping a damaged "
+				  "record");
 			continue;
+		}
 		/* Copy out: the callback may read the store again. */
 		klen = k.mv_size;
 		memcpy(key, k.mv_data, klen);
@@ -653,8 +657,11 @@ store_wave_foreach(struct store *s, store_wave_cb cb, void *arg)
 	}
 	for (op = MDB_FIRST; (rc = mdb_cursor_get(c, &k, &v, op)) == 0;
 	     op = MDB_NEXT) {
-		if (k.mv_size != 4 || store_wave_decode(&v, &w) == -1)
+		if (k.mv_size != 4 || store_wave_decode(&v, &w) == -1) {
+			log_warnx("store_wave_foreach: skipping a damaged "
+				  "record");
 			continue;
+		}
 		kb = k.mv_data;
 		w.n = (uint32_t)kb[0] << 24 | (uint32_t)kb[1] << 16 |
 		    (uint32_t)kb[2] << 8 | kb[3];
@@ -906,11 +913,18 @@ abort:
 static int
 store_write(struct store *s, struct store_write *w)
 {
+	/* Also the type of the event written when the caller gave none. */
+	static const char *const names[] = {
+		[STORE_OP_ROUTE_PUT] = "route.set",
+		[STORE_OP_ROUTE_DEL] = "route.rm",
+		[STORE_OP_WAVE_UPDATE] = "wave.update",
+		[STORE_OP_EVENT] = "event",
+	};
 	json_t *own = NULL;
 	int rc, res;
 
 	if (w->event == NULL)
-		w->event = own = json_object();
+		w->event = own = json_pack("{s:s}", "type", names[w->op]);
 	if (w->event == NULL || !json_is_object(w->event)) {
 		log_warnx("store: event is not a JSON object");
 		s->healthy = false;
@@ -923,7 +937,9 @@ store_write(struct store *s, struct store_write *w)
 		(void)json_object_del(w->event, "seq");
 		(void)json_object_del(w->event, "ts");
 		json_decref(own);
-		return store_fail(s, "store write", rc);
+		log_warnx("store: %s: %s", names[w->op], mdb_strerror(rc));
+		s->healthy = false;
+		return STORE_ERROR;
 	}
 	json_decref(own);
 	/* STORE_ERROR here is the callback's: the store itself worked. */

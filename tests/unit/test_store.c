@@ -332,6 +332,20 @@ test_events(void **state)
 	    "note");
 	json_decref(all);
 
+	/* Without an event the store writes one naming the change. */
+	assert_int_equal(store_route_put(t->store, "k", 1, 3, T0, NULL),
+	    STORE_OK);
+	all = routing_tmp_events(t->store, 3);
+	assert_int_equal(json_array_size(all), 1);
+	assert_string_equal(json_string_value(
+				json_object_get(json_array_get(all, 0),
+				    "type")),
+	    "route.set");
+	assert_int_equal(json_integer_value(
+			     json_object_get(json_array_get(all, 0), "seq")),
+	    4);
+	json_decref(all);
+
 	/* after and limit. */
 	memset(&c, 0, sizeof(c));
 	assert_int_equal(store_event_foreach(t->store, 1, 1, count_event_cb,
@@ -340,7 +354,7 @@ test_events(void **state)
 	assert_int_equal(c.n, 1);
 	assert_int_equal(c.seqs[0], 2);
 	memset(&c, 0, sizeof(c));
-	assert_int_equal(store_event_foreach(t->store, 3, 0, count_event_cb,
+	assert_int_equal(store_event_foreach(t->store, 4, 0, count_event_cb,
 			     &c),
 	    STORE_OK);
 	assert_int_equal(c.n, 0);
@@ -348,7 +362,7 @@ test_events(void **state)
 	assert_int_equal(store_event_foreach(t->store, 0, 0, count_event_cb,
 			     &c),
 	    STORE_OK);
-	assert_int_equal(c.n, 3);
+	assert_int_equal(c.n, 4);
 }
 
 struct upd {

@@ -204,6 +204,18 @@ api GET /resolve/db.bunnies
 expect "resolve after the flip" 200 '(.target == "lakehouse") and (.write_target == "warehouse") and (.state == "lakehouse")'
 api POST /waves/2/flip '{"to":"canary","pct":30}'
 expect "POST /waves/2/flip canary 30" 200 '(.state == "canary") and (.pct == 30) and (.from == "warehouse")'
+# The data path hashes a client's identity (its Authorization header, else
+# its address) with 64-bit FNV-1a, as /resolve?client= does: for an
+# anonymous curl, /resolve with its address predicts the side it gets.
+same=1
+for tbl in athena java_bunnies wh_bunnies lh_bunnies; do
+	api GET "/resolve/db.$tbl?client=127.0.0.1"
+	want=$(jq -r .target "$T/b")
+	got=$(curl -s -o /dev/null -D - "http://127.0.0.1:$LISTEN/v1/namespaces/db/tables/$tbl" |
+		tr -d '\r' | awk -F': ' 'tolower($1) == "x-floe-target" {print $2}')
+	[ "$want" = "$got" ] || { same=0; echo "     db.$tbl: resolve says $want, served by $got"; }
+done
+[ $same = 1 ] && ok "resolve ?client= predicts the canary side" || bad "resolve ?client= disagrees with the data path"
 
 echo "== refusals change nothing but the event log"
 before=$(state_now); seq=$(seq_now)

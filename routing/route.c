@@ -205,7 +205,11 @@ route_obj_from_key(const void *key, size_t len, struct route_obj *obj)
 
 /*
  * Parse "db.orders", "a.b.orders", "db.*", or the REST form "my.db%1Forders"
- * and "my.db%1F*" (levels percent-encoded, joined by %1F).
+ * and "my.db%1F*" (levels percent-encoded, joined by %1F). Any "%1F" makes
+ * the text the REST form; otherwise it is the dot form, taken literally
+ * ("db.50%off" is the table "50%off"). route_obj_format writes the REST
+ * form for any name the dot form could misread, so its output parses back
+ * to the same key.
  */
 int
 route_obj_parse(const char *text, struct route_obj *obj, char *err,

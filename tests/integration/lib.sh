@@ -1,0 +1,313 @@
+# Shared helpers for the data-path integration tests (source it; bash).
+# Each script gets its own mktemp -d directory, catalogs on ports the
+# kernel picks, a floe on a free port with a generated floe.conf, bounded
+# waits, and a trap that stops every process it started by pid.
+#
+#   . tests/integration/lib.sh
+#   lib_init 40
+#   catalog warehouse; catalog lakehouse --prefix lhp
+#   write_conf; start_floe
+#   get /v1/routed/namespaces/db/tables/bunnies
+#   expect_status "load" 200; expect_header "target" X-Floe-Target warehouse
+#   finish
+set -u
+cd "${FLOE_TOP:-$(dirname "${BASH_SOURCE[0]}")/../..}" || exit 1
+FLOE=${FLOE:-build/floe}
+FLOECTL=${FLOECTL:-build/floectl}
+fail=0
+npass=0
+pids=()
+FLOE_PID=
+declare -A CAT_PORT=() CAT_PID=()
+
+# lib_init NAME: the scratch directory and the cleanup trap.
+lib_init() {
+	T=$(mktemp -d "/tmp/floe-$1.XXXXXX")
+	SOCK=$T/floe.sock
+	trap lib_cleanup EXIT
+}
+
+# Stop everything this script started, by pid, then remove the scratch dir.
+lib_cleanup() {
+	local p
+	[ -n "$FLOE_PID" ] && kill "$FLOE_PID" 2>/dev/null
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	[ -n "$FLOE_PID" ] && wait "$FLOE_PID" 2>/dev/null
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	if [ "$fail" != 0 ] && [ -f "$T/floe.log" ]; then
+		echo "--- floe.log (last 30 lines)"
+		tail -n 30 "$T/floe.log"
+	fi
+	rm -rf "$T"
+}
+
+ok() { npass=$((npass + 1)); echo "ok   $1"; }
+bad() { echo "FAIL $1"; fail=1; }
+
+# finish: print the count and exit 0 or 1.
+finish() {
+	if [ "$fail" = 0 ]; then
+		echo "all $npass checks passed"
+		exit 0
+	fi
+	echo "some checks failed ($npass passed)"
+	exit 1
+}
+
+# A free TCP port on 127.0.0.1 (the kernel picks it; it is closed again).
+free_port() {
+	node -e 'const s=require("net").createServer();
+		s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+# catalog NAME [ARGS...]: start a test catalog on a free port; sets PORT,
+# CAT_PORT[NAME] and CAT_PID[NAME]. With CAT_FIXED_PORT set, use that port.
+catalog() {
+	local name=$1 i
+	shift
+	node tests/catalog/catalog.js --port "${CAT_FIXED_PORT:-0}" \
+		--name "$name" "$@" >"$T/$name.out" 2>"$T/$name.err" &
+	pids+=($!)
+	CAT_PID[$name]=$!
+	PORT=
+	for i in $(seq 200); do
+		PORT=$(awk '/^ready /{print $2}' "$T/$name.out" 2>/dev/null)
+		[ -n "$PORT" ] && break
+		sleep 0.05
+	done
+	if [ -z "$PORT" ]; then
+		echo "catalog $name did not start"
+		cat "$T/$name.err"
+		exit 1
+	fi
+	CAT_PORT[$name]=$PORT
+}
+
+# stop_catalog NAME: SIGTERM one catalog and wait for it.
+stop_catalog() {
+	kill "${CAT_PID[$1]}" 2>/dev/null
+	wait "${CAT_PID[$1]}" 2>/dev/null
+}
+
+# write_conf: floe.conf in $T. LISTEN (default: a free port), WH_URI,
+# LH_URI (default: the catalogs started), and extra lines in FLOE_EXTRA,
+# WH_EXTRA, LH_EXTRA, POLICY_EXTRA.
+write_conf() {
+	LISTEN=${LISTEN:-$(free_port)}
+	WH_URI=${WH_URI:-http://127.0.0.1:${CAT_PORT[warehouse]}}
+	LH_URI=${LH_URI:-http://127.0.0.1:${CAT_PORT[lakehouse]}}
+	BASE=http://127.0.0.1:$LISTEN
+	cat >"$T/floe.conf" <<EOF
+[floe]
+listen       = 127.0.0.1:$LISTEN
+admin_socket = $SOCK
+state_dir    = $T/state
+rollback_log = $T/rollback.log
+access_log   = $T/access.log
+${FLOE_EXTRA:-}
+
+[warehouse]
+uri = $WH_URI
+warehouse = analytics
+${WH_EXTRA:-}
+
+[lakehouse]
+uri = $LH_URI
+warehouse = lake
+${LH_EXTRA:-}
+
+[policy]
+gate_min_clean = 0
+${POLICY_EXTRA:-}
+EOF
+}
+
+# start_floe [noready]: run floe, wait for its admin socket and (unless
+# noready) for /readyz 200; at most 10 s each.
+start_floe() {
+	local i
+	"$FLOE" -c "$T/floe.conf" >>"$T/floe.log" 2>&1 &
+	FLOE_PID=$!
+	for i in $(seq 200); do
+		curl -s -o /dev/null --max-time 1 --unix-socket "$SOCK" \
+			http://floe/status && break
+		if ! kill -0 "$FLOE_PID" 2>/dev/null; then
+			echo "floe exited at start"
+			cat "$T/floe.log"
+			FLOE_PID=
+			exit 1
+		fi
+		sleep 0.05
+	done
+	[ "${1:-}" = noready ] && return 0
+	wait_ready 200 || {
+		echo "floe not ready: $(curl -s "$BASE/readyz")"
+		cat "$T/floe.log"
+		exit 1
+	}
+}
+
+# wait_ready [STATUS]: poll /readyz until it answers STATUS (10 s at most).
+wait_ready() {
+	local i s
+	for i in $(seq 200); do
+		s=$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 \
+			"$BASE/readyz")
+		[ "$s" = "${1:-200}" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# stop_floe [SIGNAL]: signal floe (TERM by default) and wait for it.
+stop_floe() {
+	kill -"${1:-TERM}" "$FLOE_PID" 2>/dev/null
+	wait "$FLOE_PID" 2>/dev/null
+	FLOE_PID=
+}
+
+# ctl ARGS...: floectl on this floe's socket; output in $T/ctl, status in RC.
+ctl() {
+	"$FLOECTL" -s "$SOCK" "$@" >"$T/ctl" 2>&1
+	RC=$?
+	return $RC
+}
+
+# ctl_ok DESC ARGS...: floectl must succeed.
+ctl_ok() {
+	local d=$1
+	shift
+	if ctl "$@"; then
+		return 0
+	fi
+	bad "$d: floectl $* exited $RC: $(head -c 400 "$T/ctl")"
+	return 1
+}
+
+# req METHOD PATH [CURL ARGS...]: a request to floe's REST listener. Status
+# in S, body in $T/b, response headers in $T/h.
+req() {
+	local m=$1 p=$2
+	shift 2
+	local args=(-s -o "$T/b" -D "$T/h" -w '%{http_code}' --max-time 20)
+	if [ "$m" = HEAD ]; then args+=(-I); else args+=(-X "$m"); fi
+	S=$(curl "${args[@]}" "$@" "$BASE$p")
+}
+
+get() { req GET "$@"; }
+
+# post PATH JSON [CURL ARGS...]
+post() {
+	local p=$1 d=$2
+	shift 2
+	req POST "$p" -H 'Content-Type: application/json' --data-binary "$d" "$@"
+}
+
+# hdr NAME: the value of response header NAME of the last answer.
+hdr() {
+	awk -v n="$(echo "$1" | tr 'A-Z' 'a-z')" 'BEGIN{IGNORECASE=1}
+		{ sub(/\r$/, "") }
+		{ i = index($0, ":"); if (i == 0) next
+		  k = tolower(substr($0, 1, i - 1))
+		  if (k == n) { v = substr($0, i + 1); sub(/^[ \t]+/, "", v)
+		  print v; exit } }' "$T/h"
+}
+
+# What the last answer was, for failure messages.
+last() {
+	echo "status $S, body: $(head -c 300 "$T/b")"
+}
+
+# expect_status DESC STATUS
+expect_status() {
+	if [ "$S" = "$2" ]; then ok "$1"; else bad "$1: want status $2, $(last)"; fi
+}
+
+# expect_jq DESC STATUS FILTER: status and a jq filter on the body.
+expect_jq() {
+	if [ "$S" = "$2" ] && jq -e "$3" "$T/b" >/dev/null 2>&1; then
+		ok "$1"
+	else
+		bad "$1: want status $2 and $3; $(last)"
+	fi
+}
+
+# expect_header DESC NAME VALUE: a response header has VALUE exactly.
+expect_header() {
+	local v
+	v=$(hdr "$2")
+	if [ "$v" = "$3" ]; then
+		ok "$1"
+	else
+		bad "$1: want $2: \"$3\", got \"$v\" ($(last))"
+	fi
+}
+
+# expect_error DESC STATUS [TYPE] [MESSAGE-PART]: an Iceberg ErrorModel
+# whose code equals the status.
+expect_error() {
+	local f="(keys == [\"error\"]) and (.error.code == $2)
+		and (.error.message | type == \"string\")
+		and (.error.type | type == \"string\")"
+	[ -n "${3:-}" ] && f="$f and (.error.type == \"$3\")"
+	[ -n "${4:-}" ] && f="$f and (.error.message | contains(\"$4\"))"
+	expect_jq "$1" "$2" "$f"
+}
+
+# expect_eq DESC WANT GOT
+expect_eq() {
+	if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: want \"$2\", got \"$3\""; fi
+}
+
+# cat_requests NAME: the catalog's request log (JSON) on stdout.
+cat_requests() {
+	curl -s --max-time 5 "http://127.0.0.1:${CAT_PORT[$1]}/_test/requests"
+}
+
+# cat_clear NAME: empty a catalog's request log and its faults.
+cat_clear() {
+	curl -s --max-time 5 -o /dev/null -X DELETE \
+		"http://127.0.0.1:${CAT_PORT[$1]}/_test/requests"
+	curl -s --max-time 5 -o /dev/null -X DELETE \
+		"http://127.0.0.1:${CAT_PORT[$1]}/_test/fault"
+}
+
+# fault NAME JSON: add a fault rule to a catalog.
+fault() {
+	curl -s --max-time 5 -o /dev/null -X POST \
+		-H 'Content-Type: application/json' --data-binary "$2" \
+		"http://127.0.0.1:${CAT_PORT[$1]}/_test/fault"
+}
+
+# raw DATA [SECONDS]: send DATA (printf format already applied) on one
+# TCP connection to floe; what came back in $T/raw. Waits for the close,
+# SECONDS at most (default 5).
+raw() {
+	timeout "${2:-5}" bash -c '
+		exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+		printf "%s" "$2" >&3
+		cat <&3' _ "$LISTEN" "$1" >"$T/raw" 2>/dev/null
+	RAW_RC=$?
+}
+
+# raw_status: the status of the first answer in $T/raw.
+raw_status() {
+	head -n 1 "$T/raw" | awk '{print $2}'
+}
+
+# raw_body N: the body of the Nth (1-based) answer in $T/raw, by its
+# Content-Length.
+raw_body() {
+	node -e '
+		const b = require("fs").readFileSync(process.argv[1], "latin1");
+		let off = 0, n = Number(process.argv[2]), out = "";
+		for (let k = 1; k <= n; k++) {
+			const e = b.indexOf("\r\n\r\n", off);
+			if (e < 0) process.exit(1);
+			const m = /content-length: *(\d+)/i.exec(b.slice(off, e));
+			const len = m ? Number(m[1]) : 0;
+			out = b.slice(e + 4, e + 4 + len);
+			off = e + 4 + len;
+		}
+		process.stdout.write(out);' "$T/raw" "$1"
+}

@@ -306,6 +306,52 @@ describe('floe with iceberg-js and icebird', () => {
 		assert.ok(!lhReqs.some((r) => r.method === 'DELETE'), 'no drop reached the lakehouse');
 	});
 
+	test('vended credentials come from the side that serves the read', async () => {
+		const vend = new IcebergRestCatalog({
+			baseUrl: base,
+			warehouse: 'analytics',
+			fetch: seen,
+			accessDelegation: ['vended-credentials'],
+		});
+		const r = await vend.loadTableResult(BUNNIES);
+		assert.equal(seen.last.headers.get('x-floe-target'), 'lakehouse');
+		const creds = r['storage-credentials'];
+		assert.ok(Array.isArray(creds) && creds.length === 1, 'the delegation header reached the catalog');
+		assert.equal(creds[0].config['s3.secret-access-key'], 'fake-secret-lakehouse');
+		const j = await vend.loadTableResult({ namespace: ['db'], name: 'java_bunnies' });
+		assert.equal(j['storage-credentials'][0].config['s3.secret-access-key'], 'fake-secret-warehouse');
+	});
+
+	test('a rename within one side goes through, across sides it is refused', async () => {
+		await hook(wh, 'requests', 'DELETE');
+		await hook(lh, 'requests', 'DELETE');
+		// db.bunnies reads from the lakehouse, an unassigned name from the warehouse.
+		const renamed = { namespace: ['db'], name: 'bunnies_renamed' };
+		try {
+			await assert.rejects(client.renameTable({ source: BUNNIES, destination: renamed }), (e) => {
+				assert.equal(e.status, 400, `status ${e.status}: ${e.message}`);
+				assert.equal(e.icebergType, 'BadRequestException');
+				return true;
+			});
+		} finally {
+			// Should floe have let it through, undo it so later tests stand alone.
+			for (const cat of [wh, lh]) {
+				const direct = new IcebergRestCatalog({ baseUrl: cat.base, warehouse: 'x' });
+				if (await direct.tableExists(renamed)) await direct.renameTable({ source: renamed, destination: BUNNIES });
+			}
+		}
+		const posted = [...(await hook(wh, 'requests')).requests, ...(await hook(lh, 'requests')).requests];
+		assert.ok(!posted.some((r) => r.url.includes('/rename')), 'the refused rename reached no catalog');
+		// Two unassigned names: the warehouse renames it.
+		const from = { namespace: ['db'], name: 'java_bunnies' };
+		const to = { namespace: ['db'], name: 'java_bunnies_renamed' };
+		await client.renameTable({ source: from, destination: to });
+		const onWh = (await hook(wh, 'tables')).tables.map((t) => t.identifier);
+		assert.ok(onWh.includes('db.java_bunnies_renamed') && !onWh.includes('db.java_bunnies'));
+		await client.renameTable({ source: to, destination: from });
+		assert.equal(await client.tableExists(from), true);
+	});
+
 	test('upstream failures reach iceberg-js as the spec says', async () => {
 		// The lakehouse (serving wave 1's reads) answers bytes that are not HTTP.
 		await hook(lh, 'fault', 'POST', { match: '/tables/bunnies', garbage: true });

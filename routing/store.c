@@ -474,6 +474,7 @@ store_free(struct store *s)
 	free(s);
 }
 
+/* Whether the last read or write worked. */
 bool
 store_is_healthy(const struct store *s)
 {
@@ -733,6 +734,7 @@ store_event_foreach(struct store *s, uint64_t after, size_t limit,
 	return STORE_OK;
 }
 
+/* The sequence of the last committed event (cached from meta). */
 uint64_t
 store_last_seq(struct store *s)
 {

@@ -750,6 +750,7 @@ test_golden(void **state)
 	assert_int_equal(failed, 0);
 }
 
+/* Run the tests. */
 int
 main(void)
 {

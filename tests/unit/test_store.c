@@ -785,6 +785,7 @@ test_crash(void **state)
 	}
 }
 
+/* Run the tests. */
 int
 main(void)
 {

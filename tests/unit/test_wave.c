@@ -478,6 +478,7 @@ test_store_error(void **state)
 	assert_true(store_is_healthy(t->store));
 }
 
+/* Run the tests. */
 int
 main(void)
 {

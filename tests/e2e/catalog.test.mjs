@@ -6,6 +6,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { IcebergError, IcebergRestCatalog } from 'iceberg-js';
 import { hook, killAll, readRows, recordingFetch, rowsText, startCatalog, stop, tableRequest } from './lib.mjs';
+// A hung request fails its test instead of the whole run.
+const T = { timeout: 30000 };
 
 describe('test catalogs with iceberg-js and icebird', () => {
 	let wh;
@@ -25,14 +27,14 @@ describe('test catalogs with iceberg-js and icebird', () => {
 		await killAll();
 	});
 
-	test('config gives the prefix and echoes the warehouse', async () => {
+	test('config gives the prefix and echoes the warehouse', T, async () => {
 		const cfg = await whc.loadConfig();
 		assert.equal(cfg.overrides.prefix, 'wh');
 		assert.equal(cfg.defaults.warehouse, 'analytics');
 		assert.equal(cfg.defaults['floe-test.catalog'], 'warehouse');
 	});
 
-	test('list namespaces: each side has its own', async () => {
+	test('list namespaces: each side has its own', T, async () => {
 		const w = (await whc.listNamespaces()).namespaces.map((n) => n.namespace.join('.'));
 		const l = (await lhc.listNamespaces()).namespaces.map((n) => n.namespace.join('.'));
 		assert.deepEqual(w, ['db', 'wh_only']);
@@ -40,7 +42,7 @@ describe('test catalogs with iceberg-js and icebird', () => {
 		assert.ok(whFetch.log.some((r) => r.url.includes('/v1/wh/namespaces')), 'the prefix was used');
 	});
 
-	test('list namespaces page by page', async () => {
+	test('list namespaces page by page', T, async () => {
 		const p1 = await whc.listNamespaces({ pageSize: 1, pageToken: '' });
 		assert.equal(p1.namespaces.length, 1);
 		assert.ok(p1.nextPageToken);
@@ -50,14 +52,14 @@ describe('test catalogs with iceberg-js and icebird', () => {
 		assert.notDeepEqual(p1.namespaces, p2.namespaces);
 	});
 
-	test('list tables', async () => {
+	test('list tables', T, async () => {
 		const w = (await whc.listTables({ namespace: ['db'] })).identifiers.map((i) => i.name);
 		const l = (await lhc.listTables({ namespace: ['db'] })).identifiers.map((i) => i.name);
 		assert.deepEqual(w, ['athena', 'bunnies', 'java_bunnies', 'wh_bunnies']);
 		assert.deepEqual(l, ['athena', 'bunnies', 'java_bunnies', 'lh_bunnies']);
 	});
 
-	test('load a table, then a conditional load answers 304 (null)', async () => {
+	test('load a table, then a conditional load answers 304 (null)', T, async () => {
 		const r = await whc.loadTableResult({ namespace: ['db'], name: 'bunnies' });
 		assert.match(r['metadata-location'], /^s3a:\/\/hyperparam-iceberg\/spark\/bunnies\/metadata\/v2\.metadata\.json$/);
 		assert.equal(r.metadata['format-version'], 2);
@@ -69,7 +71,7 @@ describe('test catalogs with iceberg-js and icebird', () => {
 		assert.ok(refs.metadata.snapshots.length < r.metadata.snapshots.length || r.metadata.snapshots.length === 1);
 	});
 
-	test('a missing table is IcebergError 404 NoSuchTableException', async () => {
+	test('a missing table is IcebergError 404 NoSuchTableException', T, async () => {
 		await assert.rejects(whc.loadTable({ namespace: ['db'], name: 'nope' }), (e) => {
 			assert.ok(e instanceof IcebergError);
 			assert.equal(e.status, 404);
@@ -80,7 +82,7 @@ describe('test catalogs with iceberg-js and icebird', () => {
 		assert.equal(await whc.tableExists({ namespace: ['db'], name: 'bunnies' }), true);
 	});
 
-	test('the same table holds different rows on the two sides', async () => {
+	test('the same table holds different rows on the two sides', T, async () => {
 		const w = await whc.loadTable({ namespace: ['db'], name: 'bunnies' });
 		const l = await lhc.loadTable({ namespace: ['db'], name: 'bunnies' });
 		const wr = await readRows(w, wh.base);
@@ -104,7 +106,7 @@ describe('test catalogs with iceberg-js and icebird', () => {
 		]);
 	});
 
-	test('create, update, drop a namespace and a table', async () => {
+	test('create, update, drop a namespace and a table', T, async () => {
 		const ns = { namespace: ['e2e_direct'] };
 		await whc.createNamespace(ns, { properties: { owner: 'e2e' } });
 		assert.deepEqual((await whc.loadNamespaceMetadata(ns)).properties, { owner: 'e2e' });
@@ -141,14 +143,14 @@ describe('test catalogs with iceberg-js and icebird', () => {
 		assert.ok(!lreq.requests.some((r) => r.url.includes('e2e_direct')));
 	});
 
-	test('the request log saw iceberg-js idempotency keys', async () => {
+	test('the request log saw iceberg-js idempotency keys', T, async () => {
 		const { requests } = await hook(wh, 'requests');
 		const posts = requests.filter((r) => r.method === 'POST');
 		assert.ok(posts.length >= 3);
 		for (const r of posts) assert.match(r.headers['idempotency-key'], /^[0-9a-f-]{36}$/);
 	});
 
-	test('an injected 503 reaches the client as an IcebergError', async () => {
+	test('an injected 503 reaches the client as an IcebergError', T, async () => {
 		await hook(wh, 'fault', 'POST', { match: '/tables/athena', status: 503, count: 1 });
 		await assert.rejects(whc.loadTable({ namespace: ['db'], name: 'athena' }), (e) => e.status === 503);
 		const ok = await whc.loadTable({ namespace: ['db'], name: 'athena' });

@@ -33,6 +33,8 @@ const FLOE = path.resolve(TOP, process.env.FLOE || 'build/floe');
 const FLOECTL = path.resolve(TOP, process.env.FLOECTL || 'build/floectl');
 const BUNNIES = { namespace: ['db'], name: 'bunnies' };
 const ATHENA = { namespace: ['db'], name: 'athena' };
+// A hung request fails its test instead of the whole run.
+const T = { timeout: 30000 };
 
 describe('floe with iceberg-js and icebird', () => {
 	let dir;
@@ -140,21 +142,21 @@ describe('floe with iceberg-js and icebird', () => {
 		if (dir) fs.rmSync(dir, { recursive: true, force: true });
 	});
 
-	test('floe answers /v1/config itself with the routed prefix', async () => {
+	test('floe answers /v1/config itself with the routed prefix', T, async () => {
 		const cfg = await client.loadConfig();
 		assert.equal(cfg.overrides.prefix, 'routed');
 		const pinned = await (await fetch(`${base}/v1/config?warehouse=lakehouse`)).json();
 		assert.equal(pinned.overrides.prefix, 'lakehouse');
 	});
 
-	test('namespaces are merged from both sides', async () => {
+	test('namespaces are merged from both sides', T, async () => {
 		const { namespaces } = await client.listNamespaces();
 		const names = namespaces.map((n) => n.namespace.join('.'));
 		for (const want of ['db', 'wh_only', 'lh_only']) assert.ok(names.includes(want), `${want} in ${names}`);
 		assert.equal(names.filter((n) => n === 'db').length, 1, 'db once');
 	});
 
-	test('tables are the sorted union of both sides, also page by page', async () => {
+	test('tables are the sorted union of both sides, also page by page', T, async () => {
 		const all = (await client.listTables({ namespace: ['db'] })).identifiers.map((i) => i.name);
 		assert.deepEqual(all, ['athena', 'bunnies', 'java_bunnies', 'lh_bunnies', 'wh_bunnies']);
 		const paged = [];
@@ -169,14 +171,14 @@ describe('floe with iceberg-js and icebird', () => {
 		assert.deepEqual(paged, all);
 	});
 
-	test('tables of a namespace that only one side has are listed', async () => {
+	test('tables of a namespace that only one side has are listed', T, async () => {
 		const w = (await client.listTables({ namespace: ['wh_only'] })).identifiers.map((i) => i.name);
 		const l = (await client.listTables({ namespace: ['lh_only'] })).identifiers.map((i) => i.name);
 		assert.deepEqual(w, ['legacy_bunnies']);
 		assert.deepEqual(l, ['new_bunnies']);
 	});
 
-	test('a lakehouse-only namespace can be loaded', async () => {
+	test('a lakehouse-only namespace can be loaded', T, async () => {
 		assert.equal(await client.namespaceExists({ namespace: ['lh_only'] }), true);
 		const md = await client.loadNamespaceMetadata({ namespace: ['lh_only'] });
 		assert.equal(md.properties.side, 'lakehouse');
@@ -187,7 +189,7 @@ describe('floe with iceberg-js and icebird', () => {
 
 	let whEtag;
 	let athenaEtag;
-	test('before the flip db.bunnies comes from the warehouse', async () => {
+	test('before the flip db.bunnies comes from the warehouse', T, async () => {
 		await hook(wh, 'requests', 'DELETE');
 		const { result, side, rows } = await loadBunnies();
 		assert.equal(side, 'warehouse');
@@ -215,19 +217,19 @@ describe('floe with iceberg-js and icebird', () => {
 		assert.equal(await client.loadTable(ATHENA, { ifNoneMatch: athenaEtag }), null);
 	});
 
-	test('LoadTable config carries the answering side\'s catalog settings', async () => {
+	test('LoadTable config carries the answering side\'s catalog settings', T, async () => {
 		const { result } = await loadBunnies();
 		assert.equal(result.config['s3.endpoint'], 'http://s3.warehouse.floe.test');
 		assert.equal(result.config.prefix, undefined);
 	});
 
-	test('floectl assigns db.bunnies and db.athena to wave 1 and flips it', async () => {
+	test('floectl assigns db.bunnies and db.athena to wave 1 and flips it', T, async () => {
 		await floectl(['route', 'set', 'db.bunnies', '1']);
 		await floectl(['route', 'set', 'db.athena', '1']);
 		await floectl(['wave', 'flip', '1', 'lakehouse']);
 	});
 
-	test('after the flip db.bunnies comes from the lakehouse, other tables stay', async () => {
+	test('after the flip db.bunnies comes from the lakehouse, other tables stay', T, async () => {
 		const { result, side, wave, rows } = await loadBunnies();
 		assert.equal(side, 'lakehouse');
 		assert.equal(wave, '1');
@@ -253,7 +255,7 @@ describe('floe with iceberg-js and icebird', () => {
 		assert.equal((await readRows(java.metadata, wh.base)).length, 21);
 	});
 
-	test('the pinned lakehouse and warehouse prefixes ignore the wave', async () => {
+	test('the pinned lakehouse and warehouse prefixes ignore the wave', T, async () => {
 		const pinW = new IcebergRestCatalog({ baseUrl: base, warehouse: 'warehouse', fetch: seen });
 		const w = await loadBunnies(pinW);
 		assert.equal(w.side, 'warehouse');
@@ -264,7 +266,7 @@ describe('floe with iceberg-js and icebird', () => {
 		assert.equal(l.rows.length, 20);
 	});
 
-	test('create, update and drop go to the authoritative side (warehouse)', async () => {
+	test('create, update and drop go to the authoritative side (warehouse)', T, async () => {
 		await hook(wh, 'requests', 'DELETE');
 		await hook(lh, 'requests', 'DELETE');
 		const id = { namespace: ['db'], name: 'e2e_floe' };
@@ -306,7 +308,7 @@ describe('floe with iceberg-js and icebird', () => {
 		assert.ok(!lhReqs.some((r) => r.method === 'DELETE'), 'no drop reached the lakehouse');
 	});
 
-	test('vended credentials come from the side that serves the read', async () => {
+	test('vended credentials come from the side that serves the read', T, async () => {
 		const vend = new IcebergRestCatalog({
 			baseUrl: base,
 			warehouse: 'analytics',
@@ -322,7 +324,7 @@ describe('floe with iceberg-js and icebird', () => {
 		assert.equal(j['storage-credentials'][0].config['s3.secret-access-key'], 'fake-secret-warehouse');
 	});
 
-	test('a rename within one side goes through, across sides it is refused', async () => {
+	test('a rename within one side goes through, across sides it is refused', T, async () => {
 		await hook(wh, 'requests', 'DELETE');
 		await hook(lh, 'requests', 'DELETE');
 		// db.bunnies reads from the lakehouse, an unassigned name from the warehouse.
@@ -352,7 +354,7 @@ describe('floe with iceberg-js and icebird', () => {
 		assert.equal(await client.tableExists(from), true);
 	});
 
-	test('upstream failures reach iceberg-js as the spec says', async () => {
+	test('upstream failures reach iceberg-js as the spec says', T, async () => {
 		// The lakehouse (serving wave 1's reads) answers bytes that are not HTTP.
 		await hook(lh, 'fault', 'POST', { match: '/tables/bunnies', garbage: true });
 		try {
@@ -389,7 +391,7 @@ describe('floe with iceberg-js and icebird', () => {
 	});
 
 	let flippedRows;
-	test('floectl wave rollback puts db.bunnies back on the warehouse', async () => {
+	test('floectl wave rollback puts db.bunnies back on the warehouse', T, async () => {
 		flippedRows = rowsText((await loadBunnies()).rows);
 		await floectl(['wave', 'rollback', '1']);
 		const { side, rows, result } = await loadBunnies();
@@ -400,7 +402,7 @@ describe('floe with iceberg-js and icebird', () => {
 		assert.equal(result.metadata.properties['floe.e2e.write'], 'warehouse', 'the warehouse kept the write');
 	});
 
-	test('the operator rollback is a line of the rollback log', async () => {
+	test('the operator rollback is a line of the rollback log', T, async () => {
 		const file = path.join(dir, 'log', 'rollback.log');
 		assert.ok(fs.existsSync(file), `${file} was not written`);
 		const lines = fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean);
@@ -410,7 +412,7 @@ describe('floe with iceberg-js and icebird', () => {
 		assert.match(JSON.stringify(ev), /"lakehouse"/, 'names the state it left');
 	});
 
-	test('a rolled-back wave refuses a flip until ack', async () => {
+	test('a rolled-back wave refuses a flip until ack', T, async () => {
 		await floectl(['wave', 'flip', '1', 'lakehouse'], 1);
 		assert.equal((await loadBunnies()).side, 'warehouse');
 		await floectl(['wave', 'ack', '1']);

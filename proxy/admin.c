@@ -93,7 +93,6 @@ static int admin_parse_object(struct admin_req *, const char *,
 static int admin_parse_wave(struct admin_req *, const char *, uint32_t *);
 static json_t *admin_time_json(int64_t);
 static json_t *admin_str_json(const char *);
-static void admin_format_obj(const struct route_obj *, char *, size_t);
 static uint64_t admin_client_hash(const char *);
 static int admin_wave_state(struct admin_req *, uint32_t, struct store_wave *,
     bool *);
@@ -230,6 +229,14 @@ admin_split(struct admin_req *r, const char *target, size_t len)
 		r->query = xstrndup(q + 1, (size_t)(target + len - q - 1));
 	if (r->path[0] != '/' || strlen(r->path) != (size_t)(end - target)) {
 		admin_error(r, 400, "request target is not a path");
+		return -1;
+	}
+	/*
+	 * A decoded NUL would cut a name short ("db.a%00b" naming db.a):
+	 * refuse it anywhere in the target.
+	 */
+	if (memmem(target, len, "%00", 3) != NULL) {
+		admin_error(r, 400, "request target holds %%00");
 		return -1;
 	}
 	p = r->path + 1;
@@ -479,13 +486,6 @@ admin_str_json(const char *s)
 	return s[0] != '\0' ? json_string(s) : json_null();
 }
 
-/* Text form of OBJ. */
-static void
-admin_format_obj(const struct route_obj *obj, char *buf, size_t len)
-{
-	route_obj_format(obj, buf, len);
-}
-
 /*
  * The canary hash of a client identity: 64-bit FNV-1a, 0 for none. The
  * data path hashes the client the same way, so /resolve?client= predicts
@@ -653,7 +653,7 @@ admin_route_json(const struct route_obj *obj, const struct store_route *rt)
 {
 	char text[STORE_KEY_MAX * 3 + 8];
 
-	admin_format_obj(obj, text, sizeof(text));
+	route_obj_format(obj, text, sizeof(text));
 	return json_pack("{s:s,s:I,s:o}", "object", text, "wave",
 	    (json_int_t)rt->wave, "since", admin_time_json(rt->since_ms));
 }
@@ -684,7 +684,7 @@ admin_wave_routes_cb(const void *key, size_t keylen,
 
 	if (rt->wave != wr->n || route_obj_from_key(key, keylen, &obj) == -1)
 		return 0;
-	admin_format_obj(&obj, text, sizeof(text));
+	route_obj_format(&obj, text, sizeof(text));
 	return json_array_append_new(obj.rule ? wr->rules : wr->objects,
 	    json_string(text));
 }
@@ -835,7 +835,7 @@ admin_routes_post(struct admin_req *r)
 {
 	static const char *const known[] = { "object", "wave", "force", NULL };
 	struct route_obj obj;
-	struct store_route old, rt;
+	struct store_route old = { 0 }, rt;
 	const char *text;
 	json_int_t wave;
 	json_t *b, *ev = NULL;
@@ -851,7 +851,7 @@ admin_routes_post(struct admin_req *r)
 	    admin_body_bool(r, b, "force", &force) == -1 ||
 	    admin_parse_object(r, text, &obj) == -1)
 		goto out;
-	admin_format_obj(&obj, canon, sizeof(canon));
+	route_obj_format(&obj, canon, sizeof(canon));
 
 	rc = store_route_get(r->st, obj.key, obj.len, &old);
 	if (rc != STORE_OK && rc != STORE_NOTFOUND) {
@@ -913,7 +913,7 @@ admin_routes_delete(struct admin_req *r)
 
 	if (admin_parse_object(r, r->seg[1], &obj) == -1)
 		return;
-	admin_format_obj(&obj, canon, sizeof(canon));
+	route_obj_format(&obj, canon, sizeof(canon));
 	force = admin_query_get(r, "force", &force_q) == 1 &&
 	    (strcmp(force_q, "") == 0 || strcmp(force_q, "1") == 0 ||
 		strcmp(force_q, "true") == 0);
@@ -976,14 +976,14 @@ admin_resolve(struct admin_req *r)
 
 	if (admin_parse_object(r, r->seg[1], &obj) == -1)
 		return;
-	admin_format_obj(&obj, canon, sizeof(canon));
+	route_obj_format(&obj, canon, sizeof(canon));
 	(void)admin_query_get(r, "client", &client);
 	memset(&res, 0, sizeof(res));
 	(void)route_resolve(r->st, &obj, admin_client_hash(client), &res);
 	assigned = res.assigned && res.why != ROUTE_WHY_STORE_ERROR &&
 	    res.why != ROUTE_WHY_UNASSIGNED;
 	if (assigned)
-		admin_format_obj(&res.matched, matched, sizeof(matched));
+		route_obj_format(&res.matched, matched, sizeof(matched));
 	j = json_pack("{s:s,s:s,s:s,s:o,s:o,s:i,s:I,s:s,s:o,s:b,s:o}", "object",
 	    canon, "target", route_side_name(res.read), "write_target",
 	    route_side_name(res.write), "wave",

@@ -387,8 +387,16 @@ ctl_call(struct ctl *c, const char *method, const char *path, json_t *body,
 	if (r->body == NULL)
 		r->body = xstrdup("");
 	r->json = json_loadb(r->body, r->len, 0, NULL);
-	if (r->status >= 200 && r->status < 300)
-		return 0;
+	if (r->status >= 200 && r->status < 300) {
+		if (r->json != NULL || strcmp(path, "/metrics") == 0)
+			return 0;
+		fprintf(stderr,
+		    "floectl: floe at %s answered %ld with no JSON: "
+		    "%.200s\n",
+		    c->sock, r->status, r->body);
+		ctl_resp_clear(r);
+		return CTL_UNREACHABLE;
+	}
 
 	status = r->status == 409 ? CTL_REFUSED :
 	    (r->status >= 400 && r->status < 500 && r->status != 401 &&

@@ -245,7 +245,7 @@ request_client_hash(struct request *r)
 	const struct h1_header *h = h1_find(r->msg, "Authorization");
 	const char *p;
 	size_t n, i;
-	uint64_t x = 1469598103934665603ULL;
+	uint64_t x = 0xcbf29ce484222325ULL; /* FNV-1a, as /resolve?client= */
 
 	if (h != NULL) {
 		p = h->value;
@@ -256,7 +256,7 @@ request_client_hash(struct request *r)
 	}
 	for (i = 0; i < n; i++) {
 		x ^= (unsigned char)p[i];
-		x *= 1099511628211ULL;
+		x *= 0x100000001b3ULL;
 	}
 	return x;
 }
@@ -456,12 +456,20 @@ request_route_body(struct request *r)
 			    "\"destination\" must be table identifiers");
 			goto out;
 		}
-		if (res[0].write != res[1].write) {
+		/*
+		 * Reads must follow the table too: renaming a lakehouse-read
+		 * table to a warehouse-read name would move its readers.
+		 */
+		if (res[0].write != res[1].write ||
+		    res[0].read != res[1].read) {
 			request_errorf(r, 400, "BadRequestException",
-			    "Cannot rename %s (on the %s) to %s (routed to the "
-			    "%s): the two names are served by different "
-			    "catalogs; move both to the same wave first",
-			    text[0], route_side_name(res[0].write), text[1],
+			    "Cannot rename %s (read from the %s, written to the "
+			    "%s) to %s (read from the %s, written to the %s): "
+			    "the two names are served by different catalogs; "
+			    "put both in the same wave first",
+			    text[0], route_side_name(res[0].read),
+			    route_side_name(res[0].write), text[1],
+			    route_side_name(res[1].read),
 			    route_side_name(res[1].write));
 			goto out;
 		}
@@ -489,12 +497,17 @@ request_route_body(struct request *r)
 				    i);
 				goto out;
 			}
-			if (i > 0 && res[1].write != res[0].write) {
+			if (i > 0 && (res[1].write != res[0].write ||
+					 res[1].read != res[0].read)) {
 				request_errorf(r, 400, "BadRequestException",
 				    "Cannot commit one transaction across "
-				    "catalogs: %s is on the %s, %s on the %s",
-				    text[0], route_side_name(res[0].write),
-				    text[1], route_side_name(res[1].write));
+				    "catalogs: %s is read from the %s and "
+				    "written to the %s, %s is read from the %s "
+				    "and written to the %s",
+				    text[0], route_side_name(res[0].read),
+				    route_side_name(res[0].write), text[1],
+				    route_side_name(res[1].read),
+				    route_side_name(res[1].write));
 				goto out;
 			}
 			if (i > 0 && res[1].warehouse_writes_refused &&

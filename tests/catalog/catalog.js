@@ -1300,6 +1300,9 @@ async function applyFault(rule, req, res) {
 const MAX_LOGGED = 20000;
 
 function main() {
+	// Until the server is up, a stop request just ends the process.
+	process.on('SIGTERM', () => process.exit(0));
+	process.on('SIGINT', () => process.exit(0));
 	const opts = parseArgs(process.argv.slice(2));
 	const cat = new Catalog(opts);
 	preloadAll(cat);
@@ -1345,10 +1348,14 @@ function main() {
 	server.on('clientError', (err, socket) => {
 		if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
 	});
+	// A test catalog owes no drain: stop listening, drop every connection
+	// and exit 0 right away (also when a delayed request is still pending).
+	process.removeAllListeners('SIGTERM');
+	process.removeAllListeners('SIGINT');
 	const stop = () => {
-		server.close(() => process.exit(0));
+		server.close();
 		server.closeAllConnections();
-		setTimeout(() => process.exit(0), 2000).unref();
+		setTimeout(() => process.exit(0), 20);
 	};
 	process.on('SIGTERM', stop);
 	process.on('SIGINT', stop);

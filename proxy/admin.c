@@ -1149,6 +1149,11 @@ admin_wave_move(struct admin_req *r, const char *what)
 		goto out;
 	}
 
+	/* An operator's rollback goes to the rollback log, like a trigger's. */
+	if (strcmp(what, "rollback") == 0)
+		floe_rollback_logged(r->f, n, wave_state_name(before.state),
+		    "operator", r->actor, reason);
+
 	memset(&s, 0, sizeof(s));
 	s.n = n;
 	if (admin_wave_state(r, n, &s.w, &has_rec) == -1)

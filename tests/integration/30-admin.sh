@@ -234,12 +234,22 @@ api POST /waves/1/rollback '{"reason":"dashboards disagree"}'
 expect "POST /waves/1/rollback" 200 '(.from == "lakehouse") and (.state == "rolled_back") and (.reason == "dashboards disagree")'
 t=$(target)
 [ "$t" = warehouse ] && ok "db.bunnies back on the warehouse" || bad "db.bunnies served by '$t' after the rollback"
+if [ -s "$T/rollback.log" ] && tail -n 1 "$T/rollback.log" | jq -e '(.wave == 1) and (.trigger == "operator")
+	and (.from == "lakehouse") and (.to == "rolled_back") and (.objects == ["db.bunnies","db.java_bunnies"])
+	and (.actor | test("^uid [0-9]+$")) and (.reason == "dashboards disagree")' >/dev/null 2>&1; then
+	ok "the rollback is in the rollback log"
+else
+	bad "rollback log: $(cat "$T/rollback.log" 2>/dev/null)"
+fi
 api POST /waves/1/flip '{"to":"lakehouse"}'
 expect_error "flip before ack" 409 RefusedException "wave ack 1"
+lines=$(wc -l <"$T/rollback.log")
 api POST /waves/1/ack
 expect "POST /waves/1/ack" 200 '(.from == "rolled_back") and (.state == "warehouse")'
 api POST /waves/2/rollback '{"force_stale":false}'
 expect "rollback the canary" 200 '(.from == "canary") and (.state == "rolled_back")'
+[ "$(wc -l <"$T/rollback.log")" = $((lines + 1)) ] && ok "one more rollback log line" ||
+	bad "rollback log has $(wc -l <"$T/rollback.log") lines, want $((lines + 1))"
 api GET /waves
 expect "GET /waves with states" 200 \
 	'[.waves[] | [.wave, .state]] == [[1,"warehouse"],[2,"rolled_back"],[3,"warehouse"]]'

@@ -48,6 +48,31 @@ floe_metrics_text(struct floe *f)
 		       "floe_requests_total 7\n");
 }
 
+/* What floe_rollback_logged was last called with. */
+static struct {
+	int calls;
+	uint32_t n;
+	char from[32];
+	char trigger[32];
+	char actor[32];
+	char reason[64];
+} rlog;
+
+/* Test double: the main's rollback log line. */
+void
+floe_rollback_logged(struct floe *f, uint32_t n, const char *from,
+    const char *trigger, const char *actor, const char *reason)
+{
+	(void)f;
+	rlog.calls++;
+	rlog.n = n;
+	snprintf(rlog.from, sizeof(rlog.from), "%s", from);
+	snprintf(rlog.trigger, sizeof(rlog.trigger), "%s", trigger);
+	snprintf(rlog.actor, sizeof(rlog.actor), "%s", actor);
+	snprintf(rlog.reason, sizeof(rlog.reason), "%s",
+	    reason != NULL ? reason : "(null)");
+}
+
 /* Set up a store in a fresh directory. */
 static int
 setup(void **state)
@@ -59,6 +84,7 @@ setup(void **state)
 		return -1;
 	}
 	fx->f.store = fx->tmp->store;
+	memset(&rlog, 0, sizeof(rlog));
 	*state = fx;
 	return 0;
 }
@@ -527,12 +553,20 @@ test_transitions(void **state)
 	assert_string_equal(str(j, "state"), "lakehouse");
 	json_decref(j);
 
+	assert_int_equal(rlog.calls, 0);
 	j = expect(fx, 200, "POST", "/waves/3/rollback",
 	    "{\"reason\":\"dashboards wrong\"}");
 	assert_string_equal(str(j, "from"), "lakehouse");
 	assert_string_equal(str(j, "state"), "rolled_back");
 	assert_string_equal(str(j, "reason"), "dashboards wrong");
 	json_decref(j);
+	/* The operator's rollback is in the rollback log. */
+	assert_int_equal(rlog.calls, 1);
+	assert_int_equal(rlog.n, 3);
+	assert_string_equal(rlog.from, "lakehouse");
+	assert_string_equal(rlog.trigger, "operator");
+	assert_string_equal(rlog.actor, "uid 1000");
+	assert_string_equal(rlog.reason, "dashboards wrong");
 
 	/* Rolled back: a flip is refused until ack; nothing changes. */
 	before = snapshot(fx);
@@ -569,6 +603,8 @@ test_transitions(void **state)
 	j = expect(fx, 200, "POST", "/waves/3/rollback", "");
 	assert_string_equal(str(j, "state"), "rolled_back");
 	json_decref(j);
+	assert_int_equal(rlog.calls, 2);
+	assert_string_equal(rlog.reason, "(null)");
 }
 
 /* Route changes never skip a gate nor strand a frozen wave's objects. */
@@ -831,6 +867,8 @@ test_errors(void **state)
 		free(after);
 	}
 	free(before);
+	/* A refused rollback is not a rollback: no log line. */
+	assert_int_equal(rlog.calls, 0);
 }
 
 int

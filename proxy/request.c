@@ -407,6 +407,20 @@ request_resolve_ident(struct request *r, json_t *ident,
 }
 
 /*
+ * Do A and B resolve to the same side? Writes must match; reads too,
+ * except within one wave: a canary picks each name's read side by a hash,
+ * but names of one wave move together, so the route still follows.
+ */
+static bool
+request_same_side(const struct route_result *a, const struct route_result *b)
+{
+	if (a->write != b->write)
+		return false;
+	return a->read == b->read ||
+	    (a->assigned && b->assigned && a->wave == b->wave);
+}
+
+/*
  * Operations that name their tables only in the body: create, register,
  * rename, multi-table transactions. All tables must be on one side, or
  * floe refuses rather than split what no catalog can do atomically.
@@ -460,8 +474,7 @@ request_route_body(struct request *r)
 		 * Reads must follow the table too: renaming a lakehouse-read
 		 * table to a warehouse-read name would move its readers.
 		 */
-		if (res[0].write != res[1].write ||
-		    res[0].read != res[1].read) {
+		if (!request_same_side(&res[0], &res[1])) {
 			request_errorf(r, 400, "BadRequestException",
 			    "Cannot rename %s (read from the %s, written to the "
 			    "%s) to %s (read from the %s, written to the %s): "
@@ -497,8 +510,7 @@ request_route_body(struct request *r)
 				    i);
 				goto out;
 			}
-			if (i > 0 && (res[1].write != res[0].write ||
-					 res[1].read != res[0].read)) {
+			if (i > 0 && !request_same_side(&res[0], &res[1])) {
 				request_errorf(r, 400, "BadRequestException",
 				    "Cannot commit one transaction across "
 				    "catalogs: %s is read from the %s and "

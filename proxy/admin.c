@@ -93,7 +93,6 @@ static int admin_parse_object(struct admin_req *, const char *,
 static int admin_parse_wave(struct admin_req *, const char *, uint32_t *);
 static json_t *admin_time_json(int64_t);
 static json_t *admin_str_json(const char *);
-static uint64_t admin_client_hash(const char *);
 static int admin_wave_state(struct admin_req *, uint32_t, struct store_wave *,
     bool *);
 static bool admin_state_reads_warehouse(int);
@@ -484,25 +483,6 @@ static json_t *
 admin_str_json(const char *s)
 {
 	return s[0] != '\0' ? json_string(s) : json_null();
-}
-
-/*
- * The canary hash of a client identity: 64-bit FNV-1a, 0 for none. The
- * data path hashes the client the same way, so /resolve?client= predicts
- * the side that client gets.
- */
-static uint64_t
-admin_client_hash(const char *client)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	if (client == NULL || *client == '\0')
-		return 0;
-	for (; *client != '\0'; client++) {
-		h ^= (unsigned char)*client;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
 }
 
 /*
@@ -979,7 +959,7 @@ admin_resolve(struct admin_req *r)
 	route_obj_format(&obj, canon, sizeof(canon));
 	(void)admin_query_get(r, "client", &client);
 	memset(&res, 0, sizeof(res));
-	(void)route_resolve(r->st, &obj, admin_client_hash(client), &res);
+	(void)route_resolve(r->st, &obj, client != NULL ? route_client_hash(client, strlen(client)) : 0, &res);
 	assigned = res.assigned && res.why != ROUTE_WHY_STORE_ERROR &&
 	    res.why != ROUTE_WHY_UNASSIGNED;
 	if (assigned)

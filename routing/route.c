@@ -414,6 +414,22 @@ route_obj_format(const struct route_obj *obj, char *buf, size_t len)
 		    obj->len - nslen - 1);
 }
 
+uint64_t
+route_client_hash(const void *id, size_t len)
+{
+	const unsigned char *p = id;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	if (len == 0)
+		return 0;
+	for (i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
 /* splitmix64's finalizer: a good 64-bit mix. */
 static uint64_t
 route_mix(uint64_t x)

@@ -64,6 +64,12 @@ struct route_result {
 };
 
 const char *route_side_name(enum route_side);
+/*
+ * The canary identity of a client (its bearer token, or its address):
+ * 64-bit FNV-1a of ID, 0 for none. The data path and /resolve?client=
+ * both use it, so floectl resolve predicts the side a client gets.
+ */
+uint64_t route_client_hash(const void *id, size_t len);
 
 /* Parse a text form. 0, or -1 with a message in ERR. */
 int route_obj_parse(const char *text, struct route_obj *, char *err,

@@ -191,6 +191,8 @@ req() {
 	shift 2
 	local args=(-s -o "$T/b" -D "$T/h" -w '%{http_code}' --max-time 20)
 	if [ "$m" = HEAD ]; then args+=(-I); else args+=(-X "$m"); fi
+	# curl writes no file for an empty body: never read a stale one.
+	: >"$T/b"
 	S=$(curl "${args[@]}" "$@" "$BASE$p")
 }
 

@@ -7,6 +7,7 @@
 'use strict';
 
 const http = require('node:http');
+const https = require('node:https');
 const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
@@ -164,7 +165,7 @@ function usage(msg) {
 	if (msg) process.stderr.write(`catalog: ${msg}\n`);
 	process.stderr.write(
 		'usage: catalog.js --port P --name warehouse|lakehouse [--prefix PFX] ' +
-			'[--data DIR] [--fixtures DIR] [--token TOKEN]\n'
+			'[--data DIR] [--fixtures DIR] [--token TOKEN] [--tls-cert PEM --tls-key PEM]\n'
 	);
 	process.exit(2);
 }
@@ -176,6 +177,8 @@ function parseArgs(argv) {
 		prefix: null,
 		data: null,
 		token: null,
+		tlsCert: null,
+		tlsKey: null,
 		fixtures: path.resolve(__dirname, '../../../shared/fixtures/iceberg'),
 	};
 	for (let k = 0; k < argv.length; k++) {
@@ -190,12 +193,15 @@ function parseArgs(argv) {
 		else if (a === '--data') o.data = next();
 		else if (a === '--fixtures') o.fixtures = path.resolve(next());
 		else if (a === '--token') o.token = next();
+		else if (a === '--tls-cert') o.tlsCert = next();
+		else if (a === '--tls-key') o.tlsKey = next();
 		else if (a === '-h' || a === '--help') usage();
 		else usage(`unknown argument ${a}`);
 	}
 	if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) usage('--port is required');
 	if (o.name !== 'warehouse' && o.name !== 'lakehouse') usage('--name must be warehouse or lakehouse');
 	if (o.prefix === '') o.prefix = null;
+	if (!o.tlsCert !== !o.tlsKey) usage('--tls-cert and --tls-key go together');
 	if (!fs.existsSync(o.fixtures)) usage(`fixtures not found: ${o.fixtures}`);
 	return o;
 }
@@ -1308,7 +1314,10 @@ function main() {
 	preloadAll(cat);
 	const state = { requests: [], faults: new Faults(), conns: 0 };
 
-	const server = http.createServer(async (req, res) => {
+	// With a certificate the catalog speaks HTTPS (floe's TLS upstream path).
+	const tls = opts.tlsCert ? { cert: fs.readFileSync(opts.tlsCert), key: fs.readFileSync(opts.tlsKey) } : null;
+	const create = tls ? (h) => https.createServer(tls, h) : (h) => http.createServer(h);
+	const server = create(async (req, res) => {
 		const u = new URL(req.url, 'http://catalog.invalid');
 		const segs = u.pathname.split('/').slice(1);
 		const isTest = segs[0] === '_test';
@@ -1359,6 +1368,13 @@ function main() {
 	};
 	process.on('SIGTERM', stop);
 	process.on('SIGINT', stop);
+	// SIGHUP re-reads the certificate files and drops idle connections, so
+	// a test can swap in a certificate the client does not trust.
+	if (tls)
+		process.on('SIGHUP', () => {
+			server.setSecureContext({ cert: fs.readFileSync(opts.tlsCert), key: fs.readFileSync(opts.tlsKey) });
+			server.closeIdleConnections();
+		});
 	server.on('error', (e) => {
 		process.stderr.write(`catalog[${opts.name}]: ${e.message}\n`);
 		process.exit(1);

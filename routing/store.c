@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@ struct store {
 	MDB_dbi meta;
 	MDB_txn *rtxn; /* the parked read txn, reset between uses */
 	int rdepth; /* nesting of store_read_begin */
+	bool rfailed; /* a read of the current bracket failed */
 	bool healthy;
 	uint64_t last_seq;
 };
@@ -82,6 +84,8 @@ struct store_write {
 };
 
 static int store_mkdirs(const char *, char *, size_t);
+static void store_damaged(struct store *, const char *, ...)
+    __attribute__((__format__(__printf__, 2, 3)));
 static int store_fail(struct store *, const char *, int);
 static void store_ok(struct store *);
 static void store_put_u8(struct store_enc *, uint8_t);
@@ -144,15 +148,44 @@ store_mkdirs(const char *dir, char *err, size_t errlen)
 static int
 store_fail(struct store *s, const char *what, int rc)
 {
-	log_warnx("%s: %s", what, mdb_strerror(rc));
-	s->healthy = false;
+	store_damaged(s, "%s: %s", what, mdb_strerror(rc));
 	return STORE_ERROR;
 }
 
-/* Note a success: the store is healthy again. */
+/*
+ * The store failed. Logged once per outage, not per request: a damaged
+ * record on the request path would otherwise flood the log.
+ */
+static void
+store_damaged(struct store *s, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (s->healthy)
+		log_warnx("flag store: %s; tables it decides are served by the "
+			  "warehouse until it recovers",
+		    msg);
+	else
+		log_debug("flag store: %s", msg);
+	s->healthy = false;
+	s->rfailed = true;
+}
+
+/*
+ * Note a success: the store is healthy again. Reads count per bracket: a
+ * resolution whose first read succeeds and second fails is a failure.
+ */
 static void
 store_ok(struct store *s)
 {
+	if (s->rdepth > 0)
+		return; /* decided when the bracket ends */
+	if (!s->healthy)
+		log_info("flag store: reads and writes succeed again");
 	s->healthy = true;
 }
 
@@ -503,6 +536,7 @@ store_rbegin(struct store *s)
 
 	if (s->rdepth++ > 0)
 		return 0;
+	s->rfailed = false;
 	rc = mdb_txn_renew(s->rtxn);
 	if (rc == MDB_MAP_RESIZED) {
 		/* Another process grew the map: adopt its size. */
@@ -522,8 +556,11 @@ store_rend(struct store *s)
 {
 	if (s->rdepth == 0)
 		return;
-	if (--s->rdepth == 0)
+	if (--s->rdepth == 0) {
 		mdb_txn_reset(s->rtxn);
+		if (!s->rfailed)
+			store_ok(s);
+	}
 }
 
 /* Begin a batch of reads. */
@@ -554,9 +591,8 @@ store_route_get(struct store *s, const void *key, size_t keylen,
 		return STORE_ERROR;
 	rc = mdb_get(s->rtxn, s->objects, &k, &v);
 	if (rc == 0 && store_route_decode(&v, r) == -1) {
-		log_warnx("store_route_get: damaged record (%zu bytes)",
+		store_damaged(s, "store_route_get: damaged record (%zu bytes)",
 		    v.mv_size);
-		s->healthy = false;
 		rc = STORE_ERROR;
 	} else if (rc == 0) {
 		store_ok(s);
@@ -583,8 +619,7 @@ store_wave_get(struct store *s, uint32_t n, struct store_wave *w)
 		return STORE_ERROR;
 	rc = mdb_get(s->rtxn, s->waves, &k, &v);
 	if (rc == 0 && store_wave_decode(&v, w) == -1) {
-		log_warnx("store_wave_get: wave %u: damaged record", n);
-		s->healthy = false;
+		store_damaged(s, "store_wave_get: wave %u: damaged record", n);
 		rc = STORE_ERROR;
 	} else if (rc == 0) {
 		w->n = n;
@@ -928,8 +963,7 @@ store_write(struct store *s, struct store_write *w)
 	if (w->event == NULL)
 		w->event = own = json_pack("{s:s}", "type", names[w->op]);
 	if (w->event == NULL || !json_is_object(w->event)) {
-		log_warnx("store: event is not a JSON object");
-		s->healthy = false;
+		store_damaged(s, "event is not a JSON object");
 		return STORE_ERROR;
 	}
 	rc = store_write_txn(s, w, &res);
@@ -939,8 +973,7 @@ store_write(struct store *s, struct store_write *w)
 		(void)json_object_del(w->event, "seq");
 		(void)json_object_del(w->event, "ts");
 		json_decref(own);
-		log_warnx("store: %s: %s", names[w->op], mdb_strerror(rc));
-		s->healthy = false;
+		store_damaged(s, "%s: %s", names[w->op], mdb_strerror(rc));
 		return STORE_ERROR;
 	}
 	json_decref(own);

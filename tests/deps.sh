@@ -3,7 +3,8 @@
 set -e
 PKGS="build-essential pkg-config libevent-dev libcurl4-openssl-dev
 libjansson-dev liblmdb-dev libinih-dev libcmocka-dev libhttp-parser-dev
-libbsd-dev libssl-dev jq curl valgrind nodejs npm clang"
+libbsd-dev libssl-dev jq curl valgrind nodejs npm clang lmdb-utils
+openssl"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

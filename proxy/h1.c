@@ -52,6 +52,7 @@ static int h1_on_body_cb(http_parser *, const char *, size_t);
 static int h1_on_complete_cb(http_parser *);
 static int h1_fail(struct h1 *, int, const char *);
 static int h1_append(struct h1 *, const char *, size_t);
+static int h1_end_name(struct h1 *, struct h1_header *);
 
 static const http_parser_settings h1_settings = {
 	.on_message_begin = h1_on_begin_cb,
@@ -177,6 +178,34 @@ h1_terminate(struct h1 *h)
 	return 0;
 }
 
+/*
+ * The header name just ended: terminate it and check that it is a token
+ * (RFC 9110 5.1). http-parser lets spaces through ("Content-Length : 5"
+ * or "Bad Name: x"); a proxy that passed such a name on could be framed
+ * differently by the next hop, so it is a 400 here.
+ */
+static int
+h1_end_name(struct h1 *h, struct h1_header *hd)
+{
+	static const char tchar[] = "!#$%&'*+-.^_`|~";
+	size_t i;
+	char c;
+
+	if (h1_terminate(h) == -1)
+		return -1;
+	hd->name_len = h->buf + h->used - 1 - hd->name;
+	if (hd->name_len == 0)
+		return h1_fail(h, 400, "empty header field name");
+	for (i = 0; i < hd->name_len; i++) {
+		c = hd->name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			(c >= '0' && c <= '9') || strchr(tchar, c) != NULL) ||
+		    c == '\0')
+			return h1_fail(h, 400, "invalid header field name");
+	}
+	return 0;
+}
+
 static int
 h1_on_begin_cb(http_parser *p)
 {
@@ -236,9 +265,8 @@ h1_on_value_cb(http_parser *p, const char *at, size_t len)
 	struct h1_header *hd = &h->hdrs[h->msg.nhdrs - 1];
 
 	if (!h->in_value) {
-		if (h1_terminate(h) == -1)
+		if (h1_end_name(h, hd) == -1)
 			return -1;
-		hd->name_len = h->buf + h->used - 1 - hd->name;
 		hd->value = h->buf + h->used;
 		h->in_value = true;
 	}
@@ -265,9 +293,8 @@ h1_on_headers_cb(http_parser *p)
 		hd = &h->hdrs[h->msg.nhdrs - 1];
 		if (!h->in_value) {
 			/* A field without a value. */
-			if (h1_terminate(h) == -1)
+			if (h1_end_name(h, hd) == -1)
 				return -1;
-			hd->name_len = h->buf + h->used - 1 - hd->name;
 			hd->value = h->buf + h->used - 1;
 		} else if (h1_terminate(h) == -1)
 			return -1;

@@ -281,20 +281,53 @@ fault() {
 		"http://127.0.0.1:${CAT_PORT[$1]}/_test/fault"
 }
 
-# raw DATA [SECONDS]: send DATA (printf format already applied) on one
-# TCP connection to floe; what came back in $T/raw. Waits for the close,
-# SECONDS at most (default 5).
+# raw DATA [SECONDS]: send DATA (bytes as given) on one TCP connection to
+# floe without closing our side; what came back is in $T/raw. Reads until
+# floe closes, SECONDS at most (default 5): RAW_RC 0 if floe closed, 2 on
+# the time limit. A reset after the answer is not an error.
 raw() {
-	timeout "${2:-5}" bash -c '
-		exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
-		printf "%s" "$2" >&3
-		cat <&3' _ "$LISTEN" "$1" >"$T/raw" 2>/dev/null
+	printf '%s' "$1" >"$T/raw.in"
+	node -e '
+		const net = require("net"), fs = require("fs");
+		const [port, file, secs] = process.argv.slice(1);
+		const got = [];
+		const done = (rc) => {
+			fs.writeFileSync(process.argv[4], Buffer.concat(got));
+			process.exit(rc);
+		};
+		const s = net.connect(Number(port), "127.0.0.1");
+		s.on("data", (d) => got.push(d));
+		s.on("error", () => {});
+		s.on("close", () => done(0));
+		s.write(fs.readFileSync(file));
+		setTimeout(() => done(2), Number(secs) * 1000);
+	' "$LISTEN" "$T/raw.in" "${2:-5}" "$T/raw"
 	RAW_RC=$?
 }
 
 # raw_status: the status of the first answer in $T/raw.
 raw_status() {
 	head -n 1 "$T/raw" | awk '{print $2}'
+}
+
+# raw_statuses: the statuses of every answer in $T/raw, by Content-Length,
+# space-separated.
+raw_statuses() {
+	node -e '
+		const b = require("fs").readFileSync(process.argv[1], "latin1");
+		let off = 0;
+		const out = [];
+		while (off < b.length) {
+			const e = b.indexOf("\r\n\r\n", off);
+			if (e < 0) break;
+			const head = b.slice(off, e);
+			const st = /^HTTP\/1\.[01] (\d{3})/.exec(head);
+			if (!st) break;
+			out.push(st[1]);
+			const m = /content-length: *(\d+)/i.exec(head);
+			off = e + 4 + (m ? Number(m[1]) : 0);
+		}
+		process.stdout.write(out.join(" "));' "$T/raw"
 }
 
 # raw_body N: the body of the Nth (1-based) answer in $T/raw, by its

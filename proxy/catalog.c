@@ -31,9 +31,60 @@ static int catalog_check_strings(json_t *, const char *, char *, size_t);
 static const char *catalog_lookup(json_t *, json_t *, const char *);
 static char *catalog_decode(const char *);
 static bool catalog_str_equal(const char *, const char *);
-static bool catalog_merge_into(json_t *, json_t *);
-static bool catalog_walk(json_t *, const struct catalog_urls *);
-static json_t *catalog_rewrite_string(json_t *, const struct catalog_urls *);
+
+/* The merge members as JSON text, escaped once per config change. */
+struct catalog_text {
+	size_t n;
+	struct {
+		char *key; /* "key", quotes included */
+		size_t klen;
+		char *val; /* "value", quotes included */
+		size_t vlen;
+	} m[];
+};
+
+static void
+catalog_text_free(struct catalog_text *t)
+{
+	size_t i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->n; i++) {
+		free(t->m[i].key);
+		free(t->m[i].val);
+	}
+	free(t);
+}
+
+/* MERGE as text. NULL if a key or value cannot be encoded. */
+static struct catalog_text *
+catalog_text_new(json_t *merge)
+{
+	struct catalog_text *t;
+	const char *key;
+	json_t *v, *k;
+
+	t = xcalloc(1, sizeof(*t) + json_object_size(merge) * sizeof(t->m[0]));
+	json_object_foreach(merge, key, v) {
+		k = json_string(key);
+		t->m[t->n].key = k != NULL
+		    ? json_dumps(k, JSON_ENCODE_ANY | JSON_COMPACT)
+		    : NULL;
+		json_decref(k);
+		t->m[t->n].val = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		if (t->m[t->n].key == NULL || t->m[t->n].val == NULL) {
+			free(t->m[t->n].key);
+			free(t->m[t->n].val);
+			catalog_text_free(t);
+			return NULL;
+		}
+		t->m[t->n].klen = strlen(t->m[t->n].key);
+		t->m[t->n].vlen = strlen(t->m[t->n].val);
+		t->n++;
+	}
+	return t;
+}
 
 /* An empty catalog: nothing known yet. */
 struct catalog *
@@ -52,6 +103,7 @@ catalog_free(struct catalog *c)
 	free(c->separator);
 	json_decref(c->config);
 	json_decref(c->merge);
+	catalog_text_free(c->text);
 	free(c->last_error);
 	free(c);
 }
@@ -133,6 +185,7 @@ catalog_update(struct catalog *c, const char *body, size_t len, int64_t now_ms,
     char *err, size_t errlen)
 {
 	json_t *root, *defaults, *overrides, *merge;
+	struct catalog_text *text;
 	json_error_t jerr;
 	const char *v;
 	char *prefix = NULL, *separator = NULL;
@@ -181,6 +234,11 @@ catalog_update(struct catalog *c, const char *body, size_t len, int64_t now_ms,
 	}
 	for (i = 0; i < nitems(catalog_unmerged); i++)
 		(void)json_object_del(merge, catalog_unmerged[i]);
+	if ((text = catalog_text_new(merge)) == NULL) {
+		json_decref(merge);
+		snprintf(err, errlen, "config values cannot be encoded");
+		goto fail;
+	}
 
 	changed = !c->known || !catalog_str_equal(prefix, c->prefix) ||
 	    !catalog_str_equal(separator, c->separator) ||
@@ -189,6 +247,8 @@ catalog_update(struct catalog *c, const char *body, size_t len, int64_t now_ms,
 	free(c->separator);
 	json_decref(c->config);
 	json_decref(c->merge);
+	catalog_text_free(c->text);
+	c->text = text;
 	c->prefix = prefix;
 	c->separator = separator;
 	c->config = root;
@@ -206,97 +266,276 @@ fail:
 }
 
 /*
- * Add each key of MERGE that ROOT's "config" lacks (creating "config" when
- * absent; a "config" that is not an object is left alone). True if
- * anything was added.
+ * Answers are rewritten as text, in one pass and without a JSON parse: the
+ * merge inserts members into the top-level "config" object (or inserts a
+ * "config" object), and URLs are replaced where a string value starts with
+ * the upstream's base. Everything else stays byte for byte as the catalog
+ * wrote it (numbers keep their digits, keys their order). A body the
+ * scanner cannot follow is passed on unchanged.
  */
-static bool
-catalog_merge_into(json_t *root, json_t *merge)
-{
-	json_t *config, *v;
-	const char *key;
-	bool added = false;
+#define SPLICE_MAX_DEPTH 64
+#define SPLICE_MAX_MERGE 256
 
-	config = json_object_get(root, "config");
-	if (config == NULL) {
-		if ((config = json_object()) == NULL ||
-		    json_object_set_new(root, "config", config) == -1)
-			return false;
-	} else if (!json_is_object(config))
-		return false;
-	json_object_foreach(merge, key, v) {
-		if (json_object_get(config, key) != NULL)
-			continue;
-		/* A copy: the walk below may replace values, never C's. */
-		if (json_object_set_new(config, key, json_deep_copy(v)) == 0)
-			added = true;
+struct splice_edit {
+	size_t at;  /* offset in the body */
+	size_t cut; /* bytes of the body replaced there */
+	int kind;   /* SPLICE_URL or SPLICE_MERGE */
+};
+
+enum { SPLICE_URL, SPLICE_MERGE };
+
+struct splice {
+	const char *body, *p, *end;
+	const struct catalog_urls *u; /* NULL: no URL rewrite */
+	/* Merge keys as they appear in JSON (quotes included). */
+	const struct catalog *c;
+	bool merge;
+	bool present[SPLICE_MAX_MERGE];
+	bool config_seen;
+	size_t config_at;  /* the '}' that closes "config" */
+	bool config_empty;
+	size_t top_at;	   /* the '}' that closes the top level */
+	bool top_empty;
+	struct splice_edit *edits, stack[16];
+	size_t nedits, cap;
+};
+
+static int splice_value(struct splice *, int, int);
+
+/* Record an edit; edits arrive in body order. */
+static void
+splice_edit(struct splice *sp, size_t at, size_t cut, int kind)
+{
+	if (sp->nedits == sp->cap) {
+		if (sp->edits == sp->stack) {
+			sp->edits = xreallocarray(NULL, sp->cap * 2,
+			    sizeof(*sp->edits));
+			memcpy(sp->edits, sp->stack, sizeof(sp->stack));
+		} else
+			sp->edits = xreallocarray(sp->edits, sp->cap * 2,
+			    sizeof(*sp->edits));
+		sp->cap *= 2;
 	}
-	return added;
+	sp->edits[sp->nedits].at = at;
+	sp->edits[sp->nedits].cut = cut;
+	sp->edits[sp->nedits].kind = kind;
+	sp->nedits++;
 }
 
-/* S rewritten if it starts with U->from, else NULL. New reference. */
-static json_t *
-catalog_rewrite_string(json_t *s, const struct catalog_urls *u)
+static void
+splice_ws(struct splice *sp)
 {
-	const char *v = json_string_value(s);
-	size_t len = json_string_length(s), n;
-	json_t *out;
-	char *buf;
-
-	if (len < u->fromlen || memcmp(v, u->from, u->fromlen) != 0)
-		return NULL;
-	n = u->tolen + (len - u->fromlen);
-	buf = xmalloc(n + 1);
-	memcpy(buf, u->to, u->tolen);
-	memcpy(buf + u->tolen, v + u->fromlen, len - u->fromlen);
-	buf[n] = '\0';
-	out = json_stringn(buf, n);
-	free(buf);
-	return out;
+	while (sp->p < sp->end && (*sp->p == ' ' || *sp->p == '\t' ||
+				      *sp->p == '\n' || *sp->p == '\r'))
+		sp->p++;
 }
 
-/*
- * Rewrite every string value under J (keys are left alone). Values are
- * replaced, not changed in place, so shared values stay intact. True if
- * anything changed. jansson caps nesting at parse time, which bounds the
- * recursion.
- */
-static bool
-catalog_walk(json_t *j, const struct catalog_urls *u)
+/* Skip a string at p (on its quote). 0, or -1 if it does not end. */
+static int
+splice_string(struct splice *sp)
 {
-	const char *key;
-	json_t *v, *nv;
+	const char *q = sp->p + 1, *b;
+
+	for (;;) {
+		q = memchr(q, '"', sp->end - q);
+		if (q == NULL)
+			return -1;
+		/* A quote is escaped by an odd run of backslashes. */
+		b = q;
+		while (b > sp->p + 1 && b[-1] == '\\')
+			b--;
+		if ((q - b) % 2 == 0)
+			break;
+		q++;
+	}
+	sp->p = q + 1;
+	return 0;
+}
+
+/* Which merge key, if any, the key string [k, k + n) (quotes included) is. */
+static void
+splice_mark_key(struct splice *sp, const char *k, size_t n)
+{
+	const struct catalog_text *t = sp->c->text;
 	size_t i;
-	bool changed = false;
 
-	if (json_is_object(j)) {
-		json_object_foreach(j, key, v) {
-			if (json_is_string(v)) {
-				if ((nv = catalog_rewrite_string(v, u)) !=
-					NULL &&
-				    json_object_set_new(j, key, nv) == 0)
-					changed = true;
-			} else if (catalog_walk(v, u))
-				changed = true;
+	for (i = 0; i < t->n && i < SPLICE_MAX_MERGE; i++)
+		if (n == t->m[i].klen && memcmp(k, t->m[i].key, n) == 0)
+			sp->present[i] = true;
+}
+
+/* An object at p; ROLE 1 is the top level, 2 its "config". */
+static int
+splice_object(struct splice *sp, int depth, int role)
+{
+	const char *k;
+	size_t klen;
+
+	sp->p++;
+	splice_ws(sp);
+	if (sp->p < sp->end && *sp->p == '}') {
+		if (role == 1) {
+			sp->top_empty = true;
+			sp->top_at = sp->p - sp->body;
 		}
-	} else if (json_is_array(j)) {
-		json_array_foreach(j, i, v) {
-			if (json_is_string(v)) {
-				if ((nv = catalog_rewrite_string(v, u)) !=
-					NULL &&
-				    json_array_set_new(j, i, nv) == 0)
-					changed = true;
-			} else if (catalog_walk(v, u))
-				changed = true;
+		else if (role == 2) {
+			sp->config_empty = true;
+			sp->config_at = sp->p - sp->body;
 		}
+		sp->p++;
+		return 0;
 	}
-	return changed;
+	for (;;) {
+		splice_ws(sp);
+		if (sp->p >= sp->end || *sp->p != '"')
+			return -1;
+		k = sp->p;
+		if (splice_string(sp) == -1)
+			return -1;
+		klen = sp->p - k;
+		if (role == 2 && sp->merge)
+			splice_mark_key(sp, k, klen);
+		splice_ws(sp);
+		if (sp->p >= sp->end || *sp->p != ':')
+			return -1;
+		sp->p++;
+		splice_ws(sp);
+		if (role == 1 && klen == 8 && memcmp(k, "\"config\"", 8) == 0 &&
+		    sp->p < sp->end && *sp->p == '{' && !sp->config_seen) {
+			sp->config_seen = true;
+			if (splice_object(sp, depth + 1, 2) == -1)
+				return -1;
+		} else if (role == 1 && klen == 8 &&
+		    memcmp(k, "\"config\"", 8) == 0) {
+			/* A "config" that is not an object is left alone. */
+			sp->config_seen = true;
+			sp->merge = false;
+			if (splice_value(sp, depth + 1, 0) == -1)
+				return -1;
+		} else if (splice_value(sp, depth + 1, 0) == -1)
+			return -1;
+		splice_ws(sp);
+		if (sp->p >= sp->end)
+			return -1;
+		if (*sp->p == ',') {
+			sp->p++;
+			continue;
+		}
+		if (*sp->p != '}')
+			return -1;
+		if (role == 2)
+			sp->config_at = sp->p - sp->body;
+		else if (role == 1)
+			sp->top_at = sp->p - sp->body;
+		sp->p++;
+		return 0;
+	}
+}
+
+/* Any JSON value at p. */
+static int
+splice_value(struct splice *sp, int depth, int role)
+{
+	const char *s;
+
+	if (depth > SPLICE_MAX_DEPTH)
+		return -1;
+	splice_ws(sp);
+	if (sp->p >= sp->end)
+		return -1;
+	switch (*sp->p) {
+	case '{':
+		return splice_object(sp, depth, role);
+	case '[':
+		sp->p++;
+		splice_ws(sp);
+		if (sp->p < sp->end && *sp->p == ']') {
+			sp->p++;
+			return 0;
+		}
+		for (;;) {
+			if (splice_value(sp, depth + 1, 0) == -1)
+				return -1;
+			splice_ws(sp);
+			if (sp->p >= sp->end)
+				return -1;
+			if (*sp->p == ',') {
+				sp->p++;
+				continue;
+			}
+			if (*sp->p != ']')
+				return -1;
+			sp->p++;
+			return 0;
+		}
+	case '"':
+		s = sp->p;
+		if (splice_string(sp) == -1)
+			return -1;
+		if (sp->u != NULL && (size_t)(sp->p - s - 2) >= sp->u->fromlen &&
+		    memcmp(s + 1, sp->u->from, sp->u->fromlen) == 0)
+			splice_edit(sp, s + 1 - sp->body, sp->u->fromlen,
+			    SPLICE_URL);
+		return 0;
+	default:
+		/* A number or a literal. */
+		s = sp->p;
+		while (sp->p < sp->end && strchr(",}] \t\r\n", *sp->p) == NULL)
+			sp->p++;
+		return sp->p > s ? 0 : -1;
+	}
+}
+
+/* Append JSON-string text S (already escaped as jansson writes it). */
+static void
+splice_put(char **o, const char *s, size_t n)
+{
+	memcpy(*o, s, n);
+	*o += n;
+}
+
+/* The merge members to insert, URLs in them rewritten. Caller frees. */
+static char *
+splice_members(struct splice *sp, bool lead_comma, size_t *outlen)
+{
+	const struct catalog_text *t = sp->c->text;
+	const struct catalog_urls *u = sp->u;
+	size_t i, n = 0, cap = 0;
+	char *buf, *o;
+	bool first = true;
+
+	for (i = 0; i < t->n; i++)
+		cap += t->m[i].klen + t->m[i].vlen + 2 +
+		    (u != NULL ? u->tolen : 0);
+	o = buf = xmalloc(cap + 1);
+	for (i = 0; i < t->n && i < SPLICE_MAX_MERGE; i++) {
+		if (sp->present[i])
+			continue;
+		if (!first || lead_comma)
+			*o++ = ',';
+		first = false;
+		splice_put(&o, t->m[i].key, t->m[i].klen);
+		*o++ = ':';
+		/* A merged value may be an upstream URL too (a signer's). */
+		if (u != NULL && t->m[i].vlen > u->fromlen + 1 &&
+		    t->m[i].val[0] == '"' &&
+		    memcmp(t->m[i].val + 1, u->from, u->fromlen) == 0) {
+			*o++ = '"';
+			splice_put(&o, u->to, u->tolen);
+			splice_put(&o, t->m[i].val + 1 + u->fromlen,
+			    t->m[i].vlen - 1 - u->fromlen);
+		} else
+			splice_put(&o, t->m[i].val, t->m[i].vlen);
+	}
+	n = o - buf;
+	*outlen = n;
+	return buf;
 }
 
 /*
  * Rewrite an upstream answer for the client (see catalog.h). The common
- * case, nothing to merge and no upstream URL in the body, is answered
- * without parsing, and the caller passes the original bytes on.
+ * case, nothing to merge and no upstream URL in the body, costs one memmem
+ * and the caller passes the original bytes on.
  */
 char *
 catalog_rewrite(const struct catalog *c, bool merge, const char *body,
@@ -304,12 +543,12 @@ catalog_rewrite(const struct catalog *c, bool merge, const char *body,
     const char *pinned_prefix, size_t *outlen)
 {
 	struct catalog_urls u = { 0 };
-	char *from = NULL, *to = NULL, *out = NULL;
-	size_t blen = 0;
-	bool changed = false, urls;
-	json_t *root;
+	struct splice sp;
+	char *from = NULL, *to = NULL, *out = NULL, *o, *ins = NULL;
+	size_t blen = 0, inslen = 0, total, at = 0, i, ins_at = 0;
+	bool urls, ins_done = true;
 
-	merge = merge && c != NULL && json_object_size(c->merge) > 0;
+	merge = merge && c != NULL && c->text != NULL && c->text->n > 0;
 	if (upstream_base != NULL && floe_base != NULL) {
 		blen = strlen(upstream_base);
 		while (blen > 0 && upstream_base[blen - 1] == '/')
@@ -320,12 +559,6 @@ catalog_rewrite(const struct catalog *c, bool merge, const char *body,
 	    (merge || memmem(body, len, upstream_base, blen) != NULL);
 	if (!merge && !urls)
 		return NULL;
-	if ((root = json_loadb(body, len, 0, NULL)) == NULL)
-		return NULL;
-	if (!json_is_object(root))
-		goto out;
-	if (merge && catalog_merge_into(root, c->merge))
-		changed = true;
 	if (urls) {
 		const char *prefix = c != NULL ? c->prefix : NULL;
 		size_t flen = strlen(floe_base);
@@ -341,16 +574,71 @@ catalog_rewrite(const struct catalog *c, bool merge, const char *body,
 		u.fromlen = strlen(from);
 		u.to = to;
 		u.tolen = strlen(to);
-		if (catalog_walk(root, &u))
-			changed = true;
 	}
-	if (changed &&
-	    (out = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER)) !=
-		NULL)
-		*outlen = strlen(out);
+	memset(&sp, 0, sizeof(sp));
+	sp.body = sp.p = body;
+	sp.end = body + len;
+	sp.u = urls ? &u : NULL;
+	sp.c = c;
+	sp.merge = merge;
+	sp.edits = sp.stack;
+	sp.cap = nitems(sp.stack);
+	splice_ws(&sp);
+	if (sp.p >= sp.end || *sp.p != '{' || splice_value(&sp, 0, 1) == -1)
+		goto out;
+	splice_ws(&sp);
+	if (sp.p != sp.end)
+		goto out; /* trailing bytes: not one JSON object */
+	if (sp.merge) {
+		if (sp.config_seen) {
+			/* After the table's own keys, which win. */
+			ins = splice_members(&sp, !sp.config_empty, &inslen);
+			ins_at = sp.config_at;
+		} else {
+			size_t mlen;
+			char *m = splice_members(&sp, false, &mlen);
+
+			/* Last, as a new key of the answer. */
+			o = ins = xmalloc(mlen + 16);
+			if (!sp.top_empty)
+				*o++ = ',';
+			splice_put(&o, "\"config\":{", 10);
+			splice_put(&o, m, mlen);
+			*o++ = '}';
+			inslen = o - ins;
+			free(m);
+			ins_at = sp.top_at;
+		}
+		ins_done = inslen == 0;
+	}
+	if (sp.nedits == 0 && ins_done)
+		goto out;
+	total = len + inslen;
+	for (i = 0; i < sp.nedits; i++)
+		total += u.tolen - sp.edits[i].cut;
+	o = out = xmalloc(total + 1);
+	for (i = 0; i <= sp.nedits; i++) {
+		size_t next = i < sp.nedits ? sp.edits[i].at : len;
+
+		if (!ins_done && ins_at <= next) {
+			splice_put(&o, body + at, ins_at - at);
+			splice_put(&o, ins, inslen);
+			at = ins_at;
+			ins_done = true;
+		}
+		splice_put(&o, body + at, next - at);
+		if (i == sp.nedits)
+			break;
+		splice_put(&o, u.to, u.tolen);
+		at = next + sp.edits[i].cut;
+	}
+	*o = '\0';
+	*outlen = o - out;
 out:
+	if (sp.edits != sp.stack)
+		free(sp.edits);
+	free(ins);
 	free(from);
 	free(to);
-	json_decref(root);
 	return out;
 }

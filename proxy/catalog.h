@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 typedef struct json_t json_t;
+struct catalog_text;
 
 struct catalog {
 	bool known;	    /* a config answer was read once */
@@ -25,6 +26,7 @@ struct catalog {
 	 * routed LoadTable answer gets merged under its "config".
 	 */
 	json_t *merge;
+	struct catalog_text *text; /* merge as JSON text, for the splice */
 	uint64_t generation; /* bumped whenever the config changes */
 	char *last_error;    /* last failure to read it, or NULL */
 };

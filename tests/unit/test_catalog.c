@@ -273,6 +273,65 @@ test_rewrite_merge(void **state __unused)
 	catalog_free(c);
 }
 
+/*
+ * The rewrite works on the text: what it does not change stays byte for
+ * byte (numbers keep their digits, whitespace its place), escapes are
+ * respected, and a body it cannot follow is passed on unchanged.
+ */
+static void
+test_rewrite_text(void **state __unused)
+{
+	static const struct {
+		const char *body;
+		const char *want; /* NULL: unchanged */
+	} cases[] = {
+		/* Numbers and spacing survive; only config changes. */
+		{ "{ \"n\": 0.1, \"big\": 18446744073709551615,\n"
+		  "  \"config\" : { \"k\":\"v\" } }",
+		    "{ \"n\": 0.1, \"big\": 18446744073709551615,\n"
+		    "  \"config\" : { \"k\":\"v\" ,\"warehouse\":\"w\"} }" },
+		/* An escaped quote does not end a string early. */
+		{ "{\"s\":\"a\\\"config\\\":{\",\"config\":{}}",
+		    "{\"s\":\"a\\\"config\\\":{\",\"config\":{\"warehouse\":"
+		    "\"w\"}}" },
+		/* A backslash before the closing quote is its own escape. */
+		{ "{\"s\":\"x\\\\\",\"config\":{}}",
+		    "{\"s\":\"x\\\\\",\"config\":{\"warehouse\":\"w\"}}" },
+		/* Only the top-level "config" is the table's. */
+		{ "{\"metadata\":{\"config\":{}},\"config\":{\"a\":\"b\"}}",
+		    "{\"metadata\":{\"config\":{}},\"config\":{\"a\":\"b\","
+		    "\"warehouse\":\"w\"}}" },
+		/* An empty answer gets a config. */
+		{ "{}", "{\"config\":{\"warehouse\":\"w\"}}" },
+		/* config: null is the table's choice. */
+		{ "{\"config\":null}", NULL },
+		/* Truncated, trailing bytes, two objects, bad literal. */
+		{ "{\"config\":{\"a\":\"b\"}", NULL },
+		{ "{\"config\":{}} x", NULL },
+		{ "{}{}", NULL },
+		{ "{\"a\":,\"config\":{}}", NULL },
+		{ "{\"a\":\"unterminated}", NULL },
+	};
+	struct catalog *c = catalog_from("{\"defaults\":{\"warehouse\":\"w\"},"
+					 "\"overrides\":{}}");
+	size_t i, outlen;
+	char *out;
+
+	for (i = 0; i < nitems(cases); i++) {
+		out = catalog_rewrite(c, true, cases[i].body,
+		    strlen(cases[i].body), UP, FLOE, "warehouse", &outlen);
+		if (cases[i].want == NULL) {
+			assert_null(out);
+			continue;
+		}
+		assert_non_null(out);
+		assert_string_equal(out, cases[i].want);
+		assert_int_equal(outlen, strlen(cases[i].want));
+		free(out);
+	}
+	catalog_free(c);
+}
+
 /* Nothing to merge: the body passes through. */
 static void
 test_rewrite_merge_empty(void **state __unused)
@@ -405,6 +464,7 @@ main(void)
 		cmocka_unit_test(test_generation),
 		cmocka_unit_test(test_rewrite_merge),
 		cmocka_unit_test(test_rewrite_merge_empty),
+		cmocka_unit_test(test_rewrite_text),
 		cmocka_unit_test(test_rewrite_urls),
 		cmocka_unit_test(test_rewrite_merged_urls),
 	};

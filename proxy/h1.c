@@ -332,6 +332,15 @@ h1_on_headers_cb(http_parser *p)
 	    p->content_length != ULLONG_MAX;
 	if (h->kind == H1_RESPONSE && h->head_response)
 		return 1;
+	/*
+	 * 1xx, 204 and 304 answers end at the blank line whatever their
+	 * Content-Length says (RFC 9112 6.3); a 304 may carry the length of
+	 * the representation it stands for.
+	 */
+	if (h->kind == H1_RESPONSE &&
+	    (p->status_code / 100 == 1 || p->status_code == 204 ||
+		p->status_code == 304))
+		return 1;
 	if (p->content_length != ULLONG_MAX && !(p->flags & F_CHUNKED)) {
 		if (p->content_length > h->lim.max_body)
 			return h1_fail(h, 413, "request body too large");

@@ -33,6 +33,7 @@ struct h1 {
 	bool head_response;
 	bool started;
 	bool in_value; /* the last header callback was a value */
+	bool head_done; /* past the head: fields now are trailers */
 	char *buf;     /* head bytes: target, then name\0value\0 pairs */
 	size_t used;
 	uint64_t need; /* raw body bytes still to move */
@@ -105,6 +106,7 @@ h1_reset(struct h1 *h)
 	h->head_response = false;
 	h->started = false;
 	h->in_value = false;
+	h->head_done = false;
 	h->used = 0;
 	h->need = 0;
 	h->err_status = 0;
@@ -234,6 +236,9 @@ h1_on_field_cb(http_parser *p, const char *at, size_t len)
 	struct h1 *h = p->data;
 	struct h1_header *hd;
 
+	/* Trailers of a chunked body are not merged into the head. */
+	if (h->head_done)
+		return 0;
 	if (h->msg.target == NULL) {
 		/* The request line ended: the target is complete. */
 		if (h1_terminate(h) == -1)
@@ -264,6 +269,8 @@ h1_on_value_cb(http_parser *p, const char *at, size_t len)
 	struct h1 *h = p->data;
 	struct h1_header *hd = &h->hdrs[h->msg.nhdrs - 1];
 
+	if (h->head_done)
+		return 0;
 	if (!h->in_value) {
 		if (h1_end_name(h, hd) == -1)
 			return -1;
@@ -283,6 +290,7 @@ h1_on_headers_cb(http_parser *p)
 	struct h1 *h = p->data;
 	struct h1_header *hd;
 
+	h->head_done = true;
 	if (h->msg.target == NULL) {
 		if (h1_terminate(h) == -1)
 			return -1;

@@ -1,0 +1,520 @@
+/*
+ * floe: test_h1.c -- HTTP/1.1 framing: requests split at every byte
+ * boundary parse the same as whole; Content-Length bodies moved, chunked
+ * bodies de-chunked; pipelined messages one at a time; the limits (414,
+ * 431, 413); answers without bodies (204, 304, HEAD), answers read until
+ * the close; framing errors and their statuses.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <event2/buffer.h>
+
+#include "lib/compat.h"
+#include "proxy/h1.h"
+
+static const struct h1_limits test_lim = {
+	.max_head = 1024,
+	.max_headers = 8,
+	.max_body = 64,
+};
+
+/* A new evbuffer holding LEN bytes of S. */
+static struct evbuffer *
+test_buf(const char *s, size_t len)
+{
+	struct evbuffer *b = evbuffer_new();
+
+	assert_non_null(b);
+	assert_int_equal(evbuffer_add(b, s, len), 0);
+	return b;
+}
+
+/*
+ * A message as one string: method or status, target, keep-alive, framing,
+ * headers in order, body. Two parses agree when their summaries do.
+ */
+static void
+test_summary(struct h1_msg *m, char *out, size_t len)
+{
+	size_t n, blen = evbuffer_get_length(m->body);
+	unsigned i;
+
+	n = snprintf(out, len, "%s|%u|%s|ka=%d|fr=%d|minor=%u",
+	    m->method_name != NULL ? m->method_name : "-", m->status,
+	    m->target != NULL ? m->target : "-", m->keep_alive,
+	    m->has_body_framing, m->http_minor);
+	for (i = 0; i < m->nhdrs && n < len; i++)
+		n += snprintf(out + n, len - n, "|%.*s=%.*s",
+		    (int)m->hdrs[i].name_len, m->hdrs[i].name,
+		    (int)m->hdrs[i].value_len, m->hdrs[i].value);
+	if (n < len)
+		n += snprintf(out + n, len - n, "|body=%.*s", (int)blen,
+		    (const char *)evbuffer_pullup(m->body, -1));
+	assert_true(n < len);
+}
+
+/*
+ * Feed S to a new parser in pieces: the first SPLIT bytes, then the rest
+ * (SPLIT 0: byte by byte). Returns the summary of the first message and
+ * the bytes left in the input after it.
+ */
+static void
+test_parse_split(enum h1_kind kind, const char *s, size_t len, size_t split,
+    char *sum, size_t sumlen, size_t *left)
+{
+	struct h1 *h = h1_new(kind, &test_lim);
+	struct evbuffer *in = evbuffer_new();
+	enum h1_rc rc = H1_MORE;
+	size_t off = 0, step;
+
+	assert_non_null(in);
+	while (rc == H1_MORE && off < len) {
+		step = split == 0 ? 1 : (off == 0 ? split : len - off);
+		if (step > len - off)
+			step = len - off;
+		evbuffer_add(in, s + off, step);
+		off += step;
+		rc = h1_parse(h, in);
+	}
+	assert_int_equal(rc, H1_DONE);
+	test_summary(h1_msg(h), sum, sumlen);
+	*left = evbuffer_get_length(in) + (len - off);
+	evbuffer_free(in);
+	h1_free(h);
+}
+
+static const struct {
+	enum h1_kind kind;
+	const char *msg;
+	const char *want;
+} test_msgs[] = {
+	{ H1_REQUEST,
+	    "GET /v1/config?warehouse=a HTTP/1.1\r\nHost: x\r\n"
+	    "Accept: */*\r\n\r\n",
+	    "GET|0|/v1/config?warehouse=a|ka=1|fr=0|minor=1|Host=x|"
+	    "Accept=*/*|body=" },
+	{ H1_REQUEST,
+	    "POST /v1/namespaces HTTP/1.1\r\nHost: x\r\n"
+	    "Content-Length: 11\r\n\r\n{\"a\":\"bc\"}\n",
+	    "POST|0|/v1/namespaces|ka=1|fr=1|minor=1|Host=x|"
+	    "Content-Length=11|body={\"a\":\"bc\"}\n" },
+	{ H1_REQUEST,
+	    "POST /t HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "3\r\nabc\r\n0a\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\n",
+	    "POST|0|/t|ka=1|fr=1|minor=1|Transfer-Encoding=chunked|"
+	    "body=abc0123456789" },
+	{ H1_REQUEST,
+	    "GET / HTTP/1.1\r\nX-Empty:\r\nX-After: 1\r\n"
+	    "X-Spaces:   v  \r\nConnection: close\r\n\r\n",
+	    "GET|0|/|ka=0|fr=0|minor=1|X-Empty=|X-After=1|X-Spaces=v  |"
+	    "Connection=close|body=" },
+	{ H1_REQUEST, "HEAD /h HTTP/1.0\r\n\r\n",
+	    "HEAD|0|/h|ka=0|fr=0|minor=0|body=" },
+	{ H1_REQUEST,
+	    "DELETE /d HTTP/1.0\r\nConnection: keep-alive\r\n"
+	    "Content-Length: 0\r\n\r\n",
+	    "DELETE|0|/d|ka=1|fr=1|minor=0|Connection=keep-alive|"
+	    "Content-Length=0|body=" },
+	{ H1_RESPONSE,
+	    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+	    "Content-Length: 2\r\n\r\n{}",
+	    "-|200||ka=1|fr=1|minor=1|Content-Type=application/json|"
+	    "Content-Length=2|body={}" },
+	{ H1_RESPONSE,
+	    "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "5\r\nhello\r\n1;ext=1\r\n!\r\n0\r\n\r\n",
+	    "-|404||ka=1|fr=1|minor=1|Transfer-Encoding=chunked|"
+	    "body=hello!" },
+	{ H1_RESPONSE, "HTTP/1.1 204 No Content\r\nX: 1\r\n\r\n",
+	    "-|204||ka=1|fr=0|minor=1|X=1|body=" },
+};
+
+/* Every message, split at every byte and fed byte by byte, parses alike. */
+static void
+test_split_everywhere(void **state __unused)
+{
+	char whole[2048], part[2048];
+	size_t i, k, len, left;
+
+	for (i = 0; i < nitems(test_msgs); i++) {
+		len = strlen(test_msgs[i].msg);
+		test_parse_split(test_msgs[i].kind, test_msgs[i].msg, len, len,
+		    whole, sizeof(whole), &left);
+		assert_string_equal(whole, test_msgs[i].want);
+		assert_int_equal(left, 0);
+		for (k = 0; k < len; k++) {
+			test_parse_split(test_msgs[i].kind, test_msgs[i].msg,
+			    len, k, part, sizeof(part), &left);
+			if (strcmp(part, whole) != 0)
+				fail_msg("message %zu split at %zu: %s != %s",
+				    i, k, part, whole);
+			assert_int_equal(left, 0);
+		}
+	}
+}
+
+/* A Content-Length body is moved; the next request stays in the input. */
+static void
+test_content_length_moved(void **state __unused)
+{
+	static const char req[] = "PUT /x HTTP/1.1\r\nContent-Length: 5\r\n\r\n"
+				  "helloGET /next HTTP/1.1\r\n\r\n";
+	struct h1 *h = h1_new(H1_REQUEST, &test_lim);
+	struct evbuffer *in = test_buf(req, sizeof(req) - 1);
+	struct h1_msg *m;
+
+	assert_int_equal(h1_parse(h, in), H1_DONE);
+	m = h1_msg(h);
+	assert_int_equal(m->method, H1_PUT);
+	assert_int_equal(evbuffer_get_length(m->body), 5);
+	assert_memory_equal(evbuffer_pullup(m->body, -1), "hello", 5);
+	assert_int_equal(evbuffer_get_length(in), 22);
+	/* Not parsed until reset: one message at a time. */
+	assert_int_equal(h1_parse(h, in), H1_DONE);
+	assert_int_equal(evbuffer_get_length(in), 22);
+	h1_reset(h);
+	assert_false(h1_started(h));
+	assert_int_equal(evbuffer_get_length(h1_msg(h)->body), 0);
+	assert_int_equal(h1_parse(h, in), H1_DONE);
+	assert_string_equal(h1_msg(h)->target, "/next");
+	assert_int_equal(evbuffer_get_length(in), 0);
+	evbuffer_free(in);
+	h1_free(h);
+}
+
+/* Two pipelined requests in one buffer, chunked then plain. */
+static void
+test_pipelined(void **state __unused)
+{
+	static const char req[] =
+	    "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "2\r\nab\r\n0\r\n\r\n"
+	    "GET /b HTTP/1.1\r\nHost: y\r\n\r\n";
+	struct h1 *h = h1_new(H1_REQUEST, &test_lim);
+	struct evbuffer *in = test_buf(req, sizeof(req) - 1);
+	struct h1_msg *m;
+
+	assert_int_equal(h1_parse(h, in), H1_DONE);
+	m = h1_msg(h);
+	assert_string_equal(m->target, "/a");
+	assert_memory_equal(evbuffer_pullup(m->body, -1), "ab", 2);
+	assert_int_equal(evbuffer_get_length(in), 28);
+	h1_reset(h);
+	assert_int_equal(h1_parse(h, in), H1_DONE);
+	m = h1_msg(h);
+	assert_string_equal(m->target, "/b");
+	assert_int_equal(m->method, H1_GET);
+	assert_non_null(h1_find(m, "HOST"));
+	assert_null(h1_find(m, "Hos"));
+	assert_int_equal(evbuffer_get_length(m->body), 0);
+	assert_int_equal(evbuffer_get_length(in), 0);
+	h1_reset(h);
+	assert_int_equal(h1_parse(h, in), H1_MORE);
+	assert_false(h1_started(h));
+	evbuffer_free(in);
+	h1_free(h);
+}
+
+/* Add MSG to IN with its "%s" (if any) replaced by FILL. */
+static void
+test_add_filled(struct evbuffer *in, const char *msg, const char *fill)
+{
+	const char *p = strstr(msg, "%s");
+
+	if (p == NULL) {
+		evbuffer_add(in, msg, strlen(msg));
+		return;
+	}
+	evbuffer_add(in, msg, p - msg);
+	evbuffer_add(in, fill, strlen(fill));
+	evbuffer_add(in, p + 2, strlen(p + 2));
+}
+
+/* Framing errors and limits: the status for a request and an answer. */
+static void
+test_errors(void **state __unused)
+{
+	char big[2048], hdrs[1024];
+	static const struct {
+		enum h1_kind kind;
+		const char *msg; /* "%s" is replaced by FILL */
+		int fill; /* 0: none, 1: long target, 2: long value, */
+		/* 3: many headers */
+		int status;
+	} cases[] = {
+		{ H1_REQUEST, "GARBAGE\r\n\r\n", 0, 400 },
+		{ H1_REQUEST, "GET / HTTP/1.1\r\nBad Name: x\r\n\r\n", 0, 400 },
+		{ H1_REQUEST, "GET / HTTP/1.1\r\nX : x\r\n\r\n", 0, 400 },
+		{ H1_REQUEST, "GET / HTTP/1.1\r\n: x\r\n\r\n", 0, 400 },
+		{ H1_REQUEST, "GET /%s HTTP/1.1\r\n\r\n", 1, 414 },
+		{ H1_REQUEST, "GET / HTTP/1.1\r\nX: %s\r\n\r\n", 2, 431 },
+		{ H1_REQUEST, "GET / HTTP/1.1\r\n%s\r\n", 3, 431 },
+		{ H1_REQUEST, "POST / HTTP/1.1\r\nContent-Length: 65\r\n\r\n",
+		    0, 413 },
+		{ H1_REQUEST,
+		    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "41\r\n%s",
+		    2, 413 },
+		{ H1_REQUEST,
+		    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "zz\r\n",
+		    0, 400 },
+		{ H1_REQUEST,
+		    "POST / HTTP/1.1\r\nContent-Length: 1\r\n"
+		    "Content-Length: 2\r\n\r\nab",
+		    0, 400 },
+		{ H1_REQUEST,
+		    "POST / HTTP/1.1\r\nContent-Length: 3\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		    0, 400 },
+		{ H1_REQUEST, "POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n", 0,
+		    400 },
+		{ H1_REQUEST, "CONNECT a:443 HTTP/1.1\r\n\r\n", 0, 400 },
+		{ H1_RESPONSE, "XTTP/1.1 200 OK\r\n\r\n", 0, 502 },
+		{ H1_RESPONSE, "HTTP/1.1 200 OK\r\nX Y: 1\r\n\r\n", 0, 502 },
+		{ H1_RESPONSE, "HTTP/1.1 200 OK\r\nX: %s\r\n\r\n", 2, 502 },
+		{ H1_RESPONSE, "HTTP/1.1 200 OK\r\nContent-Length: 65\r\n\r\n",
+		    0, 502 },
+	};
+	struct h1 *h;
+	struct evbuffer *in;
+	size_t i, n = 0;
+
+	for (i = 0; i < 20; i++)
+		n += snprintf(hdrs + n, sizeof(hdrs) - n, "X%zu: v\r\n", i);
+	for (i = 0; i < nitems(cases); i++) {
+		const char *fill = "";
+
+		switch (cases[i].fill) {
+		case 1:
+		case 2:
+			memset(big, 'a', 1100);
+			big[1100] = '\0';
+			fill = big;
+			break;
+		case 3:
+			fill = hdrs;
+			break;
+		}
+		h = h1_new(cases[i].kind, &test_lim);
+		in = evbuffer_new();
+		test_add_filled(in, cases[i].msg, fill);
+		if (h1_parse(h, in) != H1_ERROR)
+			fail_msg("case %zu: not an error", i);
+		if (h1_error_status(h) != cases[i].status)
+			fail_msg("case %zu: status %d, want %d (%s)", i,
+			    h1_error_status(h), cases[i].status,
+			    h1_error_text(h));
+		assert_non_null(h1_error_text(h));
+		/* An error sticks. */
+		assert_int_equal(h1_parse(h, in), H1_ERROR);
+		evbuffer_free(in);
+		h1_free(h);
+	}
+}
+
+/* Exactly max_body is accepted, by either framing. */
+static void
+test_body_at_limit(void **state __unused)
+{
+	char body[65], msg[256];
+	struct h1 *h;
+	struct evbuffer *in;
+
+	memset(body, 'b', 64);
+	body[64] = '\0';
+	h = h1_new(H1_REQUEST, &test_lim);
+	snprintf(msg, sizeof(msg),
+	    "POST / HTTP/1.1\r\nContent-Length: 64\r\n\r\n%s", body);
+	in = test_buf(msg, strlen(msg));
+	assert_int_equal(h1_parse(h, in), H1_DONE);
+	assert_int_equal(evbuffer_get_length(h1_msg(h)->body), 64);
+	evbuffer_free(in);
+	h1_reset(h);
+	snprintf(msg, sizeof(msg),
+	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "20\r\n%.32s\r\n20\r\n%.32s\r\n0\r\n\r\n",
+	    body, body);
+	in = test_buf(msg, strlen(msg));
+	assert_int_equal(h1_parse(h, in), H1_DONE);
+	assert_int_equal(evbuffer_get_length(h1_msg(h)->body), 64);
+	evbuffer_free(in);
+	h1_free(h);
+}
+
+/*
+ * Answers without a body: 204 and 304 (even with a Content-Length, RFC
+ * 9112 6.3), and any answer to HEAD. The next answer on the connection
+ * parses cleanly after each.
+ */
+static void
+test_no_body_answers(void **state __unused)
+{
+	static const struct {
+		const char *msg;
+		bool head;
+		unsigned status;
+	} cases[] = {
+		{ "HTTP/1.1 204 No Content\r\n\r\n", false, 204 },
+		{ "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n", false,
+		    204 },
+		{ "HTTP/1.1 304 Not Modified\r\nETag: \"a\"\r\n\r\n", false,
+		    304 },
+		{ "HTTP/1.1 304 Not Modified\r\nContent-Length: 20\r\n\r\n",
+		    false, 304 },
+		{ "HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n", true, 200 },
+		{ "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n",
+		    true, 404 },
+	};
+	static const char next[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+				   "\r\nok";
+	struct h1 *h;
+	struct evbuffer *in;
+	size_t i;
+
+	for (i = 0; i < nitems(cases); i++) {
+		h = h1_new(H1_RESPONSE, &test_lim);
+		h1_set_head_response(h, cases[i].head);
+		in = test_buf(cases[i].msg, strlen(cases[i].msg));
+		evbuffer_add(in, next, sizeof(next) - 1);
+		if (h1_parse(h, in) != H1_DONE)
+			fail_msg("case %zu: not done", i);
+		assert_int_equal(h1_msg(h)->status, cases[i].status);
+		assert_int_equal(evbuffer_get_length(h1_msg(h)->body), 0);
+		assert_true(h1_msg(h)->keep_alive);
+		if (evbuffer_get_length(in) != sizeof(next) - 1)
+			fail_msg("case %zu: %zu bytes left, want %zu", i,
+			    evbuffer_get_length(in), sizeof(next) - 1);
+		h1_reset(h);
+		assert_int_equal(h1_parse(h, in), H1_DONE);
+		assert_int_equal(h1_msg(h)->status, 200);
+		assert_memory_equal(evbuffer_pullup(h1_msg(h)->body, -1), "ok",
+		    2);
+		evbuffer_free(in);
+		h1_free(h);
+	}
+}
+
+/* An answer without framing is read until the close: h1_eof ends it. */
+static void
+test_read_until_close(void **state __unused)
+{
+	static const char ans[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain"
+				  "\r\n\r\nsome bytes";
+	struct h1 *h = h1_new(H1_RESPONSE, &test_lim);
+	struct evbuffer *in = test_buf(ans, sizeof(ans) - 1);
+
+	assert_int_equal(h1_parse(h, in), H1_MORE);
+	evbuffer_add(in, " more", 5);
+	assert_int_equal(h1_parse(h, in), H1_MORE);
+	assert_int_equal(h1_eof(h), H1_DONE);
+	assert_int_equal(h1_msg(h)->status, 200);
+	assert_false(h1_msg(h)->keep_alive);
+	assert_false(h1_msg(h)->has_body_framing);
+	assert_int_equal(evbuffer_get_length(h1_msg(h)->body), 15);
+	assert_memory_equal(evbuffer_pullup(h1_msg(h)->body, -1),
+	    "some bytes more", 15);
+	evbuffer_free(in);
+	h1_free(h);
+}
+
+/* A close before the end of a framed message is an error. */
+static void
+test_eof_errors(void **state __unused)
+{
+	static const char *const cases[] = {
+		"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
+		"HTTP/1.1 200 OK\r\nContent-Le",
+		"",
+	};
+	struct h1 *h;
+	struct evbuffer *in;
+	size_t i;
+
+	for (i = 0; i < nitems(cases); i++) {
+		h = h1_new(H1_RESPONSE, &test_lim);
+		in = test_buf(cases[i], strlen(cases[i]));
+		if (strlen(cases[i]) > 0)
+			assert_int_equal(h1_parse(h, in), H1_MORE);
+		if (h1_eof(h) != H1_ERROR)
+			fail_msg("case %zu: eof is not an error", i);
+		assert_int_equal(h1_error_status(h), 502);
+		evbuffer_free(in);
+		h1_free(h);
+	}
+	/* A request cut short: 400 (the front end closes without answer). */
+	h = h1_new(H1_REQUEST, &test_lim);
+	in = test_buf("GET / HTTP/1.1\r\nHo", 18);
+	assert_int_equal(h1_parse(h, in), H1_MORE);
+	assert_true(h1_started(h));
+	assert_int_equal(h1_eof(h), H1_ERROR);
+	assert_int_equal(h1_error_status(h), 400);
+	evbuffer_free(in);
+	h1_free(h);
+}
+
+/* Methods map to the enum; names and reasons. */
+static void
+test_methods_and_names(void **state __unused)
+{
+	static const struct {
+		const char *line;
+		enum h1_method m;
+	} cases[] = {
+		{ "GET", H1_GET },
+		{ "HEAD", H1_HEAD },
+		{ "POST", H1_POST },
+		{ "PUT", H1_PUT },
+		{ "DELETE", H1_DELETE },
+		{ "PATCH", H1_OTHER },
+		{ "OPTIONS", H1_OTHER },
+	};
+	char msg[128];
+	struct h1 *h;
+	struct evbuffer *in;
+	size_t i;
+
+	for (i = 0; i < nitems(cases); i++) {
+		h = h1_new(H1_REQUEST, &test_lim);
+		snprintf(msg, sizeof(msg), "%s /m HTTP/1.1\r\n\r\n",
+		    cases[i].line);
+		in = test_buf(msg, strlen(msg));
+		assert_int_equal(h1_parse(h, in), H1_DONE);
+		assert_int_equal(h1_msg(h)->method, cases[i].m);
+		assert_string_equal(h1_msg(h)->method_name, cases[i].line);
+		evbuffer_free(in);
+		h1_free(h);
+	}
+	assert_true(h1_name_is("content-TYPE", 12, "Content-Type"));
+	assert_false(h1_name_is("Content-Typ", 11, "Content-Type"));
+	assert_string_equal(h1_reason(404), "Not Found");
+	assert_string_equal(h1_reason(508), "Loop Detected");
+	assert_string_equal(h1_reason(413), "Content Too Large");
+	assert_non_null(h1_reason(299));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_split_everywhere),
+		cmocka_unit_test(test_content_length_moved),
+		cmocka_unit_test(test_pipelined),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_body_at_limit),
+		cmocka_unit_test(test_no_body_answers),
+		cmocka_unit_test(test_read_until_close),
+		cmocka_unit_test(test_eof_errors),
+		cmocka_unit_test(test_methods_and_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

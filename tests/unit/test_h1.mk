@@ -1,0 +1,1 @@
+T_h1 = proxy/h1.c

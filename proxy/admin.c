@@ -18,8 +18,11 @@
 #include "lib/log.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
+#include "policy/gate.h"
 #include "proxy/admin.h"
+#include "proxy/conf.h"
 #include "proxy/floe.h"
+#include "routing/ledger.h"
 #include "routing/route.h"
 #include "routing/store.h"
 #include "routing/wave.h"
@@ -27,6 +30,8 @@
 #define ADMIN_MAX_SEGS 4
 #define ADMIN_EVENTS_LIMIT 1000 /* default page of GET /events */
 #define ADMIN_EVENTS_MAX 10000 /* largest page a client may ask for */
+#define ADMIN_LEDGER_LIMIT 1000 /* default records of GET /ledger */
+#define ADMIN_LEDGER_MAX 100000 /* most a client may ask for */
 #define ADMIN_JSON_FLAGS (JSON_COMPACT)
 #define ADMIN_CT_JSON "application/json"
 #define ADMIN_CT_METRICS "text/plain; version=0.0.4"
@@ -74,6 +79,61 @@ struct admin_events {
 	json_t *list;
 };
 
+/*
+ * A wave's objects and their gate evidence: its own tables, the tables
+ * its rules cover (found in the ledger), and rules that cover none.
+ */
+struct admin_evidence {
+	uint32_t wave;
+	struct store *st;
+	struct gate_params defaults; /* [policy] */
+	struct gate_params p; /* with the wave's overrides */
+	char **names;
+	struct route_obj *keys;
+	struct gate_obj *cut; /* cutover evidence */
+	struct gate_obj *dec; /* decommission evidence */
+	size_t n;
+	size_t cap;
+	/* While expanding a rule. */
+	const struct route_obj *rule;
+	size_t found;
+	bool failed;
+	/* The records of the object being read. */
+	struct ledger_rec *recs;
+	size_t nrecs;
+	size_t rcap;
+};
+
+/* GET /ledger: the newest LIMIT records of one object. */
+struct admin_ledger_show {
+	const struct route_obj *obj;
+	size_t limit;
+	size_t total;
+	json_t *list;
+};
+
+/* Where one parsed record sits in the batch's arena. */
+struct admin_ledger_off {
+	size_t key;
+	size_t keylen;
+	size_t vallen; /* the value follows the key */
+};
+
+/* A POST /ledger being parsed: keys and values, and their line numbers. */
+struct admin_ledger_batch {
+	const char *unit; /* "line" or "record" */
+	unsigned char *arena;
+	size_t alen;
+	size_t acap;
+	struct admin_ledger_off *off;
+	size_t *no;
+	size_t n;
+	size_t cap;
+	int64_t first_ms;
+	int64_t last_ms;
+	char first_obj[STORE_KEY_MAX * 3 + 8];
+};
+
 static void admin_error(struct admin_req *, int, const char *, ...)
     __attribute__((__format__(__printf__, 3, 4)));
 static void admin_reply_json(struct admin_req *, int, json_t *);
@@ -119,7 +179,30 @@ static int admin_route_guard(struct admin_req *, const char *, uint32_t, bool,
 static void admin_resolve(struct admin_req *);
 static void admin_waves_get(struct admin_req *);
 static void admin_wave_get(struct admin_req *);
+static void admin_policy(const struct admin_req *, struct gate_params *,
+    uint64_t *);
+static void admin_evidence_clear(struct admin_evidence *);
+static void admin_evidence_add(struct admin_evidence *,
+    const struct route_obj *);
+static int admin_evidence_route_cb(const void *, size_t,
+    const struct store_route *, void *);
+static int admin_evidence_ledger_cb(const void *, size_t, void *);
+static int admin_evidence_rec_cb(int64_t, const void *, size_t, void *);
+static int admin_evidence(struct admin_req *, uint32_t,
+    const struct store_wave *, struct admin_evidence *);
+static bool admin_verdict(const struct admin_evidence *, bool, const char *,
+    char *, size_t);
+static json_t *admin_evidence_json(const struct admin_evidence *, bool, bool);
+static void admin_refused(struct admin_req *, const char *, json_t *);
 static void admin_wave_move(struct admin_req *, const char *);
+static int admin_ledger_show_cb(int64_t, const void *, size_t, void *);
+static void admin_ledger_get(struct admin_req *);
+static int admin_ledger_one(struct admin_req *, struct admin_ledger_batch *,
+    const json_t *, size_t);
+static int admin_ledger_parse(struct admin_req *, struct admin_ledger_batch *);
+static void admin_ledger_post(struct admin_req *);
+static json_t *admin_eligibility_wave(struct admin_req *, uint32_t);
+static void admin_eligibility(struct admin_req *);
 static void admin_events_get(struct admin_req *);
 static void admin_dispatch(struct admin_req *);
 
@@ -959,7 +1042,9 @@ admin_resolve(struct admin_req *r)
 	route_obj_format(&obj, canon, sizeof(canon));
 	(void)admin_query_get(r, "client", &client);
 	memset(&res, 0, sizeof(res));
-	(void)route_resolve(r->st, &obj, client != NULL ? route_client_hash(client, strlen(client)) : 0, &res);
+	(void)route_resolve(r->st, &obj,
+	    client != NULL ? route_client_hash(client, strlen(client)) : 0,
+	    &res);
 	assigned = res.assigned && res.why != ROUTE_WHY_STORE_ERROR &&
 	    res.why != ROUTE_WHY_UNASSIGNED;
 	if (assigned)
@@ -1038,14 +1123,15 @@ admin_wave_get(struct admin_req *r)
 		units_format_duration((uint64_t)w.gate_window_ms, dur,
 		    sizeof(dur));
 	j = json_pack("{s:I,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,"
-		      "s:o,s:o}",
+		      "s:o,s:o,s:o}",
 	    "wave", (json_int_t)n, "state", wave_state_name(w.state), "pct",
 	    w.pct, "since", admin_time_json(w.since_ms), "reason",
 	    admin_str_json(w.reason), "actor", admin_str_json(w.actor),
 	    "flipped", admin_time_json(w.flipped_ms), "frozen",
 	    admin_time_json(w.frozen_ms), "rolled_back",
 	    admin_time_json(w.rollback_ms), "signoff",
-	    admin_str_json(w.signoff), "gate_min_clean",
+	    admin_str_json(w.signoff), "signoff_at",
+	    admin_time_json(w.signoff_ms), "gate_min_clean",
 	    w.gate_min_clean > 0 ? json_integer(w.gate_min_clean) : json_null(),
 	    "gate_window",
 	    w.gate_window_ms > 0 ? json_string(dur) : json_null(), "objects",
@@ -1054,28 +1140,295 @@ admin_wave_get(struct admin_req *r)
 }
 
 /*
- * POST /waves/{n}/flip|rollback|ack: one transition through wave.h.
- * Answers the wave's summary with "from", the state it left.
+ * The effective policy: floe.conf's [policy], or the built-in defaults
+ * when floe runs without a conf (the unit tests).
+ */
+static void
+admin_policy(const struct admin_req *r, struct gate_params *p,
+    uint64_t *grace_ms)
+{
+	const struct conf_policy *cp =
+	    r->f != NULL && r->f->conf != NULL ? &r->f->conf->policy : NULL;
+
+	p->min_clean = cp != NULL ? cp->gate_min_clean : 5;
+	p->window_ms =
+	    cp != NULL ? (int64_t)cp->gate_window_ms : 7 * 24 * 3600 * 1000LL;
+	p->decom_min_clean = cp != NULL ? cp->decommission_min_clean : 10;
+	if (grace_ms != NULL)
+		*grace_ms =
+		    cp != NULL ? cp->grace_ms : 14 * 24 * 3600 * 1000ULL;
+}
+
+/* Free what admin_evidence gathered. */
+static void
+admin_evidence_clear(struct admin_evidence *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++)
+		free(e->names[i]);
+	free(e->names);
+	free(e->keys);
+	free(e->cut);
+	free(e->dec);
+	free(e->recs);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Add OBJ (an object, or a rule with no tables) to the wave's list. */
+static void
+admin_evidence_add(struct admin_evidence *e, const struct route_obj *obj)
+{
+	char text[STORE_KEY_MAX * 3 + 8];
+
+	if (e->n == e->cap) {
+		e->cap = e->cap != 0 ? e->cap * 2 : 16;
+		e->names = xreallocarray(e->names, e->cap, sizeof(*e->names));
+		e->keys = xreallocarray(e->keys, e->cap, sizeof(*e->keys));
+		e->cut = xreallocarray(e->cut, e->cap, sizeof(*e->cut));
+		e->dec = xreallocarray(e->dec, e->cap, sizeof(*e->dec));
+	}
+	route_obj_format(obj, text, sizeof(text));
+	e->names[e->n] = xstrdup(text);
+	e->keys[e->n] = *obj;
+	memset(&e->cut[e->n], 0, sizeof(e->cut[e->n]));
+	memset(&e->dec[e->n], 0, sizeof(e->dec[e->n]));
+	e->n++;
+}
+
+/* Collect the objects and rules routed to wave E->wave. */
+static int
+admin_evidence_route_cb(const void *key, size_t keylen,
+    const struct store_route *rt, void *arg)
+{
+	struct admin_evidence *e = arg;
+	struct route_obj obj;
+
+	if (rt->wave != e->wave || route_obj_from_key(key, keylen, &obj) == -1)
+		return 0;
+	admin_evidence_add(e, &obj);
+	return 0;
+}
+
+/*
+ * A table found in the ledger under a rule of the wave: it belongs to the
+ * wave if it resolves to it through exactly that rule.
+ */
+static int
+admin_evidence_ledger_cb(const void *key, size_t keylen, void *arg)
+{
+	struct admin_evidence *e = arg;
+	struct route_result res;
+	struct route_obj obj;
+
+	if (route_obj_from_key(key, keylen, &obj) == -1 || obj.rule)
+		return 0;
+	if (route_resolve(e->st, &obj, 0, &res) == -1) {
+		e->failed = true;
+		return 1;
+	}
+	if (res.assigned && res.why == ROUTE_WHY_RULE && res.wave == e->wave &&
+	    res.matched.len == e->rule->len &&
+	    memcmp(res.matched.key, e->rule->key, e->rule->len) == 0) {
+		admin_evidence_add(e, &obj);
+		e->found++;
+	}
+	return 0;
+}
+
+/* Keep one ledger record of the object being read. */
+static int
+admin_evidence_rec_cb(int64_t ts, const void *val, size_t len, void *arg)
+{
+	struct admin_evidence *e = arg;
+	struct ledger_rec *rec;
+
+	if (e->nrecs == e->rcap) {
+		e->rcap = e->rcap != 0 ? e->rcap * 2 : 64;
+		e->recs = xreallocarray(e->recs, e->rcap, sizeof(*e->recs));
+	}
+	rec = &e->recs[e->nrecs];
+	rec->ts_ms = ts;
+	if (ledger_decode(val, len, rec) == -1) {
+		log_warnx("admin: skipping a damaged ledger record");
+		return 0;
+	}
+	e->nrecs++;
+	return 0;
+}
+
+/*
+ * Gather wave N's evidence (W is its record): its objects -- its own
+ * tables, and for each rule the tables of the ledger that resolve to the
+ * wave through it (a rule without any stands for itself, with no
+ * records) -- and for each the cutover and decommission evidence. 0, or -1
+ * on a store error.
+ */
+static int
+admin_evidence(struct admin_req *r, uint32_t n, const struct store_wave *w,
+    struct admin_evidence *e)
+{
+	struct route_obj *rules = NULL, sub;
+	struct gate_params *p = &e->p;
+	size_t i, nrules = 0, nown;
+	int64_t from;
+	int k;
+
+	memset(e, 0, sizeof(*e));
+	e->wave = n;
+	e->st = r->st;
+	admin_policy(r, &e->defaults, NULL);
+	gate_params_for(&e->defaults, w->gate_min_clean, w->gate_window_ms, p);
+	if (store_route_foreach(r->st, admin_evidence_route_cb, e) < 0)
+		goto fail;
+	/* Take the rules out; their tables take their place. */
+	for (i = 0, nown = 0; i < e->n; i++) {
+		if (e->keys[i].rule) {
+			rules =
+			    xreallocarray(rules, nrules + 1, sizeof(*rules));
+			rules[nrules++] = e->keys[i];
+			free(e->names[i]);
+			continue;
+		}
+		e->names[nown] = e->names[i];
+		e->keys[nown] = e->keys[i];
+		nown++;
+	}
+	e->n = nown;
+	for (i = 0; i < nrules; i++) {
+		e->rule = &rules[i];
+		e->found = 0;
+		/* The namespace's own tables, then those of its children. */
+		for (k = 0; k < 2; k++) {
+			sub = rules[i];
+			sub.key[sub.len - 1] =
+			    k == 0 ? ROUTE_SEP_TABLE : ROUTE_SEP_LEVEL;
+			if (store_ledger_objects(r->st, sub.key, sub.len,
+				admin_evidence_ledger_cb, e) < 0 ||
+			    e->failed)
+				goto fail;
+		}
+		if (e->found == 0)
+			admin_evidence_add(e, &rules[i]);
+	}
+	free(rules);
+	rules = NULL;
+
+	for (i = 0; i < e->n; i++) {
+		e->nrecs = 0;
+		from = r->now_ms - p->window_ms;
+		if (w->flipped_ms != 0 && w->flipped_ms + 1 < from)
+			from = w->flipped_ms + 1;
+		if (!e->keys[i].rule &&
+		    store_ledger_foreach(r->st, e->keys[i].key, e->keys[i].len,
+			from, INT64_MAX, admin_evidence_rec_cb, e) < 0)
+			goto fail;
+		gate_cutover(e->recs, e->nrecs, p, r->now_ms, &e->cut[i]);
+		/* Before any flip nothing counts for the decommission gate. */
+		gate_decommission(e->recs, w->flipped_ms != 0 ? e->nrecs : 0, p,
+		    w->flipped_ms, &e->dec[i]);
+	}
+	return 0;
+fail:
+	free(rules);
+	admin_evidence_clear(e);
+	return -1;
+}
+
+/*
+ * The verdict of one gate over E into G (its sentence in MSG), with the
+ * evidence as JSON: every object (ALL) or only the blocking ones.
+ */
+static bool
+admin_verdict(const struct admin_evidence *e, bool decom, const char *signoff,
+    char *msg, size_t msglen)
+{
+	struct gate_item *items;
+	size_t i;
+	bool pass;
+
+	items = xcalloc(e->n != 0 ? e->n : 1, sizeof(*items));
+	for (i = 0; i < e->n; i++) {
+		items[i].name = e->names[i];
+		items[i].ev = decom ? e->dec[i] : e->cut[i];
+	}
+	pass = gate_verdict(decom, e->wave, &e->p, items, e->n, signoff, msg,
+	    msglen);
+	free(items);
+	return pass;
+}
+
+/* The evidence of one gate as a JSON array; only the blocking ones if
+ * ONLY_BLOCKING. */
+static json_t *
+admin_evidence_json(const struct admin_evidence *e, bool decom,
+    bool only_blocking)
+{
+	const struct gate_obj *o;
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < e->n; i++) {
+		o = decom ? &e->dec[i] : &e->cut[i];
+		if (only_blocking && o->pass)
+			continue;
+		json_array_append_new(a, gate_obj_json(e->names[i], o));
+	}
+	return a;
+}
+
+/* A 409 for a refused transition; BLOCKING (stolen, may be NULL) added. */
+static void
+admin_refused(struct admin_req *r, const char *msg, json_t *blocking)
+{
+	json_t *j;
+
+	j = json_pack("{s:{s:s,s:s,s:i}}", "error", "message", msg, "type",
+	    "RefusedException", "code", 409);
+	if (j != NULL && blocking != NULL)
+		json_object_set_new(json_object_get(j, "error"), "blocking",
+		    blocking);
+	else
+		json_decref(blocking);
+	admin_reply_json(r, 409, j);
+}
+
+/*
+ * POST /waves/{n}/flip|rollback|ack|signoff|freeze|retire|set: one
+ * transition through wave.h, behind its gate where it has one. Answers the
+ * wave's summary with "from", the state it left.
  */
 static void
 admin_wave_move(struct admin_req *r, const char *what)
 {
 	static const char *const flip_known[] = { "to", "pct", "reason", NULL };
 	static const char *const rb_known[] = { "reason", "force_stale", NULL };
-	static const char *const ack_known[] = { NULL };
+	static const char *const signoff_known[] = { "by", NULL };
+	static const char *const freeze_known[] = { "reason", NULL };
+	static const char *const set_known[] = { "gate_min_clean",
+		"gate_window", NULL };
+	static const char *const none_known[] = { NULL };
+	struct admin_evidence ev;
 	struct admin_wave_sum s;
-	struct store_wave before;
-	const char *to = NULL, *reason = NULL;
-	json_int_t pct = 0;
-	bool force_stale = false, has_rec;
-	char msg[512];
+	struct store_wave before, *w;
+	struct wave_gate gate, *gp = NULL;
+	struct wave_overrides ov;
+	const char *to = NULL, *reason = NULL, *by = NULL, *win = NULL;
+	json_int_t pct = 0, minc = 0;
+	bool force_stale = false, has_rec, gated = false, decom = false;
+	char msg[1024], gmsg[1024], dur[32];
+	uint64_t grace_ms, win_ms;
 	uint32_t n;
-	json_t *b, *j;
+	json_t *b, *j, *v;
 	int rc, state = WAVE_LAKEHOUSE;
 
+	memset(&ev, 0, sizeof(ev));
+	memset(&ov, 0, sizeof(ov));
 	if (admin_parse_wave(r, r->seg[1], &n) == -1)
 		return;
-	if ((b = admin_body(r, strcmp(what, "flip") != 0)) == NULL)
+	if ((b = admin_body(r,
+		 strcmp(what, "flip") != 0 && strcmp(what, "signoff") != 0 &&
+		     strcmp(what, "set") != 0)) == NULL)
 		return;
 	if (strcmp(what, "flip") == 0) {
 		if (admin_body_check(r, b, flip_known) == -1 ||
@@ -1098,29 +1451,117 @@ admin_wave_move(struct admin_req *r, const char *what)
 				goto out;
 		} else
 			pct = 100;
+		gated = true;
 	} else if (strcmp(what, "rollback") == 0) {
 		if (admin_body_check(r, b, rb_known) == -1 ||
 		    admin_body_string(r, b, "reason", false, &reason) == -1 ||
 		    admin_body_bool(r, b, "force_stale", &force_stale) == -1)
 			goto out;
-	} else if (admin_body_check(r, b, ack_known) == -1)
+	} else if (strcmp(what, "signoff") == 0) {
+		if (admin_body_check(r, b, signoff_known) == -1 ||
+		    admin_body_string(r, b, "by", true, &by) == -1)
+			goto out;
+		if (by[0] == '\0' || strlen(by) >= sizeof(before.signoff)) {
+			admin_error(r, 400,
+			    "field \"by\" must name who signs off (1..%zu "
+			    "bytes)",
+			    sizeof(before.signoff) - 1);
+			goto out;
+		}
+	} else if (strcmp(what, "freeze") == 0) {
+		if (admin_body_check(r, b, freeze_known) == -1 ||
+		    admin_body_string(r, b, "reason", false, &reason) == -1)
+			goto out;
+		gated = decom = true;
+	} else if (strcmp(what, "set") == 0) {
+		if (admin_body_check(r, b, set_known) == -1)
+			goto out;
+		if ((v = json_object_get(b, "gate_min_clean")) != NULL) {
+			ov.set_min_clean = true;
+			if (!json_is_null(v) &&
+			    admin_body_int(r, b, "gate_min_clean", true, 0, 1,
+				1000000, &minc) == -1)
+				goto out;
+			ov.min_clean = (uint32_t)minc;
+		}
+		if ((v = json_object_get(b, "gate_window")) != NULL) {
+			ov.set_window = true;
+			if (!json_is_null(v)) {
+				if (admin_body_string(r, b, "gate_window", true,
+					&win) == -1)
+					goto out;
+				if (units_duration(win, &win_ms) == -1 ||
+				    win_ms == 0 || win_ms > INT64_MAX / 2) {
+					admin_error(r, 400,
+					    "gate_window \"%s\" is not a "
+					    "duration (\"14d\")",
+					    win);
+					goto out;
+				}
+				ov.window_ms = (int64_t)win_ms;
+			}
+		}
+		if (!ov.set_min_clean && !ov.set_window) {
+			admin_error(r, 400,
+			    "give gate_min_clean, gate_window or both (null "
+			    "returns to the policy's)");
+			goto out;
+		}
+	} else if (admin_body_check(r, b, none_known) == -1)
 		goto out;
 
 	if (admin_wave_state(r, n, &before, NULL) == -1)
 		goto out;
+	admin_policy(r, &ev.defaults, &grace_ms);
+	if (gated) {
+		if (admin_evidence(r, n, &before, &ev) == -1) {
+			log_warnx("admin: wave %u: reading the ledger for the "
+				  "gate failed",
+			    n);
+			admin_error(r, 500,
+			    "store error reading the ledger; nothing changed");
+			goto out;
+		}
+		gmsg[0] = '\0';
+		memset(&gate, 0, sizeof(gate));
+		gate.pass = admin_verdict(&ev, decom, before.signoff, gmsg,
+		    sizeof(gmsg));
+		gate.seq = before.seq;
+		gate.msg = gmsg;
+		gate.evidence = admin_evidence_json(&ev, decom, false);
+		/* gate_min_clean = 0 turns the cutover gate off. */
+		gp = !decom && ev.p.min_clean == 0 ? NULL : &gate;
+	}
 	msg[0] = '\0';
 	if (strcmp(what, "flip") == 0)
-		rc = wave_flip(r->st, n, state, (unsigned)pct, r->actor, reason,
-		    r->now_ms, msg, sizeof(msg));
+		rc = wave_flip(r->st, n, state, (unsigned)pct, gp, r->actor,
+		    reason, r->now_ms, msg, sizeof(msg));
 	else if (strcmp(what, "rollback") == 0)
 		rc = wave_rollback(r->st, n, r->actor, reason, force_stale,
 		    r->now_ms, msg, sizeof(msg));
+	else if (strcmp(what, "signoff") == 0)
+		rc = wave_signoff(r->st, n, by, r->actor, r->now_ms, msg,
+		    sizeof(msg));
+	else if (strcmp(what, "freeze") == 0)
+		rc = wave_freeze(r->st, n, gp, grace_ms, r->actor, reason,
+		    r->now_ms, msg, sizeof(msg));
+	else if (strcmp(what, "retire") == 0)
+		rc = wave_retire(r->st, n, grace_ms, r->actor, r->now_ms, msg,
+		    sizeof(msg));
+	else if (strcmp(what, "set") == 0)
+		rc = wave_set(r->st, n, &ov, r->actor, r->now_ms, msg,
+		    sizeof(msg));
 	else
 		rc = wave_ack(r->st, n, r->actor, r->now_ms, msg, sizeof(msg));
+	if (gated)
+		json_decref(gate.evidence);
 	/* wave.c logged the outcome and recorded it, refusals included. */
 	if (rc == WAVE_REFUSED) {
-		admin_error(r, 409, "%s",
-		    msg[0] != '\0' ? msg : "the transition was refused");
+		admin_refused(r,
+		    msg[0] != '\0' ? msg : "the transition was refused",
+		    gp != NULL && !gate.pass && strcmp(msg, gmsg) == 0 ?
+			admin_evidence_json(&ev, decom, true) :
+			NULL);
 		goto out;
 	}
 	if (rc != WAVE_OK) {
@@ -1139,15 +1580,429 @@ admin_wave_move(struct admin_req *r, const char *what)
 	if (admin_wave_state(r, n, &s.w, &has_rec) == -1)
 		goto out;
 	s.has_rec = has_rec;
+	w = &s.w;
 	j = admin_wave_sum_json(&s);
 	/* The counts are not gathered here; a transition moves no route. */
 	json_object_del(j, "objects");
 	json_object_del(j, "rules");
 	json_object_set_new(j, "from",
 	    json_string(wave_state_name(before.state)));
+	json_object_set_new(j, "message", json_string(msg));
+	if (strcmp(what, "signoff") == 0)
+		json_object_set_new(j, "signoff", admin_str_json(w->signoff));
+	if (strcmp(what, "freeze") == 0) {
+		json_object_set_new(j, "frozen", admin_time_json(w->frozen_ms));
+		json_object_set_new(j, "grace_ends",
+		    admin_time_json(w->frozen_ms + (int64_t)grace_ms));
+	}
+	if (strcmp(what, "set") == 0) {
+		if (w->gate_window_ms > 0)
+			units_format_duration((uint64_t)w->gate_window_ms, dur,
+			    sizeof(dur));
+		json_object_set_new(j, "gate_min_clean",
+		    w->gate_min_clean > 0 ? json_integer(w->gate_min_clean) :
+					    json_null());
+		json_object_set_new(j, "gate_window",
+		    w->gate_window_ms > 0 ? json_string(dur) : json_null());
+	}
 	admin_reply_json(r, 200, j);
 out:
+	admin_evidence_clear(&ev);
 	json_decref(b);
+}
+
+/* Keep the next record of GET /ledger, dropping the oldest past LIMIT. */
+static int
+admin_ledger_show_cb(int64_t ts, const void *val, size_t len, void *arg)
+{
+	struct admin_ledger_show *sh = arg;
+	struct ledger_rec rec;
+
+	rec.ts_ms = ts;
+	if (ledger_decode(val, len, &rec) == -1) {
+		log_warnx("admin: skipping a damaged ledger record");
+		return 0;
+	}
+	sh->total++;
+	json_array_append_new(sh->list, ledger_rec_json(sh->obj, &rec));
+	if (json_array_size(sh->list) > sh->limit)
+		json_array_remove(sh->list, 0);
+	return 0;
+}
+
+/* GET /ledger?object=X[&limit=N]: an object's newest records, oldest first. */
+static void
+admin_ledger_get(struct admin_req *r)
+{
+	struct admin_ledger_show sh;
+	struct route_obj obj;
+	char canon[STORE_KEY_MAX * 3 + 8], *text = NULL, *v, *end;
+	unsigned long long limit = ADMIN_LEDGER_LIMIT;
+
+	if (admin_query_get(r, "object", &text) != 1 || text[0] == '\0') {
+		free(text);
+		admin_error(r, 400,
+		    "give the object: /ledger?object=db.orders");
+		return;
+	}
+	if (admin_parse_object(r, text, &obj) == -1) {
+		free(text);
+		return;
+	}
+	free(text);
+	if (obj.rule) {
+		admin_error(r, 400, "the ledger holds tables, not rules");
+		return;
+	}
+	if (admin_query_get(r, "limit", &v) == 1) {
+		errno = 0;
+		limit = strtoull(v, &end, 10);
+		if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 ||
+		    limit < 1 || limit > ADMIN_LEDGER_MAX) {
+			admin_error(r, 400, "limit must be 1..%d, not \"%s\"",
+			    ADMIN_LEDGER_MAX, v);
+			free(v);
+			return;
+		}
+		free(v);
+	}
+	route_obj_format(&obj, canon, sizeof(canon));
+	memset(&sh, 0, sizeof(sh));
+	sh.obj = &obj;
+	sh.limit = limit;
+	sh.list = json_array();
+	if (store_ledger_foreach(r->st, obj.key, obj.len, 0, INT64_MAX,
+		admin_ledger_show_cb, &sh) < 0) {
+		json_decref(sh.list);
+		log_warnx("admin: reading the ledger of %s failed", canon);
+		admin_error(r, 500, "store error reading the ledger");
+		return;
+	}
+	admin_reply_json(r, 200,
+	    json_pack("{s:s,s:I,s:o}", "object", canon, "total",
+		(json_int_t)sh.total, "records", sh.list));
+}
+
+/*
+ * Parse one record J (from line or element NO) into the batch: key and
+ * value appended to the arena. 0, or -1 with a 400 naming the line.
+ */
+static int
+admin_ledger_one(struct admin_req *r, struct admin_ledger_batch *lb,
+    const json_t *j, size_t no)
+{
+	struct route_obj obj;
+	struct ledger_rec rec;
+	unsigned char key[STORE_KEY_MAX], val[LEDGER_VAL_MAX];
+	size_t klen, vlen;
+	char err[512];
+
+	err[0] = '\0';
+	if (ledger_rec_from_json(j, r->now_ms, &obj, &rec, err, sizeof(err)) ==
+	    -1) {
+		admin_error(r, 400, "%s %zu: %s; nothing was imported",
+		    lb->unit, no, err);
+		return -1;
+	}
+	klen = ledger_key(&obj, rec.ts_ms, key);
+	vlen = ledger_encode(&rec, val);
+	if (lb->n == lb->cap) {
+		lb->cap = lb->cap != 0 ? lb->cap * 2 : 64;
+		lb->off = xreallocarray(lb->off, lb->cap, sizeof(*lb->off));
+		lb->no = xreallocarray(lb->no, lb->cap, sizeof(*lb->no));
+	}
+	while (lb->alen + klen + vlen > lb->acap) {
+		lb->acap = lb->acap != 0 ? lb->acap * 2 : 65536;
+		lb->arena = xreallocarray(lb->arena, lb->acap, 1);
+	}
+	lb->off[lb->n].key = lb->alen;
+	lb->off[lb->n].keylen = klen;
+	memcpy(lb->arena + lb->alen, key, klen);
+	lb->alen += klen;
+	lb->off[lb->n].vallen = vlen;
+	memcpy(lb->arena + lb->alen, val, vlen);
+	lb->alen += vlen;
+	lb->no[lb->n] = no;
+	if (lb->n == 0 || rec.ts_ms < lb->first_ms)
+		lb->first_ms = rec.ts_ms;
+	if (lb->n == 0 || rec.ts_ms > lb->last_ms)
+		lb->last_ms = rec.ts_ms;
+	if (lb->n == 0)
+		route_obj_format(&obj, lb->first_obj, sizeof(lb->first_obj));
+	lb->n++;
+	return 0;
+}
+
+/*
+ * Parse the body of POST /ledger: a JSON array of records, or JSON lines
+ * (one record a line; blank lines skipped; a single record may span
+ * lines). 0, or -1 with a 400 naming the first bad line.
+ */
+static int
+admin_ledger_parse(struct admin_req *r, struct admin_ledger_batch *lb)
+{
+	const char *p = r->body, *end = r->body + r->body_len, *nl;
+	json_error_t je;
+	json_t *j, *e;
+	size_t i, line;
+
+	while (p < end && isspace((unsigned char)*p))
+		p++;
+	if (p == end) {
+		admin_error(r, 400, "no records: the body is empty");
+		return -1;
+	}
+	if (*p == '[') {
+		lb->unit = "record";
+		j = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES,
+		    &je);
+		if (j == NULL || !json_is_array(j)) {
+			admin_error(r, 400,
+			    "body is not a JSON array: %s at line %d column "
+			    "%d; nothing was imported",
+			    j == NULL ? je.text : "not an array", je.line,
+			    je.column);
+			json_decref(j);
+			return -1;
+		}
+		json_array_foreach(j, i, e) {
+			if (admin_ledger_one(r, lb, e, i + 1) == -1) {
+				json_decref(j);
+				return -1;
+			}
+		}
+		json_decref(j);
+		return 0;
+	}
+	lb->unit = "line";
+	for (p = r->body, line = 1; p < end; p = nl + 1, line++) {
+		const char *q;
+
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		for (q = p; q < nl && isspace((unsigned char)*q); q++)
+			;
+		if (q == nl)
+			continue;
+		j = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES,
+		    &je);
+		if (j == NULL && line == 1 && lb->n == 0) {
+			/* One record written over several lines. */
+			j = json_loadb(r->body, r->body_len,
+			    JSON_REJECT_DUPLICATES, NULL);
+			if (j != NULL && json_is_object(j)) {
+				i = admin_ledger_one(r, lb, j, 1);
+				json_decref(j);
+				return (int)i;
+			}
+			json_decref(j);
+			j = NULL;
+		}
+		if (j == NULL) {
+			admin_error(r, 400,
+			    "line %zu: not JSON: %s at column %d; nothing "
+			    "was imported",
+			    line, je.text, je.column);
+			return -1;
+		}
+		i = admin_ledger_one(r, lb, j, line);
+		json_decref(j);
+		if (i != 0)
+			return -1;
+		if (nl == end)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * POST /ledger: append reconcile records (JSON lines, a JSON array or one
+ * object) in one synced txn: all of them or, at the first bad line,
+ * none. A record already stored is counted as a duplicate; a different
+ * record for the same object and time is refused (the ledger is
+ * append-only) and the refusal recorded.
+ */
+static void
+admin_ledger_post(struct admin_req *r)
+{
+	struct admin_ledger_batch lb;
+	struct store_ledger_res res;
+	struct store_kv *kv = NULL;
+	char t1[40], t2[40], msg[768];
+	json_t *ev = NULL;
+	size_t i;
+	int rc;
+
+	memset(&lb, 0, sizeof(lb));
+	if (admin_ledger_parse(r, &lb) == -1)
+		goto out;
+	if (lb.n == 0) {
+		admin_error(r, 400, "no records: only blank lines");
+		goto out;
+	}
+	kv = xcalloc(lb.n, sizeof(*kv));
+	for (i = 0; i < lb.n; i++) {
+		kv[i].key = lb.arena + lb.off[i].key;
+		kv[i].keylen = lb.off[i].keylen;
+		kv[i].val = lb.arena + lb.off[i].key + lb.off[i].keylen;
+		kv[i].vallen = lb.off[i].vallen;
+	}
+	units_time_format(lb.first_ms, t1, sizeof(t1));
+	units_time_format(lb.last_ms, t2, sizeof(t2));
+	ev = json_pack("{s:s,s:s,s:I,s:s,s:s}", "type", "ledger.import",
+	    "actor", r->actor, "records", (json_int_t)lb.n, "first_ts", t1,
+	    "last_ts", t2);
+	if (lb.n == 1)
+		json_object_set_new(ev, "object", json_string(lb.first_obj));
+	rc = store_ledger_append(r->st, kv, lb.n, r->now_ms, ev, &res);
+	if (rc == STORE_REFUSED) {
+		struct route_obj obj;
+		char name[STORE_KEY_MAX * 3 + 8];
+		int64_t ts;
+		size_t c = res.conflict;
+
+		name[0] = '\0';
+		if (route_obj_from_key(kv[c].key, kv[c].keylen - LEDGER_TS_LEN,
+			&obj) == 0)
+			route_obj_format(&obj, name, sizeof(name));
+		ts = ledger_key_ts(kv[c].key, kv[c].keylen - LEDGER_TS_LEN);
+		units_time_format(ts, t1, sizeof(t1));
+		snprintf(msg, sizeof(msg),
+		    "%s %zu: %s at %s already has a different record; the "
+		    "ledger is append-only; nothing was imported",
+		    lb.unit, lb.no[c], name, t1);
+		json_decref(ev);
+		ev = json_pack("{s:s,s:s,s:I,s:s,s:s,s:s}", "type",
+		    "ledger.refused", "actor", r->actor, "records",
+		    (json_int_t)lb.n, "object", name, "ts", t1, "message", msg);
+		if (ev == NULL ||
+		    store_event_append(r->st, r->now_ms, ev) != STORE_OK)
+			log_warnx("admin: recording the ledger refusal failed");
+		log_info("ledger import refused (%s): %s", r->actor, msg);
+		admin_refused(r, msg, NULL);
+		goto out;
+	}
+	if (rc != STORE_OK) {
+		log_warnx("admin: ledger import of %zu records failed: store "
+			  "error",
+		    lb.n);
+		admin_error(r, 500, "store error: nothing was imported");
+		goto out;
+	}
+	log_info("ledger: %zu records imported by %s (%zu new, %zu "
+		 "duplicates)",
+	    lb.n, r->actor, res.added, res.duplicates);
+	admin_reply_json(r, 200,
+	    json_pack("{s:I,s:I,s:I,s:I}", "records", (json_int_t)lb.n, "added",
+		(json_int_t)res.added, "duplicates", (json_int_t)res.duplicates,
+		"seq", (json_int_t)store_last_seq(r->st)));
+out:
+	json_decref(ev);
+	free(kv);
+	free(lb.arena);
+	free(lb.off);
+	free(lb.no);
+}
+
+/* The eligibility of one wave: both gates' evidence and the triage. */
+static json_t *
+admin_eligibility_wave(struct admin_req *r, uint32_t n)
+{
+	struct admin_evidence ev;
+	struct store_wave w;
+	char cmsg[1024], dmsg[1024], dur[32];
+	json_t *j, *triage, *t, *list;
+	bool cpass, dpass;
+	unsigned b;
+	size_t i;
+
+	if (admin_wave_state(r, n, &w, NULL) == -1)
+		return NULL;
+	if (admin_evidence(r, n, &w, &ev) == -1) {
+		admin_error(r, 500, "store error reading the ledger");
+		return NULL;
+	}
+	cpass = admin_verdict(&ev, false, w.signoff, cmsg, sizeof(cmsg));
+	dpass = admin_verdict(&ev, true, w.signoff, dmsg, sizeof(dmsg));
+	units_format_duration((uint64_t)ev.p.window_ms, dur, sizeof(dur));
+
+	/* Open mismatches by bucket, each with what to do. */
+	triage = json_array();
+	for (b = 1; b < LEDGER_NBUCKETS; b++) {
+		list = json_array();
+		for (i = 0; i < ev.n; i++) {
+			const struct gate_obj *o = &ev.cut[i];
+
+			if (o->open == 0 || o->open_bucket != b)
+				continue;
+			json_array_append_new(list,
+			    json_pack("{s:s,s:i,s:o}", "object", ev.names[i],
+				"records", o->open, "since",
+				admin_time_json(o->open_since_ms)));
+		}
+		if (json_array_size(list) == 0) {
+			json_decref(list);
+			continue;
+		}
+		t = json_pack("{s:s,s:s,s:o}", "bucket", ledger_bucket_name(b),
+		    "action", ledger_bucket_action(b), "objects", list);
+		json_array_append_new(triage, t);
+	}
+	j = json_pack("{s:I,s:s,s:i,s:{s:b,s:i,s:s,s:b,s:s,s:o},"
+		      "s:{s:b,s:i,s:o,s:o,s:s,s:o},s:o}",
+	    "wave", (json_int_t)n, "state", wave_state_name(w.state), "pct",
+	    w.pct, "cutover", "pass", cpass, "min_clean", ev.p.min_clean,
+	    "window", dur, "off", ev.p.min_clean == 0, "message", cmsg,
+	    "objects", admin_evidence_json(&ev, false, false), "decommission",
+	    "pass", dpass, "min_clean", ev.p.decom_min_clean, "after",
+	    admin_time_json(w.flipped_ms), "signoff", admin_str_json(w.signoff),
+	    "message", dmsg, "objects", admin_evidence_json(&ev, true, false),
+	    "triage", triage);
+	admin_evidence_clear(&ev);
+	return j;
+}
+
+/* GET /eligibility[?wave=N]: the gates' evidence for one wave or all. */
+static void
+admin_eligibility(struct admin_req *r)
+{
+	struct admin_wave_list l;
+	json_t *list, *one;
+	uint32_t n;
+	char *v = NULL;
+	size_t i;
+
+	list = json_array();
+	if (admin_query_get(r, "wave", &v) == 1) {
+		if (admin_parse_wave(r, v, &n) == -1) {
+			free(v);
+			json_decref(list);
+			return;
+		}
+		free(v);
+		if ((one = admin_eligibility_wave(r, n)) == NULL) {
+			json_decref(list);
+			return;
+		}
+		json_array_append_new(list, one);
+	} else {
+		if (admin_waves_collect(r->st, &l) == -1) {
+			json_decref(list);
+			admin_error(r, 500, "store error listing waves");
+			return;
+		}
+		for (i = 0; i < l.len; i++) {
+			if ((one = admin_eligibility_wave(r, l.v[i].n)) ==
+			    NULL) {
+				free(l.v);
+				json_decref(list);
+				return;
+			}
+			json_array_append_new(list, one);
+		}
+		free(l.v);
+	}
+	admin_reply_json(r, 200, json_pack("{s:o}", "waves", list));
 }
 
 /* GET /events?after=SEQ&limit=N: stored events, oldest first. */
@@ -1231,9 +2086,23 @@ admin_dispatch(struct admin_req *r)
 	} else if (n == 3 && strcmp(s0, "waves") == 0 &&
 	    (strcmp(r->seg[2], "flip") == 0 ||
 		strcmp(r->seg[2], "rollback") == 0 ||
-		strcmp(r->seg[2], "ack") == 0)) {
+		strcmp(r->seg[2], "ack") == 0 ||
+		strcmp(r->seg[2], "signoff") == 0 ||
+		strcmp(r->seg[2], "freeze") == 0 ||
+		strcmp(r->seg[2], "retire") == 0 ||
+		strcmp(r->seg[2], "set") == 0)) {
 		if (admin_method_ok(r, "POST"))
 			admin_wave_move(r, r->seg[2]);
+	} else if (n == 1 && strcmp(s0, "ledger") == 0) {
+		if (admin_method_ok(r, "GET,POST")) {
+			if (strcmp(r->method, "GET") == 0)
+				admin_ledger_get(r);
+			else
+				admin_ledger_post(r);
+		}
+	} else if (n == 1 && strcmp(s0, "eligibility") == 0) {
+		if (admin_method_ok(r, "GET"))
+			admin_eligibility(r);
 	} else if (n == 1 && strcmp(s0, "events") == 0) {
 		if (admin_method_ok(r, "GET"))
 			admin_events_get(r);

@@ -30,7 +30,10 @@
 #define STORE_WAVE_V1 1
 #define STORE_ROUTE_V1_LEN (1 + 4 + 8 + 8)
 #define STORE_WAVE_V1_LEN                                                      \
-	(1 + 4 + 1 + 1 + 1 + 8 + 8 + 8 + 8 + 8 + 4 + 8 + 3 * 2 + 256 + 64 + 64)
+	(1 + 4 + 1 + 1 + 1 + 8 + 8 + 8 + 8 + 8 + 4 + 8 + 3 * 2 + 256 + 64 +    \
+	    64 + 8)
+/* Ledger keys end with 8 bytes of ts (routing/ledger.h). */
+#define STORE_LEDGER_TS 8
 
 static char STORE_META_SCHEMA[] = "schema";
 static char STORE_META_SEQ[] = "seq";
@@ -70,6 +73,7 @@ enum store_op {
 	STORE_OP_ROUTE_DEL,
 	STORE_OP_WAVE_UPDATE,
 	STORE_OP_EVENT,
+	STORE_OP_LEDGER,
 };
 
 struct store_write {
@@ -81,6 +85,9 @@ struct store_write {
 	json_t *event;
 	store_wave_update_cb cb;
 	void *arg;
+	const struct store_kv *kv; /* STORE_OP_LEDGER */
+	size_t nkv;
+	struct store_ledger_res *lres;
 };
 
 static int store_mkdirs(const char *, char *, size_t);
@@ -110,6 +117,9 @@ static int store_write_txn(struct store *, struct store_write *, int *);
 static int store_write(struct store *, struct store_write *);
 static int store_event_put(struct store *, MDB_txn *, uint64_t, int64_t,
     json_t *);
+static int store_ledger_put(struct store *, MDB_txn *, struct store_write *,
+    int *);
+static void store_ts_key(int64_t, unsigned char *);
 
 /* Create DIR and its parents with mode 0700 (mkdir -p). */
 static int
@@ -323,6 +333,8 @@ store_wave_encode(const struct store_wave *w, struct store_enc *e)
 	store_put_str(e, w->reason, sizeof(w->reason));
 	store_put_str(e, w->actor, sizeof(w->actor));
 	store_put_str(e, w->signoff, sizeof(w->signoff));
+	/* Added after the first release of the record: older ones read 0. */
+	store_put_u64(e, (uint64_t)w->signoff_ms);
 }
 
 /* Decode a wave record of any version (see store_route_decode). */
@@ -349,6 +361,7 @@ store_wave_decode(const MDB_val *v, struct store_wave *w)
 	store_get_str(&d, w->reason, sizeof(w->reason));
 	store_get_str(&d, w->actor, sizeof(w->actor));
 	store_get_str(&d, w->signoff, sizeof(w->signoff));
+	w->signoff_ms = (int64_t)store_get_uint(&d, 8);
 	return 0;
 }
 
@@ -842,6 +855,50 @@ store_event_put(struct store *s, MDB_txn *txn, uint64_t seq, int64_t now_ms,
 }
 
 /*
+ * Put W's ledger records in TXN. A key already there is a duplicate when
+ * its value is the same, else a conflict: *RES becomes STORE_REFUSED and
+ * the caller aborts. Returns 0 or an LMDB code.
+ */
+static int
+store_ledger_put(struct store *s, MDB_txn *txn, struct store_write *w, int *res)
+{
+	const struct store_kv *kv;
+	MDB_val k, v;
+	size_t i;
+	int rc;
+
+	w->lres->added = w->lres->duplicates = 0;
+	w->lres->conflict = 0;
+	for (i = 0; i < w->nkv; i++) {
+		kv = &w->kv[i];
+		k = (MDB_val) { kv->keylen, (void *)(uintptr_t)kv->key };
+		v = (MDB_val) { kv->vallen, (void *)(uintptr_t)kv->val };
+		rc = mdb_put(txn, s->ledger, &k, &v, MDB_NOOVERWRITE);
+		if (rc == 0) {
+			w->lres->added++;
+			continue;
+		}
+		if (rc != MDB_KEYEXIST)
+			return rc;
+		/* On MDB_KEYEXIST, V now points at the stored value. */
+		if (v.mv_size == kv->vallen &&
+		    memcmp(v.mv_data, kv->val, kv->vallen) == 0) {
+			w->lres->duplicates++;
+			continue;
+		}
+		w->lres->conflict = i;
+		*res = STORE_REFUSED;
+		return 0;
+	}
+	if (json_object_set_new(w->event, "added",
+		json_integer((json_int_t)w->lres->added)) == -1 ||
+	    json_object_set_new(w->event, "duplicates",
+		json_integer((json_int_t)w->lres->duplicates)) == -1)
+		return ENOMEM;
+	return 0;
+}
+
+/*
  * One write txn: the change W describes, its event and the new sequence in
  * meta. Returns 0 or an LMDB code for store_write to handle, and the
  * outcome in *RES: STORE_OK, STORE_NOTFOUND (nothing to delete),
@@ -922,6 +979,14 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 		break;
 	case STORE_OP_EVENT:
 		break;
+	case STORE_OP_LEDGER:
+		if ((rc = store_ledger_put(s, txn, w, res)) != 0)
+			goto abort;
+		if (*res == STORE_REFUSED) {
+			mdb_txn_abort(txn);
+			return 0;
+		}
+		break;
 	}
 
 	if ((rc = store_event_put(s, txn, seq, w->now_ms, w->event)) != 0)
@@ -956,6 +1021,7 @@ store_write(struct store *s, struct store_write *w)
 		[STORE_OP_ROUTE_DEL] = "route.rm",
 		[STORE_OP_WAVE_UPDATE] = "wave.update",
 		[STORE_OP_EVENT] = "event",
+		[STORE_OP_LEDGER] = "ledger.import",
 	};
 	json_t *own = NULL;
 	int rc, res;
@@ -1031,6 +1097,157 @@ store_wave_update(struct store *s, uint32_t n, int64_t now_ms,
 		.arg = arg };
 
 	return store_write(s, &w);
+}
+
+/* Append ledger records, all or nothing. */
+int
+store_ledger_append(struct store *s, const struct store_kv *kv, size_t n,
+    int64_t now_ms, json_t *event, struct store_ledger_res *res)
+{
+	struct store_write w = { .op = STORE_OP_LEDGER,
+		.now_ms = now_ms,
+		.event = event,
+		.kv = kv,
+		.nkv = n,
+		.lres = res };
+	size_t i;
+
+	memset(res, 0, sizeof(*res));
+	for (i = 0; i < n; i++) {
+		if (kv[i].keylen <= STORE_LEDGER_TS ||
+		    kv[i].keylen > STORE_KEY_MAX || kv[i].vallen == 0) {
+			log_warnx("store_ledger_append: record %zu: key of %zu "
+				  "bytes, value of %zu",
+			    i, kv[i].keylen, kv[i].vallen);
+			return STORE_ERROR;
+		}
+	}
+	return store_write(s, &w);
+}
+
+/* The 8-byte big-endian form of a ts. */
+static void
+store_ts_key(int64_t ts, unsigned char *k)
+{
+	int i;
+
+	for (i = 0; i < STORE_LEDGER_TS; i++)
+		k[i] = (uint64_t)ts >> (56 - 8 * i);
+}
+
+/* Records of one object in a time range, oldest first. */
+int
+store_ledger_foreach(struct store *s, const void *obj, size_t objlen,
+    int64_t from_ms, int64_t to_ms, store_ledger_cb cb, void *arg)
+{
+	unsigned char kb[STORE_KEY_MAX];
+	const unsigned char *p;
+	MDB_cursor *c;
+	MDB_val k, v;
+	uint64_t ts;
+	int rc, op, i;
+
+	if (objlen == 0 || objlen > STORE_KEY_MAX - STORE_LEDGER_TS)
+		return STORE_OK;
+	if (from_ms < 0)
+		from_ms = 0;
+	if (to_ms < from_ms)
+		return STORE_OK;
+	if (store_rbegin(s) != 0)
+		return STORE_ERROR;
+	if ((rc = mdb_cursor_open(s->rtxn, s->ledger, &c)) != 0) {
+		store_rend(s);
+		return store_fail(s, "store_ledger_foreach", rc);
+	}
+	memcpy(kb, obj, objlen);
+	store_ts_key(from_ms, kb + objlen);
+	k = (MDB_val) { objlen + STORE_LEDGER_TS, kb };
+	for (op = MDB_SET_RANGE; (rc = mdb_cursor_get(c, &k, &v, op)) == 0;
+	     op = MDB_NEXT) {
+		p = k.mv_data;
+		/*
+		 * Another object's key may share this one as a prefix; its
+		 * next byte is a name byte or a separator (>= 0x1d), above
+		 * the leading 0 of any ts, so it sorts after this range.
+		 */
+		if (k.mv_size != objlen + STORE_LEDGER_TS ||
+		    memcmp(p, obj, objlen) != 0) {
+			rc = MDB_NOTFOUND;
+			break;
+		}
+		for (ts = 0, i = 0; i < STORE_LEDGER_TS; i++)
+			ts = ts << 8 | p[objlen + (size_t)i];
+		if ((int64_t)ts > to_ms) {
+			rc = MDB_NOTFOUND;
+			break;
+		}
+		if (cb((int64_t)ts, v.mv_data, v.mv_size, arg) != 0) {
+			rc = MDB_NOTFOUND;
+			break;
+		}
+	}
+	mdb_cursor_close(c);
+	store_rend(s);
+	if (rc != MDB_NOTFOUND)
+		return store_fail(s, "store_ledger_foreach", rc);
+	store_ok(s);
+	return STORE_OK;
+}
+
+/* Each object with ledger records under PREFIX, once. */
+int
+store_ledger_objects(struct store *s, const void *prefix, size_t plen,
+    store_ledger_obj_cb cb, void *arg)
+{
+	unsigned char kb[STORE_KEY_MAX + 1];
+	MDB_cursor *c;
+	MDB_val k, v;
+	size_t olen;
+	int rc, op;
+
+	if (plen > STORE_KEY_MAX)
+		return STORE_OK;
+	if (store_rbegin(s) != 0)
+		return STORE_ERROR;
+	if ((rc = mdb_cursor_open(s->rtxn, s->ledger, &c)) != 0) {
+		store_rend(s);
+		return store_fail(s, "store_ledger_objects", rc);
+	}
+	memcpy(kb, prefix, plen);
+	k = (MDB_val) { plen, kb };
+	op = plen > 0 ? MDB_SET_RANGE : MDB_FIRST;
+	while ((rc = mdb_cursor_get(c, &k, &v, op)) == 0) {
+		if (k.mv_size <= STORE_LEDGER_TS ||
+		    memcmp(k.mv_data, prefix, plen) != 0) {
+			if (k.mv_size > STORE_LEDGER_TS) {
+				rc = MDB_NOTFOUND;
+				break;
+			}
+			op = MDB_NEXT;
+			continue;
+		}
+		olen = k.mv_size - STORE_LEDGER_TS;
+		/* Copy out: the callback may read the store again. */
+		memcpy(kb, k.mv_data, olen);
+		if (cb(kb, olen, arg) != 0) {
+			rc = MDB_NOTFOUND;
+			break;
+		}
+		/*
+		 * Skip this object's other records. Every ts starts with a
+		 * 0 byte (ts < 2^56), and a longer object's next byte is at
+		 * least 0x1d, so OBJ + 0x01 lies between the two.
+		 */
+		kb[olen] = 0x01;
+		k = (MDB_val) { olen + 1, kb };
+		op = MDB_SET_RANGE;
+	}
+	mdb_cursor_close(c);
+	store_rend(s);
+	if (rc != MDB_NOTFOUND)
+		return store_fail(s, "store_ledger_objects", rc);
+	store_ok(s);
+	return STORE_OK;
 }
 
 /* Append EVENT alone. */

@@ -30,26 +30,43 @@ enum store_rc {
 /* objects DBI: canonical object or rule key -> assignment. */
 struct store_route {
 	uint32_t wave;
-	uint64_t seq;	  /* event sequence of the last change */
+	uint64_t seq; /* event sequence of the last change */
 	int64_t since_ms; /* when it was assigned */
 };
 
 /* waves DBI: wave number -> state. Field meanings belong to wave.h. */
 struct store_wave {
 	uint32_t n;
-	uint8_t state;	  /* enum wave_state */
-	uint8_t pct;	  /* canary share, 0..100 */
-	uint8_t flags;	  /* WAVE_F_* */
-	uint64_t seq;	  /* event sequence of the last transition */
+	uint8_t state; /* enum wave_state */
+	uint8_t pct; /* canary share, 0..100 */
+	uint8_t flags; /* WAVE_F_* */
+	uint64_t seq; /* event sequence of the last transition */
 	int64_t since_ms; /* when the current state began */
-	int64_t flipped_ms;  /* last move off the warehouse (0: never) */
-	int64_t frozen_ms;   /* when frozen (0: never) */
+	int64_t flipped_ms; /* last move off the warehouse (0: never) */
+	int64_t frozen_ms; /* when frozen (0: never) */
 	int64_t rollback_ms; /* last rollback (0: never) */
 	uint32_t gate_min_clean; /* per-wave override, 0: policy default */
-	int64_t gate_window_ms;	 /* per-wave override, 0: policy default */
-	char reason[256];	 /* why the current state */
-	char actor[64];		 /* who made it */
-	char signoff[64];	 /* who signed off (decommission gate) */
+	int64_t gate_window_ms; /* per-wave override, 0: policy default */
+	char reason[256]; /* why the current state */
+	char actor[64]; /* who made it */
+	char signoff[64]; /* who signed off (decommission gate) */
+	int64_t signoff_ms; /* when (0: no sign-off) */
+};
+
+/* One key and value, borrowed (ledger appends). */
+struct store_kv {
+	const void *key;
+	size_t keylen;
+	const void *val;
+	size_t vallen;
+};
+
+/* The outcome of store_ledger_append. */
+struct store_ledger_res {
+	size_t added; /* new records */
+	size_t duplicates; /* already stored with the same value */
+	size_t conflict; /* on STORE_REFUSED: index of the first record
+			    whose key holds a different value */
 };
 
 /*
@@ -90,8 +107,8 @@ int store_wave_foreach(struct store *, store_wave_cb, void *);
  * Events: each value is a JSON object with "seq" and "ts" set by the store.
  * Iterate events with seq > AFTER, at most LIMIT (0: all).
  */
-typedef int (*store_event_cb)(uint64_t seq, const char *json, size_t len,
-    void *arg);
+typedef int (
+    *store_event_cb)(uint64_t seq, const char *json, size_t len, void *arg);
 int store_event_foreach(struct store *, uint64_t after, size_t limit,
     store_event_cb, void *);
 /* Highest sequence number assigned so far. */
@@ -122,5 +139,31 @@ int store_wave_update(struct store *, uint32_t n, int64_t now_ms,
     store_wave_update_cb, void *arg, json_t *event);
 /* Append an event that changes nothing else. */
 int store_event_append(struct store *, int64_t now_ms, json_t *event);
+
+/*
+ * The ledger DBI (append-only; keys and values are routing/ledger.h's).
+ * Append N records and EVENT in one synced txn: all or nothing. A key
+ * already stored (or given twice) with the same value is a duplicate,
+ * skipped and counted; with a different value nothing is written and the
+ * answer is STORE_REFUSED with its index in RES->conflict. The store sets
+ * "added" and "duplicates" in EVENT.
+ */
+int store_ledger_append(struct store *, const struct store_kv *, size_t n,
+    int64_t now_ms, json_t *event, struct store_ledger_res *res);
+/*
+ * Call CB for the records of the object whose key is OBJ (OBJLEN bytes)
+ * dated FROM_MS..TO_MS (inclusive), oldest first. VAL lives for the call.
+ */
+typedef int (
+    *store_ledger_cb)(int64_t ts_ms, const void *val, size_t len, void *arg);
+int store_ledger_foreach(struct store *, const void *obj, size_t objlen,
+    int64_t from_ms, int64_t to_ms, store_ledger_cb, void *arg);
+/*
+ * Call CB once for every object with ledger records whose key starts with
+ * PREFIX (PLEN bytes; 0 for all), in key order.
+ */
+typedef int (*store_ledger_obj_cb)(const void *obj, size_t objlen, void *arg);
+int store_ledger_objects(struct store *, const void *prefix, size_t plen,
+    store_ledger_obj_cb, void *arg);
 
 #endif

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "lib/log.h"
+#include "lib/units.h"
 #include "routing/store.h"
 #include "routing/wave.h"
 
@@ -28,6 +29,10 @@ enum wave_action {
 	WAVE_ACT_FLIP,
 	WAVE_ACT_ROLLBACK,
 	WAVE_ACT_ACK,
+	WAVE_ACT_SIGNOFF,
+	WAVE_ACT_FREEZE,
+	WAVE_ACT_RETIRE,
+	WAVE_ACT_SET,
 };
 
 /* One transition request, handed to the update callback. */
@@ -40,7 +45,11 @@ struct wave_req {
 	const char *actor;
 	const char *reason;
 	int64_t now_ms;
-	char msg[512]; /* the sentence for the operator */
+	const struct wave_gate *gate; /* flip, freeze */
+	uint64_t grace_ms; /* freeze, retire */
+	const char *by; /* signoff */
+	const struct wave_overrides *ov; /* set */
+	char msg[1024]; /* the sentence for the operator */
 	uint8_t from; /* state found */
 };
 
@@ -48,10 +57,16 @@ static void wave_msg(struct wave_req *, const char *, ...)
     __attribute__((__format__(__printf__, 2, 3)));
 static int wave_refuse(struct wave_req *, struct store_wave *, json_t *,
     bool *);
-static int wave_gate_check(const struct store_wave *, struct wave_req *);
+static int wave_gate_check(const struct store_wave *, struct wave_req *,
+    json_t *);
+static void wave_time(int64_t, char *, size_t);
 static int wave_flip_cb(struct store_wave *, json_t *, bool *, void *);
 static int wave_rollback_cb(struct store_wave *, json_t *, bool *, void *);
 static int wave_ack_cb(struct store_wave *, json_t *, bool *, void *);
+static int wave_signoff_cb(struct store_wave *, json_t *, bool *, void *);
+static int wave_freeze_cb(struct store_wave *, json_t *, bool *, void *);
+static int wave_retire_cb(struct store_wave *, json_t *, bool *, void *);
+static int wave_set_cb(struct store_wave *, json_t *, bool *, void *);
 static void wave_enter(struct wave_req *, struct store_wave *, enum wave_state,
     json_t *, const char *);
 static int wave_run(struct store *, struct wave_req *, store_wave_update_cb,
@@ -118,13 +133,20 @@ static int
 wave_refuse(struct wave_req *q, struct store_wave *w, json_t *event,
     bool *record)
 {
-	static const char *const actions[] = { "flip", "rollback", "ack" };
+	static const char *const actions[] = { "flip", "rollback", "ack",
+		"signoff", "freeze", "retire", "set" };
 	enum wave_state to = q->to;
 
 	if (q->action == WAVE_ACT_ROLLBACK)
 		to = WAVE_ROLLED_BACK;
 	else if (q->action == WAVE_ACT_ACK)
 		to = WAVE_WAREHOUSE;
+	else if (q->action == WAVE_ACT_FREEZE)
+		to = WAVE_FROZEN;
+	else if (q->action == WAVE_ACT_RETIRE)
+		to = WAVE_RETIRED;
+	else if (q->action != WAVE_ACT_FLIP)
+		to = w->state;
 	json_object_set_new(event, "type", json_string("wave.refused"));
 	json_object_set_new(event, "action", json_string(actions[q->action]));
 	json_object_set_new(event, "from",
@@ -137,16 +159,48 @@ wave_refuse(struct wave_req *q, struct store_wave *w, json_t *event,
 	return STORE_REFUSED;
 }
 
+/* MS as RFC 3339 text, or "never". */
+static void
+wave_time(int64_t ms, char *buf, size_t len)
+{
+	if (ms == 0)
+		strlcpy(buf, "never", len);
+	else
+		units_time_format(ms, buf, len);
+}
+
 /*
- * The cutover gate. XXX gates land with the policy module: the flip will
- * ask it here (inside the txn, against the wave as read) and refuse with its
- * list of blocking objects. Until then every flip passes.
+ * Apply the caller's gate verdict to the wave as read in the txn: it must
+ * have been computed on this very record, and it must pass. The verdict
+ * and its evidence go into EVENT either way. 0 or -1 (MSG set).
  */
 static int
-wave_gate_check(const struct store_wave *w, struct wave_req *q)
+wave_gate_check(const struct store_wave *w, struct wave_req *q, json_t *event)
 {
-	(void)w;
-	(void)q;
+	const struct wave_gate *g = q->gate;
+	json_t *j;
+
+	if (g == NULL) {
+		json_object_set_new(event, "gate", json_string("off"));
+		return 0;
+	}
+	j = json_pack("{s:b,s:s}", "pass", g->pass, "message",
+	    g->msg != NULL ? g->msg : "");
+	if (j != NULL && g->evidence != NULL)
+		json_object_set(j, "objects", g->evidence);
+	if (j != NULL)
+		json_object_set_new(event, "gate", j);
+	if (g->seq != w->seq) {
+		wave_msg(q,
+		    "wave %u changed while its gate was evaluated; try "
+		    "again",
+		    q->n);
+		return -1;
+	}
+	if (!g->pass) {
+		wave_msg(q, "%s", g->msg != NULL ? g->msg : "the gate refused");
+		return -1;
+	}
 	return 0;
 }
 
@@ -232,7 +286,12 @@ wave_flip_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 		    q->n, w->state);
 		return wave_refuse(q, w, event, record);
 	}
-	if (wave_gate_check(w, q) == -1)
+	/*
+	 * The cutover gate guards every move of readers towards the
+	 * lakehouse; lowering a canary share is the safe direction.
+	 */
+	if (!(to == WAVE_CANARY && w->state == WAVE_CANARY && pct <= w->pct) &&
+	    wave_gate_check(w, q, event) == -1)
 		return wave_refuse(q, w, event, record);
 
 	w->pct = to == WAVE_LAKEHOUSE ? 100 : (uint8_t)pct;
@@ -271,7 +330,11 @@ wave_rollback_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 		    q->n);
 		return wave_refuse(q, w, event, record);
 	case WAVE_RETIRED:
-		wave_msg(q, "wave %u is retired; retired is final", q->n);
+		wave_msg(q,
+		    "wave %u is retired; retired is final: the warehouse "
+		    "copy of its tables is no longer written nor consulted, "
+		    "so there is nothing to roll back to",
+		    q->n);
 		return wave_refuse(q, w, event, record);
 	case WAVE_WAREHOUSE:
 	case WAVE_ROLLED_BACK:
@@ -288,6 +351,9 @@ wave_rollback_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 	}
 	w->pct = 0;
 	w->rollback_ms = q->now_ms;
+	/* A sign-off was for the run that just ended. */
+	w->signoff[0] = '\0';
+	w->signoff_ms = 0;
 	wave_enter(q, w, WAVE_ROLLED_BACK, event, "wave.rollback");
 	wave_msg(q, "wave %u rolled back from %s to the warehouse", q->n,
 	    wave_state_name(q->from));
@@ -311,6 +377,156 @@ wave_ack_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 	w->pct = 0;
 	wave_enter(q, w, WAVE_WAREHOUSE, event, "wave.ack");
 	wave_msg(q, "wave %u: rollback acknowledged, back to warehouse", q->n);
+	return STORE_OK;
+}
+
+/* Sign-off rules: a wave whose readers are (partly) on the lakehouse. */
+static int
+wave_signoff_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
+{
+	struct wave_req *q = arg;
+
+	q->from = w->state;
+	json_object_set_new(event, "by", json_string(q->by));
+	if (w->state != WAVE_CANARY && w->state != WAVE_LAKEHOUSE) {
+		wave_msg(q,
+		    "wave %u is %s: a sign-off is for a wave whose readers "
+		    "are on the lakehouse (canary or lakehouse)",
+		    q->n, wave_state_name(w->state));
+		return wave_refuse(q, w, event, record);
+	}
+	strlcpy(w->signoff, q->by, sizeof(w->signoff));
+	w->signoff_ms = q->now_ms;
+	json_object_set_new(event, "type", json_string("wave.signoff"));
+	json_object_set_new(event, "state",
+	    json_string(wave_state_name(w->state)));
+	wave_msg(q, "wave %u signed off by %s", q->n, q->by);
+	return STORE_OK;
+}
+
+/* Freeze rules: a lakehouse wave whose decommission gate holds. */
+static int
+wave_freeze_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
+{
+	struct wave_req *q = arg;
+	char ends[40], dur[32];
+
+	q->from = w->state;
+	if (w->state != WAVE_LAKEHOUSE) {
+		if (w->state == WAVE_FROZEN)
+			wave_msg(q, "wave %u is already frozen", q->n);
+		else if (w->state == WAVE_CANARY)
+			wave_msg(q,
+			    "wave %u is a canary at %u%%: flip it to the "
+			    "lakehouse before freezing it",
+			    q->n, w->pct);
+		else
+			wave_msg(q,
+			    "wave %u is %s: only a wave on the lakehouse can "
+			    "be frozen",
+			    q->n, wave_state_name(w->state));
+		return wave_refuse(q, w, event, record);
+	}
+	if (wave_gate_check(w, q, event) == -1)
+		return wave_refuse(q, w, event, record);
+	if (w->signoff[0] == '\0') {
+		/* The gate said yes without one: never freeze unsigned. */
+		wave_msg(q,
+		    "wave %u has no sign-off: floectl wave signoff %u "
+		    "--by NAME",
+		    q->n, q->n);
+		return wave_refuse(q, w, event, record);
+	}
+	w->frozen_ms = q->now_ms;
+	wave_enter(q, w, WAVE_FROZEN, event, "wave.freeze");
+	units_time_format(q->now_ms + (int64_t)q->grace_ms, ends, sizeof(ends));
+	units_format_duration(q->grace_ms, dur, sizeof(dur));
+	json_object_set_new(event, "signoff", json_string(w->signoff));
+	json_object_set_new(event, "grace", json_string(dur));
+	json_object_set_new(event, "grace_ends", json_string(ends));
+	wave_msg(q,
+	    "wave %u frozen: writes to the warehouse copy are refused, the "
+	    "lakehouse is authoritative; the grace period (%s) ends %s",
+	    q->n, dur, ends);
+	return STORE_OK;
+}
+
+/* Retire rules: frozen, grace over, no rollback since the freeze. */
+static int
+wave_retire_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
+{
+	struct wave_req *q = arg;
+	char t1[40], t2[40], dur[32];
+	int64_t ends;
+
+	q->from = w->state;
+	units_format_duration(q->grace_ms, dur, sizeof(dur));
+	if (w->frozen_ms != 0 && w->rollback_ms >= w->frozen_ms &&
+	    w->state != WAVE_RETIRED) {
+		wave_time(w->rollback_ms, t1, sizeof(t1));
+		wave_time(w->frozen_ms, t2, sizeof(t2));
+		wave_msg(q,
+		    "wave %u was rolled back at %s, after its freeze at %s: "
+		    "only a wave frozen again and kept for a whole grace "
+		    "period (%s) without a rollback can retire",
+		    q->n, t1, t2, dur);
+		return wave_refuse(q, w, event, record);
+	}
+	if (w->state != WAVE_FROZEN) {
+		if (w->state == WAVE_RETIRED)
+			wave_msg(q, "wave %u is already retired", q->n);
+		else
+			wave_msg(q,
+			    "wave %u is %s: only a frozen wave can retire "
+			    "(floectl wave freeze %u first)",
+			    q->n, wave_state_name(w->state), q->n);
+		return wave_refuse(q, w, event, record);
+	}
+	ends = w->frozen_ms + (int64_t)q->grace_ms;
+	if (q->now_ms < ends) {
+		wave_time(ends, t1, sizeof(t1));
+		wave_time(w->frozen_ms, t2, sizeof(t2));
+		wave_msg(q,
+		    "wave %u is in its grace period until %s (frozen at %s, "
+		    "grace %s): it can retire after that",
+		    q->n, t1, t2, dur);
+		json_object_set_new(event, "grace_ends", json_string(t1));
+		return wave_refuse(q, w, event, record);
+	}
+	wave_enter(q, w, WAVE_RETIRED, event, "wave.retire");
+	wave_msg(q,
+	    "wave %u retired: final; the warehouse copy of its tables is no "
+	    "longer consulted",
+	    q->n);
+	return STORE_OK;
+}
+
+/* Overrides of the cutover gate; the state is unchanged. */
+static int
+wave_set_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
+{
+	struct wave_req *q = arg;
+	char dur[32];
+
+	q->from = w->state;
+	if (w->state == WAVE_RETIRED) {
+		wave_msg(q, "wave %u is retired; retired is final", q->n);
+		return wave_refuse(q, w, event, record);
+	}
+	if (q->ov->set_min_clean)
+		w->gate_min_clean = q->ov->min_clean;
+	if (q->ov->set_window)
+		w->gate_window_ms = q->ov->window_ms;
+	json_object_set_new(event, "type", json_string("wave.set"));
+	json_object_set_new(event, "gate_min_clean",
+	    w->gate_min_clean > 0 ? json_integer(w->gate_min_clean) :
+				    json_null());
+	if (w->gate_window_ms > 0)
+		units_format_duration((uint64_t)w->gate_window_ms, dur,
+		    sizeof(dur));
+	json_object_set_new(event, "gate_window",
+	    w->gate_window_ms > 0 ? json_string(dur) : json_null());
+	wave_msg(q, "wave %u: cutover gate overrides set", q->n);
 	return STORE_OK;
 }
 
@@ -358,13 +574,14 @@ out:
 /* Flip wave N to the canary (PCT) or the lakehouse. */
 int
 wave_flip(struct store *s, uint32_t n, enum wave_state to, unsigned pct,
-    const char *actor, const char *reason, int64_t now_ms, char *msg,
-    size_t msglen)
+    const struct wave_gate *gate, const char *actor, const char *reason,
+    int64_t now_ms, char *msg, size_t msglen)
 {
 	struct wave_req q = { .action = WAVE_ACT_FLIP,
 		.n = n,
 		.to = to,
 		.pct = pct,
+		.gate = gate,
 		.actor = actor,
 		.reason = reason,
 		.now_ms = now_ms };
@@ -399,4 +616,65 @@ wave_ack(struct store *s, uint32_t n, const char *actor, int64_t now_ms,
 		.now_ms = now_ms };
 
 	return wave_run(s, &q, wave_ack_cb, "ack", msg, msglen);
+}
+
+/* Record a sign-off of wave N. */
+int
+wave_signoff(struct store *s, uint32_t n, const char *by, const char *actor,
+    int64_t now_ms, char *msg, size_t msglen)
+{
+	struct wave_req q = { .action = WAVE_ACT_SIGNOFF,
+		.n = n,
+		.by = by,
+		.actor = actor,
+		.now_ms = now_ms };
+
+	return wave_run(s, &q, wave_signoff_cb, "signoff", msg, msglen);
+}
+
+/* Freeze wave N behind its decommission gate. */
+int
+wave_freeze(struct store *s, uint32_t n, const struct wave_gate *gate,
+    uint64_t grace_ms, const char *actor, const char *reason, int64_t now_ms,
+    char *msg, size_t msglen)
+{
+	static const struct wave_gate none = { .pass = false,
+		.msg = "no decommission gate verdict was given" };
+	struct wave_req q = { .action = WAVE_ACT_FREEZE,
+		.n = n,
+		.gate = gate != NULL ? gate : &none,
+		.grace_ms = grace_ms,
+		.actor = actor,
+		.reason = reason,
+		.now_ms = now_ms };
+
+	return wave_run(s, &q, wave_freeze_cb, "freeze", msg, msglen);
+}
+
+/* Retire wave N after its grace period. */
+int
+wave_retire(struct store *s, uint32_t n, uint64_t grace_ms, const char *actor,
+    int64_t now_ms, char *msg, size_t msglen)
+{
+	struct wave_req q = { .action = WAVE_ACT_RETIRE,
+		.n = n,
+		.grace_ms = grace_ms,
+		.actor = actor,
+		.now_ms = now_ms };
+
+	return wave_run(s, &q, wave_retire_cb, "retire", msg, msglen);
+}
+
+/* Set wave N's gate overrides. */
+int
+wave_set(struct store *s, uint32_t n, const struct wave_overrides *ov,
+    const char *actor, int64_t now_ms, char *msg, size_t msglen)
+{
+	struct wave_req q = { .action = WAVE_ACT_SET,
+		.n = n,
+		.ov = ov,
+		.actor = actor,
+		.now_ms = now_ms };
+
+	return wave_run(s, &q, wave_set_cb, "set", msg, msglen);
 }

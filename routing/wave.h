@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct store;
+typedef struct json_t json_t;
 
 enum wave_state {
 	WAVE_WAREHOUSE = 0,
@@ -26,7 +27,7 @@ enum wave_state {
 enum wave_rc {
 	WAVE_OK = 0,
 	WAVE_REFUSED = 1, /* the transition is not allowed now: see MSG */
-	WAVE_ERROR = -1,  /* the store failed */
+	WAVE_ERROR = -1, /* the store failed */
 };
 
 const char *wave_state_name(enum wave_state);
@@ -36,16 +37,64 @@ int wave_state_parse(const char *name);
 int wave_parse(const char *, uint32_t *);
 
 /*
+ * A gate's verdict for one transition. The gates live in policy/gate.h,
+ * which routing does not call: the caller reads the wave (its record with
+ * event sequence SEQ), gathers the ledger, asks the gate and hands the
+ * verdict here. Inside the transition's txn wave.c checks that the wave is
+ * still that record (else it refuses: the wave changed meanwhile) and
+ * whether the gate applies to the move at all (lowering a canary share
+ * does not need it). Borrowed for the call.
+ */
+struct wave_gate {
+	bool pass;
+	uint64_t seq; /* the wave record the verdict was computed on */
+	const char *msg; /* the verdict in one sentence */
+	json_t *evidence; /* per-object evidence, copied into the event */
+};
+
+/* Per-wave cutover gate overrides (wave_set). */
+struct wave_overrides {
+	bool set_min_clean;
+	uint32_t min_clean; /* 0: back to the policy's */
+	bool set_window;
+	int64_t window_ms; /* 0: back to the policy's */
+};
+
+/*
  * Transitions. ACTOR is "floe" or the operator ("uid 1000"); REASON may be
  * NULL. On WAVE_REFUSED, MSG says why in one sentence for the operator.
+ *
+ * wave_flip moves to the canary (PCT 1..99; 100 is the lakehouse) or the
+ * lakehouse. GATE is the cutover gate's verdict; NULL means the policy has
+ * the gate turned off (gate_min_clean = 0), which the event records.
  */
 int wave_flip(struct store *, uint32_t n, enum wave_state to, unsigned pct,
-    const char *actor, const char *reason, int64_t now_ms, char *msg,
-    size_t msglen);
+    const struct wave_gate *gate, const char *actor, const char *reason,
+    int64_t now_ms, char *msg, size_t msglen);
 int wave_rollback(struct store *, uint32_t n, const char *actor,
     const char *reason, bool force_stale, int64_t now_ms, char *msg,
     size_t msglen);
 int wave_ack(struct store *, uint32_t n, const char *actor, int64_t now_ms,
     char *msg, size_t msglen);
+/* Record BY's sign-off of a canary or lakehouse wave (decommission gate). */
+int wave_signoff(struct store *, uint32_t n, const char *by, const char *actor,
+    int64_t now_ms, char *msg, size_t msglen);
+/*
+ * Freeze a lakehouse wave: GATE (required) is the decommission gate's
+ * verdict. Writes to the warehouse copy are refused from now on and the
+ * grace period of GRACE_MS starts.
+ */
+int wave_freeze(struct store *, uint32_t n, const struct wave_gate *gate,
+    uint64_t grace_ms, const char *actor, const char *reason, int64_t now_ms,
+    char *msg, size_t msglen);
+/*
+ * Retire a frozen wave once GRACE_MS have passed since the freeze without
+ * a rollback. Final.
+ */
+int wave_retire(struct store *, uint32_t n, uint64_t grace_ms,
+    const char *actor, int64_t now_ms, char *msg, size_t msglen);
+/* Set or clear wave N's cutover gate overrides (any state but retired). */
+int wave_set(struct store *, uint32_t n, const struct wave_overrides *,
+    const char *actor, int64_t now_ms, char *msg, size_t msglen);
 
 #endif

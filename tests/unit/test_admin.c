@@ -18,6 +18,7 @@
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/admin.h"
+#include "proxy/conf.h"
 #include "proxy/floe.h"
 #include "routing/store.h"
 #include "routing/wave.h"
@@ -29,6 +30,7 @@
 struct fixture {
 	struct routing_tmp *tmp;
 	struct floe f;
+	struct conf conf; /* only [policy] is read */
 };
 
 /* Test double: the main's status object. */
@@ -84,6 +86,12 @@ setup(void **state)
 		return -1;
 	}
 	fx->f.store = fx->tmp->store;
+	/* Most tests move waves freely: the cutover gate is off. */
+	fx->conf.policy.gate_min_clean = 0;
+	fx->conf.policy.gate_window_ms = 7 * 24 * 3600 * 1000LL;
+	fx->conf.policy.decommission_min_clean = 10;
+	fx->conf.policy.grace_ms = 14 * 24 * 3600 * 1000LL;
+	fx->f.conf = &fx->conf;
 	memset(&rlog, 0, sizeof(rlog));
 	*state = fx;
 	return 0;
@@ -389,8 +397,8 @@ test_resolve(void **state)
 
 	route_set(fx, "db.*", 7);
 	route_set(fx, "db.orders", 3);
-	assert_int_equal(wave_flip(fx->f.store, 3, WAVE_LAKEHOUSE, 100, "test",
-			     NULL, units_now_ms(), msg, sizeof(msg)),
+	assert_int_equal(wave_flip(fx->f.store, 3, WAVE_LAKEHOUSE, 100, NULL,
+			     "test", NULL, units_now_ms(), msg, sizeof(msg)),
 	    WAVE_OK);
 	j = expect(fx, 200, "GET", "/resolve/db.orders", NULL);
 	assert_string_equal(str(j, "target"), "lakehouse");
@@ -471,8 +479,8 @@ test_waves(void **state)
 	route_set(fx, "db.items", 3);
 	route_set(fx, "mkt.*", 3);
 	route_set(fx, "fin.ledger", 1);
-	assert_int_equal(wave_flip(fx->f.store, 3, WAVE_LAKEHOUSE, 100, "uid 5",
-			     "clean for a week", units_now_ms(), msg,
+	assert_int_equal(wave_flip(fx->f.store, 3, WAVE_LAKEHOUSE, 100, NULL,
+			     "uid 5", "clean for a week", units_now_ms(), msg,
 			     sizeof(msg)),
 	    WAVE_OK);
 	force_state(fx, 8, WAVE_ROLLED_BACK);
@@ -713,7 +721,7 @@ test_errors(void **state)
 		{ "GET", "/", NULL, 404, "NotFoundException", "no such" },
 		{ "GET", "/waves/3/flip/x", NULL, 404, "NotFoundException",
 		    "no such" },
-		{ "POST", "/waves/3/freeze", "{}", 404, "NotFoundException",
+		{ "POST", "/waves/3/thaw", "{}", 404, "NotFoundException",
 		    "no such" },
 		{ "GET", "nope", NULL, 400, "BadRequestException",
 		    "not a path" },

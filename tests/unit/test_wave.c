@@ -250,8 +250,8 @@ run_row(struct store *s, const struct row *r, uint32_t n, int64_t now,
 {
 	switch (r->act) {
 	case FLIP:
-		return wave_flip(s, n, r->to, r->pct, ACTOR, "ready", now, msg,
-		    len);
+		return wave_flip(s, n, r->to, r->pct, NULL, ACTOR, "ready", now,
+		    msg, len);
 	case ROLLBACK:
 		return wave_rollback(s, n, ACTOR, "errors", r->force, now, msg,
 		    len);
@@ -374,8 +374,8 @@ test_new_wave(void **state)
 	assert_string_equal(jstr(ev, "to"), "rolled_back");
 	json_decref(ev);
 
-	assert_int_equal(wave_flip(t->store, WAVE_MAX, WAVE_CANARY, 5, "floe",
-			     NULL, T0, NULL, 0),
+	assert_int_equal(wave_flip(t->store, WAVE_MAX, WAVE_CANARY, 5, NULL,
+			     "floe", NULL, T0, NULL, 0),
 	    WAVE_OK);
 	assert_int_equal(store_wave_get(t->store, WAVE_MAX, &w), STORE_OK);
 	assert_int_equal(w.state, WAVE_CANARY);
@@ -399,27 +399,27 @@ test_lifecycle(void **state)
 	json_t *all;
 	size_t i;
 
-	assert_int_equal(wave_flip(t->store, 3, WAVE_CANARY, 5, ACTOR, NULL,
-			     T0 + 1, msg, sizeof(msg)),
+	assert_int_equal(wave_flip(t->store, 3, WAVE_CANARY, 5, NULL, ACTOR,
+			     NULL, T0 + 1, msg, sizeof(msg)),
 	    WAVE_OK);
-	assert_int_equal(wave_flip(t->store, 3, WAVE_CANARY, 50, ACTOR, NULL,
-			     T0 + 2, msg, sizeof(msg)),
+	assert_int_equal(wave_flip(t->store, 3, WAVE_CANARY, 50, NULL, ACTOR,
+			     NULL, T0 + 2, msg, sizeof(msg)),
 	    WAVE_OK);
-	assert_int_equal(wave_flip(t->store, 3, WAVE_LAKEHOUSE, 0, ACTOR, NULL,
-			     T0 + 3, msg, sizeof(msg)),
+	assert_int_equal(wave_flip(t->store, 3, WAVE_LAKEHOUSE, 0, NULL, ACTOR,
+			     NULL, T0 + 3, msg, sizeof(msg)),
 	    WAVE_OK);
 	assert_int_equal(wave_rollback(t->store, 3, "floe", "error rate", false,
 			     T0 + 4, msg, sizeof(msg)),
 	    WAVE_OK);
-	assert_int_equal(wave_flip(t->store, 3, WAVE_LAKEHOUSE, 0, ACTOR, NULL,
-			     T0 + 5, msg, sizeof(msg)),
+	assert_int_equal(wave_flip(t->store, 3, WAVE_LAKEHOUSE, 0, NULL, ACTOR,
+			     NULL, T0 + 5, msg, sizeof(msg)),
 	    WAVE_REFUSED);
 	assert_string_equal(msg,
 	    "wave 3 was rolled back; acknowledge the rollback first: "
 	    "floectl wave ack 3");
 	assert_int_equal(wave_ack(t->store, 3, ACTOR, T0 + 6, msg, sizeof(msg)),
 	    WAVE_OK);
-	assert_int_equal(wave_flip(t->store, 3, WAVE_LAKEHOUSE, 0, ACTOR,
+	assert_int_equal(wave_flip(t->store, 3, WAVE_LAKEHOUSE, 0, NULL, ACTOR,
 			     "again", T0 + 7, msg, sizeof(msg)),
 	    WAVE_OK);
 
@@ -456,8 +456,8 @@ test_store_error(void **state)
 	char err[256], msg[256];
 	uint64_t seq;
 
-	assert_int_equal(wave_flip(t->store, 5, WAVE_CANARY, 5, ACTOR, NULL, T0,
-			     msg, sizeof(msg)),
+	assert_int_equal(wave_flip(t->store, 5, WAVE_CANARY, 5, NULL, ACTOR,
+			     NULL, T0, msg, sizeof(msg)),
 	    WAVE_OK);
 	store_free(t->store);
 	assert_int_equal(routing_tmp_raw_put(t->dir, "waves", k5, 4, bad, 1),
@@ -472,8 +472,8 @@ test_store_error(void **state)
 	assert_int_equal(store_last_seq(t->store), seq);
 	assert_false(store_is_healthy(t->store));
 	/* Other waves still move. */
-	assert_int_equal(wave_flip(t->store, 6, WAVE_LAKEHOUSE, 0, ACTOR, NULL,
-			     T0, msg, sizeof(msg)),
+	assert_int_equal(wave_flip(t->store, 6, WAVE_LAKEHOUSE, 0, NULL, ACTOR,
+			     NULL, T0, msg, sizeof(msg)),
 	    WAVE_OK);
 	assert_true(store_is_healthy(t->store));
 }

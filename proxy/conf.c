@@ -122,6 +122,8 @@ static const struct conf_key conf_keys[] = {
 	{ "floe", "namespace_separator", conf_parse_str,
 	    F(namespace_separator) },
 	{ "floe", "drain", conf_parse_dur, F(drain_ms) },
+	{ "floe", "cache_size", conf_parse_size, F(cache_size) },
+	{ "floe", "cache_ttl", conf_parse_durpos, F(cache_ttl_ms) },
 
 	{ "warehouse", "uri", conf_parse_uri, W(uri) },
 	{ "warehouse", "warehouse", conf_parse_str, W(warehouse) },
@@ -888,6 +890,8 @@ conf_new(const char *path)
 	c->max_body = 8 * 1024 * 1024;
 	c->max_header = 16 * 1024;
 	c->drain_ms = 10 * 1000;
+	c->cache_size = 64 << 20;
+	c->cache_ttl_ms = 60 * 1000;
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		c->target[side].timeout_ms = 10 * 1000;
 		c->target[side].connect_timeout_ms = 2 * 1000;

@@ -177,6 +177,8 @@ assert_defaults(const struct conf *c)
 	assert_int_equal(c->max_header, 16 << 10);
 	assert_null(c->namespace_separator);
 	assert_int_equal(c->drain_ms, 10000);
+	assert_int_equal(c->cache_size, 64 << 20);
+	assert_int_equal(c->cache_ttl_ms, 60000);
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		assert_int_equal(c->target[side].timeout_ms, 10000);
 		assert_int_equal(c->target[side].connect_timeout_ms, 2000);
@@ -258,6 +260,8 @@ test_full(void **state __unused)
 	assert_int_equal(c->max_header, 32 << 10);
 	assert_string_equal(c->namespace_separator, ".");
 	assert_int_equal(c->drain_ms, 0);
+	assert_int_equal(c->cache_size, 1 << 20);
+	assert_int_equal(c->cache_ttl_ms, 5000);
 
 	w = &c->target[ROUTE_WAREHOUSE];
 	assert_string_equal(w->uri, "http://10.0.0.5:9001/catalog");

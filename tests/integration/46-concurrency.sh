@@ -130,6 +130,34 @@ wait "$slow"
 expect_eq "the slow lakehouse reads all completed with 200" 40 \
 	"$(jq '.statuses["200"] // 0' "$T/slow.json")"
 cat_clear lakehouse
+
+# --- clients that go away while their request waits upstream
+fault lakehouse '{"match":"/tables/bunnies","delay_ms":1500}'
+fault lakehouse '{"match":"/namespaces/db/tables","delay_ms":1500}'
+node -e '
+	const net = require("net");
+	const paths = ["/v1/routed/namespaces/db/tables/bunnies",
+		"/v1/routed/namespaces/db/tables"];
+	let n = 0;
+	for (let i = 0; i < 20; i++) {
+		const s = net.connect(Number(process.argv[1]), "127.0.0.1", () => {
+			s.write(`GET ${paths[i % 2]} HTTP/1.1\r\nHost: x\r\n\r\n`);
+			setTimeout(() => { s.destroy(); if (++n === 20) process.exit(0); }, 200);
+		});
+		s.on("error", () => {});
+	}
+	setTimeout(() => process.exit(1), 10000);' "$LISTEN"
+expect_eq "20 clients sent requests and hung up" 0 "$?"
+curl -s --max-time 5 --unix-socket "$SOCK" http://floe/status >"$T/status"
+expect_eq "/status: their upstream transfers were dropped (no lakehouse connection busy)" 0 \
+	"$(jq '.catalogs.lakehouse.connections - .catalogs.lakehouse.idle' "$T/status")"
+cat_clear lakehouse
+get /v1/routed/namespaces/db/tables/bunnies
+expect_status "the next lakehouse read works" 200
+get /v1/routed/namespaces/db/tables
+expect_status "the next listing works" 200
+sleep 1.5
+kill -0 "$FLOE_PID" 2>/dev/null && ok "floe is up after the late answers" || bad "floe died"
 curl -s --max-time 5 --unix-socket "$SOCK" http://floe/status >"$T/status"
 expect_eq "/status: no client connections left open" 0 \
 	"$(jq '.connections' "$T/status")"

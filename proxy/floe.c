@@ -33,7 +33,9 @@
 #include "proxy/floe_main.h"
 #include "proxy/request.h"
 #include "proxy/server.h"
+#include "proxy/tlsctx.h"
 #include "proxy/upstream.h"
+#include "policy/auth.h"
 #include "policy/rlog.h"
 #include "routing/store.h"
 #include "routing/wave.h"
@@ -111,20 +113,35 @@ floe_open_store(struct floe *f)
 	warned = false;
 }
 
-/* Raise the open-file limit as far as allowed; say what it is. */
+/*
+ * Raise the open-file limit as far as allowed and say what it is: every
+ * client connection is a descriptor, and 10,000 of them must fit.
+ */
 static void
 floe_raise_nofile(void)
 {
 	struct rlimit rl;
+	rlim_t was;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1) {
+		log_warn("%s: getrlimit", __func__);
 		return;
+	}
+	was = rl.rlim_cur;
 	if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1) {
 			log_warn("%s: setrlimit", __func__);
+			rl.rlim_cur = was;
+		}
 	}
-	log_debug("open files limit %llu", (unsigned long long)rl.rlim_cur);
+	if (rl.rlim_cur != was)
+		log_info("open files limit raised from %llu to %llu (the "
+			 "hard limit)",
+		    (unsigned long long)was, (unsigned long long)rl.rlim_cur);
+	else
+		log_info("open files limit %llu%s", (unsigned long long)was,
+		    rl.rlim_cur == rl.rlim_max ? " (the hard limit)" : "");
 }
 
 /* Open (or reopen) the access log. */
@@ -149,28 +166,47 @@ floe_open_access_log(struct floe *f)
 	f->access_fd = fd;
 }
 
-/*
- * Settings this floe parses but does not serve yet: refuse to start rather
- * than run without what the operator asked for (a plain listener where TLS
- * was configured, no client authentication where it was).
- */
+/* Load the [auth] verifier into F->auth. 0, or -1 with ERR. */
 static int
-floe_unsupported(const struct conf *c)
+floe_load_auth(const struct conf *c, struct auth **out, char *err,
+    size_t errlen)
 {
-	if (c->tls_cert != NULL || c->listen_plain != NULL) {
-		log_warnx("%s: [floe] tls_cert/listen_plain: TLS on the "
-			  "listener is not supported by this floe yet; remove "
-			  "the keys or put a TLS terminator in front",
-		    c->path);
+	int mode = auth_mode_parse(c->auth.mode);
+
+	*out = NULL;
+	if (mode == -1) {
+		snprintf(err, errlen, "%s: [auth] mode %s: unknown", c->path,
+		    c->auth.mode);
 		return -1;
 	}
-	if (c->auth.mode != NULL && strcmp(c->auth.mode, "none") != 0) {
-		log_warnx("%s: [auth] mode = %s is not supported by this floe "
-			  "yet; only none",
-		    c->path, c->auth.mode);
+	if (mode == AUTH_NONE)
+		return 0;
+	if ((*out = auth_load(mode, c->auth.token_file, c->auth.jwks_file,
+		 c->auth.audience, c->auth.issuer, err, errlen)) == NULL)
 		return -1;
-	}
 	return 0;
+}
+
+/* Say how clients are authenticated. */
+static void
+floe_log_auth(const struct floe *f)
+{
+	switch (auth_mode(f->auth)) {
+	case AUTH_NONE:
+		break;
+	case AUTH_TOKEN:
+		log_info("client authentication: token (%zu clients)",
+		    auth_count(f->auth));
+		break;
+	case AUTH_JWT:
+		log_info("client authentication: jwt (%zu keys)",
+		    auth_count(f->auth));
+		break;
+	case AUTH_PASSTHROUGH:
+		log_info("client authentication: passthrough (the catalogs "
+			 "check the clients' tokens)");
+		break;
+	}
 }
 
 int
@@ -191,8 +227,16 @@ floe_run(const char *conf_path, int verbose)
 		log_warnx("%s", err);
 		return 1;
 	}
-	if (floe_unsupported(f->conf) == -1)
+	if (floe_load_auth(f->conf, &f->auth, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
 		return 1;
+	}
+	if (f->conf->tls_cert != NULL &&
+	    (f->tls = tlsctx_new(f->conf->tls_cert, f->conf->tls_key, err,
+		 sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	floe_raise_nofile();
 	f->started_ms = units_now_ms();
@@ -227,8 +271,18 @@ floe_run(const char *conf_path, int verbose)
 	so.write_timeout_ms = 60000;
 	f->front = server_new(f->base, &so, request_serve, request_serve_error,
 	    f);
-	if (server_listen_tcp(f->front, f->conf->listen, err, sizeof(err)) ==
-	    -1) {
+	/* The plain listener first: server_port() names the last one. */
+	if (f->conf->listen_plain != NULL &&
+	    server_listen_tcp(f->front, f->conf->listen_plain, err,
+		sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		return 1;
+	}
+	if ((f->tls != NULL
+		    ? server_listen_tls(f->front, f->conf->listen, f->tls, err,
+			  sizeof(err))
+		    : server_listen_tcp(f->front, f->conf->listen, err,
+			  sizeof(err))) == -1) {
 		log_warnx("%s", err);
 		return 1;
 	}
@@ -258,8 +312,14 @@ floe_run(const char *conf_path, int verbose)
 	f->tick = event_new(f->base, -1, EV_PERSIST, floe_tick_cb, f);
 	evtimer_add(f->tick, &one);
 	f->discover = discover_new(f);
-	log_info("floe listening on %s (port %d), admin socket %s",
-	    f->conf->listen, server_port(f->front), f->conf->admin_socket);
+	log_info("floe listening on %s (port %d%s), admin socket %s",
+	    f->conf->listen, server_port(f->front),
+	    f->tls != NULL ? ", TLS" : "", f->conf->admin_socket);
+	if (f->tls != NULL)
+		log_info("TLS certificate %s", tlsctx_subject(f->tls));
+	if (f->conf->listen_plain != NULL)
+		log_info("plain listener on %s", f->conf->listen_plain);
+	floe_log_auth(f);
 
 	event_base_dispatch(f->base);
 
@@ -280,6 +340,8 @@ floe_run(const char *conf_path, int verbose)
 	event_base_free(f->base);
 	store_free(f->store);
 	rlog_free(f->rlog);
+	auth_free(f->auth);
+	tlsctx_free(f->tls);
 	if (f->access_fd != -1)
 		close(f->access_fd);
 	conf_free(f->conf);
@@ -294,6 +356,7 @@ static void
 floe_reload(struct floe *f)
 {
 	struct conf *nc;
+	struct auth *na;
 	char err[512];
 	int i;
 
@@ -308,19 +371,48 @@ floe_reload(struct floe *f)
 	    strcmp(nc->target[0].uri, f->conf->target[0].uri) != 0 ||
 	    strcmp(nc->target[1].uri, f->conf->target[1].uri) != 0 ||
 	    (nc->target[0].ca_file != NULL) != (f->conf->target[0].ca_file != NULL) ||
-	    (nc->target[1].ca_file != NULL) != (f->conf->target[1].ca_file != NULL)) {
-		log_warnx("reload: listen, admin_socket, state_dir, catalog "
-			  "uris and ca_file change only on restart; keeping "
-			  "the running configuration");
+	    (nc->target[1].ca_file != NULL) !=
+		(f->conf->target[1].ca_file != NULL) ||
+	    (nc->tls_cert != NULL) != (f->conf->tls_cert != NULL) ||
+	    (nc->listen_plain != NULL) != (f->conf->listen_plain != NULL) ||
+	    (nc->listen_plain != NULL &&
+		strcmp(nc->listen_plain, f->conf->listen_plain) != 0)) {
+		log_warnx("reload: listen, listen_plain, TLS on or off, "
+			  "admin_socket, state_dir, catalog uris and ca_file "
+			  "change only on restart; keeping the running "
+			  "configuration");
 		conf_free(nc);
 		return;
 	}
+	/*
+	 * New client tokens or keys, and the certificate read again: open
+	 * connections keep the context they started with.
+	 */
+	if (floe_load_auth(nc, &na, err, sizeof(err)) == -1) {
+		log_warnx("reload: %s; keeping the running configuration",
+		    err);
+		conf_free(nc);
+		return;
+	}
+	if (f->tls != NULL && tlsctx_reload(f->tls, nc->tls_cert,
+				  nc->tls_key, err, sizeof(err)) == -1) {
+		log_warnx("reload: %s; keeping the running configuration",
+		    err);
+		auth_free(na);
+		conf_free(nc);
+		return;
+	}
+	auth_free(f->auth);
+	f->auth = na;
 	/* Same uris: new tokens, timeouts and policy apply from now on. */
 	for (i = 0; i < ROUTE_NSIDES; i++)
 		upstream_retarget(f->up[i], &nc->target[i]);
 	conf_free(f->conf);
 	f->conf = nc;
 	log_info("reload: configuration %s applied", f->conf_path);
+	if (f->tls != NULL)
+		log_info("reload: TLS certificate %s", tlsctx_subject(f->tls));
+	floe_log_auth(f);
 	floe_open_access_log(f);
 	discover_kick(f->discover);
 }
@@ -459,6 +551,25 @@ floe_metrics_text(struct floe *f)
 	return out;
 }
 
+/*
+ * May UID use the admin socket? admin_uids when set, else floe's own uid
+ * and root. The socket's mode 0600 is the first fence; this is the second.
+ */
+static bool
+floe_admin_uid_ok(const struct conf *c, uid_t uid)
+{
+	int i;
+
+	if (uid == (uid_t)-1)
+		return false;
+	if (c->nadmin_uids == 0)
+		return uid == 0 || uid == getuid();
+	for (i = 0; i < c->nadmin_uids; i++)
+		if (c->admin_uids[i] == uid)
+			return true;
+	return false;
+}
+
 /* The admin socket: one synchronous admin_handle() per request. */
 void
 floe_admin_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
@@ -466,7 +577,22 @@ floe_admin_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 	struct floe *f = arg;
 	struct admin_reply rep;
 	size_t blen = evbuffer_get_length(m->body);
+	uid_t uid = server_conn_uid(conn);
+	char body[256];
+	int n;
 
+	if (!floe_admin_uid_ok(f->conf, uid)) {
+		log_warnx("admin: uid %ld refused: not in admin_uids",
+		    uid == (uid_t)-1 ? -1L : (long)uid);
+		n = snprintf(body, sizeof(body),
+		    "{\"error\":{\"message\":\"uid %ld may not use the admin "
+		    "socket (admin_uids)\",\"type\":\"ForbiddenException\","
+		    "\"code\":403}}",
+		    uid == (uid_t)-1 ? -1L : (long)uid);
+		server_conn_close_after(conn);
+		server_reply_mem(conn, 403, "application/json", body, n);
+		return;
+	}
 	memset(&rep, 0, sizeof(rep));
 	admin_handle(f, m->method_name, m->target, m->target_len,
 	    blen > 0 ? (const char *)evbuffer_pullup(m->body, -1) : "", blen,

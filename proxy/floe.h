@@ -22,6 +22,8 @@ struct fetch;
 struct server;
 struct discover;
 struct rlog;
+struct auth;
+struct tlsctx;
 typedef struct json_t json_t;
 
 /* Counters for /status and /metrics, per side. */
@@ -44,6 +46,8 @@ struct floe {
 	struct server *front;  /* the REST listener */
 	struct server *admin;  /* the admin socket */
 	struct rlog *rlog;     /* the rollback log, or NULL if it cannot open */
+	struct auth *auth;     /* client authentication; NULL: mode none */
+	struct tlsctx *tls;    /* the listener's TLS context, or NULL */
 	struct event *sig[4];
 	struct event *tick;    /* 1 s housekeeping */
 	int access_fd;	       /* -1: access log off */

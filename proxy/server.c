@@ -28,12 +28,14 @@
 #include "lib/log.h"
 #include "lib/xmalloc.h"
 #include "proxy/server.h"
+#include "proxy/tlsctx.h"
 
 struct server_listener {
 	struct evconnlistener *l;
 	int port;
 	bool is_unix;
 	char *path;
+	struct tlsctx *tls; /* borrowed; NULL for plain */
 	LIST_ENTRY(server_listener) entry;
 };
 
@@ -46,6 +48,7 @@ struct server_conn {
 	bool closing;	  /* close once the output is written */
 	bool close_after; /* the answer ends the connection */
 	bool head_req;
+	bool tls;
 	server_abort_cb abort_cb;
 	void *abort_arg;
 	uid_t uid;
@@ -136,7 +139,7 @@ server_free(struct server *s)
 /* Register a bound listening socket FD. */
 static int
 server_add_listener(struct server *s, int fd, int port, const char *path,
-    char *err, size_t errlen)
+    struct tlsctx *tls, char *err, size_t errlen)
 {
 	struct server_listener *sl;
 
@@ -152,13 +155,15 @@ server_add_listener(struct server *s, int fd, int port, const char *path,
 	sl->port = port;
 	sl->is_unix = path != NULL;
 	sl->path = path != NULL ? xstrdup(path) : NULL;
+	sl->tls = tls;
 	LIST_INSERT_HEAD(&s->listeners, sl, entry);
 	return 0;
 }
 
-int
-server_listen_tcp(struct server *s, const char *hostport, char *err,
-    size_t errlen)
+/* Listen on HOSTPORT, speaking TLS with TLS unless it is NULL. */
+static int
+server_listen_inet(struct server *s, const char *hostport,
+    struct tlsctx *tls, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	int sslen = sizeof(ss), fd, on = 1;
@@ -193,7 +198,21 @@ server_listen_tcp(struct server *s, const char *hostport, char *err,
 	    ntohs(ss.ss_family == AF_INET6
 		    ? ((struct sockaddr_in6 *)&ss)->sin6_port
 		    : ((struct sockaddr_in *)&ss)->sin_port),
-	    NULL, err, errlen);
+	    NULL, tls, err, errlen);
+}
+
+int
+server_listen_tcp(struct server *s, const char *hostport, char *err,
+    size_t errlen)
+{
+	return server_listen_inet(s, hostport, NULL, err, errlen);
+}
+
+int
+server_listen_tls(struct server *s, const char *hostport,
+    struct tlsctx *tls, char *err, size_t errlen)
+{
+	return server_listen_inet(s, hostport, tls, err, errlen);
 }
 
 /*
@@ -240,7 +259,7 @@ server_listen_unix(struct server *s, const char *path, char *err,
 		return -1;
 	}
 	umask(old);
-	return server_add_listener(s, fd, 0, path, err, errlen);
+	return server_add_listener(s, fd, 0, path, NULL, err, errlen);
 }
 
 int
@@ -282,6 +301,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 {
 	struct server *s = arg;
 	struct server_listener *sl;
+	struct tlsctx *tls = NULL;
 	struct server_conn *c;
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
@@ -291,8 +311,10 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	c->srv = s;
 	c->uid = (uid_t)-1;
 	LIST_FOREACH(sl, &s->listeners, entry)
-		if (sl->l == l)
+		if (sl->l == l) {
 			c->port = sl->port;
+			tls = sl->tls;
+		}
 	if (sa->sa_family == AF_INET)
 		inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr,
 		    c->peer, sizeof(c->peer));
@@ -306,11 +328,20 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	}
 	if (sa->sa_family != AF_UNIX)
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-	c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	/*
+	 * A TLS connection handshakes inside its bufferevent; the idle timer
+	 * bounds a client that never finishes the handshake.
+	 */
+	c->tls = tls != NULL;
+	if (tls != NULL)
+		c->bev = tlsctx_accept(tls, s->base, fd);
+	else
+		c->bev = bufferevent_socket_new(s->base, fd,
+		    BEV_OPT_CLOSE_ON_FREE);
 	c->timer = evtimer_new(s->base, server_timer_cb, c);
 	if (c->bev == NULL || c->timer == NULL) {
 		log_warnx("%s: %s: out of memory", __func__, s->opts.name);
-		if (c->bev == NULL)
+		if (c->bev == NULL && tls == NULL)
 			close(fd);
 		else
 			bufferevent_free(c->bev);
@@ -404,6 +435,9 @@ server_event_cb(struct bufferevent *bev __unused, short what, void *arg)
 {
 	struct server_conn *c = arg;
 
+	/* A TLS handshake completed: the request comes next. */
+	if (what & BEV_EVENT_CONNECTED)
+		return;
 	if (what & BEV_EVENT_EOF && !c->busy && !c->closing &&
 	    h1_started(c->h1)) {
 		/* Half a request and a close: nothing to answer. */
@@ -531,4 +565,10 @@ int
 server_conn_port(const struct server_conn *c)
 {
 	return c->port;
+}
+
+bool
+server_conn_is_tls(const struct server_conn *c)
+{
+	return c->tls;
 }

@@ -19,6 +19,7 @@ struct event_base;
 struct evbuffer;
 struct server;
 struct server_conn;
+struct tlsctx;
 
 struct server_opts {
 	const char *name; /* "rest", "admin": for logs */
@@ -49,6 +50,12 @@ void server_free(struct server *);
 /* Listen on "host:port" or "[v6]:port". 0, or -1 with ERR. */
 int server_listen_tcp(struct server *, const char *hostport, char *err,
     size_t errlen);
+/*
+ * Listen on "host:port" speaking TLS with TLS (borrowed: it must outlive
+ * the server; a reload of it applies to new connections).
+ */
+int server_listen_tls(struct server *, const char *hostport, struct tlsctx *,
+    char *err, size_t errlen);
 /* Listen on a Unix socket PATH, mode 0600 (replacing a stale socket). */
 int server_listen_unix(struct server *, const char *path, char *err,
     size_t errlen);
@@ -80,5 +87,7 @@ const char *server_conn_peer(const struct server_conn *);
 uid_t server_conn_uid(const struct server_conn *);
 /* The listener port the connection came in on. */
 int server_conn_port(const struct server_conn *);
+/* The connection came in on a TLS listener. */
+bool server_conn_is_tls(const struct server_conn *);
 
 #endif

@@ -1,0 +1,35 @@
+/*
+ * floe: tlsctx.h -- the TLS server context of the REST listener. Owns the
+ * current SSL_CTX (certificate chain and key, TLS 1.2 and newer). A reload
+ * builds a new context and swaps it in: connections already open keep the
+ * context they started with (OpenSSL counts its references), new ones get
+ * the new certificate. Loop thread only.
+ */
+#ifndef FLOE_PROXY_TLSCTX_H
+#define FLOE_PROXY_TLSCTX_H
+
+#include <stddef.h>
+
+struct bufferevent;
+struct event_base;
+struct tlsctx;
+
+/* Load CERT (PEM chain) and KEY. NULL with ERR naming the file. */
+struct tlsctx *tlsctx_new(const char *cert, const char *key, char *err,
+    size_t errlen);
+void tlsctx_free(struct tlsctx *);
+/*
+ * Load CERT and KEY again (on SIGHUP). 0 and the new certificate serves
+ * new connections; -1 with ERR and the old one stays.
+ */
+int tlsctx_reload(struct tlsctx *, const char *cert, const char *key, char *err,
+    size_t errlen);
+/*
+ * A server-side TLS bufferevent for the accepted socket FD (closed with
+ * it). NULL if OpenSSL cannot make one (FD is then closed).
+ */
+struct bufferevent *tlsctx_accept(struct tlsctx *, struct event_base *, int fd);
+/* The subject of the certificate being served, for logs. */
+const char *tlsctx_subject(const struct tlsctx *);
+
+#endif

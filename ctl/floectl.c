@@ -23,6 +23,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/conf.h"
 
@@ -30,6 +31,7 @@
 #define CTL_EVENTS_PAGE 1000
 #define CTL_FOLLOW_MS 500
 #define CTL_TIMEOUT_S 60
+#define CTL_IMPORT_MAX (64 << 20) /* floe's admin body limit */
 
 enum ctl_exit {
 	CTL_OK = 0,
@@ -88,6 +90,12 @@ static void ctl_resp_clear(struct ctl_resp *);
 static int ctl_unreachable(const struct ctl *, const char *);
 static int ctl_call(struct ctl *, const char *, const char *, json_t *,
     struct ctl_resp *);
+static int ctl_call_raw(struct ctl *, const char *, const char *, const char *,
+    size_t, const char *, struct ctl_resp *);
+static void ctl_print_blocking(json_t *);
+static void ctl_table_fprint(FILE *, struct ctl_table *);
+static char *ctl_read_all(const char *, size_t *);
+static void ctl_print_evidence(const char *, json_t *);
 static char *ctl_escape(struct ctl *, const char *);
 static void ctl_print_json(const struct ctl_resp *);
 static char *ctl_text(const json_t *);
@@ -110,6 +118,14 @@ static int ctl_wave_move(struct ctl *, const char *, const char *, json_t *);
 static int ctl_wave_flip(struct ctl *, int, char **);
 static int ctl_wave_rollback(struct ctl *, int, char **);
 static int ctl_wave_ack(struct ctl *, int, char **);
+static int ctl_wave_signoff(struct ctl *, int, char **);
+static int ctl_wave_freeze(struct ctl *, int, char **);
+static int ctl_wave_retire(struct ctl *, int, char **);
+static int ctl_wave_set(struct ctl *, int, char **);
+static int ctl_ledger_add(struct ctl *, int, char **);
+static int ctl_ledger_import(struct ctl *, int, char **);
+static int ctl_ledger_show(struct ctl *, int, char **);
+static int ctl_eligible(struct ctl *, int, char **);
 static int ctl_events(struct ctl *, int, char **);
 static int ctl_metrics(struct ctl *, int, char **);
 static int ctl_help(struct ctl *, int, char **);
@@ -125,6 +141,14 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "wave", "flip", ctl_wave_flip },
 	{ "wave", "rollback", ctl_wave_rollback },
 	{ "wave", "ack", ctl_wave_ack },
+	{ "wave", "signoff", ctl_wave_signoff },
+	{ "wave", "freeze", ctl_wave_freeze },
+	{ "wave", "retire", ctl_wave_retire },
+	{ "wave", "set", ctl_wave_set },
+	{ "ledger", "add", ctl_ledger_add },
+	{ "ledger", "import", ctl_ledger_import },
+	{ "ledger", "show", ctl_ledger_show },
+	{ "eligible", NULL, ctl_eligible },
 	{ "events", NULL, ctl_events },
 	{ "metrics", NULL, ctl_metrics },
 	{ "help", NULL, ctl_help },
@@ -158,6 +182,26 @@ ctl_usage(FILE *out)
 	    "warehouse\n"
 	    "  wave ack N                          return a rolled-back wave "
 	    "to the warehouse state\n"
+	    "  wave signoff N --by NAME            sign off wave N for "
+	    "decommissioning\n"
+	    "  wave freeze N [--reason TEXT]       stop warehouse writes "
+	    "(decommission gate); grace starts\n"
+	    "  wave retire N                       retire a frozen wave after "
+	    "its grace period (final)\n"
+	    "  wave set N [--min-clean N|default] [--window DUR|default]\n"
+	    "                                      per-wave cutover gate "
+	    "overrides\n"
+	    "  ledger add OBJECT --count ok|fail --aggregate ok|fail --hash "
+	    "ok|fail\n"
+	    "             [--bucket B] [--at TIME] [--source S]\n"
+	    "                                      record one reconcile "
+	    "result\n"
+	    "  ledger import FILE|-                import JSON lines, all or "
+	    "nothing\n"
+	    "  ledger show OBJECT [--limit N]      an object's newest ledger "
+	    "records\n"
+	    "  eligible [N]                        gate evidence and drift "
+	    "triage per wave\n"
 	    "  events [--follow] [--after SEQ]     the event log, oldest "
 	    "first\n"
 	    "  metrics                             Prometheus metrics\n"
@@ -339,7 +383,30 @@ static int
 ctl_call(struct ctl *c, const char *method, const char *path, json_t *body,
     struct ctl_resp *r)
 {
-	char errbuf[CURL_ERROR_SIZE], *url, *payload = NULL;
+	char *payload = NULL;
+	int rc;
+
+	if (body != NULL &&
+	    (payload = json_dumps(body, JSON_COMPACT)) == NULL) {
+		fprintf(stderr, "floectl: out of memory\n");
+		memset(r, 0, sizeof(*r));
+		return CTL_UNREACHABLE;
+	}
+	rc = ctl_call_raw(c, method, path, payload,
+	    payload != NULL ? strlen(payload) : 0, "application/json", r);
+	free(payload);
+	return rc;
+}
+
+/*
+ * ctl_call with a ready-made body of LEN bytes (NULL: none) of content
+ * type CTYPE, such as the JSON lines of a ledger import.
+ */
+static int
+ctl_call_raw(struct ctl *c, const char *method, const char *path,
+    const char *payload, size_t len, const char *ctype, struct ctl_resp *r)
+{
+	char errbuf[CURL_ERROR_SIZE], *url, *hct = NULL;
 	struct curl_slist *hdrs = NULL;
 	const char *msg = NULL;
 	json_t *e;
@@ -358,22 +425,19 @@ ctl_call(struct ctl *c, const char *method, const char *path, json_t *body,
 	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, (long)CTL_TIMEOUT_S);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, ctl_write_cb);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, r);
-	if (body != NULL) {
-		if ((payload = json_dumps(body, JSON_COMPACT)) == NULL) {
-			fprintf(stderr, "floectl: out of memory\n");
-			free(url);
-			return CTL_UNREACHABLE;
-		}
-		hdrs =
-		    curl_slist_append(hdrs, "Content-Type: application/json");
+	if (payload != NULL) {
+		hct = xasprintf("Content-Type: %s", ctype);
+		hdrs = curl_slist_append(hdrs, hct);
+		/* No "Expect: 100-continue" round trip for big imports. */
+		hdrs = curl_slist_append(hdrs, "Expect:");
 		curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdrs);
 		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, payload);
-		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE,
-		    (long)strlen(payload));
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)len);
 	}
 	rc = curl_easy_perform(c->curl);
 	curl_slist_free_all(hdrs);
-	free(payload);
+	free(hct);
 	free(url);
 	if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
 		return ctl_unreachable(c,
@@ -408,9 +472,11 @@ ctl_call(struct ctl *c, const char *method, const char *path, json_t *body,
 		msg = json_string_value(json_object_get(e, "message"));
 	if (c->json && r->json != NULL)
 		ctl_print_json(r);
-	if (status == CTL_REFUSED)
+	if (status == CTL_REFUSED) {
 		fprintf(stderr, "floectl: refused: %s\n", msg ? msg : r->body);
-	else if (status == CTL_USAGE)
+		if (!c->json)
+			ctl_print_blocking(json_object_get(e, "blocking"));
+	} else if (status == CTL_USAGE)
 		fprintf(stderr, "floectl: %s\n", msg ? msg : r->body);
 	else
 		fprintf(stderr, "floectl: floe at %s answered %ld: %s\n",
@@ -501,9 +567,16 @@ ctl_table_add(struct ctl_table *t, ...)
 	t->nrows++;
 }
 
-/* Print the table with columns aligned, two spaces apart, and free it. */
+/* Print the table to stdout, aligned, and free it. */
 static void
 ctl_table_print(struct ctl_table *t)
+{
+	ctl_table_fprint(stdout, t);
+}
+
+/* Print the table with columns aligned, two spaces apart, and free it. */
+static void
+ctl_table_fprint(FILE *out, struct ctl_table *t)
 {
 	size_t w[16], r, len;
 	int i;
@@ -521,9 +594,9 @@ ctl_table_print(struct ctl_table *t)
 			char *cell = t->cells[r * (size_t)t->ncols + (size_t)i];
 
 			if (i == t->ncols - 1)
-				printf("%s\n", cell);
+				fprintf(out, "%s\n", cell);
 			else
-				printf("%-*s  ", (int)w[i], cell);
+				fprintf(out, "%-*s  ", (int)w[i], cell);
 			free(cell);
 		}
 	}
@@ -875,6 +948,9 @@ ctl_wave_move(struct ctl *c, const char *n, const char *what, json_t *body)
 		return rc;
 	if (c->json)
 		ctl_print_json(&r);
+	else if (strcmp(what, "signoff") == 0 || strcmp(what, "set") == 0 ||
+	    strcmp(what, "freeze") == 0)
+		printf("%s\n", ctl_str(r.json, "message"));
 	else if (strcmp(ctl_str(r.json, "state"), "canary") == 0)
 		printf("wave %s: %s -> canary (%" JSON_INTEGER_FORMAT "%%)\n",
 		    n, ctl_str(r.json, "from"),
@@ -964,6 +1040,486 @@ ctl_wave_ack(struct ctl *c, int argc, char **argv)
 		return rc;
 	snprintf(num, sizeof(num), "%" PRIu64, n);
 	return ctl_wave_move(c, num, "ack", NULL);
+}
+
+/*
+ * The objects of a gate refusal's "blocking" list as a table on stderr:
+ * object, clean and dirty counts, dirty records by bucket.
+ */
+static void
+ctl_print_blocking(json_t *list)
+{
+	struct ctl_table t;
+	json_t *o, *b, *v;
+	const char *key;
+	char *clean, *dirty, *buckets, *p;
+	size_t i;
+
+	if (json_array_size(list) == 0)
+		return;
+	ctl_table_init(&t, 4);
+	ctl_table_add(&t, "OBJECT", "CLEAN", "DIRTY", "BUCKETS");
+	json_array_foreach(list, i, o) {
+		clean = ctl_text(json_object_get(o, "clean"));
+		dirty = ctl_text(json_object_get(o, "dirty"));
+		buckets = xstrdup("");
+		b = json_object_get(o, "buckets");
+		json_object_foreach(b, key, v) {
+			p = xasprintf("%s%s%s %" JSON_INTEGER_FORMAT, buckets,
+			    buckets[0] != '\0' ? ", " : "", key,
+			    json_integer_value(v));
+			free(buckets);
+			buckets = p;
+		}
+		ctl_table_add(&t, ctl_str(o, "object"), clean, dirty,
+		    buckets[0] != '\0' ? buckets : "-");
+		free(clean);
+		free(dirty);
+		free(buckets);
+	}
+	ctl_table_fprint(stderr, &t);
+}
+
+/* Read all of PATH ("-": stdin) into a new buffer. NULL with a message. */
+static char *
+ctl_read_all(const char *path, size_t *len)
+{
+	FILE *f;
+	char *buf = NULL;
+	size_t cap = 0, n;
+
+	*len = 0;
+	if (strcmp(path, "-") == 0)
+		f = stdin;
+	else if ((f = fopen(path, "r")) == NULL) {
+		fprintf(stderr, "floectl: ledger import: %s: %s\n", path,
+		    strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		if (*len == cap) {
+			cap = cap != 0 ? cap * 2 : 1 << 20;
+			buf = xreallocarray(buf, cap + 1, 1);
+		}
+		n = fread(buf + *len, 1, cap - *len, f);
+		*len += n;
+		if (*len > CTL_IMPORT_MAX) {
+			fprintf(stderr,
+			    "floectl: ledger import: %s is larger than %d "
+			    "MiB; split it (each import is all or nothing)\n",
+			    path, CTL_IMPORT_MAX >> 20);
+			goto fail;
+		}
+		if (n == 0)
+			break;
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "floectl: ledger import: reading %s: %s\n",
+		    path, strerror(errno));
+		goto fail;
+	}
+	if (f != stdin)
+		fclose(f);
+	buf[*len] = '\0';
+	return buf;
+fail:
+	if (f != stdin)
+		fclose(f);
+	free(buf);
+	return NULL;
+}
+
+/* floectl wave signoff N --by NAME */
+static int
+ctl_wave_signoff(struct ctl *c, int argc, char **argv)
+{
+	struct ctl_opt opts[] = { { "--by", true, false, NULL },
+		{ NULL, false, false, NULL } };
+	char *pos[1], num[16];
+	uint64_t n;
+	json_t *body;
+	int rc;
+
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1, "wave signoff")) !=
+	    0)
+		return rc;
+	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+		return rc;
+	if (!opts[0].set || opts[0].val[0] == '\0')
+		return ctl_usage_error("wave signoff: --by NAME is required");
+	body = json_pack("{s:s}", "by", opts[0].val);
+	snprintf(num, sizeof(num), "%" PRIu64, n);
+	rc = ctl_wave_move(c, num, "signoff", body);
+	json_decref(body);
+	return rc;
+}
+
+/* floectl wave freeze N [--reason TEXT] */
+static int
+ctl_wave_freeze(struct ctl *c, int argc, char **argv)
+{
+	struct ctl_opt opts[] = { { "--reason", true, false, NULL },
+		{ NULL, false, false, NULL } };
+	char *pos[1], num[16];
+	uint64_t n;
+	json_t *body;
+	int rc;
+
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1, "wave freeze")) != 0)
+		return rc;
+	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+		return rc;
+	body = json_object();
+	if (opts[0].set)
+		json_object_set_new(body, "reason", json_string(opts[0].val));
+	snprintf(num, sizeof(num), "%" PRIu64, n);
+	rc = ctl_wave_move(c, num, "freeze", body);
+	json_decref(body);
+	return rc;
+}
+
+/* floectl wave retire N */
+static int
+ctl_wave_retire(struct ctl *c, int argc, char **argv)
+{
+	char *pos[1], num[16];
+	uint64_t n;
+	int rc;
+
+	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1, "wave retire")) != 0)
+		return rc;
+	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+		return rc;
+	snprintf(num, sizeof(num), "%" PRIu64, n);
+	return ctl_wave_move(c, num, "retire", NULL);
+}
+
+/* floectl wave set N [--min-clean N|default] [--window DUR|default] */
+static int
+ctl_wave_set(struct ctl *c, int argc, char **argv)
+{
+	struct ctl_opt opts[] = { { "--min-clean", true, false, NULL },
+		{ "--window", true, false, NULL },
+		{ NULL, false, false, NULL } };
+	char *pos[1], num[16];
+	uint64_t n, v;
+	json_t *body;
+	int rc;
+
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1, "wave set")) != 0)
+		return rc;
+	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+		return rc;
+	if (!opts[0].set && !opts[1].set)
+		return ctl_usage_error(
+		    "wave set: give --min-clean N, --window DUR or both");
+	body = json_object();
+	if (opts[0].set) {
+		if (strcmp(opts[0].val, "default") == 0)
+			json_object_set_new(body, "gate_min_clean",
+			    json_null());
+		else if (ctl_parse_u64(opts[0].val, 1, 1000000, &v) == 0)
+			json_object_set_new(body, "gate_min_clean",
+			    json_integer((json_int_t)v));
+		else {
+			json_decref(body);
+			return ctl_usage_error(
+			    "wave set: --min-clean takes 1..1000000 or "
+			    "\"default\", not \"%s\"",
+			    opts[0].val);
+		}
+	}
+	if (opts[1].set) {
+		if (strcmp(opts[1].val, "default") == 0)
+			json_object_set_new(body, "gate_window", json_null());
+		else if (units_duration(opts[1].val, &v) == 0 && v > 0)
+			json_object_set_new(body, "gate_window",
+			    json_string(opts[1].val));
+		else {
+			json_decref(body);
+			return ctl_usage_error(
+			    "wave set: --window takes a duration (\"14d\") or "
+			    "\"default\", not \"%s\"",
+			    opts[1].val);
+		}
+	}
+	snprintf(num, sizeof(num), "%" PRIu64, n);
+	rc = ctl_wave_move(c, num, "set", body);
+	json_decref(body);
+	return rc;
+}
+
+/*
+ * floectl ledger add OBJECT --count ok|fail --aggregate ok|fail
+ * --hash ok|fail [--bucket B] [--at TIME] [--source S]
+ */
+static int
+ctl_ledger_add(struct ctl *c, int argc, char **argv)
+{
+	static const char *const tiers[] = { "count_match", "aggregate_match",
+		"hash_match" };
+	struct ctl_opt opts[] = { { "--count", true, false, NULL },
+		{ "--aggregate", true, false, NULL },
+		{ "--hash", true, false, NULL },
+		{ "--bucket", true, false, NULL },
+		{ "--at", true, false, NULL },
+		{ "--source", true, false, NULL },
+		{ NULL, false, false, NULL } };
+	struct ctl_resp r;
+	char *pos[1], ts[40];
+	int64_t at;
+	json_t *body;
+	int rc, i;
+
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1, "ledger add")) != 0)
+		return rc;
+	body = json_pack("{s:s}", "object", pos[0]);
+	for (i = 0; i < 3; i++) {
+		if (!opts[i].set) {
+			json_decref(body);
+			return ctl_usage_error(
+			    "ledger add: %s ok|fail is required", opts[i].name);
+		}
+		if (strcmp(opts[i].val, "ok") != 0 &&
+		    strcmp(opts[i].val, "fail") != 0) {
+			json_decref(body);
+			return ctl_usage_error(
+			    "ledger add: %s takes ok or fail, not \"%s\"",
+			    opts[i].name, opts[i].val);
+		}
+		json_object_set_new(body, tiers[i],
+		    json_boolean(strcmp(opts[i].val, "ok") == 0));
+	}
+	if (opts[4].set) {
+		if (units_time_parse(opts[4].val, &at) == -1) {
+			json_decref(body);
+			return ctl_usage_error("ledger add: --at takes an RFC "
+					       "3339 time, not \"%s\"",
+			    opts[4].val);
+		}
+	} else
+		at = units_now_ms();
+	units_time_format(at, ts, sizeof(ts));
+	json_object_set_new(body, "ts", json_string(ts));
+	if (opts[3].set)
+		json_object_set_new(body, "bucket", json_string(opts[3].val));
+	json_object_set_new(body, "source",
+	    json_string(opts[5].set ? opts[5].val : "floectl"));
+	rc = ctl_call(c, "POST", "/ledger", body, &r);
+	json_decref(body);
+	if (rc != 0)
+		return rc;
+	if (c->json)
+		ctl_print_json(&r);
+	else
+		printf("%s at %s: %s\n", pos[0], ts,
+		    json_integer_value(json_object_get(r.json, "added")) > 0 ?
+			"recorded" :
+			"already recorded");
+	ctl_resp_clear(&r);
+	return CTL_OK;
+}
+
+/* floectl ledger import FILE|- : JSON lines, one synced import. */
+static int
+ctl_ledger_import(struct ctl *c, int argc, char **argv)
+{
+	struct ctl_resp r;
+	char *pos[1], *buf;
+	size_t len;
+	int rc;
+
+	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1, "ledger import")) !=
+	    0)
+		return rc;
+	if ((buf = ctl_read_all(pos[0], &len)) == NULL)
+		return CTL_USAGE;
+	rc = ctl_call_raw(c, "POST", "/ledger", buf, len,
+	    "application/x-ndjson", &r);
+	free(buf);
+	if (rc != 0)
+		return rc;
+	if (c->json)
+		ctl_print_json(&r);
+	else
+		printf("imported %" JSON_INTEGER_FORMAT
+		       " records: %" JSON_INTEGER_FORMAT
+		       " new, %" JSON_INTEGER_FORMAT " already recorded\n",
+		    json_integer_value(json_object_get(r.json, "records")),
+		    json_integer_value(json_object_get(r.json, "added")),
+		    json_integer_value(json_object_get(r.json, "duplicates")));
+	ctl_resp_clear(&r);
+	return CTL_OK;
+}
+
+/* floectl ledger show OBJECT [--limit N] */
+static int
+ctl_ledger_show(struct ctl *c, int argc, char **argv)
+{
+	struct ctl_opt opts[] = { { "--limit", true, false, NULL },
+		{ NULL, false, false, NULL } };
+	static const char *const keys[] = { "ts", "count_match",
+		"aggregate_match", "hash_match", "bucket", "source" };
+	struct ctl_resp r;
+	struct ctl_table t;
+	char *pos[1], *obj, *path, *cells[6];
+	uint64_t limit = 20;
+	json_t *recs, *rec;
+	size_t i, k;
+	int rc;
+
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1, "ledger show")) != 0)
+		return rc;
+	if (opts[0].set && ctl_parse_u64(opts[0].val, 1, 100000, &limit) == -1)
+		return ctl_usage_error(
+		    "ledger show: --limit takes 1..100000, not \"%s\"",
+		    opts[0].val);
+	obj = ctl_escape(c, pos[0]);
+	path = xasprintf("/ledger?object=%s&limit=%" PRIu64, obj, limit);
+	rc = ctl_call(c, "GET", path, NULL, &r);
+	free(path);
+	free(obj);
+	if (rc != 0)
+		return rc;
+	recs = json_object_get(r.json, "records");
+	if (c->json)
+		ctl_print_json(&r);
+	else if (json_array_size(recs) == 0)
+		printf("%s: no ledger records\n", ctl_str(r.json, "object"));
+	else {
+		printf("%s: %" JSON_INTEGER_FORMAT " records%s\n",
+		    ctl_str(r.json, "object"),
+		    json_integer_value(json_object_get(r.json, "total")),
+		    (json_int_t)json_array_size(recs) <
+			    json_integer_value(
+				json_object_get(r.json, "total")) ?
+			", the newest shown" :
+			"");
+		ctl_table_init(&t, 6);
+		ctl_table_add(&t, "TS", "COUNT", "AGGREGATE", "HASH", "BUCKET",
+		    "SOURCE");
+		json_array_foreach(recs, i, rec) {
+			for (k = 0; k < 6; k++) {
+				json_t *v = json_object_get(rec, keys[k]);
+
+				cells[k] = json_is_boolean(v) ?
+				    xstrdup(json_is_true(v) ? "ok" : "FAIL") :
+				    ctl_text(v);
+			}
+			ctl_table_add(&t, cells[0], cells[1], cells[2],
+			    cells[3], cells[4], cells[5]);
+			for (k = 0; k < 6; k++)
+				free(cells[k]);
+		}
+		ctl_table_print(&t);
+	}
+	ctl_resp_clear(&r);
+	return CTL_OK;
+}
+
+/* One gate's per-object evidence as an indented table. */
+static void
+ctl_print_evidence(const char *title, json_t *g)
+{
+	struct ctl_table t;
+	json_t *objs = json_object_get(g, "objects"), *o, *b, *v;
+	const char *key;
+	char *clean, *dirty, *buckets, *p;
+	size_t i;
+
+	printf("  %s: %s\n    %s\n", title,
+	    json_is_true(json_object_get(g, "pass")) ? "holds" : "BLOCKED",
+	    ctl_str(g, "message"));
+	if (json_array_size(objs) == 0)
+		return;
+	ctl_table_init(&t, 6);
+	ctl_table_add(&t, "    OBJECT", "CLEAN", "DIRTY", "BUCKETS", "NEWEST",
+	    "PASS");
+	json_array_foreach(objs, i, o) {
+		clean = ctl_text(json_object_get(o, "clean"));
+		dirty = ctl_text(json_object_get(o, "dirty"));
+		buckets = xstrdup("");
+		b = json_object_get(o, "buckets");
+		json_object_foreach(b, key, v) {
+			p = xasprintf("%s%s%s %" JSON_INTEGER_FORMAT, buckets,
+			    buckets[0] != '\0' ? ", " : "", key,
+			    json_integer_value(v));
+			free(buckets);
+			buckets = p;
+		}
+		p = xasprintf("    %s", ctl_str(o, "object"));
+		ctl_table_add(&t, p, clean, dirty,
+		    buckets[0] != '\0' ? buckets : "-", ctl_str(o, "newest"),
+		    json_is_true(json_object_get(o, "pass")) ? "yes" : "no");
+		free(p);
+		free(clean);
+		free(dirty);
+		free(buckets);
+	}
+	ctl_table_print(&t);
+}
+
+/* floectl eligible [N]: the gates' evidence and the drift triage. */
+static int
+ctl_eligible(struct ctl *c, int argc, char **argv)
+{
+	struct ctl_resp r;
+	char *pos[1] = { NULL }, *path;
+	uint64_t n;
+	json_t *waves, *w, *tr, *t, *o;
+	size_t i, k, m;
+	int rc;
+
+	if ((rc = ctl_args(argc, argv, c, NULL, pos, 0, 1, "eligible")) != 0)
+		return rc;
+	if (pos[0] != NULL) {
+		if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+			return rc;
+		path = xasprintf("/eligibility?wave=%" PRIu64, n);
+	} else
+		path = xstrdup("/eligibility");
+	rc = ctl_call(c, "GET", path, NULL, &r);
+	free(path);
+	if (rc != 0)
+		return rc;
+	waves = json_object_get(r.json, "waves");
+	if (c->json)
+		ctl_print_json(&r);
+	else if (json_array_size(waves) == 0)
+		printf("no waves: no routes and no wave state yet\n");
+	json_array_foreach(c->json ? NULL : waves, i, w) {
+		printf("%swave %" JSON_INTEGER_FORMAT "  %s\n",
+		    i > 0 ? "\n" : "",
+		    json_integer_value(json_object_get(w, "wave")),
+		    ctl_str(w, "state"));
+		ctl_print_evidence("cutover gate",
+		    json_object_get(w, "cutover"));
+		ctl_print_evidence("decommission gate",
+		    json_object_get(w, "decommission"));
+		tr = json_object_get(w, "triage");
+		if (json_array_size(tr) == 0) {
+			printf("  triage: no open mismatches\n");
+			continue;
+		}
+		printf("  triage (open mismatches):\n");
+		json_array_foreach(tr, k, t) {
+			printf("    %s: %s\n", ctl_str(t, "bucket"),
+			    ctl_str(t, "action"));
+			json_array_foreach(json_object_get(t, "objects"), m, o)
+				printf("      %s  %" JSON_INTEGER_FORMAT
+				       " record%s since %s\n",
+				    ctl_str(o, "object"),
+				    json_integer_value(
+					json_object_get(o, "records")),
+				    json_integer_value(
+					json_object_get(o, "records")) == 1 ?
+					"" :
+					"s",
+				    ctl_str(o, "since"));
+		}
+	}
+	ctl_resp_clear(&r);
+	return CTL_OK;
 }
 
 /*

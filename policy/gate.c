@@ -175,7 +175,7 @@ gate_verdict(bool decom, uint32_t wave, const struct gate_params *p,
 		    "; no sign-off (floectl wave signoff %u --by NAME)", wave);
 	if (nblock > 0)
 		gate_out(msg, msglen, &off,
-		    "; %zu of %zu object%s block:", nblock, n,
+		    "; %zu of %zu object%s blocking:", nblock, n,
 		    n == 1 ? "" : "s");
 	for (i = 0; i < n && named < GATE_MSG_OBJECTS; i++) {
 		const struct gate_obj *o = &items[i].ev;

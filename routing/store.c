@@ -24,6 +24,7 @@
 #define STORE_SCHEMA 1
 #define STORE_MAPSIZE ((size_t)1 << 30)
 #define STORE_NDBS 5
+#define STORE_GROW_TRIES 8 /* doublings of the map for one write */
 
 /* Record format versions: the first byte of every value. */
 #define STORE_ROUTE_V1 1
@@ -1009,7 +1010,7 @@ abort:
 }
 
 /*
- * Run a write, growing the map and retrying once on MDB_MAP_FULL (which
+ * Run a write, doubling the map and retrying on MDB_MAP_FULL (which
  * the commit reports as often as the put).
  */
 static int
@@ -1024,7 +1025,7 @@ store_write(struct store *s, struct store_write *w)
 		[STORE_OP_LEDGER] = "ledger.import",
 	};
 	json_t *own = NULL;
-	int rc, res;
+	int rc, res, tries;
 
 	if (w->event == NULL)
 		w->event = own = json_pack("{s:s}", "type", names[w->op]);
@@ -1033,7 +1034,10 @@ store_write(struct store *s, struct store_write *w)
 		return STORE_ERROR;
 	}
 	rc = store_write_txn(s, w, &res);
-	if (rc == MDB_MAP_FULL && store_grow(s) == 0)
+	/* A big ledger import may need the map to double a few times. */
+	for (tries = 0; rc == MDB_MAP_FULL && tries < STORE_GROW_TRIES &&
+	     store_grow(s) == 0;
+	     tries++)
 		rc = store_write_txn(s, w, &res);
 	if (rc != 0) {
 		(void)json_object_del(w->event, "seq");

@@ -1,0 +1,1 @@
+T_gate = policy/gate.c routing/ledger.c routing/route.c routing/store.c

@@ -1,0 +1,1 @@
+T_ledger = routing/ledger.c routing/route.c routing/store.c

@@ -34,6 +34,11 @@ struct h1 {
 	bool started;
 	bool in_value; /* the last header callback was a value */
 	bool head_done; /* past the head: fields now are trailers */
+	/* The strict line scan of the head (h1_scan). */
+	bool scan_done;
+	bool scan_cr;
+	size_t scan_len;
+	unsigned scan_lines;
 	char *buf;     /* head bytes: target, then name\0value\0 pairs */
 	size_t used;
 	uint64_t need; /* raw body bytes still to move */
@@ -54,6 +59,8 @@ static int h1_on_complete_cb(http_parser *);
 static int h1_fail(struct h1 *, int, const char *);
 static int h1_append(struct h1 *, const char *, size_t);
 static int h1_end_name(struct h1 *, struct h1_header *);
+static int h1_scan(struct h1 *, const char *, size_t);
+static int h1_check_head(struct h1 *, const http_parser *);
 
 static const http_parser_settings h1_settings = {
 	.on_message_begin = h1_on_begin_cb,
@@ -107,6 +114,10 @@ h1_reset(struct h1 *h)
 	h->started = false;
 	h->in_value = false;
 	h->head_done = false;
+	h->scan_done = false;
+	h->scan_cr = false;
+	h->scan_len = 0;
+	h->scan_lines = 0;
 	h->used = 0;
 	h->need = 0;
 	h->err_status = 0;
@@ -205,6 +216,96 @@ h1_end_name(struct h1 *h, struct h1_header *hd)
 		    c == '\0')
 			return h1_fail(h, 400, "invalid header field name");
 	}
+	return 0;
+}
+
+/*
+ * Scan head bytes before the parser sees them. http-parser accepts a bare
+ * LF as a line end and joins obsolete line folding into the value; another
+ * hop may frame either differently (RFC 9112 2.2, 5.2), so both are a 400
+ * here (502 in an answer). Stops at the blank line that ends the head, so
+ * body bytes and a pipelined next message are never scanned.
+ */
+static int
+h1_scan(struct h1 *h, const char *p, size_t n)
+{
+	size_t i;
+	char c;
+
+	for (i = 0; i < n && !h->scan_done; i++) {
+		c = p[i];
+		if (h->scan_cr) {
+			h->scan_cr = false;
+			if (c != '\n')
+				return h1_fail(h, 400, "CR without LF in the "
+						       "message head");
+			if (h->scan_len == 0 && h->scan_lines > 0)
+				h->scan_done = true;
+			else if (h->scan_len > 0)
+				h->scan_lines++;
+			h->scan_len = 0;
+			continue;
+		}
+		if (c == '\r') {
+			h->scan_cr = true;
+			continue;
+		}
+		if (c == '\n')
+			return h1_fail(h, 400,
+			    "bare LF in the message head: lines end in CRLF");
+		if (h->scan_len == 0 && h->scan_lines > 0 &&
+		    (c == ' ' || c == '\t'))
+			return h1_fail(h, 400,
+			    "obsolete line folding in a header field");
+		h->scan_len++;
+	}
+	return 0;
+}
+
+/*
+ * Framing that http-parser lets through but a proxy must not: more than
+ * one Transfer-Encoding or one that is not just "chunked" (floe would
+ * drop the coding), more than one Host, a GET or HEAD with a body (the
+ * next hop may ignore it and read it as the next request), HTTP/2+ text.
+ */
+static int
+h1_check_head(struct h1 *h, const http_parser *p)
+{
+	const struct h1_header *hd;
+	unsigned i, nte = 0, nhost = 0;
+	const char *v;
+	size_t vl;
+
+	if (p->http_major != 1)
+		return h1_fail(h, 505, "HTTP version not supported");
+	for (i = 0; i < h->msg.nhdrs; i++) {
+		hd = &h->hdrs[i];
+		if (h1_name_is(hd->name, hd->name_len, "Host"))
+			nhost++;
+		if (!h1_name_is(hd->name, hd->name_len, "Transfer-Encoding"))
+			continue;
+		nte++;
+		v = hd->value;
+		vl = hd->value_len;
+		while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+			vl--;
+		while (vl > 0 && (*v == ' ' || *v == '\t')) {
+			v++;
+			vl--;
+		}
+		if (!h1_name_is(v, vl, "chunked"))
+			return h1_fail(h, 400, "unsupported Transfer-Encoding: "
+					       "only chunked is accepted");
+	}
+	if (nte > 1)
+		return h1_fail(h, 400, "more than one Transfer-Encoding");
+	if (h->kind == H1_REQUEST && nhost > 1)
+		return h1_fail(h, 400, "more than one Host");
+	if (h->kind == H1_REQUEST &&
+	    (p->method == HTTP_GET || p->method == HTTP_HEAD) &&
+	    ((p->flags & F_CHUNKED) ||
+		(p->content_length != ULLONG_MAX && p->content_length > 0)))
+		return h1_fail(h, 400, "a GET or HEAD request with a body");
 	return 0;
 }
 
@@ -336,6 +437,8 @@ h1_on_headers_cb(http_parser *p)
 		h->msg.status = p->status_code;
 	if (p->upgrade && h->kind == H1_REQUEST && p->method == HTTP_CONNECT)
 		return h1_fail(h, 400, "CONNECT is not served");
+	if (h1_check_head(h, p) == -1)
+		return -1;
 	h->msg.has_body_framing = (p->flags & F_CHUNKED) ||
 	    p->content_length != ULLONG_MAX;
 	if (h->kind == H1_RESPONSE && h->head_response)
@@ -415,6 +518,9 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 			nvec = nitems(vec);
 		got = 0;
 		for (i = 0; i < nvec; i++) {
+			if (!h->scan_done &&
+			    h1_scan(h, vec[i].iov_base, vec[i].iov_len) == -1)
+				return h1_parser_error(h);
 			n = http_parser_execute(&h->p, &h1_settings,
 			    vec[i].iov_base, vec[i].iov_len);
 			got += n;

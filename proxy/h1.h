@@ -76,7 +76,7 @@ enum h1_rc h1_eof(struct h1 *);
 /* True once any byte of the current message was consumed. */
 bool h1_started(const struct h1 *);
 struct h1_msg *h1_msg(struct h1 *);
-/* 400, 413, 414 or 431 for a request; 502 for an answer. */
+/* 400, 413, 414, 431 or 505 for a request; 502 for an answer. */
 int h1_error_status(const struct h1 *);
 const char *h1_error_text(const struct h1 *);
 

@@ -478,6 +478,147 @@ test_store_error(void **state)
 	assert_true(store_is_healthy(t->store));
 }
 
+/* The gate's verdict: applied against the wave as read, recorded. */
+static void
+test_gate_verdict(void **state)
+{
+	struct routing_tmp *t = *state;
+	struct wave_gate g = { .pass = false, .seq = 0, .msg = "db.t blocks" };
+	struct store_wave w;
+	char msg[1024];
+	json_t *all, *gj;
+
+	/* A failing verdict refuses the flip with its sentence. */
+	assert_int_equal(wave_flip(t->store, 1, WAVE_CANARY, 10, &g, ACTOR,
+			     NULL, T0, msg, sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_string_equal(msg, "db.t blocks");
+	/* A passing verdict computed on another record: refused. */
+	g.pass = true;
+	g.seq = 99;
+	assert_int_equal(wave_flip(t->store, 1, WAVE_CANARY, 10, &g, ACTOR,
+			     NULL, T0, msg, sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_non_null(strstr(msg, "changed while its gate was evaluated"));
+	g.seq = 0;
+	g.evidence = json_pack("[{s:s}]", "object", "db.t");
+	assert_int_equal(wave_flip(t->store, 1, WAVE_CANARY, 10, &g, ACTOR,
+			     NULL, T0 + 1, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(store_wave_get(t->store, 1, &w), STORE_OK);
+	/* Raising the share needs a verdict on the new record. */
+	g.pass = false;
+	g.seq = w.seq;
+	assert_int_equal(wave_flip(t->store, 1, WAVE_CANARY, 20, &g, ACTOR,
+			     NULL, T0 + 2, msg, sizeof(msg)),
+	    WAVE_REFUSED);
+	/* Lowering it does not. */
+	assert_int_equal(wave_flip(t->store, 1, WAVE_CANARY, 5, &g, ACTOR, NULL,
+			     T0 + 3, msg, sizeof(msg)),
+	    WAVE_OK);
+	all = routing_tmp_events(t->store, 0);
+	assert_string_equal(jstr(json_array_get(all, 0), "type"),
+	    "wave.refused");
+	assert_true(json_is_false(
+	    json_object_get(json_object_get(json_array_get(all, 0), "gate"),
+		"pass")));
+	/* The flip's event carries the evidence it passed on. */
+	gj = json_object_get(json_array_get(all, 2), "gate");
+	assert_true(json_is_true(json_object_get(gj, "pass")));
+	assert_string_equal(jstr(json_array_get(json_object_get(gj, "objects"),
+				     0),
+				"object"),
+	    "db.t");
+	json_decref(all);
+	json_decref(g.evidence);
+}
+
+/* Sign-off, freeze, retire and overrides, with their refusals. */
+static void
+test_decommission(void **state)
+{
+	struct routing_tmp *t = *state;
+	struct wave_overrides ov = { true, 10, true, 14 * 86400000LL };
+	struct wave_gate g = { .pass = true, .msg = "ok" };
+	struct store_wave w;
+	const uint64_t grace = 1000;
+	char msg[1024];
+
+	assert_int_equal(wave_set(t->store, 2, &ov, ACTOR, T0, msg,
+			     sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(store_wave_get(t->store, 2, &w), STORE_OK);
+	assert_int_equal(w.gate_min_clean, 10);
+	assert_int_equal(w.gate_window_ms, 14 * 86400000LL);
+	assert_int_equal(w.state, WAVE_WAREHOUSE);
+	assert_int_equal(wave_signoff(t->store, 2, "alice", ACTOR, T0, msg,
+			     sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_int_equal(wave_flip(t->store, 2, WAVE_LAKEHOUSE, 0, NULL, ACTOR,
+			     NULL, T0 + 10, msg, sizeof(msg)),
+	    WAVE_OK);
+	/* The gate passes but nobody signed off: still refused. */
+	assert_int_equal(store_wave_get(t->store, 2, &w), STORE_OK);
+	g.seq = w.seq;
+	assert_int_equal(wave_freeze(t->store, 2, &g, grace, ACTOR, NULL,
+			     T0 + 20, msg, sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_non_null(strstr(msg, "no sign-off"));
+	assert_int_equal(wave_freeze(t->store, 2, NULL, grace, ACTOR, NULL,
+			     T0 + 20, msg, sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_int_equal(wave_signoff(t->store, 2, "alice", ACTOR, T0 + 30, msg,
+			     sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(store_wave_get(t->store, 2, &w), STORE_OK);
+	assert_string_equal(w.signoff, "alice");
+	assert_int_equal(w.signoff_ms, T0 + 30);
+	g.seq = w.seq;
+	assert_int_equal(wave_freeze(t->store, 2, &g, grace, ACTOR, NULL,
+			     T0 + 40, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(store_wave_get(t->store, 2, &w), STORE_OK);
+	assert_int_equal(w.state, WAVE_FROZEN);
+	assert_int_equal(w.frozen_ms, T0 + 40);
+	/* Grace: one ms short, then exactly over. */
+	assert_int_equal(wave_retire(t->store, 2, grace, ACTOR, T0 + 1039, msg,
+			     sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_non_null(strstr(msg, "grace period until"));
+	assert_int_equal(wave_retire(t->store, 2, grace, ACTOR, T0 + 1040, msg,
+			     sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_rollback(t->store, 2, ACTOR, NULL, true,
+			     T0 + 2000, msg, sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_non_null(strstr(msg, "retired is final"));
+	assert_int_equal(wave_set(t->store, 2, &ov, ACTOR, T0, msg,
+			     sizeof(msg)),
+	    WAVE_REFUSED);
+
+	/* A rollback after the freeze: no retire, and no sign-off left. */
+	assert_int_equal(wave_flip(t->store, 3, WAVE_LAKEHOUSE, 0, NULL, ACTOR,
+			     NULL, T0, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_signoff(t->store, 3, "bob", ACTOR, T0 + 1, msg,
+			     sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(store_wave_get(t->store, 3, &w), STORE_OK);
+	g.seq = w.seq;
+	assert_int_equal(wave_freeze(t->store, 3, &g, grace, ACTOR, NULL,
+			     T0 + 2, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_rollback(t->store, 3, ACTOR, NULL, true, T0 + 3,
+			     msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_retire(t->store, 3, grace, ACTOR, T0 + 5000, msg,
+			     sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_non_null(strstr(msg, "after its freeze"));
+	assert_int_equal(store_wave_get(t->store, 3, &w), STORE_OK);
+	assert_string_equal(w.signoff, "");
+}
+
 /* Run the tests. */
 int
 main(void)
@@ -491,6 +632,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_lifecycle, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_store_error, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_gate_verdict, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_decommission, setup,
 		    teardown),
 	};
 

@@ -44,8 +44,15 @@ lib_cleanup() {
 ok() { npass=$((npass + 1)); echo "ok   $1"; }
 bad() { echo "FAIL $1"; fail=1; }
 
-# finish: print the count and exit 0 or 1.
+# finish: stop floe, check its log for sanitizer reports (a SAN=1 build
+# reports leaks and UB there), print the count and exit 0 or 1.
 finish() {
+	[ -n "$FLOE_PID" ] && stop_floe
+	if [ -f "$T/floe.log" ] &&
+		grep -qE 'Sanitizer|runtime error:' "$T/floe.log"; then
+		bad "floe's log has sanitizer reports:"
+		grep -E -A 12 'Sanitizer|runtime error:' "$T/floe.log" | head -60
+	fi
 	if [ "$fail" = 0 ]; then
 		echo "all $npass checks passed"
 		exit 0

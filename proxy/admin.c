@@ -1828,7 +1828,7 @@ admin_ledger_post(struct admin_req *r)
 	struct admin_ledger_batch lb;
 	struct store_ledger_res res;
 	struct store_kv *kv = NULL;
-	char t1[40], t2[40], msg[768];
+	char t1[40], t2[40], msg[STORE_KEY_MAX * 3 + 256];
 	json_t *ev = NULL;
 	size_t i;
 	int rc;

@@ -1,0 +1,519 @@
+#!/bin/bash
+# bench/run.sh BUILD_DIR -- `make bench`: floe against nginx and haproxy in
+# one run, in front of the same fast upstream (bench/upstream.c) serving
+# realistic LoadTable results (~4 KB, and ~1 MB for a long history).
+# wrk and the upstream run on one CPU, the proxy under test on the other;
+# each scenario is a warm-up and several rounds, reported as medians of
+# requests/s, p50, p99, proxy CPU per request (from /proc) and RSS. Prints
+# a table, one ratio line per scenario against nginx, checks the goals of
+# issue 6 and writes bench/results/latest.json. See bench/README.md.
+#
+# Knobs (environment): BENCH_ROUNDS (3), BENCH_SECS (8), BENCH_WARM (2),
+# BENCH_BIG_SECS (4: rounds of the 1 MB scenarios), BENCH_CONNS (32),
+# BENCH_ROUTES (10000), BENCH_IDLE (1000 idle clients), BENCH_SOAK (60:
+# seconds of the RSS drift run, 0 skips it), BENCH_FULL=1 (also the
+# 1,000,000-route floe), BENCH_PERF=1 (perf profile of floe, top symbols),
+# BENCH_LG_CPU (0) and BENCH_PROXY_CPU (1), BENCH_OUT (the JSON file).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+TOP=$PWD
+B=${1:-build}
+FLOE=$TOP/$B/floe
+FLOECTL=$TOP/$B/floectl
+UPSTREAM=$TOP/$B/bench-upstream
+ROUNDS=${BENCH_ROUNDS:-3}
+SECS=${BENCH_SECS:-8}
+WARM=${BENCH_WARM:-2}
+BIG_SECS=${BENCH_BIG_SECS:-4}
+CONNS=${BENCH_CONNS:-32}
+ROUTES=${BENCH_ROUTES:-10000}
+IDLE=${BENCH_IDLE:-1000}
+SOAK=${BENCH_SOAK:-60}
+FULL=${BENCH_FULL:-0}
+PERF=${BENCH_PERF:-0}
+LG_CPU=${BENCH_LG_CPU:-0}
+PX_CPU=${BENCH_PROXY_CPU:-1}
+OUT=${BENCH_OUT:-bench/results/latest.json}
+FIXTURE=${BENCH_FIXTURE:-$TOP/../shared/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
+START=$(date +%s)
+LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg)
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
+
+# --- tools ---------------------------------------------------------------
+PATH=$PATH:/usr/sbin:/sbin
+missing=()
+command -v wrk >/dev/null || missing+=(wrk)
+command -v nginx >/dev/null || missing+=(nginx)
+command -v haproxy >/dev/null || missing+=(haproxy)
+if [ ${#missing[@]} -gt 0 ]; then
+	say "installing ${missing[*]} with apt-get"
+	SUDO=
+	[ "$(id -u)" = 0 ] || SUDO=sudo
+	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+		"${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
+fi
+for c in wrk nginx haproxy taskset node curl jq cc pkg-config; do
+	command -v $c >/dev/null || die "$c is needed"
+done
+[ -x "$FLOE" ] && [ -x "$FLOECTL" ] || die "no $B/floe: make B=$B all first"
+[ -f "$FIXTURE" ] || die "fixture not found: $FIXTURE"
+if [ "$(nproc)" -lt 2 ]; then
+	say "one CPU only: wrk and the proxy share it"
+	LG_CPU=0 PX_CPU=0
+fi
+HZ=$(getconf CLK_TCK)
+
+# The upstream is not part of floe: built here, beside floe.
+if [ ! -x "$UPSTREAM" ] || [ bench/upstream.c -nt "$UPSTREAM" ]; then
+	cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+		$(pkg-config --cflags libevent) -o "$UPSTREAM" bench/upstream.c \
+		$(pkg-config --libs libevent) || die "building bench-upstream failed"
+fi
+
+# --- scratch, processes, cleanup -----------------------------------------
+T=$(mktemp -d /tmp/floe-bench.XXXXXX)
+# floe's store on tmpfs when there is one: the request path reads it
+# through the page cache either way, and loading routes (one synced
+# transaction each) is ~10x faster without a disk under fsync.
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	S=$(mktemp -d /dev/shm/floe-bench.XXXXXX)
+else
+	S=$T
+fi
+pids=()
+cleanup() {
+	local p
+	trap - EXIT INT TERM
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+	[ "$S" != "$T" ] && rm -rf "$S"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# A free TCP port on 127.0.0.1 (the kernel picks it).
+free_port() {
+	node -e 'const s=require("net").createServer();
+		s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+# wait_http URL: up to 10 s for any HTTP answer.
+wait_http() {
+	local i
+	for i in $(seq 200); do
+		curl -s -o /dev/null --max-time 1 "$1" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# PID and all its descendants.
+proc_tree() {
+	local p c
+	echo "$1"
+	for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+		proc_tree "$c"
+	done
+}
+
+# CPU ticks (user + system, every thread) of PID and its descendants.
+cpu_ticks() {
+	local p sum=0 f
+	for p in $(proc_tree "$1"); do
+		# Fields after the ")" of comm: utime and stime are 12 and 13.
+		f=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null) || continue
+		set -- $f
+		sum=$((sum + ${12} + ${13}))
+	done
+	echo $sum
+}
+
+# VmRSS in kB of PID and its descendants.
+rss_kb() {
+	local p sum=0 v
+	for p in $(proc_tree "$1"); do
+		v=$(awk '/^VmRSS:/{print $2}' "/proc/$p/status" 2>/dev/null)
+		sum=$((sum + ${v:-0}))
+	done
+	echo $sum
+}
+
+# --- the upstream and its answers ----------------------------------------
+node bench/loadtable.js "$FIXTURE" 4096 "$T/small.json" >/dev/null &&
+	node bench/loadtable.js "$FIXTURE" 1048576 "$T/large.json" >/dev/null ||
+	die "generating the LoadTable results failed"
+SMALL_BYTES=$(stat -c %s "$T/small.json")
+LARGE_BYTES=$(stat -c %s "$T/large.json")
+WH_PORT=$(free_port) LH_PORT=$(free_port) DIRECT_PORT=$(free_port)
+# The upstream the proxies use shares wrk's CPU; the one measured directly
+# sits where the proxies sit.
+taskset -c "$LG_CPU" "$UPSTREAM" -s "$T/small.json" -l "$T/large.json" \
+	-p "$WH_PORT" -p "$LH_PORT" >"$T/upstream.out" 2>&1 &
+pids+=($!)
+taskset -c "$PX_CPU" "$UPSTREAM" -s "$T/small.json" -l "$T/large.json" \
+	-p "$DIRECT_PORT" >"$T/direct.out" 2>&1 &
+DIRECT_PID=$!
+pids+=($DIRECT_PID)
+wait_http "http://127.0.0.1:$WH_PORT/v1/config" &&
+	wait_http "http://127.0.0.1:$DIRECT_PORT/v1/config" ||
+	die "bench-upstream did not start: $(cat "$T"/upstream.out)"
+
+# --- nginx ---------------------------------------------------------------
+NGX_PORT=$(free_port)
+mkdir -p "$T/nginx"
+NGX_USER=
+[ "$(id -u)" = 0 ] && NGX_USER="user root;"
+cat >"$T/nginx/nginx.conf" <<EOF
+# nginx proxy_pass with upstream keep-alive, one worker, no logging.
+$NGX_USER
+worker_processes 1;
+daemon off;
+pid $T/nginx/nginx.pid;
+error_log $T/nginx/error.log warn;
+events { worker_connections 4096; }
+http {
+	access_log off;
+	client_body_temp_path $T/nginx/body;
+	proxy_temp_path $T/nginx/proxy;
+	fastcgi_temp_path $T/nginx/fastcgi;
+	uwsgi_temp_path $T/nginx/uwsgi;
+	scgi_temp_path $T/nginx/scgi;
+	upstream catalog {
+		server 127.0.0.1:$WH_PORT;
+		keepalive 64;
+	}
+	server {
+		listen 127.0.0.1:$NGX_PORT;
+		location / {
+			proxy_pass http://catalog;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+			# 1 MB answers: stream them, never spill to a temp file.
+			proxy_buffers 16 16k;
+			proxy_max_temp_file_size 0;
+		}
+	}
+}
+EOF
+taskset -c "$PX_CPU" nginx -c "$T/nginx/nginx.conf" -p "$T/nginx" \
+	>"$T/nginx/out" 2>&1 &
+NGX_PID=$!
+pids+=($NGX_PID)
+
+# --- haproxy -------------------------------------------------------------
+HAP_PORT=$(free_port)
+cat >"$T/haproxy.cfg" <<EOF
+# haproxy, one thread, server connections reused, no logging.
+global
+	nbthread 1
+	maxconn 4096
+defaults
+	mode http
+	http-reuse always
+	timeout connect 2s
+	timeout client 60s
+	timeout server 60s
+frontend bench
+	bind 127.0.0.1:$HAP_PORT
+	default_backend catalog
+backend catalog
+	server up 127.0.0.1:$WH_PORT
+EOF
+taskset -c "$PX_CPU" haproxy -db -f "$T/haproxy.cfg" >"$T/haproxy.out" 2>&1 &
+HAP_PID=$!
+pids+=($HAP_PID)
+
+# --- floe ----------------------------------------------------------------
+# start_floe NAME ROUTES: a floe on CPU PX_CPU in front of both upstream
+# ports, with its own store holding ROUTES routes: the tables
+# bench.t00001 ... over 100 waves, and bench.long_history. The table
+# measured, BENCH_TABLE (bench.t05000 for 10,000 routes: the middle one),
+# and bench.long_history are in one wave, which is flipped to the
+# lakehouse. Sets FPORT, FPID, FSOCK, LOAD_SECS, TBL, BIG.
+start_floe() {
+	local name=$1 n=$2 d=$S/$1 i t0 t1 k w
+	FPORT=$(free_port)
+	FSOCK=$T/$name.sock
+	mkdir -p "$d"
+	cat >"$T/$name.conf" <<EOF
+[floe]
+listen       = 127.0.0.1:$FPORT
+admin_socket = $FSOCK
+state_dir    = $d/state
+rollback_log = $T/$name-rollback.log
+access_log   = off
+
+[warehouse]
+uri = http://127.0.0.1:$WH_PORT
+
+[lakehouse]
+uri = http://127.0.0.1:$LH_PORT
+
+[policy]
+gate_min_clean = 0
+EOF
+	taskset -c "$PX_CPU" "$FLOE" -c "$T/$name.conf" >"$T/$name.log" 2>&1 &
+	FPID=$!
+	pids+=($FPID)
+	for i in $(seq 200); do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 \
+			"http://127.0.0.1:$FPORT/readyz")" = 200 ] && break
+		sleep 0.05
+	done
+	[ "$i" = 200 ] && die "floe $name not ready: $(tail -5 "$T/$name.log")"
+	# One keep-alive connection, one POST /routes per route (each a
+	# synced store transaction): what the admin API offers today.
+	k=$((n / 2 > 0 ? n / 2 : 1))
+	w=$((k % 100 + 1))
+	TBL=$(printf '/v1/routed/namespaces/bench/tables/t%05d' "$k")
+	BIG=/v1/routed/namespaces/bench/tables/long_history
+	awk -v n="$n" -v w="$w" -v s="$FSOCK" 'BEGIN {
+		for (i = 1; i <= n; i++) {
+			obj = i < n ? sprintf("bench.t%05d", i) : "bench.long_history"
+			printf "unix-socket = \"%s\"\nurl = \"http://floe/routes\"\n", s
+			printf "data = \"{\\\"object\\\":\\\"%s\\\",\\\"wave\\\":%d}\"\n", obj, i < n ? i % 100 + 1 : w
+			printf "output = \"/dev/null\"\nwrite-out = \"%%{http_code}\\\\n\"\n"
+			if (i < n) print "next"
+		}
+	}' >"$T/$name.routes"
+	t0=$(date +%s.%N)
+	curl -s -K "$T/$name.routes" >"$T/$name.codes" 2>&1
+	t1=$(date +%s.%N)
+	LOAD_SECS=$(echo "$t1 $t0" | awk '{printf "%.2f", $1 - $2}')
+	i=$(grep -c '^200$' "$T/$name.codes")
+	[ "$i" = "$n" ] || die "floe $name: $i of $n routes set"
+	"$FLOECTL" -s "$FSOCK" wave flip "$w" lakehouse >/dev/null ||
+		die "floe $name: wave flip $w lakehouse failed"
+	say "floe $name: $n routes loaded in ${LOAD_SECS}s"
+}
+
+stop_pid() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# --- measuring -----------------------------------------------------------
+ROUNDS_TSV=$T/rounds.tsv
+SCEN_TSV=$T/scenarios.tsv
+NOTES=$T/notes
+: >"$ROUNDS_TSV"
+: >"$SCEN_TSV"
+: >"$NOTES"
+
+# wrk_run URL SECS OUT: plain wrk, one thread, on the load CPU.
+wrk_run() {
+	taskset -c "$LG_CPU" wrk -t 1 -c "$CONNS" -d "${2}s" --latency "$1" \
+		>"$3" 2>&1
+}
+
+# Microseconds from a wrk latency ("342.00us", "1.23ms", "2.00s").
+# wrk_parse FILE: "rps requests p50_us p99_us errors non2xx".
+wrk_parse() {
+	awk '
+	function us(v) {
+		if (v ~ /us$/) return v + 0
+		if (v ~ /ms$/) return v * 1000
+		if (v ~ /m$/) return v * 60e6
+		if (v ~ /s$/) return v * 1e6
+		return v + 0
+	}
+	/requests in/ { req = $1 }
+	/^Requests\/sec:/ { rps = $2 }
+	$1 == "50%" { p50 = us($2) }
+	$1 == "99%" { p99 = us($2) }
+	/Socket errors:/ { gsub(/,/, ""); err = $4 + $6 + $8 + $10 }
+	/Non-2xx or 3xx responses:/ { bad = $5 }
+	END { printf "%s %s %s %s %d %d\n", rps, req, p50, p99, err, bad }
+	' "$1"
+}
+
+# check NAME URL WANT_BYTES [HEADER=VALUE]: one GET must be 200 with a body
+# of about WANT_BYTES (and the header, if given). Sets BODY_BYTES.
+check() {
+	local out code size
+	out=$(curl -s -o "$T/check.body" -D "$T/check.h" \
+		-w '%{http_code} %{size_download}' --max-time 10 "$2")
+	code=${out% *} size=${out#* }
+	[ "$code" = 200 ] || die "$1: $2 answered $code: $(head -c 300 "$T/check.body")"
+	if [ "$size" -lt $(($3 * 9 / 10)) ] || [ "$size" -gt $(($3 * 12 / 10)) ]; then
+		die "$1: body of $size bytes, want about $3"
+	fi
+	if [ -n "${4:-}" ] && ! tr -d '\r' <"$T/check.h" | grep -qix "${4/=/: }"; then
+		die "$1: no ${4/=/: } in the answer: $(tr -d '\r' <"$T/check.h" | grep -i x-floe)"
+	fi
+	BODY_BYTES=$size
+}
+
+# measure SCENARIO PROXY URL PID SECS WANT_BYTES [HEADER=VALUE]: a warm-up,
+# then ROUNDS rounds of SECS; PID's CPU and RSS read around each round.
+measure() {
+	local sc=$1 px=$2 url=$3 pid=$4 secs=$5 want=$6 hv=${7:-}
+	local r c0 c1 line rps req p50 p99 err bad cpu
+	check "$sc" "$url" "$want" "$hv"
+	wrk_run "$url" "$WARM" "$T/warm.out"
+	for r in $(seq "$ROUNDS"); do
+		c0=$(cpu_ticks "$pid")
+		wrk_run "$url" "$secs" "$T/$sc.$r.wrk"
+		c1=$(cpu_ticks "$pid")
+		read -r rps req p50 p99 err bad <<<"$(wrk_parse "$T/$sc.$r.wrk")"
+		[ -n "$req" ] && [ "$req" -gt 0 ] ||
+			die "$sc: wrk failed: $(cat "$T/$sc.$r.wrk")"
+		cpu=$(awk -v t=$((c1 - c0)) -v hz="$HZ" -v n="$req" \
+			'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+		printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$r" "$rps" \
+			"$p50" "$p99" "$cpu" "$req" "$err" "$bad" >>"$ROUNDS_TSV"
+	done
+	printf '%s\t%s\t%s\t%s\t%s\n' "$sc" "$px" "$BODY_BYTES" \
+		"$(rss_kb "$pid")" "$url" >>"$SCEN_TSV"
+	say "$sc: $(awk -F'\t' -v s="$sc" '$1 == s { printf "%.0f/s ", $3 }' \
+		"$ROUNDS_TSV")"
+}
+
+# idle_rss SCENARIO PROXY PORT PATH PID: RSS of PID with IDLE keep-alive
+# clients that each got one answer and stay open.
+idle_rss() {
+	local sc=$1 px=$2 port=$3 path=$4 pid=$5 before after i st
+	before=$(rss_kb "$pid")
+	mkfifo "$T/idle.in"
+	node bench/idle.js "$port" "$path" "$IDLE" <"$T/idle.in" \
+		>"$T/idle.out" 2>&1 &
+	local ipid=$!
+	exec 7>"$T/idle.in"
+	for i in $(seq 600); do
+		grep -q '^ready' "$T/idle.out" && break
+		sleep 0.05
+	done
+	st=$(cat "$T/idle.out")
+	sleep 0.5
+	after=$(rss_kb "$pid")
+	exec 7>&-
+	wait "$ipid" 2>/dev/null
+	rm -f "$T/idle.in"
+	printf '%s\t%s\t%s\t%s\t%s\n' "$sc" "$px" "$before" "$after" \
+		"$st" >>"$T/idle.tsv"
+	say "$sc: RSS ${before} kB -> ${after} kB with $st"
+}
+
+: >"$T/idle.tsv"
+: >"$T/soak.tsv"
+LOADS=()
+
+# --- the run -------------------------------------------------------------
+wait_http "http://127.0.0.1:$NGX_PORT/v1/config" ||
+	die "nginx did not start: $(cat "$T/nginx/out" "$T/nginx/error.log")"
+wait_http "http://127.0.0.1:$HAP_PORT/v1/config" ||
+	die "haproxy did not start: $(cat "$T/haproxy.out")"
+start_floe routed "$ROUTES"
+F_PID=$FPID F_PORT=$FPORT F_SOCK=$FSOCK
+LOADS+=("routed $ROUTES $LOAD_SECS")
+F_TBL=$TBL
+PLAIN=/v1/namespaces/bench/tables/t05000
+PLAIN_BIG=/v1/namespaces/bench/tables/long_history
+LH=X-Floe-Target=lakehouse
+
+say "4 KB LoadTable: $ROUNDS x ${SECS}s after ${WARM}s, wrk -c $CONNS"
+measure upstream upstream "http://127.0.0.1:$DIRECT_PORT$PLAIN" \
+	"$DIRECT_PID" "$SECS" "$SMALL_BYTES"
+measure nginx nginx "http://127.0.0.1:$NGX_PORT$PLAIN" "$NGX_PID" "$SECS" \
+	"$SMALL_BYTES"
+measure haproxy haproxy "http://127.0.0.1:$HAP_PORT$PLAIN" "$HAP_PID" \
+	"$SECS" "$SMALL_BYTES"
+measure floe-routed floe "http://127.0.0.1:$F_PORT$F_TBL" "$F_PID" "$SECS" \
+	"$SMALL_BYTES" "$LH"
+# XXX the LoadTable cache has not landed: measure it here once it has.
+echo "cache scenario: floe has no LoadTable cache yet" >>"$NOTES"
+say "cache scenario: floe has no LoadTable cache yet"
+
+say "1 MB LoadTable: $ROUNDS x ${BIG_SECS}s"
+measure upstream-1m upstream "http://127.0.0.1:$DIRECT_PORT$PLAIN_BIG" \
+	"$DIRECT_PID" "$BIG_SECS" "$LARGE_BYTES"
+measure nginx-1m nginx "http://127.0.0.1:$NGX_PORT$PLAIN_BIG" "$NGX_PID" \
+	"$BIG_SECS" "$LARGE_BYTES"
+measure haproxy-1m haproxy "http://127.0.0.1:$HAP_PORT$PLAIN_BIG" \
+	"$HAP_PID" "$BIG_SECS" "$LARGE_BYTES"
+measure floe-routed-1m floe "http://127.0.0.1:$F_PORT$BIG" "$F_PID" \
+	"$BIG_SECS" "$LARGE_BYTES" "$LH"
+
+if [ "$PERF" = 1 ] && command -v perf >/dev/null; then
+	say "perf: floe routed, 5 s"
+	wrk_run "http://127.0.0.1:$F_PORT$F_TBL" 7 "$T/perf.wrk" &
+	local_wrk=$!
+	sleep 1
+	perf record -q -g -p "$F_PID" -o "$T/perf.data" -- sleep 5 \
+		>/dev/null 2>&1
+	wait "$local_wrk"
+	perf report -i "$T/perf.data" --stdio --no-children --sort symbol \
+		2>/dev/null | grep -E '^ +[0-9.]+%' | head -15 \
+		>bench/results/perf-floe.txt
+	say "perf: top symbols in bench/results/perf-floe.txt"
+	cat bench/results/perf-floe.txt >&2
+fi
+
+# RSS drift: the floe that served everything above, SOAK seconds more.
+if [ "$SOAK" -gt 0 ]; then
+	say "RSS drift: floe routed for ${SOAK}s"
+	r0=$(rss_kb "$F_PID")
+	c0=$(cpu_ticks "$F_PID")
+	wrk_run "http://127.0.0.1:$F_PORT$F_TBL" "$SOAK" "$T/soak.wrk"
+	c1=$(cpu_ticks "$F_PID")
+	r1=$(rss_kb "$F_PID")
+	read -r rps req p50 p99 err bad <<<"$(wrk_parse "$T/soak.wrk")"
+	printf 'floe-routed\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$SOAK" "$r0" \
+		"$r1" "$rps" "$req" "$p99" "$((c1 - c0))" "$((err + bad))" \
+		>>"$T/soak.tsv"
+	say "RSS drift: ${r0} kB -> ${r1} kB over ${SOAK}s ($rps/s)"
+fi
+
+idle_rss floe-routed floe "$F_PORT" "$F_TBL" "$F_PID"
+idle_rss nginx nginx "$NGX_PORT" "$PLAIN" "$NGX_PID"
+idle_rss haproxy haproxy "$HAP_PORT" "$PLAIN" "$HAP_PID"
+stop_pid "$F_PID"
+
+# The same floe figure with 10 routes (and 1,000,000 with BENCH_FULL=1).
+start_floe routed-10 10
+LOADS+=("routed-10 10 $LOAD_SECS")
+measure floe-routed-10 floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
+	"$SMALL_BYTES" "$LH"
+stop_pid "$FPID"
+if [ "$FULL" = 1 ]; then
+	start_floe routed-1000000 1000000
+	LOADS+=("routed-1000000 1000000 $LOAD_SECS")
+	measure floe-routed-1000000 floe "http://127.0.0.1:$FPORT$TBL" \
+		"$FPID" "$SECS" "$SMALL_BYTES" "$LH"
+	stop_pid "$FPID"
+else
+	echo "1,000,000-route floe: skipped (BENCH_FULL=1 runs it)" >>"$NOTES"
+fi
+
+# --- report --------------------------------------------------------------
+printf '%s\n' "${LOADS[@]}" >"$T/loads.txt"
+mkdir -p "$(dirname "$OUT")"
+{
+	echo "nproc=$(nproc)"
+	echo "kernel=$(uname -r)"
+	echo "cpu=$(awk -F': ' '/^model name/{print $2; exit}' /proc/cpuinfo)"
+	echo "nginx=$(nginx -v 2>&1 | sed 's/.*version: //')"
+	echo "haproxy=$(haproxy -v 2>&1 | awk 'NR==1{print $3}')"
+	echo "wrk=$(wrk -v 2>&1 | awk 'NR==1{print $2}')"
+	echo "libevent=$(pkg-config --modversion libevent)"
+	echo "floe_commit=$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- proxy routing lib policy cache 2>/dev/null || echo +dirty)"
+	echo "hz=$HZ"
+	echo "routes=$ROUTES"
+	echo "loadavg_start=$LOADAVG_START"
+	echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "duration_s=$(($(date +%s) - START))"
+	echo "rounds=$ROUNDS"
+	echo "secs=$SECS"
+	echo "big_secs=$BIG_SECS"
+	echo "warm=$WARM"
+	echo "conns=$CONNS"
+	echo "lg_cpu=$LG_CPU"
+	echo "proxy_cpu=$PX_CPU"
+	echo "small_bytes=$SMALL_BYTES"
+	echo "large_bytes=$LARGE_BYTES"
+	echo "idle_clients=$IDLE"
+} >"$T/machine.txt"
+node bench/report.js "$T" "$OUT"

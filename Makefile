@@ -94,3 +94,35 @@ clean:
 .PRECIOUS: $(B)/tests/unit/%.o
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# --- fuzzing: libFuzzer targets in tests/fuzz/ (clang, ASan + UBSan) ---
+# `make fuzz` runs each for FUZZ_TIME seconds; `make fuzz-build` only
+# builds them (tests/fuzz/run.sh --regress replays the corpora once).
+FUZZ_CC	  = clang
+FUZZ_TIME ?= 60
+FUZZ_SAN  = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) \
+	   $(filter-out -Werror -Wdeclaration-after-statement,$(WFLAGS))
+FUZZ_SRCS = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS = $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_LIB  = $(B)/fuzz/libfloe.a
+
+$(B)/fuzz/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link \
+	    -c -o $@ $<
+
+$(FUZZ_LIB): $(patsubst %.c,$(B)/fuzz/obj/%.o,$(CORE_SRCS) $(LIB_SRCS))
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
+	    $(FUZZ_LIB) $(LDLIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	tests/fuzz/run.sh --fuzz $(B) $(FUZZ_TIME)
+
+.PHONY: fuzz fuzz-build
+# --- end of fuzzing ---

@@ -36,6 +36,10 @@ for t in "$B"/tests/test_*; do
 	fi
 done
 if [ $VALGRIND = 0 ]; then
+	# Every fuzz corpus input once, under ASan+UBSan (needs clang).
+	if command -v clang >/dev/null; then
+		run fuzz/regress tests/fuzz/run.sh --regress "$B"
+	fi
 	for t in tests/integration/[0-9]*.sh; do
 		[ -f "$t" ] || continue
 		run "integration/${t##*/}" timeout 300 bash "$t"

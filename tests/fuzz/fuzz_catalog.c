@@ -1,0 +1,45 @@
+/*
+ * floe: fuzz_catalog.c -- libFuzzer target for what floe does with catalog
+ * answers: a /v1/config answer (catalog_update) and a LoadTable answer
+ * rewritten with that catalog's config merged in and its URLs pointed
+ * back at floe (catalog_rewrite). The input is CONFIG \0 BODY.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "proxy/catalog.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const uint8_t *nul = memchr(data, '\0', size);
+	size_t clen = nul != NULL ? (size_t)(nul - data) : size;
+	const char *body = nul != NULL ? (const char *)nul + 1 : "";
+	size_t blen = nul != NULL ? size - clen - 1 : 0, outlen = 0;
+	struct catalog *c = catalog_new();
+	char err[256], *out;
+	json_t *j;
+
+	(void)catalog_update(c, (const char *)data, clen, 1, err, sizeof(err));
+	out = catalog_rewrite(c, true, body, blen, "http://up:9001/base",
+	    "http://floe:8181", "warehouse", &outlen);
+	if (out != NULL) {
+		/* What floe sends on must be JSON again. */
+		j = json_loadb(out, outlen, 0, NULL);
+		if (j == NULL)
+			__builtin_trap();
+		json_decref(j);
+		free(out);
+	}
+	out = catalog_rewrite(c, false, body, blen, "https://up", "http://floe",
+	    "lakehouse", &outlen);
+	free(out);
+	catalog_free(c);
+	return 0;
+}

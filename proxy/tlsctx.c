@@ -59,11 +59,14 @@ tlsctx_build(const char *cert, const char *key, char *subject, size_t sublen,
 		snprintf(err, errlen, "tls_cert %s: %s", cert, tlsctx_error());
 		goto fail;
 	}
-	if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1) {
-		snprintf(err, errlen, "tls_key %s: %s", key, tlsctx_error());
-		goto fail;
-	}
-	if (SSL_CTX_check_private_key(ctx) != 1) {
+	if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
+	    SSL_CTX_check_private_key(ctx) != 1) {
+		if (ERR_GET_REASON(ERR_peek_error()) !=
+		    X509_R_KEY_VALUES_MISMATCH) {
+			snprintf(err, errlen, "tls_key %s: %s", key,
+			    tlsctx_error());
+			goto fail;
+		}
 		snprintf(err, errlen, "tls_key %s does not match tls_cert %s",
 		    key, cert);
 		ERR_clear_error();

@@ -36,6 +36,7 @@
 #include "proxy/upstream.h"
 #include "routing/route.h"
 #include "routing/wave.h"
+#include "policy/auth.h"
 
 /* The prefixes floe announces: routed, or pinned to one side. */
 enum request_prefix {
@@ -55,6 +56,8 @@ struct request {
 	struct floe *f;
 	struct server_conn *conn;
 	struct h1_msg *msg;
+	char ident[AUTH_IDENT_MAX]; /* the authenticated client, or "" */
+	bool no_prefix;		    /* /v1/oauth/tokens: no catalog prefix */
 	struct rest_req rr;
 	enum request_prefix pfx;
 	enum request_mode mode;
@@ -122,12 +125,13 @@ request_log_access(struct request *r, unsigned status, const char *target)
 	us = r->upstream_us;
 	evbuffer_add_printf(request_log,
 	    "%s %s %s %.*s target=%s wave=%s status=%u upstream_ms=%lld.%03lld"
-	    "\n",
+	    "%s%s\n",
 	    ts, server_conn_peer(r->conn), r->msg->method_name,
 	    (int)(r->rr.query.len > 0 ? r->rr.query.off - 1
 				      : r->msg->target_len),
 	    r->msg->target, target, wave, status, (long long)(us / 1000),
-	    (long long)(us % 1000));
+	    (long long)(us % 1000), r->ident[0] != '\0' ? " client=" : "",
+	    r->ident);
 	if (evbuffer_get_length(request_log) > 64 * 1024)
 		request_flush_log(f);
 }
@@ -238,7 +242,11 @@ request_abort_cb(void *arg)
 	request_free(r);
 }
 
-/* A hash of the client's identity: its bearer token, else its address. */
+/*
+ * A hash of the client's identity: the name authentication gave it (so
+ * floectl resolve --client NAME predicts its canary side), else its bearer
+ * token, else its address.
+ */
 static uint64_t
 request_client_hash(struct request *r)
 {
@@ -247,6 +255,8 @@ request_client_hash(struct request *r)
 	size_t n, i;
 	uint64_t x = 0xcbf29ce484222325ULL; /* FNV-1a, as /resolve?client= */
 
+	if (r->ident[0] != '\0')
+		return route_client_hash(r->ident, strlen(r->ident));
 	if (h != NULL) {
 		p = h->value;
 		n = h->value_len;
@@ -658,7 +668,7 @@ request_forward(struct request *r, enum route_side side)
 	evbuffer_add(head, " ", 1);
 	evbuffer_add(head, t->path, strlen(t->path));
 	evbuffer_add(head, "/v1", 3);
-	if (cat->prefix != NULL) {
+	if (cat->prefix != NULL && !r->no_prefix) {
 		evbuffer_add(head, "/", 1);
 		evbuffer_add(head, cat->prefix, strlen(cat->prefix));
 	}
@@ -683,7 +693,12 @@ request_forward(struct request *r, enum route_side side)
 		if ((h = h1_find(m, request_fwd_headers[i])) != NULL)
 			request_add_header(head, h->name, h->name_len, h->value,
 			    h->value_len);
-	if (t->token == NULL && (h = h1_find(m, "Authorization")) != NULL)
+	/*
+	 * The client's own credential goes on only to a catalog without a
+	 * token of floe's, and never in token mode: those tokens are floe's.
+	 */
+	if (t->token == NULL && auth_mode(f->auth) != AUTH_TOKEN &&
+	    (h = h1_find(m, "Authorization")) != NULL)
 		request_add_header(head, h->name, h->name_len, h->value,
 		    h->value_len);
 	/*
@@ -732,11 +747,13 @@ static void
 request_floe_base(struct request *r, char *buf, size_t len)
 {
 	const struct h1_header *h = h1_find(r->msg, "Host");
+	const char *scheme = server_conn_is_tls(r->conn) ? "https" : "http";
 
-	if (h != NULL && h->value_len > 0 && h->value_len < len - 8)
-		snprintf(buf, len, "http://%.*s", (int)h->value_len, h->value);
+	if (h != NULL && h->value_len > 0 && h->value_len < len - 9)
+		snprintf(buf, len, "%s://%.*s", scheme, (int)h->value_len,
+		    h->value);
 	else
-		snprintf(buf, len, "http://%s", r->f->conf->listen);
+		snprintf(buf, len, "%s://%s", scheme, r->f->conf->listen);
 }
 
 /* Pass the upstream answer M from SIDE back to the client. */
@@ -1002,6 +1019,60 @@ request_is_loop(const struct h1_msg *m)
 	return false;
 }
 
+/*
+ * Check the client's credentials ([auth] mode) and keep its identity.
+ * 0 to go on, -1 if R was answered 401. The reason in the answer never
+ * holds any part of the credential, and nothing of it is logged.
+ */
+static int
+request_authenticate(struct request *r)
+{
+	const struct h1_header *h = h1_find(r->msg, "Authorization");
+	const char *why = "not authorized";
+	char msg[256];
+
+	if (r->f->auth == NULL ||
+	    auth_check(r->f->auth, h != NULL ? h->value : NULL,
+		h != NULL ? h->value_len : 0, units_now_ms() / 1000, r->ident,
+		sizeof(r->ident), &why) == 0)
+		return 0;
+	log_debug("%s: client %s: 401: %s", __func__,
+	    server_conn_peer(r->conn), why);
+	snprintf(msg, sizeof(msg), "Not authorized: %s", why);
+	request_log_access(r, 401, "floe");
+	r->f->requests++;
+	request_error_conn(r->f, r->conn, 401, "NotAuthorizedException", msg,
+	    "WWW-Authenticate: Bearer realm=\"floe\"\r\n");
+	request_free(r);
+	return -1;
+}
+
+/*
+ * POST /v1/oauth/tokens, deprecated by the spec: forwarded to the warehouse
+ * catalog when clients authenticate there (passthrough), refused otherwise
+ * with what to configure instead.
+ */
+static void
+request_oauth_tokens(struct request *r)
+{
+	if (auth_mode(r->f->auth) != AUTH_PASSTHROUGH) {
+		request_errorf(r, 400, "BadRequestException",
+		    "floe does not serve the deprecated /v1/oauth/tokens "
+		    "endpoint with [auth] mode = %s: configure the client with "
+		    "a \"token\" (%s), or set \"oauth2-server-uri\" to your "
+		    "identity provider",
+		    auth_mode_name(auth_mode(r->f->auth)),
+		    auth_mode(r->f->auth) == AUTH_JWT
+			? "a JWT from your identity provider"
+			: "one listed in floe's token file");
+		return;
+	}
+	r->mode = MODE_ONE;
+	r->side = ROUTE_WAREHOUSE;
+	r->no_prefix = true;
+	request_forward(r, ROUTE_WAREHOUSE);
+}
+
 void
 request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 {
@@ -1059,15 +1130,14 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 		    (int)strcspn(m->target, "?"), m->target);
 		return;
 	}
-	if (r->rr.op == REST_GET_CONFIG) {
-		request_config(r);
+	if (r->rr.op == REST_GET_TOKEN) {
+		request_oauth_tokens(r);
 		return;
 	}
-	if (r->rr.op == REST_GET_TOKEN) {
-		request_errorf(r, 400, "BadRequestException",
-		    "floe does not serve the deprecated /v1/oauth/tokens "
-		    "endpoint: give the client a token, or set "
-		    "oauth2-server-uri to your identity provider");
+	if (request_authenticate(r) == -1)
+		return;
+	if (r->rr.op == REST_GET_CONFIG) {
+		request_config(r);
 		return;
 	}
 	if (request_prefix(r) == -1) {

@@ -162,6 +162,16 @@ cache_get(struct cache *c, const void *key, size_t keylen, int64_t now_ms,
 	return &e->e;
 }
 
+const struct cache_entry *
+cache_peek(struct cache *c, const void *key, size_t keylen)
+{
+	struct centry *e;
+
+	if (!cache_is_on(c) || (e = cache_find(c, key, keylen)) == NULL)
+		return NULL;
+	return &e->e;
+}
+
 /* Copy N bytes of S to *P and return where they went (NUL-terminated). */
 static char *
 cache_copy(char **p, const char *s, size_t n)

@@ -57,6 +57,9 @@ void cache_configure(struct cache *, uint64_t budget, uint64_t ttl_ms);
  */
 const struct cache_entry *cache_get(struct cache *, const void *key,
     size_t keylen, int64_t now_ms, bool *expired);
+/* Look KEY up without counting and without expiring anything. */
+const struct cache_entry *cache_peek(struct cache *, const void *key,
+    size_t keylen);
 /*
  * Store an answer under KEY (replacing one there); everything is copied.
  * An answer larger than an eighth of the budget is not stored.

@@ -72,6 +72,8 @@ static int conf_parse_dur(struct conf *, void *, const char *, char *, size_t);
 static int conf_parse_durpos(struct conf *, void *, const char *, char *,
     size_t);
 static int conf_parse_size(struct conf *, void *, const char *, char *, size_t);
+static int conf_parse_size0(struct conf *, void *, const char *, char *,
+    size_t);
 static int conf_parse_count(struct conf *, void *, const char *, char *,
     size_t);
 static int conf_parse_conns(struct conf *, void *, const char *, char *,
@@ -122,7 +124,7 @@ static const struct conf_key conf_keys[] = {
 	{ "floe", "namespace_separator", conf_parse_str,
 	    F(namespace_separator) },
 	{ "floe", "drain", conf_parse_dur, F(drain_ms) },
-	{ "floe", "cache_size", conf_parse_size, F(cache_size) },
+	{ "floe", "cache_size", conf_parse_size0, F(cache_size) },
 	{ "floe", "cache_ttl", conf_parse_durpos, F(cache_ttl_ms) },
 
 	{ "warehouse", "uri", conf_parse_uri, W(uri) },
@@ -321,6 +323,18 @@ conf_parse_size(struct conf *c __unused, void *field, const char *value,
 	}
 	if (*(uint64_t *)field == 0) {
 		snprintf(why, whylen, "\"%s\" must be more than zero", value);
+		return -1;
+	}
+	return 0;
+}
+
+/* A size in bytes; 0 is allowed (it turns the thing off). */
+static int
+conf_parse_size0(struct conf *c __unused, void *field, const char *value,
+    char *why, size_t whylen)
+{
+	if (units_size(value, field) == -1) {
+		snprintf(why, whylen, "\"%s\" is not a size", value);
 		return -1;
 	}
 	return 0;
@@ -891,7 +905,7 @@ conf_new(const char *path)
 	c->max_header = 16 * 1024;
 	c->drain_ms = 10 * 1000;
 	c->cache_size = 64 << 20;
-	c->cache_ttl_ms = 60 * 1000;
+	c->cache_ttl_ms = 5 * 1000;
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		c->target[side].timeout_ms = 10 * 1000;
 		c->target[side].connect_timeout_ms = 2 * 1000;

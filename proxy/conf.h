@@ -74,7 +74,7 @@ struct conf {
 	char *namespace_separator;     /* announced to clients, or NULL */
 	uint64_t drain_ms;	       /* SIGTERM drain budget, 10s */
 	uint64_t cache_size;	       /* LoadTable cache bytes, 64M; 0 off */
-	uint64_t cache_ttl_ms;	       /* LoadTable cache entry life, 60s */
+	uint64_t cache_ttl_ms;	       /* LoadTable cache entry life, 5s */
 	struct conf_target target[2];  /* indexed by enum route_side */
 	struct conf_policy policy;
 	struct conf_auth auth;

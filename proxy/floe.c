@@ -24,6 +24,7 @@
 #include "lib/log.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
+#include "cache/cache.h"
 #include "proxy/admin.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
@@ -249,6 +250,7 @@ floe_run(const char *conf_path, int verbose)
 	    (unsigned)(getpid() ^ (unsigned)f->started_ms));
 	request_init(node);
 	floe_open_store(f);
+	f->cache = cache_new(f->conf->cache_size, f->conf->cache_ttl_ms);
 	for (i = 0; i < ROUTE_NSIDES; i++) {
 		f->cat[i] = catalog_new();
 		f->up[i] = upstream_new(f->base, floe_dns, &f->conf->target[i],
@@ -333,6 +335,7 @@ floe_run(const char *conf_path, int verbose)
 		catalog_free(f->cat[i]);
 	}
 	fetch_free(f->fetch);
+	cache_free(f->cache);
 	for (i = 0; i < (int)nitems(sigs); i++)
 		event_free(f->sig[i]);
 	event_free(f->tick);
@@ -409,6 +412,7 @@ floe_reload(struct floe *f)
 		upstream_retarget(f->up[i], &nc->target[i]);
 	conf_free(f->conf);
 	f->conf = nc;
+	cache_configure(f->cache, nc->cache_size, nc->cache_ttl_ms);
 	log_info("reload: configuration %s applied", f->conf_path);
 	if (f->tls != NULL)
 		log_info("reload: TLS certificate %s", tlsctx_subject(f->tls));
@@ -464,7 +468,8 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 json_t *
 floe_status_json(struct floe *f)
 {
-	json_t *j, *sides, *s;
+	json_t *j, *sides, *s, *c;
+	struct cache_stats cs;
 	int i;
 
 	sides = json_object();
@@ -486,12 +491,23 @@ floe_status_json(struct floe *f)
 		    json_integer(f->side[i].failures));
 		json_object_set_new(sides, route_side_name(i), s);
 	}
-	j = json_pack("{s:b, s:b, s:I, s:I, s:I, s:I, s:o}", "ready",
+	cache_get_stats(f->cache, &cs);
+	c = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "budget", (json_int_t)cs.budget, "bytes", (json_int_t)cs.bytes,
+	    "entries", (json_int_t)cs.entries, "hits", (json_int_t)cs.hits,
+	    "misses", (json_int_t)cs.misses, "revalidations",
+	    (json_int_t)cs.revalidations, "evictions",
+	    (json_int_t)cs.evictions, "expirations",
+	    (json_int_t)cs.expirations, "invalidations",
+	    (json_int_t)cs.invalidations, "ttl_ms",
+	    (json_int_t)f->conf->cache_ttl_ms);
+	j = json_pack("{s:b, s:b, s:I, s:I, s:I, s:I, s:o, s:o}", "ready",
 	    floe_is_ready(f), "draining", f->draining, "uptime_s",
 	    (json_int_t)((units_now_ms() - f->started_ms) / 1000), "requests",
 	    (json_int_t)f->requests, "local_errors",
 	    (json_int_t)f->local_errors, "connections",
-	    (json_int_t)server_nconns(f->front), "catalogs", sides);
+	    (json_int_t)server_nconns(f->front), "catalogs", sides, "cache",
+	    c);
 	return j;
 }
 
@@ -499,6 +515,7 @@ char *
 floe_metrics_text(struct floe *f)
 {
 	struct evbuffer *b;
+	struct cache_stats cs;
 	char *out;
 	size_t len;
 	int i;
@@ -543,6 +560,39 @@ floe_metrics_text(struct floe *f)
 		    (unsigned long long)f->side[i].errors_5xx,
 		    route_side_name(i),
 		    (unsigned long long)f->side[i].failures);
+	cache_get_stats(f->cache, &cs);
+	evbuffer_add_printf(b,
+	    "# HELP floe_cache_hits_total LoadTable answers served from the "
+	    "cache.\n"
+	    "# TYPE floe_cache_hits_total counter\n"
+	    "floe_cache_hits_total %llu\n"
+	    "# HELP floe_cache_misses_total LoadTable lookups the cache could "
+	    "not answer.\n"
+	    "# TYPE floe_cache_misses_total counter\n"
+	    "floe_cache_misses_total %llu\n"
+	    "# HELP floe_cache_revalidations_total Expired entries a catalog "
+	    "confirmed with 304.\n"
+	    "# TYPE floe_cache_revalidations_total counter\n"
+	    "floe_cache_revalidations_total %llu\n"
+	    "# HELP floe_cache_evictions_total Entries dropped for the byte "
+	    "budget.\n"
+	    "# TYPE floe_cache_evictions_total counter\n"
+	    "floe_cache_evictions_total %llu\n"
+	    "# HELP floe_cache_invalidations_total Entries dropped by writes "
+	    "through floe.\n"
+	    "# TYPE floe_cache_invalidations_total counter\n"
+	    "floe_cache_invalidations_total %llu\n"
+	    "# HELP floe_cache_bytes Bytes the cache holds.\n"
+	    "# TYPE floe_cache_bytes gauge\n"
+	    "floe_cache_bytes %llu\n"
+	    "# HELP floe_cache_entries Answers the cache holds.\n"
+	    "# TYPE floe_cache_entries gauge\n"
+	    "floe_cache_entries %llu\n",
+	    (unsigned long long)cs.hits, (unsigned long long)cs.misses,
+	    (unsigned long long)cs.revalidations,
+	    (unsigned long long)cs.evictions,
+	    (unsigned long long)cs.invalidations,
+	    (unsigned long long)cs.bytes, (unsigned long long)cs.entries);
 	len = evbuffer_get_length(b);
 	out = xmalloc(len + 1);
 	evbuffer_remove(b, out, len);

@@ -24,6 +24,7 @@ struct discover;
 struct rlog;
 struct auth;
 struct tlsctx;
+struct cache;
 typedef struct json_t json_t;
 
 /* Counters for /status and /metrics, per side. */
@@ -46,6 +47,7 @@ struct floe {
 	struct server *front;  /* the REST listener */
 	struct server *admin;  /* the admin socket */
 	struct rlog *rlog;     /* the rollback log, or NULL if it cannot open */
+	struct cache *cache;   /* LoadTable answers */
 	struct auth *auth;     /* client authentication; NULL: mode none */
 	struct tlsctx *tls;    /* the listener's TLS context, or NULL */
 	struct event *sig[4];

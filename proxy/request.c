@@ -24,6 +24,7 @@
 #include "lib/log.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
+#include "cache/cache.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
 #include "proxy/etag.h"
@@ -52,6 +53,11 @@ enum request_mode {
 	MODE_NS_READ, /* warehouse, then the lakehouse if it has no such ns */
 };
 
+/* Objects a request names, kept to invalidate their cached answers. */
+#define REQUEST_MAX_OBJS 8
+/* A cache key: object, side, versions, variant. */
+#define REQUEST_CKEY_MAX 2048
+
 struct request {
 	struct floe *f;
 	struct server_conn *conn;
@@ -74,6 +80,16 @@ struct request {
 	int64_t start_us;
 	uint64_t upstream_us;
 	uint64_t client_hash;
+	struct route_obj objs[REQUEST_MAX_OBJS];
+	unsigned nobjs;
+	bool objs_overflow;
+	/* LoadTable cache: the keys, and what happened (for the log). */
+	bool cacheable;
+	bool revalidating;
+	uint64_t cache_epoch; /* invalidations seen when it was sent */
+	unsigned char ckey[2][REQUEST_CKEY_MAX]; /* shared, per client */
+	size_t ckeylen[2];
+	const char *cache_state;
 };
 
 static char request_via[80] = "1.1 floe";
@@ -125,13 +141,14 @@ request_log_access(struct request *r, unsigned status, const char *target)
 	us = r->upstream_us;
 	evbuffer_add_printf(request_log,
 	    "%s %s %s %.*s target=%s wave=%s status=%u upstream_ms=%lld.%03lld"
-	    "%s%s\n",
+	    " cache=%s%s%s\n",
 	    ts, server_conn_peer(r->conn), r->msg->method_name,
 	    (int)(r->rr.query.len > 0 ? r->rr.query.off - 1
 				      : r->msg->target_len),
 	    r->msg->target, target, wave, status, (long long)(us / 1000),
-	    (long long)(us % 1000), r->ident[0] != '\0' ? " client=" : "",
-	    r->ident);
+	    (long long)(us % 1000),
+	    r->cache_state != NULL ? r->cache_state : "-",
+	    r->ident[0] != '\0' ? " client=" : "", r->ident);
 	if (evbuffer_get_length(request_log) > 64 * 1024)
 		request_flush_log(f);
 }
@@ -361,6 +378,10 @@ request_resolve(struct request *r, const char *ns, size_t nslen,
 
 	if (route_obj_table(ns, nslen, name, namelen, &obj) == -1)
 		return -1;
+	if (r->nobjs < REQUEST_MAX_OBJS)
+		r->objs[r->nobjs++] = obj;
+	else
+		r->objs_overflow = true;
 	if (r->f->store == NULL) {
 		memset(res, 0, sizeof(*res));
 		res->why = ROUTE_WHY_STORE_ERROR;
@@ -645,6 +666,227 @@ request_paging_param(const char *p, size_t len)
 	    (len >= 9 && strncmp(p, "pageSize=", 9) == 0);
 }
 
+/* Bumped by every write through floe: a read sent before it may be stale. */
+static uint64_t request_cache_epoch;
+
+/*
+ * Keys of answers that may carry secrets: such answers are cached for
+ * the client that got them, never shared.
+ */
+static const char *const request_secret_keys[] = {
+	"\"storage-credentials\"",
+	"\"remote-signing-config\"",
+	"\"token\"",
+	"\"s3.access-key-id\"",
+	"\"s3.secret-access-key\"",
+	"\"s3.session-token\"",
+	"\"gcs.oauth2.token\"",
+	"\"adls.sas-token",
+};
+
+static bool
+request_has_secrets(const char *body, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < nitems(request_secret_keys); i++)
+		if (memmem(body, len, request_secret_keys[i],
+			strlen(request_secret_keys[i])) != NULL)
+			return true;
+	return false;
+}
+
+/* Append N bytes to the key being built; false when it does not fit. */
+static bool
+request_key_add(unsigned char *k, size_t *at, const void *p, size_t n)
+{
+	if (*at + n > REQUEST_CKEY_MAX)
+		return false;
+	memcpy(k + *at, p, n);
+	*at += n;
+	return true;
+}
+
+/*
+ * The cache keys of a LoadTable for SIDE: the object, then everything that
+ * changes the answer -- the side, the route version, the side's config
+ * generation, the query (snapshots, referenced-by), the access delegation
+ * and the Host (URLs are rewritten to it). Key 0 is shared by clients;
+ * key 1 adds the client's identity, for answers that carry credentials or
+ * from a side that sees the client's own Authorization.
+ */
+static bool
+request_cache_keys(struct request *r, enum route_side side)
+{
+	const struct route_obj *obj = &r->objs[0];
+	const struct h1_header *h;
+	unsigned char head[REQUEST_CKEY_MAX], *k;
+	uint64_t v[2];
+	size_t n = 0, i, at;
+	unsigned char zero = 0, sb = side;
+	bool ok;
+
+	v[0] = r->route.version;
+	v[1] = r->f->cat[side]->generation;
+	ok = request_key_add(head, &n, obj->key, obj->len) &&
+	    request_key_add(head, &n, &zero, 1) &&
+	    request_key_add(head, &n, &sb, 1) &&
+	    request_key_add(head, &n, v, sizeof(v));
+	for (i = 0; i < 2 && ok; i++) {
+		k = r->ckey[i];
+		at = 0;
+		ok = request_key_add(k, &at, head, n) &&
+		    request_key_add(k, &at, i == 0 ? "s" : "c", 1);
+		if (ok && i == 1)
+			ok = request_key_add(k, &at, &r->client_hash,
+			    sizeof(r->client_hash));
+		ok = ok &&
+		    request_key_add(k, &at, r->msg->target + r->rr.query.off,
+			r->rr.query.len) &&
+		    request_key_add(k, &at, &zero, 1);
+		if (ok && (h = h1_find(r->msg, "X-Iceberg-Access-Delegation")))
+			ok = request_key_add(k, &at, h->value, h->value_len);
+		ok = ok && request_key_add(k, &at, &zero, 1);
+		if (ok && (h = h1_find(r->msg, "Host")) != NULL)
+			ok = request_key_add(k, &at, h->value, h->value_len);
+		r->ckeylen[i] = at;
+	}
+	return ok;
+}
+
+/* Does the client's If-None-Match name ETAG (weak comparison)? */
+static bool
+request_inm_matches(const struct h1_msg *m, const char *etag)
+{
+	const struct h1_header *h = h1_find(m, "If-None-Match");
+	size_t n;
+
+	if (h == NULL || etag[0] == '\0')
+		return false;
+	if (strncmp(etag, "W/", 2) == 0)
+		etag += 2;
+	n = strlen(etag);
+	return h->value_len >= n && memmem(h->value, h->value_len, etag, n);
+}
+
+/* Answer R from the cached entry E. */
+static void
+request_cache_reply(struct request *r, const struct cache_entry *e,
+    const char *how)
+{
+	static struct evbuffer *b;
+	char hdr[4096];
+	int n;
+
+	if (b == NULL && (b = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	r->cache_state = how;
+	n = snprintf(hdr, sizeof(hdr), "%.*sX-Floe-Cache: %s\r\n",
+	    (int)e->hlen, e->headers, how);
+	if (n < 0 || (size_t)n >= sizeof(hdr))
+		n = 0;
+	request_log_access(r, request_inm_matches(r->msg, e->etag) ? 304
+								    : e->status,
+	    route_side_name(r->side));
+	r->f->requests++;
+	if (request_inm_matches(r->msg, e->etag)) {
+		r->f->side[r->side].not_modified++;
+		server_reply(r->conn, 304, hdr, n, NULL, -1);
+	} else {
+		evbuffer_add(b, e->body, e->len);
+		server_reply(r->conn, e->status, hdr, n, b, -1);
+	}
+}
+
+/*
+ * Look a LoadTable up in the cache. True if R was answered from it;
+ * false to forward (a miss, or an expired entry to revalidate, when
+ * r->revalidating is set).
+ */
+static bool
+request_cache_lookup(struct request *r)
+{
+	struct floe *f = r->f;
+	const struct cache_entry *e = NULL;
+	bool expired = false;
+	int i = 1;
+
+	r->cacheable = request_cache_keys(r, r->side);
+	if (!r->cacheable)
+		return false;
+	r->cache_state = "miss";
+	r->cache_epoch = request_cache_epoch;
+	/* A side with floe's own token answers every client alike. */
+	if (f->conf->target[r->side].token != NULL &&
+	    cache_peek(f->cache, r->ckey[0], r->ckeylen[0]) != NULL)
+		i = 0;
+	e = cache_get(f->cache, r->ckey[i], r->ckeylen[i], units_now_ms(),
+	    &expired);
+	if (e == NULL)
+		return false;
+	if (expired) {
+		r->revalidating = true;
+		return false;
+	}
+	request_cache_reply(r, e, "hit");
+	return true;
+}
+
+/* Store the answer being sent for R (HDRS and BODY as sent). */
+static void
+request_cache_store(struct request *r, const struct h1_msg *m,
+    struct evbuffer *hdrs, struct evbuffer *body, const char *etag)
+{
+	const struct h1_header *up = h1_find(m, "ETag");
+	const struct h1_header *cc = h1_find(m, "Cache-Control");
+	struct cache_entry e;
+	char upbuf[ETAG_MAX];
+	int i;
+
+	if (!r->cacheable || m->status != 200 ||
+	    r->cache_epoch != request_cache_epoch)
+		return;
+	if (cc != NULL && (memmem(cc->value, cc->value_len, "no-store", 8) ||
+			      memmem(cc->value, cc->value_len, "private", 7)))
+		return;
+	memset(&e, 0, sizeof(e));
+	e.status = m->status;
+	e.hlen = evbuffer_get_length(hdrs);
+	e.headers = (const char *)evbuffer_pullup(hdrs, -1);
+	e.len = evbuffer_get_length(body);
+	e.body = (const char *)evbuffer_pullup(body, -1);
+	e.etag = etag;
+	upbuf[0] = '\0';
+	if (up != NULL && up->value_len < sizeof(upbuf)) {
+		memcpy(upbuf, up->value, up->value_len);
+		upbuf[up->value_len] = '\0';
+	}
+	e.up_etag = upbuf;
+	i = r->f->conf->target[r->side].token != NULL &&
+		!request_has_secrets(e.body, e.len)
+	    ? 0
+	    : 1;
+	cache_put(r->f->cache, r->ckey[i], r->ckeylen[i], r->objs[0].len, &e,
+	    units_now_ms());
+}
+
+/* A write through floe: its objects' cached answers are dropped. */
+static void
+request_cache_invalidate(struct request *r)
+{
+	unsigned i;
+
+	request_cache_epoch++;
+	if (!cache_is_on(r->f->cache))
+		return;
+	if (r->objs_overflow) {
+		cache_clear(r->f->cache);
+		return;
+	}
+	for (i = 0; i < r->nobjs; i++)
+		cache_drop_object(r->f->cache, r->objs[i].key, r->objs[i].len);
+}
+
 /* Forward R to SIDE. */
 static void
 request_forward(struct request *r, enum route_side side)
@@ -706,7 +948,18 @@ request_forward(struct request *r, enum route_side side)
 	 * and this route version: a 304 must never keep a client on the side
 	 * its table has left.
 	 */
-	if (r->rr.op == REST_LOAD_TABLE &&
+	if (r->revalidating) {
+		const struct cache_entry *e = cache_peek(f->cache,
+		    r->ckey[0], r->ckeylen[0]);
+
+		if (e == NULL)
+			e = cache_peek(f->cache, r->ckey[1], r->ckeylen[1]);
+		if (e != NULL && e->up_etag[0] != '\0')
+			request_add_header(head, "If-None-Match", 13,
+			    e->up_etag, strlen(e->up_etag));
+		else
+			r->revalidating = false;
+	} else if (r->rr.op == REST_LOAD_TABLE &&
 	    (h = h1_find(m, "If-None-Match")) != NULL) {
 		n = etag_unmint(h->value, h->value_len, side,
 		    r->has_route ? r->route.version : 0, inm, sizeof(inm));
@@ -769,6 +1022,7 @@ request_reply_upstream(struct request *r, enum route_side side,
 	char *nb = NULL;
 	size_t nblen, blen, i;
 
+	etag[0] = '\0';
 	if ((hdrs = evbuffer_new()) == NULL)
 		fatalx("%s: out of memory", __func__);
 	for (i = 0; i < nitems(request_back_headers); i++)
@@ -803,6 +1057,11 @@ request_reply_upstream(struct request *r, enum route_side side,
 		f->side[side].errors_5xx++;
 	if (m->status == 304)
 		f->side[side].not_modified++;
+	if (r->cacheable) {
+		request_cache_store(r, m, hdrs, body, etag);
+		evbuffer_add_printf(hdrs, "X-Floe-Cache: %s\r\n",
+		    r->cache_state);
+	}
 	request_log_access(r, m->status, route_side_name(side));
 	f->requests++;
 	server_reply(r->conn, m->status,
@@ -926,6 +1185,39 @@ request_reply_list(struct request *r)
 	request_free(r);
 }
 
+/*
+ * The answer to a revalidation. A 304 renews the cached entry and serves
+ * it; anything else replaces or drops it. True if R was answered.
+ */
+static bool
+request_revalidated(struct request *r, struct h1_msg *m)
+{
+	const struct cache_entry *e;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if ((e = cache_peek(r->f->cache, r->ckey[i],
+			 r->ckeylen[i])) == NULL)
+			continue;
+		if (m->status == 304) {
+			cache_renew(r->f->cache, r->ckey[i], r->ckeylen[i],
+			    units_now_ms());
+			request_cache_reply(r, e, "revalidated");
+			request_free(r);
+			return true;
+		}
+		cache_drop(r->f->cache, r->ckey[i], r->ckeylen[i]);
+	}
+	if (m->status == 304) {
+		/* The entry went meanwhile: ask again, unconditionally. */
+		r->revalidating = false;
+		request_forward(r, r->side);
+		return true;
+	}
+	r->cache_state = "miss";
+	return false;
+}
+
 static void
 request_done_cb(struct upstream_xfer *x, void *arg)
 {
@@ -944,11 +1236,15 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 		    : r->upstream_us + upstream_xfer_usec(x);
 	switch (r->mode) {
 	case MODE_ONE:
+		if (r->rr.write)
+			request_cache_invalidate(r);
 		if (m == NULL) {
 			request_reply_failure(r, side, fail,
 			    upstream_xfer_error(x));
 			return;
 		}
+		if (r->revalidating && request_revalidated(r, m))
+			return;
 		request_reply_upstream(r, side, m);
 		request_free(r);
 		return;
@@ -1188,6 +1484,12 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 		    f->cat[r->side]->last_error != NULL
 			? f->cat[r->side]->last_error
 			: "no answer yet");
+		return;
+	}
+	if (r->rr.op == REST_LOAD_TABLE && m->method == H1_GET &&
+	    r->nobjs == 1 && cache_is_on(f->cache) &&
+	    request_cache_lookup(r)) {
+		request_free(r);
 		return;
 	}
 	request_forward(r, r->side);

@@ -806,6 +806,7 @@ async function api(cat, req, res, segs, q) {
 			'rest-page-size': '100',
 		};
 		if (wh !== null) defaults.warehouse = wh;
+		Object.assign(defaults, cat.extraDefaults || {});
 		const overrides = {};
 		if (cat.opts.prefix) overrides.prefix = cat.opts.prefix;
 		return send(res, 200, { defaults, overrides, endpoints: ENDPOINTS });
@@ -1258,6 +1259,11 @@ async function testHook(cat, req, res, segs, state) {
 			state.faults.rules = [];
 			return send(res, 204);
 		}
+	}
+	if (what === 'config' && req.method === 'POST') {
+		// Extra /v1/config defaults, as a catalog whose settings changed.
+		cat.extraDefaults = parseJson(await readBody(req));
+		return send(res, 200, { defaults: cat.extraDefaults });
 	}
 	if (what === 'files' && req.method === 'GET') {
 		// Table roots -> the URL path that serves them.

@@ -19,7 +19,7 @@ for i in $(seq 40); do
 	sleep 0.05
 done
 line=$(grep ' /v1/routed/namespaces/db/tables/bunnies ' "$T/access.log" | head -1)
-if [[ $line =~ ^[0-9T:.-]+Z\ 127\.0\.0\.1\ GET\ /v1/routed/namespaces/db/tables/bunnies\ target=warehouse\ wave=none\ status=200\ upstream_ms=[0-9]+\.[0-9]{3}$ ]]; then
+if [[ $line =~ ^[0-9T:.-]+Z\ 127\.0\.0\.1\ GET\ /v1/routed/namespaces/db/tables/bunnies\ target=warehouse\ wave=none\ status=200\ upstream_ms=[0-9]+\.[0-9]{3}\ cache=(miss|hit|-)$ ]]; then
 	ok "access log line: time, peer, method, path, target, wave, status, upstream ms"
 else
 	bad "access log line: \"$line\""

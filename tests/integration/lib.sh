@@ -98,7 +98,8 @@ stop_catalog() {
 
 # write_conf: floe.conf in $T. LISTEN (default: a free port), WH_URI,
 # LH_URI (default: the catalogs started), and extra lines in FLOE_EXTRA,
-# WH_EXTRA, LH_EXTRA, POLICY_EXTRA.
+# WH_EXTRA, LH_EXTRA, POLICY_EXTRA. The LoadTable cache is off unless
+# CACHE_SIZE is set: these tests watch what reaches the catalogs.
 write_conf() {
 	LISTEN=${LISTEN:-$(free_port)}
 	WH_URI=${WH_URI:-http://127.0.0.1:${CAT_PORT[warehouse]}}
@@ -111,6 +112,7 @@ admin_socket = $SOCK
 state_dir    = $T/state
 rollback_log = $T/rollback.log
 access_log   = $T/access.log
+cache_size   = ${CACHE_SIZE:-0}
 ${FLOE_EXTRA:-}
 
 [warehouse]

@@ -178,7 +178,7 @@ assert_defaults(const struct conf *c)
 	assert_null(c->namespace_separator);
 	assert_int_equal(c->drain_ms, 10000);
 	assert_int_equal(c->cache_size, 64 << 20);
-	assert_int_equal(c->cache_ttl_ms, 60000);
+	assert_int_equal(c->cache_ttl_ms, 5000);
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		assert_int_equal(c->target[side].timeout_ms, 10000);
 		assert_int_equal(c->target[side].connect_timeout_ms, 2000);

@@ -266,7 +266,8 @@ h1_scan(struct h1 *h, const char *p, size_t n)
  * Framing that http-parser lets through but a proxy must not: more than
  * one Transfer-Encoding or one that is not just "chunked" (floe would
  * drop the coding), more than one Host, a GET or HEAD with a body (the
- * next hop may ignore it and read it as the next request), HTTP/2+ text.
+ * next hop may ignore it and read it as the next request), HTTP/2+ text,
+ * an answer's status outside 100-599.
  */
 static int
 h1_check_head(struct h1 *h, const http_parser *p)
@@ -278,6 +279,10 @@ h1_check_head(struct h1 *h, const http_parser *p)
 
 	if (p->http_major != 1)
 		return h1_fail(h, 505, "HTTP version not supported");
+	/* http-parser takes "HTTP/1.1 002 OK"; floe would pass the 2 on. */
+	if (h->kind == H1_RESPONSE &&
+	    (p->status_code < 100 || p->status_code > 599))
+		return h1_fail(h, 502, "status code outside 100-599");
 	for (i = 0; i < h->msg.nhdrs; i++) {
 		hd = &h->hdrs[i];
 		if (h1_name_is(hd->name, hd->name_len, "Host"))

@@ -445,7 +445,10 @@ auth_jwks_parse(const char *text, size_t len, const char *audience,
 
 	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (j == NULL) {
-		snprintf(err, errlen, "line %d: %s", jerr.line, jerr.text);
+		/* jerr.text may quote the file, and so a key: the place only.
+		 */
+		snprintf(err, errlen, "not JSON (line %d, column %d)",
+		    jerr.line, jerr.column);
 		goto fail;
 	}
 	keys = json_object_get(j, "keys");

@@ -302,7 +302,9 @@ test_jwks_parse(void **state __unused)
 		const char *text;
 		const char *err;
 	} cases[] = {
-		{ "", "line" },
+		{ "", "not JSON (line" },
+		{ "{\"keys\":[{\"kty\":\"oct\",\"k\":\"c2VjcmV0\"x}]}",
+		    "column" },
 		{ "{}", "no \"keys\" array" },
 		{ "{\"keys\":[]}", "no RSA" },
 		{ "{\"keys\":[{\"kty\":\"OKP\"}]}", "no RSA" },
@@ -333,6 +335,8 @@ test_jwks_parse(void **state __unused)
 		if (strstr(err, cases[i].err) == NULL)
 			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err,
 			    cases[i].err);
+		/* A key's bytes never show in the error. */
+		assert_null(strstr(err, "c2VjcmV0"));
 	}
 	jwks = make_jwks();
 	a = auth_jwks_parse(jwks, strlen(jwks), "floe", "https://idp", err,

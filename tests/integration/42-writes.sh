@@ -1,7 +1,8 @@
 #!/bin/bash
 # Writes go to the authoritative side: the warehouse until the wave is
-# frozen, even while reads come from the lakehouse. Create, commit, drop
-# and register, routed by the name in the body or the path; renames and
+# frozen, even while reads come from the lakehouse, and the lakehouse
+# after (the warehouse copy then refuses writes with 403). Create, commit,
+# drop and register, routed by the name in the body or the path; renames and
 # multi-table transactions whose tables are served by different sides are
 # refused with 400 naming the tables and sides; a rename within one side
 # passes.
@@ -9,6 +10,7 @@
 lib_init 42
 catalog warehouse
 catalog lakehouse --prefix lhp
+POLICY_EXTRA="decommission_min_clean = 0"
 write_conf
 start_floe
 
@@ -138,4 +140,54 @@ done
 expect_eq "8 renames within one canary wave: none refused" 0 "$refused"
 get /v1/warehouse/namespaces/wh_only/tables/$from
 expect_status "the table ends under its last name on the warehouse" 200
+
+# --- freeze wave 1 (db.*): the lakehouse is authoritative now
+ctl_ok "signoff" wave signoff 1 --by integration-42
+ctl_ok "freeze" wave freeze 1 --reason "dual-write stopped"
+cat_clear warehouse; cat_clear lakehouse
+post $NS/tables/bunnies '{"requirements":[],"updates":[{"action":"set-properties","updates":{"floe.frozen":"1"}}]}'
+expect_status "commit to a frozen wave's table" 200
+wrote_to "... goes to the lakehouse" lakehouse POST /tables/bunnies
+get /v1/lakehouse/namespaces/db/tables/bunnies
+expect_jq "... and landed there" 200 '.metadata.properties["floe.frozen"] == "1"'
+cat_clear lakehouse
+post $NS/tables "{\"name\":\"created_late\",\"schema\":$SCHEMA}"
+expect_status "create in a frozen wave" 200
+wrote_to "... goes to the lakehouse" lakehouse POST /namespaces/db/tables
+expect_jq "... with the lakehouse's config" 200 \
+	'.config["floe-test.catalog"] == "lakehouse"'
+post /v1/warehouse/namespaces/db/tables/athena '{"requirements":[],"updates":[]}'
+expect_error "a write to the warehouse copy of a frozen wave: 403" 403 \
+	ForbiddenException athena
+expect_jq "... naming the state" 403 '.error.message | contains("frozen")'
+req DELETE /v1/warehouse/namespaces/db/tables/athena
+expect_error "a drop of the warehouse copy: 403" 403 ForbiddenException
+expect_eq "the refused writes reached no catalog" "0 0" \
+	"$(( $(went warehouse POST /tables/athena) + $(went warehouse DELETE /tables/athena) )) $(went lakehouse POST /tables/athena)"
+get /v1/warehouse/namespaces/db/tables/athena
+expect_status "reads of the warehouse copy still pass (pinned)" 200
+post /v1/routed/tables/rename \
+	'{"source":{"namespace":["db"],"name":"athena"},"destination":{"namespace":["lh_only"],"name":"moved"}}'
+expect_error "rename frozen (lakehouse) -> unassigned (warehouse): 400" 400 \
+	BadRequestException "db.athena"
+expect_jq "... naming both tables and sides" 400 '.error.message as $m |
+	($m | contains("lh_only.moved")) and ($m | contains("lakehouse"))
+	and ($m | contains("warehouse"))'
+cat_clear lakehouse
+post /v1/routed/tables/rename \
+	'{"source":{"namespace":["db"],"name":"created_late"},"destination":{"namespace":["db"],"name":"created_later"}}'
+expect_status "rename within the frozen wave" 204
+wrote_to "... goes to the lakehouse" lakehouse POST /tables/rename
+TX='{"table-changes":[
+ {"identifier":{"namespace":["db"],"name":"bunnies"},"requirements":[],"updates":[]},
+ {"identifier":{"namespace":["db"],"name":"athena"},"requirements":[],"updates":[]}]}'
+post /v1/routed/transactions/commit "$TX"
+expect_status "a transaction within the frozen wave" 204
+wrote_to "... goes to the lakehouse" lakehouse POST /transactions/commit
+TX='{"table-changes":[
+ {"identifier":{"namespace":["db"],"name":"bunnies"},"requirements":[],"updates":[]},
+ {"identifier":{"namespace":["lh_only"],"name":"new_bunnies"},"requirements":[],"updates":[]}]}'
+post /v1/routed/transactions/commit "$TX"
+expect_error "a transaction across frozen and unassigned tables: 400" 400 \
+	BadRequestException "lh_only.new_bunnies"
 finish

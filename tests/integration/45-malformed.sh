@@ -153,6 +153,16 @@ expect_eq "... the slow table first" db.athena \
 	"$(raw_body 1 | jq -r '.config["floe-test.table"]')"
 expect_eq "... then /healthz" alive "$(raw_body 2 | jq -r .status)"
 expect_eq "... then /v1/config" lakehouse "$(raw_body 3 | jq -r .overrides.prefix)"
+# Many at once: 200 local answers and 50 forwarded, in one write.
+many=
+for i in $(seq 200); do many="${many}GET /healthz HTTP/1.1${CRLF}${H}${CRLF}"; done
+for i in $(seq 50); do many="${many}GET /v1/routed/namespaces/db/tables/athena?n=$i HTTP/1.1${CRLF}${H}${CRLF}"; done
+raw "${many}GET /v1/config HTTP/1.1${CRLF}${H}Connection: close${CRLF}${CRLF}" 20
+st=$(raw_statuses)
+expect_eq "251 pipelined requests: 251 answers, all 200" "251 200" \
+	"$(echo "$st" | wc -w) $(echo "$st" | tr ' ' '\n' | sort -u | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "... the last one is /v1/config" routed \
+	"$(raw_body 251 | jq -r .overrides.prefix)"
 # A pipelined request behind a framing error is not answered.
 raw "GET /healthz HTTP/1.1${CRLF}${H}${CRLF}GARBAGE${CRLF}${CRLF}GET /healthz HTTP/1.1${CRLF}${H}${CRLF}"
 expect_eq "pipelined after garbage: the good one, the 400, then a close" \

@@ -75,7 +75,7 @@ bench: all
 
 hdrcheck:
 	@for h in $(HDRS); do \
-		echo "#include \"$$h\"" | $(CC) $(CPPFLAGS) $(WFLAGS) \
+		echo "#include \"$$h\"" | $(CC) $(filter-out -MMD -MP,$(CPPFLAGS)) $(WFLAGS) \
 		    -x c -fsyntax-only - || exit 1; done; echo "headers ok"
 
 format:

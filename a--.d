@@ -1,1 +1,0 @@
--: routing/wave.h

@@ -477,17 +477,30 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 		upstream_conn_free(c);
 		return;
 	}
-	switch (h1_parse(c->h1, bufferevent_get_input(bev))) {
-	case H1_MORE:
-		return;
-	case H1_DONE:
-		upstream_finish(x, UPSTREAM_OK, NULL);
-		return;
-	case H1_ERROR:
-		snprintf(why, sizeof(why), "invalid answer from %s: %s",
-		    c->u->name, h1_error_text(c->h1));
-		upstream_finish(x, UPSTREAM_GARBAGE, why);
-		return;
+	for (;;) {
+		switch (h1_parse(c->h1, bufferevent_get_input(bev))) {
+		case H1_MORE:
+			return;
+		case H1_DONE:
+			/*
+			 * Interim answers (100 Continue, 103 Early Hints) may
+			 * come before the final one, asked for or not (RFC
+			 * 9110 15.2): skip them and read on.
+			 */
+			if (h1_msg(c->h1)->status / 100 == 1 &&
+			    h1_msg(c->h1)->status != 101) {
+				h1_reset(c->h1);
+				h1_set_head_response(c->h1, x->head_method);
+				continue;
+			}
+			upstream_finish(x, UPSTREAM_OK, NULL);
+			return;
+		case H1_ERROR:
+			snprintf(why, sizeof(why), "invalid answer from %s: %s",
+			    c->u->name, h1_error_text(c->h1));
+			upstream_finish(x, UPSTREAM_GARBAGE, why);
+			return;
+		}
 	}
 }
 

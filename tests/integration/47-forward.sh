@@ -159,6 +159,46 @@ else
 	bad "merge: the 64-bit snapshot id was changed: $(grep -o 'current-snapshot-id[^,}]*' "$T/b")"
 fi
 
+# --- interim answers (100 Continue, 103 Early Hints) before the final one
+stop_floe
+RAW_PORT=$(free_port)
+cat >"$T/interim.js" <<'EOF'
+const net = require('net');
+const port = Number(process.argv[2]);
+net.createServer((s) => {
+	let buf = '';
+	s.on('data', (d) => {
+		buf += d.toString('latin1');
+		let e;
+		while ((e = buf.indexOf('\r\n\r\n')) >= 0) {
+			const head = buf.slice(0, e);
+			buf = buf.slice(e + 4);
+			const url = head.split(' ')[1];
+			const cfg = url.startsWith('/v1/config');
+			const body = cfg ? '{"defaults":{},"overrides":{}}' :
+				'{"metadata-location":"s3://b/m.json","metadata":{"format-version":2},"config":{"k":"v"}}';
+			const pre = cfg ? '' : 'HTTP/1.1 100 Continue\r\n\r\n' +
+				'HTTP/1.1 103 Early Hints\r\nLink: </x>; rel=preload\r\n\r\n';
+			s.write(pre + 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n' +
+				`Content-Length: ${body.length}\r\n\r\n${body}`);
+		}
+	});
+	s.on('error', () => {});
+}).listen(port, '127.0.0.1', () => console.log(`ready ${port}`));
+EOF
+node "$T/interim.js" "$RAW_PORT" >"$T/interim.out" 2>&1 &
+pids+=($!)
+for i in $(seq 100); do grep -q ready "$T/interim.out" 2>/dev/null && break; sleep 0.05; done
+WH_URI=http://127.0.0.1:$RAW_PORT
+write_conf
+start_floe
+get /v1/routed/namespaces/db/tables/t
+expect_jq "100 and 103 before the answer are skipped: the client gets the 200" \
+	200 '.config.k == "v"'
+get /v1/routed/namespaces/db/tables/t
+expect_jq "... and the pooled connection serves the next request" 200 \
+	'.config.k == "v"'
+
 # --- a catalog uri pointing back at floe: 508, not an endless loop
 stop_floe
 LOOP_PORT=$(free_port)

@@ -63,6 +63,13 @@ const loads = lines('loads.txt').map((l) => {
 		per_route_ms: secs * 1000 / routes };
 });
 const notes = lines('notes');
+// Other work on the machine shows in every figure; say so.
+const load = (v) => Number(String(v || '0').split(' ')[0]);
+if (Math.max(load(machine.loadavg_start), load(machine.loadavg_end)) >
+    0.5 * (machine.nproc || 1))
+	notes.push(`busy machine: load average ${machine.loadavg_start} at the ` +
+		`start, ${machine.loadavg_end} at the end (other processes shared ` +
+		'the CPUs): compare the ratios of this run, not absolute figures');
 
 // --- table ---------------------------------------------------------------
 const f0 = (x) => x.toFixed(0), f1 = (x) => x.toFixed(1);

@@ -9,7 +9,7 @@
 # issue 6 and writes bench/results/latest.json. See bench/README.md.
 #
 # Knobs (environment): BENCH_ROUNDS (3), BENCH_SECS (8), BENCH_WARM (2),
-# BENCH_BIG_SECS (4: rounds of the 1 MB scenarios), BENCH_CONNS (32),
+# BENCH_BIG_SECS (3: rounds of the 1 MB scenarios), BENCH_CONNS (32),
 # BENCH_ROUTES (10000), BENCH_IDLE (1000 idle clients), BENCH_SOAK (60:
 # seconds of the RSS drift run, 0 skips it), BENCH_FULL=1 (also the
 # 1,000,000-route floe), BENCH_PERF=1 (perf profile of floe, top symbols),
@@ -24,7 +24,7 @@ UPSTREAM=$TOP/$B/bench-upstream
 ROUNDS=${BENCH_ROUNDS:-3}
 SECS=${BENCH_SECS:-8}
 WARM=${BENCH_WARM:-2}
-BIG_SECS=${BENCH_BIG_SECS:-4}
+BIG_SECS=${BENCH_BIG_SECS:-3}
 CONNS=${BENCH_CONNS:-32}
 ROUTES=${BENCH_ROUTES:-10000}
 IDLE=${BENCH_IDLE:-1000}
@@ -232,9 +232,10 @@ pids+=($HAP_PID)
 # bench.t00001 ... over 100 waves, and bench.long_history. The table
 # measured, BENCH_TABLE (bench.t05000 for 10,000 routes: the middle one),
 # and bench.long_history are in one wave, which is flipped to the
-# lakehouse. Sets FPORT, FPID, FSOCK, LOAD_SECS, TBL, BIG.
+# lakehouse. EXTRA: more [floe] lines. Sets FPORT, FPID, FSOCK,
+# LOAD_SECS, TBL, BIG.
 start_floe() {
-	local name=$1 n=$2 d=$S/$1 i t0 t1 k w
+	local name=$1 n=$2 extra=${3:-} d=$S/$1 i t0 t1 k w
 	FPORT=$(free_port)
 	FSOCK=$T/$name.sock
 	mkdir -p "$d"
@@ -245,6 +246,7 @@ admin_socket = $FSOCK
 state_dir    = $d/state
 rollback_log = $T/$name-rollback.log
 access_log   = off
+$extra
 
 [warehouse]
 uri = http://127.0.0.1:$WH_PORT
@@ -330,10 +332,12 @@ wrk_parse() {
 	' "$1"
 }
 
-# check NAME URL WANT_BYTES [HEADER=VALUE]: one GET must be 200 with a body
+# check NAME URL WANT_BYTES [HEADER=VALUE]: a GET must be 200 with a body
 # of about WANT_BYTES (and the header, if given). Sets BODY_BYTES.
 check() {
 	local out code size
+	# A first request fills a cache, if the proxy has one.
+	curl -s -o /dev/null --max-time 10 "$2"
 	out=$(curl -s -o "$T/check.body" -D "$T/check.h" \
 		-w '%{http_code} %{size_download}' --max-time 10 "$2")
 	code=${out% *} size=${out#* }
@@ -347,29 +351,53 @@ check() {
 	BODY_BYTES=$size
 }
 
-# measure SCENARIO PROXY URL PID SECS WANT_BYTES [HEADER=VALUE]: a warm-up,
-# then ROUNDS rounds of SECS; PID's CPU and RSS read around each round.
+# scenario NAME PROXY URL PID SECS WANT_BYTES [HEADER=VALUE]: declare a
+# scenario: wrk on URL for rounds of SECS, PID the proxy whose CPU and RSS
+# are read, the answer checked for about WANT_BYTES (and the header).
+declare -A SC_PX SC_URL SC_PID SC_SECS SC_WANT SC_HDR SC_BYTES
+scenario() {
+	SC_PX[$1]=$2 SC_URL[$1]=$3 SC_PID[$1]=$4 SC_SECS[$1]=$5 SC_WANT[$1]=$6
+	SC_HDR[$1]=${7:-}
+}
+
+# run_round SCENARIO R: one round, its figures appended to ROUNDS_TSV.
+run_round() {
+	local sc=$1 r=$2 pid=${SC_PID[$1]} c0 c1 rps req p50 p99 err bad cpu
+	c0=$(cpu_ticks "$pid")
+	wrk_run "${SC_URL[$sc]}" "${SC_SECS[$sc]}" "$T/$sc.$r.wrk"
+	c1=$(cpu_ticks "$pid")
+	read -r rps req p50 p99 err bad <<<"$(wrk_parse "$T/$sc.$r.wrk")"
+	[ -n "$req" ] && [ "$req" -gt 0 ] ||
+		die "$sc: wrk failed: $(cat "$T/$sc.$r.wrk")"
+	cpu=$(awk -v t=$((c1 - c0)) -v hz="$HZ" -v n="$req" \
+		'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+	printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$r" "$rps" \
+		"$p50" "$p99" "$cpu" "$req" "$err" "$bad" >>"$ROUNDS_TSV"
+}
+
+# measure SCENARIO...: check and warm up each, then ROUNDS rounds of each,
+# interleaved (round 1 of every scenario, then round 2 ...), so that what
+# else runs on the machine weighs on all of them alike. RSS after the last.
 measure() {
-	local sc=$1 px=$2 url=$3 pid=$4 secs=$5 want=$6 hv=${7:-}
-	local r c0 c1 line rps req p50 p99 err bad cpu
-	check "$sc" "$url" "$want" "$hv"
-	wrk_run "$url" "$WARM" "$T/warm.out"
-	for r in $(seq "$ROUNDS"); do
-		c0=$(cpu_ticks "$pid")
-		wrk_run "$url" "$secs" "$T/$sc.$r.wrk"
-		c1=$(cpu_ticks "$pid")
-		read -r rps req p50 p99 err bad <<<"$(wrk_parse "$T/$sc.$r.wrk")"
-		[ -n "$req" ] && [ "$req" -gt 0 ] ||
-			die "$sc: wrk failed: $(cat "$T/$sc.$r.wrk")"
-		cpu=$(awk -v t=$((c1 - c0)) -v hz="$HZ" -v n="$req" \
-			'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
-		printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$r" "$rps" \
-			"$p50" "$p99" "$cpu" "$req" "$err" "$bad" >>"$ROUNDS_TSV"
+	local sc r
+	for sc in "$@"; do
+		check "$sc" "${SC_URL[$sc]}" "${SC_WANT[$sc]}" "${SC_HDR[$sc]}"
+		SC_BYTES[$sc]=$BODY_BYTES
+		wrk_run "${SC_URL[$sc]}" \
+			"$((SC_SECS[$sc] < SECS ? 1 : WARM))" "$T/warm.out"
 	done
-	printf '%s\t%s\t%s\t%s\t%s\n' "$sc" "$px" "$BODY_BYTES" \
-		"$(rss_kb "$pid")" "$url" >>"$SCEN_TSV"
-	say "$sc: $(awk -F'\t' -v s="$sc" '$1 == s { printf "%.0f/s ", $3 }' \
-		"$ROUNDS_TSV")"
+	for r in $(seq "$ROUNDS"); do
+		for sc in "$@"; do
+			run_round "$sc" "$r"
+		done
+	done
+	for sc in "$@"; do
+		printf '%s\t%s\t%s\t%s\t%s\n' "$sc" "${SC_PX[$sc]}" \
+			"${SC_BYTES[$sc]}" "$(rss_kb "${SC_PID[$sc]}")" \
+			"${SC_URL[$sc]}" >>"$SCEN_TSV"
+		say "$sc: $(awk -F'\t' -v s="$sc" \
+			'$1 == s { printf "%.0f/s ", $3 }' "$ROUNDS_TSV")"
+	done
 }
 
 # idle_rss SCENARIO PROXY PORT PATH PID: RSS of PID with IDLE keep-alive
@@ -406,53 +434,75 @@ wait_http "http://127.0.0.1:$NGX_PORT/v1/config" ||
 	die "nginx did not start: $(cat "$T/nginx/out" "$T/nginx/error.log")"
 wait_http "http://127.0.0.1:$HAP_PORT/v1/config" ||
 	die "haproxy did not start: $(cat "$T/haproxy.out")"
-start_floe routed "$ROUTES"
-F_PID=$FPID F_PORT=$FPORT F_SOCK=$FSOCK
-LOADS+=("routed $ROUTES $LOAD_SECS")
-F_TBL=$TBL
+# Does this floe have the LoadTable cache? The routed scenarios run
+# without it (every answer comes from the catalog); the cache scenario
+# with it.
+NOCACHE=
+HAS_CACHE=0
+printf '[floe]\ncache_size = 64M\n[warehouse]\nuri = http://127.0.0.1:1\n[lakehouse]\nuri = http://127.0.0.1:1\n' \
+	>"$T/cache-probe.conf"
+if "$FLOE" -t -c "$T/cache-probe.conf" >/dev/null 2>&1; then
+	HAS_CACHE=1
+	NOCACHE="cache_size = 0"
+fi
 PLAIN=/v1/namespaces/bench/tables/t05000
 PLAIN_BIG=/v1/namespaces/bench/tables/long_history
 LH=X-Floe-Target=lakehouse
 
-say "4 KB LoadTable: $ROUNDS x ${SECS}s after ${WARM}s, wrk -c $CONNS"
-measure upstream upstream "http://127.0.0.1:$DIRECT_PORT$PLAIN" \
-	"$DIRECT_PID" "$SECS" "$SMALL_BYTES"
-measure nginx nginx "http://127.0.0.1:$NGX_PORT$PLAIN" "$NGX_PID" "$SECS" \
-	"$SMALL_BYTES"
-measure haproxy haproxy "http://127.0.0.1:$HAP_PORT$PLAIN" "$HAP_PID" \
-	"$SECS" "$SMALL_BYTES"
-measure floe-routed floe "http://127.0.0.1:$F_PORT$F_TBL" "$F_PID" "$SECS" \
+# Every floe runs from the start, idle until its rounds: the 10,000-route
+# one, the 10-route one, the cache one, the 1,000,000-route one.
+start_floe routed "$ROUTES" "$NOCACHE"
+F_PID=$FPID F_PORT=$FPORT F_TBL=$TBL F_BIG=$BIG
+LOADS+=("routed $ROUTES $LOAD_SECS")
+start_floe routed-10 10 "$NOCACHE"
+LOADS+=("routed-10 10 $LOAD_SECS")
+scenario floe-routed-10 floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
 	"$SMALL_BYTES" "$LH"
-# XXX the LoadTable cache has not landed: measure it here once it has.
-echo "cache scenario: floe has no LoadTable cache yet" >>"$NOTES"
-say "cache scenario: floe has no LoadTable cache yet"
-
-say "1 MB LoadTable: $ROUNDS x ${BIG_SECS}s"
-measure upstream-1m upstream "http://127.0.0.1:$DIRECT_PORT$PLAIN_BIG" \
-	"$DIRECT_PID" "$BIG_SECS" "$LARGE_BYTES"
-measure nginx-1m nginx "http://127.0.0.1:$NGX_PORT$PLAIN_BIG" "$NGX_PID" \
-	"$BIG_SECS" "$LARGE_BYTES"
-measure haproxy-1m haproxy "http://127.0.0.1:$HAP_PORT$PLAIN_BIG" \
-	"$HAP_PID" "$BIG_SECS" "$LARGE_BYTES"
-measure floe-routed-1m floe "http://127.0.0.1:$F_PORT$BIG" "$F_PID" \
-	"$BIG_SECS" "$LARGE_BYTES" "$LH"
-
-if [ "$PERF" = 1 ] && command -v perf >/dev/null; then
-	say "perf: floe routed, 5 s"
-	wrk_run "http://127.0.0.1:$F_PORT$F_TBL" 7 "$T/perf.wrk" &
-	local_wrk=$!
-	sleep 1
-	perf record -q -g -p "$F_PID" -o "$T/perf.data" -- sleep 5 \
-		>/dev/null 2>&1
-	wait "$local_wrk"
-	perf report -i "$T/perf.data" --stdio --no-children --sort symbol \
-		2>/dev/null | grep -E '^ +[0-9.]+%' | head -15 \
-		>bench/results/perf-floe.txt
-	say "perf: top symbols in bench/results/perf-floe.txt"
-	cat bench/results/perf-floe.txt >&2
+SMALL=(upstream nginx haproxy floe-routed floe-routed-10)
+if [ "$HAS_CACHE" = 1 ]; then
+	# The same table and routes, answered from floe's LoadTable cache
+	# (its default size and time to live).
+	start_floe cache "$ROUTES"
+	LOADS+=("cache $ROUTES $LOAD_SECS")
+	scenario floe-cache floe "http://127.0.0.1:$FPORT$TBL" "$FPID" \
+		"$SECS" "$SMALL_BYTES" X-Floe-Cache=hit
+	SMALL+=(floe-cache)
+else
+	echo "cache scenario: floe has no LoadTable cache yet" >>"$NOTES"
+	say "cache scenario: floe has no LoadTable cache yet"
+fi
+if [ "$FULL" = 1 ]; then
+	start_floe routed-1000000 1000000 "$NOCACHE"
+	LOADS+=("routed-1000000 1000000 $LOAD_SECS")
+	scenario floe-routed-1000000 floe "http://127.0.0.1:$FPORT$TBL" \
+		"$FPID" "$SECS" "$SMALL_BYTES" "$LH"
+	SMALL+=(floe-routed-1000000)
+else
+	echo "1,000,000-route floe: skipped (BENCH_FULL=1 runs it)" >>"$NOTES"
 fi
 
-# RSS drift: the floe that served everything above, SOAK seconds more.
+scenario upstream upstream "http://127.0.0.1:$DIRECT_PORT$PLAIN" \
+	"$DIRECT_PID" "$SECS" "$SMALL_BYTES"
+scenario nginx nginx "http://127.0.0.1:$NGX_PORT$PLAIN" "$NGX_PID" "$SECS" \
+	"$SMALL_BYTES"
+scenario haproxy haproxy "http://127.0.0.1:$HAP_PORT$PLAIN" "$HAP_PID" \
+	"$SECS" "$SMALL_BYTES"
+scenario floe-routed floe "http://127.0.0.1:$F_PORT$F_TBL" "$F_PID" "$SECS" \
+	"$SMALL_BYTES" "$LH"
+scenario upstream-1m upstream "http://127.0.0.1:$DIRECT_PORT$PLAIN_BIG" \
+	"$DIRECT_PID" "$BIG_SECS" "$LARGE_BYTES"
+scenario nginx-1m nginx "http://127.0.0.1:$NGX_PORT$PLAIN_BIG" "$NGX_PID" \
+	"$BIG_SECS" "$LARGE_BYTES"
+scenario haproxy-1m haproxy "http://127.0.0.1:$HAP_PORT$PLAIN_BIG" \
+	"$HAP_PID" "$BIG_SECS" "$LARGE_BYTES"
+scenario floe-routed-1m floe "http://127.0.0.1:$F_PORT$F_BIG" "$F_PID" \
+	"$BIG_SECS" "$LARGE_BYTES" "$LH"
+
+say "4 KB LoadTable: $ROUNDS x ${SECS}s after ${WARM}s, wrk -c $CONNS: ${SMALL[*]}"
+measure "${SMALL[@]}"
+
+# RSS drift: the floe that served the rounds above, SOAK seconds more
+# (before any 1 MB answer: those leave malloc arenas behind).
 if [ "$SOAK" -gt 0 ]; then
 	say "RSS drift: floe routed for ${SOAK}s"
 	r0=$(rss_kb "$F_PID")
@@ -470,22 +520,23 @@ fi
 idle_rss floe-routed floe "$F_PORT" "$F_TBL" "$F_PID"
 idle_rss nginx nginx "$NGX_PORT" "$PLAIN" "$NGX_PID"
 idle_rss haproxy haproxy "$HAP_PORT" "$PLAIN" "$HAP_PID"
-stop_pid "$F_PID"
 
-# The same floe figure with 10 routes (and 1,000,000 with BENCH_FULL=1).
-start_floe routed-10 10
-LOADS+=("routed-10 10 $LOAD_SECS")
-measure floe-routed-10 floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
-	"$SMALL_BYTES" "$LH"
-stop_pid "$FPID"
-if [ "$FULL" = 1 ]; then
-	start_floe routed-1000000 1000000
-	LOADS+=("routed-1000000 1000000 $LOAD_SECS")
-	measure floe-routed-1000000 floe "http://127.0.0.1:$FPORT$TBL" \
-		"$FPID" "$SECS" "$SMALL_BYTES" "$LH"
-	stop_pid "$FPID"
-else
-	echo "1,000,000-route floe: skipped (BENCH_FULL=1 runs it)" >>"$NOTES"
+say "1 MB LoadTable: $ROUNDS x ${BIG_SECS}s"
+measure upstream-1m nginx-1m haproxy-1m floe-routed-1m
+
+if [ "$PERF" = 1 ] && command -v perf >/dev/null; then
+	say "perf: floe routed, 5 s"
+	wrk_run "http://127.0.0.1:$F_PORT$F_TBL" 7 "$T/perf.wrk" &
+	perf_wrk=$!
+	sleep 1
+	perf record -q -g -p "$F_PID" -o "$T/perf.data" -- sleep 5 \
+		>/dev/null 2>&1
+	wait "$perf_wrk"
+	perf report -i "$T/perf.data" --stdio --no-children --sort symbol \
+		2>/dev/null | grep -E '^ +[0-9.]+%' | head -15 \
+		>bench/results/perf-floe.txt
+	say "perf: top symbols in bench/results/perf-floe.txt"
+	cat bench/results/perf-floe.txt >&2
 fi
 
 # --- report --------------------------------------------------------------
@@ -515,5 +566,6 @@ mkdir -p "$(dirname "$OUT")"
 	echo "small_bytes=$SMALL_BYTES"
 	echo "large_bytes=$LARGE_BYTES"
 	echo "idle_clients=$IDLE"
+	echo "floe_cache=$HAS_CACHE"
 } >"$T/machine.txt"
 node bench/report.js "$T" "$OUT"

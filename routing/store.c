@@ -32,7 +32,7 @@
 #define STORE_ROUTE_V1_LEN (1 + 4 + 8 + 8)
 #define STORE_WAVE_V1_LEN                                                      \
 	(1 + 4 + 1 + 1 + 1 + 8 + 8 + 8 + 8 + 8 + 4 + 8 + 3 * 2 + 256 + 64 +    \
-	    64 + 8)
+	    64 + 8 + 8 + 8)
 /* Ledger keys end with 8 bytes of ts (routing/ledger.h). */
 #define STORE_LEDGER_TS 8
 
@@ -336,6 +336,8 @@ store_wave_encode(const struct store_wave *w, struct store_enc *e)
 	store_put_str(e, w->signoff, sizeof(w->signoff));
 	/* Added after the first release of the record: older ones read 0. */
 	store_put_u64(e, (uint64_t)w->signoff_ms);
+	store_put_u64(e, w->base_requests);
+	store_put_u64(e, w->base_errors);
 }
 
 /* Decode a wave record of any version (see store_route_decode). */
@@ -363,6 +365,8 @@ store_wave_decode(const MDB_val *v, struct store_wave *w)
 	store_get_str(&d, w->actor, sizeof(w->actor));
 	store_get_str(&d, w->signoff, sizeof(w->signoff));
 	w->signoff_ms = (int64_t)store_get_uint(&d, 8);
+	w->base_requests = store_get_uint(&d, 8);
+	w->base_errors = store_get_uint(&d, 8);
 	return 0;
 }
 

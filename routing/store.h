@@ -51,6 +51,12 @@ struct store_wave {
 	char actor[64]; /* who made it */
 	char signoff[64]; /* who signed off (decommission gate) */
 	int64_t signoff_ms; /* when (0: no sign-off) */
+	/*
+	 * The wave's warehouse reads over error_window just before it left
+	 * the warehouse (the error trigger's baseline; 0 and 0: none).
+	 */
+	uint64_t base_requests;
+	uint64_t base_errors;
 };
 
 /* One key and value, borrowed (ledger appends). */

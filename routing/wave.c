@@ -49,6 +49,7 @@ struct wave_req {
 	uint64_t grace_ms; /* freeze, retire */
 	const char *by; /* signoff */
 	const struct wave_overrides *ov; /* set */
+	const struct wave_baseline *base; /* flip */
 	char msg[1024]; /* the sentence for the operator */
 	uint8_t from; /* state found */
 };
@@ -295,7 +296,14 @@ wave_flip_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 		return wave_refuse(q, w, event, record);
 
 	w->pct = to == WAVE_LAKEHOUSE ? 100 : (uint8_t)pct;
+	if (w->state == WAVE_WAREHOUSE) {
+		w->base_requests = q->base != NULL ? q->base->requests : 0;
+		w->base_errors = q->base != NULL ? q->base->errors : 0;
+	}
 	wave_enter(q, w, to, event, "wave.flip");
+	json_object_set_new(event, "baseline",
+	    json_pack("{s:I,s:I}", "requests", (json_int_t)w->base_requests,
+		"errors", (json_int_t)w->base_errors));
 	if (to == WAVE_CANARY && q->from == WAVE_CANARY)
 		wave_msg(q, "wave %u canary share now %u%%", q->n, pct);
 	else if (to == WAVE_CANARY)
@@ -517,6 +525,14 @@ wave_set_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 		w->gate_min_clean = q->ov->min_clean;
 	if (q->ov->set_window)
 		w->gate_window_ms = q->ov->window_ms;
+	if (q->ov->set_count_check) {
+		if (q->ov->count_check)
+			w->flags &= ~WAVE_F_NO_COUNT_CHECK;
+		else
+			w->flags |= WAVE_F_NO_COUNT_CHECK;
+	}
+	json_object_set_new(event, "count_check",
+	    json_boolean(!(w->flags & WAVE_F_NO_COUNT_CHECK)));
 	json_object_set_new(event, "type", json_string("wave.set"));
 	json_object_set_new(event, "gate_min_clean",
 	    w->gate_min_clean > 0 ? json_integer(w->gate_min_clean) :
@@ -577,11 +593,23 @@ wave_flip(struct store *s, uint32_t n, enum wave_state to, unsigned pct,
     const struct wave_gate *gate, const char *actor, const char *reason,
     int64_t now_ms, char *msg, size_t msglen)
 {
+	return wave_flip_base(s, n, to, pct, gate, NULL, actor, reason, now_ms,
+	    msg, msglen);
+}
+
+/* Flip wave N, storing the error baseline BASE if it leaves the warehouse. */
+int
+wave_flip_base(struct store *s, uint32_t n, enum wave_state to, unsigned pct,
+    const struct wave_gate *gate, const struct wave_baseline *base,
+    const char *actor, const char *reason, int64_t now_ms, char *msg,
+    size_t msglen)
+{
 	struct wave_req q = { .action = WAVE_ACT_FLIP,
 		.n = n,
 		.to = to,
 		.pct = pct,
 		.gate = gate,
+		.base = base,
 		.actor = actor,
 		.reason = reason,
 		.now_ms = now_ms };

@@ -24,6 +24,9 @@ enum wave_state {
 #define WAVE_NSTATES 6
 #define WAVE_MAX 2147483647u
 
+/* store_wave.flags */
+#define WAVE_F_NO_COUNT_CHECK 0x01 /* the metadata count check is off */
+
 enum wave_rc {
 	WAVE_OK = 0,
 	WAVE_REFUSED = 1, /* the transition is not allowed now: see MSG */
@@ -58,6 +61,17 @@ struct wave_overrides {
 	uint32_t min_clean; /* 0: back to the policy's */
 	bool set_window;
 	int64_t window_ms; /* 0: back to the policy's */
+	bool set_count_check;
+	bool count_check; /* the metadata count check (on by default) */
+};
+
+/*
+ * The wave's warehouse reads over error_window as it leaves the
+ * warehouse: the error trigger's baseline, stored with the flip.
+ */
+struct wave_baseline {
+	uint64_t requests;
+	uint64_t errors;
 };
 
 /*
@@ -71,6 +85,15 @@ struct wave_overrides {
 int wave_flip(struct store *, uint32_t n, enum wave_state to, unsigned pct,
     const struct wave_gate *gate, const char *actor, const char *reason,
     int64_t now_ms, char *msg, size_t msglen);
+/*
+ * wave_flip with the error baseline BASE (may be NULL: none), stored in
+ * the wave record and the event when the wave leaves the warehouse; a
+ * raise of a canary keeps the baseline of the first move.
+ */
+int wave_flip_base(struct store *, uint32_t n, enum wave_state to, unsigned pct,
+    const struct wave_gate *gate, const struct wave_baseline *,
+    const char *actor, const char *reason, int64_t now_ms, char *msg,
+    size_t msglen);
 int wave_rollback(struct store *, uint32_t n, const char *actor,
     const char *reason, bool force_stale, int64_t now_ms, char *msg,
     size_t msglen);

@@ -19,7 +19,9 @@
 #include "lib/compat.h"
 #include "policy/trigger.h"
 #include "routing/ledger.h"
+#include "routing/store.h"
 #include "routing/wave.h"
+#include "tests/unit/routing_tmp.h"
 
 #define T0 1800000000000LL
 #define S 1000LL
@@ -390,6 +392,64 @@ test_reconcile(void **state)
 	assert_string_equal(trigger_name(TRIGGER_NKINDS), "unknown");
 }
 
+/*
+ * The baseline is stored with the first move off the warehouse; raising
+ * a canary keeps it; the count check is switched per wave.
+ */
+static void
+test_flip_baseline(void **state)
+{
+	struct routing_tmp *t = routing_tmp_open();
+	struct wave_baseline b1 = { 400, 12 }, b2 = { 9, 9 };
+	struct wave_overrides off = { .set_count_check = true,
+		.count_check = false };
+	struct wave_overrides on = { .set_count_check = true,
+		.count_check = true };
+	struct store_wave w;
+	char msg[1024];
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal(wave_flip_base(t->store, 4, WAVE_CANARY, 10, NULL, &b1,
+			     "test", NULL, T0, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(store_wave_get(t->store, 4, &w), STORE_OK);
+	assert_int_equal(w.base_requests, 400);
+	assert_int_equal(w.base_errors, 12);
+	assert_int_equal(wave_flip_base(t->store, 4, WAVE_LAKEHOUSE, 100, NULL,
+			     &b2, "test", NULL, T0 + S, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(store_wave_get(t->store, 4, &w), STORE_OK);
+	assert_int_equal(w.base_requests, 400);
+	assert_int_equal(w.base_errors, 12);
+	/* Without a baseline (wave_flip): none, not the last one. */
+	assert_int_equal(wave_rollback(t->store, 4, "test", NULL, false,
+			     T0 + 2 * S, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_ack(t->store, 4, "test", T0 + 3 * S, msg,
+			     sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_flip(t->store, 4, WAVE_LAKEHOUSE, 100, NULL,
+			     "test", NULL, T0 + 4 * S, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(store_wave_get(t->store, 4, &w), STORE_OK);
+	assert_int_equal(w.base_requests, 0);
+	assert_int_equal(w.flags & WAVE_F_NO_COUNT_CHECK, 0);
+	assert_int_equal(wave_set(t->store, 4, &off, "test", T0 + 5 * S, msg,
+			     sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(store_wave_get(t->store, 4, &w), STORE_OK);
+	assert_int_equal(w.flags & WAVE_F_NO_COUNT_CHECK,
+	    WAVE_F_NO_COUNT_CHECK);
+	assert_int_equal(w.state, WAVE_LAKEHOUSE);
+	assert_int_equal(wave_set(t->store, 4, &on, "test", T0 + 6 * S, msg,
+			     sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(store_wave_get(t->store, 4, &w), STORE_OK);
+	assert_int_equal(w.flags & WAVE_F_NO_COUNT_CHECK, 0);
+	routing_tmp_close(t);
+}
+
 int
 main(void)
 {
@@ -403,6 +463,7 @@ main(void)
 		cmocka_unit_test(test_snap_parse),
 		cmocka_unit_test(test_count),
 		cmocka_unit_test(test_reconcile),
+		cmocka_unit_test(test_flip_baseline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

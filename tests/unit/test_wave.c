@@ -538,7 +538,10 @@ static void
 test_decommission(void **state)
 {
 	struct routing_tmp *t = *state;
-	struct wave_overrides ov = { true, 10, true, 14 * 86400000LL };
+	struct wave_overrides ov = { .set_min_clean = true,
+		.min_clean = 10,
+		.set_window = true,
+		.window_ms = 14 * 86400000LL };
 	struct wave_gate g = { .pass = true, .msg = "ok" };
 	struct store_wave w;
 	const uint64_t grace = 1000;

@@ -56,6 +56,9 @@ struct fetch_req {
 	size_t cap;
 	size_t max_body;
 	bool too_big;
+	char *etag_out; /* the caller's buffer for the ETag, or NULL */
+	size_t etag_size;
+	char etag[256]; /* the answer's ETag */
 	/* Outcome, set when the transfer ends. */
 	int status;
 	char *error;
@@ -298,6 +301,8 @@ fetch_start(struct fetch *f, const char *url, const struct fetch_opts *opts,
 	    o->connect_timeout_ms :
 	    FETCH_CONNECT_TIMEOUT_MS;
 	r->max_body = o->max_body != 0 ? o->max_body : FETCH_MAX_BODY;
+	r->etag_out = o->etag_size > 0 ? o->etag : NULL;
+	r->etag_size = o->etag_size;
 	TAILQ_INSERT_TAIL(&f->active, r, entry);
 	f->nreqs++;
 
@@ -511,6 +516,7 @@ static void
 fetch_finish(struct fetch_req *r, CURLcode result)
 {
 	CURL *e = r->easy;
+	struct curl_header *h;
 	char where[300];
 	long status = 0, oserr = 0;
 	curl_off_t connected = 0;
@@ -518,6 +524,11 @@ fetch_finish(struct fetch_req *r, CURLcode result)
 	if (result == CURLE_OK) {
 		(void)curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
 		r->status = (int)status;
+		if (r->etag_out != NULL &&
+		    curl_easy_header(e, "ETag", 0, CURLH_HEADER, -1, &h) ==
+			CURLHE_OK &&
+		    h->value != NULL)
+			strlcpy(r->etag, h->value, sizeof(r->etag));
 	} else if (r->too_big || result == CURLE_FILESIZE_EXCEEDED) {
 		r->error =
 		    xasprintf("answer larger than %zu bytes", r->max_body);
@@ -616,6 +627,8 @@ fetch_deliver_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 		r->state = FETCH_CALLING;
 		f->nreqs--;
 		f->calling = r;
+		if (r->etag_out != NULL)
+			strlcpy(r->etag_out, r->etag, r->etag_size);
 		r->cb(r->status, r->buf != NULL ? r->buf : "", r->len, r->error,
 		    r->arg);
 		f->calling = NULL;

@@ -24,14 +24,21 @@ typedef void (*fetch_done_cb)(int status, const char *body, size_t len,
     const char *error, void *arg);
 
 struct fetch_opts {
-	const char *method;	    /* "GET" (default), "POST", ... */
+	const char *method; /* "GET" (default), "POST", ... */
 	const char *const *headers; /* NULL-terminated "Name: value" or NULL */
-	const char *body;	    /* or NULL */
+	const char *body; /* or NULL */
 	size_t body_len;
-	uint64_t timeout_ms;	    /* whole transfer; 0: 10 s */
+	uint64_t timeout_ms; /* whole transfer; 0: 10 s */
 	uint64_t connect_timeout_ms; /* 0: 2 s */
-	const char *ca_file;	    /* extra trust store, or NULL */
-	size_t max_body;	    /* 0: 16 MiB; larger answers fail */
+	const char *ca_file; /* extra trust store, or NULL */
+	size_t max_body; /* 0: 16 MiB; larger answers fail */
+	/*
+	 * If set, the answer's ETag ("" for none) is copied here, ETAG_SIZE
+	 * bytes at most, just before the callback runs; the buffer must live
+	 * until then (or until the request is cancelled).
+	 */
+	char *etag;
+	size_t etag_size;
 };
 
 struct fetch *fetch_new(struct event_base *);

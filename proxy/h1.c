@@ -18,6 +18,20 @@
 #include "lib/xmalloc.h"
 #include "proxy/h1.h"
 
+/* Where the strict scan of a chunked body is (h1_scan_chunks). */
+enum h1_cscan {
+	H1_CS_OFF,	   /* no chunked body (or not yet) */
+	H1_CS_SIZE,	   /* hex digits of a chunk size */
+	H1_CS_EXT,	   /* after ';': a chunk extension */
+	H1_CS_SIZE_LF,	   /* the LF of a size line */
+	H1_CS_DATA,	   /* chunk data */
+	H1_CS_DATA_CR,	   /* the CRLF after chunk data */
+	H1_CS_DATA_LF,
+	H1_CS_TRAILER,	   /* a trailer line (or the final blank line) */
+	H1_CS_TRAILER_LF,
+	H1_CS_DONE,
+};
+
 enum h1_state {
 	H1_S_HEAD,	/* parser running over the head (or a chunked body) */
 	H1_S_RAWBODY,	/* counting Content-Length bytes ourselves */
@@ -39,6 +53,11 @@ struct h1 {
 	bool scan_cr;
 	size_t scan_len;
 	unsigned scan_lines;
+	size_t scan_off;  /* where the head ended in the vector just scanned */
+	bool scan_here;	  /* ... and it ended in that vector */
+	enum h1_cscan cs; /* the chunked body's scan */
+	uint64_t csize;
+	unsigned cdigits;
 	char *buf;     /* head bytes: target, then name\0value\0 pairs */
 	size_t used;
 	uint64_t need; /* raw body bytes still to move */
@@ -60,6 +79,8 @@ static int h1_fail(struct h1 *, int, const char *);
 static int h1_append(struct h1 *, const char *, size_t);
 static int h1_end_name(struct h1 *, struct h1_header *);
 static int h1_scan(struct h1 *, const char *, size_t);
+static void h1_scan_eol(struct h1 *, size_t);
+static int h1_scan_chunks(struct h1 *, const char *, size_t);
 static int h1_check_head(struct h1 *, const http_parser *);
 
 static const http_parser_settings h1_settings = {
@@ -118,6 +139,11 @@ h1_reset(struct h1 *h)
 	h->scan_cr = false;
 	h->scan_len = 0;
 	h->scan_lines = 0;
+	h->scan_off = 0;
+	h->scan_here = false;
+	h->cs = H1_CS_OFF;
+	h->csize = 0;
+	h->cdigits = 0;
 	h->used = 0;
 	h->need = 0;
 	h->err_status = 0;
@@ -226,38 +252,164 @@ h1_end_name(struct h1 *h, struct h1_header *hd)
  * here (502 in an answer). Stops at the blank line that ends the head, so
  * body bytes and a pipelined next message are never scanned.
  */
+/* A head line ended just before OFF: count it, or see the blank one. */
+static void
+h1_scan_eol(struct h1 *h, size_t off)
+{
+	if (h->scan_len == 0 && h->scan_lines > 0) {
+		h->scan_done = true;
+		h->scan_here = true;
+		h->scan_off = off;
+	} else if (h->scan_len > 0)
+		h->scan_lines++;
+	h->scan_len = 0;
+}
+
+/*
+ * Line by line with memchr, not byte by byte: this runs over every head
+ * floe reads, requests and answers.
+ */
 static int
 h1_scan(struct h1 *h, const char *p, size_t n)
 {
-	size_t i;
-	char c;
+	const char *lf, *cr;
+	size_t i = 0, end;
 
-	for (i = 0; i < n && !h->scan_done; i++) {
-		c = p[i];
+	while (i < n && !h->scan_done) {
 		if (h->scan_cr) {
 			h->scan_cr = false;
-			if (c != '\n')
+			if (p[i] != '\n')
 				return h1_fail(h, 400, "CR without LF in the "
 						       "message head");
-			if (h->scan_len == 0 && h->scan_lines > 0)
-				h->scan_done = true;
-			else if (h->scan_len > 0)
-				h->scan_lines++;
-			h->scan_len = 0;
+			h1_scan_eol(h, ++i);
 			continue;
 		}
-		if (c == '\r') {
-			h->scan_cr = true;
-			continue;
-		}
-		if (c == '\n')
-			return h1_fail(h, 400,
-			    "bare LF in the message head: lines end in CRLF");
 		if (h->scan_len == 0 && h->scan_lines > 0 &&
-		    (c == ' ' || c == '\t'))
+		    (p[i] == ' ' || p[i] == '\t'))
 			return h1_fail(h, 400,
 			    "obsolete line folding in a header field");
-		h->scan_len++;
+		lf = memchr(p + i, '\n', n - i);
+		end = lf != NULL ? (size_t)(lf - p) : n;
+		cr = memchr(p + i, '\r', end - i);
+		if (lf == NULL) {
+			/* The line goes on in the next buffer. */
+			if (cr != NULL && cr != p + n - 1)
+				return h1_fail(h, 400, "CR without LF in the "
+						       "message head");
+			if (cr != NULL) {
+				h->scan_len += cr - (p + i);
+				h->scan_cr = true;
+			} else
+				h->scan_len += n - i;
+			return 0;
+		}
+		if (cr == NULL)
+			return h1_fail(h, 400,
+			    "bare LF in the message head: lines end in CRLF");
+		if (cr != lf - 1)
+			return h1_fail(h, 400, "CR without LF in the "
+					       "message head");
+		h->scan_len += cr - (p + i);
+		i = end + 1;
+		h1_scan_eol(h, i);
+	}
+	return 0;
+}
+
+/* A hex digit's value, or -1. */
+static int
+h1_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Scan chunked body bytes the parser has consumed. http-parser reads
+ * "3 x" as size 3 with an extension and takes a bare LF after a chunk;
+ * RFC 9112 7.1 allows neither, and a hop that disagrees frames the body
+ * differently. Sizes are hex digits only (at most 16), then ';' and an
+ * extension or CRLF; data ends in CRLF; trailer lines in CRLF.
+ */
+static int
+h1_scan_chunks(struct h1 *h, const char *p, size_t n)
+{
+	size_t i, k;
+	char c;
+	int v;
+
+	for (i = 0; i < n && h->cs != H1_CS_DONE; i++) {
+		c = p[i];
+		switch (h->cs) {
+		case H1_CS_SIZE:
+			if ((v = h1_hexval(c)) >= 0) {
+				if (h->cdigits++ == 16)
+					return h1_fail(h, 400,
+					    "chunk size too large");
+				h->csize = h->csize << 4 | (unsigned)v;
+			} else if (h->cdigits > 0 && c == ';')
+				h->cs = H1_CS_EXT;
+			else if (h->cdigits > 0 && c == '\r')
+				h->cs = H1_CS_SIZE_LF;
+			else
+				return h1_fail(h, 400, "invalid chunk size line");
+			break;
+		case H1_CS_EXT:
+			if (c == '\r')
+				h->cs = H1_CS_SIZE_LF;
+			else if ((c < ' ' && c != '\t') || c == 0x7f)
+				return h1_fail(h, 400,
+				    "invalid character in a chunk extension");
+			break;
+		case H1_CS_SIZE_LF:
+			if (c != '\n')
+				return h1_fail(h, 400, "chunk size line without "
+						       "CRLF");
+			h->cs = h->csize == 0 ? H1_CS_TRAILER : H1_CS_DATA;
+			h->scan_len = 0;
+			break;
+		case H1_CS_DATA:
+			k = n - i < h->csize ? n - i : h->csize;
+			h->csize -= k;
+			i += k - 1;
+			if (h->csize == 0)
+				h->cs = H1_CS_DATA_CR;
+			break;
+		case H1_CS_DATA_CR:
+		case H1_CS_DATA_LF:
+			if (c != (h->cs == H1_CS_DATA_CR ? '\r' : '\n'))
+				return h1_fail(h, 400,
+				    "chunk data not followed by CRLF");
+			if (h->cs == H1_CS_DATA_LF) {
+				h->cs = H1_CS_SIZE;
+				h->cdigits = 0;
+			} else
+				h->cs = H1_CS_DATA_LF;
+			break;
+		case H1_CS_TRAILER:
+			if (c == '\r')
+				h->cs = H1_CS_TRAILER_LF;
+			else if (c == '\n' || (h->scan_len == 0 &&
+						  (c == ' ' || c == '\t')))
+				return h1_fail(h, 400, "malformed trailer");
+			else
+				h->scan_len++;
+			break;
+		case H1_CS_TRAILER_LF:
+			if (c != '\n')
+				return h1_fail(h, 400, "malformed trailer");
+			h->cs = h->scan_len == 0 ? H1_CS_DONE : H1_CS_TRAILER;
+			h->scan_len = 0;
+			break;
+		case H1_CS_OFF:
+		case H1_CS_DONE:
+			break;
+		}
 	}
 	return 0;
 }
@@ -465,6 +617,8 @@ h1_on_headers_cb(http_parser *p)
 			h->state = H1_S_RAWBODY;
 		return 1;
 	}
+	if (p->flags & F_CHUNKED)
+		h->cs = H1_CS_SIZE;
 	return 0;
 }
 
@@ -512,7 +666,7 @@ enum h1_rc
 h1_parse(struct h1 *h, struct evbuffer *in)
 {
 	struct evbuffer_iovec vec[8];
-	size_t n, got, len;
+	size_t n, got, len, off;
 	int i, nvec;
 
 	if (h->state == H1_S_ERROR)
@@ -523,11 +677,19 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 			nvec = nitems(vec);
 		got = 0;
 		for (i = 0; i < nvec; i++) {
+			h->scan_here = false;
 			if (!h->scan_done &&
 			    h1_scan(h, vec[i].iov_base, vec[i].iov_len) == -1)
 				return h1_parser_error(h);
 			n = http_parser_execute(&h->p, &h1_settings,
 			    vec[i].iov_base, vec[i].iov_len);
+			/* The chunked body bytes the parser just took. */
+			off = h->scan_here ? h->scan_off : 0;
+			if (h->cs != H1_CS_OFF && h->cs != H1_CS_DONE &&
+			    n > off &&
+			    h1_scan_chunks(h, (const char *)vec[i].iov_base + off,
+				n - off) == -1)
+				return h1_parser_error(h);
 			got += n;
 			if (HTTP_PARSER_ERRNO(&h->p) != HPE_OK)
 				break;

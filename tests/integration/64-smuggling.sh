@@ -93,6 +93,10 @@ front "a bad chunk size (0x3)" \
 	"POST /v1/routed/namespaces HTTP/1.1${CRLF}${H}Transfer-Encoding: chunked${CRLF}${CRLF}0x3${CRLF}abc${CRLF}0${CRLF}${CRLF}"
 front "a negative chunk size" \
 	"POST /v1/routed/namespaces HTTP/1.1${CRLF}${H}Transfer-Encoding: chunked${CRLF}${CRLF}-3${CRLF}abc${CRLF}0${CRLF}${CRLF}"
+front "a chunk size with a space (3 x)" \
+	"POST /v1/routed/namespaces HTTP/1.1${CRLF}${H}Transfer-Encoding: chunked${CRLF}${CRLF}3 x${CRLF}abc${CRLF}0${CRLF}${CRLF}"
+front "a bare LF after chunk data" \
+	"POST /v1/routed/namespaces HTTP/1.1${CRLF}${H}Transfer-Encoding: chunked${CRLF}${CRLF}3${CRLF}abc"$'\n'"0${CRLF}${CRLF}"
 front "a chunk size past 64 bits" \
 	"POST /v1/routed/namespaces HTTP/1.1${CRLF}${H}Transfer-Encoding: chunked${CRLF}${CRLF}10000000000000000${CRLF}abc${CRLF}0${CRLF}${CRLF}"
 front "a GET with a body" \

@@ -887,6 +887,89 @@ request_cache_invalidate(struct request *r)
 		cache_drop_object(r->f->cache, r->objs[i].key, r->objs[i].len);
 }
 
+/*
+ * Encode the namespace NS (levels joined by 0x1f) for a catalog whose
+ * separator is SEP (NULL: 0x1f), each byte outside Java's URLEncoder safe
+ * set as %XX. The length, or -1 if it does not fit OUT.
+ */
+static ssize_t
+request_ns_encode(const char *ns, size_t nslen, const char *sep, char *out,
+    size_t outlen)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const char *p, *end = ns + nslen, *s;
+	unsigned char c;
+	size_t n = 0;
+
+	if (sep == NULL)
+		sep = "\x1f";
+	for (p = ns; p < end; p++) {
+		s = *p == ROUTE_SEP_LEVEL ? sep : p;
+		do {
+			c = (unsigned char)*s;
+			if (n + 3 > outlen)
+				return -1;
+			if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			    (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+			    c == '*' || c == '_')
+				out[n++] = c;
+			else {
+				out[n++] = '%';
+				out[n++] = hex[c >> 4];
+				out[n++] = hex[c & 15];
+			}
+		} while (s != p && *++s != '\0');
+	}
+	return n;
+}
+
+/*
+ * The namespace of R in SIDE's form, when it must be rewritten: it has
+ * more than one level and floe or that catalog announces a separator of
+ * its own, so the client's form (floe's) is not the catalog's. NS gets
+ * the path segment, PARENT the value of a list's parent parameter (length
+ * 0 when there is none to rewrite). False when the path goes on as the
+ * client wrote it.
+ */
+static bool
+request_ns_translate(const struct request *r, const struct catalog *cat,
+    char *ns, size_t nssize, size_t *nslen, char *parent, size_t psize,
+    size_t *plen)
+{
+	const char *fsep = r->f->conf->namespace_separator;
+	char raw[REST_NAME_MAX], lv[REST_NAME_MAX];
+	size_t i, j, n = 0, sl;
+	ssize_t len;
+
+	*nslen = *plen = 0;
+	if (fsep == NULL && cat->separator == NULL)
+		return false;
+	if (r->rr.op == REST_LIST_NAMESPACES &&
+	    rest_query_get(r->msg->target + r->rr.query.off, r->rr.query.len,
+		"parent", raw, sizeof(raw)) == 0) {
+		/* Levels split on floe's separator or 0x1f, as in the path. */
+		sl = fsep != NULL ? strlen(fsep) : 0;
+		for (i = 0; raw[i] != '\0' && n < sizeof(lv); i++) {
+			if (sl > 0 && strncmp(raw + i, fsep, sl) == 0) {
+				lv[n++] = ROUTE_SEP_LEVEL;
+				i += sl - 1;
+			} else
+				lv[n++] = raw[i];
+		}
+		for (j = 0; j < n && lv[j] != ROUTE_SEP_LEVEL; j++)
+			;
+		if (j < n && n < sizeof(lv) &&
+		    (len = request_ns_encode(lv, n, cat->separator, parent,
+			 psize)) > 0)
+			*plen = len;
+	}
+	if (r->rr.nlevels > 1 && r->rr.ns_raw.len > 0 &&
+	    (len = request_ns_encode(r->rr.ns, r->rr.ns_len, cat->separator, ns,
+		 nssize)) > 0)
+		*nslen = len;
+	return *nslen > 0 || *plen > 0;
+}
+
 /* Forward R to SIDE. */
 static void
 request_forward(struct request *r, enum route_side side)
@@ -899,11 +982,14 @@ request_forward(struct request *r, enum route_side side)
 	struct upstream_req ur;
 	struct evbuffer *head;
 	const char *q, *qe, *amp;
-	char inm[ETAG_MAX];
-	bool first = true;
-	size_t i;
+	char inm[ETAG_MAX], nsb[REST_NAME_MAX * 3 + 64];
+	char pb[REST_NAME_MAX * 3 + 64];
+	bool first = true, tr;
+	size_t i, nsl, pl;
 	int n;
 
+	tr = request_ns_translate(r, cat, nsb, sizeof(nsb), &nsl, pb,
+	    sizeof(pb), &pl);
 	if ((head = evbuffer_new()) == NULL)
 		fatalx("%s: out of memory", __func__);
 	evbuffer_add(head, m->method_name, strlen(m->method_name));
@@ -914,7 +1000,17 @@ request_forward(struct request *r, enum route_side side)
 		evbuffer_add(head, "/", 1);
 		evbuffer_add(head, cat->prefix, strlen(cat->prefix));
 	}
-	evbuffer_add(head, m->target + r->rr.rest.off, r->rr.rest.len);
+	if (tr && nsl > 0) {
+		/* The namespace segment in the catalog's form. */
+		evbuffer_add(head, m->target + r->rr.rest.off,
+		    r->rr.ns_raw.off - r->rr.rest.off);
+		evbuffer_add(head, nsb, nsl);
+		evbuffer_add(head,
+		    m->target + r->rr.ns_raw.off + r->rr.ns_raw.len,
+		    r->rr.rest.off + r->rr.rest.len - r->rr.ns_raw.off -
+			r->rr.ns_raw.len);
+	} else
+		evbuffer_add(head, m->target + r->rr.rest.off, r->rr.rest.len);
 	/* The query, without the paging floe does itself for listings. */
 	q = m->target + r->rr.query.off;
 	qe = q + r->rr.query.len;
@@ -925,7 +1021,12 @@ request_forward(struct request *r, enum route_side side)
 		if (amp > q && !(r->mode == MODE_LIST &&
 				   request_paging_param(q, amp - q))) {
 			evbuffer_add(head, first ? "?" : "&", 1);
-			evbuffer_add(head, q, amp - q);
+			if (tr && pl > 0 && amp - q >= 7 &&
+			    strncmp(q, "parent=", 7) == 0) {
+				evbuffer_add(head, "parent=", 7);
+				evbuffer_add(head, pb, pl);
+			} else
+				evbuffer_add(head, q, amp - q);
 			first = false;
 		}
 		q = amp + 1;

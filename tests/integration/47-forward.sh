@@ -90,6 +90,53 @@ expect_eq "no Authorization from floe when the client sent none" null \
 get /v1/routed/namespaces/db/tables/athena -H "Via: 1.1 proxy-a, 1.1 proxy-b"
 expect_status "a foreign Via does not count as a loop" 200
 
+# --- floe announces namespace_separator "."; the catalogs use %1F: a
+# multi-level namespace reaches each catalog in its own form
+stop_floe
+FLOE_EXTRA="namespace_separator = ." write_conf
+start_floe
+get /v1/config
+expect_jq "floe announces its separator" 200 \
+	'.overrides["namespace-separator"] == "%2E"'
+for side in warehouse lakehouse; do
+	post /v1/$side/namespaces '{"namespace":["db","sub"]}'
+	post "/v1/$side/namespaces/db%1Fsub/tables" \
+		"{\"name\":\"t\",\"schema\":{\"type\":\"struct\",\"fields\":[]}}"
+	expect_status "create db.sub.t on the $side (pinned, %1F)" 200
+done
+cat_clear warehouse
+get /v1/routed/namespaces/db.sub/tables/t
+expect_jq "load db.sub.t written with floe's separator" 200 \
+	'.metadata | type == "object"'
+expect_eq "... the warehouse got the levels joined by %1F" \
+	/v1/namespaces/db%1Fsub/tables/t \
+	"$(cat_requests warehouse | jq -r '.requests[-1].url')"
+get /v1/routed/namespaces/db%1Fsub/tables/t
+expect_status "load db.sub.t written with %1F" 200
+get /v1/routed/namespaces/db.sub
+expect_jq "load namespace db.sub" 200 '.namespace == ["db","sub"]'
+get /v1/routed/namespaces/db.sub/tables
+expect_jq "list tables of db.sub (both sides)" 200 \
+	'[.identifiers[] | .name] == ["t"]'
+get "/v1/routed/namespaces?parent=db.sub"
+expect_jq "list namespaces under parent db.sub" 200 '.namespaces == []'
+get "/v1/routed/namespaces?parent=db"
+expect_jq "list namespaces under parent db" 200 \
+	'.namespaces == [["db","sub"]]'
+ctl_ok "route db.sub.t" route set db.sub.t 7
+ctl_ok "flip 7" wave flip 7 lakehouse
+cat_clear lakehouse
+get /v1/routed/namespaces/db.sub/tables/t
+expect_header "after the flip db.sub.t reads from the lakehouse" X-Floe-Target lakehouse
+expect_status "... 200" 200
+expect_eq "... which got /v1/lhp/namespaces/db%1Fsub/..." \
+	/v1/lhp/namespaces/db%1Fsub/tables/t \
+	"$(cat_requests lakehouse | jq -r '.requests[-1].url')"
+post /v1/routed/namespaces/db.sub/tables/t '{"requirements":[],"updates":[]}'
+expect_status "commit to db.sub.t (to the warehouse)" 200
+get /v1/routed/namespaces/db/tables/bunnies
+expect_status "single-level names pass as before" 200
+
 # --- the catalog config merge (the test catalog's keys differ per side)
 get /v1/routed/namespaces/db/tables/bunnies
 expect_jq "lakehouse LoadTable gets the lakehouse's catalog defaults" 200 '

@@ -22,6 +22,7 @@
 #include "proxy/admin.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
+#include "proxy/watch.h"
 #include "routing/ledger.h"
 #include "routing/route.h"
 #include "routing/store.h"
@@ -204,6 +205,8 @@ static void admin_ledger_post(struct admin_req *);
 static json_t *admin_eligibility_wave(struct admin_req *, uint32_t);
 static void admin_eligibility(struct admin_req *);
 static void admin_events_get(struct admin_req *);
+static void admin_wave_errors(struct admin_req *);
+static void admin_rollbacks_get(struct admin_req *);
 static void admin_dispatch(struct admin_req *);
 
 /* Fill the reply with an error object; the message is printf-formatted. */
@@ -803,6 +806,7 @@ admin_status(struct admin_req *r)
 	} else
 		waves = json_null();
 	json_object_set_new(j, "waves", waves);
+	json_object_set_new(j, "triggers", watch_status_json(r->f->watch));
 	admin_reply_json(r, 200, j);
 }
 
@@ -1406,13 +1410,14 @@ admin_wave_move(struct admin_req *r, const char *what)
 	static const char *const signoff_known[] = { "by", NULL };
 	static const char *const freeze_known[] = { "reason", NULL };
 	static const char *const set_known[] = { "gate_min_clean",
-		"gate_window", NULL };
+		"gate_window", "count_check", NULL };
 	static const char *const none_known[] = { NULL };
 	struct admin_evidence ev;
 	struct admin_wave_sum s;
 	struct store_wave before, *w;
 	struct wave_gate gate, *gp = NULL;
 	struct wave_overrides ov;
+	struct wave_baseline base;
 	const char *to = NULL, *reason = NULL, *by = NULL, *win = NULL;
 	json_int_t pct = 0, minc = 0;
 	bool force_stale = false, has_rec, gated = false, decom = false;
@@ -1501,10 +1506,17 @@ admin_wave_move(struct admin_req *r, const char *what)
 				ov.window_ms = (int64_t)win_ms;
 			}
 		}
-		if (!ov.set_min_clean && !ov.set_window) {
+		if (json_object_get(b, "count_check") != NULL) {
+			ov.set_count_check = true;
+			if (admin_body_bool(r, b, "count_check",
+				&ov.count_check) == -1)
+				goto out;
+		}
+		if (!ov.set_min_clean && !ov.set_window &&
+		    !ov.set_count_check) {
 			admin_error(r, 400,
-			    "give gate_min_clean, gate_window or both (null "
-			    "returns to the policy's)");
+			    "give gate_min_clean, gate_window, count_check or "
+			    "several (null returns to the policy's)");
 			goto out;
 		}
 	} else if (admin_body_check(r, b, none_known) == -1)
@@ -1533,10 +1545,12 @@ admin_wave_move(struct admin_req *r, const char *what)
 		gp = !decom && ev.p.min_clean == 0 ? NULL : &gate;
 	}
 	msg[0] = '\0';
-	if (strcmp(what, "flip") == 0)
-		rc = wave_flip(r->st, n, state, (unsigned)pct, gp, r->actor,
-		    reason, r->now_ms, msg, sizeof(msg));
-	else if (strcmp(what, "rollback") == 0)
+	if (strcmp(what, "flip") == 0) {
+		/* The error trigger's baseline goes with the flip. */
+		watch_baseline(r->f->watch, n, &base);
+		rc = wave_flip_base(r->st, n, state, (unsigned)pct, gp, &base,
+		    r->actor, reason, r->now_ms, msg, sizeof(msg));
+	} else if (strcmp(what, "rollback") == 0)
 		rc = wave_rollback(r->st, n, r->actor, reason, force_stale,
 		    r->now_ms, msg, sizeof(msg));
 	else if (strcmp(what, "signoff") == 0)
@@ -1572,8 +1586,9 @@ admin_wave_move(struct admin_req *r, const char *what)
 
 	/* An operator's rollback goes to the rollback log, like a trigger's. */
 	if (strcmp(what, "rollback") == 0)
-		floe_rollback_logged(r->f, n, wave_state_name(before.state),
-		    "operator", r->actor, reason);
+		json_decref(
+		    floe_rollback_logged(r->f, n, wave_state_name(before.state),
+			"operator", r->actor, reason, NULL, NULL, 0));
 
 	memset(&s, 0, sizeof(s));
 	s.n = n;
@@ -1604,6 +1619,8 @@ admin_wave_move(struct admin_req *r, const char *what)
 					    json_null());
 		json_object_set_new(j, "gate_window",
 		    w->gate_window_ms > 0 ? json_string(dur) : json_null());
+		json_object_set_new(j, "count_check",
+		    json_boolean(!(w->flags & WAVE_F_NO_COUNT_CHECK)));
 	}
 	admin_reply_json(r, 200, j);
 out:
@@ -1892,6 +1909,8 @@ admin_ledger_post(struct admin_req *r)
 	log_info("ledger: %zu records imported by %s (%zu new, %zu "
 		 "duplicates)",
 	    lb.n, r->actor, res.added, res.duplicates);
+	/* The reconcile trigger acts before the import is answered. */
+	watch_ledger_added(r->f, kv, lb.n);
 	admin_reply_json(r, 200,
 	    json_pack("{s:I,s:I,s:I,s:I}", "records", (json_int_t)lb.n, "added",
 		(json_int_t)res.added, "duplicates", (json_int_t)res.duplicates,
@@ -2051,6 +2070,102 @@ admin_events_get(struct admin_req *r)
 		(json_int_t)store_last_seq(r->st)));
 }
 
+/*
+ * POST /waves/{n}/errors {"errors":E,"total":T[,"side":S]}: read errors
+ * that consumers saw, counted like floe's own; the error trigger is
+ * checked before the answer.
+ */
+static void
+admin_wave_errors(struct admin_req *r)
+{
+	static const char *const known[] = { "errors", "total", "side", NULL };
+	json_int_t errors = 0, total = 0;
+	const char *side = NULL;
+	char msg[256];
+	uint32_t n;
+	json_t *b, *j;
+	int s = -1;
+
+	if (admin_parse_wave(r, r->seg[1], &n) == -1)
+		return;
+	if ((b = admin_body(r, false)) == NULL)
+		return;
+	if (admin_body_check(r, b, known) == -1 ||
+	    admin_body_int(r, b, "total", true, 0, 1, 1000000000, &total) ==
+		-1 ||
+	    admin_body_int(r, b, "errors", true, 0, 0, 1000000000, &errors) ==
+		-1 ||
+	    admin_body_string(r, b, "side", false, &side) == -1)
+		goto out;
+	if (errors > total) {
+		admin_error(r, 400,
+		    "errors (%lld) cannot be more than total (%lld)",
+		    (long long)errors, (long long)total);
+		goto out;
+	}
+	if (side != NULL) {
+		if (strcmp(side, "warehouse") == 0)
+			s = ROUTE_WAREHOUSE;
+		else if (strcmp(side, "lakehouse") == 0)
+			s = ROUTE_LAKEHOUSE;
+		else {
+			admin_error(r, 400,
+			    "side must be \"warehouse\" or \"lakehouse\"");
+			goto out;
+		}
+	}
+	if ((j = watch_report_errors(r->f, n, s, (uint64_t)errors,
+		 (uint64_t)total, msg, sizeof(msg))) == NULL) {
+		admin_error(r, 500, "%s", msg);
+		goto out;
+	}
+	log_info("wave %u: %lld errors in %lld reads reported by %s", n,
+	    (long long)errors, (long long)total, r->actor);
+	admin_reply_json(r, 200, j);
+out:
+	json_decref(b);
+}
+
+/* GET /rollbacks?after=N&limit=M: the rollback log's lines after the Nth. */
+static void
+admin_rollbacks_get(struct admin_req *r)
+{
+	unsigned long long after = 0, limit = ADMIN_EVENTS_LIMIT;
+	char *v, *end, msg[512];
+	json_t *j;
+
+	if (admin_query_get(r, "after", &v) == 1) {
+		errno = 0;
+		after = strtoull(v, &end, 10);
+		if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0) {
+			admin_error(r, 400,
+			    "after must be a line count, not \"%s\"", v);
+			free(v);
+			return;
+		}
+		free(v);
+	}
+	if (admin_query_get(r, "limit", &v) == 1) {
+		errno = 0;
+		limit = strtoull(v, &end, 10);
+		if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 ||
+		    limit < 1 || limit > ADMIN_EVENTS_MAX) {
+			admin_error(r, 400, "limit must be 1..%d, not \"%s\"",
+			    ADMIN_EVENTS_MAX, v);
+			free(v);
+			return;
+		}
+		free(v);
+	}
+	if ((j = watch_rollbacks_json(r->f, after, limit, msg, sizeof(msg))) ==
+	    NULL) {
+		log_warnx("admin: %s", msg);
+		admin_error(r, 500, "%s", msg);
+		return;
+	}
+	admin_reply_json(r, 200, j);
+}
+
 /* Find the handler for the path and method. */
 static void
 admin_dispatch(struct admin_req *r)
@@ -2093,6 +2208,13 @@ admin_dispatch(struct admin_req *r)
 		strcmp(r->seg[2], "set") == 0)) {
 		if (admin_method_ok(r, "POST"))
 			admin_wave_move(r, r->seg[2]);
+	} else if (n == 3 && strcmp(s0, "waves") == 0 &&
+	    strcmp(r->seg[2], "errors") == 0) {
+		if (admin_method_ok(r, "POST"))
+			admin_wave_errors(r);
+	} else if (n == 1 && strcmp(s0, "rollbacks") == 0) {
+		if (admin_method_ok(r, "GET"))
+			admin_rollbacks_get(r);
 	} else if (n == 1 && strcmp(s0, "ledger") == 0) {
 		if (admin_method_ok(r, "GET,POST")) {
 			if (strcmp(r->method, "GET") == 0)

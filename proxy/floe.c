@@ -36,6 +36,7 @@
 #include "proxy/server.h"
 #include "proxy/tlsctx.h"
 #include "proxy/upstream.h"
+#include "proxy/watch.h"
 #include "policy/auth.h"
 #include "policy/rlog.h"
 #include "routing/store.h"
@@ -314,6 +315,7 @@ floe_run(const char *conf_path, int verbose)
 	f->tick = event_new(f->base, -1, EV_PERSIST, floe_tick_cb, f);
 	evtimer_add(f->tick, &one);
 	f->discover = discover_new(f);
+	f->watch = watch_new(f);
 	log_info("floe listening on %s (port %d%s), admin socket %s",
 	    f->conf->listen, server_port(f->front),
 	    f->tls != NULL ? ", TLS" : "", f->conf->admin_socket);
@@ -327,6 +329,7 @@ floe_run(const char *conf_path, int verbose)
 
 	log_info("floe stopped");
 	request_flush_log(f);
+	watch_free(f->watch);
 	discover_free(f->discover);
 	server_free(f->front);
 	server_free(f->admin);
@@ -419,6 +422,7 @@ floe_reload(struct floe *f)
 	floe_log_auth(f);
 	floe_open_access_log(f);
 	discover_kick(f->discover);
+	watch_reload(f->watch);
 }
 
 static void
@@ -693,9 +697,10 @@ floe_objs_cb(const void *key, size_t keylen, const struct store_route *rt,
 	return 0;
 }
 
-void
+json_t *
 floe_rollback_logged(struct floe *f, uint32_t n, const char *from,
-    const char *trigger, const char *actor, const char *reason)
+    const char *trigger, const char *actor, const char *reason,
+    json_t *measured, json_t *threshold, int64_t held_ms)
 {
 	struct floe_objs o = { n, json_array() };
 	char ts[40];
@@ -704,15 +709,16 @@ floe_rollback_logged(struct floe *f, uint32_t n, const char *from,
 	units_time_format(units_now_ms(), ts, sizeof(ts));
 	if (f->store != NULL)
 		(void)store_route_foreach(f->store, floe_objs_cb, &o);
-	line = json_pack("{s:s, s:I, s:o, s:s, s:n, s:n, s:n, s:s, s:s, s:s, "
-			 "s:s?}",
+	line = json_pack("{s:s, s:I, s:o, s:s, s:O?, s:O?, s:I, s:s, s:s, "
+			 "s:s, s:s?}",
 	    "ts", ts, "wave", (json_int_t)n, "objects", o.list, "trigger",
-	    trigger, "measured", "threshold", "held_ms", "from", from, "to",
-	    "rolled_back", "actor", actor, "reason", reason);
+	    trigger, "measured", measured, "threshold", threshold, "held_ms",
+	    (json_int_t)held_ms, "from", from, "to", "rolled_back", "actor",
+	    actor, "reason", reason);
 	if (line == NULL) {
 		log_warnx("%s: wave %u: cannot build the log line", __func__,
 		    n);
-		return;
+		return NULL;
 	}
 	if (f->rlog == NULL || rlog_write(f->rlog, line) == -1)
 		log_warn("rollback of wave %u by %s: the rollback log line "
@@ -720,5 +726,5 @@ floe_rollback_logged(struct floe *f, uint32_t n, const char *from,
 		    n, actor);
 	log_info("wave %u rolled back from %s by %s (%s)", n, from, actor,
 	    trigger);
-	json_decref(line);
+	return line;
 }

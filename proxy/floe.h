@@ -25,6 +25,7 @@ struct rlog;
 struct auth;
 struct tlsctx;
 struct cache;
+struct watch;
 typedef struct json_t json_t;
 
 /* Counters for /status and /metrics, per side. */
@@ -48,6 +49,7 @@ struct floe {
 	struct server *admin;  /* the admin socket */
 	struct rlog *rlog;     /* the rollback log, or NULL if it cannot open */
 	struct cache *cache;   /* LoadTable answers */
+	struct watch *watch;   /* the rollback triggers */
 	struct auth *auth;     /* client authentication; NULL: mode none */
 	struct tlsctx *tls;    /* the listener's TLS context, or NULL */
 	struct event *sig[4];
@@ -72,10 +74,14 @@ void floe_catalog_changed(struct floe *, enum route_side);
 /*
  * Write the rollback log line for a rollback of wave N that the store has
  * committed: FROM is the state it left, TRIGGER "operator" or a trigger
- * name, ACTOR who did it. Logs (never fails the rollback) if it cannot.
+ * name, ACTOR who did it, MEASURED and THRESHOLD (borrowed, NULL: null)
+ * the trigger's value and limit, HELD_MS how long its condition held.
+ * Logs (never fails the rollback) if it cannot. Returns the line (the
+ * webhook page's body; caller frees with json_decref), or NULL.
  */
-void floe_rollback_logged(struct floe *, uint32_t n, const char *from,
-    const char *trigger, const char *actor, const char *reason);
+json_t *floe_rollback_logged(struct floe *, uint32_t n, const char *from,
+    const char *trigger, const char *actor, const char *reason,
+    json_t *measured, json_t *threshold, int64_t held_ms);
 /* Both upstream configs known and the store healthy. */
 bool floe_is_ready(const struct floe *);
 

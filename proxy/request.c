@@ -35,6 +35,7 @@
 #include "proxy/rest.h"
 #include "proxy/server.h"
 #include "proxy/upstream.h"
+#include "proxy/watch.h"
 #include "routing/route.h"
 #include "routing/wave.h"
 #include "policy/auth.h"
@@ -1156,6 +1157,10 @@ request_reply_upstream(struct request *r, enum route_side side,
 	}
 	if (m->status >= 500)
 		f->side[side].errors_5xx++;
+	/* The error trigger counts table reads of assigned waves (4xx: ok). */
+	if (r->has_route && r->route.assigned && !r->rr.write)
+		watch_count(f->watch, r->route.wave, r->route.state, side,
+		    m->status >= 500);
 	if (m->status == 304)
 		f->side[side].not_modified++;
 	if (r->cacheable) {
@@ -1182,6 +1187,9 @@ request_reply_failure(struct request *r, enum route_side side,
 	unsigned status = fail == UPSTREAM_TIMEOUT ? 504 : 502;
 
 	r->f->side[side].failures++;
+	if (r->has_route && r->route.assigned && !r->rr.write)
+		watch_count(r->f->watch, r->route.wave, r->route.state, side,
+		    true);
 	log_warnx("%s %.*s: %s catalog failed: %s", r->msg->method_name,
 	    (int)r->rr.rest.len, r->msg->target + r->rr.rest.off,
 	    route_side_name(side), why);

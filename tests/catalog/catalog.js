@@ -1271,6 +1271,42 @@ async function testHook(cat, req, res, segs, state) {
 		for (const [root, dir] of cat.fixtureRoots) roots[root] = `/files/${dir}`;
 		return send(res, 200, { roots, s3: '/files/s3/' });
 	}
+	if ((what === 'advance' || what === 'summary') && req.method === 'POST') {
+		// A new current snapshot (advance: timestamp-ms = now, as a
+		// dual-write job commits) or an edited summary of the current one;
+		// either way a new metadata file, so the ETag changes.
+		const b = parseJson(await readBody(req));
+		const parts = String(b.table || '').split('.');
+		const t = cat.needTable(parts.slice(0, -1), parts[parts.length - 1]);
+		const md = clone(t.metadata);
+		const cur = (md.snapshots || []).find((x) => idText(x['snapshot-id']) === idText(md['current-snapshot-id']));
+		if (what === 'advance') {
+			cat.snapSeq = (cat.snapSeq || 0) + 1;
+			const snap = {
+				...(cur ? clone(cur) : { 'sequence-number': 0, summary: { operation: 'append' } }),
+				'snapshot-id': Date.now() * 1000 + (cat.snapSeq % 1000),
+				'timestamp-ms': Date.now(),
+			};
+			if (cur) snap['parent-snapshot-id'] = cur['snapshot-id'];
+			snap['sequence-number'] = (md['last-sequence-number'] || 0) + 1;
+			md['last-sequence-number'] = snap['sequence-number'];
+			md.snapshots = [...(md.snapshots || []), snap];
+			md['current-snapshot-id'] = snap['snapshot-id'];
+			md.refs = { ...(md.refs || {}), main: { 'snapshot-id': snap['snapshot-id'], type: 'branch' } };
+			md['snapshot-log'] = [...(md['snapshot-log'] || []), { 'timestamp-ms': snap['timestamp-ms'], 'snapshot-id': snap['snapshot-id'] }];
+		} else {
+			if (!cur) throw bad('The table has no current snapshot');
+			cur.summary = cur.summary || {};
+			for (const [k, v] of Object.entries(b)) {
+				if (k === 'table') continue;
+				if (v === null) delete cur.summary[k];
+				else cur.summary[k] = String(v);
+			}
+		}
+		cat.commitMetadata(t, md);
+		const now = (md.snapshots || []).find((x) => idText(x['snapshot-id']) === idText(md['current-snapshot-id']));
+		return send(res, 200, { 'metadata-location': t.location, snapshot: now });
+	}
 	if (what === 'tables' && req.method === 'GET') {
 		const out = [...cat.tables.values()].map((t) => ({
 			identifier: [...t.ns, t.name].join('.'),

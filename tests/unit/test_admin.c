@@ -20,6 +20,7 @@
 #include "proxy/admin.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
+#include "proxy/watch.h"
 #include "routing/store.h"
 #include "routing/wave.h"
 #include "tests/unit/routing_tmp.h"
@@ -61,11 +62,16 @@ static struct {
 } rlog;
 
 /* Test double: the main's rollback log line. */
-void
+json_t *
 floe_rollback_logged(struct floe *f, uint32_t n, const char *from,
-    const char *trigger, const char *actor, const char *reason)
+    const char *trigger, const char *actor, const char *reason,
+    json_t *measured, json_t *threshold, int64_t held_ms)
 {
 	(void)f;
+	/* An operator's rollback measures nothing. */
+	assert_null(measured);
+	assert_null(threshold);
+	assert_int_equal(held_ms, 0);
 	rlog.calls++;
 	rlog.n = n;
 	snprintf(rlog.from, sizeof(rlog.from), "%s", from);
@@ -73,6 +79,62 @@ floe_rollback_logged(struct floe *f, uint32_t n, const char *from,
 	snprintf(rlog.actor, sizeof(rlog.actor), "%s", actor);
 	snprintf(rlog.reason, sizeof(rlog.reason), "%s",
 	    reason != NULL ? reason : "(null)");
+	return json_object();
+}
+
+/* Test doubles of the triggers (proxy/watch.c runs on a live floe). */
+static struct {
+	int baselines;
+	int ledger_calls;
+	size_t ledger_records;
+} watch_calls;
+
+void
+watch_baseline(struct watch *w, uint32_t n, struct wave_baseline *b)
+{
+	(void)w;
+	(void)n;
+	watch_calls.baselines++;
+	b->requests = 200;
+	b->errors = 3;
+}
+
+void
+watch_ledger_added(struct floe *f, const struct store_kv *kv, size_t n)
+{
+	(void)f;
+	(void)kv;
+	watch_calls.ledger_calls++;
+	watch_calls.ledger_records += n;
+}
+
+json_t *
+watch_report_errors(struct floe *f, uint32_t n, int side, uint64_t errors,
+    uint64_t total, char *msg, size_t msglen)
+{
+	(void)f;
+	(void)msg;
+	(void)msglen;
+	return json_pack("{s:I,s:i,s:I,s:I}", "wave", (json_int_t)n, "side",
+	    side, "errors", (json_int_t)errors, "total", (json_int_t)total);
+}
+
+json_t *
+watch_status_json(struct watch *w)
+{
+	(void)w;
+	return json_pack("{s:s}", "double", "watch");
+}
+
+json_t *
+watch_rollbacks_json(struct floe *f, uint64_t after, size_t limit, char *msg,
+    size_t msglen)
+{
+	(void)f;
+	(void)msg;
+	(void)msglen;
+	return json_pack("{s:[],s:I,s:I}", "rollbacks", "next",
+	    (json_int_t)after, "limit", (json_int_t)limit);
 }
 
 /* Set up a store in a fresh directory. */
@@ -257,18 +319,18 @@ test_status(void **state)
 	json_t *v;
 	int i = 0;
 	static const char *const order[] = { "version", "uptime_s", "store",
-		"waves" };
+		"waves", "triggers" };
 
 	route_set(fx, "db.orders", 3);
 	route_set(fx, "mkt.*", 4);
 	force_state(fx, 4, WAVE_LAKEHOUSE);
 	j = expect(fx, 200, "GET", "/status", NULL);
 	json_object_foreach(j, key, v) {
-		assert_true(i < 4);
+		assert_true(i < 5);
 		assert_string_equal(key, order[i]);
 		i++;
 	}
-	assert_int_equal(i, 4);
+	assert_int_equal(i, 5);
 	assert_string_equal(str(j, "version"), "test");
 	assert_true(json_is_true(
 	    json_object_get(json_object_get(j, "store"), "healthy")));
@@ -879,6 +941,82 @@ test_errors(void **state)
 	assert_int_equal(rlog.calls, 0);
 }
 
+/*
+ * The triggers' admin side: a flip stores the baseline watch gives, a
+ * ledger import hands its records to the reconcile trigger before the
+ * answer, consumers' error reports are checked and counted, the count
+ * check is switched per wave, /rollbacks and /status carry the triggers.
+ */
+static void
+test_triggers(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_wave w;
+	json_t *j;
+
+	memset(&watch_calls, 0, sizeof(watch_calls));
+	route_set(fx, "db.orders", 5);
+	json_decref(
+	    expect(fx, 200, "POST", "/waves/5/flip", "{\"to\":\"lakehouse\"}"));
+	assert_int_equal(watch_calls.baselines, 1);
+	assert_int_equal(store_wave_get(fx->f.store, 5, &w), STORE_OK);
+	assert_int_equal(w.base_requests, 200);
+	assert_int_equal(w.base_errors, 3);
+
+	json_decref(expect(fx, 200, "POST", "/ledger",
+	    "{\"object\":\"db.orders\",\"ts\":\"2026-01-01T00:00:00Z\","
+	    "\"count_match\":false,\"aggregate_match\":false,"
+	    "\"hash_match\":false,\"bucket\":\"gap\"}\n"
+	    "{\"object\":\"db.orders\",\"ts\":\"2026-01-01T00:01:00Z\","
+	    "\"count_match\":true,\"aggregate_match\":true,"
+	    "\"hash_match\":true}\n"));
+	assert_int_equal(watch_calls.ledger_calls, 1);
+	assert_int_equal(watch_calls.ledger_records, 2);
+	/* A refused import reaches no trigger. */
+	json_decref(expect(fx, 400, "POST", "/ledger", "{\"object\":1}"));
+	assert_int_equal(watch_calls.ledger_calls, 1);
+
+	j = expect(fx, 200, "POST", "/waves/5/errors",
+	    "{\"errors\":4,\"total\":10}");
+	assert_int_equal(num(j, "wave"), 5);
+	assert_int_equal(num(j, "side"), -1);
+	assert_int_equal(num(j, "errors"), 4);
+	json_decref(j);
+	j = expect(fx, 200, "POST", "/waves/5/errors",
+	    "{\"errors\":0,\"total\":10,\"side\":\"warehouse\"}");
+	assert_int_equal(num(j, "side"), ROUTE_WAREHOUSE);
+	json_decref(j);
+	json_decref(expect(fx, 400, "POST", "/waves/5/errors",
+	    "{\"errors\":11,\"total\":10}"));
+	json_decref(
+	    expect(fx, 400, "POST", "/waves/5/errors", "{\"errors\":1}"));
+	json_decref(expect(fx, 400, "POST", "/waves/5/errors",
+	    "{\"errors\":1,\"total\":2,\"side\":\"both\"}"));
+	json_decref(expect(fx, 400, "POST", "/waves/5/errors",
+	    "{\"errors\":1,\"total\":2,\"extra\":1}"));
+	json_decref(expect(fx, 405, "GET", "/waves/5/errors", NULL));
+
+	j = expect(fx, 200, "POST", "/waves/5/set", "{\"count_check\":false}");
+	assert_true(json_is_false(json_object_get(j, "count_check")));
+	json_decref(j);
+	assert_int_equal(store_wave_get(fx->f.store, 5, &w), STORE_OK);
+	assert_int_equal(w.flags & WAVE_F_NO_COUNT_CHECK,
+	    WAVE_F_NO_COUNT_CHECK);
+	json_decref(expect(fx, 400, "POST", "/waves/5/set",
+	    "{\"count_check\":\"no\"}"));
+
+	j = expect(fx, 200, "GET", "/rollbacks?after=3&limit=7", NULL);
+	assert_int_equal(num(j, "next"), 3);
+	assert_int_equal(num(j, "limit"), 7);
+	json_decref(j);
+	json_decref(expect(fx, 400, "GET", "/rollbacks?after=x", NULL));
+	json_decref(expect(fx, 400, "GET", "/rollbacks?limit=0", NULL));
+	j = expect(fx, 200, "GET", "/status", NULL);
+	assert_string_equal(str(json_object_get(j, "triggers"), "double"),
+	    "watch");
+	json_decref(j);
+}
+
 int
 main(void)
 {
@@ -894,6 +1032,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_triggers, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

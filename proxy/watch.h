@@ -1,0 +1,75 @@
+/*
+ * floe: watch.h -- the rollback triggers at work: counts each table read's
+ * outcome per wave and side (O(1), no allocation, no syscall), checks the
+ * error trigger when a lakehouse read fails and every second, polls both
+ * catalogs for the current snapshots of the objects of moved waves every
+ * freshness_interval (freshness lag and the metadata count check), runs
+ * the reconcile trigger on ledger records as they are committed, and when
+ * a trigger fires moves the wave back (wave_rollback, then
+ * floe_rollback_logged) and pages the webhook, retrying off the critical
+ * path. Owns the counter table, its timers, its fetch requests and the
+ * pages in flight. Loop thread only.
+ */
+#ifndef FLOE_PROXY_WATCH_H
+#define FLOE_PROXY_WATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "routing/route.h"
+
+struct floe;
+struct watch;
+struct store_kv;
+struct wave_baseline;
+typedef struct json_t json_t;
+
+/* Start watching for F (its base, conf, store and fetch must exist). */
+struct watch *watch_new(struct floe *);
+/* Cancel timers, polls and pages in flight, and free. Accepts NULL. */
+void watch_free(struct watch *);
+/* The policy may have changed (SIGHUP): windows and intervals anew. */
+void watch_reload(struct watch *);
+
+/*
+ * The request path: one table read of WAVE (in STATE, enum wave_state)
+ * answered by SIDE; BAD for a 5xx, a timeout or a connect failure (4xx
+ * are the client's). O(1), never allocates, never calls the kernel.
+ */
+void watch_count(struct watch *, uint32_t wave, unsigned state,
+    enum route_side side, bool bad);
+
+/*
+ * The baseline for a flip of wave N now: its warehouse reads over
+ * error_window. Zeros if W is NULL.
+ */
+void watch_baseline(struct watch *, uint32_t n, struct wave_baseline *);
+
+/*
+ * Ledger records KV[0..N) were just committed: run the reconcile trigger
+ * on them, before the POST that brought them is answered.
+ */
+void watch_ledger_added(struct floe *, const struct store_kv *kv, size_t n);
+
+/*
+ * Errors that consumers report for wave N: ERRORS of TOTAL reads on SIDE
+ * (-1: the side the wave reads from). Counted, and the error trigger is
+ * checked at once. The wave's window afterwards as JSON (caller frees), or
+ * NULL with MSG if the wave cannot be read.
+ */
+json_t *watch_report_errors(struct floe *, uint32_t n, int side,
+    uint64_t errors, uint64_t total, char *msg, size_t msglen);
+
+/* The triggers' state for GET /status. Caller frees. */
+json_t *watch_status_json(struct watch *);
+
+/*
+ * The rollback log's lines after the first AFTER, at most LIMIT, as
+ * {"rollbacks":[...],"next":N}. Caller frees; NULL with MSG if the log
+ * cannot be read.
+ */
+json_t *watch_rollbacks_json(struct floe *, uint64_t after, size_t limit,
+    char *msg, size_t msglen);
+
+#endif

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,39 +60,53 @@ enum request_mode {
 /* A cache key: object, side, versions, variant. */
 #define REQUEST_CKEY_MAX 2048
 
+/*
+ * One request. Requests are recycled through a free list, and only the
+ * head of the struct is cleared for each: the large buffers of the tail
+ * (names, keys, the route) are written before they are read.
+ */
 struct request {
 	struct floe *f;
 	struct server_conn *conn;
 	struct h1_msg *msg;
-	char ident[AUTH_IDENT_MAX]; /* the authenticated client, or "" */
-	bool no_prefix;		    /* /v1/oauth/tokens: no catalog prefix */
-	struct rest_req rr;
+	SLIST_ENTRY(request) free;
+	bool no_prefix; /* /v1/oauth/tokens: no catalog prefix */
 	enum request_prefix pfx;
 	enum request_mode mode;
 	bool has_route;
-	struct route_result route;
 	enum route_side side; /* the side asked (MODE_ONE, MODE_NS_READ) */
 	bool commit;	      /* a lost answer is CommitStateUnknown */
 	bool merge_config;    /* the answer is a LoadTableResult */
 	struct upstream_xfer *x[ROUTE_NSIDES];
 	struct evbuffer *ans[ROUTE_NSIDES]; /* MODE_LIST answers */
 	unsigned ans_status[ROUTE_NSIDES];
-	char ans_error[ROUTE_NSIDES][160];
 	int pending;
 	int64_t start_us;
 	uint64_t upstream_us;
 	uint64_t client_hash;
-	struct route_obj objs[REQUEST_MAX_OBJS];
 	unsigned nobjs;
 	bool objs_overflow;
 	/* LoadTable cache: the keys, and what happened (for the log). */
 	bool cacheable;
 	bool revalidating;
 	uint64_t cache_epoch; /* invalidations seen when it was sent */
-	unsigned char ckey[2][REQUEST_CKEY_MAX]; /* shared, per client */
 	size_t ckeylen[2];
 	const char *cache_state;
+
+	/* The tail: not cleared; each field is set before it is read. */
+	char ident[AUTH_IDENT_MAX]; /* the authenticated client, or "" */
+	char ans_error[ROUTE_NSIDES][160];
+	struct rest_req rr;
+	struct route_result route; /* valid when has_route */
+	struct route_obj objs[REQUEST_MAX_OBJS];
+	unsigned char ckey[2][REQUEST_CKEY_MAX]; /* shared, per client */
 };
+#define REQUEST_HEAD offsetof(struct request, ident)
+/* Requests kept for reuse. */
+#define REQUEST_POOL_MAX 256
+
+static SLIST_HEAD(, request) request_pool = SLIST_HEAD_INITIALIZER(request_pool);
+static unsigned request_npool;
 
 static char request_via[80] = "1.1 floe";
 static struct evbuffer *request_log;
@@ -246,7 +261,32 @@ request_free(struct request *r)
 		if (r->ans[i] != NULL)
 			evbuffer_free(r->ans[i]);
 	}
-	free(r);
+	if (request_npool < REQUEST_POOL_MAX) {
+		SLIST_INSERT_HEAD(&request_pool, r, free);
+		request_npool++;
+	} else
+		free(r);
+}
+
+/* A cleared request, from the free list when it has one. */
+static struct request *
+request_new(void)
+{
+	struct request *r;
+
+	if ((r = SLIST_FIRST(&request_pool)) != NULL) {
+		SLIST_REMOVE_HEAD(&request_pool, free);
+		request_npool--;
+	} else
+		r = xmalloc(sizeof(*r));
+	memset(r, 0, REQUEST_HEAD);
+	r->ident[0] = '\0';
+	r->ans_error[0][0] = r->ans_error[1][0] = '\0';
+	/* Read by the access log even before the path is parsed. */
+	r->rr.op = REST_NONE;
+	r->rr.write = false;
+	r->rr.query.off = r->rr.query.len = 0;
+	return r;
 }
 
 /* The client went away: drop the transfers. */
@@ -647,17 +687,6 @@ static const char *const request_fwd_headers[] = {
 	"traceparent",
 };
 
-/* Append "Name: value\r\n". */
-static void
-request_add_header(struct evbuffer *b, const char *name, size_t nlen,
-    const char *value, size_t vlen)
-{
-	evbuffer_add(b, name, nlen);
-	evbuffer_add(b, ": ", 2);
-	evbuffer_add(b, value, vlen);
-	evbuffer_add(b, "\r\n", 2);
-}
-
 /* Is this query parameter one floe consumes for listings? */
 static bool
 request_paging_param(const char *p, size_t len)
@@ -836,7 +865,7 @@ request_cache_lookup(struct request *r)
 /* Store the answer being sent for R (HDRS and BODY as sent). */
 static void
 request_cache_store(struct request *r, const struct h1_msg *m,
-    struct evbuffer *hdrs, struct evbuffer *body, const char *etag)
+    const char *hdrs, size_t hlen, struct evbuffer *body, const char *etag)
 {
 	const struct h1_header *up = h1_find(m, "ETag");
 	const struct h1_header *cc = h1_find(m, "Cache-Control");
@@ -852,8 +881,8 @@ request_cache_store(struct request *r, const struct h1_msg *m,
 		return;
 	memset(&e, 0, sizeof(e));
 	e.status = m->status;
-	e.hlen = evbuffer_get_length(hdrs);
-	e.headers = (const char *)evbuffer_pullup(hdrs, -1);
+	e.hlen = hlen;
+	e.headers = hdrs;
 	e.len = evbuffer_get_length(body);
 	e.body = (const char *)evbuffer_pullup(body, -1);
 	e.etag = etag;
@@ -886,6 +915,38 @@ request_cache_invalidate(struct request *r)
 	}
 	for (i = 0; i < r->nobjs; i++)
 		cache_drop_object(r->f->cache, r->objs[i].key, r->objs[i].len);
+}
+
+/* Copy N bytes to *O. */
+static void
+request_put(char **o, const void *p, size_t n)
+{
+	memcpy(*o, p, n);
+	*o += n;
+}
+
+/* The request-header fields floe forwards or reads while forwarding. */
+enum request_fwd {
+	FWD_NO,
+	FWD_AS_IS,	/* passed on as it came */
+	FWD_AUTHZ,	/* only to a catalog without floe's own token */
+	FWD_INM,	/* translated from floe's ETags */
+};
+
+/* What to do with the client's header NAME. */
+static enum request_fwd
+request_fwd_kind(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < nitems(request_fwd_headers); i++)
+		if (h1_name_is(name, len, request_fwd_headers[i]))
+			return FWD_AS_IS;
+	if (h1_name_is(name, len, "Authorization"))
+		return FWD_AUTHZ;
+	if (h1_name_is(name, len, "If-None-Match"))
+		return FWD_INM;
+	return FWD_NO;
 }
 
 /*
@@ -971,47 +1032,70 @@ request_ns_translate(const struct request *r, const struct catalog *cat,
 	return *nslen > 0 || *plen > 0;
 }
 
-/* Forward R to SIDE. */
+/*
+ * Forward R to SIDE. The request head is written in one pass into one
+ * reserved extent of the head buffer: the request line with the catalog's
+ * prefix, the headers that matter (one walk over the client's), and floe's
+ * own X-Forwarded-For and Via. Host, the catalog's Authorization and
+ * Content-Length are added by the pool.
+ */
 static void
 request_forward(struct request *r, enum route_side side)
 {
+	static struct evbuffer *head;
 	struct floe *f = r->f;
 	const struct conf_target *t = &f->conf->target[side];
 	const struct catalog *cat = f->cat[side];
 	const struct h1_msg *m = r->msg;
 	const struct h1_header *h;
+	const struct cache_entry *e;
+	struct evbuffer_iovec v;
 	struct upstream_req ur;
-	struct evbuffer *head;
-	const char *q, *qe, *amp;
-	char inm[ETAG_MAX], nsb[REST_NAME_MAX * 3 + 64];
+	const char *q, *qe, *amp, *peer = server_conn_peer(r->conn);
+	char inm[ETAG_MAX], *o, nsb[REST_NAME_MAX * 3 + 64];
 	char pb[REST_NAME_MAX * 3 + 64];
-	bool first = true, tr;
-	size_t i, nsl, pl;
+	bool first = true, pass_authz, idem = false, tr;
+	size_t need, plen = cat->prefix != NULL ? strlen(cat->prefix) : 0;
+	size_t nsl, pl;
+	unsigned i;
 	int n;
 
+	if (head == NULL && (head = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	/*
+	 * The client's own credential goes on only to a catalog without a
+	 * token of floe's, and never in token mode: those tokens are floe's.
+	 */
+	pass_authz = t->token == NULL && auth_mode(f->auth) != AUTH_TOKEN;
 	tr = request_ns_translate(r, cat, nsb, sizeof(nsb), &nsl, pb,
 	    sizeof(pb), &pl);
-	if ((head = evbuffer_new()) == NULL)
+	need = strlen(m->method_name) + strlen(t->path) + plen + m->target_len +
+	    sizeof(inm) + strlen(peer) + strlen(request_via) + 128;
+	if (tr)
+		need += nsl + pl;
+	for (i = 0; i < m->nhdrs; i++)
+		need += m->hdrs[i].name_len + m->hdrs[i].value_len + 4;
+	if (evbuffer_reserve_space(head, need, &v, 1) != 1)
 		fatalx("%s: out of memory", __func__);
-	evbuffer_add(head, m->method_name, strlen(m->method_name));
-	evbuffer_add(head, " ", 1);
-	evbuffer_add(head, t->path, strlen(t->path));
-	evbuffer_add(head, "/v1", 3);
-	if (cat->prefix != NULL && !r->no_prefix) {
-		evbuffer_add(head, "/", 1);
-		evbuffer_add(head, cat->prefix, strlen(cat->prefix));
+	o = v.iov_base;
+	request_put(&o, m->method_name, strlen(m->method_name));
+	*o++ = ' ';
+	request_put(&o, t->path, strlen(t->path));
+	request_put(&o, "/v1", 3);
+	if (plen > 0 && !r->no_prefix) {
+		*o++ = '/';
+		request_put(&o, cat->prefix, plen);
 	}
 	if (tr && nsl > 0) {
 		/* The namespace segment in the catalog's form. */
-		evbuffer_add(head, m->target + r->rr.rest.off,
+		request_put(&o, m->target + r->rr.rest.off,
 		    r->rr.ns_raw.off - r->rr.rest.off);
-		evbuffer_add(head, nsb, nsl);
-		evbuffer_add(head,
-		    m->target + r->rr.ns_raw.off + r->rr.ns_raw.len,
+		request_put(&o, nsb, nsl);
+		request_put(&o, m->target + r->rr.ns_raw.off + r->rr.ns_raw.len,
 		    r->rr.rest.off + r->rr.rest.len - r->rr.ns_raw.off -
 			r->rr.ns_raw.len);
 	} else
-		evbuffer_add(head, m->target + r->rr.rest.off, r->rr.rest.len);
+		request_put(&o, m->target + r->rr.rest.off, r->rr.rest.len);
 	/* The query, without the paging floe does itself for listings. */
 	q = m->target + r->rr.query.off;
 	qe = q + r->rr.query.len;
@@ -1021,55 +1105,75 @@ request_forward(struct request *r, enum route_side side)
 			amp = qe;
 		if (amp > q && !(r->mode == MODE_LIST &&
 				   request_paging_param(q, amp - q))) {
-			evbuffer_add(head, first ? "?" : "&", 1);
+			*o++ = first ? '?' : '&';
 			if (tr && pl > 0 && amp - q >= 7 &&
 			    strncmp(q, "parent=", 7) == 0) {
-				evbuffer_add(head, "parent=", 7);
-				evbuffer_add(head, pb, pl);
+				request_put(&o, "parent=", 7);
+				request_put(&o, pb, pl);
 			} else
-				evbuffer_add(head, q, amp - q);
+				request_put(&o, q, amp - q);
 			first = false;
 		}
 		q = amp + 1;
 	}
-	evbuffer_add(head, " HTTP/1.1\r\n", 11);
-	for (i = 0; i < nitems(request_fwd_headers); i++)
-		if ((h = h1_find(m, request_fwd_headers[i])) != NULL)
-			request_add_header(head, h->name, h->name_len, h->value,
-			    h->value_len);
-	/*
-	 * The client's own credential goes on only to a catalog without a
-	 * token of floe's, and never in token mode: those tokens are floe's.
-	 */
-	if (t->token == NULL && auth_mode(f->auth) != AUTH_TOKEN &&
-	    (h = h1_find(m, "Authorization")) != NULL)
-		request_add_header(head, h->name, h->name_len, h->value,
-		    h->value_len);
-	/*
-	 * If-None-Match is forwarded only when floe minted it for this side
-	 * and this route version: a 304 must never keep a client on the side
-	 * its table has left.
-	 */
+	request_put(&o, " HTTP/1.1\r\n", 11);
+	for (i = 0; i < m->nhdrs; i++) {
+		h = &m->hdrs[i];
+		switch (request_fwd_kind(h->name, h->name_len)) {
+		case FWD_NO:
+			continue;
+		case FWD_AUTHZ:
+			if (!pass_authz)
+				continue;
+			break;
+		case FWD_INM:
+			/*
+			 * Only when floe minted it for this side and this route
+			 * version: a 304 must never keep a client on the side
+			 * its table has left.
+			 */
+			if (r->revalidating || r->rr.op != REST_LOAD_TABLE)
+				continue;
+			n = etag_unmint(h->value, h->value_len, side,
+			    r->has_route ? r->route.version : 0, inm,
+			    sizeof(inm));
+			if (n > 0) {
+				request_put(&o, "If-None-Match: ", 15);
+				request_put(&o, inm, n);
+				request_put(&o, "\r\n", 2);
+			}
+			continue;
+		case FWD_AS_IS:
+			if (h1_name_is(h->name, h->name_len, "Idempotency-Key"))
+				idem = true;
+			break;
+		}
+		request_put(&o, h->name, h->name_len);
+		request_put(&o, ": ", 2);
+		request_put(&o, h->value, h->value_len);
+		request_put(&o, "\r\n", 2);
+	}
+	/* A cached entry past its TTL is revalidated with the catalog's tag. */
 	if (r->revalidating) {
-		const struct cache_entry *e = cache_peek(f->cache,
-		    r->ckey[0], r->ckeylen[0]);
-
+		e = cache_peek(f->cache, r->ckey[0], r->ckeylen[0]);
 		if (e == NULL)
 			e = cache_peek(f->cache, r->ckey[1], r->ckeylen[1]);
-		if (e != NULL && e->up_etag[0] != '\0')
-			request_add_header(head, "If-None-Match", 13,
-			    e->up_etag, strlen(e->up_etag));
-		else
+		if (e != NULL && e->up_etag[0] != '\0' &&
+		    strlen(e->up_etag) < sizeof(inm)) {
+			request_put(&o, "If-None-Match: ", 15);
+			request_put(&o, e->up_etag, strlen(e->up_etag));
+			request_put(&o, "\r\n", 2);
+		} else
 			r->revalidating = false;
-	} else if (r->rr.op == REST_LOAD_TABLE &&
-	    (h = h1_find(m, "If-None-Match")) != NULL) {
-		n = etag_unmint(h->value, h->value_len, side,
-		    r->has_route ? r->route.version : 0, inm, sizeof(inm));
-		if (n > 0)
-			request_add_header(head, "If-None-Match", 13, inm, n);
 	}
-	evbuffer_add_printf(head, "X-Forwarded-For: %s\r\nVia: %s\r\n",
-	    server_conn_peer(r->conn), request_via);
+	request_put(&o, "X-Forwarded-For: ", 17);
+	request_put(&o, peer, strlen(peer));
+	request_put(&o, "\r\nVia: ", 7);
+	request_put(&o, request_via, strlen(request_via));
+	request_put(&o, "\r\n", 2);
+	v.iov_len = o - (char *)v.iov_base;
+	evbuffer_commit_space(head, &v, 1);
+
 	memset(&ur, 0, sizeof(ur));
 	ur.head = head;
 	ur.body = evbuffer_get_length(m->body) > 0 ||
@@ -1080,12 +1184,10 @@ request_forward(struct request *r, enum route_side side)
 	if (r->mode != MODE_ONE)
 		ur.body = NULL;
 	ur.head_method = m->method == H1_HEAD;
-	ur.retryable = m->method == H1_GET || m->method == H1_HEAD ||
-	    h1_find(m, "Idempotency-Key") != NULL;
+	ur.retryable = m->method == H1_GET || m->method == H1_HEAD || idem;
 	r->pending++;
 	f->side[side].requests++;
 	r->x[side] = upstream_send(f->up[side], &ur, request_done_cb, r);
-	evbuffer_free(head);
 }
 
 /* Headers passed back to the client as they came. */
@@ -1111,38 +1213,81 @@ request_floe_base(struct request *r, char *buf, size_t len)
 		snprintf(buf, len, "%s://%s", scheme, r->f->conf->listen);
 }
 
-/* Pass the upstream answer M from SIDE back to the client. */
+/* Write V in decimal at O; returns the length. */
+static size_t
+request_utoa(char *o, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = '0' + v % 10;
+		v /= 10;
+	} while (v > 0);
+	for (i = 0; i < n; i++)
+		o[i] = tmp[n - 1 - i];
+	return n;
+}
+
+/* Append "Name: value\r\n" at *O. */
+static void
+request_put_header(char **o, const char *name, size_t nlen, const char *value,
+    size_t vlen)
+{
+	request_put(o, name, nlen);
+	request_put(o, ": ", 2);
+	request_put(o, value, vlen);
+	request_put(o, "\r\n", 2);
+}
+
+/*
+ * Pass the upstream answer M from SIDE back to the client. The headers
+ * that matter are copied into one buffer (an upstream head is at most
+ * 64 KiB), floe's ETag and X-Floe-* added; a LoadTable result gets the
+ * side's catalog config merged in, and URLs under the catalog's base
+ * point back at floe, pinned to the side that answered.
+ */
 static void
 request_reply_upstream(struct request *r, enum route_side side,
     struct h1_msg *m)
 {
+	static char hdrs[64 * 1024 + 1024];
 	struct floe *f = r->f;
 	const struct h1_header *h;
-	struct evbuffer *hdrs, *body = m->body;
-	char etag[ETAG_MAX], wave[16], base[300];
+	struct evbuffer *body = m->body;
+	char etag[ETAG_MAX], base[300], *o = hdrs, *nb = NULL;
 	const char *pinned = route_side_name(side);
-	char *nb = NULL;
-	size_t nblen, blen, i;
+	size_t nblen, blen, hlen, i, j;
 
 	etag[0] = '\0';
-	if ((hdrs = evbuffer_new()) == NULL)
-		fatalx("%s: out of memory", __func__);
-	for (i = 0; i < nitems(request_back_headers); i++)
-		if ((h = h1_find(m, request_back_headers[i])) != NULL)
-			request_add_header(hdrs, h->name, h->name_len, h->value,
+	for (i = 0; i < m->nhdrs; i++) {
+		h = &m->hdrs[i];
+		if (h1_name_is(h->name, h->name_len, "ETag")) {
+			if (etag_mint(h->value, h->value_len, side,
+				r->has_route ? r->route.version : 0, etag,
+				sizeof(etag)) == 0)
+				request_put_header(&o, "ETag", 4, etag,
+				    strlen(etag));
+			continue;
+		}
+		for (j = 0; j < nitems(request_back_headers); j++)
+			if (h1_name_is(h->name, h->name_len,
+				request_back_headers[j]))
+				break;
+		if (j < nitems(request_back_headers) &&
+		    (size_t)(o - hdrs) + h->name_len + h->value_len + 4 <
+			sizeof(hdrs) - 512)
+			request_put_header(&o, h->name, h->name_len, h->value,
 			    h->value_len);
-	if ((h = h1_find(m, "ETag")) != NULL &&
-	    etag_mint(h->value, h->value_len, side,
-		r->has_route ? r->route.version : 0, etag, sizeof(etag)) == 0)
-		request_add_header(hdrs, "ETag", 4, etag, strlen(etag));
-	request_wave_str(r, wave, sizeof(wave));
-	evbuffer_add_printf(hdrs, "X-Floe-Target: %s\r\nX-Floe-Wave: %s\r\n",
-	    route_side_name(side), wave);
-	/*
-	 * LoadTable results get the side's catalog config merged in, and
-	 * URLs under the upstream's base point back at floe, pinned to the
-	 * side that answered.
-	 */
+	}
+	request_put(&o, "X-Floe-Target: ", 15);
+	request_put(&o, pinned, strlen(pinned));
+	request_put(&o, "\r\nX-Floe-Wave: ", 15);
+	if (r->has_route && r->route.assigned)
+		o += request_utoa(o, r->route.wave);
+	else
+		request_put(&o, "none", 4);
+	request_put(&o, "\r\n", 2);
 	blen = evbuffer_get_length(body);
 	if (m->status >= 200 && m->status < 300 && blen > 0) {
 		request_floe_base(r, base, sizeof(base));
@@ -1164,19 +1309,16 @@ request_reply_upstream(struct request *r, enum route_side side,
 	if (m->status == 304)
 		f->side[side].not_modified++;
 	if (r->cacheable) {
-		request_cache_store(r, m, hdrs, body, etag);
-		evbuffer_add_printf(hdrs, "X-Floe-Cache: %s\r\n",
-		    r->cache_state);
+		request_cache_store(r, m, hdrs, o - hdrs, body, etag);
+		request_put(&o, "X-Floe-Cache: ", 14);
+		request_put(&o, r->cache_state, strlen(r->cache_state));
+		request_put(&o, "\r\n", 2);
 	}
-	request_log_access(r, m->status, route_side_name(side));
+	hlen = o - hdrs;
+	request_log_access(r, m->status, pinned);
 	f->requests++;
-	server_reply(r->conn, m->status,
-	    (const char *)evbuffer_pullup(hdrs, -1), evbuffer_get_length(hdrs),
-	    body,
-	    r->msg->method == H1_HEAD || m->status == 304
-		? (int64_t)blen
-		: -1);
-	evbuffer_free(hdrs);
+	server_reply(r->conn, m->status, hdrs, hlen, body,
+	    r->msg->method == H1_HEAD || m->status == 304 ? (int64_t)blen : -1);
 }
 
 /* SIDE failed to answer: 502 or 504 naming the target. */
@@ -1488,7 +1630,7 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 
 	if (request_health(f, conn, m))
 		return;
-	r = xcalloc(1, sizeof(*r));
+	r = request_new();
 	r->f = f;
 	r->conn = conn;
 	r->msg = m;

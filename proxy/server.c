@@ -472,27 +472,56 @@ server_reply(struct server_conn *c, unsigned status, const char *hdrs,
     size_t hlen, struct evbuffer *body, int64_t content_length)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
-	char line[96];
+	struct evbuffer_iovec v;
+	const char *reason = h1_reason(status);
 	size_t blen = body != NULL ? evbuffer_get_length(body) : 0;
+	size_t rlen = strlen(reason);
+	char *o, num[24];
 	int n;
 
 	c->abort_cb = NULL;
 	if (content_length < 0)
 		content_length = blen;
-	n = snprintf(line, sizeof(line), "HTTP/1.1 %u %s\r\n", status,
-	    h1_reason(status));
-	evbuffer_add(out, line, n);
-	if (hlen > 0)
-		evbuffer_add(out, hdrs, hlen);
-	if (status != 304 && status != 204 && status >= 200) {
-		n = snprintf(line, sizeof(line), "Content-Length: %lld\r\n",
-		    (long long)content_length);
-		evbuffer_add(out, line, n);
+	/* The whole head in one reserved extent, without printf. */
+	if (evbuffer_reserve_space(out, rlen + hlen + 96, &v, 1) != 1)
+		fatalx("%s: out of memory", __func__);
+	o = v.iov_base;
+	memcpy(o, "HTTP/1.1 ", 9);
+	o += 9;
+	*o++ = '0' + status / 100 % 10;
+	*o++ = '0' + status / 10 % 10;
+	*o++ = '0' + status % 10;
+	*o++ = ' ';
+	memcpy(o, reason, rlen);
+	o += rlen;
+	*o++ = '\r';
+	*o++ = '\n';
+	if (hlen > 0) {
+		memcpy(o, hdrs, hlen);
+		o += hlen;
 	}
-	if (c->close_after)
-		evbuffer_add(out, "Connection: close\r\n\r\n", 21);
-	else
-		evbuffer_add(out, "\r\n", 2);
+	if (status != 304 && status != 204 && status >= 200) {
+		memcpy(o, "Content-Length: ", 16);
+		o += 16;
+		n = 0;
+		do {
+			num[n++] = '0' + content_length % 10;
+			content_length /= 10;
+		} while (content_length > 0);
+		while (n > 0)
+			*o++ = num[--n];
+		*o++ = '\r';
+		*o++ = '\n';
+	}
+	if (c->close_after) {
+		memcpy(o, "Connection: close\r\n\r\n", 21);
+		o += 21;
+	} else {
+		*o++ = '\r';
+		*o++ = '\n';
+	}
+	v.iov_len = o - (char *)v.iov_base;
+	evbuffer_commit_space(out, &v, 1);
 	if (body != NULL) {
 		if (c->head_req || status == 304 || status == 204)
 			evbuffer_drain(body, blen);

@@ -127,6 +127,9 @@ static int ctl_ledger_import(struct ctl *, int, char **);
 static int ctl_ledger_show(struct ctl *, int, char **);
 static int ctl_eligible(struct ctl *, int, char **);
 static int ctl_events(struct ctl *, int, char **);
+static int ctl_rollbacks(struct ctl *, int, char **);
+static void ctl_print_rollback(json_t *);
+static int ctl_wave_report_errors(struct ctl *, int, char **);
 static int ctl_metrics(struct ctl *, int, char **);
 static int ctl_help(struct ctl *, int, char **);
 
@@ -145,11 +148,13 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "wave", "freeze", ctl_wave_freeze },
 	{ "wave", "retire", ctl_wave_retire },
 	{ "wave", "set", ctl_wave_set },
+	{ "wave", "report-errors", ctl_wave_report_errors },
 	{ "ledger", "add", ctl_ledger_add },
 	{ "ledger", "import", ctl_ledger_import },
 	{ "ledger", "show", ctl_ledger_show },
 	{ "eligible", NULL, ctl_eligible },
 	{ "events", NULL, ctl_events },
+	{ "rollbacks", NULL, ctl_rollbacks },
 	{ "metrics", NULL, ctl_metrics },
 	{ "help", NULL, ctl_help },
 };
@@ -189,8 +194,12 @@ ctl_usage(FILE *out)
 	    "  wave retire N                       retire a frozen wave after "
 	    "its grace period (final)\n"
 	    "  wave set N [--min-clean N|default] [--window DUR|default]\n"
+	    "             [--count-check on|off]\n"
 	    "                                      per-wave cutover gate "
-	    "overrides\n"
+	    "overrides, metadata count check\n"
+	    "  wave report-errors N --errors E --total T [--side S]\n"
+	    "                                      errors consumers saw in T "
+	    "reads (error trigger)\n"
 	    "  ledger add OBJECT --count ok|fail --aggregate ok|fail --hash "
 	    "ok|fail\n"
 	    "             [--bucket B] [--at TIME] [--source S]\n"
@@ -204,6 +213,8 @@ ctl_usage(FILE *out)
 	    "triage per wave\n"
 	    "  events [--follow] [--after SEQ]     the event log, oldest "
 	    "first\n"
+	    "  rollbacks [--follow]                the rollback log, "
+	    "readably\n"
 	    "  metrics                             Prometheus metrics\n"
 	    "  help                                this text\n"
 	    "\n"
@@ -1200,6 +1211,7 @@ ctl_wave_set(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_opt opts[] = { { "--min-clean", true, false, NULL },
 		{ "--window", true, false, NULL },
+		{ "--count-check", true, false, NULL },
 		{ NULL, false, false, NULL } };
 	char *pos[1], num[16];
 	uint64_t n, v;
@@ -1210,10 +1222,18 @@ ctl_wave_set(struct ctl *c, int argc, char **argv)
 		return rc;
 	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
 		return rc;
-	if (!opts[0].set && !opts[1].set)
+	if (!opts[0].set && !opts[1].set && !opts[2].set)
+		return ctl_usage_error("wave set: give --min-clean N, --window "
+				       "DUR, --count-check on|off or several");
+	if (opts[2].set && strcmp(opts[2].val, "on") != 0 &&
+	    strcmp(opts[2].val, "off") != 0)
 		return ctl_usage_error(
-		    "wave set: give --min-clean N, --window DUR or both");
+		    "wave set: --count-check takes on or off, not \"%s\"",
+		    opts[2].val);
 	body = json_object();
+	if (opts[2].set)
+		json_object_set_new(body, "count_check",
+		    json_boolean(strcmp(opts[2].val, "on") == 0));
 	if (opts[0].set) {
 		if (strcmp(opts[0].val, "default") == 0)
 			json_object_set_new(body, "gate_min_clean",
@@ -1602,6 +1622,166 @@ ctl_events(struct ctl *c, int argc, char **argv)
 		free(line);
 		json_decref(ev);
 	}
+	return CTL_OK;
+}
+
+/* floectl wave report-errors N --errors E --total T [--side S] */
+static int
+ctl_wave_report_errors(struct ctl *c, int argc, char **argv)
+{
+	struct ctl_opt opts[] = { { "--errors", true, false, NULL },
+		{ "--total", true, false, NULL },
+		{ "--side", true, false, NULL }, { NULL, false, false, NULL } };
+	struct ctl_resp r;
+	uint64_t n, e, t;
+	char *pos[1], *path;
+	json_t *body, *win;
+	int rc;
+
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1,
+		 "wave report-errors")) != 0)
+		return rc;
+	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+		return rc;
+	if (!opts[0].set || !opts[1].set)
+		return ctl_usage_error(
+		    "wave report-errors: give --errors E and --total T");
+	if (ctl_parse_u64(opts[1].val, 1, 1000000000, &t) == -1 ||
+	    ctl_parse_u64(opts[0].val, 0, t, &e) == -1)
+		return ctl_usage_error(
+		    "wave report-errors: --total takes 1..1000000000 and "
+		    "--errors 0..total, not \"%s\" and \"%s\"",
+		    opts[1].val, opts[0].val);
+	body = json_pack("{s:I,s:I}", "errors", (json_int_t)e, "total",
+	    (json_int_t)t);
+	if (opts[2].set)
+		json_object_set_new(body, "side", json_string(opts[2].val));
+	path = xasprintf("/waves/%" PRIu64 "/errors", n);
+	rc = ctl_call(c, "POST", path, body, &r);
+	free(path);
+	json_decref(body);
+	if (rc != 0)
+		return rc;
+	if (c->json)
+		ctl_print_json(&r);
+	else {
+		win = json_object_get(r.json, "window");
+		printf(
+		    "wave %" PRIu64 ": %" PRIu64 " errors in %" PRIu64
+		    " %s reads counted; the window holds %" JSON_INTEGER_FORMAT
+		    " errors in %" JSON_INTEGER_FORMAT " reads; wave is %s\n",
+		    n, e, t, ctl_str(r.json, "side"),
+		    json_integer_value(json_object_get(win, "errors")),
+		    json_integer_value(json_object_get(win, "requests")),
+		    ctl_str(r.json, "state"));
+	}
+	ctl_resp_clear(&r);
+	return CTL_OK;
+}
+
+/*
+ * One rollback log line, readably: when, which wave, which trigger, the
+ * move and who; then the objects, the measurement and the reason.
+ */
+static void
+ctl_print_rollback(json_t *l)
+{
+	char *m, *t, *objs;
+	json_int_t held;
+	char dur[32];
+
+	if (json_object_get(l, "unparsed") != NULL) {
+		printf("(unreadable line) %s\n", ctl_str(l, "unparsed"));
+		return;
+	}
+	m = ctl_text(json_object_get(l, "measured"));
+	t = ctl_text(json_object_get(l, "threshold"));
+	objs = ctl_text(json_object_get(l, "objects"));
+	held = json_integer_value(json_object_get(l, "held_ms"));
+	units_format_duration(held > 0 ? (uint64_t)held : 0, dur, sizeof(dur));
+	printf("%s  wave %" JSON_INTEGER_FORMAT "  %s  %s -> %s  by %s\n",
+	    ctl_str(l, "ts"), json_integer_value(json_object_get(l, "wave")),
+	    ctl_str(l, "trigger"), ctl_str(l, "from"), ctl_str(l, "to"),
+	    ctl_str(l, "actor"));
+	printf("    objects:   %s\n", objs);
+	if (!json_is_null(json_object_get(l, "measured")) ||
+	    !json_is_null(json_object_get(l, "threshold")))
+		printf("    measured:  %s  threshold: %s  held: %s\n", m, t,
+		    dur);
+	if (json_is_string(json_object_get(l, "reason")))
+		printf("    reason:    %s\n", ctl_str(l, "reason"));
+	free(m);
+	free(t);
+	free(objs);
+}
+
+/* floectl rollbacks [--follow]: the rollback log, oldest first. */
+static int
+ctl_rollbacks(struct ctl *c, int argc, char **argv)
+{
+	struct ctl_opt opts[] = { { "--follow", false, false, NULL },
+		{ NULL, false, false, NULL } };
+	struct sigaction sa;
+	struct ctl_resp r;
+	json_t *list, *l, *all = NULL;
+	uint64_t after = 0;
+	size_t i, n;
+	char *path, *line;
+	int rc;
+
+	if ((rc = ctl_args(argc, argv, c, opts, NULL, 0, 0, "rollbacks")) != 0)
+		return rc;
+	if (opts[0].set) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = ctl_sigint_cb;
+		sigemptyset(&sa.sa_mask);
+		(void)sigaction(SIGINT, &sa, NULL);
+		(void)sigaction(SIGTERM, &sa, NULL);
+	}
+	if (c->json && !opts[0].set)
+		all = json_array();
+	while (!ctl_stop) {
+		path = xasprintf("/rollbacks?after=%" PRIu64 "&limit=%d", after,
+		    CTL_EVENTS_PAGE);
+		rc = ctl_call(c, "GET", path, NULL, &r);
+		free(path);
+		if (rc != 0) {
+			json_decref(all);
+			return rc;
+		}
+		list = json_object_get(r.json, "rollbacks");
+		n = json_array_size(list);
+		after = (uint64_t)json_integer_value(
+		    json_object_get(r.json, "next"));
+		json_array_foreach(list, i, l) {
+			if (all != NULL)
+				json_array_append(all, l);
+			else if (c->json) {
+				line = json_dumps(l,
+				    JSON_COMPACT | JSON_PRESERVE_ORDER);
+				if (line != NULL)
+					printf("%s\n", line);
+				free(line);
+			} else
+				ctl_print_rollback(l);
+		}
+		fflush(stdout);
+		ctl_resp_clear(&r);
+		if (n == CTL_EVENTS_PAGE)
+			continue;
+		if (!opts[0].set)
+			break;
+		ctl_sleep_ms(CTL_FOLLOW_MS);
+	}
+	if (all != NULL) {
+		l = json_pack("{s:o}", "rollbacks", all);
+		line = l != NULL ? json_dumps(l, JSON_COMPACT) : NULL;
+		if (line != NULL)
+			printf("%s\n", line);
+		free(line);
+		json_decref(l);
+	} else if (!c->json && !opts[0].set && after == 0)
+		printf("no rollbacks\n");
 	return CTL_OK;
 }
 

@@ -286,9 +286,9 @@ watch_reload(struct watch *w)
 }
 
 /*
- * Count one read. A failed lakehouse read of a watched wave makes the
- * wave a suspect, checked on the next loop turn (event_active is a flag
- * and a queue insert, no syscall without threads).
+ * Count one read. A lakehouse read of a watched wave whose window holds
+ * errors makes the wave a suspect, checked on the next loop turn
+ * (event_active is a flag and a queue insert, no syscall without threads).
  */
 void
 watch_count(struct watch *w, uint32_t wave, unsigned state,
@@ -304,7 +304,11 @@ watch_count(struct watch *w, uint32_t wave, unsigned state,
 	if ((s = trigger_table_get(&w->tab, wave, true)) == NULL)
 		return;
 	trigger_ring_add(&w->tab.win, &s->side[side], now, 1, bad ? 1 : 0);
-	if (!bad || side != ROUTE_LAKEHOUSE ||
+	/*
+	 * Any lakehouse read while the window holds errors may be the one
+	 * that makes the condition hold (the minimum of reads reached).
+	 */
+	if (side != ROUTE_LAKEHOUSE || s->side[side].err_sum == 0 ||
 	    trigger_action_for(state) == TRIGGER_NONE)
 		return;
 	for (i = 0; i < w->nsuspects && w->suspects[i] != wave; i++)

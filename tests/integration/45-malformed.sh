@@ -168,6 +168,13 @@ raw "GET /healthz HTTP/1.1${CRLF}${H}${CRLF}GARBAGE${CRLF}${CRLF}GET /healthz HT
 expect_eq "pipelined after garbage: the good one, the 400, then a close" \
 	"200 400" "$(raw_statuses)"
 
+# --- an h2c upgrade (Java's HttpClient asks for one on http://) is
+# answered in HTTP/1.1 and the connection stays usable
+raw "GET /v1/routed/namespaces/db/tables/athena HTTP/1.1${CRLF}${H}Connection: Upgrade, HTTP2-Settings${CRLF}Upgrade: h2c${CRLF}HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA${CRLF}${CRLF}GET /healthz HTTP/1.1${CRLF}${H}Connection: close${CRLF}${CRLF}"
+expect_eq "an h2c upgrade request: answered in HTTP/1.1, then the next" \
+	"200 200" "$(raw_statuses)"
+expect_eq "... no 101" 0 "$(grep -c '^HTTP/1.1 101' "$T/raw")"
+
 # --- a chunked request body is de-chunked on the way upstream
 cat_clear warehouse
 raw "POST /v1/routed/namespaces HTTP/1.1${CRLF}${H}Content-Type: application/json${CRLF}Transfer-Encoding: chunked${CRLF}Connection: close${CRLF}${CRLF}a${CRLF}{\"namespac${CRLF}e${CRLF}e\":[\"chunky\"]}${CRLF}0${CRLF}${CRLF}"

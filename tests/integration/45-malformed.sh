@@ -9,6 +9,7 @@ lib_init 45
 catalog warehouse
 catalog lakehouse --prefix lhp
 FLOE_EXTRA="max_body = 1k
+idle_timeout = 2s
 header_timeout = 1s
 max_header = 8k"
 write_conf
@@ -121,6 +122,17 @@ if [ "$RAW_RC" = 0 ]; then
 	ok "half a body: the connection does not hang ($(raw_status))"
 else
 	bad "half a body: still open after 6 s"
+fi
+
+# --- an idle keep-alive connection: closed after idle_timeout (2s)
+start=$(date +%s%N)
+raw "GET /healthz HTTP/1.1${CRLF}${H}${CRLF}" 8
+ms=$((($(date +%s%N) - start) / 1000000))
+if [ "$RAW_RC" = 0 ] && [ "$(raw_statuses)" = 200 ] && [ "$ms" -ge 1500 ] &&
+	[ "$ms" -lt 5000 ]; then
+	ok "an idle keep-alive connection is closed after idle_timeout (${ms} ms)"
+else
+	bad "idle keep-alive: rc $RAW_RC, answers \"$(raw_statuses)\", closed after ${ms} ms (want about 2000)"
 fi
 
 # --- HEAD and HTTP/1.0

@@ -8,12 +8,13 @@
 # a table, one ratio line per scenario against nginx, checks the goals of
 # issue 6 and writes bench/results/latest.json. See bench/README.md.
 #
-# Knobs (environment): BENCH_ROUNDS (3), BENCH_SECS (8), BENCH_WARM (2),
-# BENCH_BIG_SECS (3: rounds of the 1 MB scenarios), BENCH_CONNS (32),
+# Knobs (environment): BENCH_ROUNDS (5), BENCH_SECS (4), BENCH_WARM (2),
+# BENCH_BIG_SECS (2: rounds of the 1 MB scenarios), BENCH_CONNS (32),
 # BENCH_ROUTES (10000), BENCH_IDLE (1000 idle clients), BENCH_SOAK (60:
 # seconds of the RSS drift run, 0 skips it), BENCH_FULL=1 (also the
 # 1,000,000-route floe), BENCH_PERF=1 (perf profile of floe, top symbols),
-# BENCH_LG_CPU (0) and BENCH_PROXY_CPU (1), BENCH_OUT (the JSON file).
+# BENCH_LG_CPU (0) and BENCH_PROXY_CPU (1), BENCH_OUT (the JSON file),
+# BENCH_COMMIT (the floe commit to record, when not run from a checkout).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
@@ -21,10 +22,10 @@ B=${1:-build}
 FLOE=$TOP/$B/floe
 FLOECTL=$TOP/$B/floectl
 UPSTREAM=$TOP/$B/bench-upstream
-ROUNDS=${BENCH_ROUNDS:-3}
-SECS=${BENCH_SECS:-8}
+ROUNDS=${BENCH_ROUNDS:-5}
+SECS=${BENCH_SECS:-4}
 WARM=${BENCH_WARM:-2}
-BIG_SECS=${BENCH_BIG_SECS:-3}
+BIG_SECS=${BENCH_BIG_SECS:-2}
 CONNS=${BENCH_CONNS:-32}
 ROUTES=${BENCH_ROUTES:-10000}
 IDLE=${BENCH_IDLE:-1000}
@@ -235,7 +236,7 @@ pids+=($HAP_PID)
 # lakehouse. EXTRA: more [floe] lines. Sets FPORT, FPID, FSOCK,
 # LOAD_SECS, TBL, BIG.
 start_floe() {
-	local name=$1 n=$2 extra=${3:-} d=$S/$1 i t0 t1 k w
+	local name=$1 n=$2 extra=${3:-} d=$S/$1 i t0 t1 k w f
 	FPORT=$(free_port)
 	FSOCK=$T/$name.sock
 	mkdir -p "$d"
@@ -272,18 +273,29 @@ EOF
 	w=$((k % 100 + 1))
 	TBL=$(printf '/v1/routed/namespaces/bench/tables/t%05d' "$k")
 	BIG=/v1/routed/namespaces/bench/tables/long_history
-	awk -v n="$n" -v w="$w" -v s="$FSOCK" 'BEGIN {
+	# curl config files of 50,000 transfers each: curl keeps them all
+	# in memory.
+	awk -v n="$n" -v w="$w" -v s="$FSOCK" -v out="$T/$name.routes" 'BEGIN {
 		for (i = 1; i <= n; i++) {
+			f = sprintf("%s.%04d", out, int((i - 1) / 50000))
+			if (f != last) {
+				if (last != "") close(last)
+				last = f
+			} else
+				print "next" >f
 			obj = i < n ? sprintf("bench.t%05d", i) : "bench.long_history"
-			printf "unix-socket = \"%s\"\nurl = \"http://floe/routes\"\n", s
-			printf "data = \"{\\\"object\\\":\\\"%s\\\",\\\"wave\\\":%d}\"\n", obj, i < n ? i % 100 + 1 : w
-			printf "output = \"/dev/null\"\nwrite-out = \"%%{http_code}\\\\n\"\n"
-			if (i < n) print "next"
+			printf "unix-socket = \"%s\"\nurl = \"http://floe/routes\"\n", s >f
+			printf "data = \"{\\\"object\\\":\\\"%s\\\",\\\"wave\\\":%d}\"\n", obj, i < n ? i % 100 + 1 : w >f
+			printf "output = \"/dev/null\"\nwrite-out = \"%%{http_code}\\\\n\"\n" >f
 		}
-	}' >"$T/$name.routes"
+	}'
 	t0=$(date +%s.%N)
-	curl -s -K "$T/$name.routes" >"$T/$name.codes" 2>&1
+	: >"$T/$name.codes"
+	for f in "$T/$name.routes".*; do
+		curl -s -K "$f" >>"$T/$name.codes" 2>&1
+	done
 	t1=$(date +%s.%N)
+	rm -f "$T/$name.routes".*
 	LOAD_SECS=$(echo "$t1 $t0" | awk '{printf "%.2f", $1 - $2}')
 	i=$(grep -c '^200$' "$T/$name.codes")
 	[ "$i" = "$n" ] || die "floe $name: $i of $n routes set"
@@ -550,7 +562,7 @@ mkdir -p "$(dirname "$OUT")"
 	echo "haproxy=$(haproxy -v 2>&1 | awk 'NR==1{print $3}')"
 	echo "wrk=$(wrk -v 2>&1 | awk 'NR==1{print $2}')"
 	echo "libevent=$(pkg-config --modversion libevent)"
-	echo "floe_commit=$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- proxy routing lib policy cache 2>/dev/null || echo +dirty)"
+	echo "floe_commit=${BENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- proxy routing lib policy cache 2>/dev/null || echo +dirty)}"
 	echo "hz=$HZ"
 	echo "routes=$ROUTES"
 	echo "loadavg_start=$LOADAVG_START"

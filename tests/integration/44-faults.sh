@@ -146,4 +146,19 @@ expect_jq "the pinned lakehouse read works now" 200 \
 	'.config["floe-test.side"] == "lakehouse"'
 get /v1/routed/namespaces/db/tables
 expect_status "listings work now" 200
+
+# --- a catalog restarted under a running floe: its pooled connections
+# are gone; the next reads and commits open new ones
+for i in 1 2 3; do get $WT; done
+WH_PORT=${CAT_PORT[warehouse]}
+stop_catalog warehouse
+CAT_FIXED_PORT=$WH_PORT catalog warehouse
+get $WT
+expect_status "a read after the warehouse restarted" 200
+post $WT "$COMMIT"
+expect_status "a commit after the warehouse restarted" 200
+stop_catalog warehouse
+CAT_FIXED_PORT=$WH_PORT catalog warehouse
+post $WT "$COMMIT"
+expect_status "a commit first thing after another restart" 200
 finish

@@ -115,6 +115,7 @@ struct watch {
 	size_t next_job; /* object * 2 + side */
 	unsigned inflight;
 	bool cycling;
+	int64_t next_poll_ms; /* when the poll timer fires next */
 	uint64_t cycles;
 	int64_t last_cycle_ms;
 	TAILQ_HEAD(, watch_page) pages;
@@ -453,9 +454,12 @@ watch_reset_wave(struct watch *w, uint32_t n)
 	if ((s = trigger_table_get(&w->tab, n, false)) != NULL)
 		s->side[ROUTE_LAKEHOUSE].head = -1;
 	for (i = 0; i < w->nobjs; i++)
-		if (w->objs[i]->wave == n)
+		if (w->objs[i]->wave == n) {
 			memset(&w->objs[i]->fresh, 0,
 			    sizeof(w->objs[i]->fresh));
+			/* A mismatch still there after a new flip counts. */
+			w->objs[i]->recorded = false;
+		}
 }
 
 /*
@@ -970,6 +974,8 @@ watch_poll_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 	int s;
 
 	watch_schedule(w->poll, w->f->conf->policy.freshness_interval_ms);
+	w->next_poll_ms = units_now_ms() +
+	    (int64_t)w->f->conf->policy.freshness_interval_ms;
 	if (w->cycling || w->f->store == NULL)
 		return;
 	watch_rebuild(w);
@@ -1060,7 +1066,7 @@ watch_cycle_end(struct watch *w)
 		(int64_t)pol->freshness_for_ms };
 	struct watch_obj *o;
 	enum trigger_lag kind;
-	int64_t lag, held, now = units_now_ms();
+	int64_t lag, held, now = units_now_ms(), due = INT64_MAX;
 	char reason[WATCH_NAME_MAX + 512], d1[32], d2[32], d3[32];
 	size_t i;
 
@@ -1102,6 +1108,9 @@ watch_cycle_end(struct watch *w)
 			    json_integer((json_int_t)pol->freshness_max_lag_ms),
 			    held, reason, 0);
 		}
+		if (o->fresh.held_since_ms != 0 &&
+		    o->fresh.held_since_ms + fp.for_ms < due)
+			due = o->fresh.held_since_ms + fp.for_ms;
 		if (o->count_off) {
 			o->count = TRIGGER_COUNT_UNKNOWN;
 			o->count_why = "switched off for this wave";
@@ -1116,6 +1125,17 @@ watch_cycle_end(struct watch *w)
 		    &o->p[ROUTE_LAKEHOUSE].snap, &o->count_why);
 		if (o->count == TRIGGER_COUNT_MISMATCH)
 			watch_count_record(w, o);
+	}
+	/*
+	 * A run that will have lasted freshness_for before the next poll is
+	 * sampled again right then, not an interval later.
+	 */
+	if (due != INT64_MAX && due < w->next_poll_ms) {
+		evtimer_del(w->poll);
+		/* A few ms late rather than a hair early (timer rounding). */
+		watch_schedule(w->poll,
+		    due > now ? (uint64_t)(due - now) + 5 : 5);
+		w->next_poll_ms = due;
 	}
 }
 

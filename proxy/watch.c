@@ -60,6 +60,7 @@ struct watch_poll {
 	struct trigger_snap snap;
 	bool ever; /* SNAP was read once (a 304 keeps it) */
 	bool known; /* read in this cycle */
+	bool known_last; /* read in the last whole cycle */
 	char why[160]; /* why not, for /status */
 };
 
@@ -724,6 +725,8 @@ watch_obj_add(struct watch_collect *c, const struct route_obj *obj, uint32_t n)
 		for (s = 0; s < ROUTE_NSIDES; s++) {
 			o->p[s].o = o;
 			o->p[s].side = (enum route_side)s;
+			strlcpy(o->p[s].why, "not read yet",
+			    sizeof(o->p[s].why));
 		}
 	}
 	o->wave = n;
@@ -982,11 +985,8 @@ watch_poll_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 	if (w->nobjs == 0)
 		return;
 	for (i = 0; i < w->nobjs; i++)
-		for (s = 0; s < ROUTE_NSIDES; s++) {
+		for (s = 0; s < ROUTE_NSIDES; s++)
 			w->objs[i]->p[s].known = false;
-			strlcpy(w->objs[i]->p[s].why, "not read yet",
-			    sizeof(w->objs[i]->p[s].why));
-		}
 	w->cycling = true;
 	w->next_job = 0;
 	watch_poll_more(w);
@@ -1076,6 +1076,8 @@ watch_cycle_end(struct watch *w)
 	for (i = 0; i < w->nobjs; i++) {
 		o = w->objs[i];
 		lag = 0;
+		o->p[ROUTE_WAREHOUSE].known_last = o->p[ROUTE_WAREHOUSE].known;
+		o->p[ROUTE_LAKEHOUSE].known_last = o->p[ROUTE_LAKEHOUSE].known;
 		if (!o->p[ROUTE_WAREHOUSE].known ||
 		    !o->p[ROUTE_LAKEHOUSE].known)
 			kind = TRIGGER_LAG_UNKNOWN;
@@ -1296,10 +1298,10 @@ watch_status_json(struct watch *w)
 			snprintf(why, sizeof(why),
 			    "unknown: warehouse %s, "
 			    "lakehouse %s",
-			    o->p[ROUTE_WAREHOUSE].known ?
+			    o->p[ROUTE_WAREHOUSE].known_last ?
 				"read" :
 				o->p[ROUTE_WAREHOUSE].why,
-			    o->p[ROUTE_LAKEHOUSE].known ?
+			    o->p[ROUTE_LAKEHOUSE].known_last ?
 				"read" :
 				o->p[ROUTE_LAKEHOUSE].why);
 			state = why;

@@ -69,11 +69,13 @@ echo "== a dirty record after the flip blocks (wave 2)"
 ctl_ok "route" route set db.other 2
 ctl_ok "flip 2" wave flip 2 lakehouse
 clean db.other 3
-ctl_ok "drift" ledger add db.other --count ok --aggregate ok --hash fail --bucket value-drift
+# A stale record: dirty for the gate, but not a rollback trigger (a gap or
+# value-drift after the flip would roll the wave back: integration 50).
+ctl_ok "stale" ledger add db.other --count ok --aggregate fail --hash fail --bucket stale
 ctl_ok "sign-off 2" wave signoff 2 --by bob
 ctl wave freeze 2
 expect_eq "dirty after the flip: refused" 1 "$RC"
-grep -Eq '^db.other +3 +1 +value-drift 1' "$T/ctl" && ok "the dirty record is named" ||
+grep -Eq '^db.other +3 +1 +stale 1' "$T/ctl" && ok "the dirty record is named" ||
 	bad "$(cat "$T/ctl")"
 expect_eq "wave 2 still on the lakehouse" lakehouse "$(state 2)"
 

@@ -350,8 +350,8 @@ watch_check_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 	unsigned n = w->nsuspects, i;
 	bool all = w->suspects_overflow;
 	/* The suspect was counted at the loop's cached wall time. */
-	int64_t since = watch_now_us() -
-	    (units_now_ms() * 1000 - w->suspect_us);
+	int64_t since =
+	    watch_now_us() - (units_now_ms() * 1000 - w->suspect_us);
 
 	w->check_pending = false;
 	memcpy(sus, w->suspects, sizeof(sus[0]) * n);
@@ -977,8 +977,8 @@ watch_poll_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 	int s;
 
 	watch_schedule(w->poll, w->f->conf->policy.freshness_interval_ms);
-	w->next_poll_ms = units_now_ms() +
-	    (int64_t)w->f->conf->policy.freshness_interval_ms;
+	w->next_poll_ms =
+	    units_now_ms() + (int64_t)w->f->conf->policy.freshness_interval_ms;
 	if (w->cycling || w->f->store == NULL)
 		return;
 	watch_rebuild(w);

@@ -49,7 +49,7 @@ for i in $(seq 30); do
 	admin GET /status
 	jq '.triggers.freshness.objects' "$T/a" >"$T/objs"
 	jq -e '."db.athena".state == "known" and
-		(."db.java_bunnies".state | startswith("unknown:"))' "$T/objs" \
+		((."db.java_bunnies".state // "") | startswith("unknown:"))' "$T/objs" \
 		>/dev/null && break
 	sleep 0.05
 done

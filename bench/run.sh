@@ -544,9 +544,9 @@ if [ "$PERF" = 1 ] && command -v perf >/dev/null; then
 	perf record -q -g -p "$F_PID" -o "$T/perf.data" -- sleep 5 \
 		>/dev/null 2>&1
 	wait "$perf_wrk"
-	perf report -i "$T/perf.data" --stdio --no-children --sort symbol \
-		2>/dev/null | grep -E '^ +[0-9.]+%' | head -15 \
-		>bench/results/perf-floe.txt
+	perf report -i "$T/perf.data" --stdio --no-children \
+		--sort dso,symbol 2>/dev/null | grep -E '^ +[0-9.]+%' |
+		sed 's/[ -]*$//' | head -15 >bench/results/perf-floe.txt
 	say "perf: top symbols in bench/results/perf-floe.txt"
 	cat bench/results/perf-floe.txt >&2
 fi

@@ -728,6 +728,7 @@ watch_obj_add(struct watch_collect *c, const struct route_obj *obj, uint32_t n)
 			strlcpy(o->p[s].why, "not read yet",
 			    sizeof(o->p[s].why));
 		}
+		o->count_why = "not compared yet";
 	}
 	o->wave = n;
 	o->seen = true;

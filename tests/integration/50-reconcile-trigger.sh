@@ -98,7 +98,7 @@ if [ $? = 0 ] && [ "$(jq -s 'map(select(.target == "warehouse")) | length' \
 	"$T/speed")" = "${RUNS:-5}" ]; then
 	ok "every timed revert: the next read went to the warehouse"
 else
-	bad "timed reverts: $(cat "$T/speed" "$T/speed.err" | head -c 400)"
+	bad "timed reverts: $(tail -c 300 "$T/speed") $(cat "$T/speed.err")"; tail -n 8 "$T/floe.log"
 fi
 jq -r .ms "$T/speed" | stats "reconcile: POST answer -> next read answered by the warehouse (ms)"
 grep -o 'reconcile trigger: rolled back in [0-9]* us, [0-9]* us after' \

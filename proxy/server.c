@@ -44,8 +44,8 @@ struct server_conn {
 	struct bufferevent *bev;
 	struct h1 *h1;
 	struct event *timer;
-	bool busy;	  /* a request is with its owner */
-	bool closing;	  /* close once the output is written */
+	bool busy; /* a request is with its owner */
+	bool closing; /* close once the output is written */
 	bool close_after; /* the answer ends the connection */
 	bool head_req;
 	bool tls;
@@ -74,6 +74,7 @@ static void server_accept_cb(struct evconnlistener *, evutil_socket_t,
     struct sockaddr *, int, void *);
 static void server_read_cb(struct bufferevent *, void *);
 static void server_write_cb(struct bufferevent *, void *);
+static void server_flush(struct server_conn *);
 static void server_event_cb(struct bufferevent *, short, void *);
 static void server_timer_cb(evutil_socket_t, short, void *);
 static void server_conn_free(struct server_conn *);
@@ -162,8 +163,8 @@ server_add_listener(struct server *s, int fd, int port, const char *path,
 
 /* Listen on HOSTPORT, speaking TLS with TLS unless it is NULL. */
 static int
-server_listen_inet(struct server *s, const char *hostport,
-    struct tlsctx *tls, char *err, size_t errlen)
+server_listen_inet(struct server *s, const char *hostport, struct tlsctx *tls,
+    char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	int sslen = sizeof(ss), fd, on = 1;
@@ -175,8 +176,8 @@ server_listen_inet(struct server *s, const char *hostport,
 		snprintf(err, errlen, "listen %s: not host:port", hostport);
 		return -1;
 	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0);
+	fd =
+	    socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd == -1 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
 	    bind(fd, (struct sockaddr *)&ss, sslen) == -1 ||
@@ -195,9 +196,9 @@ server_listen_inet(struct server *s, const char *hostport,
 		return -1;
 	}
 	return server_add_listener(s, fd,
-	    ntohs(ss.ss_family == AF_INET6
-		    ? ((struct sockaddr_in6 *)&ss)->sin6_port
-		    : ((struct sockaddr_in *)&ss)->sin_port),
+	    ntohs(ss.ss_family == AF_INET6 ?
+		    ((struct sockaddr_in6 *)&ss)->sin6_port :
+		    ((struct sockaddr_in *)&ss)->sin_port),
 	    NULL, tls, err, errlen);
 }
 
@@ -209,8 +210,8 @@ server_listen_tcp(struct server *s, const char *hostport, char *err,
 }
 
 int
-server_listen_tls(struct server *s, const char *hostport,
-    struct tlsctx *tls, char *err, size_t errlen)
+server_listen_tls(struct server *s, const char *hostport, struct tlsctx *tls,
+    char *err, size_t errlen)
 {
 	return server_listen_inet(s, hostport, tls, err, errlen);
 }
@@ -220,8 +221,7 @@ server_listen_tls(struct server *s, const char *hostport,
  * that died is replaced; a live one (connect succeeds) is an error.
  */
 int
-server_listen_unix(struct server *s, const char *path, char *err,
-    size_t errlen)
+server_listen_unix(struct server *s, const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un sun;
 	mode_t old;
@@ -336,8 +336,8 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	if (tls != NULL)
 		c->bev = tlsctx_accept(tls, s->base, fd);
 	else
-		c->bev = bufferevent_socket_new(s->base, fd,
-		    BEV_OPT_CLOSE_ON_FREE);
+		c->bev =
+		    bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->timer = evtimer_new(s->base, server_timer_cb, c);
 	if (c->bev == NULL || c->timer == NULL) {
 		log_warnx("%s: %s: out of memory", __func__, s->opts.name);
@@ -351,6 +351,9 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		return;
 	}
 	c->h1 = h1_new(H1_REQUEST, &s->opts.lim);
+	/* Plain answers are written by server_flush (see there). */
+	if (tls == NULL)
+		bufferevent_disable(c->bev, EV_WRITE);
 	bufferevent_setcb(c->bev, server_read_cb, server_write_cb,
 	    server_event_cb, c);
 	bufferevent_set_timeouts(c->bev, NULL, &s->write_tv);
@@ -426,8 +429,48 @@ server_write_cb(struct bufferevent *bev __unused, void *arg)
 {
 	struct server_conn *c = arg;
 
+	if (!c->tls)
+		bufferevent_disable(c->bev, EV_WRITE);
 	if (c->closing)
 		server_conn_free(c);
+}
+
+/*
+ * Write a plain connection's answer now rather than on the next loop turn:
+ * an answer that fits the socket buffer (nearly all do) costs one writev
+ * and no epoll_ctl to switch write interest on and off around it. What
+ * does not fit is left to the bufferevent, with write interest, until it
+ * drains (server_write_cb). A connection to close once written is freed
+ * from its timer, never under the caller's feet.
+ */
+static void
+server_flush(struct server_conn *c)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	int n;
+
+	if (c->tls)
+		return;
+	if (evbuffer_get_length(out) == 0)
+		n = 0;
+	else {
+		/* A bufferevent keeps its output's start frozen; so do we. */
+		evbuffer_unfreeze(out, 1);
+		errno = 0;
+		n = evbuffer_write(out, bufferevent_getfd(c->bev));
+		evbuffer_freeze(out, 1);
+	}
+	if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR) {
+		log_debug("%s: %s: write to %s: %s", __func__,
+		    c->srv->opts.name, c->peer, strerror(errno));
+		evbuffer_drain(out, evbuffer_get_length(out));
+		c->closing = true;
+	}
+	if (evbuffer_get_length(out) > 0)
+		bufferevent_enable(c->bev, EV_WRITE);
+	else if (c->closing)
+		event_active(c->timer, EV_TIMEOUT, 1);
 }
 
 static void
@@ -456,6 +499,12 @@ server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 {
 	struct server_conn *c = arg;
 
+	if (c->closing) {
+		/* Answered and written: server_flush asked for the close. */
+		if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+			server_conn_free(c);
+		return;
+	}
 	if (c->busy)
 		return;
 	if (!h1_started(c->h1)) {
@@ -532,10 +581,12 @@ server_reply(struct server_conn *c, unsigned status, const char *hdrs,
 	if (c->close_after) {
 		c->closing = true;
 		bufferevent_disable(c->bev, EV_READ);
+		server_flush(c);
 		return;
 	}
 	h1_reset(c->h1);
 	evtimer_add(c->timer, &c->srv->idle_tv);
+	server_flush(c);
 	/*
 	 * A pipelined request may already be waiting: parse it on a later
 	 * loop turn, so answers never recurse into the next request.

@@ -42,8 +42,8 @@ struct upconn {
 	struct h1 *h1;
 	struct upstream_xfer *x; /* the request in flight, or NULL: idle */
 	bool connected;
-	bool idle;		 /* on the idle list */
-	unsigned served;	 /* answers read on this connection */
+	bool idle; /* on the idle list */
+	unsigned served; /* answers read on this connection */
 	LIST_ENTRY(upconn) entry;
 };
 
@@ -84,6 +84,8 @@ struct upstream {
 };
 
 static void upstream_read_cb(struct bufferevent *, void *);
+static void upstream_write_cb(struct bufferevent *, void *);
+static void upstream_flush(struct upconn *);
 static void upstream_event_cb(struct bufferevent *, short, void *);
 static void upstream_timer_cb(evutil_socket_t, short, void *);
 static void upstream_conn_free(struct upconn *);
@@ -244,8 +246,8 @@ upstream_conn_new(struct upstream *u)
 		goto fail;
 	}
 	c->h1 = h1_new(H1_RESPONSE, &u->lim);
-	bufferevent_setcb(c->bev, upstream_read_cb, NULL, upstream_event_cb,
-	    c);
+	bufferevent_setcb(c->bev, upstream_read_cb, upstream_write_cb,
+	    upstream_event_cb, c);
 	u->nconns++;
 	LIST_INSERT_HEAD(&u->busy, c, entry);
 	if (bufferevent_socket_connect_hostname(c->bev, u->dns, AF_UNSPEC,
@@ -276,8 +278,8 @@ upstream_conn_free(struct upconn *c)
 }
 
 struct upstream_xfer *
-upstream_send(struct upstream *u, struct upstream_req *r,
-    upstream_done_cb cb, void *arg)
+upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
+    void *arg)
 {
 	struct upstream_xfer *x;
 	struct evbuffer *req;
@@ -327,6 +329,7 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 	h1_set_head_response(c->h1, x->head_method);
 	if (!x->retryable || x->retried) {
 		evbuffer_add_buffer(out, x->req);
+		upstream_flush(c);
 		return;
 	}
 	/* Keep the bytes: a reused connection may turn out to be closed. */
@@ -334,10 +337,47 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 	if (n > (int)nitems(v)) {
 		evbuffer_add_buffer(out, x->req);
 		x->retryable = false;
+	} else
+		for (i = 0; i < n; i++)
+			evbuffer_add(out, v[i].iov_base, v[i].iov_len);
+	upstream_flush(c);
+}
+
+/*
+ * Write a plain connected connection's request now, as the front end does
+ * its answers: one writev, and write interest (an epoll_ctl each way) only
+ * for what the socket did not take. TLS connections and connections still
+ * connecting write through their bufferevent.
+ */
+static void
+upstream_flush(struct upconn *c)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	int n;
+
+	if (c->u->ssl != NULL || !c->connected || evbuffer_get_length(out) == 0)
 		return;
-	}
-	for (i = 0; i < n; i++)
-		evbuffer_add(out, v[i].iov_base, v[i].iov_len);
+	/* A bufferevent keeps its output's start frozen; so do we. */
+	evbuffer_unfreeze(out, 1);
+	n = evbuffer_write(out, bufferevent_getfd(c->bev));
+	evbuffer_freeze(out, 1);
+	/*
+	 * What is left, or an error, goes to the bufferevent: it writes the
+	 * rest or reports the error through upstream_event_cb.
+	 */
+	if (n == -1 || evbuffer_get_length(out) > 0)
+		bufferevent_enable(c->bev, EV_WRITE);
+}
+
+/* The bufferevent wrote what upstream_flush left: write interest off. */
+static void
+upstream_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct upconn *c = arg;
+
+	if (c->u->ssl == NULL && c->connected &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		bufferevent_disable(bev, EV_WRITE);
 }
 
 /* Give X a connection: the most recently idle one, a new one, or a wait. */
@@ -516,6 +556,11 @@ upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	if (what & BEV_EVENT_CONNECTED) {
 		c->connected = true;
+		/* From now on upstream_flush writes; see there. */
+		if (c->u->ssl == NULL) {
+			bufferevent_disable(bev, EV_WRITE);
+			upstream_flush(c);
+		}
 		if (x != NULL)
 			evtimer_add(x->timer, &u->timeout_tv);
 		return;
@@ -539,8 +584,8 @@ upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 		else
 			snprintf(why, sizeof(why), "connect to %s %s:%s: %s",
 			    u->name, u->t->host, u->t->port,
-			    serr != 0 ? evutil_socket_error_to_string(serr)
-				      : "failed");
+			    serr != 0 ? evutil_socket_error_to_string(serr) :
+					"failed");
 		u->connect_failures++;
 		c->x = NULL;
 		x->c = NULL;
@@ -569,8 +614,8 @@ upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	snprintf(why, sizeof(why), "%s closed the connection %s", u->name,
-	    h1_started(c->h1) ? "in the middle of its answer"
-			      : "without answering");
+	    h1_started(c->h1) ? "in the middle of its answer" :
+				"without answering");
 	upstream_finish(x, UPSTREAM_RESET, why);
 }
 
@@ -591,16 +636,17 @@ upstream_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 		return;
 	}
 	if (!x->c->connected) {
-		snprintf(why, sizeof(why), "connect to %s %s:%s timed out "
-					   "after %llu ms",
+		snprintf(why, sizeof(why),
+		    "connect to %s %s:%s timed out "
+		    "after %llu ms",
 		    u->name, u->t->host, u->t->port,
 		    (unsigned long long)u->t->connect_timeout_ms);
 		u->connect_failures++;
 		upstream_finish(x, UPSTREAM_CONNECT, why);
 		return;
 	}
-	snprintf(why, sizeof(why), "%s did not answer within %llu ms",
-	    u->name, (unsigned long long)u->t->timeout_ms);
+	snprintf(why, sizeof(why), "%s did not answer within %llu ms", u->name,
+	    (unsigned long long)u->t->timeout_ms);
 	upstream_finish(x, UPSTREAM_TIMEOUT, why);
 }
 

@@ -79,6 +79,7 @@ static int h1_fail(struct h1 *, int, const char *);
 static int h1_append(struct h1 *, const char *, size_t);
 static int h1_end_name(struct h1 *, struct h1_header *);
 static int h1_scan(struct h1 *, const char *, size_t);
+static void h1_release(struct h1 *);
 static void h1_scan_eol(struct h1 *, size_t);
 static int h1_scan_chunks(struct h1 *, const char *, size_t);
 static int h1_check_head(struct h1 *, const http_parser *);
@@ -102,8 +103,6 @@ h1_new(enum h1_kind kind, const struct h1_limits *lim)
 	h = xcalloc(1, sizeof(*h));
 	h->kind = kind;
 	h->lim = *lim;
-	h->buf = xmalloc(lim->max_head + 1);
-	h->hdrs = xcalloc(lim->max_headers + 1, sizeof(*h->hdrs));
 	if ((h->msg.body = evbuffer_new()) == NULL)
 		abort();
 	h1_reset(h);
@@ -116,17 +115,83 @@ h1_free(struct h1 *h)
 	if (h == NULL)
 		return;
 	evbuffer_free(h->msg.body);
-	free(h->hdrs);
-	free(h->buf);
+	h1_release(h);
 	free(h);
 }
 
 /* Forget the current message and re-arm the parser. */
+/*
+ * The head buffer and the header array are taken when a message starts
+ * and given back when it is done, so an idle keep-alive connection holds
+ * neither: a thousand idle clients cost a thousand small structs, not
+ * a thousand 16 KiB buffers. Returned blocks wait on a free list for the
+ * next message (of any connection with the same limits).
+ */
+#define H1_POOL_MAX 32
+
+struct h1_block {
+	struct h1_block *next;
+	size_t size;
+};
+
+static struct h1_block *h1_pool;
+static unsigned h1_npool;
+
+/* The bytes a block needs for H's limits: the headers, then the head. */
+static size_t
+h1_block_size(const struct h1 *h)
+{
+	return (h->lim.max_headers + 1) * sizeof(struct h1_header) +
+	    h->lim.max_head + 1;
+}
+
+/* Give H its head buffer and header array. */
+static void
+h1_acquire(struct h1 *h)
+{
+	struct h1_block **bp, *b;
+	size_t size = h1_block_size(h);
+
+	for (bp = &h1_pool; (b = *bp) != NULL; bp = &b->next)
+		if (b->size == size)
+			break;
+	if (b != NULL) {
+		*bp = b->next;
+		h1_npool--;
+	} else
+		b = xmalloc(size < sizeof(*b) ? sizeof(*b) : size);
+	h->hdrs = (struct h1_header *)(void *)b;
+	h->buf = (char *)(h->hdrs + h->lim.max_headers + 1);
+	h->msg.hdrs = h->hdrs;
+}
+
+/* Give H's buffers back (they must hold nothing anyone still reads). */
+static void
+h1_release(struct h1 *h)
+{
+	struct h1_block *b = (struct h1_block *)(void *)h->hdrs;
+
+	if (b == NULL)
+		return;
+	h->hdrs = NULL;
+	h->buf = NULL;
+	h->msg.hdrs = NULL;
+	if (h1_npool >= H1_POOL_MAX) {
+		free(b);
+		return;
+	}
+	b->size = h1_block_size(h);
+	b->next = h1_pool;
+	h1_pool = b;
+	h1_npool++;
+}
+
 void
 h1_reset(struct h1 *h)
 {
 	struct evbuffer *body = h->msg.body;
 
+	h1_release(h);
 	http_parser_init(&h->p,
 	    h->kind == H1_REQUEST ? HTTP_REQUEST : HTTP_RESPONSE);
 	h->p.data = h;
@@ -150,7 +215,6 @@ h1_reset(struct h1 *h)
 	h->err_text = NULL;
 	memset(&h->msg, 0, sizeof(h->msg));
 	h->msg.body = body;
-	h->msg.hdrs = h->hdrs;
 	evbuffer_drain(body, evbuffer_get_length(body));
 }
 
@@ -671,6 +735,9 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 
 	if (h->state == H1_S_ERROR)
 		return H1_ERROR;
+	if (h->buf == NULL && h->state == H1_S_HEAD &&
+	    evbuffer_get_length(in) > 0)
+		h1_acquire(h);
 	while (h->state == H1_S_HEAD && evbuffer_get_length(in) > 0) {
 		nvec = evbuffer_peek(in, -1, NULL, vec, nitems(vec));
 		if (nvec > (int)nitems(vec))

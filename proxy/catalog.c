@@ -532,6 +532,12 @@ splice_members(struct splice *sp, bool lead_comma, size_t *outlen)
 	return buf;
 }
 
+bool
+catalog_has_merge(const struct catalog *c)
+{
+	return c != NULL && c->text != NULL && c->text->n > 0;
+}
+
 /*
  * Rewrite an upstream answer for the client (see catalog.h). The common
  * case, nothing to merge and no upstream URL in the body, costs one memmem

@@ -40,6 +40,9 @@ void catalog_free(struct catalog *);
 int catalog_update(struct catalog *, const char *body, size_t len,
     int64_t now_ms, char *err, size_t errlen);
 
+/* Does C have config to merge into LoadTable answers? */
+bool catalog_has_merge(const struct catalog *);
+
 /*
  * Rewrite an upstream answer body for the client:
  * - MERGE: merge C->merge under the top-level "config" (the table's own

@@ -1213,6 +1213,13 @@ request_floe_base(struct request *r, char *buf, size_t len)
 		snprintf(buf, len, "%s://%s", scheme, r->f->conf->listen);
 }
 
+/* evbuffer_add_reference cleanup for a rewritten body. */
+static void
+request_free_body_cb(const void *data, size_t len __unused, void *arg __unused)
+{
+	free((void *)(uintptr_t)data);
+}
+
 /* Write V in decimal at O; returns the length. */
 static size_t
 request_utoa(char *o, uint64_t v)
@@ -1289,15 +1296,26 @@ request_reply_upstream(struct request *r, enum route_side side,
 		request_put(&o, "none", 4);
 	request_put(&o, "\r\n", 2);
 	blen = evbuffer_get_length(body);
-	if (m->status >= 200 && m->status < 300 && blen > 0) {
+	/*
+	 * The body is made contiguous and rewritten only when there is
+	 * config to merge or an upstream URL in it: a large answer with
+	 * neither goes through as the chain of buffers it arrived in.
+	 */
+	if (m->status >= 200 && m->status < 300 && blen > 0 &&
+	    ((r->merge_config && catalog_has_merge(f->cat[side])) ||
+		evbuffer_search(body, f->conf->target[side].uri,
+		    strlen(f->conf->target[side].uri), NULL)
+			.pos != -1)) {
 		request_floe_base(r, base, sizeof(base));
 		nb = catalog_rewrite(f->cat[side], r->merge_config,
 		    (const char *)evbuffer_pullup(body, -1), blen,
 		    f->conf->target[side].uri, base, pinned, &nblen);
 		if (nb != NULL) {
 			evbuffer_drain(body, blen);
-			evbuffer_add(body, nb, nblen);
-			free(nb);
+			if (evbuffer_add_reference(body, nb, nblen,
+				request_free_body_cb, NULL) == -1)
+				fatalx("%s: out of memory", __func__);
+			blen = nblen;
 		}
 	}
 	if (m->status >= 500)

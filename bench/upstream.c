@@ -1,7 +1,9 @@
 /*
  * floe: bench/upstream.c -- the benchmark's Iceberg REST catalog: as fast as
  * a catalog can be, so that it is never what a load run measures. It answers
- * GET /v1/config with empty defaults and overrides and every other GET or
+ * GET /v1/config with a catalog's usual storage defaults (which floe merges
+ * into every LoadTable result it routes, as it would in production) and
+ * every other GET or
  * HEAD under /v1/ with a fixed LoadTable result read from a file at start
  * (the long-history one for tables whose name starts with "long"), with an
  * ETag, a Content-Length and keep-alive. Bodies are never copied: each
@@ -274,7 +276,12 @@ upstream_signal_cb(evutil_socket_t sig, short what, void *arg)
 int
 main(int argc, char **argv)
 {
-	static const char config[] = "{\"defaults\":{},\"overrides\":{}}";
+	static const char config[] =
+	    "{\"defaults\":{\"s3.endpoint\":\"https://s3.eu-west-1."
+	    "amazonaws.com\",\"client.region\":\"eu-west-1\","
+	    "\"s3.path-style-access\":\"false\",\"io-impl\":"
+	    "\"org.apache.iceberg.aws.s3.S3FileIO\"},\"overrides\":{"
+	    "\"warehouse\":\"s3://bench-warehouse/\"}}";
 	static const char missing[] =
 	    "{\"error\":{\"message\":\"not found\",\"type\":"
 	    "\"NotFoundException\",\"code\":404}}";

@@ -286,7 +286,8 @@ enum { SPLICE_URL, SPLICE_MERGE };
 
 struct splice {
 	const char *body, *p, *end;
-	const struct catalog_urls *u; /* NULL: no URL rewrite */
+	const struct catalog_urls *u; /* NULL: no URL in the body */
+	const struct catalog_urls *mu; /* for merged values, or NULL */
 	/* Merge keys as they appear in JSON (quotes included). */
 	const struct catalog *c;
 	bool merge;
@@ -301,6 +302,24 @@ struct splice {
 };
 
 static int splice_value(struct splice *, int, int);
+static int splice_skip(struct splice *);
+
+/* Byte classes for the scanner. */
+#define SPLICE_C_END 1	  /* ends a number or literal */
+#define SPLICE_C_STRUCT 2 /* a quote or a bracket */
+
+static const unsigned char splice_class[256] = {
+	[','] = SPLICE_C_END,
+	['}'] = SPLICE_C_END | SPLICE_C_STRUCT,
+	[']'] = SPLICE_C_END | SPLICE_C_STRUCT,
+	['{'] = SPLICE_C_STRUCT,
+	['['] = SPLICE_C_STRUCT,
+	['"'] = SPLICE_C_STRUCT,
+	[' '] = SPLICE_C_END,
+	['\t'] = SPLICE_C_END,
+	['\r'] = SPLICE_C_END,
+	['\n'] = SPLICE_C_END,
+};
 
 /* Record an edit; edits arrive in body order. */
 static void
@@ -443,6 +462,9 @@ splice_value(struct splice *sp, int depth, int role)
 	splice_ws(sp);
 	if (sp->p >= sp->end)
 		return -1;
+	/* Nothing in a nested value matters without URLs to rewrite. */
+	if (role == 0 && sp->u == NULL && (*sp->p == '{' || *sp->p == '['))
+		return splice_skip(sp);
 	switch (*sp->p) {
 	case '{':
 		return splice_object(sp, depth, role);
@@ -480,9 +502,48 @@ splice_value(struct splice *sp, int depth, int role)
 	default:
 		/* A number or a literal. */
 		s = sp->p;
-		while (sp->p < sp->end && strchr(",}] \t\r\n", *sp->p) == NULL)
+		while (sp->p < sp->end &&
+		    !(splice_class[(unsigned char)*sp->p] & SPLICE_C_END))
 			sp->p++;
 		return sp->p > s ? 0 : -1;
+	}
+}
+
+/*
+ * Skip an object or array at p when nothing inside it matters (no URL to
+ * rewrite, not the top level or its config): brackets are counted and
+ * strings jumped over with memchr, without following the grammar. Most of
+ * a long table history is skipped this way.
+ */
+static int
+splice_skip(struct splice *sp)
+{
+	const char *p = sp->p, *end = sp->end;
+	unsigned char k;
+	int depth = 0;
+
+	for (;;) {
+		while (p < end &&
+		    !(splice_class[(unsigned char)*p] & SPLICE_C_STRUCT))
+			p++;
+		if (p >= end)
+			return -1;
+		k = *p;
+		if (k == '"') {
+			sp->p = p;
+			if (splice_string(sp) == -1)
+				return -1;
+			p = sp->p;
+			continue;
+		}
+		p++;
+		if (k == '{' || k == '[')
+			depth++;
+		else if (--depth == 0) {
+			sp->p = p;
+			return 0;
+		} else if (depth < 0)
+			return -1;
 	}
 }
 
@@ -499,7 +560,7 @@ static char *
 splice_members(struct splice *sp, bool lead_comma, size_t *outlen)
 {
 	const struct catalog_text *t = sp->c->text;
-	const struct catalog_urls *u = sp->u;
+	const struct catalog_urls *u = sp->mu;
 	size_t i, n = 0, cap = 0;
 	char *buf, *o;
 	bool first = true;
@@ -552,7 +613,7 @@ catalog_rewrite(const struct catalog *c, bool merge, const char *body,
 	struct splice sp;
 	char *from = NULL, *to = NULL, *out = NULL, *o, *ins = NULL;
 	size_t blen = 0, inslen = 0, total, at = 0, i, ins_at = 0;
-	bool urls, ins_done = true;
+	bool urls, in_body = false, ins_done = true;
 
 	merge = merge && c != NULL && c->text != NULL && c->text->n > 0;
 	if (upstream_base != NULL && floe_base != NULL) {
@@ -561,8 +622,8 @@ catalog_rewrite(const struct catalog *c, bool merge, const char *body,
 			blen--;
 	}
 	/* Merged values may hold upstream URLs too (a signer's uri). */
-	urls = blen > 0 &&
-	    (merge || memmem(body, len, upstream_base, blen) != NULL);
+	in_body = blen > 0 && memmem(body, len, upstream_base, blen) != NULL;
+	urls = blen > 0 && (merge || in_body);
 	if (!merge && !urls)
 		return NULL;
 	if (urls) {
@@ -584,7 +645,8 @@ catalog_rewrite(const struct catalog *c, bool merge, const char *body,
 	memset(&sp, 0, sizeof(sp));
 	sp.body = sp.p = body;
 	sp.end = body + len;
-	sp.u = urls ? &u : NULL;
+	sp.u = in_body ? &u : NULL;
+	sp.mu = urls ? &u : NULL;
 	sp.c = c;
 	sp.merge = merge;
 	sp.edits = sp.stack;

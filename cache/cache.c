@@ -254,8 +254,7 @@ cache_drop_object(struct cache *c, const void *obj, size_t objlen)
 
 	probe.key = (unsigned char *)(uintptr_t)obj;
 	probe.keylen = objlen;
-	for (e = RB_NFIND(centry_tree, &c->tree, &probe); e != NULL;
-	     e = next) {
+	for (e = RB_NFIND(centry_tree, &c->tree, &probe); e != NULL; e = next) {
 		next = RB_NEXT(centry_tree, &c->tree, e);
 		if (e->keylen < objlen || memcmp(e->key, obj, objlen) != 0)
 			break;

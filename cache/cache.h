@@ -27,17 +27,17 @@ struct cache_entry {
 	size_t hlen;
 	const char *body;
 	size_t len;
-	const char *etag;    /* floe's ETag as sent, "" without one */
+	const char *etag; /* floe's ETag as sent, "" without one */
 	const char *up_etag; /* the upstream's, for revalidation, or "" */
-	int64_t stored_ms;   /* when stored or last revalidated */
+	int64_t stored_ms; /* when stored or last revalidated */
 };
 
 struct cache_stats {
 	uint64_t hits;
 	uint64_t misses;
 	uint64_t revalidations; /* an expired entry confirmed by a 304 */
-	uint64_t evictions;	/* dropped for the byte budget */
-	uint64_t expirations;	/* dropped after the TTL without an ETag */
+	uint64_t evictions; /* dropped for the byte budget */
+	uint64_t expirations; /* dropped after the TTL without an ETag */
 	uint64_t invalidations; /* dropped by a write or a config change */
 	uint64_t bytes;
 	uint64_t entries;
@@ -64,8 +64,8 @@ const struct cache_entry *cache_peek(struct cache *, const void *key,
  * Store an answer under KEY (replacing one there); everything is copied.
  * An answer larger than an eighth of the budget is not stored.
  */
-void cache_put(struct cache *, const void *key, size_t keylen,
-    size_t objlen, const struct cache_entry *, int64_t now_ms);
+void cache_put(struct cache *, const void *key, size_t keylen, size_t objlen,
+    const struct cache_entry *, int64_t now_ms);
 /* An expired entry was confirmed by the upstream (304): it lives anew. */
 void cache_renew(struct cache *, const void *key, size_t keylen,
     int64_t now_ms);

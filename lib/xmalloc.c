@@ -43,7 +43,8 @@ xreallocarray(void *ptr, size_t nmemb, size_t size)
 	if (nmemb == 0 || size == 0)
 		fatalx("xreallocarray: zero size");
 	if ((p = reallocarray(ptr, nmemb, size)) == NULL)
-		fatalx("xreallocarray: allocating %zu * %zu bytes: out of memory",
+		fatalx(
+		    "xreallocarray: allocating %zu * %zu bytes: out of memory",
 		    nmemb, size);
 	return p;
 }

@@ -13,6 +13,7 @@ void *xreallocarray(void *, size_t, size_t);
 char *xstrdup(const char *);
 char *xstrndup(const char *, size_t);
 /* printf into a new string. Caller frees. */
-char *xasprintf(const char *, ...) __attribute__((__format__(__printf__, 1, 2)));
+char *xasprintf(const char *, ...)
+    __attribute__((__format__(__printf__, 1, 2)));
 
 #endif

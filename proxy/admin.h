@@ -15,7 +15,7 @@ struct floe;
 struct admin_reply {
 	int status;
 	const char *content_type; /* static string */
-	char *body;		  /* malloc'd; caller frees */
+	char *body; /* malloc'd; caller frees */
 	size_t len;
 };
 

@@ -68,9 +68,9 @@ catalog_text_new(json_t *merge)
 	t = xcalloc(1, sizeof(*t) + json_object_size(merge) * sizeof(t->m[0]));
 	json_object_foreach(merge, key, v) {
 		k = json_string(key);
-		t->m[t->n].key = k != NULL
-		    ? json_dumps(k, JSON_ENCODE_ANY | JSON_COMPACT)
-		    : NULL;
+		t->m[t->n].key = k != NULL ?
+		    json_dumps(k, JSON_ENCODE_ANY | JSON_COMPACT) :
+		    NULL;
 		json_decref(k);
 		t->m[t->n].val = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 		if (t->m[t->n].key == NULL || t->m[t->n].val == NULL) {
@@ -277,9 +277,9 @@ fail:
 #define SPLICE_MAX_MERGE 256
 
 struct splice_edit {
-	size_t at;  /* offset in the body */
+	size_t at; /* offset in the body */
 	size_t cut; /* bytes of the body replaced there */
-	int kind;   /* SPLICE_URL or SPLICE_MERGE */
+	int kind; /* SPLICE_URL or SPLICE_MERGE */
 };
 
 enum { SPLICE_URL, SPLICE_MERGE };
@@ -293,9 +293,9 @@ struct splice {
 	bool merge;
 	bool present[SPLICE_MAX_MERGE];
 	bool config_seen;
-	size_t config_at;  /* the '}' that closes "config" */
+	size_t config_at; /* the '}' that closes "config" */
 	bool config_empty;
-	size_t top_at;	   /* the '}' that closes the top level */
+	size_t top_at; /* the '}' that closes the top level */
 	bool top_empty;
 	struct splice_edit *edits, stack[16];
 	size_t nedits, cap;
@@ -305,7 +305,7 @@ static int splice_value(struct splice *, int, int);
 static int splice_skip(struct splice *);
 
 /* Byte classes for the scanner. */
-#define SPLICE_C_END 1	  /* ends a number or literal */
+#define SPLICE_C_END 1 /* ends a number or literal */
 #define SPLICE_C_STRUCT 2 /* a quote or a bracket */
 
 static const unsigned char splice_class[256] = {
@@ -344,8 +344,9 @@ splice_edit(struct splice *sp, size_t at, size_t cut, int kind)
 static void
 splice_ws(struct splice *sp)
 {
-	while (sp->p < sp->end && (*sp->p == ' ' || *sp->p == '\t' ||
-				      *sp->p == '\n' || *sp->p == '\r'))
+	while (sp->p < sp->end &&
+	    (*sp->p == ' ' || *sp->p == '\t' || *sp->p == '\n' ||
+		*sp->p == '\r'))
 		sp->p++;
 }
 
@@ -396,8 +397,7 @@ splice_object(struct splice *sp, int depth, int role)
 		if (role == 1) {
 			sp->top_empty = true;
 			sp->top_at = sp->p - sp->body;
-		}
-		else if (role == 2) {
+		} else if (role == 2) {
 			sp->config_empty = true;
 			sp->config_at = sp->p - sp->body;
 		}
@@ -494,7 +494,8 @@ splice_value(struct splice *sp, int depth, int role)
 		s = sp->p;
 		if (splice_string(sp) == -1)
 			return -1;
-		if (sp->u != NULL && (size_t)(sp->p - s - 2) >= sp->u->fromlen &&
+		if (sp->u != NULL &&
+		    (size_t)(sp->p - s - 2) >= sp->u->fromlen &&
 		    memcmp(s + 1, sp->u->from, sp->u->fromlen) == 0)
 			splice_edit(sp, s + 1 - sp->body, sp->u->fromlen,
 			    SPLICE_URL);

@@ -16,11 +16,11 @@ typedef struct json_t json_t;
 struct catalog_text;
 
 struct catalog {
-	bool known;	    /* a config answer was read once */
+	bool known; /* a config answer was read once */
 	int64_t fetched_ms; /* when it was last read */
-	char *prefix;	    /* upstream prefix as it goes in the path, or NULL */
-	char *separator;    /* decoded namespace-separator, or NULL (0x1f) */
-	json_t *config;	    /* the whole answer, as received */
+	char *prefix; /* upstream prefix as it goes in the path, or NULL */
+	char *separator; /* decoded namespace-separator, or NULL (0x1f) */
+	json_t *config; /* the whole answer, as received */
 	/*
 	 * defaults, then overrides, minus prefix, uri and endpoints: what a
 	 * routed LoadTable answer gets merged under its "config".
@@ -28,7 +28,7 @@ struct catalog {
 	json_t *merge;
 	struct catalog_text *text; /* merge as JSON text, for the splice */
 	uint64_t generation; /* bumped whenever the config changes */
-	char *last_error;    /* last failure to read it, or NULL */
+	char *last_error; /* last failure to read it, or NULL */
 };
 
 struct catalog *catalog_new(void);

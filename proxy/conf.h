@@ -15,13 +15,13 @@
 
 /* One upstream catalog: [warehouse] or [lakehouse]. */
 struct conf_target {
-	char *uri;	 /* base, without /v1 and without a trailing '/' */
+	char *uri; /* base, without /v1 and without a trailing '/' */
 	char *warehouse; /* sent as ?warehouse= to its /v1/config, or NULL */
 	char *token_file; /* or NULL */
-	char *token;	  /* the file's first line; secret; NULL without one */
-	uint64_t timeout_ms;	  /* per request; default 10s */
+	char *token; /* the file's first line; secret; NULL without one */
+	uint64_t timeout_ms; /* per request; default 10s */
 	uint64_t connect_timeout_ms; /* default 2s */
-	unsigned max_conns;	  /* pool cap; default 64 */
+	unsigned max_conns; /* pool cap; default 64 */
 	/* Parsed from uri. */
 	bool tls;
 	char *host;
@@ -31,18 +31,18 @@ struct conf_target {
 };
 
 struct conf_policy {
-	uint32_t gate_min_clean;	   /* 5 */
-	uint64_t gate_window_ms;	   /* 7d */
-	uint32_t decommission_min_clean;   /* 10 */
-	uint64_t grace_ms;		   /* 14d */
-	uint64_t freshness_max_lag_ms;	   /* 15m */
-	uint64_t freshness_for_ms;	   /* 10m */
-	uint64_t freshness_interval_ms;	   /* 60s */
-	double error_ratio;		   /* 2.0 */
-	double error_floor;		   /* 0.01 */
-	uint64_t error_window_ms;	   /* 5m */
-	uint32_t error_min_requests;	   /* 50 */
-	char *webhook;			   /* or NULL */
+	uint32_t gate_min_clean; /* 5 */
+	uint64_t gate_window_ms; /* 7d */
+	uint32_t decommission_min_clean; /* 10 */
+	uint64_t grace_ms; /* 14d */
+	uint64_t freshness_max_lag_ms; /* 15m */
+	uint64_t freshness_for_ms; /* 10m */
+	uint64_t freshness_interval_ms; /* 60s */
+	double error_ratio; /* 2.0 */
+	double error_floor; /* 0.01 */
+	uint64_t error_window_ms; /* 5m */
+	uint32_t error_min_requests; /* 50 */
+	char *webhook; /* or NULL */
 };
 
 struct conf_auth {
@@ -56,26 +56,26 @@ struct conf_auth {
 struct conf {
 	char *path;
 	/* [floe] */
-	char *listen;	    /* "127.0.0.1:8181" */
+	char *listen; /* "127.0.0.1:8181" */
 	char *admin_socket; /* "var/floe.sock" */
-	char *state_dir;    /* "var/state" */
+	char *state_dir; /* "var/state" */
 	char *rollback_log; /* "var/log/rollback.log" */
-	char *access_log;   /* NULL: off; "-": stderr */
+	char *access_log; /* NULL: off; "-": stderr */
 	char *tls_cert;
 	char *tls_key;
 	char *listen_plain;
 	uid_t admin_uids[CONF_MAX_UIDS];
-	int nadmin_uids;	       /* 0: floe's own uid and root */
-	uint64_t config_refresh_ms;    /* 5m */
-	uint64_t idle_timeout_ms;      /* client keep-alive idle, 60s */
-	uint64_t header_timeout_ms;    /* whole request head, 10s */
-	uint64_t max_body;	       /* request body, 8M */
-	uint64_t max_header;	       /* request head, 16k */
-	char *namespace_separator;     /* announced to clients, or NULL */
-	uint64_t drain_ms;	       /* SIGTERM drain budget, 10s */
-	uint64_t cache_size;	       /* LoadTable cache bytes, 64M; 0 off */
-	uint64_t cache_ttl_ms;	       /* LoadTable cache entry life, 5s */
-	struct conf_target target[2];  /* indexed by enum route_side */
+	int nadmin_uids; /* 0: floe's own uid and root */
+	uint64_t config_refresh_ms; /* 5m */
+	uint64_t idle_timeout_ms; /* client keep-alive idle, 60s */
+	uint64_t header_timeout_ms; /* whole request head, 10s */
+	uint64_t max_body; /* request body, 8M */
+	uint64_t max_header; /* request head, 16k */
+	char *namespace_separator; /* announced to clients, or NULL */
+	uint64_t drain_ms; /* SIGTERM drain budget, 10s */
+	uint64_t cache_size; /* LoadTable cache bytes, 64M; 0 off */
+	uint64_t cache_ttl_ms; /* LoadTable cache entry life, 5s */
+	struct conf_target target[2]; /* indexed by enum route_side */
 	struct conf_policy policy;
 	struct conf_auth auth;
 };

@@ -93,8 +93,8 @@ etag_mint(const char *up, size_t uplen, enum route_side side, uint64_t version,
 		hex[n++] = "0123456789abcdef"[version & 15];
 		version >>= 4;
 	} while (version != 0);
-	need = (t.weak ? 2 : 0) + 2 + sizeof(ETAG_MAGIC) - 1 + 2 + n + 1 +
-	    t.len;
+	need =
+	    (t.weak ? 2 : 0) + 2 + sizeof(ETAG_MAGIC) - 1 + 2 + n + 1 + t.len;
 	if (need >= outlen || need >= ETAG_MAX)
 		return -1;
 	o = out;

@@ -30,7 +30,7 @@ int etag_mint(const char *up, size_t uplen, enum route_side, uint64_t version,
  * VERSION are kept. Returns the length written to OUT, 0 if nothing may be
  * forwarded, -1 if malformed.
  */
-int etag_unmint(const char *inm, size_t len, enum route_side,
-    uint64_t version, char *out, size_t outlen);
+int etag_unmint(const char *inm, size_t len, enum route_side, uint64_t version,
+    char *out, size_t outlen);
 
 #endif

@@ -272,8 +272,8 @@ floe_run(const char *conf_path, int verbose)
 	so.idle_timeout_ms = f->conf->idle_timeout_ms;
 	so.header_timeout_ms = f->conf->header_timeout_ms;
 	so.write_timeout_ms = 60000;
-	f->front = server_new(f->base, &so, request_serve, request_serve_error,
-	    f);
+	f->front =
+	    server_new(f->base, &so, request_serve, request_serve_error, f);
 	/* The plain listener first: server_port() names the last one. */
 	if (f->conf->listen_plain != NULL &&
 	    server_listen_tcp(f->front, f->conf->listen_plain, err,
@@ -281,18 +281,17 @@ floe_run(const char *conf_path, int verbose)
 		log_warnx("%s", err);
 		return 1;
 	}
-	if ((f->tls != NULL
-		    ? server_listen_tls(f->front, f->conf->listen, f->tls, err,
-			  sizeof(err))
-		    : server_listen_tcp(f->front, f->conf->listen, err,
-			  sizeof(err))) == -1) {
+	if ((f->tls != NULL ? server_listen_tls(f->front, f->conf->listen,
+				  f->tls, err, sizeof(err)) :
+			      server_listen_tcp(f->front, f->conf->listen, err,
+				  sizeof(err))) == -1) {
 		log_warnx("%s", err);
 		return 1;
 	}
 	so.name = "admin";
 	so.lim.max_body = 64 << 20; /* ledger imports */
-	f->admin = server_new(f->base, &so, floe_admin_serve,
-	    floe_admin_error, f);
+	f->admin =
+	    server_new(f->base, &so, floe_admin_serve, floe_admin_error, f);
 	if (floe_mkdirs(f->conf->admin_socket, false) == -1 ||
 	    server_listen_unix(f->admin, f->conf->admin_socket, err,
 		sizeof(err)) == -1) {
@@ -303,8 +302,9 @@ floe_run(const char *conf_path, int verbose)
 	if (floe_mkdirs(f->conf->rollback_log, false) == -1)
 		snprintf(err, sizeof(err), "rollback log %s: %s",
 		    f->conf->rollback_log, strerror(errno));
-	if (f->rlog == NULL && (f->rlog = rlog_open(f->conf->rollback_log,
-				    err, sizeof(err))) == NULL)
+	if (f->rlog == NULL &&
+	    (f->rlog = rlog_open(f->conf->rollback_log, err, sizeof(err))) ==
+		NULL)
 		log_warnx("%s; rollbacks will still happen, without their log "
 			  "line",
 		    err);
@@ -367,8 +367,7 @@ floe_reload(struct floe *f)
 	int i;
 
 	if ((nc = conf_load(f->conf_path, err, sizeof(err))) == NULL) {
-		log_warnx("reload: %s; keeping the running configuration",
-		    err);
+		log_warnx("reload: %s; keeping the running configuration", err);
 		return;
 	}
 	if (strcmp(nc->listen, f->conf->listen) != 0 ||
@@ -376,7 +375,8 @@ floe_reload(struct floe *f)
 	    strcmp(nc->state_dir, f->conf->state_dir) != 0 ||
 	    strcmp(nc->target[0].uri, f->conf->target[0].uri) != 0 ||
 	    strcmp(nc->target[1].uri, f->conf->target[1].uri) != 0 ||
-	    (nc->target[0].ca_file != NULL) != (f->conf->target[0].ca_file != NULL) ||
+	    (nc->target[0].ca_file != NULL) !=
+		(f->conf->target[0].ca_file != NULL) ||
 	    (nc->target[1].ca_file != NULL) !=
 		(f->conf->target[1].ca_file != NULL) ||
 	    (nc->tls_cert != NULL) != (f->conf->tls_cert != NULL) ||
@@ -395,15 +395,14 @@ floe_reload(struct floe *f)
 	 * connections keep the context they started with.
 	 */
 	if (floe_load_auth(nc, &na, err, sizeof(err)) == -1) {
-		log_warnx("reload: %s; keeping the running configuration",
-		    err);
+		log_warnx("reload: %s; keeping the running configuration", err);
 		conf_free(nc);
 		return;
 	}
-	if (f->tls != NULL && tlsctx_reload(f->tls, nc->tls_cert,
-				  nc->tls_key, err, sizeof(err)) == -1) {
-		log_warnx("reload: %s; keeping the running configuration",
-		    err);
+	if (f->tls != NULL &&
+	    tlsctx_reload(f->tls, nc->tls_cert, nc->tls_key, err,
+		sizeof(err)) == -1) {
+		log_warnx("reload: %s; keeping the running configuration", err);
 		auth_free(na);
 		conf_free(nc);
 		return;
@@ -500,9 +499,8 @@ floe_status_json(struct floe *f)
 	    "budget", (json_int_t)cs.budget, "bytes", (json_int_t)cs.bytes,
 	    "entries", (json_int_t)cs.entries, "hits", (json_int_t)cs.hits,
 	    "misses", (json_int_t)cs.misses, "revalidations",
-	    (json_int_t)cs.revalidations, "evictions",
-	    (json_int_t)cs.evictions, "expirations",
-	    (json_int_t)cs.expirations, "invalidations",
+	    (json_int_t)cs.revalidations, "evictions", (json_int_t)cs.evictions,
+	    "expirations", (json_int_t)cs.expirations, "invalidations",
 	    (json_int_t)cs.invalidations, "ttl_ms",
 	    (json_int_t)f->conf->cache_ttl_ms);
 	j = json_pack("{s:b, s:b, s:I, s:I, s:I, s:I, s:o, s:o}", "ready",
@@ -510,8 +508,7 @@ floe_status_json(struct floe *f)
 	    (json_int_t)((units_now_ms() - f->started_ms) / 1000), "requests",
 	    (json_int_t)f->requests, "local_errors",
 	    (json_int_t)f->local_errors, "connections",
-	    (json_int_t)server_nconns(f->front), "catalogs", sides, "cache",
-	    c);
+	    (json_int_t)server_nconns(f->front), "catalogs", sides, "cache", c);
 	return j;
 }
 
@@ -558,8 +555,7 @@ floe_metrics_text(struct floe *f)
 		    "floe_upstream_requests_total{target=\"%s\"} %llu\n"
 		    "floe_upstream_5xx_total{target=\"%s\"} %llu\n"
 		    "floe_upstream_failures_total{target=\"%s\"} %llu\n",
-		    route_side_name(i),
-		    (unsigned long long)f->side[i].requests,
+		    route_side_name(i), (unsigned long long)f->side[i].requests,
 		    route_side_name(i),
 		    (unsigned long long)f->side[i].errors_5xx,
 		    route_side_name(i),
@@ -595,8 +591,8 @@ floe_metrics_text(struct floe *f)
 	    (unsigned long long)cs.hits, (unsigned long long)cs.misses,
 	    (unsigned long long)cs.revalidations,
 	    (unsigned long long)cs.evictions,
-	    (unsigned long long)cs.invalidations,
-	    (unsigned long long)cs.bytes, (unsigned long long)cs.entries);
+	    (unsigned long long)cs.invalidations, (unsigned long long)cs.bytes,
+	    (unsigned long long)cs.entries);
 	len = evbuffer_get_length(b);
 	out = xmalloc(len + 1);
 	evbuffer_remove(b, out, len);
@@ -671,8 +667,7 @@ floe_admin_error(struct server_conn *conn, int status, const char *why,
 	json_decref(j);
 	snprintf(body, sizeof(body), "%s", s != NULL ? s : "{}");
 	free(s);
-	server_reply_mem(conn, status, "application/json", body,
-	    strlen(body));
+	server_reply_mem(conn, status, "application/json", body, strlen(body));
 }
 
 struct floe_objs {
@@ -689,8 +684,7 @@ floe_objs_cb(const void *key, size_t keylen, const struct store_route *rt,
 	struct route_obj obj;
 	char text[1024];
 
-	if (rt->wave != o->wave ||
-	    route_obj_from_key(key, keylen, &obj) == -1)
+	if (rt->wave != o->wave || route_obj_from_key(key, keylen, &obj) == -1)
 		return 0;
 	route_obj_format(&obj, text, sizeof(text));
 	json_array_append_new(o->list, json_string(text));

@@ -31,8 +31,8 @@ typedef struct json_t json_t;
 /* Counters for /status and /metrics, per side. */
 struct floe_side_stats {
 	uint64_t requests;
-	uint64_t errors_5xx;  /* 5xx answered by the upstream */
-	uint64_t failures;    /* floe's own 502/504: connect, timeout, garbage */
+	uint64_t errors_5xx; /* 5xx answered by the upstream */
+	uint64_t failures; /* floe's own 502/504: connect, timeout, garbage */
 	uint64_t not_modified;
 };
 
@@ -45,19 +45,19 @@ struct floe {
 	struct catalog *cat[ROUTE_NSIDES];
 	struct fetch *fetch;
 	struct discover *discover;
-	struct server *front;  /* the REST listener */
-	struct server *admin;  /* the admin socket */
-	struct rlog *rlog;     /* the rollback log, or NULL if it cannot open */
-	struct cache *cache;   /* LoadTable answers */
-	struct watch *watch;   /* the rollback triggers */
-	struct auth *auth;     /* client authentication; NULL: mode none */
-	struct tlsctx *tls;    /* the listener's TLS context, or NULL */
+	struct server *front; /* the REST listener */
+	struct server *admin; /* the admin socket */
+	struct rlog *rlog; /* the rollback log, or NULL if it cannot open */
+	struct cache *cache; /* LoadTable answers */
+	struct watch *watch; /* the rollback triggers */
+	struct auth *auth; /* client authentication; NULL: mode none */
+	struct tlsctx *tls; /* the listener's TLS context, or NULL */
 	struct event *sig[4];
-	struct event *tick;    /* 1 s housekeeping */
-	int access_fd;	       /* -1: access log off */
+	struct event *tick; /* 1 s housekeeping */
+	int access_fd; /* -1: access log off */
 	int64_t started_ms;
 	bool draining;
-	uint64_t requests;     /* answered by floe, any status */
+	uint64_t requests; /* answered by floe, any status */
 	uint64_t local_errors; /* ErrorModel answers floe made itself */
 	struct floe_side_stats side[ROUTE_NSIDES];
 };

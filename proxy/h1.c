@@ -20,21 +20,21 @@
 
 /* Where the strict scan of a chunked body is (h1_scan_chunks). */
 enum h1_cscan {
-	H1_CS_OFF,	   /* no chunked body (or not yet) */
-	H1_CS_SIZE,	   /* hex digits of a chunk size */
-	H1_CS_EXT,	   /* after ';': a chunk extension */
-	H1_CS_SIZE_LF,	   /* the LF of a size line */
-	H1_CS_DATA,	   /* chunk data */
-	H1_CS_DATA_CR,	   /* the CRLF after chunk data */
+	H1_CS_OFF, /* no chunked body (or not yet) */
+	H1_CS_SIZE, /* hex digits of a chunk size */
+	H1_CS_EXT, /* after ';': a chunk extension */
+	H1_CS_SIZE_LF, /* the LF of a size line */
+	H1_CS_DATA, /* chunk data */
+	H1_CS_DATA_CR, /* the CRLF after chunk data */
 	H1_CS_DATA_LF,
-	H1_CS_TRAILER,	   /* a trailer line (or the final blank line) */
+	H1_CS_TRAILER, /* a trailer line (or the final blank line) */
 	H1_CS_TRAILER_LF,
 	H1_CS_DONE,
 };
 
 enum h1_state {
-	H1_S_HEAD,	/* parser running over the head (or a chunked body) */
-	H1_S_RAWBODY,	/* counting Content-Length bytes ourselves */
+	H1_S_HEAD, /* parser running over the head (or a chunked body) */
+	H1_S_RAWBODY, /* counting Content-Length bytes ourselves */
 	H1_S_DONE,
 	H1_S_ERROR,
 };
@@ -53,12 +53,12 @@ struct h1 {
 	bool scan_cr;
 	size_t scan_len;
 	unsigned scan_lines;
-	size_t scan_off;  /* where the head ended in the vector just scanned */
-	bool scan_here;	  /* ... and it ended in that vector */
+	size_t scan_off; /* where the head ended in the vector just scanned */
+	bool scan_here; /* ... and it ended in that vector */
 	enum h1_cscan cs; /* the chunked body's scan */
 	uint64_t csize;
 	unsigned cdigits;
-	char *buf;     /* head bytes: target, then name\0value\0 pairs */
+	char *buf; /* head bytes: target, then name\0value\0 pairs */
 	size_t used;
 	uint64_t need; /* raw body bytes still to move */
 	int err_status;
@@ -264,8 +264,9 @@ static int
 h1_append(struct h1 *h, const char *at, size_t len)
 {
 	if (len > h->lim.max_head - h->used)
-		return h1_fail(h, h->msg.target == NULL && h->kind == H1_REQUEST
-			? 414 : 431, "request head too large");
+		return h1_fail(h,
+		    h->msg.target == NULL && h->kind == H1_REQUEST ? 414 : 431,
+		    "request head too large");
 	memcpy(h->buf + h->used, at, len);
 	h->used += len;
 	return 0;
@@ -343,8 +344,9 @@ h1_scan(struct h1 *h, const char *p, size_t n)
 		if (h->scan_cr) {
 			h->scan_cr = false;
 			if (p[i] != '\n')
-				return h1_fail(h, 400, "CR without LF in the "
-						       "message head");
+				return h1_fail(h, 400,
+				    "CR without LF in the "
+				    "message head");
 			h1_scan_eol(h, ++i);
 			continue;
 		}
@@ -358,8 +360,9 @@ h1_scan(struct h1 *h, const char *p, size_t n)
 		if (lf == NULL) {
 			/* The line goes on in the next buffer. */
 			if (cr != NULL && cr != p + n - 1)
-				return h1_fail(h, 400, "CR without LF in the "
-						       "message head");
+				return h1_fail(h, 400,
+				    "CR without LF in the "
+				    "message head");
 			if (cr != NULL) {
 				h->scan_len += cr - (p + i);
 				h->scan_cr = true;
@@ -371,8 +374,9 @@ h1_scan(struct h1 *h, const char *p, size_t n)
 			return h1_fail(h, 400,
 			    "bare LF in the message head: lines end in CRLF");
 		if (cr != lf - 1)
-			return h1_fail(h, 400, "CR without LF in the "
-					       "message head");
+			return h1_fail(h, 400,
+			    "CR without LF in the "
+			    "message head");
 		h->scan_len += cr - (p + i);
 		i = end + 1;
 		h1_scan_eol(h, i);
@@ -421,7 +425,8 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
 			else if (h->cdigits > 0 && c == '\r')
 				h->cs = H1_CS_SIZE_LF;
 			else
-				return h1_fail(h, 400, "invalid chunk size line");
+				return h1_fail(h, 400,
+				    "invalid chunk size line");
 			break;
 		case H1_CS_EXT:
 			if (c == '\r')
@@ -432,8 +437,9 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
 			break;
 		case H1_CS_SIZE_LF:
 			if (c != '\n')
-				return h1_fail(h, 400, "chunk size line without "
-						       "CRLF");
+				return h1_fail(h, 400,
+				    "chunk size line without "
+				    "CRLF");
 			h->cs = h->csize == 0 ? H1_CS_TRAILER : H1_CS_DATA;
 			h->scan_len = 0;
 			break;
@@ -458,8 +464,8 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
 		case H1_CS_TRAILER:
 			if (c == '\r')
 				h->cs = H1_CS_TRAILER_LF;
-			else if (c == '\n' || (h->scan_len == 0 &&
-						  (c == ' ' || c == '\t')))
+			else if (c == '\n' ||
+			    (h->scan_len == 0 && (c == ' ' || c == '\t')))
 				return h1_fail(h, 400, "malformed trailer");
 			else
 				h->scan_len++;
@@ -515,8 +521,9 @@ h1_check_head(struct h1 *h, const http_parser *p)
 			vl--;
 		}
 		if (!h1_name_is(v, vl, "chunked"))
-			return h1_fail(h, 400, "unsupported Transfer-Encoding: "
-					       "only chunked is accepted");
+			return h1_fail(h, 400,
+			    "unsupported Transfer-Encoding: "
+			    "only chunked is accepted");
 	}
 	if (nte > 1)
 		return h1_fail(h, 400, "more than one Transfer-Encoding");
@@ -660,8 +667,8 @@ h1_on_headers_cb(http_parser *p)
 		return h1_fail(h, 400, "CONNECT is not served");
 	if (h1_check_head(h, p) == -1)
 		return -1;
-	h->msg.has_body_framing = (p->flags & F_CHUNKED) ||
-	    p->content_length != ULLONG_MAX;
+	h->msg.has_body_framing =
+	    (p->flags & F_CHUNKED) || p->content_length != ULLONG_MAX;
 	if (h->kind == H1_RESPONSE && h->head_response)
 		return 1;
 	/*
@@ -754,7 +761,8 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 			off = h->scan_here ? h->scan_off : 0;
 			if (h->cs != H1_CS_OFF && h->cs != H1_CS_DONE &&
 			    n > off &&
-			    h1_scan_chunks(h, (const char *)vec[i].iov_base + off,
+			    h1_scan_chunks(h,
+				(const char *)vec[i].iov_base + off,
 				n - off) == -1)
 				return h1_parser_error(h);
 			got += n;
@@ -831,28 +839,50 @@ const char *
 h1_reason(unsigned status)
 {
 	switch (status) {
-	case 200: return "OK";
-	case 204: return "No Content";
-	case 304: return "Not Modified";
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 406: return "Not Acceptable";
-	case 408: return "Request Timeout";
-	case 409: return "Conflict";
-	case 413: return "Content Too Large";
-	case 414: return "URI Too Long";
-	case 419: return "Authentication Timeout";
-	case 422: return "Unprocessable Content";
-	case 431: return "Request Header Fields Too Large";
-	case 500: return "Internal Server Error";
-	case 501: return "Not Implemented";
-	case 502: return "Bad Gateway";
-	case 503: return "Service Unavailable";
-	case 504: return "Gateway Timeout";
-	case 508: return "Loop Detected";
+	case 200:
+		return "OK";
+	case 204:
+		return "No Content";
+	case 304:
+		return "Not Modified";
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 406:
+		return "Not Acceptable";
+	case 408:
+		return "Request Timeout";
+	case 409:
+		return "Conflict";
+	case 413:
+		return "Content Too Large";
+	case 414:
+		return "URI Too Long";
+	case 419:
+		return "Authentication Timeout";
+	case 422:
+		return "Unprocessable Content";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 501:
+		return "Not Implemented";
+	case 502:
+		return "Bad Gateway";
+	case 503:
+		return "Service Unavailable";
+	case 504:
+		return "Gateway Timeout";
+	case 508:
+		return "Loop Detected";
 	default:
 		return http_status_str((enum http_status)status);
 	}

@@ -21,9 +21,9 @@ enum h1_kind {
 };
 
 struct h1_limits {
-	size_t max_head;      /* request line/status + headers, bytes */
+	size_t max_head; /* request line/status + headers, bytes */
 	unsigned max_headers; /* header count */
-	uint64_t max_body;    /* body bytes */
+	uint64_t max_body; /* body bytes */
 };
 
 struct h1_header {
@@ -58,8 +58,8 @@ struct h1_msg {
 };
 
 enum h1_rc {
-	H1_MORE,  /* need more bytes */
-	H1_DONE,  /* a whole message is in h1_msg() */
+	H1_MORE, /* need more bytes */
+	H1_DONE, /* a whole message is in h1_msg() */
 	H1_ERROR, /* see h1_error_status() and h1_error_text() */
 };
 

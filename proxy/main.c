@@ -16,10 +16,11 @@
 static void
 usage(FILE *fp)
 {
-	fprintf(fp, "usage: floe [-tv] [-c FILE]\n"
-		    "  -c FILE  configuration (default conf/floe.conf)\n"
-		    "  -t       check the configuration and exit\n"
-		    "  -v       debug logging\n");
+	fprintf(fp,
+	    "usage: floe [-tv] [-c FILE]\n"
+	    "  -c FILE  configuration (default conf/floe.conf)\n"
+	    "  -t       check the configuration and exit\n"
+	    "  -v       debug logging\n");
 }
 
 int

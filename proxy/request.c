@@ -50,8 +50,8 @@ enum request_prefix {
 
 /* How the answer is put together. */
 enum request_mode {
-	MODE_ONE,     /* one side answers */
-	MODE_LIST,    /* both sides list; floe merges and pages */
+	MODE_ONE, /* one side answers */
+	MODE_LIST, /* both sides list; floe merges and pages */
 	MODE_NS_READ, /* warehouse, then the lakehouse if it has no such ns */
 };
 
@@ -75,8 +75,8 @@ struct request {
 	enum request_mode mode;
 	bool has_route;
 	enum route_side side; /* the side asked (MODE_ONE, MODE_NS_READ) */
-	bool commit;	      /* a lost answer is CommitStateUnknown */
-	bool merge_config;    /* the answer is a LoadTableResult */
+	bool commit; /* a lost answer is CommitStateUnknown */
+	bool merge_config; /* the answer is a LoadTableResult */
 	struct upstream_xfer *x[ROUTE_NSIDES];
 	struct evbuffer *ans[ROUTE_NSIDES]; /* MODE_LIST answers */
 	unsigned ans_status[ROUTE_NSIDES];
@@ -105,7 +105,8 @@ struct request {
 /* Requests kept for reuse. */
 #define REQUEST_POOL_MAX 256
 
-static SLIST_HEAD(, request) request_pool = SLIST_HEAD_INITIALIZER(request_pool);
+static SLIST_HEAD(, request) request_pool = SLIST_HEAD_INITIALIZER(
+    request_pool);
 static unsigned request_npool;
 
 static char request_via[80] = "1.1 floe";
@@ -159,8 +160,8 @@ request_log_access(struct request *r, unsigned status, const char *target)
 	    "%s %s %s %.*s target=%s wave=%s status=%u upstream_ms=%lld.%03lld"
 	    " cache=%s%s%s\n",
 	    ts, server_conn_peer(r->conn), r->msg->method_name,
-	    (int)(r->rr.query.len > 0 ? r->rr.query.off - 1
-				      : r->msg->target_len),
+	    (int)(r->rr.query.len > 0 ? r->rr.query.off - 1 :
+					r->msg->target_len),
 	    r->msg->target, target, wave, status, (long long)(us / 1000),
 	    (long long)(us % 1000),
 	    r->cache_state != NULL ? r->cache_state : "-",
@@ -352,8 +353,8 @@ request_config(struct request *r)
 	for (op = REST_NONE + 1; op < REST_NOPS; op++)
 		if ((ep = rest_op_endpoint(op)) != NULL)
 			json_array_append_new(eps, json_string(ep));
-	j = json_pack("{s:{}, s:{s:s}, s:o}", "defaults", "overrides",
-	    "prefix", prefix, "endpoints", eps);
+	j = json_pack("{s:{}, s:{s:s}, s:o}", "defaults", "overrides", "prefix",
+	    prefix, "endpoints", eps);
 	if (f->conf->namespace_separator != NULL) {
 		const unsigned char *s =
 		    (const unsigned char *)f->conf->namespace_separator;
@@ -381,8 +382,7 @@ request_config(struct request *r)
 
 /* GET /healthz and /readyz. */
 static bool
-request_health(struct floe *f, struct server_conn *conn,
-    const struct h1_msg *m)
+request_health(struct floe *f, struct server_conn *conn, const struct h1_msg *m)
 {
 	char body[512];
 	int n;
@@ -399,8 +399,8 @@ request_health(struct floe *f, struct server_conn *conn,
 		    "{\"ready\":%s,\"store\":%s,\"warehouse_config\":%s,"
 		    "\"lakehouse_config\":%s}",
 		    floe_is_ready(f) ? "true" : "false",
-		    f->store != NULL && store_is_healthy(f->store) ? "true"
-								   : "false",
+		    f->store != NULL && store_is_healthy(f->store) ? "true" :
+								     "false",
 		    f->cat[ROUTE_WAREHOUSE]->known ? "true" : "false",
 		    f->cat[ROUTE_LAKEHOUSE]->known ? "true" : "false");
 		server_reply_mem(conn, floe_is_ready(f) ? 200 : 503,
@@ -615,8 +615,8 @@ static int
 request_route(struct request *r)
 {
 	const struct rest_req *rr = &r->rr;
-	enum route_side pinned = r->pfx == PFX_LAKEHOUSE ? ROUTE_LAKEHOUSE
-							 : ROUTE_WAREHOUSE;
+	enum route_side pinned =
+	    r->pfx == PFX_LAKEHOUSE ? ROUTE_LAKEHOUSE : ROUTE_WAREHOUSE;
 	char text[600];
 
 	r->mode = MODE_ONE;
@@ -811,12 +811,12 @@ request_cache_reply(struct request *r, const struct cache_entry *e,
 	if (b == NULL && (b = evbuffer_new()) == NULL)
 		fatalx("%s: out of memory", __func__);
 	r->cache_state = how;
-	n = snprintf(hdr, sizeof(hdr), "%.*sX-Floe-Cache: %s\r\n",
-	    (int)e->hlen, e->headers, how);
+	n = snprintf(hdr, sizeof(hdr), "%.*sX-Floe-Cache: %s\r\n", (int)e->hlen,
+	    e->headers, how);
 	if (n < 0 || (size_t)n >= sizeof(hdr))
 		n = 0;
-	request_log_access(r, request_inm_matches(r->msg, e->etag) ? 304
-								    : e->status,
+	request_log_access(r,
+	    request_inm_matches(r->msg, e->etag) ? 304 : e->status,
 	    route_side_name(r->side));
 	r->f->requests++;
 	if (request_inm_matches(r->msg, e->etag)) {
@@ -864,8 +864,8 @@ request_cache_lookup(struct request *r)
 
 /* Store the answer being sent for R (HDRS and BODY as sent). */
 static void
-request_cache_store(struct request *r, const struct h1_msg *m,
-    const char *hdrs, size_t hlen, struct evbuffer *body, const char *etag)
+request_cache_store(struct request *r, const struct h1_msg *m, const char *hdrs,
+    size_t hlen, struct evbuffer *body, const char *etag)
 {
 	const struct h1_header *up = h1_find(m, "ETag");
 	const struct h1_header *cc = h1_find(m, "Cache-Control");
@@ -876,8 +876,9 @@ request_cache_store(struct request *r, const struct h1_msg *m,
 	if (!r->cacheable || m->status != 200 ||
 	    r->cache_epoch != request_cache_epoch)
 		return;
-	if (cc != NULL && (memmem(cc->value, cc->value_len, "no-store", 8) ||
-			      memmem(cc->value, cc->value_len, "private", 7)))
+	if (cc != NULL &&
+	    (memmem(cc->value, cc->value_len, "no-store", 8) ||
+		memmem(cc->value, cc->value_len, "private", 7)))
 		return;
 	memset(&e, 0, sizeof(e));
 	e.status = m->status;
@@ -893,9 +894,9 @@ request_cache_store(struct request *r, const struct h1_msg *m,
 	}
 	e.up_etag = upbuf;
 	i = r->f->conf->target[r->side].token != NULL &&
-		!request_has_secrets(e.body, e.len)
-	    ? 0
-	    : 1;
+		!request_has_secrets(e.body, e.len) ?
+	    0 :
+	    1;
 	cache_put(r->f->cache, r->ckey[i], r->ckeylen[i], r->objs[0].len, &e,
 	    units_now_ms());
 }
@@ -928,9 +929,9 @@ request_put(char **o, const void *p, size_t n)
 /* The request-header fields floe forwards or reads while forwarding. */
 enum request_fwd {
 	FWD_NO,
-	FWD_AS_IS,	/* passed on as it came */
-	FWD_AUTHZ,	/* only to a catalog without floe's own token */
-	FWD_INM,	/* translated from floe's ETags */
+	FWD_AS_IS, /* passed on as it came */
+	FWD_AUTHZ, /* only to a catalog without floe's own token */
+	FWD_INM, /* translated from floe's ETags */
 };
 
 /* What to do with the client's header NAME. */
@@ -1103,8 +1104,9 @@ request_forward(struct request *r, enum route_side side)
 		amp = memchr(q, '&', qe - q);
 		if (amp == NULL)
 			amp = qe;
-		if (amp > q && !(r->mode == MODE_LIST &&
-				   request_paging_param(q, amp - q))) {
+		if (amp > q &&
+		    !(r->mode == MODE_LIST &&
+			request_paging_param(q, amp - q))) {
 			*o++ = first ? '?' : '&';
 			if (tr && pl > 0 && amp - q >= 7 &&
 			    strncmp(q, "parent=", 7) == 0) {
@@ -1176,10 +1178,10 @@ request_forward(struct request *r, enum route_side side)
 
 	memset(&ur, 0, sizeof(ur));
 	ur.head = head;
-	ur.body = evbuffer_get_length(m->body) > 0 ||
-		m->method == H1_POST || m->method == H1_PUT
-	    ? m->body
-	    : NULL;
+	ur.body = evbuffer_get_length(m->body) > 0 || m->method == H1_POST ||
+		m->method == H1_PUT ?
+	    m->body :
+	    NULL;
 	/* Listings and namespace reads are GET/HEAD: no body to share. */
 	if (r->mode != MODE_ONE)
 		ur.body = NULL;
@@ -1360,8 +1362,8 @@ request_reply_failure(struct request *r, enum route_side side,
 		    route_side_name(side), r->f->conf->target[side].uri, why);
 	else
 		request_errorf(r, status,
-		    status == 504 ? "GatewayTimeoutException"
-				  : "BadGatewayException",
+		    status == 504 ? "GatewayTimeoutException" :
+				    "BadGatewayException",
 		    "The %s catalog (%s) failed: %s", route_side_name(side),
 		    r->f->conf->target[side].uri, why);
 }
@@ -1411,12 +1413,12 @@ request_reply_list(struct request *r)
 		}
 	}
 	for (i = 0; i < ROUTE_NSIDES; i++) {
-		bodies[i] = r->ans_status[i] == 200
-		    ? (const char *)evbuffer_pullup(r->ans[i], -1)
-		    : NULL;
-		lens[i] = r->ans_status[i] == 200
-		    ? evbuffer_get_length(r->ans[i])
-		    : 0;
+		bodies[i] = r->ans_status[i] == 200 ?
+		    (const char *)evbuffer_pullup(r->ans[i], -1) :
+		    NULL;
+		lens[i] = r->ans_status[i] == 200 ?
+		    evbuffer_get_length(r->ans[i]) :
+		    0;
 	}
 	if (rest_query_get(r->msg->target + r->rr.query.off, r->rr.query.len,
 		"pageToken", token, sizeof(token)) == 0)
@@ -1434,8 +1436,8 @@ request_reply_list(struct request *r)
 			return;
 		}
 	}
-	out = listing_merge(r->rr.op == REST_LIST_NAMESPACES ? "namespaces"
-							      : "identifiers",
+	out = listing_merge(r->rr.op == REST_LIST_NAMESPACES ? "namespaces" :
+							       "identifiers",
 	    bodies, lens, tok, page_size, &outlen, err, sizeof(err));
 	if (out == NULL) {
 		request_errorf(r, 502, "BadGatewayException",
@@ -1465,8 +1467,8 @@ request_revalidated(struct request *r, struct h1_msg *m)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		if ((e = cache_peek(r->f->cache, r->ckey[i],
-			 r->ckeylen[i])) == NULL)
+		if ((e = cache_peek(r->f->cache, r->ckey[i], r->ckeylen[i])) ==
+		    NULL)
 			continue;
 		if (m->status == 304) {
 			cache_renew(r->f->cache, r->ckey[i], r->ckeylen[i],
@@ -1491,8 +1493,8 @@ static void
 request_done_cb(struct upstream_xfer *x, void *arg)
 {
 	struct request *r = arg;
-	enum route_side side = r->x[ROUTE_WAREHOUSE] == x ? ROUTE_WAREHOUSE
-							  : ROUTE_LAKEHOUSE;
+	enum route_side side =
+	    r->x[ROUTE_WAREHOUSE] == x ? ROUTE_WAREHOUSE : ROUTE_LAKEHOUSE;
 	struct h1_msg *m = upstream_xfer_msg(x);
 	enum upstream_fail fail = upstream_xfer_fail(x);
 
@@ -1500,9 +1502,9 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 	r->pending--;
 	/* Listings ask both sides at once: the slower one is the wait. */
 	if (upstream_xfer_usec(x) > r->upstream_us || r->mode != MODE_LIST)
-		r->upstream_us = r->mode == MODE_LIST
-		    ? upstream_xfer_usec(x)
-		    : r->upstream_us + upstream_xfer_usec(x);
+		r->upstream_us = r->mode == MODE_LIST ?
+		    upstream_xfer_usec(x) :
+		    r->upstream_us + upstream_xfer_usec(x);
 	switch (r->mode) {
 	case MODE_ONE:
 		if (r->rr.write)
@@ -1534,7 +1536,8 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 		return;
 	case MODE_LIST:
 		if (m == NULL) {
-			/* The other side's transfer is cancelled by the free. */
+			/* The other side's transfer is cancelled by the free.
+			 */
 			snprintf(r->ans_error[side], sizeof(r->ans_error[side]),
 			    "%s", upstream_xfer_error(x));
 			request_reply_failure(r, side, fail,
@@ -1601,8 +1604,8 @@ request_authenticate(struct request *r)
 		h != NULL ? h->value_len : 0, units_now_ms() / 1000, r->ident,
 		sizeof(r->ident), &why) == 0)
 		return 0;
-	log_debug("%s: client %s: 401: %s", __func__,
-	    server_conn_peer(r->conn), why);
+	log_debug("%s: client %s: 401: %s", __func__, server_conn_peer(r->conn),
+	    why);
 	snprintf(msg, sizeof(msg), "Not authorized: %s", why);
 	request_log_access(r, 401, "floe");
 	r->f->requests++;
@@ -1627,9 +1630,9 @@ request_oauth_tokens(struct request *r)
 		    "a \"token\" (%s), or set \"oauth2-server-uri\" to your "
 		    "identity provider",
 		    auth_mode_name(auth_mode(r->f->auth)),
-		    auth_mode(r->f->auth) == AUTH_JWT
-			? "a JWT from your identity provider"
-			: "one listed in floe's token file");
+		    auth_mode(r->f->auth) == AUTH_JWT ?
+			"a JWT from your identity provider" :
+			"one listed in floe's token file");
 		return;
 	}
 	r->mode = MODE_ONE;
@@ -1662,12 +1665,24 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 		return;
 	}
 	switch (m->method) {
-	case H1_GET: rm = REST_M_GET; break;
-	case H1_HEAD: rm = REST_M_HEAD; break;
-	case H1_POST: rm = REST_M_POST; break;
-	case H1_PUT: rm = REST_M_PUT; break;
-	case H1_DELETE: rm = REST_M_DELETE; break;
-	default: rm = REST_M_OTHER; break;
+	case H1_GET:
+		rm = REST_M_GET;
+		break;
+	case H1_HEAD:
+		rm = REST_M_HEAD;
+		break;
+	case H1_POST:
+		rm = REST_M_POST;
+		break;
+	case H1_PUT:
+		rm = REST_M_PUT;
+		break;
+	case H1_DELETE:
+		rm = REST_M_DELETE;
+		break;
+	default:
+		rm = REST_M_OTHER;
+		break;
 	}
 	rc = rest_parse(rm, m->target, m->target_len,
 	    f->conf->namespace_separator, &r->rr);
@@ -1718,12 +1733,11 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 	if (r->mode == MODE_LIST) {
 		char token[1024];
 
-		if (rest_query_get(m->target + r->rr.query.off,
-			r->rr.query.len, "pageToken", token,
-			sizeof(token)) == 0 &&
-		    !listing_token_is_valid(r->rr.op == REST_LIST_NAMESPACES
-				? "namespaces"
-				: "identifiers",
+		if (rest_query_get(m->target + r->rr.query.off, r->rr.query.len,
+			"pageToken", token, sizeof(token)) == 0 &&
+		    !listing_token_is_valid(r->rr.op == REST_LIST_NAMESPACES ?
+			    "namespaces" :
+			    "identifiers",
 			token)) {
 			request_errorf(r, 400, "BadRequestException",
 			    "Invalid pageToken: floe did not issue it; start "
@@ -1732,13 +1746,14 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 		}
 		for (i = 0; i < ROUTE_NSIDES; i++)
 			if (!f->cat[i]->known) {
-				request_errorf(r, 503, "ServiceUnavailableException",
+				request_errorf(r, 503,
+				    "ServiceUnavailableException",
 				    "The %s catalog's config is not known yet "
 				    "(%s): floe is still trying to reach it",
 				    route_side_name(i),
-				    f->cat[i]->last_error != NULL
-					? f->cat[i]->last_error
-					: "no answer yet");
+				    f->cat[i]->last_error != NULL ?
+					f->cat[i]->last_error :
+					"no answer yet");
 				return;
 			}
 		request_forward(r, ROUTE_WAREHOUSE);
@@ -1750,14 +1765,13 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 		    "The %s catalog's config is not known yet (%s): floe is "
 		    "still trying to reach it",
 		    route_side_name(r->side),
-		    f->cat[r->side]->last_error != NULL
-			? f->cat[r->side]->last_error
-			: "no answer yet");
+		    f->cat[r->side]->last_error != NULL ?
+			f->cat[r->side]->last_error :
+			"no answer yet");
 		return;
 	}
 	if (r->rr.op == REST_LOAD_TABLE && m->method == H1_GET &&
-	    r->nobjs == 1 && cache_is_on(f->cache) &&
-	    request_cache_lookup(r)) {
+	    r->nobjs == 1 && cache_is_on(f->cache) && request_cache_lookup(r)) {
 		request_free(r);
 		return;
 	}

@@ -52,19 +52,19 @@ enum rest_op {
 
 /* What a path names, which decides how it is routed. */
 enum rest_scope {
-	REST_SCOPE_CATALOG,   /* config, token, namespace list/create */
+	REST_SCOPE_CATALOG, /* config, token, namespace list/create */
 	REST_SCOPE_NAMESPACE, /* N and N/properties, listings */
-	REST_SCOPE_TABLE,     /* N/tables/{table}[/...]: table in the path */
-	REST_SCOPE_BODY,      /* the table(s) are named only in the body */
-	REST_SCOPE_VIEW,      /* views and functions: always the warehouse */
+	REST_SCOPE_TABLE, /* N/tables/{table}[/...]: table in the path */
+	REST_SCOPE_BODY, /* the table(s) are named only in the body */
+	REST_SCOPE_VIEW, /* views and functions: always the warehouse */
 };
 
 enum rest_rc {
 	REST_OK = 0,
-	REST_NOTFOUND = 404,   /* no such path */
-	REST_BADMETHOD = 405,  /* path exists, not with this method */
-	REST_MALFORMED = 400,  /* bad percent-encoding, empty level, ... */
-	REST_TOOLONG = 414,    /* a name does not fit the buffers */
+	REST_NOTFOUND = 404, /* no such path */
+	REST_BADMETHOD = 405, /* path exists, not with this method */
+	REST_MALFORMED = 400, /* bad percent-encoding, empty level, ... */
+	REST_TOOLONG = 414, /* a name does not fit the buffers */
 };
 
 #define REST_NAME_MAX 1024
@@ -78,14 +78,14 @@ struct rest_span {
 struct rest_req {
 	enum rest_op op;
 	enum rest_scope scope;
-	bool write;		/* changes the catalog */
+	bool write; /* changes the catalog */
 	struct rest_span prefix; /* len 0 when the path has none */
 	/* Everything after the prefix, "/namespaces/..." up to '?'. */
 	struct rest_span rest;
-	struct rest_span query;	    /* after '?', without it; may be empty */
-	struct rest_span ns_raw;    /* the namespace segment as sent */
+	struct rest_span query; /* after '?', without it; may be empty */
+	struct rest_span ns_raw; /* the namespace segment as sent */
 	struct rest_span table_raw; /* the table/view/function segment */
-	struct rest_span plan_id;   /* fetch/cancel plan */
+	struct rest_span plan_id; /* fetch/cancel plan */
 	/* Decoded namespace: levels joined by 0x1f; nlevels 0 if none. */
 	char ns[REST_NAME_MAX];
 	size_t ns_len;
@@ -127,7 +127,7 @@ const char *rest_op_name(enum rest_op);
  */
 const char *rest_op_endpoint(enum rest_op);
 /* Decode one query parameter NAME from QUERY into BUF. 0, or -1 if absent. */
-int rest_query_get(const char *query, size_t len, const char *name,
-    char *buf, size_t buflen);
+int rest_query_get(const char *query, size_t len, const char *name, char *buf,
+    size_t buflen);
 
 #endif

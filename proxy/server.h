@@ -33,8 +33,8 @@ struct server_opts {
  * A complete request. The callee answers with server_reply*() now or later;
  * MSG stays valid until then.
  */
-typedef void (*server_request_cb)(struct server_conn *, struct h1_msg *,
-    void *arg);
+typedef void (
+    *server_request_cb)(struct server_conn *, struct h1_msg *, void *arg);
 /*
  * The client sent a request floe cannot frame (STATUS 400/413/414/431):
  * the callee answers with server_reply*(); the connection then closes.
@@ -77,8 +77,8 @@ unsigned server_nconns(const struct server *);
 void server_reply(struct server_conn *, unsigned status, const char *hdrs,
     size_t hlen, struct evbuffer *body, int64_t content_length);
 /* Answer with a body from memory. */
-void server_reply_mem(struct server_conn *, unsigned status,
-    const char *ctype, const char *body, size_t len);
+void server_reply_mem(struct server_conn *, unsigned status, const char *ctype,
+    const char *body, size_t len);
 /* Close the connection after the next answer. */
 void server_conn_close_after(struct server_conn *);
 void server_conn_on_abort(struct server_conn *, server_abort_cb, void *);

@@ -25,7 +25,7 @@ enum upstream_fail {
 	UPSTREAM_OK = 0,
 	UPSTREAM_CONNECT, /* could not connect (refused, DNS, TLS) */
 	UPSTREAM_TIMEOUT, /* no complete answer within the timeout */
-	UPSTREAM_RESET,	  /* the connection closed before the answer ended */
+	UPSTREAM_RESET, /* the connection closed before the answer ended */
 	UPSTREAM_GARBAGE, /* the answer is not HTTP/1.1 */
 };
 
@@ -37,8 +37,8 @@ struct upstream_req {
 	 */
 	struct evbuffer *head;
 	struct evbuffer *body; /* or NULL; moved out */
-	bool head_method;      /* HEAD: the answer has no body */
-	bool retryable;	       /* idempotent: may be sent twice */
+	bool head_method; /* HEAD: the answer has no body */
+	bool retryable; /* idempotent: may be sent twice */
 };
 
 /* The transfer ended; inspect it with the accessors. It is freed after. */

@@ -39,13 +39,13 @@ struct route_obj {
 
 enum route_why {
 	ROUTE_WHY_UNASSIGNED, /* no object entry nor rule: warehouse */
-	ROUTE_WHY_OBJECT,     /* the object's own entry */
-	ROUTE_WHY_RULE,	      /* a namespace rule */
+	ROUTE_WHY_OBJECT, /* the object's own entry */
+	ROUTE_WHY_RULE, /* a namespace rule */
 	ROUTE_WHY_STORE_ERROR /* the store failed: warehouse, the safe side */
 };
 
 struct route_result {
-	enum route_side read;  /* where reads go */
+	enum route_side read; /* where reads go */
 	enum route_side write; /* the authoritative side: where writes go */
 	bool assigned;
 	uint32_t wave;

@@ -156,8 +156,14 @@ test_budget(void **state __unused)
 
 		memset(big, 'y', 2047);
 		big[2047] = '\0';
-		put(c, "db\x1e" "big", "v", big, "", T0);
-		assert_null(get(c, "db\x1e" "big", "v", T0, &expired));
+		put(c,
+		    "db\x1e"
+		    "big",
+		    "v", big, "", T0);
+		assert_null(get(c,
+		    "db\x1e"
+		    "big",
+		    "v", T0, &expired));
 		free(big);
 	}
 	/* A smaller budget evicts at once. */

@@ -91,7 +91,7 @@ clean:
 
 .PHONY: all units test check valgrind deps demo bench hdrcheck format lint \
 	clean
-.PRECIOUS: $(B)/tests/unit/%.o
+.SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 

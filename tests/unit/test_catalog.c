@@ -301,15 +301,33 @@ test_rewrite_text(void **state __unused)
 		{ "{\"metadata\":{\"config\":{}},\"config\":{\"a\":\"b\"}}",
 		    "{\"metadata\":{\"config\":{}},\"config\":{\"a\":\"b\","
 		    "\"warehouse\":\"w\"}}" },
+		/* Read from the end: brackets and quotes inside strings. */
+		{ "{\"metadata\":{\"a\":\"}\"},\"x\":\"\\\"config\\\":{\","
+		  "\"config\":{\"k\":\"v\"}}",
+		    "{\"metadata\":{\"a\":\"}\"},\"x\":\"\\\"config\\\":{\","
+		    "\"config\":{\"k\":\"v\",\"warehouse\":\"w\"}}" },
+		/* The config first, then members of every kind. */
+		{ "{\"config\":{\"k\":\"v\"},\"metadata\":{\"x\":[1,-2.5e3,"
+		  "{\"y\":\"]\\\\\"}]},\"t\":true,\"z\":null}",
+		    "{\"config\":{\"k\":\"v\",\"warehouse\":\"w\"},\"metadata\":"
+		    "{\"x\":[1,-2.5e3,{\"y\":\"]\\\\\"}]},\"t\":true,\"z\":null}" },
+		/* A key spelled with an escape is not "config". */
+		{ "{\"conf\\u0069g\":{}}",
+		    "{\"conf\\u0069g\":{},\"config\":{\"warehouse\":\"w\"}}" },
 		/* An empty answer gets a config. */
 		{ "{}", "{\"config\":{\"warehouse\":\"w\"}}" },
 		/* config: null is the table's choice. */
 		{ "{\"config\":null}", NULL },
-		/* Truncated, trailing bytes, two objects, bad literal. */
+		/*
+		 * Truncated, trailing bytes, two objects, a missing value, a
+		 * trailing comma: passed on unchanged. (Only what the scan
+		 * reads is checked: the config is found from the end.)
+		 */
 		{ "{\"config\":{\"a\":\"b\"}", NULL },
 		{ "{\"config\":{}} x", NULL },
 		{ "{}{}", NULL },
-		{ "{\"a\":,\"config\":{}}", NULL },
+		{ "{\"config\":{},\"a\":}", NULL },
+		{ "{\"config\":{},\"a\":1,}", NULL },
 		{ "{\"a\":\"unterminated}", NULL },
 	};
 	struct catalog *c = catalog_from("{\"defaults\":{\"warehouse\":\"w\"},"

@@ -28,6 +28,7 @@
 #include "lib/log.h"
 #include "lib/xmalloc.h"
 #include "proxy/server.h"
+#include "proxy/sockio.h"
 #include "proxy/tlsctx.h"
 
 struct server_listener {
@@ -46,6 +47,7 @@ struct server_conn {
 	struct event *timer;
 	bool busy; /* a request is with its owner */
 	bool closing; /* close once the output is written */
+	struct event *rev; /* floe's own reads of a plain connection */
 	bool close_after; /* the answer ends the connection */
 	bool head_req;
 	bool tls;
@@ -75,6 +77,7 @@ static void server_accept_cb(struct evconnlistener *, evutil_socket_t,
 static void server_read_cb(struct bufferevent *, void *);
 static void server_write_cb(struct bufferevent *, void *);
 static void server_flush(struct server_conn *);
+static void server_sock_cb(evutil_socket_t, short, void *);
 static void server_event_cb(struct bufferevent *, short, void *);
 static void server_timer_cb(evutil_socket_t, short, void *);
 static void server_conn_free(struct server_conn *);
@@ -351,16 +354,27 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		return;
 	}
 	c->h1 = h1_new(H1_REQUEST, &s->opts.lim);
-	/* Plain answers are written by server_flush (see there). */
-	if (tls == NULL)
+	/*
+	 * A plain connection is read by server_sock_cb and written by
+	 * server_flush (see there); TLS ones by their bufferevent.
+	 */
+	if (tls == NULL) {
 		bufferevent_disable(c->bev, EV_WRITE);
+		c->rev = event_new(s->base, fd, EV_READ | EV_PERSIST,
+		    server_sock_cb, c);
+		if (c->rev == NULL)
+			fatalx("%s: out of memory", __func__);
+	}
 	bufferevent_setcb(c->bev, server_read_cb, server_write_cb,
 	    server_event_cb, c);
 	bufferevent_set_timeouts(c->bev, NULL, &s->write_tv);
 	/* Stop reading while a large backlog waits behind a busy request. */
 	bufferevent_setwatermark(c->bev, EV_READ, 0,
 	    s->opts.lim.max_head + s->opts.lim.max_body + 65536);
-	bufferevent_enable(c->bev, EV_READ);
+	if (c->rev != NULL)
+		event_add(c->rev, NULL);
+	else
+		bufferevent_enable(c->bev, EV_READ);
 	evtimer_add(c->timer, &s->idle_tv);
 	LIST_INSERT_HEAD(&s->conns, c, entry);
 	s->nconns++;
@@ -378,6 +392,8 @@ server_conn_free(struct server_conn *c)
 	LIST_REMOVE(c, entry);
 	c->srv->nconns--;
 	event_free(c->timer);
+	if (c->rev != NULL)
+		event_free(c->rev);
 	bufferevent_free(c->bev);
 	h1_free(c->h1);
 	free(c);
@@ -421,6 +437,35 @@ static void
 server_read_cb(struct bufferevent *bev __unused, void *arg)
 {
 	server_conn_process(arg);
+}
+
+/*
+ * Reads of a plain connection: one readv of up to 64 KiB (libevent's own
+ * read asks FIONREAD first and takes at most 4 KiB). Past the backlog
+ * limit reading stops until the request in flight is answered.
+ */
+static void
+server_sock_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
+{
+	struct server_conn *c = arg;
+	struct server *s = c->srv;
+
+	switch (sockio_read(c->bev)) {
+	case SOCKIO_READ:
+		if (evbuffer_get_length(bufferevent_get_input(c->bev)) >
+		    s->opts.lim.max_head + s->opts.lim.max_body + 65536)
+			event_del(c->rev);
+		server_conn_process(c);
+		return;
+	case SOCKIO_AGAIN:
+		return;
+	case SOCKIO_EOF:
+		server_event_cb(c->bev, BEV_EVENT_READING | BEV_EVENT_EOF, c);
+		return;
+	case SOCKIO_ERROR:
+		server_event_cb(c->bev, BEV_EVENT_READING | BEV_EVENT_ERROR, c);
+		return;
+	}
 }
 
 /* The answer is written: close, or wait for the next request. */
@@ -580,10 +625,15 @@ server_reply(struct server_conn *c, unsigned status, const char *hdrs,
 	c->busy = false;
 	if (c->close_after) {
 		c->closing = true;
-		bufferevent_disable(c->bev, EV_READ);
+		if (c->rev != NULL)
+			event_del(c->rev);
+		else
+			bufferevent_disable(c->bev, EV_READ);
 		server_flush(c);
 		return;
 	}
+	if (c->rev != NULL && !event_pending(c->rev, EV_READ, NULL))
+		event_add(c->rev, NULL);
 	h1_reset(c->h1);
 	evtimer_add(c->timer, &c->srv->idle_tv);
 	server_flush(c);

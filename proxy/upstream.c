@@ -29,6 +29,7 @@
 #include "lib/xmalloc.h"
 #include "proxy/conf.h"
 #include "proxy/h1.h"
+#include "proxy/sockio.h"
 #include "proxy/upstream.h"
 
 /* Idle connections are closed after this long. */
@@ -43,6 +44,7 @@ struct upconn {
 	struct upstream_xfer *x; /* the request in flight, or NULL: idle */
 	bool connected;
 	bool idle; /* on the idle list */
+	struct event *rev; /* floe's own reads, once a plain conn connects */
 	unsigned served; /* answers read on this connection */
 	LIST_ENTRY(upconn) entry;
 };
@@ -86,6 +88,8 @@ struct upstream {
 static void upstream_read_cb(struct bufferevent *, void *);
 static void upstream_write_cb(struct bufferevent *, void *);
 static void upstream_flush(struct upconn *);
+static void upstream_sock_cb(evutil_socket_t, short, void *);
+static void upstream_idle_timer(struct upconn *, bool);
 static void upstream_event_cb(struct bufferevent *, short, void *);
 static void upstream_timer_cb(evutil_socket_t, short, void *);
 static void upstream_conn_free(struct upconn *);
@@ -272,6 +276,8 @@ upstream_conn_free(struct upconn *c)
 	if (c->idle)
 		u->nidle--;
 	u->nconns--;
+	if (c->rev != NULL)
+		event_free(c->rev);
 	bufferevent_free(c->bev);
 	h1_free(c->h1);
 	free(c);
@@ -369,6 +375,48 @@ upstream_flush(struct upconn *c)
 		bufferevent_enable(c->bev, EV_WRITE);
 }
 
+/*
+ * Reads of a plain connection, one readv of up to 64 KiB each (libevent's
+ * own read asks FIONREAD first and takes at most 4 KiB). An idle
+ * connection's timeout comes here too.
+ */
+static void
+upstream_sock_cb(evutil_socket_t fd __unused, short what, void *arg)
+{
+	struct upconn *c = arg;
+
+	if (what & EV_TIMEOUT) {
+		upstream_event_cb(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT,
+		    c);
+		return;
+	}
+	switch (sockio_read(c->bev)) {
+	case SOCKIO_READ:
+		upstream_read_cb(c->bev, c);
+		return;
+	case SOCKIO_AGAIN:
+		return;
+	case SOCKIO_EOF:
+		upstream_event_cb(c->bev, BEV_EVENT_READING | BEV_EVENT_EOF, c);
+		return;
+	case SOCKIO_ERROR:
+		upstream_event_cb(c->bev, BEV_EVENT_READING | BEV_EVENT_ERROR,
+		    c);
+		return;
+	}
+}
+
+/* Bound an idle connection's life (ON), or not while it is busy. */
+static void
+upstream_idle_timer(struct upconn *c, bool on)
+{
+	if (c->rev != NULL)
+		event_add(c->rev, on ? &c->u->idle_tv : NULL);
+	else
+		bufferevent_set_timeouts(c->bev, on ? &c->u->idle_tv : NULL,
+		    NULL);
+}
+
 /* The bufferevent wrote what upstream_flush left: write interest off. */
 static void
 upstream_write_cb(struct bufferevent *bev, void *arg)
@@ -392,7 +440,7 @@ upstream_start(struct upstream *u, struct upstream_xfer *x)
 		c->idle = false;
 		LIST_INSERT_HEAD(&u->busy, c, entry);
 		u->reused++;
-		bufferevent_set_timeouts(c->bev, NULL, NULL);
+		upstream_idle_timer(c, false);
 		upstream_write(c, x);
 		return;
 	}
@@ -433,7 +481,7 @@ upstream_release(struct upconn *c)
 	LIST_INSERT_HEAD(&u->idle, c, entry);
 	c->idle = true;
 	u->nidle++;
-	bufferevent_set_timeouts(c->bev, &u->idle_tv, NULL);
+	upstream_idle_timer(c, true);
 }
 
 static void
@@ -556,13 +604,23 @@ upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	if (what & BEV_EVENT_CONNECTED) {
 		c->connected = true;
-		/* From now on upstream_flush writes; see there. */
+		/*
+		 * From now on a plain connection is read by upstream_sock_cb
+		 * and written by upstream_flush; see there.
+		 */
 		if (c->u->ssl == NULL) {
-			bufferevent_disable(bev, EV_WRITE);
+			bufferevent_disable(bev, EV_READ | EV_WRITE);
+			c->rev = event_new(u->base, bufferevent_getfd(bev),
+			    EV_READ | EV_PERSIST, upstream_sock_cb, c);
+			if (c->rev == NULL || event_add(c->rev, NULL) == -1)
+				fatalx("%s: out of memory", __func__);
 			upstream_flush(c);
 		}
 		if (x != NULL)
 			evtimer_add(x->timer, &u->timeout_tv);
+		/* Bytes the bufferevent read before the switch. */
+		if (evbuffer_get_length(bufferevent_get_input(bev)) > 0)
+			upstream_read_cb(bev, c);
 		return;
 	}
 	if (x == NULL) {

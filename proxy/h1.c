@@ -225,6 +225,13 @@ h1_set_head_response(struct h1 *h, bool on)
 }
 
 bool
+h1_awaits_body(const struct h1 *h)
+{
+	return h->state == H1_S_RAWBODY ||
+	    (h->state == H1_S_HEAD && h->head_done);
+}
+
+bool
 h1_started(const struct h1 *h)
 {
 	return h->started;

@@ -73,6 +73,8 @@ void h1_set_head_response(struct h1 *, bool);
 enum h1_rc h1_parse(struct h1 *, struct evbuffer *in);
 /* The peer closed: completes an answer delimited by the close. */
 enum h1_rc h1_eof(struct h1 *);
+/* The head is complete and its body is still being read. */
+bool h1_awaits_body(const struct h1 *);
 /* True once any byte of the current message was consumed. */
 bool h1_started(const struct h1 *);
 struct h1_msg *h1_msg(struct h1 *);

@@ -48,6 +48,7 @@ struct server_conn {
 	bool busy; /* a request is with its owner */
 	bool closing; /* close once the output is written */
 	struct event *rev; /* floe's own reads of a plain connection */
+	bool continued; /* "100 Continue" sent for this request */
 	bool close_after; /* the answer ends the connection */
 	bool head_req;
 	bool tls;
@@ -77,6 +78,7 @@ static void server_accept_cb(struct evconnlistener *, evutil_socket_t,
 static void server_read_cb(struct bufferevent *, void *);
 static void server_write_cb(struct bufferevent *, void *);
 static void server_flush(struct server_conn *);
+static void server_continue(struct server_conn *);
 static void server_sock_cb(evutil_socket_t, short, void *);
 static void server_event_cb(struct bufferevent *, short, void *);
 static void server_timer_cb(evutil_socket_t, short, void *);
@@ -399,6 +401,29 @@ server_conn_free(struct server_conn *c)
 	free(c);
 }
 
+/*
+ * A client that sent "Expect: 100-continue" waits for a word before it
+ * sends its body (curl waits a second): floe has no reason to refuse a
+ * body it has not seen, so it says go on once the head is read.
+ */
+static void
+server_continue(struct server_conn *c)
+{
+	const struct h1_header *h;
+
+	if (c->continued || !h1_awaits_body(c->h1) ||
+	    (h = h1_find(h1_msg(c->h1), "Expect")) == NULL ||
+	    !h1_name_is(h->value, h->value_len, "100-continue") ||
+	    h1_msg(c->h1)->http_minor < 1)
+		return;
+	c->continued = true;
+	evbuffer_add(bufferevent_get_output(c->bev),
+	    "HTTP/1.1 100 Continue\r\n\r\n", 25);
+	if (c->tls)
+		return;
+	server_flush(c);
+}
+
 /* Parse and dispatch what the client sent, one request at a time. */
 static void
 server_conn_process(struct server_conn *c)
@@ -414,6 +439,7 @@ server_conn_process(struct server_conn *c)
 	case H1_MORE:
 		if (!was_started && h1_started(c->h1))
 			evtimer_add(c->timer, &s->head_tv);
+		server_continue(c);
 		return;
 	case H1_ERROR:
 		evtimer_del(c->timer);
@@ -574,6 +600,7 @@ server_reply(struct server_conn *c, unsigned status, const char *hdrs,
 	int n;
 
 	c->abort_cb = NULL;
+	c->continued = false;
 	if (content_length < 0)
 		content_length = blen;
 	/* The whole head in one reserved extent, without printf. */

@@ -51,6 +51,18 @@ get /v1/routed/namespaces/db/tables/bunnies
 expect_status "still serving after the bad reload" 200
 cp "$T/floe.conf.good" "$T/floe.conf"
 
+# Expect: 100-continue gets its "go on" at once (curl waits a second
+# otherwise); the body then reaches the catalog.
+head -c 2000000 /dev/zero | tr '\0' ' ' >"$T/big"
+t=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 10 \
+	-H 'Content-Type: application/json' -H 'Expect: 100-continue' \
+	--data-binary @"$T/big" "$BASE/v1/routed/namespaces/db/tables/bunnies")
+s=${t%% *}
+secs=${t#* }
+[ "$s" != 000 ] && [ "$s" != 408 ] && awk -v t="$secs" 'BEGIN{exit !(t < 0.9)}' &&
+	ok "Expect: 100-continue answered at once (status $s in ${secs}s)" ||
+	bad "Expect: 100-continue: status $s after ${secs}s"
+
 # SIGTERM during a slow request: it finishes, then floe exits 0.
 fault warehouse '{"match":"tables/bunnies","delay_ms":1500,"count":1}'
 curl -s -o "$T/slow" -w '%{http_code}' --max-time 10 \

@@ -57,6 +57,8 @@ enum request_mode {
 
 /* Objects a request names, kept to invalidate their cached answers. */
 #define REQUEST_MAX_OBJS 8
+/* An answer's head as floe sends it: an upstream head is at most 64 KiB. */
+#define REQUEST_HDRS_MAX (64 * 1024 + 1024)
 /* A cache key: object, side, versions, variant. */
 #define REQUEST_CKEY_MAX 2048
 
@@ -114,6 +116,7 @@ static struct evbuffer *request_log;
 
 static void request_forward(struct request *, enum route_side);
 static void request_done_cb(struct upstream_xfer *, void *);
+static void request_put(char **, const void *, size_t);
 static void request_free(struct request *);
 
 static int64_t
@@ -804,27 +807,28 @@ static void
 request_cache_reply(struct request *r, const struct cache_entry *e,
     const char *how)
 {
+	/* Cached heads were built in request_reply_upstream's buffer. */
+	static char hdr[REQUEST_HDRS_MAX + 64];
 	static struct evbuffer *b;
-	char hdr[4096];
-	int n;
+	bool not_modified = request_inm_matches(r->msg, e->etag);
+	char *o = hdr;
 
 	if (b == NULL && (b = evbuffer_new()) == NULL)
 		fatalx("%s: out of memory", __func__);
 	r->cache_state = how;
-	n = snprintf(hdr, sizeof(hdr), "%.*sX-Floe-Cache: %s\r\n", (int)e->hlen,
-	    e->headers, how);
-	if (n < 0 || (size_t)n >= sizeof(hdr))
-		n = 0;
-	request_log_access(r,
-	    request_inm_matches(r->msg, e->etag) ? 304 : e->status,
+	request_put(&o, e->headers, e->hlen);
+	request_put(&o, "X-Floe-Cache: ", 14);
+	request_put(&o, how, strlen(how));
+	request_put(&o, "\r\n", 2);
+	request_log_access(r, not_modified ? 304 : e->status,
 	    route_side_name(r->side));
 	r->f->requests++;
-	if (request_inm_matches(r->msg, e->etag)) {
+	if (not_modified) {
 		r->f->side[r->side].not_modified++;
-		server_reply(r->conn, 304, hdr, n, NULL, -1);
+		server_reply(r->conn, 304, hdr, o - hdr, NULL, -1);
 	} else {
 		evbuffer_add(b, e->body, e->len);
-		server_reply(r->conn, e->status, hdr, n, b, -1);
+		server_reply(r->conn, e->status, hdr, o - hdr, b, -1);
 	}
 }
 
@@ -1206,13 +1210,21 @@ static void
 request_floe_base(struct request *r, char *buf, size_t len)
 {
 	const struct h1_header *h = h1_find(r->msg, "Host");
-	const char *scheme = server_conn_is_tls(r->conn) ? "https" : "http";
+	const char *scheme =
+	    server_conn_is_tls(r->conn) ? "https://" : "http://";
+	const char *host = r->f->conf->listen;
+	size_t hlen = strlen(host), slen = strlen(scheme);
 
-	if (h != NULL && h->value_len > 0 && h->value_len < len - 9)
-		snprintf(buf, len, "%s://%.*s", scheme, (int)h->value_len,
-		    h->value);
-	else
-		snprintf(buf, len, "%s://%s", scheme, r->f->conf->listen);
+	if (h != NULL && h->value_len > 0 && slen + h->value_len < len) {
+		host = h->value;
+		hlen = h->value_len;
+	}
+	if (slen + hlen >= len)
+		hlen = len - slen - 1;
+	/* Every LoadTable with config to merge: no printf. */
+	memcpy(buf, scheme, slen);
+	memcpy(buf + slen, host, hlen);
+	buf[slen + hlen] = '\0';
 }
 
 /* evbuffer_add_reference cleanup for a rewritten body. */
@@ -1260,7 +1272,7 @@ static void
 request_reply_upstream(struct request *r, enum route_side side,
     struct h1_msg *m)
 {
-	static char hdrs[64 * 1024 + 1024];
+	static char hdrs[REQUEST_HDRS_MAX];
 	struct floe *f = r->f;
 	const struct h1_header *h;
 	struct evbuffer *body = m->body;

@@ -1037,20 +1037,33 @@ ctl_wave_rollback(struct ctl *c, int argc, char **argv)
 	return rc;
 }
 
-/* floectl wave ack N */
+/* floectl wave ack N, wave retire N: a transition with no options. */
 static int
-ctl_wave_ack(struct ctl *c, int argc, char **argv)
+ctl_wave_bare(struct ctl *c, int argc, char **argv, const char *action)
 {
-	char *pos[1], num[16];
+	char *pos[1], num[16], what[32];
 	uint64_t n;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1, "wave ack")) != 0)
+	snprintf(what, sizeof(what), "wave %s", action);
+	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1, what)) != 0)
 		return rc;
 	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
 		return rc;
 	snprintf(num, sizeof(num), "%" PRIu64, n);
-	return ctl_wave_move(c, num, "ack", NULL);
+	return ctl_wave_move(c, num, action, NULL);
+}
+
+static int
+ctl_wave_ack(struct ctl *c, int argc, char **argv)
+{
+	return ctl_wave_bare(c, argc, argv, "ack");
+}
+
+static int
+ctl_wave_retire(struct ctl *c, int argc, char **argv)
+{
+	return ctl_wave_bare(c, argc, argv, "retire");
 }
 
 /*
@@ -1187,22 +1200,6 @@ ctl_wave_freeze(struct ctl *c, int argc, char **argv)
 	rc = ctl_wave_move(c, num, "freeze", body);
 	json_decref(body);
 	return rc;
-}
-
-/* floectl wave retire N */
-static int
-ctl_wave_retire(struct ctl *c, int argc, char **argv)
-{
-	char *pos[1], num[16];
-	uint64_t n;
-	int rc;
-
-	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1, "wave retire")) != 0)
-		return rc;
-	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
-		return rc;
-	snprintf(num, sizeof(num), "%" PRIu64, n);
-	return ctl_wave_move(c, num, "retire", NULL);
 }
 
 /* floectl wave set N [--min-clean N|default] [--window DUR|default] */

@@ -498,7 +498,7 @@ route_resolve(struct store *s, const struct route_obj *obj,
 {
 	struct route_obj rule;
 	struct store_route r;
-	struct store_wave w;
+	struct store_wave_brief w;
 	size_t nslen;
 	int rc = STORE_NOTFOUND;
 
@@ -543,13 +543,12 @@ route_resolve(struct store *s, const struct route_obj *obj,
 
 	res->assigned = true;
 	res->wave = r.wave;
-	rc = store_wave_get(s, r.wave, &w);
+	rc = store_wave_brief(s, r.wave, &w);
 	if (rc == STORE_ERROR)
 		goto fail;
 	if (rc == STORE_NOTFOUND) {
 		/* A wave nobody has moved yet: on the warehouse. */
 		memset(&w, 0, sizeof(w));
-		w.n = r.wave;
 		w.state = WAVE_WAREHOUSE;
 	}
 	store_read_end(s);

@@ -33,6 +33,8 @@
 #define STORE_WAVE_V1_LEN                                                      \
 	(1 + 4 + 1 + 1 + 1 + 8 + 8 + 8 + 8 + 8 + 4 + 8 + 3 * 2 + 256 + 64 +    \
 	    64 + 8 + 8 + 8)
+/* Entries of the wave brief cache (direct-mapped by wave number). */
+#define STORE_WCACHE 64
 /* Ledger keys end with 8 bytes of ts (routing/ledger.h). */
 #define STORE_LEDGER_TS 8
 
@@ -53,6 +55,14 @@ struct store {
 	bool rfailed; /* a read of the current bracket failed */
 	bool healthy;
 	uint64_t last_seq;
+	/* Wave briefs of the snapshot wtxnid (see store_wave_brief). */
+	size_t wtxnid;
+	struct store_wcache {
+		bool used;
+		uint32_t n;
+		int rc; /* STORE_OK or STORE_NOTFOUND */
+		struct store_wave_brief b;
+	} wcache[STORE_WCACHE];
 };
 
 /* A cursor over a record being decoded: reads past the end give zeros. */
@@ -648,6 +658,50 @@ store_wave_get(struct store *s, uint32_t n, struct store_wave *w)
 		rc = STORE_NOTFOUND;
 	} else
 		rc = store_fail(s, "store_wave_get", rc);
+	store_rend(s);
+	return rc;
+}
+
+/*
+ * The routing fields of wave N. The cache belongs to the snapshot whose
+ * txn id it carries: LMDB gives every committed write txn a new id, so a
+ * renewed read txn with another id clears it.
+ */
+int
+store_wave_brief(struct store *s, uint32_t n, struct store_wave_brief *b)
+{
+	struct store_wcache *e;
+	struct store_wave w;
+	size_t id;
+	int rc;
+
+	if (store_rbegin(s) != 0)
+		return STORE_ERROR;
+	id = mdb_txn_id(s->rtxn);
+	if (id != s->wtxnid) {
+		memset(s->wcache, 0, sizeof(s->wcache));
+		s->wtxnid = id;
+	}
+	e = &s->wcache[n % STORE_WCACHE];
+	if (e->used && e->n == n) {
+		*b = e->b;
+		store_rend(s);
+		return e->rc;
+	}
+	rc = store_wave_get(s, n, &w);
+	if (rc == STORE_OK) {
+		b->state = w.state;
+		b->pct = w.pct;
+		b->seq = w.seq;
+		b->since_ms = w.since_ms;
+	} else
+		memset(b, 0, sizeof(*b));
+	if (rc != STORE_ERROR) {
+		e->used = true;
+		e->n = n;
+		e->rc = rc;
+		e->b = *b;
+	}
 	store_rend(s);
 	return rc;
 }

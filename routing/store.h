@@ -102,6 +102,20 @@ int store_route_get(struct store *, const void *key, size_t keylen,
     struct store_route *);
 int store_wave_get(struct store *, uint32_t n, struct store_wave *);
 
+/*
+ * What routing needs of a wave, for the request path: read from a small
+ * cache of decoded waves that is valid for one LMDB snapshot (any commit,
+ * by this process or another, empties it), so a request to a wave already
+ * seen in this snapshot costs no lookup and no decode.
+ */
+struct store_wave_brief {
+	uint8_t state;
+	uint8_t pct;
+	uint64_t seq;
+	int64_t since_ms;
+};
+int store_wave_brief(struct store *, uint32_t n, struct store_wave_brief *);
+
 /* Iterate in key order; CB returns non-zero to stop. */
 typedef int (*store_route_cb)(const void *key, size_t keylen,
     const struct store_route *, void *arg);

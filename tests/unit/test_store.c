@@ -488,6 +488,74 @@ test_read_bracket(void **state)
 	assert_true(store_is_healthy(t->store));
 }
 
+/*
+ * Wave briefs come from a cache that lives for one snapshot: a write by
+ * this store, or by another environment on the same directory (another
+ * process), shows in the next read; a wave two numbers that share a cache
+ * slot do not mix up.
+ */
+static void
+test_wave_brief(void **state)
+{
+	struct routing_tmp *t = *state;
+	struct store_wave_brief b;
+	struct store *other;
+	struct upd u;
+	char err[256];
+	pid_t pid;
+	int status;
+
+	assert_int_equal(store_wave_brief(t->store, 7, &b), STORE_NOTFOUND);
+	assert_int_equal(b.state, 0);
+	memset(&u, 0, sizeof(u));
+	u.rc = STORE_OK;
+	u.state = 2;
+	assert_int_equal(store_wave_update(t->store, 7, T0, upd_cb, &u, NULL),
+	    STORE_OK);
+	assert_int_equal(store_wave_brief(t->store, 7, &b), STORE_OK);
+	assert_int_equal(b.state, 2);
+	assert_int_equal(b.pct, 42);
+	assert_int_equal(b.seq, 1);
+	assert_int_equal(b.since_ms, 0);
+	/* 7 + 64 shares the slot; absent, and 7 is still right after. */
+	assert_int_equal(store_wave_brief(t->store, 71, &b), STORE_NOTFOUND);
+	assert_int_equal(store_wave_brief(t->store, 7, &b), STORE_OK);
+	assert_int_equal(b.state, 2);
+	/* Wave 0 is a wave like any other. */
+	assert_int_equal(store_wave_brief(t->store, 0, &b), STORE_NOTFOUND);
+
+	/*
+	 * Another process writes to the same directory (LMDB forbids a
+	 * second environment in one process).
+	 */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		other = store_open(t->dir, err, sizeof(err));
+		u.state = 3;
+		_exit(other != NULL &&
+			    store_wave_update(other, 7, T0, upd_cb, &u, NULL) ==
+				STORE_OK &&
+			    store_wave_update(other, 0, T0, upd_cb, &u, NULL) ==
+				STORE_OK ?
+			0 :
+			1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(store_wave_brief(t->store, 7, &b), STORE_OK);
+	assert_int_equal(b.state, 3);
+	assert_int_equal(b.seq, 2);
+	assert_int_equal(store_wave_brief(t->store, 0, &b), STORE_OK);
+	assert_int_equal(b.state, 3);
+
+	/* Inside a bracket the snapshot holds still. */
+	assert_int_equal(store_read_begin(t->store), 0);
+	assert_int_equal(store_wave_brief(t->store, 7, &b), STORE_OK);
+	assert_int_equal(b.state, 3);
+	store_read_end(t->store);
+}
+
 /* Put a raw value into the closed store in DIR. */
 static void
 raw_put(const char *dir, const char *name, const void *key, size_t keylen,
@@ -798,6 +866,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wave_update, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_wave_brief, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_read_bracket, setup,
 		    teardown),

@@ -23,6 +23,9 @@
 static const char *const catalog_unmerged[] = { "prefix", "uri", "endpoints" };
 
 /* What a string value is rewritten from and to. */
+/* Room for a rewritten URL prefix on the stack. */
+#define CATALOG_URL_BUF 512
+
 struct catalog_urls {
 	const char *from; /* UPSTREAM_BASE "/v1/" [prefix "/"] */
 	size_t fromlen;
@@ -781,6 +784,28 @@ catalog_has_merge(const struct catalog *c)
 }
 
 /*
+ * BASE (BLEN bytes) "/v1/" PREFIX, and "/" if SLASH: into BUF when it
+ * fits, else into a new allocation left in *OWN for the caller to free.
+ */
+static const char *
+catalog_url(char buf[CATALOG_URL_BUF], char **own, const char *base,
+    size_t blen, const char *prefix, bool slash, size_t *outlen)
+{
+	size_t plen = strlen(prefix), n = blen + 4 + plen + slash;
+	char *o;
+
+	o = n < CATALOG_URL_BUF ? buf : (*own = xmalloc(n + 1));
+	memcpy(o, base, blen);
+	memcpy(o + blen, "/v1/", 4);
+	memcpy(o + blen + 4, prefix, plen);
+	if (slash)
+		o[n - 1] = '/';
+	o[n] = '\0';
+	*outlen = n;
+	return o;
+}
+
+/*
  * Rewrite an upstream answer for the client (see catalog.h). The common
  * case, nothing to merge and no upstream URL in the body, costs one memmem
  * and the caller passes the original bytes on.
@@ -793,6 +818,7 @@ catalog_rewrite(const struct catalog *c, bool merge, const char *body,
 	struct catalog_urls u = { 0 };
 	struct splice sp;
 	char *from = NULL, *to = NULL, *out = NULL, *o, *ins = NULL;
+	char frombuf[CATALOG_URL_BUF], tobuf[CATALOG_URL_BUF];
 	size_t blen = 0, inslen = 0, total, at = 0, i, ins_at = 0;
 	bool urls, in_body = false, ins_done = true;
 
@@ -802,9 +828,12 @@ catalog_rewrite(const struct catalog *c, bool merge, const char *body,
 		while (blen > 0 && upstream_base[blen - 1] == '/')
 			blen--;
 	}
-	/* Merged values may hold upstream URLs too (a signer's uri). */
 	in_body = blen > 0 && memmem(body, len, upstream_base, blen) != NULL;
-	urls = blen > 0 && (merge || in_body);
+	urls = in_body;
+	/* Merged values may hold upstream URLs too (a signer's uri). */
+	for (i = 0; merge && blen > 0 && !urls && i < c->text->n; i++)
+		urls = memmem(c->text->m[i].val, c->text->m[i].vlen,
+			   upstream_base, blen) != NULL;
 	if (!merge && !urls)
 		return NULL;
 	if (urls) {
@@ -813,15 +842,11 @@ catalog_rewrite(const struct catalog *c, bool merge, const char *body,
 
 		while (flen > 0 && floe_base[flen - 1] == '/')
 			flen--;
-		from = xasprintf("%.*s/v1/%s%s", (int)blen, upstream_base,
-		    prefix != NULL ? prefix : "", prefix != NULL ? "/" : "");
-		to = xasprintf("%.*s/v1/%s%s", (int)flen, floe_base,
+		u.from = catalog_url(frombuf, &from, upstream_base, blen,
+		    prefix != NULL ? prefix : "", prefix != NULL, &u.fromlen);
+		u.to = catalog_url(tobuf, &to, floe_base, flen,
 		    pinned_prefix != NULL ? pinned_prefix : "",
-		    pinned_prefix != NULL && *pinned_prefix != '\0' ? "/" : "");
-		u.from = from;
-		u.fromlen = strlen(from);
-		u.to = to;
-		u.tolen = strlen(to);
+		    pinned_prefix != NULL && *pinned_prefix != '\0', &u.tolen);
 	}
 	memset(&sp, 0, sizeof(sp));
 	sp.body = sp.p = body;

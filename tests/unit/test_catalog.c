@@ -472,6 +472,33 @@ test_rewrite_merged_urls(void **state __unused)
 	catalog_free(c);
 }
 
+/* URL prefixes longer than the stack buffer are rewritten all the same. */
+static void
+test_rewrite_long_prefix(void **state __unused)
+{
+	char prefix[700], pinned[700], conf[1024], body[1024], want[2048];
+	struct catalog *c;
+	size_t outlen;
+	char *out;
+
+	memset(prefix, 'p', sizeof(prefix) - 1);
+	prefix[sizeof(prefix) - 1] = '\0';
+	memset(pinned, 'q', sizeof(pinned) - 1);
+	pinned[sizeof(pinned) - 1] = '\0';
+	snprintf(conf, sizeof(conf),
+	    "{\"defaults\":{},\"overrides\":{\"prefix\":\"%s\"}}", prefix);
+	c = catalog_from(conf);
+	snprintf(body, sizeof(body), "{\"u\":\"" UP "/v1/%s/x\"}", prefix);
+	snprintf(want, sizeof(want), "{\"u\":\"" FLOE "/v1/%s/x\"}", pinned);
+	out = catalog_rewrite(c, false, body, strlen(body), UP, FLOE, pinned,
+	    &outlen);
+	assert_non_null(out);
+	assert_string_equal(out, want);
+	assert_int_equal(outlen, strlen(want));
+	free(out);
+	catalog_free(c);
+}
+
 /* Run every table. */
 int
 main(void)
@@ -485,6 +512,7 @@ main(void)
 		cmocka_unit_test(test_rewrite_text),
 		cmocka_unit_test(test_rewrite_urls),
 		cmocka_unit_test(test_rewrite_merged_urls),
+		cmocka_unit_test(test_rewrite_long_prefix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

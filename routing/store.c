@@ -85,6 +85,7 @@ enum store_op {
 	STORE_OP_WAVE_UPDATE,
 	STORE_OP_EVENT,
 	STORE_OP_LEDGER,
+	STORE_OP_ROUTE_IMPORT,
 };
 
 struct store_write {
@@ -99,6 +100,10 @@ struct store_write {
 	const struct store_kv *kv; /* STORE_OP_LEDGER */
 	size_t nkv;
 	struct store_ledger_res *lres;
+	const struct store_route_in *rin; /* STORE_OP_ROUTE_IMPORT */
+	size_t nrin;
+	store_route_import_cb icb;
+	struct store_import_res *ires;
 };
 
 static int store_mkdirs(const char *, char *, size_t);
@@ -131,6 +136,11 @@ static int store_event_put(struct store *, MDB_txn *, uint64_t, int64_t,
 static int store_ledger_put(struct store *, MDB_txn *, struct store_write *,
     int *);
 static void store_ts_key(int64_t, unsigned char *);
+static int store_route_in_cmp(const void *, const void *);
+static int store_u32_cmp(const void *, const void *);
+static int store_import_waves(json_t *, uint32_t *, size_t);
+static int store_import_put(struct store *, MDB_txn *, struct store_write *,
+    uint64_t, int *);
 
 /* Create DIR and its parents with mode 0700 (mkdir -p). */
 static int
@@ -1046,6 +1056,15 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 			return 0;
 		}
 		break;
+	case STORE_OP_ROUTE_IMPORT:
+		if ((rc = store_import_put(s, txn, w, seq, res)) != 0)
+			goto abort;
+		/* Refused, failed, or nothing to change: no event either. */
+		if (*res != STORE_OK || w->ires->set == 0) {
+			mdb_txn_abort(txn);
+			return 0;
+		}
+		break;
 	}
 
 	if ((rc = store_event_put(s, txn, seq, w->now_ms, w->event)) != 0)
@@ -1081,6 +1100,7 @@ store_write(struct store *s, struct store_write *w)
 		[STORE_OP_WAVE_UPDATE] = "wave.update",
 		[STORE_OP_EVENT] = "event",
 		[STORE_OP_LEDGER] = "ledger.import",
+		[STORE_OP_ROUTE_IMPORT] = "route.import",
 	};
 	json_t *own = NULL;
 	int rc, res, tries;
@@ -1092,7 +1112,7 @@ store_write(struct store *s, struct store_write *w)
 		return STORE_ERROR;
 	}
 	rc = store_write_txn(s, w, &res);
-	/* A big ledger import may need the map to double a few times. */
+	/* A big import may need the map to double a few times. */
 	for (tries = 0; rc == MDB_MAP_FULL && tries < STORE_GROW_TRIES &&
 	     store_grow(s) == 0;
 	     tries++)
@@ -1320,5 +1340,174 @@ store_event_append(struct store *s, int64_t now_ms, json_t *event)
 		.now_ms = now_ms,
 		.event = event };
 
+	return store_write(s, &w);
+}
+
+/* LMDB's default key order (memcmp, then shorter first); then by NO. */
+static int
+store_route_in_cmp(const void *a, const void *b)
+{
+	const struct store_route_in *x = a, *y = b;
+	int d;
+
+	d = memcmp(x->key, y->key,
+	    x->keylen < y->keylen ? x->keylen : y->keylen);
+	if (d != 0)
+		return d;
+	if (x->keylen != y->keylen)
+		return x->keylen < y->keylen ? -1 : 1;
+	if (x->no != y->no)
+		return x->no < y->no ? -1 : 1;
+	return 0;
+}
+
+/* Sort imported routes into key order. */
+void
+store_route_in_sort(struct store_route_in *in, size_t n)
+{
+	if (n > 1)
+		qsort(in, n, sizeof(*in), store_route_in_cmp);
+}
+
+/* Order wave numbers. */
+static int
+store_u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Set "waves" in EVENT: how many of the N routes set went to each wave
+ * (WAVES is sorted in place). A million routes over a hundred waves make
+ * a hundred members, never a list of objects. 0 or ENOMEM.
+ */
+static int
+store_import_waves(json_t *event, uint32_t *waves, size_t n)
+{
+	json_t *o;
+	char name[16];
+	size_t i, j;
+
+	if ((o = json_object()) == NULL)
+		return ENOMEM;
+	qsort(waves, n, sizeof(*waves), store_u32_cmp);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && waves[j] == waves[i]; j++)
+			;
+		snprintf(name, sizeof(name), "%u", waves[i]);
+		if (json_object_set_new(o, name,
+			json_integer((json_int_t)(j - i))) == -1) {
+			json_decref(o);
+			return ENOMEM;
+		}
+	}
+	return json_object_set_new(event, "waves", o) == -1 ? ENOMEM : 0;
+}
+
+/*
+ * Put W's imported routes in TXN with sequence SEQ, through one cursor: in
+ * key order each lookup and put starts from the page the last one left.
+ * Returns 0 or an LMDB code; a refusal (or the callback's error) in *RES,
+ * the counts in W->ires and EVENT.
+ */
+static int
+store_import_put(struct store *s, MDB_txn *txn, struct store_write *w,
+    uint64_t seq, int *res)
+{
+	struct store_import_res *ir = w->ires;
+	const struct store_route_in *in;
+	struct store_route old, r;
+	struct store_enc enc;
+	MDB_cursor *c;
+	MDB_val k, v;
+	uint32_t *waves;
+	size_t i;
+	bool found;
+	int rc;
+
+	memset(ir, 0, sizeof(*ir));
+	if ((rc = mdb_cursor_open(txn, s->objects, &c)) != 0)
+		return rc;
+	waves = xreallocarray(NULL, w->nrin, sizeof(*waves));
+	memset(&r, 0, sizeof(r));
+	r.seq = seq;
+	r.since_ms = w->now_ms;
+	for (i = 0; i < w->nrin; i++) {
+		in = &w->rin[i];
+		k = (MDB_val) { in->keylen, (void *)(uintptr_t)in->key };
+		rc = mdb_cursor_get(c, &k, &v, MDB_SET_KEY);
+		if (rc != 0 && rc != MDB_NOTFOUND)
+			goto out;
+		found = rc == 0;
+		if (found && store_route_decode(&v, &old) == -1) {
+			rc = MDB_CORRUPTED;
+			goto out;
+		}
+		if (found && old.wave == in->wave) {
+			ir->unchanged++;
+			continue;
+		}
+		if (!in->force && w->icb != NULL) {
+			*res = w->icb(i, found ? &old : NULL, w->arg);
+			if (*res != STORE_OK) {
+				if (*res != STORE_REFUSED)
+					*res = STORE_ERROR;
+				ir->refused = i;
+				rc = 0;
+				goto out;
+			}
+		}
+		r.wave = in->wave;
+		store_route_encode(&r, &enc);
+		/* MDB_SET_KEY pointed K at the stored key: point it back. */
+		k = (MDB_val) { in->keylen, (void *)(uintptr_t)in->key };
+		v = (MDB_val) { enc.len, enc.buf };
+		if ((rc = mdb_cursor_put(c, &k, &v, 0)) != 0)
+			goto out;
+		waves[ir->set++] = in->wave;
+	}
+	rc = 0;
+	if (json_object_set_new(w->event, "set",
+		json_integer((json_int_t)ir->set)) == -1 ||
+	    json_object_set_new(w->event, "unchanged",
+		json_integer((json_int_t)ir->unchanged)) == -1)
+		rc = ENOMEM;
+	else
+		rc = store_import_waves(w->event, waves, ir->set);
+out:
+	free(waves);
+	mdb_cursor_close(c);
+	return rc;
+}
+
+/* Assign many routes in one txn, all or nothing. */
+int
+store_route_import(struct store *s, const struct store_route_in *in, size_t n,
+    int64_t now_ms, store_route_import_cb cb, void *arg, json_t *event,
+    struct store_import_res *res)
+{
+	struct store_write w = { .op = STORE_OP_ROUTE_IMPORT,
+		.now_ms = now_ms,
+		.event = event,
+		.arg = arg,
+		.rin = in,
+		.nrin = n,
+		.icb = cb,
+		.ires = res };
+	size_t i;
+
+	memset(res, 0, sizeof(*res));
+	if (n == 0)
+		return STORE_OK;
+	for (i = 0; i < n; i++) {
+		if (in[i].keylen == 0 || in[i].keylen > STORE_KEY_MAX) {
+			log_warnx("store_route_import: route %zu: key of %u "
+				  "bytes",
+			    i, in[i].keylen);
+			return STORE_ERROR;
+		}
+	}
 	return store_write(s, &w);
 }

@@ -763,6 +763,336 @@ test_map_full(void **state)
 	assert_int_equal(store_last_seq(t->store), 100 + (uint64_t)i);
 }
 
+/* What the import callback saw, and what it answers. */
+struct imp {
+	const char *refuse; /* key refused (NUL-terminated) */
+	int rc; /* the answer for REFUSE */
+	size_t calls;
+	size_t with_old; /* calls that had an old route */
+	uint32_t old_wave; /* the last old route's wave */
+	const struct store_route_in *in;
+};
+
+/* store_route_import_cb driven by a struct imp. */
+static int
+imp_cb(size_t i, const struct store_route *old, void *arg)
+{
+	struct imp *m = arg;
+	const struct store_route_in *r = &m->in[i];
+
+	m->calls++;
+	if (old != NULL) {
+		m->with_old++;
+		m->old_wave = old->wave;
+	}
+	if (m->refuse != NULL && r->keylen == strlen(m->refuse) &&
+	    memcmp(r->key, m->refuse, r->keylen) == 0)
+		return m->rc;
+	return STORE_OK;
+}
+
+/* store_route_cb appending "key=wave/seq" to the string buffer ARG. */
+static int
+dump_cb(const void *key, size_t keylen, const struct store_route *r, void *arg)
+{
+	char *buf = arg;
+	size_t len = strlen(buf);
+
+	snprintf(buf + len, 4096 - len, "%.*s=%u/%llu ", (int)keylen,
+	    (const char *)key, r->wave, (unsigned long long)r->seq);
+	return 0;
+}
+
+/* Every route as "key=wave/seq ..." into BUF of 4096 bytes. */
+static void
+dump(struct store *s, char *buf)
+{
+	buf[0] = '\0';
+	assert_int_equal(store_route_foreach(s, dump_cb, buf), STORE_OK);
+}
+
+/* Sorting imports: LMDB's key order, equal keys by their number. */
+static void
+test_route_in_sort(void **state)
+{
+	static const struct {
+		const char *key;
+		uint32_t no;
+	} in[] = { { "b", 1 }, { "ab", 2 }, { "a", 3 }, { "a\x1e", 4 },
+		{ "ab", 0 }, { "\x1d", 5 } };
+	static const uint32_t want[] = { 5, 3, 4, 0, 2, 1 };
+	struct store_route_in r[nitems(in)];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < nitems(in); i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].key = in[i].key;
+		r[i].keylen = strlen(in[i].key);
+		r[i].no = in[i].no;
+	}
+	store_route_in_sort(r, nitems(r));
+	for (i = 0; i < nitems(r); i++)
+		assert_int_equal(r[i].no, want[i]);
+	store_route_in_sort(r, 0);
+}
+
+/*
+ * One import: new routes and moves get the txn's seq, routes already on
+ * their wave keep theirs; one event with the counts; a re-run changes
+ * nothing and writes no event.
+ */
+static void
+test_route_import(void **state)
+{
+	static const struct {
+		const char *key;
+		uint32_t wave;
+		bool force;
+	} tab[] = {
+		{ "c", 3, false }, { "a", 1, false }, /* already so */
+		{ "b", 5, false }, /* moves from 2 */
+		{ "d", 3, true }, /* forced: the callback is not asked */
+	};
+	struct routing_tmp *t = *state;
+	struct store_route_in in[nitems(tab)];
+	struct store_import_res res;
+	struct store_route r;
+	struct imp m = { 0 };
+	json_t *ev, *all, *e;
+	char before[4096], after[4096];
+	size_t i;
+
+	assert_int_equal(store_route_put(t->store, "a", 1, 1, T0, NULL),
+	    STORE_OK);
+	assert_int_equal(store_route_put(t->store, "b", 1, 2, T0, NULL),
+	    STORE_OK);
+	for (i = 0; i < nitems(tab); i++) {
+		in[i].key = tab[i].key;
+		in[i].keylen = strlen(tab[i].key);
+		in[i].wave = tab[i].wave;
+		in[i].no = (uint32_t)i + 1;
+		in[i].force = tab[i].force;
+	}
+	store_route_in_sort(in, nitems(in));
+	m.in = in;
+	ev = json_pack("{s:s,s:s}", "type", "route.import", "actor", "me");
+	assert_int_equal(store_route_import(t->store, in, nitems(in), T0 + 10,
+			     imp_cb, &m, ev, &res),
+	    STORE_OK);
+	assert_int_equal(res.set, 3);
+	assert_int_equal(res.unchanged, 1);
+	assert_int_equal(m.calls, 2); /* b and c; a unchanged, d forced */
+	assert_int_equal(m.with_old, 1);
+	assert_int_equal(m.old_wave, 2);
+	assert_int_equal(store_last_seq(t->store), 3);
+	json_decref(ev);
+
+	assert_int_equal(store_route_get(t->store, "a", 1, &r), STORE_OK);
+	assert_int_equal(r.wave, 1);
+	assert_int_equal(r.seq, 1);
+	assert_int_equal(r.since_ms, T0);
+	for (i = 0; i < nitems(tab); i++) {
+		if (tab[i].key[0] == 'a')
+			continue;
+		assert_int_equal(store_route_get(t->store, tab[i].key, 1, &r),
+		    STORE_OK);
+		assert_int_equal(r.wave, tab[i].wave);
+		assert_int_equal(r.seq, 3);
+		assert_int_equal(r.since_ms, T0 + 10);
+	}
+
+	all = routing_tmp_events(t->store, 2);
+	assert_int_equal(json_array_size(all), 1);
+	e = json_array_get(all, 0);
+	assert_string_equal(json_string_value(json_object_get(e, "type")),
+	    "route.import");
+	assert_string_equal(json_string_value(json_object_get(e, "actor")),
+	    "me");
+	assert_int_equal(json_integer_value(json_object_get(e, "set")), 3);
+	assert_int_equal(json_integer_value(json_object_get(e, "unchanged")),
+	    1);
+	assert_int_equal(json_integer_value(json_object_get(e, "seq")), 3);
+	assert_int_equal(json_object_size(json_object_get(e, "waves")), 2);
+	assert_int_equal(json_integer_value(
+			     json_object_get(json_object_get(e, "waves"), "3")),
+	    2);
+	assert_int_equal(json_integer_value(
+			     json_object_get(json_object_get(e, "waves"), "5")),
+	    1);
+	json_decref(all);
+
+	/* The same import again: all unchanged, nothing written. */
+	dump(t->store, before);
+	memset(&m, 0, sizeof(m));
+	m.in = in;
+	ev = json_pack("{s:s}", "type", "route.import");
+	assert_int_equal(store_route_import(t->store, in, nitems(in), T0 + 20,
+			     imp_cb, &m, ev, &res),
+	    STORE_OK);
+	assert_int_equal(res.set, 0);
+	assert_int_equal(res.unchanged, 4);
+	assert_int_equal(m.calls, 0);
+	assert_null(json_object_get(ev, "seq"));
+	json_decref(ev);
+	assert_int_equal(store_last_seq(t->store), 3);
+	dump(t->store, after);
+	assert_string_equal(before, after);
+
+	/* A key given twice: applied in order, the later one wins. */
+	in[0] = (struct store_route_in) { "e", 1, 7, 1, false };
+	in[1] = (struct store_route_in) { "e", 1, 8, 2, false };
+	memset(&m, 0, sizeof(m));
+	m.in = in;
+	assert_int_equal(store_route_import(t->store, in, 2, T0 + 30, imp_cb,
+			     &m, NULL, &res),
+	    STORE_OK);
+	assert_int_equal(res.set, 2);
+	assert_int_equal(m.with_old, 1);
+	assert_int_equal(m.old_wave, 7);
+	assert_int_equal(store_route_get(t->store, "e", 1, &r), STORE_OK);
+	assert_int_equal(r.wave, 8);
+	assert_int_equal(store_last_seq(t->store), 4);
+
+	/* Nothing to import: nothing written. */
+	assert_int_equal(store_route_import(t->store, in, 0, T0, NULL, NULL,
+			     NULL, &res),
+	    STORE_OK);
+	assert_int_equal(store_last_seq(t->store), 4);
+}
+
+/*
+ * All or nothing: a refusal by the callback, its error, or a bad key
+ * leaves every route, the sequence and the event log as they were.
+ */
+static void
+test_route_import_refused(void **state)
+{
+	static const struct {
+		const char *refuse;
+		int rc;
+		size_t keylen; /* of the last route; 0: its own */
+		int want;
+		size_t refused;
+	} tab[] = {
+		{ "m", STORE_REFUSED, 0, STORE_REFUSED, 1 },
+		{ "z", STORE_REFUSED, 0, STORE_REFUSED, 3 },
+		{ "m", STORE_ERROR, 0, STORE_ERROR, 1 },
+		{ "m", -7, 0, STORE_ERROR, 1 },
+		{ NULL, 0, STORE_KEY_MAX + 1, STORE_ERROR, 0 },
+	};
+	static const char *const keys[] = { "a", "m", "q", "z" };
+	struct routing_tmp *t = *state;
+	struct store_route_in in[nitems(keys)];
+	struct store_import_res res;
+	struct imp m;
+	char before[4096], after[4096];
+	json_t *ev;
+	size_t i, k;
+	int rc;
+
+	assert_int_equal(store_route_put(t->store, "q", 1, 9, T0, NULL),
+	    STORE_OK);
+	dump(t->store, before);
+	for (i = 0; i < nitems(tab); i++) {
+		for (k = 0; k < nitems(keys); k++)
+			in[k] = (struct store_route_in) { keys[k], 1, 4,
+				(uint32_t)k, false };
+		if (tab[i].keylen != 0)
+			in[nitems(in) - 1].keylen = (uint32_t)tab[i].keylen;
+		memset(&m, 0, sizeof(m));
+		m.in = in;
+		m.refuse = tab[i].refuse;
+		m.rc = tab[i].rc;
+		ev = json_pack("{s:s}", "type", "route.import");
+		rc = store_route_import(t->store, in, nitems(in), T0 + 5,
+		    imp_cb, &m, ev, &res);
+		assert_int_equal(rc, tab[i].want);
+		if (rc == STORE_REFUSED)
+			assert_int_equal(res.refused, tab[i].refused);
+		assert_null(json_object_get(ev, "seq"));
+		json_decref(ev);
+		assert_int_equal(store_last_seq(t->store), 1);
+		dump(t->store, after);
+		assert_string_equal(before, after);
+		assert_true(store_is_healthy(t->store));
+	}
+	/* The refused route forced: the callback is not asked, all go in. */
+	in[nitems(in) - 1].keylen = 1;
+	in[1].force = true;
+	memset(&m, 0, sizeof(m));
+	m.in = in;
+	m.refuse = "m";
+	m.rc = STORE_REFUSED;
+	assert_int_equal(store_route_import(t->store, in, nitems(in), T0 + 5,
+			     imp_cb, &m, NULL, &res),
+	    STORE_OK);
+	assert_int_equal(res.set, 4);
+	assert_int_equal(m.calls, 3);
+	assert_int_equal(store_last_seq(t->store), 2);
+}
+
+/*
+ * A big import into a small map: the map doubles and the txn is retried
+ * (asking the callback again), and the import lands whole.
+ */
+static void
+test_route_import_grow(void **state)
+{
+	enum { N = 20000 };
+	struct routing_tmp *t = *state;
+	struct store_route_in *in;
+	struct store_import_res res;
+	struct store_route r;
+	struct imp m;
+	char(*keys)[16], err[256];
+	json_t *all;
+	size_t i;
+
+	store_free(t->store);
+	store_set_mapsize(64 * 1024);
+	t->store = store_open(t->dir, err, sizeof(err));
+	store_set_mapsize(0);
+	assert_non_null(t->store);
+
+	in = calloc(N, sizeof(*in));
+	keys = calloc(N, sizeof(*keys));
+	assert_non_null(in);
+	assert_non_null(keys);
+	for (i = 0; i < N; i++) {
+		/* Descending: the sort puts them in order. */
+		snprintf(keys[i], sizeof(keys[i]), "db\x1et%06zu", N - i);
+		in[i] = (struct store_route_in) { keys[i],
+			(uint32_t)strlen(keys[i]), (uint32_t)(i % 100),
+			(uint32_t)i, false };
+	}
+	store_route_in_sort(in, N);
+	assert_int_equal(in[0].no, N - 1);
+	memset(&m, 0, sizeof(m));
+	m.in = in;
+	assert_int_equal(store_route_import(t->store, in, N, T0, imp_cb, &m,
+			     NULL, &res),
+	    STORE_OK);
+	assert_int_equal(res.set, N);
+	assert_true(m.calls > N); /* retried after growing */
+	assert_int_equal(store_last_seq(t->store), 1);
+	for (i = 0; i < N; i += 997) {
+		assert_int_equal(store_route_get(t->store, keys[i],
+				     strlen(keys[i]), &r),
+		    STORE_OK);
+		assert_int_equal(r.wave, i % 100);
+		assert_int_equal(r.seq, 1);
+	}
+	all = routing_tmp_events(t->store, 0);
+	assert_int_equal(json_array_size(all), 1);
+	assert_int_equal(json_object_size(
+			     json_object_get(json_array_get(all, 0), "waves")),
+	    100);
+	json_decref(all);
+	free(keys);
+	free(in);
+}
+
 /*
  * Child of the crash test: write routes FROM, FROM+1, ... and report each
  * one acknowledged through FD, until killed.
@@ -877,6 +1207,13 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_newer_schema, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_map_full, setup, teardown),
+		cmocka_unit_test(test_route_in_sort),
+		cmocka_unit_test_setup_teardown(test_route_import, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_route_import_refused,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_route_import_grow, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_crash, setup, teardown),
 	};
 

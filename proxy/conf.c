@@ -133,6 +133,8 @@ static const struct conf_key conf_keys[] = {
 	{ "warehouse", "timeout", conf_parse_durpos, W(timeout_ms) },
 	{ "warehouse", "connect_timeout", conf_parse_durpos,
 	    W(connect_timeout_ms) },
+	{ "warehouse", "pool_idle_timeout", conf_parse_durpos,
+	    W(pool_idle_ms) },
 	{ "warehouse", "max_conns", conf_parse_conns, W(max_conns) },
 	{ "warehouse", "ca_file", conf_parse_str, W(ca_file) },
 
@@ -142,6 +144,8 @@ static const struct conf_key conf_keys[] = {
 	{ "lakehouse", "timeout", conf_parse_durpos, L(timeout_ms) },
 	{ "lakehouse", "connect_timeout", conf_parse_durpos,
 	    L(connect_timeout_ms) },
+	{ "lakehouse", "pool_idle_timeout", conf_parse_durpos,
+	    L(pool_idle_ms) },
 	{ "lakehouse", "max_conns", conf_parse_conns, L(max_conns) },
 	{ "lakehouse", "ca_file", conf_parse_str, L(ca_file) },
 
@@ -909,6 +913,7 @@ conf_new(const char *path)
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		c->target[side].timeout_ms = 10 * 1000;
 		c->target[side].connect_timeout_ms = 2 * 1000;
+		c->target[side].pool_idle_ms = 30 * 1000;
 		c->target[side].max_conns = 64;
 	}
 	c->policy.gate_min_clean = 5;

@@ -21,6 +21,7 @@ struct conf_target {
 	char *token; /* the file's first line; secret; NULL without one */
 	uint64_t timeout_ms; /* per request; default 10s */
 	uint64_t connect_timeout_ms; /* default 2s */
+	uint64_t pool_idle_ms; /* unused pooled connection life, default 30s */
 	unsigned max_conns; /* pool cap; default 64 */
 	/* Parsed from uri. */
 	bool tls;

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@
 #include "proxy/upstream.h"
 
 /* Idle connections are closed after this long. */
-#define UPSTREAM_IDLE_MS 30000
+#define UPSTREAM_SPARE 256 /* ended transfers kept for reuse */
 /* Answers larger than this are refused (LoadTable with long histories). */
 #define UPSTREAM_MAX_BODY (256u << 20)
 
@@ -45,25 +46,28 @@ struct upconn {
 	bool connected;
 	bool idle; /* on the idle list */
 	struct event *rev; /* floe's own reads, once a plain conn connects */
+	int64_t idle_us; /* when it last went idle (plain conns) */
 	unsigned served; /* answers read on this connection */
 	LIST_ENTRY(upconn) entry;
 };
 
 struct upstream_xfer {
 	struct upstream *u;
-	struct upconn *c;
+	/* Kept when the transfer is reused. */
 	struct evbuffer *req; /* the whole request, kept for one retry */
+	struct event *timer;
+	/* Cleared when it is reused: everything from here on. */
+	struct upconn *c;
 	bool head_method;
 	bool retryable;
 	bool retried;
 	enum upstream_fail fail;
 	char error[160];
-	struct event *timer;
 	int64_t start_us;
 	uint64_t usec;
 	upstream_done_cb cb;
 	void *arg;
-	TAILQ_ENTRY(upstream_xfer) wait;
+	TAILQ_ENTRY(upstream_xfer) wait; /* waiting, or on the free list */
 };
 
 struct upstream {
@@ -76,6 +80,11 @@ struct upstream {
 	SSL_CTX *ssl;
 	struct h1_limits lim;
 	struct timeval timeout_tv, connect_tv, idle_tv;
+	/*
+	 * The same durations as libevent common timeouts: every request
+	 * arms one, and a queue of equal durations takes them in O(1).
+	 */
+	const struct timeval *timeout_q, *connect_q;
 	unsigned nconns; /* open, busy or idle */
 	unsigned nidle;
 	unsigned nwaiting;
@@ -83,6 +92,9 @@ struct upstream {
 	LIST_HEAD(, upconn) idle;
 	LIST_HEAD(, upconn) busy;
 	TAILQ_HEAD(, upstream_xfer) waiting;
+	/* Ended transfers kept with their timer and buffer for reuse. */
+	TAILQ_HEAD(, upstream_xfer) spare;
+	unsigned nspare;
 };
 
 static void upstream_read_cb(struct bufferevent *, void *);
@@ -90,6 +102,7 @@ static void upstream_write_cb(struct bufferevent *, void *);
 static void upstream_flush(struct upconn *);
 static void upstream_sock_cb(evutil_socket_t, short, void *);
 static void upstream_idle_timer(struct upconn *, bool);
+static bool upstream_idle_expired(struct upconn *);
 static void upstream_event_cb(struct bufferevent *, short, void *);
 static void upstream_timer_cb(evutil_socket_t, short, void *);
 static void upstream_conn_free(struct upconn *);
@@ -161,6 +174,14 @@ upstream_configure(struct upstream *u, const struct conf_target *t)
 	u->fixed_len = strlen(u->fixed);
 	upstream_tv(t->timeout_ms, &u->timeout_tv);
 	upstream_tv(t->connect_timeout_ms, &u->connect_tv);
+	upstream_tv(t->pool_idle_ms, &u->idle_tv);
+	/* The same duration again gives the same queue: reloads add none. */
+	if ((u->timeout_q = event_base_init_common_timeout(u->base,
+		 &u->timeout_tv)) == NULL)
+		u->timeout_q = &u->timeout_tv;
+	if ((u->connect_q = event_base_init_common_timeout(u->base,
+		 &u->connect_tv)) == NULL)
+		u->connect_q = &u->connect_tv;
 }
 
 void
@@ -180,6 +201,7 @@ upstream_new(struct event_base *base, struct evdns_base *dns,
 	u->dns = dns;
 	u->t = t;
 	u->name = xstrdup(name);
+	TAILQ_INIT(&u->spare);
 	upstream_configure(u, t);
 	if (t->tls && (u->ssl = upstream_ssl_ctx(t, err, errlen)) == NULL) {
 		upstream_free(u);
@@ -188,7 +210,6 @@ upstream_new(struct event_base *base, struct evdns_base *dns,
 	u->lim.max_head = 64 * 1024;
 	u->lim.max_headers = 100;
 	u->lim.max_body = UPSTREAM_MAX_BODY;
-	upstream_tv(UPSTREAM_IDLE_MS, &u->idle_tv);
 	LIST_INIT(&u->idle);
 	LIST_INIT(&u->busy);
 	TAILQ_INIT(&u->waiting);
@@ -208,6 +229,12 @@ upstream_free(struct upstream *u)
 		upstream_cancel(LIST_FIRST(&u->busy)->x);
 	while (!LIST_EMPTY(&u->idle))
 		upstream_conn_free(LIST_FIRST(&u->idle));
+	while ((x = TAILQ_FIRST(&u->spare)) != NULL) {
+		TAILQ_REMOVE(&u->spare, x, wait);
+		event_free(x->timer);
+		evbuffer_free(x->req);
+		free(x);
+	}
 	if (u->ssl != NULL)
 		SSL_CTX_free(u->ssl);
 	if (u->fixed != NULL) {
@@ -293,8 +320,19 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	size_t blen = r->body != NULL ? evbuffer_get_length(r->body) : 0;
 	int n;
 
-	if ((req = evbuffer_new()) == NULL)
-		fatalx("%s: out of memory", __func__);
+	if ((x = TAILQ_FIRST(&u->spare)) != NULL) {
+		TAILQ_REMOVE(&u->spare, x, wait);
+		u->nspare--;
+		req = x->req;
+		memset(&x->c, 0,
+		    sizeof(*x) - offsetof(struct upstream_xfer, c));
+	} else {
+		x = xcalloc(1, sizeof(*x));
+		if ((req = evbuffer_new()) == NULL ||
+		    (x->timer = evtimer_new(u->base, upstream_timer_cb, x)) ==
+			NULL)
+			fatalx("%s: out of memory", __func__);
+	}
 	evbuffer_add_buffer(req, r->head);
 	evbuffer_add(req, u->fixed, u->fixed_len);
 	if (blen > 0 || r->body != NULL) {
@@ -305,7 +343,6 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 			evbuffer_add_buffer(req, r->body);
 	} else
 		evbuffer_add(req, "\r\n", 2);
-	x = xcalloc(1, sizeof(*x));
 	x->u = u;
 	x->req = req;
 	x->head_method = r->head_method;
@@ -313,9 +350,7 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	x->cb = cb;
 	x->arg = arg;
 	x->start_us = upstream_now_us();
-	if ((x->timer = evtimer_new(u->base, upstream_timer_cb, x)) == NULL)
-		fatalx("%s: out of memory", __func__);
-	evtimer_add(x->timer, &u->timeout_tv);
+	evtimer_add(x->timer, u->timeout_q);
 	upstream_start(u, x);
 	return x;
 }
@@ -386,8 +421,9 @@ upstream_sock_cb(evutil_socket_t fd __unused, short what, void *arg)
 	struct upconn *c = arg;
 
 	if (what & EV_TIMEOUT) {
-		upstream_event_cb(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT,
-		    c);
+		if (upstream_idle_expired(c))
+			upstream_event_cb(c->bev,
+			    BEV_EVENT_READING | BEV_EVENT_TIMEOUT, c);
 		return;
 	}
 	switch (sockio_read(c->bev)) {
@@ -406,15 +442,48 @@ upstream_sock_cb(evutil_socket_t fd __unused, short what, void *arg)
 	}
 }
 
-/* Bound an idle connection's life (ON), or not while it is busy. */
+/*
+ * Bound an idle connection's life (ON), or not while it is busy. A plain
+ * connection's read event carries a timeout of idle_tv for its whole life
+ * (re-armed per request it would cost a timer-heap update each way); it
+ * only notes when it went idle, and upstream_sock_cb judges when the
+ * timeout fires. A TLS connection's bufferevent timeouts are set and
+ * cleared.
+ */
 static void
 upstream_idle_timer(struct upconn *c, bool on)
 {
-	if (c->rev != NULL)
-		event_add(c->rev, on ? &c->u->idle_tv : NULL);
-	else
+	if (c->rev != NULL) {
+		if (on)
+			c->idle_us = upstream_now_us();
+	} else
 		bufferevent_set_timeouts(c->bev, on ? &c->u->idle_tv : NULL,
 		    NULL);
+}
+
+/*
+ * The idle timeout of a plain connection fired. Busy: the request's own
+ * timer governs; idle long enough: close it; idle for less: wait out the
+ * rest. Returns true if the connection is to be closed.
+ */
+static bool
+upstream_idle_expired(struct upconn *c)
+{
+	int64_t left;
+	struct timeval tv;
+
+	if (c->x != NULL) {
+		event_add(c->rev, &c->u->idle_tv);
+		return false;
+	}
+	left = (int64_t)c->u->t->pool_idle_ms * 1000 -
+	    (upstream_now_us() - c->idle_us);
+	if (left <= 1000)
+		return true;
+	tv.tv_sec = left / 1000000;
+	tv.tv_usec = left % 1000000;
+	event_add(c->rev, &tv);
+	return false;
 }
 
 /* The bufferevent wrote what upstream_flush left: write interest off. */
@@ -459,7 +528,7 @@ upstream_start(struct upstream *u, struct upstream_xfer *x)
 	}
 	/* The request waits in the output buffer until the connect ends. */
 	upstream_write(c, x);
-	evtimer_add(x->timer, x->retried ? &u->timeout_tv : &u->connect_tv);
+	evtimer_add(x->timer, x->retried ? u->timeout_q : u->connect_q);
 }
 
 /* Return C to the idle list, or hand it to a waiting request. */
@@ -484,9 +553,19 @@ upstream_release(struct upconn *c)
 	upstream_idle_timer(c, true);
 }
 
+/* Keep X for the next request (up to a bound), or free it. */
 static void
 upstream_xfer_free(struct upstream_xfer *x)
 {
+	struct upstream *u = x->u;
+
+	evtimer_del(x->timer);
+	evbuffer_drain(x->req, evbuffer_get_length(x->req));
+	if (u->nspare < UPSTREAM_SPARE) {
+		TAILQ_INSERT_HEAD(&u->spare, x, wait);
+		u->nspare++;
+		return;
+	}
 	event_free(x->timer);
 	evbuffer_free(x->req);
 	free(x);
@@ -612,12 +691,13 @@ upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 			bufferevent_disable(bev, EV_READ | EV_WRITE);
 			c->rev = event_new(u->base, bufferevent_getfd(bev),
 			    EV_READ | EV_PERSIST, upstream_sock_cb, c);
-			if (c->rev == NULL || event_add(c->rev, NULL) == -1)
+			if (c->rev == NULL ||
+			    event_add(c->rev, &u->idle_tv) == -1)
 				fatalx("%s: out of memory", __func__);
 			upstream_flush(c);
 		}
 		if (x != NULL)
-			evtimer_add(x->timer, &u->timeout_tv);
+			evtimer_add(x->timer, u->timeout_q);
 		/* Bytes the bufferevent read before the switch. */
 		if (evbuffer_get_length(bufferevent_get_input(bev)) > 0)
 			upstream_read_cb(bev, c);

@@ -9,7 +9,7 @@
 lib_init 44
 catalog warehouse
 catalog lakehouse --prefix lhp
-WH_EXTRA="timeout = 1s"
+WH_EXTRA=$'timeout = 1s\npool_idle_timeout = 2s'
 LH_EXTRA="timeout = 1s"
 write_conf
 start_floe
@@ -20,6 +20,24 @@ ctl_ok "route" route set db.bunnies 1
 ctl_ok "flip" wave flip 1 lakehouse
 get $LT
 expect_header "bunnies reads from the lakehouse" X-Floe-Target lakehouse
+
+# --- a pooled connection reused late in its idle time (pool_idle_timeout
+# = 2s): the idle deadline must not cut the request short, and an idle
+# connection is still closed once its time is up
+COMMIT='{"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"v"}}]}'
+get $WT
+sleep 1.5
+cat_clear warehouse
+fault warehouse '{"match":"/tables/athena","delay_ms":800,"count":1}'
+post $WT "$COMMIT"
+expect_status "a commit on a connection idle 1.5 s of 2 s, answered in 0.8 s" 200
+expect_eq "... sent to the warehouse once" 1 \
+	"$(cat_requests warehouse | jq '[.requests[] | select(.method == "POST")] | length')"
+sleep 2.8
+ctl --json status
+expect_eq "the idle connection is closed after pool_idle_timeout" 0 \
+	"$(jq '.catalogs.warehouse.connections' "$T/ctl")"
+cat_clear warehouse
 
 # --- timeouts
 fault warehouse '{"match":"/tables/athena","delay_ms":3000,"count":1}'

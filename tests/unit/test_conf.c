@@ -182,6 +182,7 @@ assert_defaults(const struct conf *c)
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		assert_int_equal(c->target[side].timeout_ms, 10000);
 		assert_int_equal(c->target[side].connect_timeout_ms, 2000);
+		assert_int_equal(c->target[side].pool_idle_ms, 30000);
 		assert_int_equal(c->target[side].max_conns, 64);
 		assert_null(c->target[side].ca_file);
 	}
@@ -274,6 +275,7 @@ test_full(void **state __unused)
 	assert_string_equal(w->token, "s3cr3t-warehouse-token");
 	assert_int_equal(w->timeout_ms, 30000);
 	assert_int_equal(w->connect_timeout_ms, 500);
+	assert_int_equal(w->pool_idle_ms, 5000);
 	assert_int_equal(w->max_conns, 128);
 	assert_string_equal(w->ca_file, "/etc/floe/ca.pem");
 
@@ -287,6 +289,7 @@ test_full(void **state __unused)
 	assert_string_equal(l->token, "lakehouse-token");
 	assert_int_equal(l->timeout_ms, 60000);
 	assert_int_equal(l->connect_timeout_ms, 3000);
+	assert_int_equal(l->pool_idle_ms, 30000);
 	assert_int_equal(l->max_conns, 1);
 	assert_null(l->ca_file);
 

@@ -36,6 +36,9 @@
 #define ADMIN_JSON_FLAGS (JSON_COMPACT)
 #define ADMIN_CT_JSON "application/json"
 #define ADMIN_CT_METRICS "text/plain; version=0.0.4"
+#define ADMIN_IMPORT_BLOCK (1 << 20) /* bytes of one block of import keys */
+#define ADMIN_TEXT_MAX (STORE_KEY_MAX * 3 + 8) /* an object's text form */
+#define ADMIN_MSG_MAX (ADMIN_TEXT_MAX + 256) /* a guard's reason */
 
 /* One request being served. */
 struct admin_req {
@@ -51,6 +54,9 @@ struct admin_req {
 	char actor[32]; /* "uid N" */
 	int64_t now_ms;
 	struct admin_reply *reply;
+	/* Around every error message: the record at fault, the outcome. */
+	char where[ADMIN_TEXT_MAX + 64];
+	const char *outcome;
 };
 
 /* One wave as GET /waves sees it: its record and what points at it. */
@@ -111,6 +117,32 @@ struct admin_ledger_show {
 	size_t limit;
 	size_t total;
 	json_t *list;
+};
+
+/*
+ * A POST /routes/import being served: its routes in line order (then in
+ * key order), their keys in blocks that never move, the state of every
+ * wave with a record (the guard asks about a million routes but only a
+ * hundred waves), and why the guard refused, when it did.
+ */
+struct admin_import {
+	const char *unit; /* "line" or "record" */
+	struct store_route_in *in;
+	size_t n;
+	size_t cap;
+	size_t forced;
+	unsigned char **blocks;
+	size_t nblocks;
+	size_t used; /* bytes of the last block */
+	struct admin_wave_st {
+		uint32_t n;
+		uint8_t state;
+	} * ws;
+	size_t nws;
+	size_t wscap;
+	char msg[ADMIN_MSG_MAX];
+	bool has_old; /* the refused route's assignment before */
+	uint32_t old;
 };
 
 /* Where one parsed record sits in the batch's arena. */
@@ -175,8 +207,21 @@ static void admin_metrics(struct admin_req *);
 static void admin_routes_get(struct admin_req *);
 static void admin_routes_post(struct admin_req *);
 static void admin_routes_delete(struct admin_req *);
-static int admin_route_guard(struct admin_req *, const char *, uint32_t, bool,
-    uint32_t, bool);
+static bool admin_guard_check(const struct route_obj *, bool, uint32_t, int,
+    bool, uint32_t, int, char *, size_t);
+static int admin_route_guard(struct admin_req *, const struct route_obj *,
+    uint32_t, bool, uint32_t, bool);
+static void admin_import_clear(struct admin_import *);
+static int admin_import_one(struct admin_req *, struct admin_import *, json_t *,
+    size_t);
+static int admin_import_array(struct admin_req *, struct admin_import *,
+    const char *);
+static int admin_import_parse(struct admin_req *, struct admin_import *);
+static int admin_import_dups(struct admin_req *, struct admin_import *);
+static int admin_import_wave_cb(const struct store_wave *, void *);
+static int admin_import_state(const struct admin_import *, uint32_t);
+static int admin_import_guard_cb(size_t, const struct store_route *, void *);
+static void admin_routes_import(struct admin_req *);
 static void admin_resolve(struct admin_req *);
 static void admin_waves_get(struct admin_req *);
 static void admin_wave_get(struct admin_req *);
@@ -214,13 +259,17 @@ static void
 admin_error(struct admin_req *r, int status, const char *fmt, ...)
 {
 	const char *type;
-	char msg[1024];
+	char msg[ADMIN_MSG_MAX + sizeof(r->where) + 64];
 	json_t *j;
 	va_list ap;
+	size_t n;
 
+	n = strlcpy(msg, r->where, sizeof(msg));
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
 	va_end(ap);
+	if (r->outcome != NULL)
+		strlcat(msg, r->outcome, sizeof(msg));
 	switch (status) {
 	case 400:
 		type = "BadRequestException";
@@ -843,46 +892,75 @@ admin_routes_get(struct admin_req *r)
 }
 
 /*
- * Whether moving TEXT from wave OLD (if HAS_OLD) to wave NEW (if HAS_NEW)
- * is allowed. A route change must neither skip a cutover gate (an object
- * joining a wave that already reads from the lakehouse) nor send traffic to
- * a warehouse copy that is no longer written (an object leaving a frozen or
- * retired wave). Leaving a canary or lakehouse wave is the safe direction
- * (the warehouse is still dual-written) and is allowed. 0, or -1 with a 409
- * (or 500) reply.
+ * The guard on routes: whether OBJ may leave wave OLD (in state OLD_STATE;
+ * if HAS_OLD) for wave NEW (in NEW_STATE; if HAS_NEW). A route change must
+ * neither skip a cutover gate (an object joining a wave that already reads
+ * from the lakehouse) nor send traffic to a warehouse copy that is no
+ * longer written (an object leaving a frozen or retired wave). Leaving a
+ * canary or lakehouse wave is the safe direction (the warehouse is still
+ * dual-written) and is allowed. True when refused, with the reason in MSG.
+ */
+static bool
+admin_guard_check(const struct route_obj *obj, bool has_old, uint32_t old,
+    int old_state, bool has_new, uint32_t new, int new_state, char *msg,
+    size_t len)
+{
+	char text[ADMIN_TEXT_MAX];
+
+	if (has_new && !admin_state_reads_warehouse(new_state)) {
+		route_obj_format(obj, text, sizeof(text));
+		snprintf(msg, len,
+		    "wave %u is %s: %s may join it only while the wave is on "
+		    "the warehouse, or it would skip the cutover gate (force "
+		    "to override)",
+		    new, wave_state_name(new_state), text);
+		return true;
+	}
+	if (has_old &&
+	    (old_state == WAVE_FROZEN || old_state == WAVE_RETIRED)) {
+		route_obj_format(obj, text, sizeof(text));
+		snprintf(msg, len,
+		    "%s is in wave %u, which is %s: its warehouse copy is no "
+		    "longer written (force to override)",
+		    text, old, wave_state_name(old_state));
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Whether moving OBJ from wave OLD (if HAS_OLD) to wave NEW (if HAS_NEW)
+ * is allowed (admin_guard_check). 0, or -1 with a 409 (or 500) reply; a
+ * refusal is recorded as an event.
  */
 static int
-admin_route_guard(struct admin_req *r, const char *text, uint32_t old,
-    bool has_old, uint32_t new, bool has_new)
+admin_route_guard(struct admin_req *r, const struct route_obj *obj,
+    uint32_t old, bool has_old, uint32_t new, bool has_new)
 {
 	struct store_wave w;
-	char msg[512];
+	char msg[ADMIN_MSG_MAX], text[ADMIN_TEXT_MAX];
+	int old_state = WAVE_WAREHOUSE, new_state = WAVE_WAREHOUSE;
 	json_t *ev;
 
-	msg[0] = '\0';
 	if (has_new) {
 		if (admin_wave_state(r, new, &w, NULL) == -1)
 			return -1;
-		if (!admin_state_reads_warehouse(w.state))
-			snprintf(msg, sizeof(msg),
-			    "wave %u is %s: %s may join it only while the wave "
-			    "is on the warehouse, or it would skip the cutover "
-			    "gate (force to override)",
-			    new, wave_state_name(w.state), text);
+		new_state = w.state;
 	}
-	if (has_old && msg[0] == '\0') {
+	/* The old wave matters only if joining the new one is allowed. */
+	if (has_old &&
+	    !admin_guard_check(obj, false, 0, 0, has_new, new, new_state, msg,
+		sizeof(msg))) {
 		if (admin_wave_state(r, old, &w, NULL) == -1)
 			return -1;
-		if (w.state == WAVE_FROZEN || w.state == WAVE_RETIRED)
-			snprintf(msg, sizeof(msg),
-			    "%s is in wave %u, which is %s: its warehouse copy "
-			    "is no longer written (force to override)",
-			    text, old, wave_state_name(w.state));
+		old_state = w.state;
 	}
-	if (msg[0] == '\0')
+	if (!admin_guard_check(obj, has_old, old, old_state, has_new, new,
+		new_state, msg, sizeof(msg)))
 		return 0;
 
 	/* Like a refused transition, the refusal is recorded. */
+	route_obj_format(obj, text, sizeof(text));
 	log_info("route change of %s refused (%s): %s", text, r->actor, msg);
 	ev = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:s}", "type", "route.refused",
 	    "action", has_new ? "set" : "rm", "object", text, "wave",
@@ -934,7 +1012,7 @@ admin_routes_post(struct admin_req *r)
 		goto out;
 	}
 	if (!force &&
-	    admin_route_guard(r, canon, old.wave, has_old, (uint32_t)wave,
+	    admin_route_guard(r, &obj, old.wave, has_old, (uint32_t)wave,
 		true) == -1)
 		goto out;
 
@@ -998,7 +1076,7 @@ admin_routes_delete(struct admin_req *r)
 		return;
 	}
 	if (!force &&
-	    admin_route_guard(r, canon, old.wave, true, 0, false) == -1)
+	    admin_route_guard(r, &obj, old.wave, true, 0, false) == -1)
 		return;
 	ev = json_pack("{s:s,s:s,s:I,s:s}", "type", "route.rm", "object", canon,
 	    "from_wave", (json_int_t)old.wave, "actor", r->actor);
@@ -1022,6 +1100,383 @@ admin_routes_delete(struct admin_req *r)
 	admin_reply_json(r, 200,
 	    json_pack("{s:s,s:b,s:I}", "object", canon, "removed", 1, "wave",
 		(json_int_t)old.wave));
+}
+
+/* Free what an import holds. */
+static void
+admin_import_clear(struct admin_import *im)
+{
+	size_t i;
+
+	for (i = 0; i < im->nblocks; i++)
+		free(im->blocks[i]);
+	free(im->blocks);
+	free(im->in);
+	free(im->ws);
+	memset(im, 0, sizeof(*im));
+}
+
+/*
+ * Check one route J (line or array element NO) exactly as POST /routes
+ * checks its body, and add it to the import: its key is copied into the
+ * key blocks. 0, or -1 with a 400 naming the line and the object.
+ */
+static int
+admin_import_one(struct admin_req *r, struct admin_import *im, json_t *j,
+    size_t no)
+{
+	static const char *const known[] = { "object", "wave", "force", NULL };
+	struct store_route_in *in;
+	struct route_obj obj;
+	const char *text;
+	json_int_t wave;
+	bool force;
+
+	snprintf(r->where, sizeof(r->where), "%s %zu: ", im->unit, no);
+	if (!json_is_object(j)) {
+		admin_error(r, 400, "not a JSON object");
+		return -1;
+	}
+	if (json_is_string(json_object_get(j, "object")))
+		snprintf(r->where, sizeof(r->where),
+		    "%s %zu (%.*s): ", im->unit, no, ADMIN_TEXT_MAX,
+		    json_string_value(json_object_get(j, "object")));
+	if (admin_body_check(r, j, known) == -1 ||
+	    admin_body_string(r, j, "object", true, &text) == -1 ||
+	    admin_body_int(r, j, "wave", true, 0, 0, WAVE_MAX, &wave) == -1 ||
+	    admin_body_bool(r, j, "force", &force) == -1 ||
+	    admin_parse_object(r, text, &obj) == -1)
+		return -1;
+	r->where[0] = '\0';
+
+	if (im->nblocks == 0 || im->used + obj.len > ADMIN_IMPORT_BLOCK) {
+		im->blocks = xreallocarray(im->blocks, im->nblocks + 1,
+		    sizeof(*im->blocks));
+		im->blocks[im->nblocks++] = xmalloc(ADMIN_IMPORT_BLOCK);
+		im->used = 0;
+	}
+	if (im->n == im->cap) {
+		im->cap = im->cap != 0 ? im->cap * 2 : 64;
+		im->in = xreallocarray(im->in, im->cap, sizeof(*im->in));
+	}
+	in = &im->in[im->n++];
+	memcpy(im->blocks[im->nblocks - 1] + im->used, obj.key, obj.len);
+	in->key = im->blocks[im->nblocks - 1] + im->used;
+	in->keylen = (uint32_t)obj.len;
+	in->wave = (uint32_t)wave;
+	in->no = (uint32_t)no;
+	in->force = force;
+	im->used += obj.len;
+	if (force)
+		im->forced++;
+	return 0;
+}
+
+/*
+ * Parse the JSON array starting at P ('[') element by element, without
+ * holding the whole array as JSON. 0, or -1 with a 400 naming the record.
+ */
+static int
+admin_import_array(struct admin_req *r, struct admin_import *im, const char *p)
+{
+	const char *end = r->body + r->body_len;
+	json_error_t je;
+	json_t *j;
+	size_t no = 0;
+	int rc;
+
+	im->unit = "record";
+	for (p++; p < end && isspace((unsigned char)*p); p++)
+		;
+	if (p < end && *p == ']')
+		p++;
+	else {
+		for (;;) {
+			no++;
+			j = json_loadb(p, (size_t)(end - p),
+			    JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
+			    &je);
+			if (j == NULL) {
+				snprintf(r->where, sizeof(r->where),
+				    "record %zu: ", no);
+				admin_error(r, 400, "not a JSON object: %s",
+				    je.text);
+				return -1;
+			}
+			rc = admin_import_one(r, im, j, no);
+			json_decref(j);
+			if (rc == -1)
+				return -1;
+			/* On success the position is the bytes read. */
+			for (p += je.position;
+			     p < end && isspace((unsigned char)*p); p++)
+				;
+			if (p < end && *p == ']') {
+				p++;
+				break;
+			}
+			if (p == end || *p != ',') {
+				snprintf(r->where, sizeof(r->where),
+				    "record %zu: ", no);
+				admin_error(r, 400,
+				    "',' or ']' expected after it");
+				return -1;
+			}
+			p++;
+		}
+	}
+	for (; p < end && isspace((unsigned char)*p); p++)
+		;
+	if (p < end) {
+		admin_error(r, 400, "data after the array");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Parse the body of POST /routes/import: a JSON array of routes, or JSON
+ * lines (one route a line; blank lines skipped; a single route may span
+ * lines), as POST /ledger takes records. Each line is parsed alone, so a
+ * million lines never become one JSON tree. 0, or -1 with a 400.
+ */
+static int
+admin_import_parse(struct admin_req *r, struct admin_import *im)
+{
+	const char *p = r->body, *end = r->body + r->body_len, *nl, *q;
+	json_error_t je;
+	json_t *j;
+	size_t line;
+	int rc;
+
+	while (p < end && isspace((unsigned char)*p))
+		p++;
+	if (p == end) {
+		admin_error(r, 400, "no routes: the body is empty");
+		return -1;
+	}
+	if (*p == '[')
+		return admin_import_array(r, im, p);
+	im->unit = "line";
+	/* One route a line: size the array once. */
+	for (im->cap = 1, q = r->body;
+	     (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
+		im->cap++;
+	im->in = xreallocarray(NULL, im->cap, sizeof(*im->in));
+	for (p = r->body, line = 1; p < end; p = nl + 1, line++) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		for (q = p; q < nl && isspace((unsigned char)*q); q++)
+			;
+		if (q == nl) {
+			if (nl == end)
+				break;
+			continue;
+		}
+		j = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES,
+		    &je);
+		if (j == NULL && im->n == 0) {
+			/* One route written over several lines. */
+			j = json_loadb(r->body, r->body_len,
+			    JSON_REJECT_DUPLICATES, NULL);
+			if (j != NULL && json_is_object(j)) {
+				rc = admin_import_one(r, im, j, line);
+				json_decref(j);
+				return rc;
+			}
+			json_decref(j);
+			j = NULL;
+		}
+		if (j == NULL) {
+			snprintf(r->where, sizeof(r->where),
+			    "line %zu: ", line);
+			admin_error(r, 400, "not JSON: %s at column %d",
+			    je.text, je.column);
+			return -1;
+		}
+		rc = admin_import_one(r, im, j, line);
+		json_decref(j);
+		if (rc == -1)
+			return -1;
+		if (nl == end)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * Refuse an object given twice with different waves (the import is
+ * sorted: equal keys are neighbours, in line order). 0, or -1 with a 400
+ * naming both lines.
+ */
+static int
+admin_import_dups(struct admin_req *r, struct admin_import *im)
+{
+	const struct store_route_in *a, *b;
+	struct route_obj obj;
+	char text[ADMIN_TEXT_MAX];
+	size_t i;
+
+	for (i = 1; i < im->n; i++) {
+		a = &im->in[i - 1];
+		b = &im->in[i];
+		if (a->keylen != b->keylen ||
+		    memcmp(a->key, b->key, a->keylen) != 0 ||
+		    a->wave == b->wave)
+			continue;
+		text[0] = '\0';
+		if (route_obj_from_key(b->key, b->keylen, &obj) == 0)
+			route_obj_format(&obj, text, sizeof(text));
+		snprintf(r->where, sizeof(r->where), "%s %u (%s): ", im->unit,
+		    b->no, text);
+		admin_error(r, 400,
+		    "wave %u, but %s %u gives it wave %u: an object may "
+		    "appear once per import",
+		    b->wave, im->unit, a->no, a->wave);
+		return -1;
+	}
+	return 0;
+}
+
+/* Note a wave's state for the guard (waves come in numeric order). */
+static int
+admin_import_wave_cb(const struct store_wave *w, void *arg)
+{
+	struct admin_import *im = arg;
+
+	if (im->nws == im->wscap) {
+		im->wscap = im->wscap != 0 ? im->wscap * 2 : 64;
+		im->ws = xreallocarray(im->ws, im->wscap, sizeof(*im->ws));
+	}
+	im->ws[im->nws].n = w->n;
+	im->ws[im->nws++].state = w->state;
+	return 0;
+}
+
+/* The state of wave N as read before the import: warehouse if no record. */
+static int
+admin_import_state(const struct admin_import *im, uint32_t n)
+{
+	size_t lo = 0, hi = im->nws, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (im->ws[mid].n == n)
+			return im->ws[mid].state;
+		if (im->ws[mid].n < n)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return WAVE_WAREHOUSE;
+}
+
+/*
+ * store_route_import's guard: route I may change unless admin_guard_check
+ * refuses it. Pure on the wave states read before, as a retry needs.
+ */
+static int
+admin_import_guard_cb(size_t i, const struct store_route *old, void *arg)
+{
+	struct admin_import *im = arg;
+	const struct store_route_in *in = &im->in[i];
+	struct route_obj obj;
+	int new_state, old_state;
+
+	new_state = admin_import_state(im, in->wave);
+	old_state =
+	    old != NULL ? admin_import_state(im, old->wave) : WAVE_WAREHOUSE;
+	if (route_obj_from_key(in->key, in->keylen, &obj) == -1)
+		return STORE_ERROR;
+	if (!admin_guard_check(&obj, old != NULL, old != NULL ? old->wave : 0,
+		old_state, true, in->wave, new_state, im->msg, sizeof(im->msg)))
+		return STORE_OK;
+	im->has_old = old != NULL;
+	im->old = old != NULL ? old->wave : 0;
+	return STORE_REFUSED;
+}
+
+/*
+ * POST /routes/import: assign many objects and rules (JSON lines or a
+ * JSON array of POST /routes bodies) in one synced txn: all of them or,
+ * at the first bad line, an object given twice with two waves, or a
+ * route the guard refuses (unless forced), none. Routes already on
+ * their wave are unchanged. One route.import event with the counts per
+ * wave; a refusal is recorded as one route.refused event.
+ */
+static void
+admin_routes_import(struct admin_req *r)
+{
+	struct admin_import im;
+	struct store_import_res res;
+	const struct store_route_in *in;
+	struct route_obj obj;
+	char text[ADMIN_TEXT_MAX];
+	json_t *ev = NULL;
+	int rc;
+
+	memset(&im, 0, sizeof(im));
+	r->outcome = "; nothing was imported";
+	if (admin_import_parse(r, &im) == -1)
+		goto out;
+	if (im.n == 0) {
+		admin_error(r, 400, "no routes: %s",
+		    strcmp(im.unit, "line") == 0 ? "only blank lines" :
+						   "the array is empty");
+		goto out;
+	}
+	store_route_in_sort(im.in, im.n);
+	if (admin_import_dups(r, &im) == -1)
+		goto out;
+	if (store_wave_foreach(r->st, admin_import_wave_cb, &im) < 0) {
+		log_warnx("admin: route import: reading the waves failed");
+		admin_error(r, 500, "store error reading the waves");
+		goto out;
+	}
+	ev = json_pack("{s:s,s:s,s:I}", "type", "route.import", "actor",
+	    r->actor, "records", (json_int_t)im.n);
+	if (ev != NULL && im.forced > 0)
+		json_object_set_new(ev, "forced", json_integer(im.forced));
+	rc = store_route_import(r->st, im.in, im.n, r->now_ms,
+	    admin_import_guard_cb, &im, ev, &res);
+	if (rc == STORE_REFUSED) {
+		in = &im.in[res.refused];
+		text[0] = '\0';
+		if (route_obj_from_key(in->key, in->keylen, &obj) == 0)
+			route_obj_format(&obj, text, sizeof(text));
+		log_info("route import refused (%s): %s %u: %s", r->actor,
+		    im.unit, in->no, im.msg);
+		json_decref(ev);
+		ev = json_pack("{s:s,s:s,s:s,s:I,s:o,s:I,s:I,s:s,s:s}", "type",
+		    "route.refused", "action", "import", "object", text, "wave",
+		    (json_int_t)in->wave, "from_wave",
+		    im.has_old ? json_integer(im.old) : json_null(), im.unit,
+		    (json_int_t)in->no, "records", (json_int_t)im.n, "actor",
+		    r->actor, "message", im.msg);
+		if (ev == NULL ||
+		    store_event_append(r->st, r->now_ms, ev) != STORE_OK)
+			log_warnx("admin: recording the import refusal failed");
+		snprintf(r->where, sizeof(r->where), "%s %u: ", im.unit,
+		    in->no);
+		admin_error(r, 409, "%s", im.msg);
+		goto out;
+	}
+	if (rc != STORE_OK) {
+		log_warnx("admin: route import of %zu routes failed: store "
+			  "error",
+		    im.n);
+		admin_error(r, 500, "store error");
+		goto out;
+	}
+	log_info("routes: %zu imported by %s (%zu set, %zu unchanged%s)", im.n,
+	    r->actor, res.set, res.unchanged, im.forced > 0 ? ", forced" : "");
+	admin_reply_json(r, 200,
+	    json_pack("{s:I,s:I,s:I}", "set", (json_int_t)res.set, "unchanged",
+		(json_int_t)res.unchanged, "seq",
+		(json_int_t)store_last_seq(r->st)));
+out:
+	json_decref(ev);
+	admin_import_clear(&im);
 }
 
 /* GET /resolve/{object}[?client=ID]: where the object goes, and why. */
@@ -2186,6 +2641,10 @@ admin_dispatch(struct admin_req *r)
 			else
 				admin_routes_post(r);
 		}
+	} else if (n == 2 && strcmp(s0, "routes") == 0 &&
+	    strcmp(r->seg[1], "import") == 0) {
+		if (admin_method_ok(r, "POST"))
+			admin_routes_import(r);
 	} else if (n == 2 && strcmp(s0, "routes") == 0) {
 		if (admin_method_ok(r, "DELETE"))
 			admin_routes_delete(r);

@@ -728,6 +728,266 @@ test_route_guard(void **state)
 	    expect(fx, 200, "DELETE", "/routes/db.items?force=1", NULL));
 }
 
+/* The events since SEQ (a JSON array). Caller decrefs. */
+static json_t *
+events_since(struct fixture *fx, uint64_t seq)
+{
+	char target[64];
+	json_t *j, *list;
+
+	snprintf(target, sizeof(target), "/events?after=%llu",
+	    (unsigned long long)seq);
+	j = expect(fx, 200, "GET", target, NULL);
+	list = json_incref(json_object_get(j, "events"));
+	json_decref(j);
+	return list;
+}
+
+/*
+ * POST /routes/import: JSON lines and arrays; routes already so are
+ * unchanged; one event with per-wave counts; a re-run writes nothing.
+ */
+static void
+test_routes_import(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_route rt, orders;
+	json_t *j, *ev, *list;
+	uint64_t seq;
+
+	route_set(fx, "db.orders", 3);
+	route_set(fx, "db.items", 4);
+	json_decref(
+	    expect(fx, 200, "POST", "/waves/3/flip", "{\"to\":\"lakehouse\"}"));
+	assert_int_equal(store_route_get(fx->f.store, "db\x1eorders", 9,
+			     &orders),
+	    STORE_OK);
+	seq = store_last_seq(fx->f.store);
+
+	/* db.orders stays in the lakehouse wave 3: unchanged, no guard. */
+	j = expect(fx, 200, "POST", "/routes/import",
+	    "{\"object\":\"db.a\",\"wave\":1}\n"
+	    "\n"
+	    "{\"object\":\"db.orders\",\"wave\":3}\r\n"
+	    "{\"object\":\"db.items\",\"wave\":6}\n"
+	    "{\"object\":\"mkt.*\",\"wave\":1,\"force\":false}\n");
+	assert_int_equal(num(j, "set"), 3);
+	assert_int_equal(num(j, "unchanged"), 1);
+	assert_int_equal(num(j, "seq"), (json_int_t)seq + 1);
+	assert_int_equal(json_object_size(j), 3);
+	json_decref(j);
+	assert_int_equal(store_last_seq(fx->f.store), seq + 1);
+	assert_int_equal(store_route_get(fx->f.store, "db\x1eorders", 9, &rt),
+	    STORE_OK);
+	assert_int_equal(rt.seq, orders.seq);
+	assert_int_equal(rt.since_ms, orders.since_ms);
+	assert_int_equal(store_route_get(fx->f.store, "db\x1eitems", 8, &rt),
+	    STORE_OK);
+	assert_int_equal(rt.wave, 6);
+	assert_int_equal(rt.seq, seq + 1);
+	assert_int_equal(store_route_get(fx->f.store, "mkt\x1d", 4, &rt),
+	    STORE_OK);
+	assert_int_equal(rt.wave, 1);
+
+	list = events_since(fx, seq);
+	assert_int_equal(json_array_size(list), 1);
+	ev = json_array_get(list, 0);
+	assert_string_equal(str(ev, "type"), "route.import");
+	assert_string_equal(str(ev, "actor"), "uid 1000");
+	assert_int_equal(num(ev, "records"), 4);
+	assert_int_equal(num(ev, "set"), 3);
+	assert_int_equal(num(ev, "unchanged"), 1);
+	assert_int_equal(num(json_object_get(ev, "waves"), "1"), 2);
+	assert_int_equal(num(json_object_get(ev, "waves"), "6"), 1);
+	assert_int_equal(json_object_size(json_object_get(ev, "waves")), 2);
+	assert_null(json_object_get(ev, "forced"));
+	json_decref(list);
+
+	/* An array; then the same array again changes nothing. */
+	seq = store_last_seq(fx->f.store);
+	j = expect(fx, 200, "POST", "/routes/import",
+	    " [ {\"object\":\"db.x\",\"wave\":7} ,\n"
+	    "{\"object\":\"my.db%1Fy\",\"wave\":7}]\n");
+	assert_int_equal(num(j, "set"), 2);
+	assert_int_equal(num(j, "unchanged"), 0);
+	json_decref(j);
+	assert_int_equal(store_last_seq(fx->f.store), seq + 1);
+	j = expect(fx, 200, "POST", "/routes/import",
+	    "[{\"object\":\"db.x\",\"wave\":7},"
+	    "{\"object\":\"my.db%1Fy\",\"wave\":7}]");
+	assert_int_equal(num(j, "set"), 0);
+	assert_int_equal(num(j, "unchanged"), 2);
+	assert_int_equal(num(j, "seq"), (json_int_t)seq + 1);
+	json_decref(j);
+	assert_int_equal(store_last_seq(fx->f.store), seq + 1);
+
+	/* One route over several lines; the same object twice, same wave. */
+	j = expect(fx, 200, "POST", "/routes/import",
+	    "{\n  \"object\": \"db.z\",\n  \"wave\": 8\n}\n");
+	assert_int_equal(num(j, "set"), 1);
+	json_decref(j);
+	j = expect(fx, 200, "POST", "/routes/import",
+	    "{\"object\":\"db.w\",\"wave\":9}\n"
+	    "{\"object\":\"db.w\",\"wave\":9}\n");
+	assert_int_equal(num(j, "set"), 1);
+	assert_int_equal(num(j, "unchanged"), 1);
+	json_decref(j);
+
+	json_decref(expect(fx, 405, "GET", "/routes/import", NULL));
+}
+
+/*
+ * A bad import names its line (or record) and the object and writes
+ * nothing: not a route, not an event.
+ */
+static void
+test_routes_import_bad(void **state)
+{
+	static const struct {
+		const char *body;
+		const char *msg;
+	} tab[] = {
+		{ "{\"object\":\"db.a\",\"wave\":1}\n"
+		  "{\"object\":\"db.b\",\"wave\":\"x\"}\n",
+		    "line 2 (db.b): field \"wave\" must be an integer "
+		    "0..2147483647; nothing was imported" },
+		{ "{\"object\":\"db.a\",\"wave\":1}\n\n{bad\n",
+		    "line 3: not JSON: " },
+		{ "{\"object\":\"db.a\",\"wave\":1,\"colour\":2}",
+		    "line 1 (db.a): unknown field \"colour\"; nothing was "
+		    "imported" },
+		{ "{\"object\":\"nodot\",\"wave\":1}", "line 1 (nodot): " },
+		{ "{\"object\":\"db.a\",\"wave\":-1}",
+		    "line 1 (db.a): field \"wave\" must be an integer" },
+		{ "{\"wave\":1}",
+		    "line 1: field \"object\" is required; nothing was "
+		    "imported" },
+		{ "{\"object\":\"db.a\",\"wave\":1,\"force\":\"yes\"}",
+		    "line 1 (db.a): field \"force\" must be true or false" },
+		{ "{\"object\":\"db.a\",\"wave\":1,\"wave\":2}",
+		    "line 1: not JSON: duplicate object key" },
+		{ "[1]\n", "record 1: not a JSON object" },
+		{ " [ ]\n", "no routes: the array is empty" },
+		{ "{\"object\":\"db.a\",\"wave\":1}\n"
+		  "{\"object\":\"db.b\",\"wave\":1}\n"
+		  "{\"object\":\"db.a\",\"wave\":2}\n",
+		    "line 3 (db.a): wave 2, but line 1 gives it wave 1: an "
+		    "object may appear once per import; nothing was "
+		    "imported" },
+		{ "[{\"object\":\"db.a\",\"wave\":1},{\"object\":\"db.b\"}]",
+		    "record 2 (db.b): field \"wave\" is required; nothing was "
+		    "imported" },
+		{ "[{\"object\":\"db.a\",\"wave\":1}] x",
+		    "data after the array; nothing was imported" },
+		{ "[{\"object\":\"db.a\",\"wave\":1} {}]",
+		    "record 1: ',' or ']' expected after it" },
+		{ "[{\"object\":\"db.a\",\"wave\":1}, 5]",
+		    "record 2: not a JSON object" },
+		{ "[{\"object\":\"db.a\",\"wave\":1},",
+		    "record 2: not a JSON object" },
+		{ "[[]]", "record 1: not a JSON object; nothing" },
+		{ "", "no routes: the body is empty" },
+		{ " \n\n", "no routes: the body is empty" },
+	};
+	struct fixture *fx = *state;
+	char *before, *after;
+	uint64_t seq;
+	json_t *j;
+	size_t i;
+
+	route_set(fx, "db.b", 4);
+	before = snapshot(fx);
+	seq = store_last_seq(fx->f.store);
+	for (i = 0; i < nitems(tab); i++) {
+		j = expect(fx, 400, "POST", "/routes/import", tab[i].body);
+		if (strstr(str(json_object_get(j, "error"), "message"),
+			tab[i].msg) == NULL)
+			fail_msg("case %zu: message \"%s\", want \"%s\"", i,
+			    str(json_object_get(j, "error"), "message"),
+			    tab[i].msg);
+		assert_string_equal(str(json_object_get(j, "error"), "type"),
+		    "BadRequestException");
+		json_decref(j);
+		after = snapshot(fx);
+		assert_string_equal(before, after);
+		free(after);
+		assert_int_equal(store_last_seq(fx->f.store), seq);
+	}
+	free(before);
+}
+
+/*
+ * The guard refuses an import as it refuses POST /routes: joining a wave
+ * off the warehouse, leaving a frozen one. 409 naming the line, nothing
+ * written but the one route.refused event; force passes.
+ */
+static void
+test_routes_import_guard(void **state)
+{
+	static const struct {
+		const char *body;
+		const char *msg;
+		json_int_t line;
+	} tab[] = {
+		{ "{\"object\":\"db.a\",\"wave\":1}\n"
+		  "{\"object\":\"db.new\",\"wave\":3}\n",
+		    "line 2: wave 3 is lakehouse: db.new may join it only "
+		    "while the wave is on the warehouse",
+		    2 },
+		{ "{\"object\":\"db.a\",\"wave\":1}\n"
+		  "{\"object\":\"db.frozen\",\"wave\":1}\n",
+		    "line 2: db.frozen is in wave 5, which is frozen: its "
+		    "warehouse copy is no longer written (force to override); "
+		    "nothing was imported",
+		    2 },
+		{ "[{\"object\":\"db.frozen\",\"wave\":1,\"force\":true},"
+		  "{\"object\":\"new.*\",\"wave\":3}]",
+		    "record 2: wave 3 is lakehouse: new.* may join", 2 },
+	};
+	struct fixture *fx = *state;
+	char *before;
+	uint64_t seq;
+	json_t *j, *list, *ev;
+	size_t i;
+
+	route_set(fx, "db.orders", 3);
+	route_set(fx, "db.frozen", 5);
+	json_decref(
+	    expect(fx, 200, "POST", "/waves/3/flip", "{\"to\":\"lakehouse\"}"));
+	force_state(fx, 5, WAVE_FROZEN);
+	for (i = 0; i < nitems(tab); i++) {
+		before = snapshot(fx);
+		seq = store_last_seq(fx->f.store);
+		j = expect(fx, 409, "POST", "/routes/import", tab[i].body);
+		if (strstr(str(json_object_get(j, "error"), "message"),
+			tab[i].msg) == NULL)
+			fail_msg("case %zu: message \"%s\", want \"%s\"", i,
+			    str(json_object_get(j, "error"), "message"),
+			    tab[i].msg);
+		json_decref(j);
+		assert_refused(fx, before, seq, "route.refused");
+		free(before);
+		list = events_since(fx, seq);
+		ev = json_array_get(list, 0);
+		assert_string_equal(str(ev, "action"), "import");
+		assert_int_equal(num(ev, i < 2 ? "line" : "record"),
+		    tab[i].line);
+		json_decref(list);
+	}
+
+	/* Forced, every route goes in; the event counts the forced ones. */
+	seq = store_last_seq(fx->f.store);
+	j = expect(fx, 200, "POST", "/routes/import",
+	    "{\"object\":\"db.new\",\"wave\":3,\"force\":true}\n"
+	    "{\"object\":\"db.frozen\",\"wave\":1,\"force\":true}\n");
+	assert_int_equal(num(j, "set"), 2);
+	json_decref(j);
+	list = events_since(fx, seq);
+	assert_int_equal(json_array_size(list), 1);
+	assert_int_equal(num(json_array_get(list, 0), "forced"), 2);
+	json_decref(list);
+}
+
 /* GET /events: after, limit, last_seq. */
 static void
 test_events(void **state)
@@ -1031,6 +1291,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_route_guard, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_routes_import, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_routes_import_bad, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_routes_import_guard, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_triggers, setup, teardown),
 	};

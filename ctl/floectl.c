@@ -94,7 +94,7 @@ static int ctl_call_raw(struct ctl *, const char *, const char *, const char *,
     size_t, const char *, struct ctl_resp *);
 static void ctl_print_blocking(json_t *);
 static void ctl_table_fprint(FILE *, struct ctl_table *);
-static char *ctl_read_all(const char *, size_t *);
+static char *ctl_read_all(const char *, const char *, size_t *);
 static void ctl_print_evidence(const char *, json_t *);
 static char *ctl_escape(struct ctl *, const char *);
 static void ctl_print_json(const struct ctl_resp *);
@@ -111,6 +111,7 @@ static int ctl_status(struct ctl *, int, char **);
 static int ctl_route_set(struct ctl *, int, char **);
 static int ctl_route_rm(struct ctl *, int, char **);
 static int ctl_route_list(struct ctl *, int, char **);
+static int ctl_route_import(struct ctl *, int, char **);
 static int ctl_resolve(struct ctl *, int, char **);
 static int ctl_wave_list(struct ctl *, int, char **);
 static int ctl_wave_show(struct ctl *, int, char **);
@@ -138,6 +139,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "route", "set", ctl_route_set },
 	{ "route", "rm", ctl_route_rm },
 	{ "route", "list", ctl_route_list },
+	{ "route", "import", ctl_route_import },
 	{ "resolve", NULL, ctl_resolve },
 	{ "wave", "list", ctl_wave_list },
 	{ "wave", "show", ctl_wave_show },
@@ -174,6 +176,8 @@ ctl_usage(FILE *out)
 	    "namespace rule to a wave\n"
 	    "  route rm OBJECT|NS.* [--force]      remove an assignment\n"
 	    "  route list                          every assignment\n"
+	    "  route import FILE|-                 import routes (JSON lines), "
+	    "all or nothing\n"
 	    "  resolve OBJECT [--client ID]        where OBJECT's reads and "
 	    "writes go, and why\n"
 	    "  wave list                           every wave and its state\n"
@@ -808,6 +812,36 @@ ctl_route_list(struct ctl *c, int argc, char **argv)
 	return CTL_OK;
 }
 
+/* floectl route import FILE|- : JSON lines of routes, one synced import. */
+static int
+ctl_route_import(struct ctl *c, int argc, char **argv)
+{
+	struct ctl_resp r;
+	char *pos[1], *buf;
+	size_t len;
+	int rc;
+
+	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1, "route import")) !=
+	    0)
+		return rc;
+	if ((buf = ctl_read_all("route import", pos[0], &len)) == NULL)
+		return CTL_USAGE;
+	rc = ctl_call_raw(c, "POST", "/routes/import", buf, len,
+	    "application/x-ndjson", &r);
+	free(buf);
+	if (rc != 0)
+		return rc;
+	if (c->json)
+		ctl_print_json(&r);
+	else
+		printf("%" JSON_INTEGER_FORMAT " set, %" JSON_INTEGER_FORMAT
+		       " unchanged\n",
+		    json_integer_value(json_object_get(r.json, "set")),
+		    json_integer_value(json_object_get(r.json, "unchanged")));
+	ctl_resp_clear(&r);
+	return CTL_OK;
+}
+
 /* floectl resolve OBJECT [--client ID] */
 static int
 ctl_resolve(struct ctl *c, int argc, char **argv)
@@ -1106,7 +1140,7 @@ ctl_print_blocking(json_t *list)
 
 /* Read all of PATH ("-": stdin) into a new buffer. NULL with a message. */
 static char *
-ctl_read_all(const char *path, size_t *len)
+ctl_read_all(const char *cmd, const char *path, size_t *len)
 {
 	FILE *f;
 	char *buf = NULL;
@@ -1116,7 +1150,7 @@ ctl_read_all(const char *path, size_t *len)
 	if (strcmp(path, "-") == 0)
 		f = stdin;
 	else if ((f = fopen(path, "r")) == NULL) {
-		fprintf(stderr, "floectl: ledger import: %s: %s\n", path,
+		fprintf(stderr, "floectl: %s: %s: %s\n", cmd, path,
 		    strerror(errno));
 		return NULL;
 	}
@@ -1129,17 +1163,17 @@ ctl_read_all(const char *path, size_t *len)
 		*len += n;
 		if (*len > CTL_IMPORT_MAX) {
 			fprintf(stderr,
-			    "floectl: ledger import: %s is larger than %d "
-			    "MiB; split it (each import is all or nothing)\n",
-			    path, CTL_IMPORT_MAX >> 20);
+			    "floectl: %s: %s is larger than %d MiB; split "
+			    "it (each import is all or nothing)\n",
+			    cmd, path, CTL_IMPORT_MAX >> 20);
 			goto fail;
 		}
 		if (n == 0)
 			break;
 	}
 	if (ferror(f)) {
-		fprintf(stderr, "floectl: ledger import: reading %s: %s\n",
-		    path, strerror(errno));
+		fprintf(stderr, "floectl: %s: reading %s: %s\n", cmd, path,
+		    strerror(errno));
 		goto fail;
 	}
 	if (f != stdin)
@@ -1349,7 +1383,7 @@ ctl_ledger_import(struct ctl *c, int argc, char **argv)
 	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1, "ledger import")) !=
 	    0)
 		return rc;
-	if ((buf = ctl_read_all(pos[0], &len)) == NULL)
+	if ((buf = ctl_read_all("ledger import", pos[0], &len)) == NULL)
 		return CTL_USAGE;
 	rc = ctl_call_raw(c, "POST", "/ledger", buf, len,
 	    "application/x-ndjson", &r);

@@ -830,10 +830,14 @@ catalog_rewrite(const struct catalog *c, bool merge, const char *body,
 	}
 	in_body = blen > 0 && memmem(body, len, upstream_base, blen) != NULL;
 	urls = in_body;
-	/* Merged values may hold upstream URLs too (a signer's uri). */
+	/*
+	 * Merged values may be upstream URLs too (a signer's uri): those
+	 * that start with one (see splice_members).
+	 */
 	for (i = 0; merge && blen > 0 && !urls && i < c->text->n; i++)
-		urls = memmem(c->text->m[i].val, c->text->m[i].vlen,
-			   upstream_base, blen) != NULL;
+		urls = c->text->m[i].vlen > blen + 1 &&
+		    c->text->m[i].val[0] == '"' &&
+		    memcmp(c->text->m[i].val + 1, upstream_base, blen) == 0;
 	if (!merge && !urls)
 		return NULL;
 	if (urls) {

@@ -836,12 +836,6 @@ h1_find(const struct h1_msg *m, const char *name)
 	return NULL;
 }
 
-bool
-h1_name_is(const char *name, size_t len, const char *lit)
-{
-	return strlen(lit) == len && strncasecmp(name, lit, len) == 0;
-}
-
 const char *
 h1_reason(unsigned status)
 {

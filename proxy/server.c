@@ -69,6 +69,8 @@ struct server {
 	bool draining;
 	unsigned nconns;
 	struct timeval idle_tv, head_tv, write_tv;
+	/* idle_tv and head_tv as libevent common timeouts: O(1) timers. */
+	const struct timeval *idle_q, *head_q;
 	LIST_HEAD(, server_listener) listeners;
 	LIST_HEAD(, server_conn) conns;
 };
@@ -107,6 +109,12 @@ server_new(struct event_base *base, const struct server_opts *opts,
 	server_ms_to_tv(opts->idle_timeout_ms, &s->idle_tv);
 	server_ms_to_tv(opts->header_timeout_ms, &s->head_tv);
 	server_ms_to_tv(opts->write_timeout_ms, &s->write_tv);
+	if ((s->idle_q = event_base_init_common_timeout(base, &s->idle_tv)) ==
+	    NULL)
+		s->idle_q = &s->idle_tv;
+	if ((s->head_q = event_base_init_common_timeout(base, &s->head_tv)) ==
+	    NULL)
+		s->head_q = &s->head_tv;
 	LIST_INIT(&s->listeners);
 	LIST_INIT(&s->conns);
 	return s;
@@ -377,7 +385,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		event_add(c->rev, NULL);
 	else
 		bufferevent_enable(c->bev, EV_READ);
-	evtimer_add(c->timer, &s->idle_tv);
+	evtimer_add(c->timer, s->idle_q);
 	LIST_INSERT_HEAD(&s->conns, c, entry);
 	s->nconns++;
 }
@@ -438,7 +446,7 @@ server_conn_process(struct server_conn *c)
 	switch (h1_parse(c->h1, in)) {
 	case H1_MORE:
 		if (!was_started && h1_started(c->h1))
-			evtimer_add(c->timer, &s->head_tv);
+			evtimer_add(c->timer, s->head_q);
 		server_continue(c);
 		return;
 	case H1_ERROR:
@@ -662,7 +670,7 @@ server_reply(struct server_conn *c, unsigned status, const char *hdrs,
 	if (c->rev != NULL && !event_pending(c->rev, EV_READ, NULL))
 		event_add(c->rev, NULL);
 	h1_reset(c->h1);
-	evtimer_add(c->timer, &c->srv->idle_tv);
+	evtimer_add(c->timer, c->srv->idle_q);
 	server_flush(c);
 	/*
 	 * A pipelined request may already be waiting: parse it on a later

@@ -16,6 +16,7 @@
 #endif
 
 #include "lib/compat.h"
+#include "lib/memfind.h"
 #include "lib/xmalloc.h"
 #include "proxy/catalog.h"
 
@@ -807,8 +808,8 @@ catalog_url(char buf[CATALOG_URL_BUF], char **own, const char *base,
 
 /*
  * Rewrite an upstream answer for the client (see catalog.h). The common
- * case, nothing to merge and no upstream URL in the body, costs one memmem
- * and the caller passes the original bytes on.
+ * case, nothing to merge and no upstream URL in the body, costs one scan
+ * (memfind) and the caller passes the original bytes on.
  */
 char *
 catalog_rewrite(const struct catalog *c, bool merge, const char *body,
@@ -828,7 +829,7 @@ catalog_rewrite(const struct catalog *c, bool merge, const char *body,
 		while (blen > 0 && upstream_base[blen - 1] == '/')
 			blen--;
 	}
-	in_body = blen > 0 && memmem(body, len, upstream_base, blen) != NULL;
+	in_body = blen > 0 && memfind(body, len, upstream_base, blen) != NULL;
 	urls = in_body;
 	/*
 	 * Merged values may be upstream URLs too (a signer's uri): those

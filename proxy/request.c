@@ -23,6 +23,7 @@
 
 #include "lib/compat.h"
 #include "lib/log.h"
+#include "lib/memfind.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "cache/cache.h"
@@ -723,7 +724,7 @@ request_has_secrets(const char *body, size_t len)
 	size_t i;
 
 	for (i = 0; i < nitems(request_secret_keys); i++)
-		if (memmem(body, len, request_secret_keys[i],
+		if (memfind(body, len, request_secret_keys[i],
 			strlen(request_secret_keys[i])) != NULL)
 			return true;
 	return false;

@@ -531,15 +531,18 @@ test_wave_brief(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		/* Only the child's own store: the parent's is not ours. */
 		other = store_open(t->dir, err, sizeof(err));
 		u.state = 3;
-		_exit(other != NULL &&
-			    store_wave_update(other, 7, T0, upd_cb, &u, NULL) ==
-				STORE_OK &&
-			    store_wave_update(other, 0, T0, upd_cb, &u, NULL) ==
-				STORE_OK ?
-			0 :
-			1);
+		status = other != NULL &&
+			store_wave_update(other, 7, T0, upd_cb, &u, NULL) ==
+			    STORE_OK &&
+			store_wave_update(other, 0, T0, upd_cb, &u, NULL) ==
+			    STORE_OK ?
+		    0 :
+		    1;
+		store_free(other);
+		_exit(status);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);

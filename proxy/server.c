@@ -474,7 +474,7 @@ server_read_cb(struct bufferevent *bev __unused, void *arg)
 }
 
 /*
- * Reads of a plain connection: one readv of up to 64 KiB (libevent's own
+ * Reads of a plain connection: one recvmsg of up to 64 KiB (libevent's own
  * read asks FIONREAD first and takes at most 4 KiB). Past the backlog
  * limit reading stops until the request in flight is answered.
  */
@@ -516,7 +516,7 @@ server_write_cb(struct bufferevent *bev __unused, void *arg)
 
 /*
  * Write a plain connection's answer now rather than on the next loop turn:
- * an answer that fits the socket buffer (nearly all do) costs one writev
+ * an answer that fits the socket buffer (nearly all do) costs one sendmsg
  * and no epoll_ctl to switch write interest on and off around it. What
  * does not fit is left to the bufferevent, with write interest, until it
  * drains (server_write_cb). A connection to close once written is freed
@@ -526,7 +526,7 @@ static void
 server_flush(struct server_conn *c)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
-	int n;
+	ssize_t n;
 
 	if (c->tls)
 		return;
@@ -536,7 +536,7 @@ server_flush(struct server_conn *c)
 		/* A bufferevent keeps its output's start frozen; so do we. */
 		evbuffer_unfreeze(out, 1);
 		errno = 0;
-		n = evbuffer_write(out, bufferevent_getfd(c->bev));
+		n = sockio_write(out, bufferevent_getfd(c->bev));
 		evbuffer_freeze(out, 1);
 	}
 	if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&

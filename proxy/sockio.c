@@ -1,11 +1,15 @@
 /*
- * floe: sockio.c -- one readv of up to 64 KiB from a plain socket into its
- * bufferevent's input, in place of libevent's own read (see sockio.h).
+ * floe: sockio.c -- one recvmsg of up to 64 KiB from a plain socket into
+ * its bufferevent's input, and one sendmsg of an output buffer's first
+ * pieces, in place of libevent's own reads and writes (see sockio.h).
  */
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include <errno.h>
+#include <stdint.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -14,6 +18,7 @@
 #include "proxy/sockio.h"
 
 #define SOCKIO_READ_MAX (64 * 1024)
+#define SOCKIO_WRITE_VECS 16 /* pieces of an output buffer per write */
 
 enum sockio_rc
 sockio_read(struct bufferevent *bev)
@@ -21,6 +26,7 @@ sockio_read(struct bufferevent *bev)
 	struct evbuffer *in = bufferevent_get_input(bev);
 	struct evbuffer_iovec v[2];
 	struct iovec iov[2];
+	struct msghdr msg;
 	ssize_t n;
 	int i, nv;
 
@@ -35,8 +41,11 @@ sockio_read(struct bufferevent *bev)
 		iov[i].iov_base = v[i].iov_base;
 		iov[i].iov_len = v[i].iov_len;
 	}
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = iov;
+	msg.msg_iovlen = nv;
 	do
-		n = readv(bufferevent_getfd(bev), iov, nv);
+		n = recvmsg(bufferevent_getfd(bev), &msg, 0);
 	while (n == -1 && errno == EINTR);
 	if (n <= 0) {
 		evbuffer_commit_space(in, v, 0);
@@ -56,4 +65,41 @@ sockio_read(struct bufferevent *bev)
 	evbuffer_commit_space(in, v, nv);
 	evbuffer_freeze(in, 0);
 	return SOCKIO_READ;
+}
+
+ssize_t
+sockio_sendv(int fd, const struct iovec *iov, int n)
+{
+	struct msghdr msg;
+	ssize_t w;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = (struct iovec *)(uintptr_t)iov;
+	msg.msg_iovlen = n;
+	do
+		w = sendmsg(fd, &msg, MSG_NOSIGNAL);
+	while (w == -1 && errno == EINTR);
+	return w;
+}
+
+ssize_t
+sockio_write(struct evbuffer *out, int fd)
+{
+	struct evbuffer_iovec v[SOCKIO_WRITE_VECS];
+	struct iovec iov[SOCKIO_WRITE_VECS];
+	ssize_t w;
+	int i, n;
+
+	n = evbuffer_peek(out, -1, NULL, v, SOCKIO_WRITE_VECS);
+	if (n > SOCKIO_WRITE_VECS)
+		n = SOCKIO_WRITE_VECS;
+	if (n <= 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		iov[i].iov_base = v[i].iov_base;
+		iov[i].iov_len = v[i].iov_len;
+	}
+	if ((w = sockio_sendv(fd, iov, n)) > 0)
+		evbuffer_drain(out, (size_t)w);
+	return w;
 }

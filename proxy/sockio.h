@@ -1,13 +1,21 @@
 /*
- * floe: sockio.h -- reading a plain socket into a bufferevent's input in
- * large extents. libevent 2.1's evbuffer_read asks FIONREAD before every
- * read and reads at most 4 KiB, so a 1 MB answer took 256 reads and 256
- * ioctls; this reads up to 64 KiB with one readv. Owns nothing.
+ * floe: sockio.h -- the data path's socket I/O for plain connections, in
+ * place of libevent's. libevent 2.1's evbuffer_read asks FIONREAD before
+ * every read and reads at most 4 KiB (a 1 MB answer took 256 reads and 256
+ * ioctls); sockio_read takes up to 64 KiB at once. Both directions use
+ * recvmsg/sendmsg rather than readv/writev: a socket call skips the file
+ * layer's position lock and iterators, and MSG_NOSIGNAL spares SIGPIPE.
+ * Owns nothing.
  */
 #ifndef FLOE_PROXY_SOCKIO_H
 #define FLOE_PROXY_SOCKIO_H
 
+#include <stddef.h>
+#include <sys/types.h>
+
 struct bufferevent;
+struct evbuffer;
+struct iovec;
 
 enum sockio_rc {
 	SOCKIO_READ = 1, /* bytes were added to the input */
@@ -18,5 +26,12 @@ enum sockio_rc {
 
 /* One read from BEV's socket into its input buffer. */
 enum sockio_rc sockio_read(struct bufferevent *);
+/*
+ * One write of OUT's first pieces to FD, drained by what was written:
+ * bytes written, or -1 with errno (EAGAIN: nothing could be written).
+ */
+ssize_t sockio_write(struct evbuffer *out, int fd);
+/* One sendmsg of IOV[0..N) to FD: bytes written, or -1 with errno. */
+ssize_t sockio_sendv(int fd, const struct iovec *iov, int n);
 
 #endif

@@ -103,7 +103,7 @@ struct upstream {
 static void upstream_read_cb(struct bufferevent *, void *);
 static void upstream_write_cb(struct bufferevent *, void *);
 static void upstream_flush(struct upconn *);
-static size_t upstream_writev(struct upconn *, const struct evbuffer_iovec *,
+static size_t upstream_sendv(struct upconn *, const struct evbuffer_iovec *,
     int);
 static void upstream_sock_cb(evutil_socket_t, short, void *);
 static void upstream_idle_timer(struct upconn *, bool);
@@ -393,7 +393,7 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 	 * on an error, which upstream_flush then reports) is copied.
 	 */
 	if (c->u->ssl == NULL && c->connected && evbuffer_get_length(out) == 0)
-		done = upstream_writev(c, v, n);
+		done = upstream_sendv(c, v, n);
 	for (i = 0; i < n; i++) {
 		skip = done < v[i].iov_len ? done : v[i].iov_len;
 		done -= skip;
@@ -404,9 +404,9 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 	upstream_flush(c);
 }
 
-/* One writev of V on C's socket: the bytes written (0 on any error). */
+/* One write of V on C's socket: the bytes written (0 on any error). */
 static size_t
-upstream_writev(struct upconn *c, const struct evbuffer_iovec *v, int n)
+upstream_sendv(struct upconn *c, const struct evbuffer_iovec *v, int n)
 {
 	struct iovec iov[UPSTREAM_WRITEV];
 	ssize_t w;
@@ -416,15 +416,13 @@ upstream_writev(struct upconn *c, const struct evbuffer_iovec *v, int n)
 		iov[i].iov_base = v[i].iov_base;
 		iov[i].iov_len = v[i].iov_len;
 	}
-	do
-		w = writev(bufferevent_getfd(c->bev), iov, n);
-	while (w == -1 && errno == EINTR);
+	w = sockio_sendv(bufferevent_getfd(c->bev), iov, n);
 	return w > 0 ? (size_t)w : 0;
 }
 
 /*
  * Write a plain connected connection's request now, as the front end does
- * its answers: one writev, and write interest (an epoll_ctl each way) only
+ * its answers: one sendmsg, and write interest (an epoll_ctl each way) only
  * for what the socket did not take. TLS connections and connections still
  * connecting write through their bufferevent.
  */
@@ -432,13 +430,13 @@ static void
 upstream_flush(struct upconn *c)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
-	int n;
+	ssize_t n;
 
 	if (c->u->ssl != NULL || !c->connected || evbuffer_get_length(out) == 0)
 		return;
 	/* A bufferevent keeps its output's start frozen; so do we. */
 	evbuffer_unfreeze(out, 1);
-	n = evbuffer_write(out, bufferevent_getfd(c->bev));
+	n = sockio_write(out, bufferevent_getfd(c->bev));
 	evbuffer_freeze(out, 1);
 	/*
 	 * What is left, or an error, goes to the bufferevent: it writes the
@@ -449,7 +447,7 @@ upstream_flush(struct upconn *c)
 }
 
 /*
- * Reads of a plain connection, one readv of up to 64 KiB each (libevent's
+ * Reads of a plain connection, one recvmsg of up to 64 KiB each (libevent's
  * own read asks FIONREAD first and takes at most 4 KiB). An idle
  * connection's timeout comes here too.
  */

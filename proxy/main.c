@@ -2,6 +2,7 @@
  * floe: main.c -- command line: run floe in the foreground, or check a
  * configuration with -t and exit (like nginx -t).
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,8 @@ usage(FILE *fp)
 	    "  -t       check the configuration and exit\n"
 	    "  -v       debug logging\n");
 }
+
+#define FLOE_HEAP_KEEP (16 << 20)
 
 int
 main(int argc, char *argv[])
@@ -63,6 +66,15 @@ main(int argc, char *argv[])
 		fprintf(stderr, "floe: configuration %s ok\n", path);
 		return 0;
 	}
+	/*
+	 * Answers of a megabyte pass through floe in 64 KiB buffers that
+	 * are freed as soon as they are written. With glibc's defaults the
+	 * heap gives that memory back to the kernel after every such answer
+	 * and takes it again, zeroed, page fault by page fault, for the next
+	 * one. Keep up to FLOE_HEAP_KEEP of freed memory instead.
+	 */
+	mallopt(M_TRIM_THRESHOLD, FLOE_HEAP_KEEP);
+	mallopt(M_MMAP_THRESHOLD, FLOE_HEAP_KEEP);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
 		fprintf(stderr, "floe: curl_global_init failed\n");
 		return 1;

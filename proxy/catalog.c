@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <jansson.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -24,6 +25,12 @@
 static const char *const catalog_unmerged[] = { "prefix", "uri", "endpoints" };
 
 /* What a string value is rewritten from and to. */
+/*
+ * catalog_body_has searches up to CATALOG_BODY_VECS pieces in place, for
+ * strings of up to CATALOG_SEAM_MAX bytes; evbuffer_search does the rest.
+ */
+#define CATALOG_BODY_VECS 256
+#define CATALOG_SEAM_MAX 512
 /* Room for a rewritten URL prefix on the stack. */
 #define CATALOG_URL_BUF 512
 
@@ -298,6 +305,7 @@ struct splice {
 	/* Merge keys as they appear in JSON (quotes included). */
 	const struct catalog *c;
 	bool merge;
+	bool partial; /* body is the tail of a longer answer */
 	bool present[SPLICE_MAX_MERGE];
 	bool config_seen;
 	size_t config_at; /* the '}' that closes "config" */
@@ -650,6 +658,9 @@ splice_back_string(const struct splice *sp, const char *q)
 		/* A quote is escaped by an odd run of backslashes. */
 		for (b = q; b > sp->body && b[-1] == '\\'; b--)
 			;
+		/* A run from the start of a tail may go on before it. */
+		if (b == sp->body && sp->partial && b != q)
+			return NULL;
 		if ((q - b) % 2 == 0)
 			return q;
 	}
@@ -806,6 +817,111 @@ catalog_url(char buf[CATALOG_URL_BUF], char **own, const char *base,
 	return o;
 }
 
+/* The URL prefixes of one rewrite, and what holds them. */
+struct catalog_urlbuf {
+	struct catalog_urls u;
+	char *from, *to; /* heap copies of long ones, or NULL */
+	char frombuf[CATALOG_URL_BUF], tobuf[CATALOG_URL_BUF];
+};
+
+/* UPSTREAM_BASE without trailing slashes: its length (0: no rewrites). */
+static size_t
+catalog_base_len(const char *upstream_base, const char *floe_base)
+{
+	size_t blen;
+
+	if (upstream_base == NULL || floe_base == NULL)
+		return 0;
+	blen = strlen(upstream_base);
+	while (blen > 0 && upstream_base[blen - 1] == '/')
+		blen--;
+	return blen;
+}
+
+/*
+ * Does a merged value start with the upstream URL (a signer's uri)? Only
+ * such values are rewritten (see splice_members).
+ */
+static bool
+catalog_merged_urls(const struct catalog *c, const char *upstream_base,
+    size_t blen)
+{
+	size_t i;
+
+	for (i = 0; blen > 0 && i < c->text->n; i++)
+		if (c->text->m[i].vlen > blen + 1 &&
+		    c->text->m[i].val[0] == '"' &&
+		    memcmp(c->text->m[i].val + 1, upstream_base, blen) == 0)
+			return true;
+	return false;
+}
+
+/* Build the from and to prefixes of a rewrite into UB. */
+static void
+catalog_urls_make(struct catalog_urlbuf *ub, const struct catalog *c,
+    const char *upstream_base, size_t blen, const char *floe_base,
+    const char *pinned_prefix)
+{
+	const char *prefix = c != NULL ? c->prefix : NULL;
+	size_t flen = strlen(floe_base);
+
+	while (flen > 0 && floe_base[flen - 1] == '/')
+		flen--;
+	ub->u.from = catalog_url(ub->frombuf, &ub->from, upstream_base, blen,
+	    prefix != NULL ? prefix : "", prefix != NULL, &ub->u.fromlen);
+	ub->u.to = catalog_url(ub->tobuf, &ub->to, floe_base, flen,
+	    pinned_prefix != NULL ? pinned_prefix : "",
+	    pinned_prefix != NULL && *pinned_prefix != '\0', &ub->u.tolen);
+}
+
+/* Set up SP over BODY (LEN bytes). */
+static void
+splice_init(struct splice *sp, const struct catalog *c, bool merge,
+    const char *body, size_t len)
+{
+	memset(sp, 0, sizeof(*sp));
+	sp->body = sp->p = body;
+	sp->end = body + len;
+	sp->c = c;
+	sp->merge = merge;
+	sp->edits = sp->stack;
+	sp->cap = nitems(sp->stack);
+}
+
+/*
+ * After a scan that left SP->merge set: the text to insert (caller frees;
+ * NULL if none) and its offset in the scanned body, *AT.
+ */
+static char *
+splice_insertion(struct splice *sp, size_t *inslen, size_t *at)
+{
+	size_t mlen;
+	char *m, *ins, *o;
+
+	if (sp->config_seen) {
+		/* After the table's own keys, which win. */
+		ins = splice_members(sp, !sp->config_empty, inslen);
+		*at = sp->config_at;
+	} else {
+		/* Last, as a new key of the answer. */
+		m = splice_members(sp, false, &mlen);
+		o = ins = xmalloc(mlen + 16);
+		if (!sp->top_empty)
+			*o++ = ',';
+		splice_put(&o, "\"config\":{", 10);
+		splice_put(&o, m, mlen);
+		*o++ = '}';
+		*inslen = o - ins;
+		free(m);
+		*at = sp->top_at;
+	}
+	if (*inslen == 0) {
+		free(ins);
+		return NULL;
+	}
+	return ins;
+}
+
 /*
  * Rewrite an upstream answer for the client (see catalog.h). The common
  * case, nothing to merge and no upstream URL in the body, costs one scan
@@ -816,52 +932,25 @@ catalog_rewrite(const struct catalog *c, bool merge, const char *body,
     size_t len, const char *upstream_base, const char *floe_base,
     const char *pinned_prefix, size_t *outlen)
 {
-	struct catalog_urls u = { 0 };
+	struct catalog_urlbuf ub = { 0 };
 	struct splice sp;
-	char *from = NULL, *to = NULL, *out = NULL, *o, *ins = NULL;
-	char frombuf[CATALOG_URL_BUF], tobuf[CATALOG_URL_BUF];
-	size_t blen = 0, inslen = 0, total, at = 0, i, ins_at = 0;
-	bool urls, in_body = false, ins_done = true;
+	char *out = NULL, *o, *ins = NULL;
+	size_t blen, inslen = 0, total, at = 0, i, ins_at = 0;
+	bool urls, in_body, ins_done = true;
 
 	merge = merge && c != NULL && c->text != NULL && c->text->n > 0;
-	if (upstream_base != NULL && floe_base != NULL) {
-		blen = strlen(upstream_base);
-		while (blen > 0 && upstream_base[blen - 1] == '/')
-			blen--;
-	}
+	blen = catalog_base_len(upstream_base, floe_base);
 	in_body = blen > 0 && memfind(body, len, upstream_base, blen) != NULL;
-	urls = in_body;
-	/*
-	 * Merged values may be upstream URLs too (a signer's uri): those
-	 * that start with one (see splice_members).
-	 */
-	for (i = 0; merge && blen > 0 && !urls && i < c->text->n; i++)
-		urls = c->text->m[i].vlen > blen + 1 &&
-		    c->text->m[i].val[0] == '"' &&
-		    memcmp(c->text->m[i].val + 1, upstream_base, blen) == 0;
+	urls =
+	    in_body || (merge && catalog_merged_urls(c, upstream_base, blen));
 	if (!merge && !urls)
 		return NULL;
-	if (urls) {
-		const char *prefix = c != NULL ? c->prefix : NULL;
-		size_t flen = strlen(floe_base);
-
-		while (flen > 0 && floe_base[flen - 1] == '/')
-			flen--;
-		u.from = catalog_url(frombuf, &from, upstream_base, blen,
-		    prefix != NULL ? prefix : "", prefix != NULL, &u.fromlen);
-		u.to = catalog_url(tobuf, &to, floe_base, flen,
-		    pinned_prefix != NULL ? pinned_prefix : "",
-		    pinned_prefix != NULL && *pinned_prefix != '\0', &u.tolen);
-	}
-	memset(&sp, 0, sizeof(sp));
-	sp.body = sp.p = body;
-	sp.end = body + len;
-	sp.u = in_body ? &u : NULL;
-	sp.mu = urls ? &u : NULL;
-	sp.c = c;
-	sp.merge = merge;
-	sp.edits = sp.stack;
-	sp.cap = nitems(sp.stack);
+	if (urls)
+		catalog_urls_make(&ub, c, upstream_base, blen, floe_base,
+		    pinned_prefix);
+	splice_init(&sp, c, merge, body, len);
+	sp.u = in_body ? &ub.u : NULL;
+	sp.mu = urls ? &ub.u : NULL;
 	/*
 	 * With no URL to rewrite only the top level and its config matter,
 	 * and they are read from the end; otherwise every string value is
@@ -883,32 +972,14 @@ catalog_rewrite(const struct catalog *c, bool merge, const char *body,
 			goto out; /* trailing bytes: not one JSON object */
 	}
 	if (sp.merge) {
-		if (sp.config_seen) {
-			/* After the table's own keys, which win. */
-			ins = splice_members(&sp, !sp.config_empty, &inslen);
-			ins_at = sp.config_at;
-		} else {
-			size_t mlen;
-			char *m = splice_members(&sp, false, &mlen);
-
-			/* Last, as a new key of the answer. */
-			o = ins = xmalloc(mlen + 16);
-			if (!sp.top_empty)
-				*o++ = ',';
-			splice_put(&o, "\"config\":{", 10);
-			splice_put(&o, m, mlen);
-			*o++ = '}';
-			inslen = o - ins;
-			free(m);
-			ins_at = sp.top_at;
-		}
-		ins_done = inslen == 0;
+		ins = splice_insertion(&sp, &inslen, &ins_at);
+		ins_done = ins == NULL;
 	}
 	if (sp.nedits == 0 && ins_done)
 		goto out;
 	total = len + inslen;
 	for (i = 0; i < sp.nedits; i++)
-		total += u.tolen - sp.edits[i].cut;
+		total += ub.u.tolen - sp.edits[i].cut;
 	o = out = xmalloc(total + 1);
 	for (i = 0; i <= sp.nedits; i++) {
 		size_t next = i < sp.nedits ? sp.edits[i].at : len;
@@ -922,7 +993,7 @@ catalog_rewrite(const struct catalog *c, bool merge, const char *body,
 		splice_put(&o, body + at, next - at);
 		if (i == sp.nedits)
 			break;
-		splice_put(&o, u.to, u.tolen);
+		splice_put(&o, ub.u.to, ub.u.tolen);
 		at = next + sp.edits[i].cut;
 	}
 	*o = '\0';
@@ -931,7 +1002,85 @@ out:
 	if (sp.edits != sp.stack)
 		free(sp.edits);
 	free(ins);
-	free(from);
-	free(to);
+	free(ub.from);
+	free(ub.to);
 	return out;
+}
+
+/*
+ * The config merge of a large answer from its tail (see catalog.h). Only
+ * what splice_tail decides within the tail counts: a "config" member found
+ * there, or, with the whole answer in hand, its absence.
+ */
+int
+catalog_merge_tail(const struct catalog *c, const char *tail, size_t tlen,
+    size_t len, const char *upstream_base, const char *floe_base,
+    const char *pinned_prefix, char **ins, size_t *inslen, size_t *at)
+{
+	struct catalog_urlbuf ub = { 0 };
+	struct splice sp;
+	int rc = -1;
+
+	*ins = NULL;
+	*inslen = *at = 0;
+	if (c == NULL || c->text == NULL || c->text->n == 0)
+		return 0;
+	if (tlen > len || tlen == 0)
+		return -1;
+	splice_init(&sp, c, true, tail, tlen);
+	sp.partial = tlen < len;
+	if (catalog_merged_urls(c, upstream_base,
+		catalog_base_len(upstream_base, floe_base))) {
+		catalog_urls_make(&ub, c, upstream_base,
+		    catalog_base_len(upstream_base, floe_base), floe_base,
+		    pinned_prefix);
+		sp.mu = &ub.u;
+	}
+	if (splice_tail(&sp) == -1 || (!sp.config_seen && tlen < len))
+		goto out;
+	rc = 0;
+	if (sp.merge && (*ins = splice_insertion(&sp, inslen, at)) != NULL) {
+		*at += len - tlen;
+		rc = 1;
+	}
+out:
+	if (sp.edits != sp.stack)
+		free(sp.edits);
+	free(ub.from);
+	free(ub.to);
+	return rc;
+}
+
+/*
+ * Does BODY hold S (N bytes)? Each piece is searched whole and each seam
+ * between two pieces through a small window, so a large answer is never
+ * made contiguous to be searched.
+ */
+bool
+catalog_body_has(struct evbuffer *body, const char *s, size_t n)
+{
+	struct evbuffer_iovec v[CATALOG_BODY_VECS];
+	char seam[2 * CATALOG_SEAM_MAX];
+	size_t a, b;
+	int i, nv;
+
+	nv = evbuffer_peek(body, -1, NULL, v, nitems(v));
+	if (n == 0 || n > CATALOG_SEAM_MAX || nv > (int)nitems(v))
+		return evbuffer_search(body, s, n, NULL).pos != -1;
+	for (i = 0; i < nv; i++) {
+		if (memfind(v[i].iov_base, v[i].iov_len, s, n) != NULL)
+			return true;
+		if (i + 1 == nv)
+			break;
+		/* A match across a seam needs pieces of N - 1 bytes around. */
+		if (v[i].iov_len < n - 1 || v[i + 1].iov_len < n - 1)
+			return evbuffer_search(body, s, n, NULL).pos != -1;
+		a = n - 1;
+		b = n - 1;
+		memcpy(seam, (char *)v[i].iov_base + v[i].iov_len - a, a);
+		memcpy(seam + a, v[i + 1].iov_base, b);
+		if (memfind(seam, a + b, s, n) != NULL)
+			return true;
+	}
+	return false;
 }

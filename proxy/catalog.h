@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct evbuffer;
+
 typedef struct json_t json_t;
 struct catalog_text;
 
@@ -57,5 +59,22 @@ bool catalog_has_merge(const struct catalog *);
 char *catalog_rewrite(const struct catalog *, bool merge, const char *body,
     size_t len, const char *upstream_base, const char *floe_base,
     const char *pinned_prefix, size_t *outlen);
+/*
+ * The config merge alone, for an answer too large to rewrite whole that
+ * holds no upstream URL (the caller has looked): TAIL is its last TLEN of
+ * LEN bytes. 1 with the text to insert (*INS, caller frees; *INSLEN bytes)
+ * at offset *AT of the answer; 0 if there is nothing to merge; -1 if the
+ * tail does not decide it: then catalog_rewrite the whole answer. Spliced
+ * in, the result is byte for byte what catalog_rewrite gives.
+ */
+int catalog_merge_tail(const struct catalog *, const char *tail, size_t tlen,
+    size_t len, const char *upstream_base, const char *floe_base,
+    const char *pinned_prefix, char **ins, size_t *inslen, size_t *at);
+/*
+ * Does BODY hold S (N bytes)? Each piece of it is searched in place and
+ * each seam between two pieces through a small window: a large answer is
+ * never made contiguous to be searched.
+ */
+bool catalog_body_has(struct evbuffer *body, const char *s, size_t n);
 
 #endif

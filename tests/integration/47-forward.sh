@@ -155,6 +155,46 @@ expect_jq "warehouse LoadTable gets the warehouse's catalog defaults" 200 '
 get /v1/routed/namespaces/db
 expect_jq "a namespace answer is not merged" 200 '(has("config") | not)'
 
+# --- a large LoadTable (a long history: ~400 KB, read in many pieces):
+# config merged without rewriting the whole answer, and an upstream URL
+# anywhere in it still rewritten
+jq -nc '{requirements: [], updates: [{action: "set-properties", updates:
+	([range(400)] | map({key: "big.\(.)", value: ("x" * 1000)})
+	| from_entries)}]}' >"$T/big.json"
+req POST /v1/routed/namespaces/db/tables/athena \
+	-H 'Content-Type: application/json' --data-binary @"$T/big.json"
+expect_status "commit 400 KB of properties to athena" 200
+direct() {
+	curl -s "http://127.0.0.1:${CAT_PORT[warehouse]}/v1/namespaces/db/tables/athena" >"$T/direct"
+}
+direct
+get /v1/routed/namespaces/db/tables/athena
+expect_jq "a 400 KB LoadTable gets the catalog defaults merged" 200 '
+	(. | tostring | length) > 400000
+	and .config["s3.endpoint"] == "http://s3.warehouse.floe.test"
+	and .config["floe-test.side"] == "warehouse"'
+expect_eq "... and is otherwise the catalog's answer (sha256 of the rest)" \
+	"$(jq -cS 'del(.config)' "$T/direct" | sha256sum)" \
+	"$(jq -cS 'del(.config)' "$T/b" 2>&1 | sha256sum)"
+expect_eq "... its own config keys kept, the defaults added" \
+	"$(jq -cS '.config' "$T/direct")" \
+	"$(jq -cS '.config | with_entries(select(.key | IN("floe-test.side",
+		"floe-test.table")))' "$T/b")"
+UPURL="http://127.0.0.1:${CAT_PORT[warehouse]}/v1/namespaces/db/tables/athena"
+post /v1/routed/namespaces/db/tables/athena "$(jq -nc --arg u "$UPURL" \
+	'{requirements: [], updates: [{action: "set-properties",
+	updates: {"big.199": $u}}]}')"
+expect_status "commit an upstream URL into the middle of it" 200
+get /v1/routed/namespaces/db/tables/athena
+expect_jq "... which reaches the client as floe's URL for the same side" 200 \
+	".metadata.properties[\"big.199\"] == \"$BASE/v1/warehouse/namespaces/db/tables/athena\"
+	and .config[\"floe-test.side\"] == \"warehouse\""
+jq -nc '{requirements: [], updates: [{action: "remove-properties",
+	removals: [range(400) | "big.\(.)"]}]}' >"$T/big.json"
+req POST /v1/routed/namespaces/db/tables/athena \
+	-H 'Content-Type: application/json' --data-binary @"$T/big.json"
+expect_status "remove the 400 KB of properties again" 200
+
 # --- a stub catalog whose config collides with the table's own keys
 stop_floe
 STUB_PORT=$(free_port)

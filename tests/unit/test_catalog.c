@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <event2/buffer.h>
 #include <jansson.h>
 
 #include "lib/compat.h"
@@ -472,6 +473,121 @@ test_rewrite_merged_urls(void **state __unused)
 	catalog_free(c);
 }
 
+/*
+ * catalog_merge_tail on every tail of each answer: when it decides, its
+ * insertion spliced in gives exactly what catalog_rewrite gives; a tail
+ * that holds the whole "config" member always decides.
+ */
+static void
+test_merge_tail(void **state __unused)
+{
+	static const char *const bodies[] = {
+		"{\"metadata\":{\"a\":[1,2,{\"b\":\"}\"}]},\"config\":{\"k\":\"t\"}}",
+		"{\"metadata\":{},\"config\":{}}",
+		"{\"metadata\":{\"x\":\"q\\\\\"}\"},\"config\":{\"s\":\"\\\\\"}",
+		"{\"metadata\":{\"x\":1}, \"config\" : { \"k\" : \"t\" } ,"
+		"\"storage-credentials\":[{\"prefix\":\"s3://b\",\"config\":{}}]}\n",
+		"{\"config\":{\"k\":\"t\"},\"metadata\":{\"x\":[true,null,-1.5e3]}}",
+		"{\"metadata\":{\"x\":\"\\\\\\\\\"}}",
+		"{\"metadata\":{\"config\":{}},\"n\":12345}",
+		"{\"config\":\"not an object\"}",
+		"{}",
+		"[1,2]",
+		"{\"metadata\":{\"x\":1},\"config\":{\"k\":\"t\"}} trailing",
+	};
+	struct catalog *c =
+	    catalog_from("{\"defaults\":{\"k\":\"d\",\"z\":"
+			 "\"" UP "/v1/sign\"},\"overrides\":{}}");
+	size_t i, tlen, len, inslen, at, wantlen;
+	char *ins, *want, got[512];
+	int rc, decided, partial = 0;
+
+	for (i = 0; i < nitems(bodies); i++) {
+		len = strlen(bodies[i]);
+		want = catalog_rewrite(c, true, bodies[i], len, UP, FLOE,
+		    "warehouse", &wantlen);
+		decided = 0;
+		for (tlen = 1; tlen <= len; tlen++) {
+			rc = catalog_merge_tail(c, bodies[i] + len - tlen, tlen,
+			    len, UP, FLOE, "warehouse", &ins, &inslen, &at);
+			if (rc == -1) {
+				assert_null(ins);
+				continue;
+			}
+			decided++;
+			if (rc == 0) {
+				assert_null(ins);
+				assert_null(want);
+				continue;
+			}
+			assert_int_equal(rc, 1);
+			assert_non_null(want);
+			assert_true(at <= len && len + inslen < sizeof(got));
+			memcpy(got, bodies[i], at);
+			memcpy(got + at, ins, inslen);
+			memcpy(got + at + inslen, bodies[i] + at, len - at);
+			assert_int_equal(len + inslen, wantlen);
+			assert_memory_equal(got, want, wantlen);
+			free(ins);
+			partial += tlen < len;
+		}
+		/* The whole answer in hand decides whenever rewrite does. */
+		if (want != NULL)
+			assert_true(decided > 0);
+		free(want);
+	}
+	/* Tails short of the whole answer decided often enough. */
+	assert_true(partial > 20);
+	catalog_free(c);
+}
+
+/*
+ * catalog_body_has on a body cut into pieces every way around the needle:
+ * inside a piece, across one seam, across a piece shorter than the needle
+ * (two seams), and pieces too many to search in place.
+ */
+static void
+test_body_has(void **state __unused)
+{
+	static const char needle[] = "http://up:9001/v1";
+	char text[200];
+	size_t nlen = sizeof(needle) - 1, at, cut1, cut2, len;
+	struct evbuffer *b;
+	int i;
+
+	memset(text, 'h', sizeof(text));
+	len = sizeof(text);
+	for (at = 0; at + nlen <= len; at += 7) {
+		memset(text, 'h', len);
+		memcpy(text + at, needle, nlen);
+		for (cut1 = 1; cut1 < len; cut1 += 5)
+			for (cut2 = cut1 + 1; cut2 < len; cut2 += 11) {
+				b = evbuffer_new();
+				evbuffer_add_reference(b, text, cut1, NULL,
+				    NULL);
+				evbuffer_add_reference(b, text + cut1,
+				    cut2 - cut1, NULL, NULL);
+				evbuffer_add_reference(b, text + cut2,
+				    len - cut2, NULL, NULL);
+				assert_true(catalog_body_has(b, needle, nlen));
+				/* One byte off: no match anywhere. */
+				text[at + nlen / 2] ^= 1;
+				assert_false(catalog_body_has(b, needle, nlen));
+				text[at + nlen / 2] ^= 1;
+				evbuffer_free(b);
+			}
+	}
+	/* More pieces than are searched in place: one byte each. */
+	b = evbuffer_new();
+	for (i = 0; i < (int)len; i++)
+		evbuffer_add_reference(b, text + i, 1, NULL, NULL);
+	assert_true(catalog_body_has(b, needle, nlen));
+	evbuffer_free(b);
+	b = evbuffer_new();
+	assert_false(catalog_body_has(b, needle, nlen));
+	evbuffer_free(b);
+}
+
 /* URL prefixes longer than the stack buffer are rewritten all the same. */
 static void
 test_rewrite_long_prefix(void **state __unused)
@@ -513,6 +629,8 @@ main(void)
 		cmocka_unit_test(test_rewrite_urls),
 		cmocka_unit_test(test_rewrite_merged_urls),
 		cmocka_unit_test(test_rewrite_long_prefix),
+		cmocka_unit_test(test_merge_tail),
+		cmocka_unit_test(test_body_has),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

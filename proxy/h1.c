@@ -494,9 +494,10 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
 /*
  * Framing that http-parser lets through but a proxy must not: more than
  * one Transfer-Encoding or one that is not just "chunked" (floe would
- * drop the coding), more than one Host, a GET or HEAD with a body (the
- * next hop may ignore it and read it as the next request), HTTP/2+ text,
- * an answer's status outside 100-599.
+ * drop the coding), an HTTP/1.1 request without Host or one with more
+ * than one, a GET or HEAD with a body (the next hop may ignore it and
+ * read it as the next request), HTTP/2+ text, an answer's status outside
+ * 100-599.
  */
 static int
 h1_check_head(struct h1 *h, const http_parser *p)
@@ -536,6 +537,10 @@ h1_check_head(struct h1 *h, const http_parser *p)
 		return h1_fail(h, 400, "more than one Transfer-Encoding");
 	if (h->kind == H1_REQUEST && nhost > 1)
 		return h1_fail(h, 400, "more than one Host");
+	/* RFC 9112 3.2: an HTTP/1.1 request names its Host. */
+	if (h->kind == H1_REQUEST && nhost == 0 && p->http_minor >= 1)
+		return h1_fail(h, 400,
+		    "no Host header (HTTP/1.1 requires one)");
 	if (h->kind == H1_REQUEST &&
 	    (p->method == HTTP_GET || p->method == HTTP_HEAD) &&
 	    ((p->flags & F_CHUNKED) ||

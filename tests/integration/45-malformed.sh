@@ -100,8 +100,13 @@ raw "POST /v1/routed/namespaces HTTP/1.1${CRLF}${H}Content-Length: -1${CRLF}${CR
 expect_raw "a negative Content-Length: 400" 400
 raw "CONNECT 127.0.0.1:80 HTTP/1.1${CRLF}${H}${CRLF}"
 expect_raw "CONNECT: 400 or 405" "$(raw_status | grep -E '^(400|405)$')"
-raw "GET /v1/config HTTP/1.1${CRLF}Bad Header Name: x${CRLF}${CRLF}"
+raw "GET /v1/config HTTP/1.1${CRLF}${H}Bad Header Name: x${CRLF}${CRLF}"
 expect_raw "a header name with spaces: 400" 400
+raw "GET /v1/config HTTP/1.1${CRLF}Connection: close${CRLF}${CRLF}"
+expect_raw "an HTTP/1.1 request without Host: 400" 400
+expect_eq "... saying so" 1 "$(grep -c 'no Host header' "$T/raw")"
+raw "GET /v1/config HTTP/1.0${CRLF}${CRLF}"
+expect_eq "an HTTP/1.0 request without Host is fine" 200 "$(raw_status)"
 raw "POST /v1/routed/namespaces HTTP/1.1${CRLF}${H}Content-Length : 5${CRLF}${CRLF}hello"
 expect_raw "whitespace before the colon (Content-Length : 5): 400" 400
 raw "GET /v1/config HTTP/1.1${CRLF}${H}X-Empty:${CRLF}X-After: 1${CRLF}Connection: close${CRLF}${CRLF}"

@@ -106,15 +106,15 @@ static const struct {
 	    "POST|0|/v1/namespaces|ka=1|fr=1|minor=1|Host=x|"
 	    "Content-Length=11|body={\"a\":\"bc\"}\n" },
 	{ H1_REQUEST,
-	    "POST /t HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
 	    "3\r\nabc\r\n0a\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\n",
-	    "POST|0|/t|ka=1|fr=1|minor=1|Transfer-Encoding=chunked|"
+	    "POST|0|/t|ka=1|fr=1|minor=1|Host=x|Transfer-Encoding=chunked|"
 	    "body=abc0123456789" },
 	{ H1_REQUEST,
-	    "GET / HTTP/1.1\r\nX-Empty:\r\nX-After: 1\r\n"
+	    "GET / HTTP/1.1\r\nHost: x\r\nX-Empty:\r\nX-After: 1\r\n"
 	    "X-Spaces:   v  \r\nConnection: close\r\n\r\n",
-	    "GET|0|/|ka=0|fr=0|minor=1|X-Empty=|X-After=1|X-Spaces=v  |"
-	    "Connection=close|body=" },
+	    "GET|0|/|ka=0|fr=0|minor=1|Host=x|X-Empty=|X-After=1|"
+	    "X-Spaces=v  |Connection=close|body=" },
 	{ H1_REQUEST, "HEAD /h HTTP/1.0\r\n\r\n",
 	    "HEAD|0|/h|ka=0|fr=0|minor=0|body=" },
 	{ H1_REQUEST,
@@ -164,8 +164,9 @@ test_split_everywhere(void **state __unused)
 static void
 test_content_length_moved(void **state __unused)
 {
-	static const char req[] = "PUT /x HTTP/1.1\r\nContent-Length: 5\r\n\r\n"
-				  "helloGET /next HTTP/1.1\r\n\r\n";
+	static const char req[] =
+	    "PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n"
+	    "helloGET /next HTTP/1.1\r\nHost: x\r\n\r\n";
 	struct h1 *h = h1_new(H1_REQUEST, &test_lim);
 	struct evbuffer *in = test_buf(req, sizeof(req) - 1);
 	struct h1_msg *m;
@@ -175,10 +176,10 @@ test_content_length_moved(void **state __unused)
 	assert_int_equal(m->method, H1_PUT);
 	assert_int_equal(evbuffer_get_length(m->body), 5);
 	assert_memory_equal(evbuffer_pullup(m->body, -1), "hello", 5);
-	assert_int_equal(evbuffer_get_length(in), 22);
+	assert_int_equal(evbuffer_get_length(in), 31);
 	/* Not parsed until reset: one message at a time. */
 	assert_int_equal(h1_parse(h, in), H1_DONE);
-	assert_int_equal(evbuffer_get_length(in), 22);
+	assert_int_equal(evbuffer_get_length(in), 31);
 	h1_reset(h);
 	assert_false(h1_started(h));
 	assert_int_equal(evbuffer_get_length(h1_msg(h)->body), 0);
@@ -194,7 +195,7 @@ static void
 test_pipelined(void **state __unused)
 {
 	static const char req[] =
-	    "POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
 	    "2\r\nab\r\n0\r\n\r\n"
 	    "GET /b HTTP/1.1\r\nHost: y\r\n\r\n";
 	struct h1 *h = h1_new(H1_REQUEST, &test_lim);
@@ -250,33 +251,45 @@ test_errors(void **state __unused)
 		int status;
 	} cases[] = {
 		{ H1_REQUEST, "GARBAGE\r\n\r\n", 0, 400 },
-		{ H1_REQUEST, "GET / HTTP/1.1\r\nBad Name: x\r\n\r\n", 0, 400 },
-		{ H1_REQUEST, "GET / HTTP/1.1\r\nX : x\r\n\r\n", 0, 400 },
-		{ H1_REQUEST, "GET / HTTP/1.1\r\n: x\r\n\r\n", 0, 400 },
-		{ H1_REQUEST, "GET /%s HTTP/1.1\r\n\r\n", 1, 414 },
-		{ H1_REQUEST, "GET / HTTP/1.1\r\nX: %s\r\n\r\n", 2, 431 },
-		{ H1_REQUEST, "GET / HTTP/1.1\r\n%s\r\n", 3, 431 },
-		{ H1_REQUEST, "POST / HTTP/1.1\r\nContent-Length: 65\r\n\r\n",
+		/* HTTP/1.1 needs exactly one Host (HTTP/1.0 none). */
+		{ H1_REQUEST, "GET / HTTP/1.1\r\n\r\n", 0, 400 },
+		{ H1_REQUEST, "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 0,
+		    400 },
+		{ H1_REQUEST,
+		    "GET / HTTP/1.1\r\nHost: x\r\nBad Name: x\r\n\r\n", 0,
+		    400 },
+		{ H1_REQUEST, "GET / HTTP/1.1\r\nHost: x\r\nX : x\r\n\r\n", 0,
+		    400 },
+		{ H1_REQUEST, "GET / HTTP/1.1\r\nHost: x\r\n: x\r\n\r\n", 0,
+		    400 },
+		{ H1_REQUEST, "GET /%s HTTP/1.1\r\nHost: x\r\n\r\n", 1, 414 },
+		{ H1_REQUEST, "GET / HTTP/1.1\r\nHost: x\r\nX: %s\r\n\r\n", 2,
+		    431 },
+		{ H1_REQUEST, "GET / HTTP/1.1\r\nHost: x\r\n%s\r\n", 3, 431 },
+		{ H1_REQUEST,
+		    "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 65\r\n\r\n",
 		    0, 413 },
 		{ H1_REQUEST,
-		    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
 		    "41\r\n%s",
 		    2, 413 },
 		{ H1_REQUEST,
-		    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
 		    "zz\r\n",
 		    0, 400 },
 		{ H1_REQUEST,
-		    "POST / HTTP/1.1\r\nContent-Length: 1\r\n"
+		    "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n"
 		    "Content-Length: 2\r\n\r\nab",
 		    0, 400 },
 		{ H1_REQUEST,
-		    "POST / HTTP/1.1\r\nContent-Length: 3\r\n"
+		    "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
 		    "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
 		    0, 400 },
-		{ H1_REQUEST, "POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n", 0,
+		{ H1_REQUEST,
+		    "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n",
+		    0, 400 },
+		{ H1_REQUEST, "CONNECT a:443 HTTP/1.1\r\nHost: x\r\n\r\n", 0,
 		    400 },
-		{ H1_REQUEST, "CONNECT a:443 HTTP/1.1\r\n\r\n", 0, 400 },
 		{ H1_RESPONSE, "XTTP/1.1 200 OK\r\n\r\n", 0, 502 },
 		{ H1_RESPONSE, "HTTP/1.1 200 OK\r\nX Y: 1\r\n\r\n", 0, 502 },
 		{ H1_RESPONSE, "HTTP/1.1 200 OK\r\nX: %s\r\n\r\n", 2, 502 },
@@ -332,14 +345,14 @@ test_body_at_limit(void **state __unused)
 	body[64] = '\0';
 	h = h1_new(H1_REQUEST, &test_lim);
 	snprintf(msg, sizeof(msg),
-	    "POST / HTTP/1.1\r\nContent-Length: 64\r\n\r\n%s", body);
+	    "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 64\r\n\r\n%s", body);
 	in = test_buf(msg, strlen(msg));
 	assert_int_equal(h1_parse(h, in), H1_DONE);
 	assert_int_equal(evbuffer_get_length(h1_msg(h)->body), 64);
 	evbuffer_free(in);
 	h1_reset(h);
 	snprintf(msg, sizeof(msg),
-	    "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+	    "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
 	    "20\r\n%.32s\r\n20\r\n%.32s\r\n0\r\n\r\n",
 	    body, body);
 	in = test_buf(msg, strlen(msg));
@@ -452,7 +465,7 @@ test_eof_errors(void **state __unused)
 	}
 	/* A request cut short: 400 (the front end closes without answer). */
 	h = h1_new(H1_REQUEST, &test_lim);
-	in = test_buf("GET / HTTP/1.1\r\nHo", 18);
+	in = test_buf("GET / HTTP/1.1\r\nHost: x\r\nHo", 18);
 	assert_int_equal(h1_parse(h, in), H1_MORE);
 	assert_true(h1_started(h));
 	assert_int_equal(h1_eof(h), H1_ERROR);
@@ -484,7 +497,7 @@ test_methods_and_names(void **state __unused)
 
 	for (i = 0; i < nitems(cases); i++) {
 		h = h1_new(H1_REQUEST, &test_lim);
-		snprintf(msg, sizeof(msg), "%s /m HTTP/1.1\r\n\r\n",
+		snprintf(msg, sizeof(msg), "%s /m HTTP/1.1\r\nHost: x\r\n\r\n",
 		    cases[i].line);
 		in = test_buf(msg, strlen(msg));
 		assert_int_equal(h1_parse(h, in), H1_DONE);

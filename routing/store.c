@@ -858,6 +858,21 @@ store_last_seq(struct store *s)
 	return s->last_seq;
 }
 
+/* The sequence of the last committed event, by any process (from meta). */
+int
+store_seq_read(struct store *s, uint64_t *seq)
+{
+	int rc;
+
+	if (store_rbegin(s) != 0)
+		return STORE_ERROR;
+	rc = store_meta_seq(s->rtxn, s->meta, seq);
+	if (rc != 0)
+		rc = store_fail(s, "store_seq_read", rc);
+	store_rend(s);
+	return rc == 0 ? STORE_OK : STORE_ERROR;
+}
+
 /*
  * Double the map. Only between txns: the remap invalidates every pointer
  * into the map, so it is refused while a read bracket is open.

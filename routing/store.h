@@ -133,6 +133,11 @@ int store_event_foreach(struct store *, uint64_t after, size_t limit,
     store_event_cb, void *);
 /* Highest sequence number assigned so far. */
 uint64_t store_last_seq(struct store *);
+/*
+ * The same read from the store, so that writes by another process count:
+ * a snapshot's contents change only with it. STORE_OK or STORE_ERROR.
+ */
+int store_seq_read(struct store *, uint64_t *seq);
 
 /*
  * Writes. EVENT is a JSON object (borrowed); the store adds "seq" and "ts"

@@ -121,6 +121,26 @@ expect_eq "a lakehouse that keeps up stays" lakehouse "$(wave_state 2)"
 expect_eq "an unknown lag moves nothing" lakehouse "$(wave_state 3)"
 expect_eq "one rollback line" 1 "$(rlog_lines)"
 
+# The poll list is rebuilt only when the store changed: a table that joins
+# a moved wave is polled from the next cycle on, one that leaves is not.
+# watched NAME: true if the poll list holds NAME, after up to 2 s.
+watched() {
+	local i
+	for i in $(seq 40); do
+		admin GET /status
+		[ "$(jq --arg o "$1" '.triggers.freshness.objects | has($o)' \
+			"$T/a")" = "$2" ] && break
+		sleep 0.05
+	done
+	jq --arg o "$1" '.triggers.freshness.objects | has($o)' "$T/a"
+}
+expect_eq "unchanged routes: the poll list keeps its tables" true \
+	"$(watched db.bunnies true)"
+ctl_ok "db.late joins moved wave 2 (forced)" route set db.late 2 --force
+expect_eq "... and is polled from the next cycle" true "$(watched db.late true)"
+ctl_ok "db.late leaves it" route rm db.late
+expect_eq "... and is no longer polled" false "$(watched db.late false)"
+
 # Timed runs: ack, the lakehouse catches up once, flip, wait.
 for i in $(seq "${RUNS:-3}"); do
 	ctl wave ack 1

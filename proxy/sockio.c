@@ -44,8 +44,11 @@ sockio_read(struct bufferevent *bev)
 	memset(&msg, 0, sizeof(msg));
 	msg.msg_iov = iov;
 	msg.msg_iovlen = nv;
+	/* One piece (nearly always): recv spares the kernel the msghdr. */
 	do
-		n = recvmsg(bufferevent_getfd(bev), &msg, 0);
+		n = nv == 1 ? recv(bufferevent_getfd(bev), iov[0].iov_base,
+				  iov[0].iov_len, 0) :
+			      recvmsg(bufferevent_getfd(bev), &msg, 0);
 	while (n == -1 && errno == EINTR);
 	if (n <= 0) {
 		evbuffer_commit_space(in, v, 0);
@@ -77,7 +80,9 @@ sockio_sendv(int fd, const struct iovec *iov, int n)
 	msg.msg_iov = (struct iovec *)(uintptr_t)iov;
 	msg.msg_iovlen = n;
 	do
-		w = sendmsg(fd, &msg, MSG_NOSIGNAL);
+		w = n == 1 ?
+		    send(fd, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL) :
+		    sendmsg(fd, &msg, MSG_NOSIGNAL);
 	while (w == -1 && errno == EINTR);
 	return w;
 }

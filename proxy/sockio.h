@@ -3,9 +3,10 @@
  * place of libevent's. libevent 2.1's evbuffer_read asks FIONREAD before
  * every read and reads at most 4 KiB (a 1 MB answer took 256 reads and 256
  * ioctls); sockio_read takes up to 64 KiB at once. Both directions use
- * recvmsg/sendmsg rather than readv/writev: a socket call skips the file
- * layer's position lock and iterators, and MSG_NOSIGNAL spares SIGPIPE.
- * Owns nothing.
+ * the socket calls rather than read/write: they skip the file layer's
+ * position lock and iterators, and MSG_NOSIGNAL spares SIGPIPE. One piece
+ * goes through recv or send, which also spare the kernel a msghdr; more
+ * through recvmsg or sendmsg. Owns nothing.
  */
 #ifndef FLOE_PROXY_SOCKIO_H
 #define FLOE_PROXY_SOCKIO_H

@@ -1,7 +1,7 @@
 /*
- * floe: sockio.c -- one recvmsg of up to 64 KiB from a plain socket into
- * its bufferevent's input, and one sendmsg of an output buffer's first
- * pieces, in place of libevent's own reads and writes (see sockio.h).
+ * floe: sockio.c -- one read of up to 64 KiB from a plain socket into its
+ * bufferevent's input, and one write of an output buffer's first pieces,
+ * in place of libevent's own reads and writes (see sockio.h).
  */
 #include <sys/types.h>
 #include <sys/socket.h>

@@ -738,7 +738,9 @@ watch_obj_add(struct watch_collect *c, const struct route_obj *obj, uint32_t n)
 	 * (each key comes once: routes and ledger objects under a rule do
 	 * not overlap).
 	 */
-	at = bsearch(obj, w->objs, c->nold, sizeof(*w->objs), watch_obj_find);
+	at = c->nold == 0 ?
+	    NULL :
+	    bsearch(obj, w->objs, c->nold, sizeof(*w->objs), watch_obj_find);
 	if (at != NULL)
 		o = *at;
 	if (o != NULL && o->seen)

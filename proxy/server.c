@@ -474,7 +474,7 @@ server_read_cb(struct bufferevent *bev __unused, void *arg)
 }
 
 /*
- * Reads of a plain connection: one recvmsg of up to 64 KiB (libevent's own
+ * Reads of a plain connection: one read of up to 64 KiB (libevent's own
  * read asks FIONREAD first and takes at most 4 KiB). Past the backlog
  * limit reading stops until the request in flight is answered.
  */
@@ -516,7 +516,7 @@ server_write_cb(struct bufferevent *bev __unused, void *arg)
 
 /*
  * Write a plain connection's answer now rather than on the next loop turn:
- * an answer that fits the socket buffer (nearly all do) costs one sendmsg
+ * an answer that fits the socket buffer (nearly all do) costs one write
  * and no epoll_ctl to switch write interest on and off around it. What
  * does not fit is left to the bufferevent, with write interest, until it
  * drains (server_write_cb). A connection to close once written is freed

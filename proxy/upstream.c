@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -35,7 +34,6 @@
 #include "proxy/sockio.h"
 #include "proxy/upstream.h"
 
-/* Idle connections are closed after this long. */
 #define UPSTREAM_SPARE 256 /* ended transfers kept for reuse */
 #define UPSTREAM_WRITEV 16 /* pieces of a request written at once */
 /* Answers larger than this are refused (LoadTable with long histories). */
@@ -422,7 +420,7 @@ upstream_sendv(struct upconn *c, const struct evbuffer_iovec *v, int n)
 
 /*
  * Write a plain connected connection's request now, as the front end does
- * its answers: one sendmsg, and write interest (an epoll_ctl each way) only
+ * its answers: one write, and write interest (an epoll_ctl each way) only
  * for what the socket did not take. TLS connections and connections still
  * connecting write through their bufferevent.
  */
@@ -447,7 +445,7 @@ upstream_flush(struct upconn *c)
 }
 
 /*
- * Reads of a plain connection, one recvmsg of up to 64 KiB each (libevent's
+ * Reads of a plain connection, one read of up to 64 KiB each (libevent's
  * own read asks FIONREAD first and takes at most 4 KiB). An idle
  * connection's timeout comes here too.
  */

@@ -28,5 +28,9 @@ int units_time_parse(const char *, int64_t *ms);
 void units_time_format(int64_t ms, char *buf, size_t len);
 /* Wall clock in ms since the epoch. */
 int64_t units_now_ms(void);
+/* The monotonic clock in microseconds: for durations, never for dates. */
+int64_t units_mono_us(void);
+/* The value of hex digit C (either case), or -1. */
+int units_hexval(int c);
 
 #endif

@@ -21,6 +21,7 @@
 #include <openssl/sha.h>
 
 #include "lib/compat.h"
+#include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "policy/auth.h"
 
@@ -94,19 +95,6 @@ auth_sha256_hex(const void *buf, size_t len, char out[65])
 	OPENSSL_cleanse(md, sizeof(md));
 }
 
-/* One hex digit's value, or -1. */
-static int
-auth_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static struct auth *
 auth_new(enum auth_mode mode)
 {
@@ -169,8 +157,8 @@ auth_token_line(const char *s, size_t n, struct auth_token *t, const char **why)
 		return -1;
 	}
 	for (k = 0; k < SHA256_DIGEST_LENGTH; k++) {
-		hi = auth_hexval(s[hs + 2 * k]);
-		lo = auth_hexval(s[hs + 2 * k + 1]);
+		hi = units_hexval(s[hs + 2 * k]);
+		lo = units_hexval(s[hs + 2 * k + 1]);
 		if (hi < 0 || lo < 0) {
 			*why = "the hash must be 64 hex digits (SHA-256 of "
 			       "the token)";

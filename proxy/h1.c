@@ -15,6 +15,7 @@
 #include <http_parser.h>
 
 #include "lib/compat.h"
+#include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/h1.h"
 
@@ -391,19 +392,6 @@ h1_scan(struct h1 *h, const char *p, size_t n)
 	return 0;
 }
 
-/* A hex digit's value, or -1. */
-static int
-h1_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Scan chunked body bytes the parser has consumed. http-parser reads
  * "3 x" as size 3 with an extension and takes a bare LF after a chunk;
@@ -422,7 +410,7 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
 		c = p[i];
 		switch (h->cs) {
 		case H1_CS_SIZE:
-			if ((v = h1_hexval(c)) >= 0) {
+			if ((v = units_hexval(c)) >= 0) {
 				if (h->cdigits++ == 16)
 					return h1_fail(h, 400,
 					    "chunk size too large");

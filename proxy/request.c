@@ -122,15 +122,6 @@ static void request_done_cb(struct upstream_xfer *, void *);
 static void request_put(char **, const void *, size_t);
 static void request_free(struct request *);
 
-static int64_t
-request_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 void
 request_init(const char *node_id)
 {
@@ -1736,7 +1727,7 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 	r->f = f;
 	r->conn = conn;
 	r->msg = m;
-	r->start_us = request_now_us();
+	r->start_us = units_mono_us();
 	server_conn_on_abort(conn, request_abort_cb, r);
 	if (request_is_loop(m)) {
 		request_errorf(r, 508, "LoopDetectedException",

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "lib/units.h"
 #include "proxy/rest.h"
 
 /*
@@ -175,7 +176,6 @@ static const struct rest_opinfo rest_ops[REST_NOPS] = {
 #define REST_SEGS_MAX 7
 
 static int rest_match(const char *, const struct rest_span *, size_t);
-static int rest_hex(int);
 static int rest_decode(const char *, size_t, const char *, size_t, char *,
     size_t *, int *);
 static bool rest_key_is(const char *, size_t, const char *);
@@ -254,19 +254,6 @@ rest_match(const char *t, const struct rest_span *seg, size_t n)
 	return -1;
 }
 
-/* The value of hex digit C, or -1. */
-static int
-rest_hex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Percent-decode IN[0..LEN) into OUT (REST_NAME_MAX, NUL-terminated). With
  * NLEVELS non-NULL it is a namespace: 0x1f and SEP[0..SEPLEN) (compared
@@ -286,8 +273,8 @@ rest_decode(const char *in, size_t len, const char *sep, size_t seplen,
 		if (c == '+')
 			c = ' ';
 		else if (c == '%') {
-			if (len - i < 3 || (hi = rest_hex(in[i + 1])) < 0 ||
-			    (lo = rest_hex(in[i + 2])) < 0)
+			if (len - i < 3 || (hi = units_hexval(in[i + 1])) < 0 ||
+			    (lo = units_hexval(in[i + 2])) < 0)
 				return REST_MALFORMED;
 			c = hi << 4 | lo;
 			i += 2;
@@ -476,8 +463,8 @@ rest_key_is(const char *s, size_t len, const char *name)
 		if (c == '+')
 			c = ' ';
 		else if (c == '%') {
-			if (len - i < 3 || (hi = rest_hex(s[i + 1])) < 0 ||
-			    (lo = rest_hex(s[i + 2])) < 0)
+			if (len - i < 3 || (hi = units_hexval(s[i + 1])) < 0 ||
+			    (lo = units_hexval(s[i + 2])) < 0)
 				return false;
 			c = hi << 4 | lo;
 			i += 2;
@@ -514,8 +501,9 @@ rest_query_get(const char *query, size_t len, const char *name, char *buf,
 			if (c == '+')
 				c = ' ';
 			else if (c == '%') {
-				if (amp - v < 3 || (hi = rest_hex(v[1])) < 0 ||
-				    (lo = rest_hex(v[2])) < 0)
+				if (amp - v < 3 ||
+				    (hi = units_hexval(v[1])) < 0 ||
+				    (lo = units_hexval(v[2])) < 0)
 					return -1;
 				c = hi << 4 | lo;
 				v += 2;

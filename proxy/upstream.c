@@ -113,15 +113,6 @@ static void upstream_start(struct upstream *, struct upstream_xfer *);
 static void upstream_finish(struct upstream_xfer *, enum upstream_fail,
     const char *);
 
-static int64_t
-upstream_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static void
 upstream_tv(uint64_t ms, struct timeval *tv)
 {
@@ -352,7 +343,7 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	x->retryable = r->retryable;
 	x->cb = cb;
 	x->arg = arg;
-	x->start_us = upstream_now_us();
+	x->start_us = units_mono_us();
 	evtimer_add(x->timer, u->timeout_q);
 	upstream_start(u, x);
 	return x;
@@ -489,7 +480,7 @@ upstream_idle_timer(struct upconn *c, bool on)
 {
 	if (c->rev != NULL) {
 		if (on)
-			c->idle_us = upstream_now_us();
+			c->idle_us = units_mono_us();
 	} else
 		bufferevent_set_timeouts(c->bev, on ? &c->u->idle_tv : NULL,
 		    NULL);
@@ -511,7 +502,7 @@ upstream_idle_expired(struct upconn *c)
 		return false;
 	}
 	left = (int64_t)c->u->t->pool_idle_ms * 1000 -
-	    (upstream_now_us() - c->idle_us);
+	    (units_mono_us() - c->idle_us);
 	if (left <= 1000)
 		return true;
 	tv.tv_sec = left / 1000000;
@@ -620,7 +611,7 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
 	x->fail = fail;
 	if (why != NULL)
 		strlcpy(x->error, why, sizeof(x->error));
-	x->usec = upstream_now_us() - x->start_us;
+	x->usec = units_mono_us() - x->start_us;
 	evtimer_del(x->timer);
 	x->cb(x, x->arg);
 	if (c != NULL) {

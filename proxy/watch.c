@@ -144,7 +144,6 @@ struct watch_collect {
 	size_t nold; /* the poll list before, sorted by key: objs[0..nold) */
 };
 
-static int64_t watch_now_us(void);
 static int64_t watch_cached_ms(struct watch *);
 static void watch_schedule(struct event *, uint64_t);
 static void watch_check_cb(evutil_socket_t, short, void *);
@@ -176,16 +175,6 @@ static void watch_poll_done_cb(int, const char *, size_t, const char *, void *);
 static void watch_cycle_end(struct watch *);
 static void watch_count_record(struct watch *, struct watch_obj *);
 static void watch_reset_wave(struct watch *, uint32_t);
-
-/* Monotonic microseconds, for the latencies floe reports. */
-static int64_t
-watch_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* The loop's cached wall clock in ms: no call into the kernel. */
 static int64_t
@@ -356,7 +345,7 @@ watch_check_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 	bool all = w->suspects_overflow;
 	/* The suspect was counted at the loop's cached wall time. */
 	int64_t since =
-	    watch_now_us() - (units_now_ms() * 1000 - w->suspect_us);
+	    units_mono_us() - (units_now_ms() * 1000 - w->suspect_us);
 
 	w->check_pending = false;
 	memcpy(sus, w->suspects, sizeof(sus[0]) * n);
@@ -486,7 +475,7 @@ watch_fire(struct watch *w, uint32_t n, enum trigger_kind k, json_t *measured,
 	int64_t t0, t1;
 	json_t *line;
 
-	t0 = watch_now_us();
+	t0 = units_mono_us();
 	if (f->store == NULL || store_wave_get(f->store, n, &sw) != STORE_OK)
 		goto out;
 	from = wave_state_name(sw.state);
@@ -501,7 +490,7 @@ watch_fire(struct watch *w, uint32_t n, enum trigger_kind k, json_t *measured,
 			    n, trigger_name(k), msg);
 			goto out;
 		}
-		t1 = watch_now_us();
+		t1 = units_mono_us();
 		w->rollbacks++;
 		line = floe_rollback_logged(f, n, from, trigger_name(k), "floe",
 		    reason, measured, threshold, held_ms);
@@ -1203,7 +1192,7 @@ watch_ledger_added(struct floe *f, const struct store_kv *kv, size_t n)
 	struct route_obj obj;
 	struct store_wave sw;
 	char name[WATCH_NAME_MAX], ts[40], reason[WATCH_NAME_MAX + 512];
-	int64_t since = watch_now_us();
+	int64_t since = units_mono_us();
 	size_t i, objlen;
 
 	if (w == NULL || f->store == NULL)
@@ -1281,7 +1270,7 @@ watch_report_errors(struct floe *f, uint32_t n, int side, uint64_t errors,
 			break;
 	}
 	if (side == ROUTE_LAKEHOUSE)
-		watch_check_wave(w, n, watch_now_us());
+		watch_check_wave(w, n, units_mono_us());
 	if ((s = trigger_table_get(&w->tab, n, false)) == NULL)
 		return NULL;
 	trigger_ring_totals(&w->tab.win, &s->side[side], now, &req, &err);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/units.h"
 #include "routing/route.h"
 #include "routing/store.h"
 #include "routing/wave.h"
@@ -17,7 +18,6 @@
 static bool route_name_ok(const char *, size_t);
 static bool route_is_plain(const unsigned char *, size_t);
 static bool route_is_unreserved(unsigned char);
-static int route_hexval(int);
 static int route_decode(const char *, size_t, char *, size_t, size_t *, char *,
     size_t);
 static int route_build(const char *, size_t, const char *, size_t, bool,
@@ -78,19 +78,6 @@ route_is_plain(const unsigned char *name, size_t len)
 	return true;
 }
 
-/* Value of hex digit C, or -1. */
-static int
-route_hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Percent-decode SRC of LEN bytes, appending to OUT (capacity CAP) at
  * *OFF. 0, or -1 with a message in ERR.
@@ -112,8 +99,8 @@ route_decode(const char *src, size_t len, char *out, size_t cap, size_t *off,
 				    src);
 				return -1;
 			}
-			hi = route_hexval((unsigned char)src[i + 1]);
-			lo = route_hexval((unsigned char)src[i + 2]);
+			hi = units_hexval((unsigned char)src[i + 1]);
+			lo = units_hexval((unsigned char)src[i + 2]);
 			if (hi < 0 || lo < 0) {
 				snprintf(err, errlen,
 				    "bad percent escape in \"%.*s\"", (int)len,

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -372,6 +373,35 @@ test_now(void **state __unused)
 	assert_true(b >= a);
 }
 
+/* Hex digits, every byte: 0-9, a-f and A-F have values, nothing else. */
+static void
+test_hexval(void **state __unused)
+{
+	const char *digits = "0123456789abcdef", *up = "0123456789ABCDEF";
+	int c, want;
+
+	for (c = 0; c < 256; c++) {
+		want = -1;
+		if (c != 0 && strchr(digits, c) != NULL)
+			want = (int)(strchr(digits, c) - digits);
+		else if (c != 0 && strchr(up, c) != NULL)
+			want = (int)(strchr(up, c) - up);
+		assert_int_equal(units_hexval(c), want);
+	}
+}
+
+/* The monotonic clock moves forward, in microseconds. */
+static void
+test_mono_us(void **state __unused)
+{
+	int64_t a = units_mono_us(), b;
+
+	usleep(2000);
+	b = units_mono_us();
+	assert_true(b - a >= 2000);
+	assert_true(b - a < 2000000);
+}
+
 int
 main(void)
 {
@@ -383,6 +413,8 @@ main(void)
 		cmocka_unit_test(test_time_parse),
 		cmocka_unit_test(test_time_format),
 		cmocka_unit_test(test_now),
+		cmocka_unit_test(test_hexval),
+		cmocka_unit_test(test_mono_us),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -172,6 +173,8 @@ static void admin_error(struct admin_req *, int, const char *, ...)
 static void admin_reply_json(struct admin_req *, int, json_t *);
 static int admin_split(struct admin_req *, const char *, size_t);
 static char *admin_pct_decode(const char *, size_t, bool);
+static int admin_query_uint(struct admin_req *, const char *,
+    unsigned long long, unsigned long long, const char *, unsigned long long *);
 static int admin_query_get(const struct admin_req *, const char *, char **);
 static bool admin_method_ok(struct admin_req *, const char *);
 static json_t *admin_body(struct admin_req *, bool);
@@ -419,6 +422,38 @@ admin_query_get(const struct admin_req *r, const char *key, char **val)
 		if (*amp == '\0')
 			break;
 	}
+	return 0;
+}
+
+/*
+ * Query parameter KEY as a whole number in MIN..MAX, into *OUT (left as
+ * it was when KEY is absent). 0, or -1 with a 400 saying KEY must be WHAT
+ * (NULL: "MIN..MAX").
+ */
+static int
+admin_query_uint(struct admin_req *r, const char *key, unsigned long long min,
+    unsigned long long max, const char *what, unsigned long long *out)
+{
+	unsigned long long n;
+	char *v, *end;
+
+	if (admin_query_get(r, key, &v) != 1)
+		return 0;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 || n < min ||
+	    n > max) {
+		if (what != NULL)
+			admin_error(r, 400, "%s must be %s, not \"%s\"", key,
+			    what, v);
+		else
+			admin_error(r, 400, "%s must be %llu..%llu, not \"%s\"",
+			    key, min, max, v);
+		free(v);
+		return -1;
+	}
+	free(v);
+	*out = n;
 	return 0;
 }
 
@@ -2108,7 +2143,7 @@ admin_ledger_get(struct admin_req *r)
 {
 	struct admin_ledger_show sh;
 	struct route_obj obj;
-	char canon[STORE_KEY_MAX * 3 + 8], *text = NULL, *v, *end;
+	char canon[STORE_KEY_MAX * 3 + 8], *text = NULL;
 	unsigned long long limit = ADMIN_LEDGER_LIMIT;
 
 	if (admin_query_get(r, "object", &text) != 1 || text[0] == '\0') {
@@ -2126,18 +2161,9 @@ admin_ledger_get(struct admin_req *r)
 		admin_error(r, 400, "the ledger holds tables, not rules");
 		return;
 	}
-	if (admin_query_get(r, "limit", &v) == 1) {
-		errno = 0;
-		limit = strtoull(v, &end, 10);
-		if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 ||
-		    limit < 1 || limit > ADMIN_LEDGER_MAX) {
-			admin_error(r, 400, "limit must be 1..%d, not \"%s\"",
-			    ADMIN_LEDGER_MAX, v);
-			free(v);
-			return;
-		}
-		free(v);
-	}
+	if (admin_query_uint(r, "limit", 1, ADMIN_LEDGER_MAX, NULL, &limit) ==
+	    -1)
+		return;
 	route_obj_format(&obj, canon, sizeof(canon));
 	memset(&sh, 0, sizeof(sh));
 	sh.obj = &obj;
@@ -2485,33 +2511,13 @@ admin_events_get(struct admin_req *r)
 {
 	struct admin_events ev;
 	unsigned long long after = 0, limit = ADMIN_EVENTS_LIMIT;
-	char *v, *end;
 
-	if (admin_query_get(r, "after", &v) == 1) {
-		errno = 0;
-		after = strtoull(v, &end, 10);
-		if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0) {
-			admin_error(r, 400,
-			    "after must be an event sequence number, not "
-			    "\"%s\"",
-			    v);
-			free(v);
-			return;
-		}
-		free(v);
-	}
-	if (admin_query_get(r, "limit", &v) == 1) {
-		errno = 0;
-		limit = strtoull(v, &end, 10);
-		if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 ||
-		    limit < 1 || limit > ADMIN_EVENTS_MAX) {
-			admin_error(r, 400, "limit must be 1..%d, not \"%s\"",
-			    ADMIN_EVENTS_MAX, v);
-			free(v);
-			return;
-		}
-		free(v);
-	}
+	if (admin_query_uint(r, "after", 0, ULLONG_MAX,
+		"an event sequence number", &after) == -1)
+		return;
+	if (admin_query_uint(r, "limit", 1, ADMIN_EVENTS_MAX, NULL, &limit) ==
+	    -1)
+		return;
 	ev.list = json_array();
 	if (store_event_foreach(r->st, after, limit, admin_events_cb, &ev) <
 	    0) {
@@ -2586,32 +2592,15 @@ static void
 admin_rollbacks_get(struct admin_req *r)
 {
 	unsigned long long after = 0, limit = ADMIN_EVENTS_LIMIT;
-	char *v, *end, msg[512];
+	char msg[512];
 	json_t *j;
 
-	if (admin_query_get(r, "after", &v) == 1) {
-		errno = 0;
-		after = strtoull(v, &end, 10);
-		if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0) {
-			admin_error(r, 400,
-			    "after must be a line count, not \"%s\"", v);
-			free(v);
-			return;
-		}
-		free(v);
-	}
-	if (admin_query_get(r, "limit", &v) == 1) {
-		errno = 0;
-		limit = strtoull(v, &end, 10);
-		if (v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 ||
-		    limit < 1 || limit > ADMIN_EVENTS_MAX) {
-			admin_error(r, 400, "limit must be 1..%d, not \"%s\"",
-			    ADMIN_EVENTS_MAX, v);
-			free(v);
-			return;
-		}
-		free(v);
-	}
+	if (admin_query_uint(r, "after", 0, ULLONG_MAX, "a line count",
+		&after) == -1)
+		return;
+	if (admin_query_uint(r, "limit", 1, ADMIN_EVENTS_MAX, NULL, &limit) ==
+	    -1)
+		return;
 	if ((j = watch_rollbacks_json(r->f, after, limit, msg, sizeof(msg))) ==
 	    NULL) {
 		log_warnx("admin: %s", msg);

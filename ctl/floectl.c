@@ -111,6 +111,8 @@ static int ctl_status(struct ctl *, int, char **);
 static int ctl_route_set(struct ctl *, int, char **);
 static int ctl_route_rm(struct ctl *, int, char **);
 static int ctl_route_list(struct ctl *, int, char **);
+static int ctl_import(struct ctl *, int, char **, const char *, const char *,
+    struct ctl_resp *);
 static int ctl_route_import(struct ctl *, int, char **);
 static int ctl_resolve(struct ctl *, int, char **);
 static int ctl_wave_list(struct ctl *, int, char **);
@@ -812,24 +814,36 @@ ctl_route_list(struct ctl *c, int argc, char **argv)
 	return CTL_OK;
 }
 
+/*
+ * COMMAND FILE|- (route import, ledger import): post the JSON lines of
+ * FILE (or stdin) to PATH as one import; the answer in *R.
+ */
+static int
+ctl_import(struct ctl *c, int argc, char **argv, const char *command,
+    const char *path, struct ctl_resp *r)
+{
+	char *pos[1], *buf;
+	size_t len;
+	int rc;
+
+	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1, command)) != 0)
+		return rc;
+	if ((buf = ctl_read_all(command, pos[0], &len)) == NULL)
+		return CTL_USAGE;
+	rc = ctl_call_raw(c, "POST", path, buf, len, "application/x-ndjson", r);
+	free(buf);
+	return rc;
+}
+
 /* floectl route import FILE|- : JSON lines of routes, one synced import. */
 static int
 ctl_route_import(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_resp r;
-	char *pos[1], *buf;
-	size_t len;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1, "route import")) !=
-	    0)
-		return rc;
-	if ((buf = ctl_read_all("route import", pos[0], &len)) == NULL)
-		return CTL_USAGE;
-	rc = ctl_call_raw(c, "POST", "/routes/import", buf, len,
-	    "application/x-ndjson", &r);
-	free(buf);
-	if (rc != 0)
+	if ((rc = ctl_import(c, argc, argv, "route import", "/routes/import",
+		 &r)) != 0)
 		return rc;
 	if (c->json)
 		ctl_print_json(&r);
@@ -1376,19 +1390,10 @@ static int
 ctl_ledger_import(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_resp r;
-	char *pos[1], *buf;
-	size_t len;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1, "ledger import")) !=
+	if ((rc = ctl_import(c, argc, argv, "ledger import", "/ledger", &r)) !=
 	    0)
-		return rc;
-	if ((buf = ctl_read_all("ledger import", pos[0], &len)) == NULL)
-		return CTL_USAGE;
-	rc = ctl_call_raw(c, "POST", "/ledger", buf, len,
-	    "application/x-ndjson", &r);
-	free(buf);
-	if (rc != 0)
 		return rc;
 	if (c->json)
 		ctl_print_json(&r);

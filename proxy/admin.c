@@ -1,9 +1,10 @@
 /*
  * floe: admin.c -- the admin API on the Unix socket: status, metrics,
  * routes, resolve, waves and their transitions, events. Each request is
- * answered at once from the store; a change is one synced store write whose
- * actor is the peer's uid. Errors are {"error":{"message","type","code"}}
- * and leave the store as it was.
+ * answered at once from the store, but for the bulk imports, which are
+ * parsed and written on the worker thread and answered when done; a
+ * change is one synced store write whose actor is the peer's uid. Errors
+ * are {"error":{"message","type","code"}} and leave the store as it was.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <jansson.h>
 
 #include "lib/log.h"
@@ -24,6 +26,7 @@
 #include "proxy/conf.h"
 #include "proxy/floe.h"
 #include "proxy/watch.h"
+#include "proxy/worker.h"
 #include "routing/ledger.h"
 #include "routing/route.h"
 #include "routing/store.h"
@@ -50,8 +53,12 @@ struct admin_req {
 	char *query; /* raw query, or NULL */
 	char *seg[ADMIN_MAX_SEGS]; /* decoded path segments */
 	int nseg;
-	const char *body;
+	struct evbuffer *in; /* the body as received */
+	const char *body; /* IN as one block: see admin_req_body */
 	size_t body_len;
+	admin_later_cb later_cb; /* NULL: answer at once */
+	void *later_arg;
+	bool later; /* answered through LATER_CB */
 	char actor[32]; /* "uid N" */
 	int64_t now_ms;
 	struct admin_reply *reply;
@@ -122,9 +129,8 @@ struct admin_ledger_show {
 
 /*
  * A POST /routes/import being served: its routes in line order (then in
- * key order), their keys in blocks that never move, the state of every
- * wave with a record (the guard asks about a million routes but only a
- * hundred waves), and why the guard refused, when it did.
+ * key order), their keys in blocks that never move, and why the guard
+ * refused, when it did.
  */
 struct admin_import {
 	const char *unit; /* "line" or "record" */
@@ -135,12 +141,6 @@ struct admin_import {
 	unsigned char **blocks;
 	size_t nblocks;
 	size_t used; /* bytes of the last block */
-	struct admin_wave_st {
-		uint32_t n;
-		uint8_t state;
-	} * ws;
-	size_t nws;
-	size_t wscap;
 	char msg[ADMIN_MSG_MAX];
 	bool has_old; /* the refused route's assignment before */
 	uint32_t old;
@@ -166,6 +166,30 @@ struct admin_ledger_batch {
 	int64_t first_ms;
 	int64_t last_ms;
 	char first_obj[STORE_KEY_MAX * 3 + 8];
+};
+
+/*
+ * A bulk import (POST /routes/import, POST /ledger) served off the loop:
+ * WORK parses the body and writes on the worker thread, DONE answers on
+ * the loop (false: the map was grown, write again). The job owns its
+ * body, its answer, and a copy of the request without the parts that
+ * die with admin_handle (path, query, segments).
+ */
+struct admin_job {
+	struct admin_req r;
+	struct admin_reply rep;
+	void (*work)(struct admin_job *);
+	bool (*done)(struct admin_job *);
+	bool parsed; /* a write again skips the parse */
+	bool answered; /* the parse failed: REP says why */
+	int rc; /* the store's answer to the write */
+	struct store_job sj;
+	json_t *ev;
+	struct admin_import im; /* POST /routes/import */
+	struct store_import_res ires;
+	struct admin_ledger_batch lb; /* POST /ledger */
+	struct store_kv *kv;
+	struct store_ledger_res lres;
 };
 
 static void admin_error(struct admin_req *, int, const char *, ...)
@@ -221,10 +245,11 @@ static int admin_import_array(struct admin_req *, struct admin_import *,
     const char *);
 static int admin_import_parse(struct admin_req *, struct admin_import *);
 static int admin_import_dups(struct admin_req *, struct admin_import *);
-static int admin_import_wave_cb(const struct store_wave *, void *);
-static int admin_import_state(const struct admin_import *, uint32_t);
-static int admin_import_guard_cb(size_t, const struct store_route *, void *);
+static int admin_import_guard_cb(size_t, const struct store_route *, int, int,
+    void *);
 static void admin_routes_import(struct admin_req *);
+static void admin_import_work(struct admin_job *);
+static bool admin_import_done(struct admin_job *);
 static void admin_resolve(struct admin_req *);
 static void admin_waves_get(struct admin_req *);
 static void admin_wave_get(struct admin_req *);
@@ -250,6 +275,14 @@ static int admin_ledger_one(struct admin_req *, struct admin_ledger_batch *,
     const json_t *, size_t);
 static int admin_ledger_parse(struct admin_req *, struct admin_ledger_batch *);
 static void admin_ledger_post(struct admin_req *);
+static void admin_ledger_work(struct admin_job *);
+static bool admin_ledger_done(struct admin_job *);
+static void admin_req_body(struct admin_req *);
+static void admin_job_start(struct admin_req *, void (*)(struct admin_job *),
+    bool (*)(struct admin_job *));
+static void admin_job_work(void *);
+static void admin_job_done(void *, bool);
+static void admin_job_free(struct admin_job *);
 static json_t *admin_eligibility_wave(struct admin_req *, uint32_t);
 static void admin_eligibility(struct admin_req *);
 static void admin_events_get(struct admin_req *);
@@ -498,6 +531,7 @@ admin_body(struct admin_req *r, bool optional)
 	json_t *j;
 	size_t i;
 
+	admin_req_body(r);
 	for (i = 0; i < r->body_len; i++)
 		if (!isspace((unsigned char)r->body[i]))
 			break;
@@ -1147,7 +1181,6 @@ admin_import_clear(struct admin_import *im)
 		free(im->blocks[i]);
 	free(im->blocks);
 	free(im->in);
-	free(im->ws);
 	memset(im, 0, sizeof(*im));
 }
 
@@ -1373,54 +1406,19 @@ admin_import_dups(struct admin_req *r, struct admin_import *im)
 	return 0;
 }
 
-/* Note a wave's state for the guard (waves come in numeric order). */
-static int
-admin_import_wave_cb(const struct store_wave *w, void *arg)
-{
-	struct admin_import *im = arg;
-
-	if (im->nws == im->wscap) {
-		im->wscap = im->wscap != 0 ? im->wscap * 2 : 64;
-		im->ws = xreallocarray(im->ws, im->wscap, sizeof(*im->ws));
-	}
-	im->ws[im->nws].n = w->n;
-	im->ws[im->nws++].state = w->state;
-	return 0;
-}
-
-/* The state of wave N as read before the import: warehouse if no record. */
-static int
-admin_import_state(const struct admin_import *im, uint32_t n)
-{
-	size_t lo = 0, hi = im->nws, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (im->ws[mid].n == n)
-			return im->ws[mid].state;
-		if (im->ws[mid].n < n)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return WAVE_WAREHOUSE;
-}
-
 /*
  * store_route_import's guard: route I may change unless admin_guard_check
- * refuses it. Pure on the wave states read before, as a retry needs.
+ * refuses it, on the wave states the import's own txn reads. Keeps no
+ * state but the reason, as a retry needs.
  */
 static int
-admin_import_guard_cb(size_t i, const struct store_route *old, void *arg)
+admin_import_guard_cb(size_t i, const struct store_route *old, int old_state,
+    int new_state, void *arg)
 {
 	struct admin_import *im = arg;
 	const struct store_route_in *in = &im->in[i];
 	struct route_obj obj;
-	int new_state, old_state;
 
-	new_state = admin_import_state(im, in->wave);
-	old_state =
-	    old != NULL ? admin_import_state(im, old->wave) : WAVE_WAREHOUSE;
 	if (route_obj_from_key(in->key, in->keylen, &obj) == -1)
 		return STORE_ERROR;
 	if (!admin_guard_check(&obj, old != NULL, old != NULL ? old->wave : 0,
@@ -1437,81 +1435,108 @@ admin_import_guard_cb(size_t i, const struct store_route *old, void *arg)
  * at the first bad line, an object given twice with two waves, or a
  * route the guard refuses (unless forced), none. Routes already on
  * their wave are unchanged. One route.import event with the counts per
- * wave; a refusal is recorded as one route.refused event.
+ * wave; a refusal is recorded as one route.refused event. Parsed and
+ * written on the worker (admin_import_work), answered on the loop
+ * (admin_import_done).
  */
 static void
 admin_routes_import(struct admin_req *r)
 {
-	struct admin_import im;
-	struct store_import_res res;
+	admin_job_start(r, admin_import_work, admin_import_done);
+}
+
+/* On the worker: parse, sort and check the routes once; write them. */
+static void
+admin_import_work(struct admin_job *j)
+{
+	struct admin_req *r = &j->r;
+	struct admin_import *im = &j->im;
+
+	if (!j->parsed) {
+		j->parsed = true;
+		r->outcome = "; nothing was imported";
+		admin_req_body(r);
+		if (admin_import_parse(r, im) == -1)
+			goto failed;
+		if (im->n == 0) {
+			admin_error(r, 400, "no routes: %s",
+			    strcmp(im->unit, "line") == 0 ?
+				"only blank lines" :
+				"the array is empty");
+			goto failed;
+		}
+		store_route_in_sort(im->in, im->n);
+		if (admin_import_dups(r, im) == -1)
+			goto failed;
+		j->ev = json_pack("{s:s,s:s,s:I}", "type", "route.import",
+		    "actor", r->actor, "records", (json_int_t)im->n);
+		if (j->ev != NULL && im->forced > 0)
+			json_object_set_new(j->ev, "forced",
+			    json_integer(im->forced));
+	}
+	j->rc = store_route_import(r->st, im->in, im->n, units_now_ms(),
+	    admin_import_guard_cb, im, j->ev, &j->ires, &j->sj);
+	return;
+
+failed:
+	j->answered = true;
+}
+
+/* On the loop: record a refusal, log, answer. False: write again. */
+static bool
+admin_import_done(struct admin_job *j)
+{
+	struct admin_req *r = &j->r;
+	struct admin_import *im = &j->im;
 	const struct store_route_in *in;
 	struct route_obj obj;
 	char text[ADMIN_TEXT_MAX];
-	json_t *ev = NULL;
+	json_t *ev;
 	int rc;
 
-	memset(&im, 0, sizeof(im));
-	r->outcome = "; nothing was imported";
-	if (admin_import_parse(r, &im) == -1)
-		goto out;
-	if (im.n == 0) {
-		admin_error(r, 400, "no routes: %s",
-		    strcmp(im.unit, "line") == 0 ? "only blank lines" :
-						   "the array is empty");
-		goto out;
-	}
-	store_route_in_sort(im.in, im.n);
-	if (admin_import_dups(r, &im) == -1)
-		goto out;
-	if (store_wave_foreach(r->st, admin_import_wave_cb, &im) < 0) {
-		log_warnx("admin: route import: reading the waves failed");
-		admin_error(r, 500, "store error reading the waves");
-		goto out;
-	}
-	ev = json_pack("{s:s,s:s,s:I}", "type", "route.import", "actor",
-	    r->actor, "records", (json_int_t)im.n);
-	if (ev != NULL && im.forced > 0)
-		json_object_set_new(ev, "forced", json_integer(im.forced));
-	rc = store_route_import(r->st, im.in, im.n, r->now_ms,
-	    admin_import_guard_cb, &im, ev, &res);
+	if (j->answered)
+		return true;
+	rc = store_job_end(r->st, &j->sj, j->rc);
+	if (rc == STORE_AGAIN)
+		return false;
 	if (rc == STORE_REFUSED) {
-		in = &im.in[res.refused];
+		in = &im->in[j->ires.refused];
 		text[0] = '\0';
 		if (route_obj_from_key(in->key, in->keylen, &obj) == 0)
 			route_obj_format(&obj, text, sizeof(text));
 		log_info("route import refused (%s): %s %u: %s", r->actor,
-		    im.unit, in->no, im.msg);
-		json_decref(ev);
+		    im->unit, in->no, im->msg);
 		ev = json_pack("{s:s,s:s,s:s,s:I,s:o,s:I,s:I,s:s,s:s}", "type",
 		    "route.refused", "action", "import", "object", text, "wave",
 		    (json_int_t)in->wave, "from_wave",
-		    im.has_old ? json_integer(im.old) : json_null(), im.unit,
-		    (json_int_t)in->no, "records", (json_int_t)im.n, "actor",
-		    r->actor, "message", im.msg);
+		    im->has_old ? json_integer(im->old) : json_null(), im->unit,
+		    (json_int_t)in->no, "records", (json_int_t)im->n, "actor",
+		    r->actor, "message", im->msg);
 		if (ev == NULL ||
-		    store_event_append(r->st, r->now_ms, ev) != STORE_OK)
+		    store_event_append(r->st, units_now_ms(), ev) != STORE_OK)
 			log_warnx("admin: recording the import refusal failed");
-		snprintf(r->where, sizeof(r->where), "%s %u: ", im.unit,
+		json_decref(ev);
+		snprintf(r->where, sizeof(r->where), "%s %u: ", im->unit,
 		    in->no);
-		admin_error(r, 409, "%s", im.msg);
-		goto out;
+		admin_error(r, 409, "%s", im->msg);
+		return true;
 	}
 	if (rc != STORE_OK) {
 		log_warnx("admin: route import of %zu routes failed: store "
 			  "error",
-		    im.n);
+		    im->n);
 		admin_error(r, 500, "store error");
-		goto out;
+		return true;
 	}
-	log_info("routes: %zu imported by %s (%zu set, %zu unchanged%s)", im.n,
-	    r->actor, res.set, res.unchanged, im.forced > 0 ? ", forced" : "");
+	log_info("routes: %zu imported by %s (%zu set, %zu unchanged%s)", im->n,
+	    r->actor, j->ires.set, j->ires.unchanged,
+	    im->forced > 0 ? ", forced" : "");
 	admin_reply_json(r, 200,
-	    json_pack("{s:I,s:I,s:I}", "set", (json_int_t)res.set, "unchanged",
-		(json_int_t)res.unchanged, "seq",
-		(json_int_t)store_last_seq(r->st)));
-out:
-	json_decref(ev);
-	admin_import_clear(&im);
+	    json_pack("{s:I,s:I,s:I}", "set", (json_int_t)j->ires.set,
+		"unchanged", (json_int_t)j->ires.unchanged, "seq",
+		(json_int_t)(j->sj.seq != 0 ? j->sj.seq :
+					      store_last_seq(r->st))));
+	return true;
 }
 
 /* GET /resolve/{object}[?client=ID]: where the object goes, and why. */
@@ -2318,90 +2343,124 @@ admin_ledger_parse(struct admin_req *r, struct admin_ledger_batch *lb)
  * object) in one synced txn: all of them or, at the first bad line,
  * none. A record already stored is counted as a duplicate; a different
  * record for the same object and time is refused (the ledger is
- * append-only) and the refusal recorded.
+ * append-only) and the refusal recorded. Parsed and written on the
+ * worker (admin_ledger_work), answered on the loop (admin_ledger_done).
  */
 static void
 admin_ledger_post(struct admin_req *r)
 {
-	struct admin_ledger_batch lb;
-	struct store_ledger_res res;
-	struct store_kv *kv = NULL;
-	char t1[40], t2[40], msg[STORE_KEY_MAX * 3 + 256];
-	json_t *ev = NULL;
+	admin_job_start(r, admin_ledger_work, admin_ledger_done);
+}
+
+/* On the worker: parse the records once; write them. */
+static void
+admin_ledger_work(struct admin_job *j)
+{
+	struct admin_req *r = &j->r;
+	struct admin_ledger_batch *lb = &j->lb;
+	char t1[40], t2[40];
 	size_t i;
+
+	if (!j->parsed) {
+		j->parsed = true;
+		admin_req_body(r);
+		if (admin_ledger_parse(r, lb) == -1)
+			goto failed;
+		if (lb->n == 0) {
+			admin_error(r, 400, "no records: only blank lines");
+			goto failed;
+		}
+		j->kv = xcalloc(lb->n, sizeof(*j->kv));
+		for (i = 0; i < lb->n; i++) {
+			j->kv[i].key = lb->arena + lb->off[i].key;
+			j->kv[i].keylen = lb->off[i].keylen;
+			j->kv[i].val =
+			    lb->arena + lb->off[i].key + lb->off[i].keylen;
+			j->kv[i].vallen = lb->off[i].vallen;
+		}
+		units_time_format(lb->first_ms, t1, sizeof(t1));
+		units_time_format(lb->last_ms, t2, sizeof(t2));
+		j->ev = json_pack("{s:s,s:s,s:I,s:s,s:s}", "type",
+		    "ledger.import", "actor", r->actor, "records",
+		    (json_int_t)lb->n, "first_ts", t1, "last_ts", t2);
+		if (j->ev != NULL && lb->n == 1)
+			json_object_set_new(j->ev, "object",
+			    json_string(lb->first_obj));
+	}
+	j->rc = store_ledger_append(r->st, j->kv, lb->n, units_now_ms(), j->ev,
+	    &j->lres, &j->sj);
+	return;
+
+failed:
+	j->answered = true;
+}
+
+/*
+ * On the loop: record a refusal, or let the reconcile trigger act on the
+ * new records, then answer. False: write again.
+ */
+static bool
+admin_ledger_done(struct admin_job *j)
+{
+	struct admin_req *r = &j->r;
+	struct admin_ledger_batch *lb = &j->lb;
+	const struct store_kv *kv = j->kv;
+	char t1[40], msg[STORE_KEY_MAX * 3 + 256];
+	char name[STORE_KEY_MAX * 3 + 8];
+	struct route_obj obj;
+	json_t *ev;
+	size_t c;
 	int rc;
 
-	memset(&lb, 0, sizeof(lb));
-	if (admin_ledger_parse(r, &lb) == -1)
-		goto out;
-	if (lb.n == 0) {
-		admin_error(r, 400, "no records: only blank lines");
-		goto out;
-	}
-	kv = xcalloc(lb.n, sizeof(*kv));
-	for (i = 0; i < lb.n; i++) {
-		kv[i].key = lb.arena + lb.off[i].key;
-		kv[i].keylen = lb.off[i].keylen;
-		kv[i].val = lb.arena + lb.off[i].key + lb.off[i].keylen;
-		kv[i].vallen = lb.off[i].vallen;
-	}
-	units_time_format(lb.first_ms, t1, sizeof(t1));
-	units_time_format(lb.last_ms, t2, sizeof(t2));
-	ev = json_pack("{s:s,s:s,s:I,s:s,s:s}", "type", "ledger.import",
-	    "actor", r->actor, "records", (json_int_t)lb.n, "first_ts", t1,
-	    "last_ts", t2);
-	if (lb.n == 1)
-		json_object_set_new(ev, "object", json_string(lb.first_obj));
-	rc = store_ledger_append(r->st, kv, lb.n, r->now_ms, ev, &res);
+	if (j->answered)
+		return true;
+	rc = store_job_end(r->st, &j->sj, j->rc);
+	if (rc == STORE_AGAIN)
+		return false;
 	if (rc == STORE_REFUSED) {
-		struct route_obj obj;
-		char name[STORE_KEY_MAX * 3 + 8];
-		int64_t ts;
-		size_t c = res.conflict;
-
+		c = j->lres.conflict;
 		name[0] = '\0';
 		if (route_obj_from_key(kv[c].key, kv[c].keylen - LEDGER_TS_LEN,
 			&obj) == 0)
 			route_obj_format(&obj, name, sizeof(name));
-		ts = ledger_key_ts(kv[c].key, kv[c].keylen - LEDGER_TS_LEN);
-		units_time_format(ts, t1, sizeof(t1));
+		units_time_format(ledger_key_ts(kv[c].key,
+				      kv[c].keylen - LEDGER_TS_LEN),
+		    t1, sizeof(t1));
 		snprintf(msg, sizeof(msg),
 		    "%s %zu: %s at %s already has a different record; the "
 		    "ledger is append-only; nothing was imported",
-		    lb.unit, lb.no[c], name, t1);
-		json_decref(ev);
+		    lb->unit, lb->no[c], name, t1);
 		ev = json_pack("{s:s,s:s,s:I,s:s,s:s,s:s}", "type",
 		    "ledger.refused", "actor", r->actor, "records",
-		    (json_int_t)lb.n, "object", name, "ts", t1, "message", msg);
+		    (json_int_t)lb->n, "object", name, "ts", t1, "message",
+		    msg);
 		if (ev == NULL ||
-		    store_event_append(r->st, r->now_ms, ev) != STORE_OK)
+		    store_event_append(r->st, units_now_ms(), ev) != STORE_OK)
 			log_warnx("admin: recording the ledger refusal failed");
+		json_decref(ev);
 		log_info("ledger import refused (%s): %s", r->actor, msg);
 		admin_refused(r, msg, NULL);
-		goto out;
+		return true;
 	}
 	if (rc != STORE_OK) {
 		log_warnx("admin: ledger import of %zu records failed: store "
 			  "error",
-		    lb.n);
+		    lb->n);
 		admin_error(r, 500, "store error: nothing was imported");
-		goto out;
+		return true;
 	}
 	log_info("ledger: %zu records imported by %s (%zu new, %zu "
 		 "duplicates)",
-	    lb.n, r->actor, res.added, res.duplicates);
+	    lb->n, r->actor, j->lres.added, j->lres.duplicates);
 	/* The reconcile trigger acts before the import is answered. */
-	watch_ledger_added(r->f, kv, lb.n);
+	watch_ledger_added(r->f, kv, lb->n);
 	admin_reply_json(r, 200,
-	    json_pack("{s:I,s:I,s:I,s:I}", "records", (json_int_t)lb.n, "added",
-		(json_int_t)res.added, "duplicates", (json_int_t)res.duplicates,
-		"seq", (json_int_t)store_last_seq(r->st)));
-out:
-	json_decref(ev);
-	free(kv);
-	free(lb.arena);
-	free(lb.off);
-	free(lb.no);
+	    json_pack("{s:I,s:I,s:I,s:I}", "records", (json_int_t)lb->n,
+		"added", (json_int_t)j->lres.added, "duplicates",
+		(json_int_t)j->lres.duplicates, "seq",
+		(json_int_t)(j->sj.seq != 0 ? j->sj.seq :
+					      store_last_seq(r->st))));
+	return true;
 }
 
 /* The eligibility of one wave: both gates' evidence and the triage. */
@@ -2680,11 +2739,101 @@ admin_dispatch(struct admin_req *r)
 		admin_error(r, 404, "no such resource: %s", r->path);
 }
 
-/* Serve one admin request into REPLY. */
-void
+/* Set BODY and BODY_LEN: the body as one block, pulled up once. */
+static void
+admin_req_body(struct admin_req *r)
+{
+	if (r->body != NULL)
+		return;
+	r->body_len = r->in != NULL ? evbuffer_get_length(r->in) : 0;
+	r->body =
+	    r->body_len > 0 ? (const char *)evbuffer_pullup(r->in, -1) : "";
+}
+
+/*
+ * Serve R through a job: on the worker when floe has one and the caller
+ * takes a later answer, else here and now. The job takes R's body.
+ */
+static void
+admin_job_start(struct admin_req *r, void (*work)(struct admin_job *),
+    bool (*done)(struct admin_job *))
+{
+	struct admin_job *j = xcalloc(1, sizeof(*j));
+
+	j->r = *r;
+	memset(j->r.seg, 0, sizeof(j->r.seg));
+	j->r.nseg = 0;
+	j->r.path = j->r.query = NULL;
+	j->r.reply = &j->rep;
+	j->r.in = evbuffer_new();
+	j->r.body = NULL;
+	j->r.body_len = 0;
+	if (j->r.in == NULL)
+		fatalx("admin: out of memory");
+	if (r->in != NULL)
+		evbuffer_add_buffer(j->r.in, r->in);
+	j->work = work;
+	j->done = done;
+	if (r->f->worker == NULL || r->later_cb == NULL) {
+		do
+			work(j);
+		while (!done(j));
+		*r->reply = j->rep;
+		j->rep.body = NULL;
+		admin_job_free(j);
+		return;
+	}
+	r->later = true;
+	worker_run(r->f->worker, admin_job_work, admin_job_done, j);
+}
+
+/* On the worker. */
+static void
+admin_job_work(void *arg)
+{
+	struct admin_job *j = arg;
+
+	j->work(j);
+}
+
+/* On the loop: answer, or queue the write again after the map grew. */
+static void
+admin_job_done(void *arg, bool ran)
+{
+	struct admin_job *j = arg;
+
+	if (!ran) {
+		j->r.outcome = NULL;
+		admin_error(&j->r, 503,
+		    "floe stopped before the import ran; nothing was imported");
+	} else if (!j->done(j)) {
+		worker_run(j->r.f->worker, admin_job_work, admin_job_done, j);
+		return;
+	}
+	j->r.later_cb(&j->rep, j->r.later_arg);
+	j->rep.body = NULL; /* the callee's now */
+	admin_job_free(j);
+}
+
+static void
+admin_job_free(struct admin_job *j)
+{
+	admin_import_clear(&j->im);
+	free(j->lb.arena);
+	free(j->lb.off);
+	free(j->lb.no);
+	free(j->kv);
+	json_decref(j->ev);
+	free(j->rep.body);
+	evbuffer_free(j->r.in);
+	free(j);
+}
+
+/* Serve one admin request into REPLY, or later through LATER. */
+int
 admin_handle(struct floe *f, const char *method, const char *target,
-    size_t target_len, const char *body, size_t body_len, uid_t peer_uid,
-    struct admin_reply *reply)
+    size_t target_len, struct evbuffer *body, uid_t peer_uid,
+    struct admin_reply *reply, admin_later_cb later, void *arg)
 {
 	struct admin_req r;
 	int i;
@@ -2694,8 +2843,9 @@ admin_handle(struct floe *f, const char *method, const char *target,
 	r.f = f;
 	r.st = f->store;
 	r.method = method;
-	r.body = body;
-	r.body_len = body != NULL ? body_len : 0;
+	r.in = body;
+	r.later_cb = later;
+	r.later_arg = arg;
 	r.reply = reply;
 	r.now_ms = units_now_ms();
 	snprintf(r.actor, sizeof(r.actor), "uid %lu", (unsigned long)peer_uid);
@@ -2713,4 +2863,5 @@ admin_handle(struct floe *f, const char *method, const char *target,
 		free(r.seg[i]);
 	free(r.path);
 	free(r.query);
+	return r.later ? 1 : 0;
 }

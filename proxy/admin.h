@@ -1,8 +1,8 @@
 /*
  * floe: admin.h -- the admin API (HTTP+JSON on the Unix socket): status,
  * routes, resolve, waves and their transitions, events, metrics. Owns no
- * state: every handler works on the store and answers at once (LMDB writes
- * are synced before the answer). The socket itself belongs to server.c.
+ * state: every handler works on the store (LMDB writes are synced before
+ * the answer). The socket itself belongs to server.c.
  */
 #ifndef FLOE_PROXY_ADMIN_H
 #define FLOE_PROXY_ADMIN_H
@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct evbuffer;
 struct floe;
 
 struct admin_reply {
@@ -19,13 +20,19 @@ struct admin_reply {
 	size_t len;
 };
 
+/* A later answer: the callee frees REPLY->body. */
+typedef void (*admin_later_cb)(struct admin_reply *, void *arg);
+
 /*
- * Serve one request: METHOD ("GET"), TARGET (path + query, as sent), BODY.
- * PEER_UID is the connected peer (recorded as the actor of changes).
- * Errors are {"error":{"message","type","code"}}.
+ * Serve one request: METHOD ("GET"), TARGET (path + query, as sent), BODY
+ * (NULL: none). PEER_UID is the connected peer (recorded as the actor of
+ * changes). Errors are {"error":{"message","type","code"}}. Returns 0 with
+ * REPLY filled; or, for a bulk import (POST /routes/import, POST /ledger)
+ * when floe has a worker and LATER is given, 1: the import takes BODY's
+ * bytes, runs on the worker, and LATER gets its answer on the loop.
  */
-void admin_handle(struct floe *, const char *method, const char *target,
-    size_t target_len, const char *body, size_t body_len, uid_t peer_uid,
-    struct admin_reply *);
+int admin_handle(struct floe *, const char *method, const char *target,
+    size_t target_len, struct evbuffer *body, uid_t peer_uid,
+    struct admin_reply *, admin_later_cb later, void *arg);
 
 #endif

@@ -37,6 +37,7 @@
 #include "proxy/tlsctx.h"
 #include "proxy/upstream.h"
 #include "proxy/watch.h"
+#include "proxy/worker.h"
 #include "policy/auth.h"
 #include "policy/rlog.h"
 #include "routing/store.h"
@@ -47,8 +48,29 @@ struct floe *floe;
 static struct evdns_base *floe_dns;
 static int floe_ticks;
 
+/* An admin request answered later (a bulk import): its peer, if still there. */
+struct floe_admin_wait {
+	struct floe *f;
+	struct server_conn *conn; /* NULL: the peer went away */
+};
+
+/*
+ * A change held back while imports run on the worker: served, in order,
+ * once they are done (floe_admin_release).
+ */
+struct floe_admin_held {
+	struct floe *f;
+	struct server_conn *conn;
+	struct h1_msg *m;
+	TAILQ_ENTRY(floe_admin_held) entry;
+};
+
 static void floe_signal_cb(evutil_socket_t, short, void *);
 static void floe_tick_cb(evutil_socket_t, short, void *);
+static void floe_admin_release(struct floe *);
+static json_t *floe_admin_status(struct floe *);
+static void floe_admin_run(struct floe *, struct server_conn *,
+    struct h1_msg *);
 
 bool
 floe_is_ready(const struct floe *f)
@@ -224,6 +246,7 @@ floe_run(const char *conf_path, int verbose)
 	log_init(true, verbose, "floe");
 	f = floe = xcalloc(1, sizeof(*f));
 	f->access_fd = -1;
+	TAILQ_INIT(&f->held);
 	f->conf_path = xstrdup(conf_path);
 	if ((f->conf = conf_load(conf_path, err, sizeof(err))) == NULL) {
 		log_warnx("%s", err);
@@ -251,6 +274,10 @@ floe_run(const char *conf_path, int verbose)
 	    (unsigned)(getpid() ^ (unsigned)f->started_ms));
 	request_init(node);
 	floe_open_store(f);
+	if ((f->worker = worker_new(f->base, err, sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return 1;
+	}
 	f->cache = cache_new(f->conf->cache_size, f->conf->cache_ttl_ms);
 	for (i = 0; i < ROUTE_NSIDES; i++) {
 		f->cat[i] = catalog_new();
@@ -329,6 +356,8 @@ floe_run(const char *conf_path, int verbose)
 
 	log_info("floe stopped");
 	request_flush_log(f);
+	/* Imports still queued are answered (503) before their peers go. */
+	worker_free(f->worker);
 	watch_free(f->watch);
 	discover_free(f->discover);
 	server_free(f->front);
@@ -509,7 +538,22 @@ floe_status_json(struct floe *f)
 	    (json_int_t)f->requests, "local_errors",
 	    (json_int_t)f->local_errors, "connections",
 	    (json_int_t)server_nconns(f->front), "catalogs", sides, "cache", c);
+	json_object_set_new(j, "admin", floe_admin_status(f));
 	return j;
+}
+
+/* The admin queue: imports on the worker, changes waiting behind them. */
+static json_t *
+floe_admin_status(struct floe *f)
+{
+	struct floe_admin_held *h;
+	json_int_t held = 0;
+
+	TAILQ_FOREACH(h, &f->held, entry)
+		held++;
+	return json_pack("{s:I, s:I}", "imports",
+	    (json_int_t)(f->worker != NULL ? worker_pending(f->worker) : 0),
+	    "changes_waiting", held);
 }
 
 char *
@@ -620,13 +664,72 @@ floe_admin_uid_ok(const struct conf *c, uid_t uid)
 	return false;
 }
 
-/* The admin socket: one synchronous admin_handle() per request. */
+/* The peer of an import went away: the import goes on, unanswered. */
+static void
+floe_admin_gone(void *arg)
+{
+	struct floe_admin_wait *w = arg;
+
+	w->conn = NULL;
+}
+
+/* The import is done: answer its peer, then serve the changes held. */
+static void
+floe_admin_later(struct admin_reply *rep, void *arg)
+{
+	struct floe_admin_wait *w = arg;
+	struct floe *f = w->f;
+
+	if (w->conn != NULL)
+		server_reply_mem(w->conn, rep->status,
+		    rep->content_type != NULL ? rep->content_type :
+						"application/json",
+		    rep->body, rep->len);
+	free(rep->body);
+	free(w);
+	floe_admin_release(f);
+}
+
+/* The peer of a held change went away: forget it. */
+static void
+floe_admin_held_gone(void *arg)
+{
+	struct floe_admin_held *h = arg;
+
+	TAILQ_REMOVE(&h->f->held, h, entry);
+	free(h);
+}
+
+/* Serve the changes held, oldest first, until one is an import again. */
+static void
+floe_admin_release(struct floe *f)
+{
+	struct floe_admin_held *h;
+	struct server_conn *conn;
+	struct h1_msg *m;
+
+	while (worker_pending(f->worker) == 0 &&
+	    (h = TAILQ_FIRST(&f->held)) != NULL) {
+		TAILQ_REMOVE(&f->held, h, entry);
+		conn = h->conn;
+		m = h->m;
+		free(h);
+		server_conn_on_abort(conn, NULL, NULL);
+		floe_admin_run(f, conn, m);
+	}
+}
+
+/*
+ * The admin socket. Reads are answered at once. A change waits behind
+ * the imports running on the worker, in order, so that it never blocks
+ * the loop on their LMDB txn (one writer at a time); an import itself is
+ * answered when the worker is done with it.
+ */
 void
 floe_admin_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 {
 	struct floe *f = arg;
-	struct admin_reply rep;
-	size_t blen = evbuffer_get_length(m->body);
+	struct floe_admin_held *h;
 	uid_t uid = server_conn_uid(conn);
 	char body[256];
 	int n;
@@ -643,10 +746,35 @@ floe_admin_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 		server_reply_mem(conn, 403, "application/json", body, n);
 		return;
 	}
-	memset(&rep, 0, sizeof(rep));
-	admin_handle(f, m->method_name, m->target, m->target_len,
-	    blen > 0 ? (const char *)evbuffer_pullup(m->body, -1) : "", blen,
-	    server_conn_uid(conn), &rep);
+	if (m->method != H1_GET && m->method != H1_HEAD &&
+	    (worker_pending(f->worker) > 0 || !TAILQ_EMPTY(&f->held))) {
+		h = xcalloc(1, sizeof(*h));
+		h->f = f;
+		h->conn = conn;
+		h->m = m;
+		TAILQ_INSERT_TAIL(&f->held, h, entry);
+		server_conn_on_abort(conn, floe_admin_held_gone, h);
+		return;
+	}
+	floe_admin_run(f, conn, m);
+}
+
+/* Serve one admin request: now, or later for an import. */
+static void
+floe_admin_run(struct floe *f, struct server_conn *conn, struct h1_msg *m)
+{
+	struct floe_admin_wait *w;
+	struct admin_reply rep;
+
+	w = xcalloc(1, sizeof(*w));
+	w->f = f;
+	w->conn = conn;
+	if (admin_handle(f, m->method_name, m->target, m->target_len, m->body,
+		server_conn_uid(conn), &rep, floe_admin_later, w) == 1) {
+		server_conn_on_abort(conn, floe_admin_gone, w);
+		return;
+	}
+	free(w);
 	server_reply_mem(conn, rep.status,
 	    rep.content_type != NULL ? rep.content_type : "application/json",
 	    rep.body, rep.len);

@@ -2,10 +2,13 @@
  * floe: floe.h -- struct floe, the daemon's root object: the event base, the
  * active conf, the store, one upstream pool and one learned catalog config
  * per side, the control-plane client, the listeners and the counters.
- * One per process; everything runs on its loop thread.
+ * One per process; everything runs on its loop thread, but for the bulk
+ * imports' parse and write on the worker thread (worker.h).
  */
 #ifndef FLOE_PROXY_FLOE_H
 #define FLOE_PROXY_FLOE_H
+
+#include <sys/queue.h>
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,6 +25,7 @@ struct fetch;
 struct server;
 struct discover;
 struct rlog;
+struct worker;
 struct auth;
 struct tlsctx;
 struct cache;
@@ -50,6 +54,9 @@ struct floe {
 	struct rlog *rlog; /* the rollback log, or NULL if it cannot open */
 	struct cache *cache; /* LoadTable answers */
 	struct watch *watch; /* the rollback triggers */
+	struct worker *worker; /* bulk imports, off the loop; NULL in tests */
+	/* Admin changes waiting for the worker's imports (floe_admin_serve). */
+	TAILQ_HEAD(floe_held, floe_admin_held) held;
 	struct auth *auth; /* client authentication; NULL: mode none */
 	struct tlsctx *tls; /* the listener's TLS context, or NULL */
 	struct event *sig[4];

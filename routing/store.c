@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -55,6 +56,11 @@ struct store {
 	bool rfailed; /* a read of the current bracket failed */
 	bool healthy;
 	uint64_t last_seq;
+	/*
+	 * Held shared by a store_job's txn, exclusive to resize the map: LMDB
+	 * remaps it, which no txn of the process may see.
+	 */
+	pthread_rwlock_t maplock;
 	/* Wave briefs of the snapshot wtxnid (see store_wave_brief). */
 	size_t wtxnid;
 	struct store_wcache {
@@ -76,6 +82,15 @@ struct store_dec {
 struct store_enc {
 	unsigned char buf[STORE_WAVE_V1_LEN];
 	size_t len;
+};
+
+/* The state of every wave with a record (an import's guard asks). */
+struct store_states {
+	struct store_wave_st {
+		uint32_t n;
+		uint8_t state;
+	} * v;
+	size_t n;
 };
 
 /* What a write txn does besides appending the event. */
@@ -104,6 +119,8 @@ struct store_write {
 	size_t nrin;
 	store_route_import_cb icb;
 	struct store_import_res *ires;
+	struct store_job *job; /* off the store's thread: see store_job_end */
+	uint64_t seq; /* the txn's, once committed */
 };
 
 static int store_mkdirs(const char *, char *, size_t);
@@ -128,9 +145,15 @@ static int store_meta_seq(MDB_txn *, MDB_dbi, uint64_t *);
 static int store_rbegin(struct store *);
 static void store_rend(struct store *);
 static int store_grow(struct store *);
-static int store_txn_begin(struct store *, MDB_txn **);
+static int store_txn_begin(struct store *, MDB_txn **, bool);
 static int store_write_txn(struct store *, struct store_write *, int *);
 static int store_write(struct store *, struct store_write *);
+static int store_write_off(struct store_write *, int, int, json_t *);
+static uint32_t store_wave_num(const unsigned char[4]);
+static int store_resize(struct store *, size_t);
+static int store_import_states(struct store *, MDB_txn *,
+    struct store_states *);
+static int store_import_state(const struct store_states *, uint32_t);
 static int store_event_put(struct store *, MDB_txn *, uint64_t, int64_t,
     json_t *);
 static int store_ledger_put(struct store *, MDB_txn *, struct store_write *,
@@ -400,6 +423,14 @@ store_wave_key(uint32_t n, unsigned char k[4])
 	k[3] = n;
 }
 
+/* The wave number of a 4-byte wave key. */
+static uint32_t
+store_wave_num(const unsigned char k[4])
+{
+	return (uint32_t)k[0] << 24 | (uint32_t)k[1] << 16 |
+	    (uint32_t)k[2] << 8 | k[3];
+}
+
 /* Event keys: the sequence, 8 bytes big-endian. */
 static void
 store_seq_key(uint64_t seq, unsigned char k[8])
@@ -520,6 +551,7 @@ store_open(const char *dir, char *err, size_t errlen)
 	if ((rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &s->rtxn)) != 0)
 		goto fail;
 	mdb_txn_reset(s->rtxn);
+	pthread_rwlock_init(&s->maplock, NULL);
 	s->healthy = true;
 	return s;
 
@@ -542,6 +574,7 @@ store_free(struct store *s)
 	if (s->rtxn != NULL)
 		mdb_txn_abort(s->rtxn);
 	mdb_env_close(s->env);
+	pthread_rwlock_destroy(&s->maplock);
 	free(s);
 }
 
@@ -578,7 +611,7 @@ store_rbegin(struct store *s)
 	rc = mdb_txn_renew(s->rtxn);
 	if (rc == MDB_MAP_RESIZED) {
 		/* Another process grew the map: adopt its size. */
-		(void)mdb_env_set_mapsize(s->env, 0);
+		(void)store_resize(s, 0);
 		rc = mdb_txn_renew(s->rtxn);
 	}
 	if (rc != 0) {
@@ -764,7 +797,6 @@ store_wave_foreach(struct store *s, store_wave_cb cb, void *arg)
 	MDB_cursor *c;
 	MDB_val k, v;
 	struct store_wave w;
-	const unsigned char *kb;
 	int rc, op;
 
 	if (store_rbegin(s) != 0)
@@ -780,9 +812,7 @@ store_wave_foreach(struct store *s, store_wave_cb cb, void *arg)
 				  "record");
 			continue;
 		}
-		kb = k.mv_data;
-		w.n = (uint32_t)kb[0] << 24 | (uint32_t)kb[1] << 16 |
-		    (uint32_t)kb[2] << 8 | kb[3];
+		w.n = store_wave_num(k.mv_data);
 		if (cb(&w, arg) != 0) {
 			rc = MDB_NOTFOUND;
 			break;
@@ -889,24 +919,43 @@ store_grow(struct store *s)
 	}
 	if ((rc = mdb_env_info(s->env, &info)) != 0)
 		return store_fail(s, "store: mdb_env_info", rc);
-	if ((rc = mdb_env_set_mapsize(s->env, info.me_mapsize * 2)) != 0)
+	if ((rc = store_resize(s, info.me_mapsize * 2)) != 0)
 		return store_fail(s, "store: mdb_env_set_mapsize", rc);
 	log_info("store: map full, grown from %zu to %zu bytes",
 	    info.me_mapsize, info.me_mapsize * 2);
 	return 0;
 }
 
-/* Begin a write txn, adopting a map grown by another process. */
+/*
+ * Begin a write txn, adopting a map grown by another process when ADOPT
+ * (only the store's thread may: no other txn of floe's may be open).
+ */
 static int
-store_txn_begin(struct store *s, MDB_txn **txn)
+store_txn_begin(struct store *s, MDB_txn **txn, bool adopt)
 {
 	int rc;
 
 	rc = mdb_txn_begin(s->env, NULL, 0, txn);
-	if (rc == MDB_MAP_RESIZED) {
-		(void)mdb_env_set_mapsize(s->env, 0);
+	if (rc == MDB_MAP_RESIZED && adopt) {
+		(void)store_resize(s, 0);
 		rc = mdb_txn_begin(s->env, NULL, 0, txn);
 	}
+	return rc;
+}
+
+/*
+ * Resize the map (0: adopt the size another process set), once no
+ * store_job's txn is open. Only the store's thread calls this, and it has
+ * no txn open either.
+ */
+static int
+store_resize(struct store *s, size_t size)
+{
+	int rc;
+
+	pthread_rwlock_wrlock(&s->maplock);
+	rc = mdb_env_set_mapsize(s->env, size);
+	pthread_rwlock_unlock(&s->maplock);
 	return rc;
 }
 
@@ -1004,7 +1053,7 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 
 	*res = STORE_OK;
 
-	if ((rc = store_txn_begin(s, &txn)) != 0)
+	if ((rc = store_txn_begin(s, &txn, w->job == NULL)) != 0)
 		return rc;
 	if ((rc = store_meta_seq(txn, s->meta, &seq)) != 0)
 		goto abort;
@@ -1093,7 +1142,7 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 	/* Commit frees the txn even when it fails. */
 	if ((rc = mdb_txn_commit(txn)) != 0)
 		return rc;
-	s->last_seq = seq;
+	w->seq = seq;
 	return 0;
 
 abort:
@@ -1123,8 +1172,16 @@ store_write(struct store *s, struct store_write *w)
 	if (w->event == NULL)
 		w->event = own = json_pack("{s:s}", "type", names[w->op]);
 	if (w->event == NULL || !json_is_object(w->event)) {
+		if (w->job != NULL)
+			return store_write_off(w, EINVAL, STORE_ERROR, own);
 		store_damaged(s, "event is not a JSON object");
 		return STORE_ERROR;
+	}
+	if (w->job != NULL) {
+		pthread_rwlock_rdlock(&s->maplock);
+		rc = store_write_txn(s, w, &res);
+		pthread_rwlock_unlock(&s->maplock);
+		return store_write_off(w, rc, res, own);
 	}
 	rc = store_write_txn(s, w, &res);
 	/* A big import may need the map to double a few times. */
@@ -1140,10 +1197,66 @@ store_write(struct store *s, struct store_write *w)
 		return STORE_ERROR;
 	}
 	json_decref(own);
+	if (w->seq != 0)
+		s->last_seq = w->seq;
 	/* STORE_ERROR here is the callback's: the store itself worked. */
 	if (res != STORE_ERROR)
 		store_ok(s);
 	return res;
+}
+
+/*
+ * The end of a write run off the store's thread: nothing of the store's
+ * own is touched (store_job_end does that on its thread). A full map, or
+ * one another process grew, is STORE_AGAIN: nothing was written.
+ */
+static int
+store_write_off(struct store_write *w, int rc, int res, json_t *own)
+{
+	json_decref(own);
+	w->job->mdb_rc = rc;
+	w->job->seq = w->seq;
+	if (rc == 0)
+		return res;
+	(void)json_object_del(w->event, "seq");
+	(void)json_object_del(w->event, "ts");
+	return rc == MDB_MAP_FULL || rc == MDB_MAP_RESIZED ? STORE_AGAIN :
+							     STORE_ERROR;
+}
+
+int
+store_job_end(struct store *s, struct store_job *job, int rc)
+{
+	switch (rc) {
+	case STORE_AGAIN:
+		if (job->mdb_rc == MDB_MAP_RESIZED) {
+			/* Another process grew the map: adopt its size. */
+			if ((rc = store_resize(s, 0)) != 0)
+				return store_fail(s, "store: adopting the map",
+				    rc);
+			return STORE_AGAIN;
+		}
+		if (job->grows++ >= STORE_GROW_TRIES || store_grow(s) == -1) {
+			store_damaged(s, "write: %s",
+			    mdb_strerror(job->mdb_rc));
+			return STORE_ERROR;
+		}
+		return STORE_AGAIN;
+	case STORE_ERROR:
+		/* Else the callback's: the store itself worked. */
+		if (job->mdb_rc != 0) {
+			store_damaged(s, "write: %s",
+			    mdb_strerror(job->mdb_rc));
+			return STORE_ERROR;
+		}
+		break;
+	default:
+		store_ok(s);
+		break;
+	}
+	if (job->seq > s->last_seq)
+		s->last_seq = job->seq;
+	return rc;
 }
 
 /* Assign KEY to WAVE. */
@@ -1199,14 +1312,16 @@ store_wave_update(struct store *s, uint32_t n, int64_t now_ms,
 /* Append ledger records, all or nothing. */
 int
 store_ledger_append(struct store *s, const struct store_kv *kv, size_t n,
-    int64_t now_ms, json_t *event, struct store_ledger_res *res)
+    int64_t now_ms, json_t *event, struct store_ledger_res *res,
+    struct store_job *job)
 {
 	struct store_write w = { .op = STORE_OP_LEDGER,
 		.now_ms = now_ms,
 		.event = event,
 		.kv = kv,
 		.nkv = n,
-		.lres = res };
+		.lres = res,
+		.job = job };
 	size_t i;
 
 	memset(res, 0, sizeof(*res));
@@ -1439,12 +1554,17 @@ store_import_put(struct store *s, MDB_txn *txn, struct store_write *w,
 	MDB_val k, v;
 	uint32_t *waves;
 	size_t i;
+	struct store_states st;
 	bool found;
 	int rc;
 
 	memset(ir, 0, sizeof(*ir));
-	if ((rc = mdb_cursor_open(txn, s->objects, &c)) != 0)
+	if ((rc = store_import_states(s, txn, &st)) != 0)
 		return rc;
+	if ((rc = mdb_cursor_open(txn, s->objects, &c)) != 0) {
+		free(st.v);
+		return rc;
+	}
 	waves = xreallocarray(NULL, w->nrin, sizeof(*waves));
 	memset(&r, 0, sizeof(r));
 	r.seq = seq;
@@ -1465,7 +1585,9 @@ store_import_put(struct store *s, MDB_txn *txn, struct store_write *w,
 			continue;
 		}
 		if (!in->force && w->icb != NULL) {
-			*res = w->icb(i, found ? &old : NULL, w->arg);
+			*res = w->icb(i, found ? &old : NULL,
+			    found ? store_import_state(&st, old.wave) : 0,
+			    store_import_state(&st, in->wave), w->arg);
 			if (*res != STORE_OK) {
 				if (*res != STORE_REFUSED)
 					*res = STORE_ERROR;
@@ -1493,15 +1615,72 @@ store_import_put(struct store *s, MDB_txn *txn, struct store_write *w,
 		rc = store_import_waves(w->event, waves, ir->set);
 out:
 	free(waves);
+	free(st.v);
 	mdb_cursor_close(c);
 	return rc;
+}
+
+/*
+ * The state of every wave with a record, read in the import's own txn (a
+ * flip cannot slip in between what the guard sees and what is written).
+ */
+static int
+store_import_states(struct store *s, MDB_txn *txn, struct store_states *st)
+{
+	struct store_wave wave;
+	MDB_cursor *c;
+	MDB_val k, v;
+	size_t cap = 0;
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	if ((rc = mdb_cursor_open(txn, s->waves, &c)) != 0)
+		return rc;
+	/* Keys are big-endian: the waves come in numeric order. */
+	while ((rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) == 0) {
+		if (k.mv_size != 4 || store_wave_decode(&v, &wave) == -1) {
+			rc = MDB_CORRUPTED;
+			break;
+		}
+		if (st->n == cap) {
+			cap = cap != 0 ? cap * 2 : 64;
+			st->v = xreallocarray(st->v, cap, sizeof(*st->v));
+		}
+		st->v[st->n].n = store_wave_num(k.mv_data);
+		st->v[st->n++].state = wave.state;
+	}
+	mdb_cursor_close(c);
+	if (rc != MDB_NOTFOUND) {
+		free(st->v);
+		st->v = NULL;
+		return rc;
+	}
+	return 0;
+}
+
+/* The state of wave N in ST: 0 when it has no record. */
+static int
+store_import_state(const struct store_states *st, uint32_t n)
+{
+	size_t lo = 0, hi = st->n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (st->v[mid].n == n)
+			return st->v[mid].state;
+		if (st->v[mid].n < n)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
 }
 
 /* Assign many routes in one txn, all or nothing. */
 int
 store_route_import(struct store *s, const struct store_route_in *in, size_t n,
     int64_t now_ms, store_route_import_cb cb, void *arg, json_t *event,
-    struct store_import_res *res)
+    struct store_import_res *res, struct store_job *job)
 {
 	struct store_write w = { .op = STORE_OP_ROUTE_IMPORT,
 		.now_ms = now_ms,
@@ -1510,7 +1689,8 @@ store_route_import(struct store *s, const struct store_route_in *in, size_t n,
 		.rin = in,
 		.nrin = n,
 		.icb = cb,
-		.ires = res };
+		.ires = res,
+		.job = job };
 	size_t i;
 
 	memset(res, 0, sizeof(*res));

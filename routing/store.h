@@ -2,7 +2,8 @@
  * floe: store.h -- the flag store. Owns the LMDB environment under
  * state_dir, its named databases (objects, waves, ledger, events, meta) and
  * the parked read txn. The only code that writes floe's state: every change
- * is one synced write txn that also appends its event. Loop thread only.
+ * is one synced write txn that also appends its event. Loop thread only,
+ * but for the bulk writes given a store_job (see store_job_end).
  *
  * Records are stored in a versioned binary form (never JSON on the hot path);
  * a newer floe reads older, shorter records by zero-filling what is missing,
@@ -16,6 +17,7 @@
 #include <stdint.h>
 
 struct store;
+struct store_job;
 typedef struct json_t json_t;
 
 #define STORE_KEY_MAX 511
@@ -24,6 +26,7 @@ enum store_rc {
 	STORE_OK = 0,
 	STORE_NOTFOUND = 1,
 	STORE_REFUSED = 2, /* an update callback said no */
+	STORE_AGAIN = 3, /* a store_job's map was full: nothing was written */
 	STORE_ERROR = -1,
 };
 
@@ -174,20 +177,22 @@ void store_route_in_sort(struct store_route_in *, size_t n);
  * Assign N routes and append EVENT in one synced txn: all or nothing.
  * A route already on its wave is left alone (its seq and since stay);
  * every other one gets the txn's seq and NOW_MS. Before each such put,
- * unless the route has FORCE, CB (if not NULL) is asked with its index
- * and its current assignment (NULL: none); it returns STORE_OK to go on,
- * STORE_REFUSED (nothing is written; RES->refused says which) or
- * STORE_ERROR. CB may be called again for the same route when the map
- * grows and the txn is retried, so it must not keep state. A key given
- * twice is applied in order (sort with store_route_in_sort first). When no
- * route changes nothing is written, not even EVENT. The store sets "set",
- * "unchanged" and "waves" (routes set per wave: {"3": 1200}) in EVENT.
+ * unless the route has FORCE, CB (if not NULL) is asked with its index,
+ * its current assignment (NULL: none) and the states of its current and
+ * new waves as the txn reads them (0 for a wave without a record); it
+ * returns STORE_OK to go on, STORE_REFUSED (nothing is written;
+ * RES->refused says which) or STORE_ERROR. CB may be called again for the
+ * same route when the map grows and the txn is retried, so it must not
+ * keep state. A key given twice is applied in order (sort with
+ * store_route_in_sort first). When no route changes nothing is written,
+ * not even EVENT. The store sets "set", "unchanged" and "waves" (routes
+ * set per wave: {"3": 1200}) in EVENT. JOB: see store_job_end.
  */
-typedef int (
-    *store_route_import_cb)(size_t i, const struct store_route *old, void *arg);
+typedef int (*store_route_import_cb)(size_t i, const struct store_route *old,
+    int old_state, int new_state, void *arg);
 int store_route_import(struct store *, const struct store_route_in *, size_t n,
     int64_t now_ms, store_route_import_cb, void *arg, json_t *event,
-    struct store_import_res *res);
+    struct store_import_res *res, struct store_job *job);
 
 /*
  * The single write path for waves. Reads wave N (zero-filled with
@@ -211,10 +216,29 @@ int store_event_append(struct store *, int64_t now_ms, json_t *event);
  * already stored (or given twice) with the same value is a duplicate,
  * skipped and counted; with a different value nothing is written and the
  * answer is STORE_REFUSED with its index in RES->conflict. The store sets
- * "added" and "duplicates" in EVENT.
+ * "added" and "duplicates" in EVENT. JOB: see store_job_end.
  */
 int store_ledger_append(struct store *, const struct store_kv *, size_t n,
-    int64_t now_ms, json_t *event, struct store_ledger_res *res);
+    int64_t now_ms, json_t *event, struct store_ledger_res *res,
+    struct store_job *job);
+
+/*
+ * A bulk write on another thread. Given a zeroed JOB, store_route_import
+ * and store_ledger_append may run on a thread of their own while the
+ * store's thread goes on reading and writing (LMDB lets one writer in at
+ * a time): they touch only the LMDB environment, never the store's own
+ * state, and never grow the map. Back on the store's thread, pass their
+ * answer to store_job_end, which notes the outcome and returns the answer
+ * to act on: STORE_AGAIN when the map was full and is now grown (or was
+ * grown by another process and is now adopted), so run the write again
+ * with the same JOB; STORE_ERROR when it failed, a store failure logged.
+ */
+struct store_job {
+	int mdb_rc; /* LMDB's answer (0: the txn ran) */
+	uint64_t seq; /* the committed sequence (0: none) */
+	unsigned grows; /* map doublings so far */
+};
+int store_job_end(struct store *, struct store_job *, int rc);
 /*
  * Call CB for the records of the object whose key is OBJ (OBJLEN bytes)
  * dated FROM_MS..TO_MS (inclusive), oldest first. VAL lives for the call.

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "lib/log.h"
@@ -85,6 +86,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *p = (const char *)data, *end = p + size, *nl, *sp;
 	struct admin_reply rep;
+	struct evbuffer *in;
 	char method[16], *target;
 	size_t mlen;
 
@@ -109,9 +111,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	memset(&rep, 0, sizeof(rep));
-	admin_handle(&fz, method, target, strlen(target),
-	    nl < end ? nl + 1 : "", nl < end ? (size_t)(end - nl - 1) : 0, 0,
-	    &rep);
+	in = evbuffer_new();
+	if (nl < end)
+		evbuffer_add(in, nl + 1, (size_t)(end - nl - 1));
+	admin_handle(&fz, method, target, strlen(target), in, 0, &rep, NULL,
+	    NULL);
+	evbuffer_free(in);
 	if (rep.status < 200 || rep.status > 599 ||
 	    (rep.len > 0 && rep.body == NULL))
 		__builtin_trap();

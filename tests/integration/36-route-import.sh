@@ -140,4 +140,42 @@ expect_jq "POST /routes/import takes a JSON array" 200 \
 	'.set == 1 and .unchanged == 1'
 ctl_ok "resolve a rule's table" --json resolve arr.anything &&
 	expect_eq "the rule from the array decides" 3 "$(jq .wave "$T/ctl")"
+
+echo "== an import runs beside the data path; a change waits behind it"
+BIG=${IMPORT_BIG_N:-300000}
+awk -v n="$BIG" 'BEGIN {
+	for (i = 1; i <= n; i++)
+		printf "{\"object\":\"big.t%07d\",\"wave\":%d}\n", i, i % 10 + 30
+}' >"$T/big.jsonl"
+SEQ=$(last_seq)
+"$FLOECTL" -s "$SOCK" route import "$T/big.jsonl" >"$T/big.out" 2>&1 &
+IMP=$!
+# Engine reads answered while /status still shows the import running.
+during=0 changed=0 reads=0
+while kill -0 "$IMP" 2>/dev/null && [ "$reads" -lt 2000 ]; do
+	reads=$((reads + 1))
+	code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$BASE$TBL")
+	running=$(curl -s --max-time 5 --unix-socket "$SOCK" http://floe/status |
+		jq -r '.admin.imports // 0')
+	[ "$code" = 200 ] && [ "$running" -ge 1 ] && during=$((during + 1))
+	if [ "$running" -ge 1 ] && [ "$changed" = 0 ]; then
+		"$FLOECTL" -s "$SOCK" route set db.during 3 >"$T/during.out" 2>&1 &
+		CHG=$!
+		changed=1
+	fi
+done
+wait "$IMP"
+expect_eq "the import lands" "$BIG set, 0 unchanged" "$(cat "$T/big.out")"
+[ "$during" -ge 5 ] && ok "$during engine reads answered while it ran" ||
+	bad "only $during engine reads answered while the import ran"
+if [ "$changed" = 1 ]; then
+	wait "$CHG"
+	expect_eq "the change sent meanwhile lands" "db.during -> wave 3" \
+		"$(cat "$T/during.out")"
+	curl -s --unix-socket "$SOCK" "http://floe/events?after=$SEQ" >"$T/ev"
+	expect_eq "after the import, in the order sent" "route.import route.set" \
+		"$(jq -r '[.events[].type] | join(" ")' "$T/ev")"
+else
+	bad "the import was never seen running"
+fi
 finish

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
 #include <jansson.h>
 
 #include "lib/compat.h"
@@ -21,6 +23,7 @@
 #include "proxy/conf.h"
 #include "proxy/floe.h"
 #include "proxy/watch.h"
+#include "proxy/worker.h"
 #include "routing/store.h"
 #include "routing/wave.h"
 #include "tests/unit/routing_tmp.h"
@@ -176,10 +179,15 @@ call(struct fixture *fx, const char *method, const char *target,
     const char *body, json_t **out)
 {
 	struct admin_reply rep;
+	struct evbuffer *in = evbuffer_new();
 	int status;
 
-	admin_handle(&fx->f, method, target, strlen(target), body,
-	    body != NULL ? strlen(body) : 0, UID, &rep);
+	if (body != NULL)
+		evbuffer_add(in, body, strlen(body));
+	assert_int_equal(admin_handle(&fx->f, method, target, strlen(target),
+			     in, UID, &rep, NULL, NULL),
+	    0);
+	evbuffer_free(in);
 	assert_non_null(rep.body);
 	assert_int_equal(rep.len, strlen(rep.body));
 	assert_non_null(rep.content_type);
@@ -233,8 +241,8 @@ raw(struct fixture *fx, const char *method, const char *target)
 {
 	struct admin_reply rep;
 
-	admin_handle(&fx->f, method, target, strlen(target), NULL, 0, UID,
-	    &rep);
+	admin_handle(&fx->f, method, target, strlen(target), NULL, UID, &rep,
+	    NULL, NULL);
 	assert_int_equal(rep.status, 200);
 	return rep.body;
 }
@@ -359,7 +367,7 @@ test_metrics(void **state)
 	struct fixture *fx = *state;
 	struct admin_reply rep;
 
-	admin_handle(&fx->f, "GET", "/metrics", 8, NULL, 0, UID, &rep);
+	admin_handle(&fx->f, "GET", "/metrics", 8, NULL, UID, &rep, NULL, NULL);
 	assert_int_equal(rep.status, 200);
 	assert_string_equal(rep.content_type, "text/plain; version=0.0.4");
 	assert_non_null(strstr(rep.body, "floe_requests_total 7\n"));
@@ -1285,6 +1293,124 @@ test_triggers(void **state)
 	json_decref(j);
 }
 
+/* Later answers of the worker test. */
+struct later {
+	struct event_base *base;
+	int calls;
+	int status;
+	json_t *body;
+};
+
+/* admin_later_cb: keep the answer and stop the loop. */
+static void
+later_cb(struct admin_reply *rep, void *arg)
+{
+	struct later *l = arg;
+
+	l->calls++;
+	l->status = rep->status;
+	json_decref(l->body);
+	l->body = json_loadb(rep->body, rep->len, 0, NULL);
+	free(rep->body);
+	if (l->base != NULL)
+		event_base_loopbreak(l->base);
+}
+
+/*
+ * Send BODY to TARGET with a later answer; the import takes the body's
+ * bytes and is answered from the loop, once, with STATUS.
+ */
+static void
+later_call(struct fixture *fx, struct later *l, const char *target,
+    const char *body, int status)
+{
+	struct evbuffer *in = evbuffer_new();
+	struct admin_reply rep;
+	int calls = l->calls;
+
+	evbuffer_add(in, body, strlen(body));
+	assert_int_equal(admin_handle(&fx->f, "POST", target, strlen(target),
+			     in, UID, &rep, later_cb, l),
+	    1);
+	assert_int_equal(evbuffer_get_length(in), 0);
+	assert_int_equal(l->calls, calls); /* not answered yet */
+	evbuffer_free(in);
+	assert_int_equal(event_base_dispatch(l->base), 0);
+	assert_int_equal(l->calls, calls + 1);
+	if (l->status != status)
+		fail_msg("%s: status %d, want %d: %s", target, l->status,
+		    status, json_dumps(l->body, JSON_COMPACT));
+}
+
+/*
+ * With a worker, POST /routes/import and POST /ledger are parsed and
+ * written on its thread and answered later on the loop: the same answers,
+ * the same routes, the reconcile trigger told on the loop. Other requests
+ * stay answered at once. A job the worker never ran is answered 503.
+ */
+static void
+test_worker_imports(void **state)
+{
+	struct fixture *fx = *state;
+	struct later l;
+	struct evbuffer *in;
+	struct admin_reply rep;
+	char err[256];
+	json_t *j;
+
+	memset(&l, 0, sizeof(l));
+	memset(&watch_calls, 0, sizeof(watch_calls));
+	assert_non_null(l.base = event_base_new());
+	fx->f.base = l.base;
+	fx->f.worker = worker_new(l.base, err, sizeof(err));
+	assert_non_null(fx->f.worker);
+
+	later_call(fx, &l, "/routes/import",
+	    "{\"object\":\"db.a\",\"wave\":3}\n{\"object\":\"db.b\",\"wave\":4}",
+	    200);
+	assert_int_equal(num(l.body, "set"), 2);
+	assert_int_equal(num(l.body, "seq"), 1);
+	j = expect(fx, 200, "GET", "/resolve/db.b", NULL);
+	assert_int_equal(num(j, "wave"), 4);
+	json_decref(j);
+
+	later_call(fx, &l, "/routes/import",
+	    "{\"object\":\"db.c\",\"wave\":3}\n{\"object\":\"db.d\",\"wave\":x}",
+	    400);
+	assert_non_null(strstr(str(json_object_get(l.body, "error"), "message"),
+	    "line 2: not JSON"));
+	j = expect(fx, 200, "GET", "/resolve/db.c", NULL);
+	assert_string_equal(str(j, "why"), "unassigned");
+	json_decref(j);
+
+	later_call(fx, &l, "/ledger",
+	    "{\"object\":\"db.a\",\"ts\":\"2026-01-01T00:00:00Z\","
+	    "\"count_match\":true,\"aggregate_match\":true,"
+	    "\"hash_match\":true}\n",
+	    200);
+	assert_int_equal(num(l.body, "added"), 1);
+	assert_int_equal(watch_calls.ledger_calls, 1);
+
+	/* A change is still answered at once. */
+	route_set(fx, "db.e", 5);
+
+	/* Freed before the loop ran again: answered, once, ran or not. */
+	in = evbuffer_new();
+	evbuffer_add_printf(in, "{\"object\":\"db.f\",\"wave\":3}");
+	assert_int_equal(admin_handle(&fx->f, "POST", "/routes/import", 14, in,
+			     UID, &rep, later_cb, &l),
+	    1);
+	evbuffer_free(in);
+	l.base = NULL;
+	worker_free(fx->f.worker);
+	fx->f.worker = NULL;
+	assert_int_equal(l.calls, 4);
+	assert_true(l.status == 200 || l.status == 503);
+	json_decref(l.body);
+	event_base_free(fx->f.base);
+	fx->f.base = NULL;
+}
+
 int
 main(void)
 {
@@ -1306,6 +1432,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_routes_import_guard, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_imports, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_triggers, setup, teardown),
 	};
 

@@ -1213,13 +1213,15 @@ store_write(struct store *s, struct store_write *w)
 static int
 store_write_off(struct store_write *w, int rc, int res, json_t *own)
 {
-	json_decref(own);
 	w->job->mdb_rc = rc;
 	w->job->seq = w->seq;
+	if (rc != 0) {
+		(void)json_object_del(w->event, "seq");
+		(void)json_object_del(w->event, "ts");
+	}
+	json_decref(own);
 	if (rc == 0)
 		return res;
-	(void)json_object_del(w->event, "seq");
-	(void)json_object_del(w->event, "ts");
 	return rc == MDB_MAP_FULL || rc == MDB_MAP_RESIZED ? STORE_AGAIN :
 							     STORE_ERROR;
 }

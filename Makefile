@@ -14,8 +14,7 @@ CFLAGS	 = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 LDFLAGS	+= -fsanitize=address,undefined
 endif
 CPPFLAGS += -I. -MMD -MP $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS	 += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhttp_parser -lm \
-	   -pthread
+LDLIBS	 += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhttp_parser -lm
 
 # Every .c of a folder is part of it; main.c and floectl.c hold the mains.
 LIB_SRCS  = $(wildcard lib/*.c)

@@ -1,10 +1,10 @@
 /*
  * floe: admin.c -- the admin API on the Unix socket: status, metrics,
  * routes, resolve, waves and their transitions, events. Each request is
- * answered at once from the store, but for the bulk imports, which are
- * parsed and written on the worker thread and answered when done; a
- * change is one synced store write whose actor is the peer's uid. Errors
- * are {"error":{"message","type","code"}} and leave the store as it was.
+ * answered at once from the store, but for the bulk imports, which run in
+ * a child process (worker.h) and are answered when it is done; a change is
+ * one synced store write whose actor is the peer's uid. Errors are
+ * {"error":{"message","type","code"}} and leave the store as it was.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -18,6 +18,7 @@
 #include <event2/buffer.h>
 #include <jansson.h>
 
+#include "lib/compat.h"
 #include "lib/log.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
@@ -169,27 +170,16 @@ struct admin_ledger_batch {
 };
 
 /*
- * A bulk import (POST /routes/import, POST /ledger) served off the loop:
- * WORK parses the body and writes on the worker thread, DONE answers on
- * the loop (false: the map was grown, write again). The job owns its
- * body, its answer, and a copy of the request without the parts that
- * die with admin_handle (path, query, segments).
+ * A bulk import (POST /routes/import, POST /ledger) served by the worker:
+ * RUN parses, writes and answers in the worker's child; what the loop
+ * needs comes back through the pipe (admin_job_work, admin_job_done).
+ * The job owns its body, its answer, and a copy of the request without
+ * the parts that die with admin_handle (path, query, segments).
  */
 struct admin_job {
 	struct admin_req r;
 	struct admin_reply rep;
-	void (*work)(struct admin_job *);
-	bool (*done)(struct admin_job *);
-	bool parsed; /* a write again skips the parse */
-	bool answered; /* the parse failed: REP says why */
-	int rc; /* the store's answer to the write */
-	struct store_job sj;
-	json_t *ev;
-	struct admin_import im; /* POST /routes/import */
-	struct store_import_res ires;
-	struct admin_ledger_batch lb; /* POST /ledger */
-	struct store_kv *kv;
-	struct store_ledger_res lres;
+	void (*run)(struct admin_req *, struct evbuffer *);
 };
 
 static void admin_error(struct admin_req *, int, const char *, ...)
@@ -248,8 +238,7 @@ static int admin_import_dups(struct admin_req *, struct admin_import *);
 static int admin_import_guard_cb(size_t, const struct store_route *, int, int,
     void *);
 static void admin_routes_import(struct admin_req *);
-static void admin_import_work(struct admin_job *);
-static bool admin_import_done(struct admin_job *);
+static void admin_import_run(struct admin_req *, struct evbuffer *);
 static void admin_resolve(struct admin_req *);
 static void admin_waves_get(struct admin_req *);
 static void admin_wave_get(struct admin_req *);
@@ -275,14 +264,13 @@ static int admin_ledger_one(struct admin_req *, struct admin_ledger_batch *,
     const json_t *, size_t);
 static int admin_ledger_parse(struct admin_req *, struct admin_ledger_batch *);
 static void admin_ledger_post(struct admin_req *);
-static void admin_ledger_work(struct admin_job *);
-static bool admin_ledger_done(struct admin_job *);
+static void admin_ledger_run(struct admin_req *, struct evbuffer *);
 static void admin_req_body(struct admin_req *);
-static void admin_job_start(struct admin_req *, void (*)(struct admin_job *),
-    bool (*)(struct admin_job *));
-static void admin_job_work(void *);
-static void admin_job_done(void *, bool);
-static void admin_job_free(struct admin_job *);
+static void admin_job_start(struct admin_req *,
+    void (*)(struct admin_req *, struct evbuffer *));
+static void admin_job_work(void *, struct evbuffer *);
+static void admin_job_done(void *, struct evbuffer *, const char *);
+static void admin_job_alarms(struct floe *, struct evbuffer *);
 static json_t *admin_eligibility_wave(struct admin_req *, uint32_t);
 static void admin_eligibility(struct admin_req *);
 static void admin_events_get(struct admin_req *);
@@ -1435,108 +1423,85 @@ admin_import_guard_cb(size_t i, const struct store_route *old, int old_state,
  * at the first bad line, an object given twice with two waves, or a
  * route the guard refuses (unless forced), none. Routes already on
  * their wave are unchanged. One route.import event with the counts per
- * wave; a refusal is recorded as one route.refused event. Parsed and
- * written on the worker (admin_import_work), answered on the loop
- * (admin_import_done).
+ * wave; a refusal is recorded as one route.refused event. Run by the
+ * worker (admin_import_run).
  */
 static void
 admin_routes_import(struct admin_req *r)
 {
-	admin_job_start(r, admin_import_work, admin_import_done);
+	admin_job_start(r, admin_import_run);
 }
 
-/* On the worker: parse, sort and check the routes once; write them. */
+/* Parse, check and write an import; answer R. Nothing for the loop. */
 static void
-admin_import_work(struct admin_job *j)
+admin_import_run(struct admin_req *r, struct evbuffer *alarms __unused)
 {
-	struct admin_req *r = &j->r;
-	struct admin_import *im = &j->im;
-
-	if (!j->parsed) {
-		j->parsed = true;
-		r->outcome = "; nothing was imported";
-		admin_req_body(r);
-		if (admin_import_parse(r, im) == -1)
-			goto failed;
-		if (im->n == 0) {
-			admin_error(r, 400, "no routes: %s",
-			    strcmp(im->unit, "line") == 0 ?
-				"only blank lines" :
-				"the array is empty");
-			goto failed;
-		}
-		store_route_in_sort(im->in, im->n);
-		if (admin_import_dups(r, im) == -1)
-			goto failed;
-		j->ev = json_pack("{s:s,s:s,s:I}", "type", "route.import",
-		    "actor", r->actor, "records", (json_int_t)im->n);
-		if (j->ev != NULL && im->forced > 0)
-			json_object_set_new(j->ev, "forced",
-			    json_integer(im->forced));
-	}
-	j->rc = store_route_import(r->st, im->in, im->n, units_now_ms(),
-	    admin_import_guard_cb, im, j->ev, &j->ires, &j->sj);
-	return;
-
-failed:
-	j->answered = true;
-}
-
-/* On the loop: record a refusal, log, answer. False: write again. */
-static bool
-admin_import_done(struct admin_job *j)
-{
-	struct admin_req *r = &j->r;
-	struct admin_import *im = &j->im;
+	struct admin_import im;
+	struct store_import_res res;
 	const struct store_route_in *in;
 	struct route_obj obj;
 	char text[ADMIN_TEXT_MAX];
-	json_t *ev;
+	json_t *ev = NULL;
 	int rc;
 
-	if (j->answered)
-		return true;
-	rc = store_job_end(r->st, &j->sj, j->rc);
-	if (rc == STORE_AGAIN)
-		return false;
+	memset(&im, 0, sizeof(im));
+	r->outcome = "; nothing was imported";
+	admin_req_body(r);
+	if (admin_import_parse(r, &im) == -1)
+		goto out;
+	if (im.n == 0) {
+		admin_error(r, 400, "no routes: %s",
+		    strcmp(im.unit, "line") == 0 ? "only blank lines" :
+						   "the array is empty");
+		goto out;
+	}
+	store_route_in_sort(im.in, im.n);
+	if (admin_import_dups(r, &im) == -1)
+		goto out;
+	ev = json_pack("{s:s,s:s,s:I}", "type", "route.import", "actor",
+	    r->actor, "records", (json_int_t)im.n);
+	if (ev != NULL && im.forced > 0)
+		json_object_set_new(ev, "forced", json_integer(im.forced));
+	rc = store_route_import(r->st, im.in, im.n, r->now_ms,
+	    admin_import_guard_cb, &im, ev, &res);
 	if (rc == STORE_REFUSED) {
-		in = &im->in[j->ires.refused];
+		in = &im.in[res.refused];
 		text[0] = '\0';
 		if (route_obj_from_key(in->key, in->keylen, &obj) == 0)
 			route_obj_format(&obj, text, sizeof(text));
 		log_info("route import refused (%s): %s %u: %s", r->actor,
-		    im->unit, in->no, im->msg);
+		    im.unit, in->no, im.msg);
+		json_decref(ev);
 		ev = json_pack("{s:s,s:s,s:s,s:I,s:o,s:I,s:I,s:s,s:s}", "type",
 		    "route.refused", "action", "import", "object", text, "wave",
 		    (json_int_t)in->wave, "from_wave",
-		    im->has_old ? json_integer(im->old) : json_null(), im->unit,
-		    (json_int_t)in->no, "records", (json_int_t)im->n, "actor",
-		    r->actor, "message", im->msg);
+		    im.has_old ? json_integer(im.old) : json_null(), im.unit,
+		    (json_int_t)in->no, "records", (json_int_t)im.n, "actor",
+		    r->actor, "message", im.msg);
 		if (ev == NULL ||
-		    store_event_append(r->st, units_now_ms(), ev) != STORE_OK)
+		    store_event_append(r->st, r->now_ms, ev) != STORE_OK)
 			log_warnx("admin: recording the import refusal failed");
-		json_decref(ev);
-		snprintf(r->where, sizeof(r->where), "%s %u: ", im->unit,
+		snprintf(r->where, sizeof(r->where), "%s %u: ", im.unit,
 		    in->no);
-		admin_error(r, 409, "%s", im->msg);
-		return true;
+		admin_error(r, 409, "%s", im.msg);
+		goto out;
 	}
 	if (rc != STORE_OK) {
 		log_warnx("admin: route import of %zu routes failed: store "
 			  "error",
-		    im->n);
+		    im.n);
 		admin_error(r, 500, "store error");
-		return true;
+		goto out;
 	}
-	log_info("routes: %zu imported by %s (%zu set, %zu unchanged%s)", im->n,
-	    r->actor, j->ires.set, j->ires.unchanged,
-	    im->forced > 0 ? ", forced" : "");
+	log_info("routes: %zu imported by %s (%zu set, %zu unchanged%s)", im.n,
+	    r->actor, res.set, res.unchanged, im.forced > 0 ? ", forced" : "");
 	admin_reply_json(r, 200,
-	    json_pack("{s:I,s:I,s:I}", "set", (json_int_t)j->ires.set,
-		"unchanged", (json_int_t)j->ires.unchanged, "seq",
-		(json_int_t)(j->sj.seq != 0 ? j->sj.seq :
-					      store_last_seq(r->st))));
-	return true;
+	    json_pack("{s:I,s:I,s:I}", "set", (json_int_t)res.set, "unchanged",
+		(json_int_t)res.unchanged, "seq",
+		(json_int_t)store_last_seq(r->st)));
+out:
+	json_decref(ev);
+	admin_import_clear(&im);
 }
 
 /* GET /resolve/{object}[?client=ID]: where the object goes, and why. */
@@ -2343,124 +2308,112 @@ admin_ledger_parse(struct admin_req *r, struct admin_ledger_batch *lb)
  * object) in one synced txn: all of them or, at the first bad line,
  * none. A record already stored is counted as a duplicate; a different
  * record for the same object and time is refused (the ledger is
- * append-only) and the refusal recorded. Parsed and written on the
- * worker (admin_ledger_work), answered on the loop (admin_ledger_done).
+ * append-only) and the refusal recorded. Run by the worker
+ * (admin_ledger_run); the reconcile trigger then acts on the loop before
+ * the answer.
  */
 static void
 admin_ledger_post(struct admin_req *r)
 {
-	admin_job_start(r, admin_ledger_work, admin_ledger_done);
-}
-
-/* On the worker: parse the records once; write them. */
-static void
-admin_ledger_work(struct admin_job *j)
-{
-	struct admin_req *r = &j->r;
-	struct admin_ledger_batch *lb = &j->lb;
-	char t1[40], t2[40];
-	size_t i;
-
-	if (!j->parsed) {
-		j->parsed = true;
-		admin_req_body(r);
-		if (admin_ledger_parse(r, lb) == -1)
-			goto failed;
-		if (lb->n == 0) {
-			admin_error(r, 400, "no records: only blank lines");
-			goto failed;
-		}
-		j->kv = xcalloc(lb->n, sizeof(*j->kv));
-		for (i = 0; i < lb->n; i++) {
-			j->kv[i].key = lb->arena + lb->off[i].key;
-			j->kv[i].keylen = lb->off[i].keylen;
-			j->kv[i].val =
-			    lb->arena + lb->off[i].key + lb->off[i].keylen;
-			j->kv[i].vallen = lb->off[i].vallen;
-		}
-		units_time_format(lb->first_ms, t1, sizeof(t1));
-		units_time_format(lb->last_ms, t2, sizeof(t2));
-		j->ev = json_pack("{s:s,s:s,s:I,s:s,s:s}", "type",
-		    "ledger.import", "actor", r->actor, "records",
-		    (json_int_t)lb->n, "first_ts", t1, "last_ts", t2);
-		if (j->ev != NULL && lb->n == 1)
-			json_object_set_new(j->ev, "object",
-			    json_string(lb->first_obj));
-	}
-	j->rc = store_ledger_append(r->st, j->kv, lb->n, units_now_ms(), j->ev,
-	    &j->lres, &j->sj);
-	return;
-
-failed:
-	j->answered = true;
+	admin_job_start(r, admin_ledger_run);
 }
 
 /*
- * On the loop: record a refusal, or let the reconcile trigger act on the
- * new records, then answer. False: write again.
+ * Parse and write the records; answer R. The records not clean go to
+ * ALARMS for the reconcile trigger (admin_job_alarms).
  */
-static bool
-admin_ledger_done(struct admin_job *j)
+static void
+admin_ledger_run(struct admin_req *r, struct evbuffer *alarms)
 {
-	struct admin_req *r = &j->r;
-	struct admin_ledger_batch *lb = &j->lb;
-	const struct store_kv *kv = j->kv;
-	char t1[40], msg[STORE_KEY_MAX * 3 + 256];
-	char name[STORE_KEY_MAX * 3 + 8];
-	struct route_obj obj;
-	json_t *ev;
-	size_t c;
+	struct admin_ledger_batch lb;
+	struct store_ledger_res res;
+	struct store_kv *kv = NULL;
+	struct ledger_rec rec;
+	uint32_t len[2];
+	char t1[40], t2[40], msg[STORE_KEY_MAX * 3 + 256];
+	json_t *ev = NULL;
+	size_t i;
 	int rc;
 
-	if (j->answered)
-		return true;
-	rc = store_job_end(r->st, &j->sj, j->rc);
-	if (rc == STORE_AGAIN)
-		return false;
+	memset(&lb, 0, sizeof(lb));
+	admin_req_body(r);
+	if (admin_ledger_parse(r, &lb) == -1)
+		goto out;
+	if (lb.n == 0) {
+		admin_error(r, 400, "no records: only blank lines");
+		goto out;
+	}
+	kv = xcalloc(lb.n, sizeof(*kv));
+	for (i = 0; i < lb.n; i++) {
+		kv[i].key = lb.arena + lb.off[i].key;
+		kv[i].keylen = lb.off[i].keylen;
+		kv[i].val = lb.arena + lb.off[i].key + lb.off[i].keylen;
+		kv[i].vallen = lb.off[i].vallen;
+	}
+	units_time_format(lb.first_ms, t1, sizeof(t1));
+	units_time_format(lb.last_ms, t2, sizeof(t2));
+	ev = json_pack("{s:s,s:s,s:I,s:s,s:s}", "type", "ledger.import",
+	    "actor", r->actor, "records", (json_int_t)lb.n, "first_ts", t1,
+	    "last_ts", t2);
+	if (lb.n == 1)
+		json_object_set_new(ev, "object", json_string(lb.first_obj));
+	rc = store_ledger_append(r->st, kv, lb.n, r->now_ms, ev, &res);
 	if (rc == STORE_REFUSED) {
-		c = j->lres.conflict;
+		struct route_obj obj;
+		char name[STORE_KEY_MAX * 3 + 8];
+		int64_t ts;
+		size_t c = res.conflict;
+
 		name[0] = '\0';
 		if (route_obj_from_key(kv[c].key, kv[c].keylen - LEDGER_TS_LEN,
 			&obj) == 0)
 			route_obj_format(&obj, name, sizeof(name));
-		units_time_format(ledger_key_ts(kv[c].key,
-				      kv[c].keylen - LEDGER_TS_LEN),
-		    t1, sizeof(t1));
+		ts = ledger_key_ts(kv[c].key, kv[c].keylen - LEDGER_TS_LEN);
+		units_time_format(ts, t1, sizeof(t1));
 		snprintf(msg, sizeof(msg),
 		    "%s %zu: %s at %s already has a different record; the "
 		    "ledger is append-only; nothing was imported",
-		    lb->unit, lb->no[c], name, t1);
+		    lb.unit, lb.no[c], name, t1);
+		json_decref(ev);
 		ev = json_pack("{s:s,s:s,s:I,s:s,s:s,s:s}", "type",
 		    "ledger.refused", "actor", r->actor, "records",
-		    (json_int_t)lb->n, "object", name, "ts", t1, "message",
-		    msg);
+		    (json_int_t)lb.n, "object", name, "ts", t1, "message", msg);
 		if (ev == NULL ||
-		    store_event_append(r->st, units_now_ms(), ev) != STORE_OK)
+		    store_event_append(r->st, r->now_ms, ev) != STORE_OK)
 			log_warnx("admin: recording the ledger refusal failed");
-		json_decref(ev);
 		log_info("ledger import refused (%s): %s", r->actor, msg);
 		admin_refused(r, msg, NULL);
-		return true;
+		goto out;
 	}
 	if (rc != STORE_OK) {
 		log_warnx("admin: ledger import of %zu records failed: store "
 			  "error",
-		    lb->n);
+		    lb.n);
 		admin_error(r, 500, "store error: nothing was imported");
-		return true;
+		goto out;
 	}
 	log_info("ledger: %zu records imported by %s (%zu new, %zu "
 		 "duplicates)",
-	    lb->n, r->actor, j->lres.added, j->lres.duplicates);
-	/* The reconcile trigger acts before the import is answered. */
-	watch_ledger_added(r->f, kv, lb->n);
+	    lb.n, r->actor, res.added, res.duplicates);
+	for (i = 0; i < lb.n; i++)
+		if (ledger_decode(kv[i].val, kv[i].vallen, &rec) == 0 &&
+		    !ledger_rec_is_clean(&rec)) {
+			len[0] = (uint32_t)kv[i].keylen;
+			len[1] = (uint32_t)kv[i].vallen;
+			evbuffer_add(alarms, len, sizeof(len));
+			evbuffer_add(alarms, kv[i].key, kv[i].keylen);
+			evbuffer_add(alarms, kv[i].val, kv[i].vallen);
+		}
 	admin_reply_json(r, 200,
-	    json_pack("{s:I,s:I,s:I,s:I}", "records", (json_int_t)lb->n,
-		"added", (json_int_t)j->lres.added, "duplicates",
-		(json_int_t)j->lres.duplicates, "seq",
-		(json_int_t)(j->sj.seq != 0 ? j->sj.seq :
-					      store_last_seq(r->st))));
-	return true;
+	    json_pack("{s:I,s:I,s:I,s:I}", "records", (json_int_t)lb.n, "added",
+		(json_int_t)res.added, "duplicates", (json_int_t)res.duplicates,
+		"seq", (json_int_t)store_last_seq(r->st)));
+out:
+	json_decref(ev);
+	free(kv);
+	free(lb.arena);
+	free(lb.off);
+	free(lb.no);
 }
 
 /* The eligibility of one wave: both gates' evidence and the triage. */
@@ -2751,82 +2704,147 @@ admin_req_body(struct admin_req *r)
 }
 
 /*
- * Serve R through a job: on the worker when floe has one and the caller
- * takes a later answer, else here and now. The job takes R's body.
+ * Serve R through RUN: in the worker's child when floe has a worker and
+ * the caller takes a later answer (the job takes R's body), else here and
+ * now on the loop's own store.
  */
 static void
-admin_job_start(struct admin_req *r, void (*work)(struct admin_job *),
-    bool (*done)(struct admin_job *))
+admin_job_start(struct admin_req *r,
+    void (*run)(struct admin_req *, struct evbuffer *))
 {
-	struct admin_job *j = xcalloc(1, sizeof(*j));
+	struct evbuffer *alarms;
+	struct admin_job *j;
 
+	if (r->f->worker == NULL || r->later_cb == NULL) {
+		if ((alarms = evbuffer_new()) == NULL)
+			fatalx("admin: out of memory");
+		run(r, alarms);
+		admin_job_alarms(r->f, alarms);
+		evbuffer_free(alarms);
+		return;
+	}
+	j = xcalloc(1, sizeof(*j));
 	j->r = *r;
 	memset(j->r.seg, 0, sizeof(j->r.seg));
 	j->r.nseg = 0;
 	j->r.path = j->r.query = NULL;
 	j->r.reply = &j->rep;
-	j->r.in = evbuffer_new();
 	j->r.body = NULL;
 	j->r.body_len = 0;
-	if (j->r.in == NULL)
+	if ((j->r.in = evbuffer_new()) == NULL)
 		fatalx("admin: out of memory");
 	if (r->in != NULL)
 		evbuffer_add_buffer(j->r.in, r->in);
-	j->work = work;
-	j->done = done;
-	if (r->f->worker == NULL || r->later_cb == NULL) {
-		do
-			work(j);
-		while (!done(j));
-		*r->reply = j->rep;
-		j->rep.body = NULL;
-		admin_job_free(j);
-		return;
-	}
+	j->run = run;
 	r->later = true;
 	worker_run(r->f->worker, admin_job_work, admin_job_done, j);
 }
 
-/* On the worker. */
+/*
+ * In the child: open the store (an LMDB environment is not shared across
+ * fork), run the job, and send back its answer, the last seq and the
+ * alarms: [status u32][seq u64][body length u32][body][alarms].
+ */
 static void
-admin_job_work(void *arg)
+admin_job_work(void *arg, struct evbuffer *out)
 {
 	struct admin_job *j = arg;
+	struct admin_req *r = &j->r;
+	struct evbuffer *alarms = evbuffer_new();
+	char err[512];
+	uint64_t seq = 0;
+	uint32_t n;
 
-	j->work(j);
-}
-
-/* On the loop: answer, or queue the write again after the map grew. */
-static void
-admin_job_done(void *arg, bool ran)
-{
-	struct admin_job *j = arg;
-
-	if (!ran) {
-		j->r.outcome = NULL;
-		admin_error(&j->r, 503,
-		    "floe stopped before the import ran; nothing was imported");
-	} else if (!j->done(j)) {
-		worker_run(j->r.f->worker, admin_job_work, admin_job_done, j);
-		return;
+	if ((r->st = store_open(r->f->conf->state_dir, err, sizeof(err))) ==
+	    NULL) {
+		log_warnx("admin: import: %s", err);
+		admin_error(r, 500, "the store cannot be opened: %s", err);
+	} else {
+		j->run(r, alarms);
+		seq = store_last_seq(r->st);
+		store_free(r->st);
 	}
-	j->r.later_cb(&j->rep, j->r.later_arg);
-	j->rep.body = NULL; /* the callee's now */
-	admin_job_free(j);
+	n = (uint32_t)j->rep.status;
+	evbuffer_add(out, &n, sizeof(n));
+	evbuffer_add(out, &seq, sizeof(seq));
+	n = (uint32_t)j->rep.len;
+	evbuffer_add(out, &n, sizeof(n));
+	evbuffer_add(out, j->rep.body, j->rep.len);
+	evbuffer_add_buffer(out, alarms);
 }
 
+/* On the loop: take the child's answer, let the triggers act, answer. */
 static void
-admin_job_free(struct admin_job *j)
+admin_job_done(void *arg, struct evbuffer *out, const char *status)
 {
-	admin_import_clear(&j->im);
-	free(j->lb.arena);
-	free(j->lb.off);
-	free(j->lb.no);
-	free(j->kv);
-	json_decref(j->ev);
+	struct admin_job *j = arg;
+	struct admin_req *r = &j->r;
+	uint32_t code, len;
+	uint64_t seq;
+
 	free(j->rep.body);
-	evbuffer_free(j->r.in);
+	memset(&j->rep, 0, sizeof(j->rep));
+	r->outcome = NULL;
+	r->where[0] = '\0';
+	if (status != NULL && strncmp(status, "never ran", 9) == 0)
+		admin_error(r, 503, "the import %s; nothing was imported",
+		    status);
+	else if (status != NULL ||
+	    evbuffer_remove(out, &code, sizeof(code)) != sizeof(code) ||
+	    evbuffer_remove(out, &seq, sizeof(seq)) != sizeof(seq) ||
+	    evbuffer_remove(out, &len, sizeof(len)) != sizeof(len) ||
+	    evbuffer_get_length(out) < len || code < 200 || code > 599)
+		admin_error(r, 500,
+		    "the import's process %s before it answered; whether it "
+		    "was applied shows in GET /events",
+		    status != NULL ? status : "gave no answer");
+	else {
+		j->rep.status = (int)code;
+		j->rep.content_type = ADMIN_CT_JSON;
+		j->rep.body = xmalloc(len + 1);
+		evbuffer_remove(out, j->rep.body, len);
+		j->rep.body[len] = '\0';
+		j->rep.len = len;
+		if (r->f->store != NULL)
+			store_seq_seen(r->f->store, seq);
+		/* The reconcile trigger acts before the import is answered. */
+		admin_job_alarms(r->f, out);
+	}
+	r->later_cb(&j->rep, r->later_arg);
+	evbuffer_free(r->in);
 	free(j);
+}
+
+/* Tell the reconcile trigger about the records in ALARMS (emptied). */
+static void
+admin_job_alarms(struct floe *f, struct evbuffer *alarms)
+{
+	struct store_kv *kv = NULL;
+	unsigned char *p, *end;
+	size_t n = 0, cap = 0;
+	uint32_t len[2];
+
+	p = evbuffer_pullup(alarms, -1);
+	end = p + evbuffer_get_length(alarms);
+	while (p != NULL && (size_t)(end - p) >= sizeof(len)) {
+		memcpy(len, p, sizeof(len));
+		if ((size_t)(end - p) - sizeof(len) < (size_t)len[0] + len[1])
+			break;
+		if (n == cap) {
+			cap = cap != 0 ? cap * 2 : 16;
+			kv = xreallocarray(kv, cap, sizeof(*kv));
+		}
+		kv[n].key = p + sizeof(len);
+		kv[n].keylen = len[0];
+		kv[n].val = p + sizeof(len) + len[0];
+		kv[n].vallen = len[1];
+		n++;
+		p += sizeof(len) + len[0] + len[1];
+	}
+	if (n > 0)
+		watch_ledger_added(f, kv, n);
+	free(kv);
+	evbuffer_drain(alarms, evbuffer_get_length(alarms));
 }
 
 /* Serve one admin request into REPLY, or later through LATER. */

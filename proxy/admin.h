@@ -29,7 +29,8 @@ typedef void (*admin_later_cb)(struct admin_reply *, void *arg);
  * changes). Errors are {"error":{"message","type","code"}}. Returns 0 with
  * REPLY filled; or, for a bulk import (POST /routes/import, POST /ledger)
  * when floe has a worker and LATER is given, 1: the import takes BODY's
- * bytes, runs on the worker, and LATER gets its answer on the loop.
+ * bytes, runs in the worker's child, and LATER gets its answer on the
+ * loop.
  */
 int admin_handle(struct floe *, const char *method, const char *target,
     size_t target_len, struct evbuffer *body, uid_t peer_uid,

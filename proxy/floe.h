@@ -2,8 +2,8 @@
  * floe: floe.h -- struct floe, the daemon's root object: the event base, the
  * active conf, the store, one upstream pool and one learned catalog config
  * per side, the control-plane client, the listeners and the counters.
- * One per process; everything runs on its loop thread, but for the bulk
- * imports' parse and write on the worker thread (worker.h).
+ * One per process; everything runs on its loop thread (a bulk import's
+ * parse and write run in a child process: worker.h).
  */
 #ifndef FLOE_PROXY_FLOE_H
 #define FLOE_PROXY_FLOE_H

@@ -1081,8 +1081,8 @@ watch_count_record(struct watch *w, struct watch_obj *o)
 	    "actor", "floe", "records", (json_int_t)1, "first_ts", ts, "object",
 	    o->name, "source", "metadata", "detail", detail);
 	if (ev == NULL ||
-	    store_ledger_append(f->store, &kv, 1, units_now_ms(), ev, &res,
-		NULL) != STORE_OK) {
+	    store_ledger_append(f->store, &kv, 1, units_now_ms(), ev, &res) !=
+		STORE_OK) {
 		log_warnx("wave %u: %s: count mismatch (%s) could not be "
 			  "recorded in the ledger",
 		    o->wave, o->name, detail);

@@ -1,19 +1,23 @@
 /*
- * floe: worker.c -- the worker thread. The queue and the list of ended
- * jobs are shared under one mutex; everything else belongs to one side.
- * The thread writes a byte to the pipe after each job; the loop's read
- * event moves the ended jobs out and calls their DONE in order. The next
- * job starts only once the last one's DONE has returned.
+ * floe: worker.c -- one child process per job. The parent watches two
+ * things of the running child: its pipe (read into OUT as it comes, so
+ * the child never blocks on a full pipe) and its pidfd (readable once it
+ * has exited, so reaping it never blocks the loop). DONE runs when both
+ * are over; then the next job's child is forked.
  */
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "lib/compat.h"
@@ -25,101 +29,86 @@ struct worker_job {
 	worker_work_fn work;
 	worker_done_fn done;
 	void *arg;
-	bool ran;
 	TAILQ_ENTRY(worker_job) entry;
 };
 
-TAILQ_HEAD(worker_jobs, worker_job);
-
 struct worker {
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct worker_jobs todo; /* mu */
-	struct worker_jobs ended; /* mu */
-	bool stop; /* mu */
-	bool busy; /* mu: a job is out, its DONE not yet returned */
-	int wake[2]; /* the thread writes [1]; the loop reads [0] */
-	struct event *ev;
-	unsigned pending; /* loop only */
+	struct event_base *base;
+	TAILQ_HEAD(, worker_job) todo;
+	struct event *kick; /* forks the next child from the loop */
+	unsigned pending;
+	bool stopping; /* worker_free: fork no more */
+	/* The running child. */
+	struct worker_job *cur;
+	pid_t pid;
+	struct event *rev; /* its pipe */
+	struct event *pev; /* its pidfd */
+	struct evbuffer *out;
+	bool eof;
+	bool exited;
+	int wstatus;
 };
 
-static void *worker_main(void *);
-static void worker_ended_cb(evutil_socket_t, short, void *);
-static void worker_finish(struct worker *, struct worker_jobs *);
+static void worker_kick_cb(evutil_socket_t, short, void *);
+static void worker_next(struct worker *);
+static int worker_spawn(struct worker *, struct worker_job *, char *, size_t);
+static void __attribute__((__noreturn__))
+worker_child(struct worker_job *, int);
+static void worker_read_cb(evutil_socket_t, short, void *);
+static void worker_exit_cb(evutil_socket_t, short, void *);
+static void worker_end(struct worker *);
 
 struct worker *
 worker_new(struct event_base *base, char *err, size_t errlen)
 {
 	struct worker *w = xcalloc(1, sizeof(*w));
-	sigset_t all, old;
-	int rc;
 
+	w->base = base;
 	TAILQ_INIT(&w->todo);
-	TAILQ_INIT(&w->ended);
-	w->wake[0] = w->wake[1] = -1;
-	if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) == -1) {
-		snprintf(err, errlen, "worker: pipe: %s", strerror(errno));
-		goto fail;
-	}
-	w->ev = event_new(base, w->wake[0], EV_READ | EV_PERSIST,
-	    worker_ended_cb, w);
-	if (w->ev == NULL || event_add(w->ev, NULL) == -1) {
-		snprintf(err, errlen, "worker: cannot watch its pipe");
-		goto fail;
-	}
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
-	/* Signals stay with the loop: the thread starts with all blocked. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&w->thread, NULL, worker_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		snprintf(err, errlen, "worker: pthread_create: %s",
-		    strerror(rc));
-		pthread_cond_destroy(&w->cv);
-		pthread_mutex_destroy(&w->mu);
-		goto fail;
+	w->kick = event_new(base, -1, 0, worker_kick_cb, w);
+	if (w->kick == NULL) {
+		snprintf(err, errlen, "worker: event_new failed");
+		free(w);
+		return NULL;
 	}
 	return w;
-
-fail:
-	if (w->ev != NULL)
-		event_free(w->ev);
-	if (w->wake[0] != -1) {
-		close(w->wake[0]);
-		close(w->wake[1]);
-	}
-	free(w);
-	return NULL;
 }
 
 void
 worker_free(struct worker *w)
 {
-	struct worker_jobs left;
+	struct worker_job *j;
+	struct evbuffer *none;
+	int n;
 
 	if (w == NULL)
 		return;
-	pthread_mutex_lock(&w->mu);
-	w->stop = true;
-	pthread_cond_signal(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-	pthread_join(w->thread, NULL);
-	/* The thread is gone: the lists are the loop's now. A DONE may queue
-	 * more; those end here too, unrun. */
-	while (!TAILQ_EMPTY(&w->ended) || !TAILQ_EMPTY(&w->todo)) {
-		TAILQ_INIT(&left);
-		TAILQ_CONCAT(&left, &w->ended, entry);
-		TAILQ_CONCAT(&left, &w->todo, entry);
-		worker_finish(w, &left);
+	w->stopping = true;
+	if (w->cur != NULL) {
+		/* Let the child finish: its txn commits whole or not at all. */
+		if (!w->eof) {
+			(void)fcntl(event_get_fd(w->rev), F_SETFL, 0);
+			for (;;) {
+				n = evbuffer_read(w->out, event_get_fd(w->rev),
+				    -1);
+				if (n <= 0 && !(n == -1 && errno == EINTR))
+					break;
+			}
+		}
+		if (!w->exited)
+			(void)waitpid(w->pid, &w->wstatus, 0);
+		w->eof = w->exited = true;
+		worker_end(w);
 	}
-	event_free(w->ev);
-	close(w->wake[0]);
-	close(w->wake[1]);
-	pthread_cond_destroy(&w->cv);
-	pthread_mutex_destroy(&w->mu);
+	none = evbuffer_new();
+	while ((j = TAILQ_FIRST(&w->todo)) != NULL) {
+		TAILQ_REMOVE(&w->todo, j, entry);
+		w->pending--;
+		j->done(j->arg, none, "never ran: floe is stopping");
+		free(j);
+	}
+	evbuffer_free(none);
+	event_free(w->kick);
 	free(w);
 }
 
@@ -132,11 +121,11 @@ worker_run(struct worker *w, worker_work_fn work, worker_done_fn done,
 	j->work = work;
 	j->done = done;
 	j->arg = arg;
-	w->pending++;
-	pthread_mutex_lock(&w->mu);
 	TAILQ_INSERT_TAIL(&w->todo, j, entry);
-	pthread_cond_signal(&w->cv);
-	pthread_mutex_unlock(&w->mu);
+	w->pending++;
+	/* Never DONE from here: the caller is not ready for it. */
+	if (w->cur == NULL && !w->stopping)
+		event_active(w->kick, 0, 0);
 }
 
 unsigned
@@ -145,71 +134,175 @@ worker_pending(const struct worker *w)
 	return w->pending;
 }
 
-/* The thread: take the oldest job, run it, hand it back, wake the loop. */
-static void *
-worker_main(void *arg)
+static void
+worker_kick_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 {
-	struct worker *w = arg;
-	struct worker_job *j;
-	char one = 1;
+	worker_next(arg);
+}
 
-	pthread_mutex_lock(&w->mu);
-	for (;;) {
-		while (!w->stop && (w->busy || TAILQ_EMPTY(&w->todo)))
-			pthread_cond_wait(&w->cv, &w->mu);
-		if (w->stop)
-			break;
-		j = TAILQ_FIRST(&w->todo);
+/* Fork the next job's child; a job whose child cannot start is done. */
+static void
+worker_next(struct worker *w)
+{
+	struct worker_job *j;
+	struct evbuffer *none;
+	char err[256];
+
+	while (!w->stopping && w->cur == NULL &&
+	    (j = TAILQ_FIRST(&w->todo)) != NULL) {
 		TAILQ_REMOVE(&w->todo, j, entry);
-		w->busy = true;
-		pthread_mutex_unlock(&w->mu);
-
-		j->work(j->arg);
-
-		pthread_mutex_lock(&w->mu);
-		j->ran = true;
-		TAILQ_INSERT_TAIL(&w->ended, j, entry);
-		/* A full pipe already holds a wake-up: nothing is lost. */
-		if (write(w->wake[1], &one, 1) == -1 && errno != EAGAIN)
-			log_warn("worker: waking the loop");
-	}
-	pthread_mutex_unlock(&w->mu);
-	return NULL;
-}
-
-/* The loop: call DONE for the jobs that ended since the last wake-up. */
-static void
-worker_ended_cb(evutil_socket_t fd, short what __unused, void *arg)
-{
-	struct worker *w = arg;
-	struct worker_jobs ended;
-	char buf[64];
-
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
-	TAILQ_INIT(&ended);
-	pthread_mutex_lock(&w->mu);
-	TAILQ_CONCAT(&ended, &w->ended, entry);
-	pthread_mutex_unlock(&w->mu);
-	worker_finish(w, &ended);
-}
-
-/* Call the DONE of every job in JOBS, in order, and free them. */
-static void
-worker_finish(struct worker *w, struct worker_jobs *jobs)
-{
-	struct worker_job *j;
-
-	while ((j = TAILQ_FIRST(jobs)) != NULL) {
-		TAILQ_REMOVE(jobs, j, entry);
+		if (worker_spawn(w, j, err, sizeof(err)) == 0)
+			return;
+		log_warnx("worker: job never ran: %s", err);
 		w->pending--;
-		j->done(j->arg, j->ran);
-		if (j->ran) {
-			pthread_mutex_lock(&w->mu);
-			w->busy = false;
-			pthread_cond_signal(&w->cv);
-			pthread_mutex_unlock(&w->mu);
-		}
+		none = evbuffer_new();
+		j->done(j->arg, none, err);
+		evbuffer_free(none);
 		free(j);
 	}
+}
+
+/* Start J's child. 0, or -1 with ERR. */
+static int
+worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
+{
+	int p[2], pidfd;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "never ran: pipe: %s", strerror(errno));
+		return -1;
+	}
+	if ((pid = fork()) == -1) {
+		snprintf(err, errlen, "never ran: fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		worker_child(j, p[1]);
+	}
+	close(p[1]);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd == -1) {
+		/* Linux before 5.3: reaped at EOF, when it is all but gone. */
+		log_debug("worker: pidfd_open: %s", strerror(errno));
+	}
+	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
+	w->cur = j;
+	w->pid = pid;
+	w->out = evbuffer_new();
+	w->eof = w->exited = false;
+	w->rev =
+	    event_new(w->base, p[0], EV_READ | EV_PERSIST, worker_read_cb, w);
+	w->pev = pidfd != -1 ?
+	    event_new(w->base, pidfd, EV_READ, worker_exit_cb, w) :
+	    NULL;
+	if (w->out == NULL || w->rev == NULL || (pidfd != -1 && w->pev == NULL))
+		fatalx("worker: out of memory");
+	event_add(w->rev, NULL);
+	if (w->pev != NULL)
+		event_add(w->pev, NULL);
+	return 0;
+}
+
+/*
+ * The child: signals back to their defaults (the loop's handlers would
+ * wake the parent), the work, its output down the pipe, gone. _exit:
+ * nothing of the parent's (stdio buffers, atexit) runs twice.
+ */
+static void
+worker_child(struct worker_job *j, int fd)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1,
+		SIGUSR2, SIGCHLD };
+	struct sigaction sa;
+	struct evbuffer *out;
+	sigset_t none;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (i = 0; i < nitems(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if ((out = evbuffer_new()) == NULL)
+		_exit(2);
+	j->work(j->arg, out);
+	while (evbuffer_get_length(out) > 0)
+		if (evbuffer_write(out, fd) <= 0 && errno != EINTR)
+			_exit(1);
+	_exit(0);
+}
+
+static void
+worker_read_cb(evutil_socket_t fd, short what __unused, void *arg)
+{
+	struct worker *w = arg;
+	int n;
+
+	while ((n = evbuffer_read(w->out, fd, -1)) > 0)
+		;
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n == -1)
+		log_warn("worker: reading from child %ld", (long)w->pid);
+	w->eof = true;
+	event_del(w->rev);
+	if (w->pev == NULL) {
+		/* No pidfd: the child closed its end by exiting. */
+		(void)waitpid(w->pid, &w->wstatus, 0);
+		w->exited = true;
+	}
+	if (w->exited)
+		worker_end(w);
+}
+
+static void
+worker_exit_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
+{
+	struct worker *w = arg;
+
+	if (waitpid(w->pid, &w->wstatus, WNOHANG) != w->pid)
+		return;
+	w->exited = true;
+	if (w->eof)
+		worker_end(w);
+}
+
+/* The child is gone and its output read: DONE, then the next child. */
+static void
+worker_end(struct worker *w)
+{
+	struct worker_job *j = w->cur;
+	char status[64];
+	const char *why = NULL;
+
+	if (WIFSIGNALED(w->wstatus)) {
+		snprintf(status, sizeof(status), "killed by signal %d",
+		    WTERMSIG(w->wstatus));
+		why = status;
+	} else if (!WIFEXITED(w->wstatus) || WEXITSTATUS(w->wstatus) != 0) {
+		snprintf(status, sizeof(status), "exited %d",
+		    WIFEXITED(w->wstatus) ? WEXITSTATUS(w->wstatus) : -1);
+		why = status;
+	}
+	if (why != NULL)
+		log_warnx("worker: child %ld %s", (long)w->pid, why);
+	close(event_get_fd(w->rev));
+	event_free(w->rev);
+	if (w->pev != NULL) {
+		close(event_get_fd(w->pev));
+		event_free(w->pev);
+	}
+	w->rev = w->pev = NULL;
+	w->cur = NULL;
+	w->pending--;
+	j->done(j->arg, w->out, why);
+	evbuffer_free(w->out);
+	w->out = NULL;
+	free(j);
+	worker_next(w);
 }

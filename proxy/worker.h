@@ -1,10 +1,14 @@
 /*
- * floe: worker.h -- one thread beside the event loop for work that would
- * stall it: a bulk import parses megabytes of JSON and commits one large
- * LMDB txn. Jobs run one at a time, in the order given; each job's DONE
- * runs afterwards on the loop, woken through a pipe, and the next job
- * starts only after it: a DONE runs while the thread is idle. The loop
- * never blocks on the worker. Owns the thread, its queue and the pipe.
+ * floe: worker.h -- work that would stall the event loop (a bulk import
+ * parses megabytes of JSON and commits one large LMDB txn) runs in a child
+ * process forked for it, as a snapshot runs in a forked child of an
+ * in-memory database. The child sees the loop's memory as it was (no copy
+ * of the request), writes its result into a pipe and exits; the loop reads
+ * it as it comes and calls the job's DONE once the child is gone. floe
+ * itself stays one thread: no locks on the data path, and glibc keeps its
+ * single-thread fast paths. A crash in the child costs its job only.
+ * Jobs run one at a time, in the order given. Owns the queue, the child
+ * and its pipe.
  */
 #ifndef FLOE_PROXY_WORKER_H
 #define FLOE_PROXY_WORKER_H
@@ -13,21 +17,29 @@
 #include <stddef.h>
 
 struct event_base;
+struct evbuffer;
 struct worker;
 
-/* Runs on the worker thread: it must touch nothing the loop touches. */
-typedef void (*worker_work_fn)(void *arg);
 /*
- * Runs on the loop once the job has run (RAN), or when the worker is
- * freed before it could (not RAN). It may start another job.
+ * Runs in the child: it may read anything the loop had, must not use the
+ * loop's event base, LMDB environment or sockets, and writes its result
+ * to OUT.
  */
-typedef void (*worker_done_fn)(void *arg, bool ran);
+typedef void (*worker_work_fn)(void *arg, struct evbuffer *out);
+/*
+ * Runs on the loop: OUT holds what WORK wrote; STATUS is NULL when the
+ * child exited 0, else why not ("killed by signal 9"; "never ran...": the
+ * worker was freed first, or the child could not start) and OUT may be
+ * cut short. DONE may start another job.
+ */
+typedef void (
+    *worker_done_fn)(void *arg, struct evbuffer *out, const char *status);
 
-/* Start the thread. NULL, with ERR, if it cannot. */
+/* A worker on BASE. NULL with ERR if it cannot watch children. */
 struct worker *worker_new(struct event_base *, char *err, size_t errlen);
 /*
- * Let the running job finish, then stop: every DONE still owed runs here,
- * with RAN false for jobs that never started.
+ * Wait for the running child (its DONE runs), then answer every job still
+ * queued with "never ran".
  */
 void worker_free(struct worker *);
 /* Queue a job. */

@@ -8,7 +8,6 @@
 #include <sys/types.h>
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -56,11 +55,6 @@ struct store {
 	bool rfailed; /* a read of the current bracket failed */
 	bool healthy;
 	uint64_t last_seq;
-	/*
-	 * Held shared by a store_job's txn, exclusive to resize the map: LMDB
-	 * remaps it, which no txn of the process may see.
-	 */
-	pthread_rwlock_t maplock;
 	/* Wave briefs of the snapshot wtxnid (see store_wave_brief). */
 	size_t wtxnid;
 	struct store_wcache {
@@ -119,8 +113,6 @@ struct store_write {
 	size_t nrin;
 	store_route_import_cb icb;
 	struct store_import_res *ires;
-	struct store_job *job; /* off the store's thread: see store_job_end */
-	uint64_t seq; /* the txn's, once committed */
 };
 
 static int store_mkdirs(const char *, char *, size_t);
@@ -145,12 +137,10 @@ static int store_meta_seq(MDB_txn *, MDB_dbi, uint64_t *);
 static int store_rbegin(struct store *);
 static void store_rend(struct store *);
 static int store_grow(struct store *);
-static int store_txn_begin(struct store *, MDB_txn **, bool);
+static int store_txn_begin(struct store *, MDB_txn **);
 static int store_write_txn(struct store *, struct store_write *, int *);
 static int store_write(struct store *, struct store_write *);
-static int store_write_off(struct store_write *, int, int, json_t *);
 static uint32_t store_wave_num(const unsigned char[4]);
-static int store_resize(struct store *, size_t);
 static int store_import_states(struct store *, MDB_txn *,
     struct store_states *);
 static int store_import_state(const struct store_states *, uint32_t);
@@ -551,7 +541,6 @@ store_open(const char *dir, char *err, size_t errlen)
 	if ((rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &s->rtxn)) != 0)
 		goto fail;
 	mdb_txn_reset(s->rtxn);
-	pthread_rwlock_init(&s->maplock, NULL);
 	s->healthy = true;
 	return s;
 
@@ -574,7 +563,6 @@ store_free(struct store *s)
 	if (s->rtxn != NULL)
 		mdb_txn_abort(s->rtxn);
 	mdb_env_close(s->env);
-	pthread_rwlock_destroy(&s->maplock);
 	free(s);
 }
 
@@ -611,7 +599,7 @@ store_rbegin(struct store *s)
 	rc = mdb_txn_renew(s->rtxn);
 	if (rc == MDB_MAP_RESIZED) {
 		/* Another process grew the map: adopt its size. */
-		(void)store_resize(s, 0);
+		(void)mdb_env_set_mapsize(s->env, 0);
 		rc = mdb_txn_renew(s->rtxn);
 	}
 	if (rc != 0) {
@@ -888,6 +876,13 @@ store_last_seq(struct store *s)
 	return s->last_seq;
 }
 
+void
+store_seq_seen(struct store *s, uint64_t seq)
+{
+	if (seq > s->last_seq)
+		s->last_seq = seq;
+}
+
 /* The sequence of the last committed event, by any process (from meta). */
 int
 store_seq_read(struct store *s, uint64_t *seq)
@@ -919,43 +914,24 @@ store_grow(struct store *s)
 	}
 	if ((rc = mdb_env_info(s->env, &info)) != 0)
 		return store_fail(s, "store: mdb_env_info", rc);
-	if ((rc = store_resize(s, info.me_mapsize * 2)) != 0)
+	if ((rc = mdb_env_set_mapsize(s->env, info.me_mapsize * 2)) != 0)
 		return store_fail(s, "store: mdb_env_set_mapsize", rc);
 	log_info("store: map full, grown from %zu to %zu bytes",
 	    info.me_mapsize, info.me_mapsize * 2);
 	return 0;
 }
 
-/*
- * Begin a write txn, adopting a map grown by another process when ADOPT
- * (only the store's thread may: no other txn of floe's may be open).
- */
+/* Begin a write txn, adopting a map grown by another process. */
 static int
-store_txn_begin(struct store *s, MDB_txn **txn, bool adopt)
+store_txn_begin(struct store *s, MDB_txn **txn)
 {
 	int rc;
 
 	rc = mdb_txn_begin(s->env, NULL, 0, txn);
-	if (rc == MDB_MAP_RESIZED && adopt) {
-		(void)store_resize(s, 0);
+	if (rc == MDB_MAP_RESIZED) {
+		(void)mdb_env_set_mapsize(s->env, 0);
 		rc = mdb_txn_begin(s->env, NULL, 0, txn);
 	}
-	return rc;
-}
-
-/*
- * Resize the map (0: adopt the size another process set), once no
- * store_job's txn is open. Only the store's thread calls this, and it has
- * no txn open either.
- */
-static int
-store_resize(struct store *s, size_t size)
-{
-	int rc;
-
-	pthread_rwlock_wrlock(&s->maplock);
-	rc = mdb_env_set_mapsize(s->env, size);
-	pthread_rwlock_unlock(&s->maplock);
 	return rc;
 }
 
@@ -1053,7 +1029,7 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 
 	*res = STORE_OK;
 
-	if ((rc = store_txn_begin(s, &txn, w->job == NULL)) != 0)
+	if ((rc = store_txn_begin(s, &txn)) != 0)
 		return rc;
 	if ((rc = store_meta_seq(txn, s->meta, &seq)) != 0)
 		goto abort;
@@ -1142,7 +1118,7 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 	/* Commit frees the txn even when it fails. */
 	if ((rc = mdb_txn_commit(txn)) != 0)
 		return rc;
-	w->seq = seq;
+	s->last_seq = seq;
 	return 0;
 
 abort:
@@ -1172,16 +1148,8 @@ store_write(struct store *s, struct store_write *w)
 	if (w->event == NULL)
 		w->event = own = json_pack("{s:s}", "type", names[w->op]);
 	if (w->event == NULL || !json_is_object(w->event)) {
-		if (w->job != NULL)
-			return store_write_off(w, EINVAL, STORE_ERROR, own);
 		store_damaged(s, "event is not a JSON object");
 		return STORE_ERROR;
-	}
-	if (w->job != NULL) {
-		pthread_rwlock_rdlock(&s->maplock);
-		rc = store_write_txn(s, w, &res);
-		pthread_rwlock_unlock(&s->maplock);
-		return store_write_off(w, rc, res, own);
 	}
 	rc = store_write_txn(s, w, &res);
 	/* A big import may need the map to double a few times. */
@@ -1197,68 +1165,10 @@ store_write(struct store *s, struct store_write *w)
 		return STORE_ERROR;
 	}
 	json_decref(own);
-	if (w->seq != 0)
-		s->last_seq = w->seq;
 	/* STORE_ERROR here is the callback's: the store itself worked. */
 	if (res != STORE_ERROR)
 		store_ok(s);
 	return res;
-}
-
-/*
- * The end of a write run off the store's thread: nothing of the store's
- * own is touched (store_job_end does that on its thread). A full map, or
- * one another process grew, is STORE_AGAIN: nothing was written.
- */
-static int
-store_write_off(struct store_write *w, int rc, int res, json_t *own)
-{
-	w->job->mdb_rc = rc;
-	w->job->seq = w->seq;
-	if (rc != 0) {
-		(void)json_object_del(w->event, "seq");
-		(void)json_object_del(w->event, "ts");
-	}
-	json_decref(own);
-	if (rc == 0)
-		return res;
-	return rc == MDB_MAP_FULL || rc == MDB_MAP_RESIZED ? STORE_AGAIN :
-							     STORE_ERROR;
-}
-
-int
-store_job_end(struct store *s, struct store_job *job, int rc)
-{
-	switch (rc) {
-	case STORE_AGAIN:
-		if (job->mdb_rc == MDB_MAP_RESIZED) {
-			/* Another process grew the map: adopt its size. */
-			if ((rc = store_resize(s, 0)) != 0)
-				return store_fail(s, "store: adopting the map",
-				    rc);
-			return STORE_AGAIN;
-		}
-		if (job->grows++ >= STORE_GROW_TRIES || store_grow(s) == -1) {
-			store_damaged(s, "write: %s",
-			    mdb_strerror(job->mdb_rc));
-			return STORE_ERROR;
-		}
-		return STORE_AGAIN;
-	case STORE_ERROR:
-		/* Else the callback's: the store itself worked. */
-		if (job->mdb_rc != 0) {
-			store_damaged(s, "write: %s",
-			    mdb_strerror(job->mdb_rc));
-			return STORE_ERROR;
-		}
-		break;
-	default:
-		store_ok(s);
-		break;
-	}
-	if (job->seq > s->last_seq)
-		s->last_seq = job->seq;
-	return rc;
 }
 
 /* Assign KEY to WAVE. */
@@ -1314,16 +1224,14 @@ store_wave_update(struct store *s, uint32_t n, int64_t now_ms,
 /* Append ledger records, all or nothing. */
 int
 store_ledger_append(struct store *s, const struct store_kv *kv, size_t n,
-    int64_t now_ms, json_t *event, struct store_ledger_res *res,
-    struct store_job *job)
+    int64_t now_ms, json_t *event, struct store_ledger_res *res)
 {
 	struct store_write w = { .op = STORE_OP_LEDGER,
 		.now_ms = now_ms,
 		.event = event,
 		.kv = kv,
 		.nkv = n,
-		.lres = res,
-		.job = job };
+		.lres = res };
 	size_t i;
 
 	memset(res, 0, sizeof(*res));
@@ -1682,7 +1590,7 @@ store_import_state(const struct store_states *st, uint32_t n)
 int
 store_route_import(struct store *s, const struct store_route_in *in, size_t n,
     int64_t now_ms, store_route_import_cb cb, void *arg, json_t *event,
-    struct store_import_res *res, struct store_job *job)
+    struct store_import_res *res)
 {
 	struct store_write w = { .op = STORE_OP_ROUTE_IMPORT,
 		.now_ms = now_ms,
@@ -1691,8 +1599,7 @@ store_route_import(struct store *s, const struct store_route_in *in, size_t n,
 		.rin = in,
 		.nrin = n,
 		.icb = cb,
-		.ires = res,
-		.job = job };
+		.ires = res };
 	size_t i;
 
 	memset(res, 0, sizeof(*res));

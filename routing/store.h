@@ -2,8 +2,7 @@
  * floe: store.h -- the flag store. Owns the LMDB environment under
  * state_dir, its named databases (objects, waves, ledger, events, meta) and
  * the parked read txn. The only code that writes floe's state: every change
- * is one synced write txn that also appends its event. Loop thread only,
- * but for the bulk writes given a store_job (see store_job_end).
+ * is one synced write txn that also appends its event. Loop thread only.
  *
  * Records are stored in a versioned binary form (never JSON on the hot path);
  * a newer floe reads older, shorter records by zero-filling what is missing,
@@ -17,7 +16,6 @@
 #include <stdint.h>
 
 struct store;
-struct store_job;
 typedef struct json_t json_t;
 
 #define STORE_KEY_MAX 511
@@ -26,7 +24,6 @@ enum store_rc {
 	STORE_OK = 0,
 	STORE_NOTFOUND = 1,
 	STORE_REFUSED = 2, /* an update callback said no */
-	STORE_AGAIN = 3, /* a store_job's map was full: nothing was written */
 	STORE_ERROR = -1,
 };
 
@@ -136,6 +133,8 @@ int store_event_foreach(struct store *, uint64_t after, size_t limit,
     store_event_cb, void *);
 /* Highest sequence number assigned so far. */
 uint64_t store_last_seq(struct store *);
+/* Another process (an import's child) committed SEQ. */
+void store_seq_seen(struct store *, uint64_t seq);
 /*
  * The same read from the store, so that writes by another process count:
  * a snapshot's contents change only with it. STORE_OK or STORE_ERROR.
@@ -186,13 +185,13 @@ void store_route_in_sort(struct store_route_in *, size_t n);
  * keep state. A key given twice is applied in order (sort with
  * store_route_in_sort first). When no route changes nothing is written,
  * not even EVENT. The store sets "set", "unchanged" and "waves" (routes
- * set per wave: {"3": 1200}) in EVENT. JOB: see store_job_end.
+ * set per wave: {"3": 1200}) in EVENT.
  */
 typedef int (*store_route_import_cb)(size_t i, const struct store_route *old,
     int old_state, int new_state, void *arg);
 int store_route_import(struct store *, const struct store_route_in *, size_t n,
     int64_t now_ms, store_route_import_cb, void *arg, json_t *event,
-    struct store_import_res *res, struct store_job *job);
+    struct store_import_res *res);
 
 /*
  * The single write path for waves. Reads wave N (zero-filled with
@@ -216,29 +215,10 @@ int store_event_append(struct store *, int64_t now_ms, json_t *event);
  * already stored (or given twice) with the same value is a duplicate,
  * skipped and counted; with a different value nothing is written and the
  * answer is STORE_REFUSED with its index in RES->conflict. The store sets
- * "added" and "duplicates" in EVENT. JOB: see store_job_end.
+ * "added" and "duplicates" in EVENT.
  */
 int store_ledger_append(struct store *, const struct store_kv *, size_t n,
-    int64_t now_ms, json_t *event, struct store_ledger_res *res,
-    struct store_job *job);
-
-/*
- * A bulk write on another thread. Given a zeroed JOB, store_route_import
- * and store_ledger_append may run on a thread of their own while the
- * store's thread goes on reading and writing (LMDB lets one writer in at
- * a time): they touch only the LMDB environment, never the store's own
- * state, and never grow the map. Back on the store's thread, pass their
- * answer to store_job_end, which notes the outcome and returns the answer
- * to act on: STORE_AGAIN when the map was full and is now grown (or was
- * grown by another process and is now adopted), so run the write again
- * with the same JOB; STORE_ERROR when it failed, a store failure logged.
- */
-struct store_job {
-	int mdb_rc; /* LMDB's answer (0: the txn ran) */
-	uint64_t seq; /* the committed sequence (0: none) */
-	unsigned grows; /* map doublings so far */
-};
-int store_job_end(struct store *, struct store_job *, int rc);
+    int64_t now_ms, json_t *event, struct store_ledger_res *res);
 /*
  * Call CB for the records of the object whose key is OBJ (OBJLEN bytes)
  * dated FROM_MS..TO_MS (inclusive), oldest first. VAL lives for the call.

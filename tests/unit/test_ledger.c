@@ -294,8 +294,7 @@ test_store_ledger(void **state)
 	mkkv("db.sub.t", 100, true, kb[5], vb[5], &kv[5]);
 	mkkv("dbx.t", 100, true, kb[6], vb[6], &kv[6]);
 	ev = json_pack("{s:s}", "type", "ledger.import");
-	assert_int_equal(store_ledger_append(t->store, kv, 7, NOW, ev, &res,
-			     NULL),
+	assert_int_equal(store_ledger_append(t->store, kv, 7, NOW, ev, &res),
 	    STORE_OK);
 	assert_int_equal(res.added, 6);
 	assert_int_equal(res.duplicates, 1);
@@ -305,8 +304,7 @@ test_store_ledger(void **state)
 
 	/* The same again: all duplicates, nothing new. */
 	ev = json_pack("{s:s}", "type", "ledger.import");
-	assert_int_equal(store_ledger_append(t->store, kv, 7, NOW, ev, &res,
-			     NULL),
+	assert_int_equal(store_ledger_append(t->store, kv, 7, NOW, ev, &res),
 	    STORE_OK);
 	assert_int_equal(res.added, 0);
 	assert_int_equal(res.duplicates, 7);
@@ -319,13 +317,13 @@ test_store_ledger(void **state)
 	mkkv("db.orders", 4000, true, kb[7], vb[7], &kv[7]);
 	mkkv("db.orders", 3000, false, kb[0], vb[0], &kv[0]);
 	ev = json_pack("{s:s}", "type", "ledger.import");
-	assert_int_equal(store_ledger_append(t->store, &kv[0], 1, NOW, ev, &res,
-			     NULL),
+	assert_int_equal(store_ledger_append(t->store, &kv[0], 1, NOW, ev,
+			     &res),
 	    STORE_REFUSED);
 	kv[1] = kv[7];
 	kv[2] = kv[0];
-	assert_int_equal(store_ledger_append(t->store, &kv[1], 2, NOW, ev, &res,
-			     NULL),
+	assert_int_equal(store_ledger_append(t->store, &kv[1], 2, NOW, ev,
+			     &res),
 	    STORE_REFUSED);
 	assert_int_equal(res.conflict, 1);
 	json_decref(ev);
@@ -410,8 +408,7 @@ test_store_big(void **state)
 		    vb + i * LEDGER_VAL_MAX, &kv[i]);
 	}
 	ev = json_pack("{s:s}", "type", "ledger.import");
-	assert_int_equal(store_ledger_append(t->store, kv, n, NOW, ev, &res,
-			     NULL),
+	assert_int_equal(store_ledger_append(t->store, kv, n, NOW, ev, &res),
 	    STORE_OK);
 	assert_int_equal(res.added, n);
 	json_decref(ev);

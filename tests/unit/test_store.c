@@ -6,9 +6,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#include <pthread.h>
 #include <setjmp.h>
-#include <stdatomic.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -888,7 +886,7 @@ test_route_import(void **state)
 	m.in = in;
 	ev = json_pack("{s:s,s:s}", "type", "route.import", "actor", "me");
 	assert_int_equal(store_route_import(t->store, in, nitems(in), T0 + 10,
-			     imp_cb, &m, ev, &res, NULL),
+			     imp_cb, &m, ev, &res),
 	    STORE_OK);
 	assert_int_equal(res.set, 3);
 	assert_int_equal(res.unchanged, 1);
@@ -938,7 +936,7 @@ test_route_import(void **state)
 	m.in = in;
 	ev = json_pack("{s:s}", "type", "route.import");
 	assert_int_equal(store_route_import(t->store, in, nitems(in), T0 + 20,
-			     imp_cb, &m, ev, &res, NULL),
+			     imp_cb, &m, ev, &res),
 	    STORE_OK);
 	assert_int_equal(res.set, 0);
 	assert_int_equal(res.unchanged, 4);
@@ -955,7 +953,7 @@ test_route_import(void **state)
 	memset(&m, 0, sizeof(m));
 	m.in = in;
 	assert_int_equal(store_route_import(t->store, in, 2, T0 + 30, imp_cb,
-			     &m, NULL, &res, NULL),
+			     &m, NULL, &res),
 	    STORE_OK);
 	assert_int_equal(res.set, 2);
 	assert_int_equal(m.with_old, 1);
@@ -966,7 +964,7 @@ test_route_import(void **state)
 
 	/* Nothing to import: nothing written. */
 	assert_int_equal(store_route_import(t->store, in, 0, T0, NULL, NULL,
-			     NULL, &res, NULL),
+			     NULL, &res),
 	    STORE_OK);
 	assert_int_equal(store_last_seq(t->store), 4);
 }
@@ -1016,7 +1014,7 @@ test_route_import_refused(void **state)
 		m.rc = tab[i].rc;
 		ev = json_pack("{s:s}", "type", "route.import");
 		rc = store_route_import(t->store, in, nitems(in), T0 + 5,
-		    imp_cb, &m, ev, &res, NULL);
+		    imp_cb, &m, ev, &res);
 		assert_int_equal(rc, tab[i].want);
 		if (rc == STORE_REFUSED)
 			assert_int_equal(res.refused, tab[i].refused);
@@ -1035,7 +1033,7 @@ test_route_import_refused(void **state)
 	m.refuse = "m";
 	m.rc = STORE_REFUSED;
 	assert_int_equal(store_route_import(t->store, in, nitems(in), T0 + 5,
-			     imp_cb, &m, NULL, &res, NULL),
+			     imp_cb, &m, NULL, &res),
 	    STORE_OK);
 	assert_int_equal(res.set, 4);
 	assert_int_equal(m.calls, 3);
@@ -1081,7 +1079,7 @@ test_route_import_grow(void **state)
 	memset(&m, 0, sizeof(m));
 	m.in = in;
 	assert_int_equal(store_route_import(t->store, in, N, T0, imp_cb, &m,
-			     NULL, &res, NULL),
+			     NULL, &res),
 	    STORE_OK);
 	assert_int_equal(res.set, N);
 	assert_true(m.calls > N); /* retried after growing */
@@ -1135,7 +1133,7 @@ test_route_import_states(void **state)
 					  "a",
 		4, 5, 1, false };
 	assert_int_equal(store_route_import(t->store, in, 1, T0, imp_cb, &m,
-			     NULL, &res, NULL),
+			     NULL, &res),
 	    STORE_OK);
 	assert_int_equal(m.calls, 1);
 	assert_int_equal(m.old_state, 2);
@@ -1144,128 +1142,12 @@ test_route_import_states(void **state)
 					  "b",
 		4, 9, 1, false };
 	assert_int_equal(store_route_import(t->store, in, 1, T0, imp_cb, &m,
-			     NULL, &res, NULL),
+			     NULL, &res),
 	    STORE_OK);
 	assert_int_equal(m.calls, 2);
 	assert_int_equal(m.with_old, 1);
 	assert_int_equal(m.old_state, 0);
 	assert_int_equal(m.new_state, 0);
-}
-
-/* An import run on a thread of its own, as floe's worker runs it. */
-struct job_run {
-	struct store *s;
-	const struct store_route_in *in;
-	size_t n;
-	struct imp *m;
-	struct store_import_res res;
-	struct store_job job;
-	int rc;
-	atomic_bool done;
-};
-
-static void *
-job_thread(void *arg)
-{
-	struct job_run *a = arg;
-
-	a->rc = store_route_import(a->s, a->in, a->n, T0, imp_cb, a->m, NULL,
-	    &a->res, &a->job);
-	atomic_store(&a->done, true);
-	return NULL;
-}
-
-/*
- * A store_job import on another thread, into a small map, while this
- * thread goes on reading: it answers STORE_AGAIN having written nothing,
- * store_job_end grows the map, and the import lands whole on a later run;
- * the reads all succeed meanwhile and the store takes the job's seq.
- */
-static void
-test_route_import_job(void **state)
-{
-	enum { N = 20000 };
-	struct routing_tmp *t = *state;
-	struct store_route_in *in;
-	struct store_route r;
-	struct job_run a;
-	struct imp m;
-	pthread_t th;
-	char(*keys)[16], err[256];
-	size_t i, reads = 0;
-	unsigned runs = 0;
-	int rc;
-
-	store_free(t->store);
-	store_set_mapsize(64 * 1024);
-	t->store = store_open(t->dir, err, sizeof(err));
-	store_set_mapsize(0);
-	assert_non_null(t->store);
-	assert_int_equal(store_route_put(t->store,
-			     "db\x1e"
-			     "pre",
-			     6, 1, T0, NULL),
-	    STORE_OK);
-
-	in = calloc(N, sizeof(*in));
-	keys = calloc(N, sizeof(*keys));
-	assert_non_null(in);
-	assert_non_null(keys);
-	for (i = 0; i < N; i++) {
-		snprintf(keys[i], sizeof(keys[i]), "db\x1et%06zu", i);
-		in[i] = (struct store_route_in) { keys[i],
-			(uint32_t)strlen(keys[i]), 7, (uint32_t)i, false };
-	}
-	memset(&m, 0, sizeof(m));
-	m.in = in;
-	memset(&a, 0, sizeof(a));
-	a.s = t->store;
-	a.in = in;
-	a.n = N;
-	a.m = &m;
-	do {
-		atomic_store(&a.done, false);
-		assert_int_equal(pthread_create(&th, NULL, job_thread, &a), 0);
-		while (!atomic_load(&a.done)) {
-			assert_int_equal(store_route_get(t->store,
-					     "db\x1e"
-					     "pre",
-					     6, &r),
-			    STORE_OK);
-			assert_int_equal(r.wave, 1);
-			reads++;
-		}
-		assert_int_equal(pthread_join(th, NULL), 0);
-		runs++;
-		if (a.rc == STORE_AGAIN)
-			assert_int_equal(store_route_get(t->store, keys[0],
-					     strlen(keys[0]), &r),
-			    STORE_NOTFOUND);
-		rc = store_job_end(t->store, &a.job, a.rc);
-	} while (rc == STORE_AGAIN && runs < 20);
-	assert_int_equal(rc, STORE_OK);
-	assert_true(runs > 1); /* the map grew between runs */
-	assert_true(reads > 0);
-	assert_int_equal(a.res.set, N);
-	assert_int_equal(a.job.seq, 2);
-	assert_int_equal(store_last_seq(t->store), 2);
-	assert_true(store_is_healthy(t->store));
-	for (i = 0; i < N; i += 499) {
-		assert_int_equal(store_route_get(t->store, keys[i],
-				     strlen(keys[i]), &r),
-		    STORE_OK);
-		assert_int_equal(r.wave, 7);
-		assert_int_equal(r.seq, 2);
-	}
-	/* The loop's own writes go on after it. */
-	assert_int_equal(store_route_put(t->store,
-			     "db\x1e"
-			     "post",
-			     7, 1, T0, NULL),
-	    STORE_OK);
-	assert_int_equal(store_last_seq(t->store), 3);
-	free(keys);
-	free(in);
 }
 
 /*
@@ -1390,8 +1272,6 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_route_import_grow, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_route_import_states, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_route_import_job, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_crash, setup, teardown),
 	};

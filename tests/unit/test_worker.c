@@ -1,142 +1,213 @@
 /*
- * floe: test_worker.c -- the worker thread: jobs run off the calling
- * thread, one at a time and in order; each DONE runs on the loop before
- * the next job starts; freeing the worker answers every job still owed.
+ * floe: test_worker.c -- the worker's child processes: each job runs in a
+ * child of its own (its writes stay there), one at a time and in order;
+ * DONE gets all the child wrote, however large, and why a child failed;
+ * freeing the worker waits for the running child and answers the rest.
  */
-#include <pthread.h>
+#include <sys/types.h>
+
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
+#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "proxy/worker.h"
 
-#define NJOBS 50
+#define NJOBS 5
+#define BIG (4 << 20)
 
-/* What the jobs of one test saw. */
+/* What the jobs of one test saw, on the loop. */
 struct seen {
 	struct event_base *base;
-	pthread_t loop;
-	atomic_int work_order[NJOBS]; /* position at which job I ran */
-	atomic_int nwork;
-	atomic_bool off_loop; /* every WORK ran off the loop's thread */
-	atomic_bool overlap; /* a WORK started before the last DONE */
-	atomic_int ndone_ok; /* DONEs returned so far (ran) */
-	int done_order[NJOBS];
+	struct worker *w;
 	int ndone;
-	int unrun;
-	bool done_on_loop;
+	int order[NJOBS + 4];
+	char status[NJOBS + 4][64];
+	size_t outlen[NJOBS + 4];
+	char first[NJOBS + 4][64];
+	int stop_after; /* break the loop after this many DONEs */
 };
 
 struct job {
 	struct seen *s;
 	int i;
+	int how; /* 0 write a line, 1 write BIG bytes, 2 die, 3 exit 3 */
 };
 
+static int touched; /* a job's child sets it: the loop's copy stays 0 */
+
 static void
-work(void *arg)
+work(void *arg, struct evbuffer *out)
 {
 	struct job *j = arg;
-	struct seen *s = j->s;
-	int pos = atomic_fetch_add(&s->nwork, 1);
+	char *big;
 
-	if (pthread_equal(pthread_self(), s->loop))
-		atomic_store(&s->off_loop, false);
-	/* Job POS may start only once POS DONEs have returned. */
-	if (atomic_load(&s->ndone_ok) != pos)
-		atomic_store(&s->overlap, true);
-	atomic_store(&s->work_order[j->i], pos);
+	touched = 1;
+	switch (j->how) {
+	case 0:
+		evbuffer_add_printf(out, "job %d pid %ld", j->i,
+		    (long)getpid());
+		break;
+	case 1:
+		big = malloc(BIG);
+		memset(big, 'x', BIG);
+		big[BIG - 1] = 'z';
+		evbuffer_add(out, big, BIG);
+		free(big);
+		break;
+	case 2:
+		evbuffer_add_printf(out, "partial");
+		raise(SIGKILL);
+		break;
+	default:
+		_exit(3);
+	}
 }
 
 static void
-done(void *arg, bool ran)
+done(void *arg, struct evbuffer *out, const char *status)
 {
 	struct job *j = arg;
 	struct seen *s = j->s;
+	size_t len = evbuffer_get_length(out);
+	int k = s->ndone++;
 
-	if (!pthread_equal(pthread_self(), s->loop))
-		s->done_on_loop = false;
-	if (!ran) {
-		s->unrun++;
-		return;
-	}
-	s->done_order[s->ndone++] = j->i;
-	atomic_fetch_add(&s->ndone_ok, 1);
-	if (s->ndone == NJOBS)
+	s->order[k] = j->i;
+	snprintf(s->status[k], sizeof(s->status[k]), "%s",
+	    status != NULL ? status : "ok");
+	s->outlen[k] = len;
+	snprintf(s->first[k], sizeof(s->first[k]), "%.*s",
+	    (int)(len < 63 ? len : 63), (const char *)evbuffer_pullup(out, -1));
+	if (j->how == 1 && len == BIG)
+		assert_int_equal(evbuffer_pullup(out, -1)[BIG - 1], 'z');
+	if (s->ndone == s->stop_after)
 		event_base_loopbreak(s->base);
 }
 
 static void
-seen_init(struct seen *s)
+seen_init(struct seen *s, int stop_after)
 {
+	char err[128];
+
 	memset(s, 0, sizeof(*s));
-	s->loop = pthread_self();
-	atomic_store(&s->off_loop, true);
-	s->done_on_loop = true;
+	s->stop_after = stop_after;
 	s->base = event_base_new();
 	assert_non_null(s->base);
+	s->w = worker_new(s->base, err, sizeof(err));
+	assert_non_null(s->w);
 }
 
-/* Fifty jobs queued at once: run in order, one at a time, off the loop. */
+static void
+seen_free(struct seen *s)
+{
+	worker_free(s->w);
+	event_base_free(s->base);
+}
+
+/* Jobs queued at once run in order, each in a child of its own. */
 static void
 test_order(void **state)
 {
 	struct job jobs[NJOBS];
 	struct seen s;
-	struct worker *w;
-	char err[128];
+	char want[64];
 	int i;
 
 	(void)state;
-	seen_init(&s);
-	assert_non_null(w = worker_new(s.base, err, sizeof(err)));
+	seen_init(&s, NJOBS);
 	for (i = 0; i < NJOBS; i++) {
-		jobs[i] = (struct job) { &s, i };
-		worker_run(w, work, done, &jobs[i]);
+		jobs[i] = (struct job) { &s, i, 0 };
+		worker_run(s.w, work, done, &jobs[i]);
 	}
-	assert_int_equal(worker_pending(w), NJOBS);
+	/* DONE never runs inside worker_run. */
+	assert_int_equal(s.ndone, 0);
+	assert_int_equal(worker_pending(s.w), NJOBS);
 	assert_int_equal(event_base_dispatch(s.base), 0);
 	assert_int_equal(s.ndone, NJOBS);
-	assert_int_equal(worker_pending(w), 0);
+	assert_int_equal(worker_pending(s.w), 0);
 	for (i = 0; i < NJOBS; i++) {
-		assert_int_equal(s.done_order[i], i);
-		assert_int_equal(atomic_load(&s.work_order[i]), i);
+		assert_int_equal(s.order[i], i);
+		assert_string_equal(s.status[i], "ok");
+		snprintf(want, sizeof(want), "job %d pid ", i);
+		assert_memory_equal(s.first[i], want, strlen(want));
+		/* Not this process. */
+		snprintf(want, sizeof(want), "job %d pid %ld", i,
+		    (long)getpid());
+		assert_string_not_equal(s.first[i], want);
 	}
-	assert_true(atomic_load(&s.off_loop));
-	assert_false(atomic_load(&s.overlap));
-	assert_true(s.done_on_loop);
-	worker_free(w);
-	event_base_free(s.base);
+	assert_int_equal(touched, 0);
+	seen_free(&s);
 }
 
-/* Freed with jobs queued: each is answered once, ran or not. */
+/*
+ * All of a large output arrives; a child killed or exiting non-zero is
+ * named, and the next job still runs.
+ */
+static void
+test_outcomes(void **state)
+{
+	struct job jobs[4];
+	struct seen s;
+	int i;
+
+	(void)state;
+	seen_init(&s, 4);
+	jobs[0] = (struct job) { &s, 0, 1 };
+	jobs[1] = (struct job) { &s, 1, 2 };
+	jobs[2] = (struct job) { &s, 2, 3 };
+	jobs[3] = (struct job) { &s, 3, 0 };
+	for (i = 0; i < 4; i++)
+		worker_run(s.w, work, done, &jobs[i]);
+	assert_int_equal(event_base_dispatch(s.base), 0);
+	assert_int_equal(s.ndone, 4);
+	assert_string_equal(s.status[0], "ok");
+	assert_int_equal(s.outlen[0], BIG);
+	assert_string_equal(s.status[1], "killed by signal 9");
+	assert_string_equal(s.status[2], "exited 3");
+	assert_string_equal(s.status[3], "ok");
+	seen_free(&s);
+}
+
+/*
+ * Freed while a child runs: the child finishes and its DONE has all it
+ * wrote; the jobs behind it never run and are answered so.
+ */
 static void
 test_free_owed(void **state)
 {
-	struct job jobs[NJOBS];
+	struct job jobs[3];
 	struct seen s;
-	struct worker *w;
-	char err[128];
 	int i;
 
 	(void)state;
-	seen_init(&s);
-	assert_non_null(w = worker_new(s.base, err, sizeof(err)));
-	for (i = 0; i < NJOBS; i++) {
-		jobs[i] = (struct job) { &s, i };
-		worker_run(w, work, done, &jobs[i]);
+	seen_init(&s, 100);
+	for (i = 0; i < 3; i++) {
+		jobs[i] = (struct job) { &s, i, i == 0 ? 1 : 0 };
+		worker_run(s.w, work, done, &jobs[i]);
 	}
-	/* The loop never ran: at most the first job ran. */
-	worker_free(w);
-	assert_int_equal(s.ndone + s.unrun, NJOBS);
-	assert_true(s.ndone <= 1);
-	assert_true(s.done_on_loop);
+	/* One turn of the loop forks the first child. */
+	assert_int_equal(event_base_loop(s.base, EVLOOP_ONCE | EVLOOP_NONBLOCK),
+	    0);
+	assert_int_equal(s.ndone, 0);
+	worker_free(s.w);
+	assert_int_equal(s.ndone, 3);
+	assert_string_equal(s.status[0], "ok");
+	assert_int_equal(s.outlen[0], BIG);
+	for (i = 1; i < 3; i++) {
+		assert_int_equal(s.order[i], i);
+		assert_memory_equal(s.status[i], "never ran", 9);
+		assert_int_equal(s.outlen[i], 0);
+	}
 	event_base_free(s.base);
 }
 
@@ -145,6 +216,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_outcomes),
 		cmocka_unit_test(test_free_owed),
 	};
 

@@ -1,11 +1,11 @@
 /*
- * floe: worker.c -- one child process per job. The parent watches two
- * things of the running child: its pipe (read into OUT as it comes, so
- * the child never blocks on a full pipe) and its pidfd (readable once it
- * has exited, so reaping it never blocks the loop). DONE runs when both
- * are over; then the next job's child is forked.
+ * floe: worker.c -- one child process per job. The parent reads the
+ * child's pipe into OUT as it comes (the child never blocks on a full
+ * pipe). The pipe ends when the child exits, which closes it; the child
+ * is then reaped without blocking the loop (a zombie microseconds later:
+ * looked for again on a short timer). DONE runs then, and the next job's
+ * child is forked.
  */
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -25,6 +25,8 @@
 #include "lib/xmalloc.h"
 #include "proxy/worker.h"
 
+#define WORKER_CHILD_FD 3 /* the pipe, in the child */
+
 struct worker_job {
 	worker_work_fn work;
 	worker_done_fn done;
@@ -42,10 +44,10 @@ struct worker {
 	struct worker_job *cur;
 	pid_t pid;
 	struct event *rev; /* its pipe */
-	struct event *pev; /* its pidfd */
+	struct event *reap; /* waitpid again, after REAP_US */
+	unsigned reap_us;
 	struct evbuffer *out;
 	bool eof;
-	bool exited;
 	int wstatus;
 };
 
@@ -54,8 +56,9 @@ static void worker_next(struct worker *);
 static int worker_spawn(struct worker *, struct worker_job *, char *, size_t);
 static void __attribute__((__noreturn__))
 worker_child(struct worker_job *, int);
+static void worker_close_from(int);
 static void worker_read_cb(evutil_socket_t, short, void *);
-static void worker_exit_cb(evutil_socket_t, short, void *);
+static void worker_reap_cb(evutil_socket_t, short, void *);
 static void worker_end(struct worker *);
 
 struct worker *
@@ -66,8 +69,11 @@ worker_new(struct event_base *base, char *err, size_t errlen)
 	w->base = base;
 	TAILQ_INIT(&w->todo);
 	w->kick = event_new(base, -1, 0, worker_kick_cb, w);
-	if (w->kick == NULL) {
+	w->reap = evtimer_new(base, worker_reap_cb, w);
+	if (w->kick == NULL || w->reap == NULL) {
 		snprintf(err, errlen, "worker: event_new failed");
+		if (w->kick != NULL)
+			event_free(w->kick);
 		free(w);
 		return NULL;
 	}
@@ -95,9 +101,8 @@ worker_free(struct worker *w)
 					break;
 			}
 		}
-		if (!w->exited)
-			(void)waitpid(w->pid, &w->wstatus, 0);
-		w->eof = w->exited = true;
+		evtimer_del(w->reap);
+		(void)waitpid(w->pid, &w->wstatus, 0);
 		worker_end(w);
 	}
 	none = evbuffer_new();
@@ -109,6 +114,7 @@ worker_free(struct worker *w)
 	}
 	evbuffer_free(none);
 	event_free(w->kick);
+	event_free(w->reap);
 	free(w);
 }
 
@@ -166,7 +172,7 @@ worker_next(struct worker *w)
 static int
 worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 {
-	int p[2], pidfd;
+	int p[2];
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC) == -1) {
@@ -184,33 +190,25 @@ worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 		worker_child(j, p[1]);
 	}
 	close(p[1]);
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd == -1) {
-		/* Linux before 5.3: reaped at EOF, when it is all but gone. */
-		log_debug("worker: pidfd_open: %s", strerror(errno));
-	}
 	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
 	w->cur = j;
 	w->pid = pid;
 	w->out = evbuffer_new();
-	w->eof = w->exited = false;
+	w->eof = false;
 	w->rev =
 	    event_new(w->base, p[0], EV_READ | EV_PERSIST, worker_read_cb, w);
-	w->pev = pidfd != -1 ?
-	    event_new(w->base, pidfd, EV_READ, worker_exit_cb, w) :
-	    NULL;
-	if (w->out == NULL || w->rev == NULL || (pidfd != -1 && w->pev == NULL))
+	if (w->out == NULL || w->rev == NULL)
 		fatalx("worker: out of memory");
 	event_add(w->rev, NULL);
-	if (w->pev != NULL)
-		event_add(w->pev, NULL);
 	return 0;
 }
 
 /*
  * The child: signals back to their defaults (the loop's handlers would
- * wake the parent), the work, its output down the pipe, gone. _exit:
- * nothing of the parent's (stdio buffers, atexit) runs twice.
+ * wake the parent); every inherited descriptor but stdio and the pipe
+ * closed (a connection the loop closes must not stay open here, nor a
+ * listener outlive floe); the work, its output down the pipe, gone.
+ * _exit: nothing of the parent's (stdio buffers, atexit) runs twice.
  */
 static void
 worker_child(struct worker_job *j, int fd)
@@ -228,6 +226,12 @@ worker_child(struct worker_job *j, int fd)
 		sigaction(sigs[i], &sa, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (fd != WORKER_CHILD_FD) {
+		if (dup2(fd, WORKER_CHILD_FD) == -1)
+			_exit(2);
+		fd = WORKER_CHILD_FD;
+	}
+	worker_close_from(WORKER_CHILD_FD + 1);
 	if ((out = evbuffer_new()) == NULL)
 		_exit(2);
 	j->work(j->arg, out);
@@ -235,6 +239,19 @@ worker_child(struct worker_job *j, int fd)
 		if (evbuffer_write(out, fd) <= 0 && errno != EINTR)
 			_exit(1);
 	_exit(0);
+}
+
+/* Close every descriptor from LOW up. */
+static void
+worker_close_from(int low)
+{
+	long i, max;
+
+	if (close_range((unsigned)low, ~0U, 0) == 0)
+		return;
+	max = sysconf(_SC_OPEN_MAX);
+	for (i = low; i < (max > 0 ? max : 1024); i++)
+		(void)close((int)i);
 }
 
 static void
@@ -251,25 +268,35 @@ worker_read_cb(evutil_socket_t fd, short what __unused, void *arg)
 		log_warn("worker: reading from child %ld", (long)w->pid);
 	w->eof = true;
 	event_del(w->rev);
-	if (w->pev == NULL) {
-		/* No pidfd: the child closed its end by exiting. */
-		(void)waitpid(w->pid, &w->wstatus, 0);
-		w->exited = true;
-	}
-	if (w->exited)
-		worker_end(w);
+	w->reap_us = 0;
+	worker_reap_cb(-1, 0, w);
 }
 
+/* Reap the child, or look again soon (1 ms, doubling up to 128 ms). */
 static void
-worker_exit_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
+worker_reap_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 {
 	struct worker *w = arg;
+	struct timeval tv;
+	pid_t rc;
 
-	if (waitpid(w->pid, &w->wstatus, WNOHANG) != w->pid)
+	while ((rc = waitpid(w->pid, &w->wstatus, WNOHANG)) == -1 &&
+	    errno == EINTR)
+		;
+	if (rc == 0) {
+		w->reap_us = w->reap_us == 0 ? 1000 : w->reap_us * 2;
+		if (w->reap_us > 128000)
+			w->reap_us = 128000;
+		tv.tv_sec = 0;
+		tv.tv_usec = w->reap_us;
+		evtimer_add(w->reap, &tv);
 		return;
-	w->exited = true;
-	if (w->eof)
-		worker_end(w);
+	}
+	if (rc == -1) {
+		log_warn("worker: waitpid %ld", (long)w->pid);
+		w->wstatus = 255 << 8; /* "exited 255" */
+	}
+	worker_end(w);
 }
 
 /* The child is gone and its output read: DONE, then the next child. */
@@ -293,11 +320,7 @@ worker_end(struct worker *w)
 		log_warnx("worker: child %ld %s", (long)w->pid, why);
 	close(event_get_fd(w->rev));
 	event_free(w->rev);
-	if (w->pev != NULL) {
-		close(event_get_fd(w->pev));
-		event_free(w->pev);
-	}
-	w->rev = w->pev = NULL;
+	w->rev = NULL;
 	w->cur = NULL;
 	w->pending--;
 	j->done(j->arg, w->out, why);

@@ -6,6 +6,7 @@
  */
 #include <sys/types.h>
 
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -41,7 +42,9 @@ struct seen {
 struct job {
 	struct seen *s;
 	int i;
-	int how; /* 0 write a line, 1 write BIG bytes, 2 die, 3 exit 3 */
+	int how; /* 0 write a line, 1 write BIG bytes, 2 die, 3 exit 3,
+		    4 say whether descriptor FD is open */
+	int fd;
 };
 
 static int touched; /* a job's child sets it: the loop's copy stays 0 */
@@ -68,6 +71,10 @@ work(void *arg, struct evbuffer *out)
 	case 2:
 		evbuffer_add_printf(out, "partial");
 		raise(SIGKILL);
+		break;
+	case 4:
+		evbuffer_add_printf(out, "%s",
+		    fcntl(j->fd, F_GETFD) == -1 ? "closed" : "open");
 		break;
 	default:
 		_exit(3);
@@ -126,7 +133,7 @@ test_order(void **state)
 	(void)state;
 	seen_init(&s, NJOBS);
 	for (i = 0; i < NJOBS; i++) {
-		jobs[i] = (struct job) { &s, i, 0 };
+		jobs[i] = (struct job) { &s, i, 0, -1 };
 		worker_run(s.w, work, done, &jobs[i]);
 	}
 	/* DONE never runs inside worker_run. */
@@ -162,10 +169,10 @@ test_outcomes(void **state)
 
 	(void)state;
 	seen_init(&s, 4);
-	jobs[0] = (struct job) { &s, 0, 1 };
-	jobs[1] = (struct job) { &s, 1, 2 };
-	jobs[2] = (struct job) { &s, 2, 3 };
-	jobs[3] = (struct job) { &s, 3, 0 };
+	jobs[0] = (struct job) { &s, 0, 1, -1 };
+	jobs[1] = (struct job) { &s, 1, 2, -1 };
+	jobs[2] = (struct job) { &s, 2, 3, -1 };
+	jobs[3] = (struct job) { &s, 3, 0, -1 };
 	for (i = 0; i < 4; i++)
 		worker_run(s.w, work, done, &jobs[i]);
 	assert_int_equal(event_base_dispatch(s.base), 0);
@@ -175,6 +182,31 @@ test_outcomes(void **state)
 	assert_string_equal(s.status[1], "killed by signal 9");
 	assert_string_equal(s.status[2], "exited 3");
 	assert_string_equal(s.status[3], "ok");
+	seen_free(&s);
+}
+
+/*
+ * The child holds none of the loop's descriptors: a connection the loop
+ * closes is closed.
+ */
+static void
+test_no_inherited_fds(void **state)
+{
+	struct job job;
+	struct seen s;
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	seen_init(&s, 1);
+	job = (struct job) { &s, 0, 4, p[1] };
+	worker_run(s.w, work, done, &job);
+	assert_int_equal(event_base_dispatch(s.base), 0);
+	assert_int_equal(s.ndone, 1);
+	assert_string_equal(s.first[0], "closed");
+	assert_int_equal(fcntl(p[1], F_GETFD), 0); /* still ours */
+	close(p[0]);
+	close(p[1]);
 	seen_free(&s);
 }
 
@@ -192,7 +224,7 @@ test_free_owed(void **state)
 	(void)state;
 	seen_init(&s, 100);
 	for (i = 0; i < 3; i++) {
-		jobs[i] = (struct job) { &s, i, i == 0 ? 1 : 0 };
+		jobs[i] = (struct job) { &s, i, i == 0 ? 1 : 0, -1 };
 		worker_run(s.w, work, done, &jobs[i]);
 	}
 	/* One turn of the loop forks the first child. */
@@ -217,6 +249,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_outcomes),
+		cmocka_unit_test(test_no_inherited_fds),
 		cmocka_unit_test(test_free_owed),
 	};
 

@@ -2755,8 +2755,10 @@ admin_job_work(void *arg, struct evbuffer *out)
 	uint64_t seq = 0;
 	uint32_t n;
 
-	if ((r->st = store_open(r->f->conf->state_dir, err, sizeof(err))) ==
-	    NULL) {
+	if (alarms == NULL)
+		admin_error(r, 500, "out of memory");
+	else if ((r->st = store_open(r->f->conf->state_dir, err,
+		      sizeof(err))) == NULL) {
 		log_warnx("admin: import: %s", err);
 		admin_error(r, 500, "the store cannot be opened: %s", err);
 	} else {
@@ -2770,7 +2772,10 @@ admin_job_work(void *arg, struct evbuffer *out)
 	n = (uint32_t)j->rep.len;
 	evbuffer_add(out, &n, sizeof(n));
 	evbuffer_add(out, j->rep.body, j->rep.len);
-	evbuffer_add_buffer(out, alarms);
+	if (alarms != NULL) {
+		evbuffer_add_buffer(out, alarms);
+		evbuffer_free(alarms);
+	}
 }
 
 /* On the loop: take the child's answer, let the triggers act, answer. */

@@ -238,6 +238,7 @@ worker_child(struct worker_job *j, int fd)
 	while (evbuffer_get_length(out) > 0)
 		if (evbuffer_write(out, fd) <= 0 && errno != EINTR)
 			_exit(1);
+	evbuffer_free(out);
 	_exit(0);
 }
 

@@ -1,8 +1,8 @@
 /*
  * floe: test_memfind.c -- lib/memfind.c against memmem: fixed edge cases
  * (empty needle, needle longer than the buffer, matches at both ends and
- * straddling the 16-byte steps) and random buffers over a small alphabet,
- * so that partial matches are common.
+ * straddling the 16- and 32-byte steps) and random buffers over a small
+ * alphabet, so that partial matches are common.
  */
 #include <setjmp.h>
 #include <stdarg.h>

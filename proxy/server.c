@@ -26,6 +26,7 @@
 
 #include "lib/compat.h"
 #include "lib/log.h"
+#include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/server.h"
 #include "proxy/sockio.h"
@@ -44,7 +45,8 @@ struct server_conn {
 	struct server *srv;
 	struct bufferevent *bev;
 	struct h1 *h1;
-	struct event *timer;
+	struct event *timer; /* see server_timer_cb */
+	int64_t idle_us; /* when it last went idle (monotonic) */
 	bool busy; /* a request is with its owner */
 	bool closing; /* close once the output is written */
 	struct event *rev; /* floe's own reads of a plain connection */
@@ -378,13 +380,20 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	bufferevent_setcb(c->bev, server_read_cb, server_write_cb,
 	    server_event_cb, c);
 	bufferevent_set_timeouts(c->bev, NULL, &s->write_tv);
-	/* Stop reading while a large backlog waits behind a busy request. */
-	bufferevent_setwatermark(c->bev, EV_READ, 0,
-	    s->opts.lim.max_head + s->opts.lim.max_body + 65536);
+	/*
+	 * Stop reading while a large backlog waits behind a busy request:
+	 * server_sock_cb sees to it on a plain connection, a watermark on a
+	 * TLS one (a watermark costs a callback at every change of the
+	 * input buffer).
+	 */
 	if (c->rev != NULL)
 		event_add(c->rev, NULL);
-	else
+	else {
+		bufferevent_setwatermark(c->bev, EV_READ, 0,
+		    s->opts.lim.max_head + s->opts.lim.max_body + 65536);
 		bufferevent_enable(c->bev, EV_READ);
+	}
+	c->idle_us = units_mono_us();
 	evtimer_add(c->timer, s->idle_q);
 	LIST_INSERT_HEAD(&s->conns, c, entry);
 	s->nconns++;
@@ -459,7 +468,7 @@ server_conn_process(struct server_conn *c)
 	case H1_DONE:
 		break;
 	}
-	evtimer_del(c->timer);
+	/* The idle timer stays: it finds the connection busy (see there). */
 	c->busy = true;
 	c->head_req = h1_msg(c->h1)->method == H1_HEAD;
 	if (!h1_msg(c->h1)->keep_alive || s->draining)
@@ -572,11 +581,19 @@ server_event_cb(struct bufferevent *bev __unused, short what, void *arg)
 	server_conn_free(c);
 }
 
-/* Idle too long, or the request head did not arrive in time. */
+/*
+ * Idle too long, or the request head did not arrive in time. The idle
+ * timer is not moved for every request (two timer operations each): it
+ * stays armed while a request is served and, when it fires, is armed again
+ * for what is left of idle_timeout since the connection last went idle.
+ * A busy connection ignores it; its answer arms it again if it is not.
+ */
 static void
 server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 {
 	struct server_conn *c = arg;
+	struct timeval left;
+	int64_t idle_us;
 
 	if (c->closing) {
 		/* Answered and written: server_flush asked for the close. */
@@ -587,6 +604,15 @@ server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	if (c->busy)
 		return;
 	if (!h1_started(c->h1)) {
+		idle_us = units_mono_us() - c->idle_us;
+		if (idle_us < (int64_t)c->srv->opts.idle_timeout_ms * 1000) {
+			idle_us = (int64_t)c->srv->opts.idle_timeout_ms * 1000 -
+			    idle_us;
+			left.tv_sec = (time_t)(idle_us / 1000000);
+			left.tv_usec = (suseconds_t)(idle_us % 1000000);
+			evtimer_add(c->timer, &left);
+			return;
+		}
 		server_conn_free(c);
 		return;
 	}
@@ -670,7 +696,9 @@ server_reply(struct server_conn *c, unsigned status, const char *hdrs,
 	if (c->rev != NULL && !event_pending(c->rev, EV_READ, NULL))
 		event_add(c->rev, NULL);
 	h1_reset(c->h1);
-	evtimer_add(c->timer, c->srv->idle_q);
+	c->idle_us = units_mono_us();
+	if (!evtimer_pending(c->timer, NULL))
+		evtimer_add(c->timer, c->srv->idle_q);
 	server_flush(c);
 	/*
 	 * A pipelined request may already be waiting: parse it on a later

@@ -140,6 +140,36 @@ else
 	bad "idle keep-alive: rc $RAW_RC, answers \"$(raw_statuses)\", closed after ${ms} ms (want about 2000)"
 fi
 
+# --- idle_timeout counts from the last answer, not the first: requests at
+# 0, 1.5 and 2.5 s on one connection are all answered (2.5 s is past the
+# deadline the first answer set), and it closes about 2 s after the last.
+printf 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' >"$T/idle.in"
+node -e '
+	const net = require("net"), fs = require("fs");
+	const [port, file, out] = process.argv.slice(1);
+	const req = fs.readFileSync(file), got = [], t0 = Date.now();
+	const s = net.connect(Number(port), "127.0.0.1");
+	const done = () => {
+		const answers = Buffer.concat(got).toString()
+			.split("HTTP/1.1 200 ").length - 1;
+		fs.writeFileSync(out, answers + " " + (Date.now() - t0));
+		process.exit(0);
+	};
+	s.on("data", (d) => got.push(d));
+	s.on("error", () => {});
+	s.on("close", done);
+	s.write(req);
+	setTimeout(() => s.write(req), 1500);
+	setTimeout(() => s.write(req), 2500);
+	setTimeout(done, 9000);
+' "$LISTEN" "$T/idle.in" "$T/idle.out"
+read -r answers ms <"$T/idle.out"
+if [ "$answers" = 3 ] && [ "$ms" -ge 4000 ] && [ "$ms" -lt 7000 ]; then
+	ok "idle_timeout runs from the last answer: 3 answers, closed after ${ms} ms"
+else
+	bad "idle from the last answer: $answers answers, closed after ${ms} ms (want 3, about 4500)"
+fi
+
 # --- HEAD and HTTP/1.0
 raw "HEAD /v1/routed/namespaces/db HTTP/1.1${CRLF}${H}Connection: close${CRLF}${CRLF}"
 expect_eq "HEAD namespace: 204" 204 "$(raw_status)"

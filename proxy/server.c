@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -31,6 +32,9 @@
 #include "proxy/server.h"
 #include "proxy/sockio.h"
 #include "proxy/tlsctx.h"
+
+#define SERVER_HEAD_NOW 2048 /* the largest head written straight */
+#define SERVER_SEND_VECS 15 /* body pieces written straight with it */
 
 struct server_listener {
 	struct evconnlistener *l;
@@ -86,6 +90,10 @@ static void server_continue(struct server_conn *);
 static void server_sock_cb(evutil_socket_t, short, void *);
 static void server_event_cb(struct bufferevent *, short, void *);
 static void server_timer_cb(evutil_socket_t, short, void *);
+static char *server_head(struct server_conn *, char *, unsigned, const char *,
+    size_t, const char *, size_t, int64_t);
+static void server_send_now(struct server_conn *, const char *, size_t,
+    struct evbuffer *);
 static void server_conn_free(struct server_conn *);
 static void server_conn_process(struct server_conn *);
 
@@ -621,26 +629,17 @@ server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	c->srv->error_cb(c, 408, "request not received in time", c->srv->arg);
 }
 
-void
-server_reply(struct server_conn *c, unsigned status, const char *hdrs,
-    size_t hlen, struct evbuffer *body, int64_t content_length)
+/*
+ * Write the head of an answer at O (room for RLEN + HLEN + 96 bytes); the
+ * end of what was written.
+ */
+static char *
+server_head(struct server_conn *c, char *o, unsigned status, const char *reason,
+    size_t rlen, const char *hdrs, size_t hlen, int64_t content_length)
 {
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	struct evbuffer_iovec v;
-	const char *reason = h1_reason(status);
-	size_t blen = body != NULL ? evbuffer_get_length(body) : 0;
-	size_t rlen = strlen(reason);
-	char *o, num[24];
+	char num[24];
 	int n;
 
-	c->abort_cb = NULL;
-	c->continued = false;
-	if (content_length < 0)
-		content_length = blen;
-	/* The whole head in one reserved extent, without printf. */
-	if (evbuffer_reserve_space(out, rlen + hlen + 96, &v, 1) != 1)
-		fatalx("%s: out of memory", __func__);
-	o = v.iov_base;
 	memcpy(o, "HTTP/1.1 ", 9);
 	o += 9;
 	*o++ = '0' + status / 100 % 10;
@@ -675,12 +674,81 @@ server_reply(struct server_conn *c, unsigned status, const char *hdrs,
 		*o++ = '\r';
 		*o++ = '\n';
 	}
-	v.iov_len = o - (char *)v.iov_base;
-	evbuffer_commit_space(out, &v, 1);
+	return o;
+}
+
+/*
+ * A plain connection with nothing queued: one sendmsg of the head (HEAD,
+ * HLEN bytes) and BODY's first pieces, straight from where they are; only
+ * what the socket did not take goes to the output buffer, which
+ * server_flush then writes (and reports an error of). Spares the output
+ * buffer's chain, its callbacks and its drain for nearly every answer.
+ */
+static void
+server_send_now(struct server_conn *c, const char *head, size_t hlen,
+    struct evbuffer *body)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	struct evbuffer_iovec v[SERVER_SEND_VECS];
+	struct iovec iov[SERVER_SEND_VECS + 1];
+	ssize_t w;
+	size_t done;
+	int i, n = 0;
+
+	iov[0].iov_base = (void *)(uintptr_t)head;
+	iov[0].iov_len = hlen;
+	if (body != NULL &&
+	    (n = evbuffer_peek(body, -1, NULL, v, SERVER_SEND_VECS)) >
+		SERVER_SEND_VECS)
+		n = SERVER_SEND_VECS;
+	for (i = 0; i < n; i++) {
+		iov[i + 1].iov_base = v[i].iov_base;
+		iov[i + 1].iov_len = v[i].iov_len;
+	}
+	w = sockio_sendv(bufferevent_getfd(c->bev), iov, n + 1);
+	done = w > 0 ? (size_t)w : 0;
+	if (done < hlen)
+		evbuffer_add(out, head + done, hlen - done);
 	if (body != NULL) {
-		if (c->head_req || status == 304 || status == 204)
-			evbuffer_drain(body, blen);
-		else
+		evbuffer_drain(body, done > hlen ? done - hlen : 0);
+		if (evbuffer_get_length(body) > 0)
+			evbuffer_add_buffer(out, body);
+	}
+}
+
+void
+server_reply(struct server_conn *c, unsigned status, const char *hdrs,
+    size_t hlen, struct evbuffer *body, int64_t content_length)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	struct evbuffer_iovec v;
+	const char *reason = h1_reason(status);
+	size_t blen = body != NULL ? evbuffer_get_length(body) : 0;
+	size_t rlen = strlen(reason);
+	char head[SERVER_HEAD_NOW], *o;
+
+	c->abort_cb = NULL;
+	c->continued = false;
+	if (content_length < 0)
+		content_length = blen;
+	if (body != NULL && (c->head_req || status == 304 || status == 204)) {
+		evbuffer_drain(body, blen);
+		body = NULL;
+	}
+	if (!c->tls && rlen + hlen + 96 <= sizeof(head) &&
+	    evbuffer_get_length(out) == 0) {
+		o = server_head(c, head, status, reason, rlen, hdrs, hlen,
+		    content_length);
+		server_send_now(c, head, (size_t)(o - head), body);
+	} else {
+		/* The whole head in one reserved extent, without printf. */
+		if (evbuffer_reserve_space(out, rlen + hlen + 96, &v, 1) != 1)
+			fatalx("%s: out of memory", __func__);
+		o = server_head(c, v.iov_base, status, reason, rlen, hdrs, hlen,
+		    content_length);
+		v.iov_len = o - (char *)v.iov_base;
+		evbuffer_commit_space(out, &v, 1);
+		if (body != NULL)
 			evbuffer_add_buffer(out, body);
 	}
 	c->busy = false;

@@ -496,12 +496,12 @@ server_read_cb(struct bufferevent *bev __unused, void *arg)
  * limit reading stops until the request in flight is answered.
  */
 static void
-server_sock_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
+server_sock_cb(evutil_socket_t fd, short what __unused, void *arg)
 {
 	struct server_conn *c = arg;
 	struct server *s = c->srv;
 
-	switch (sockio_read(c->bev)) {
+	switch (sockio_read(c->bev, fd)) {
 	case SOCKIO_READ:
 		if (evbuffer_get_length(bufferevent_get_input(c->bev)) >
 		    s->opts.lim.max_head + s->opts.lim.max_body + 65536)
@@ -553,7 +553,7 @@ server_flush(struct server_conn *c)
 		/* A bufferevent keeps its output's start frozen; so do we. */
 		evbuffer_unfreeze(out, 1);
 		errno = 0;
-		n = sockio_write(out, bufferevent_getfd(c->bev));
+		n = sockio_write(out, event_get_fd(c->rev));
 		evbuffer_freeze(out, 1);
 	}
 	if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
@@ -705,7 +705,7 @@ server_send_now(struct server_conn *c, const char *head, size_t hlen,
 		iov[i + 1].iov_base = v[i].iov_base;
 		iov[i + 1].iov_len = v[i].iov_len;
 	}
-	w = sockio_sendv(bufferevent_getfd(c->bev), iov, n + 1);
+	w = sockio_sendv(event_get_fd(c->rev), iov, n + 1);
 	done = w > 0 ? (size_t)w : 0;
 	if (done < hlen)
 		evbuffer_add(out, head + done, hlen - done);

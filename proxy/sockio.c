@@ -21,7 +21,7 @@
 #define SOCKIO_WRITE_VECS 16 /* pieces of an output buffer per write */
 
 enum sockio_rc
-sockio_read(struct bufferevent *bev)
+sockio_read(struct bufferevent *bev, int fd)
 {
 	struct evbuffer *in = bufferevent_get_input(bev);
 	struct evbuffer_iovec v[2];
@@ -46,9 +46,8 @@ sockio_read(struct bufferevent *bev)
 	msg.msg_iovlen = nv;
 	/* One piece (nearly always): recv spares the kernel the msghdr. */
 	do
-		n = nv == 1 ? recv(bufferevent_getfd(bev), iov[0].iov_base,
-				  iov[0].iov_len, 0) :
-			      recvmsg(bufferevent_getfd(bev), &msg, 0);
+		n = nv == 1 ? recv(fd, iov[0].iov_base, iov[0].iov_len, 0) :
+			      recvmsg(fd, &msg, 0);
 	while (n == -1 && errno == EINTR);
 	if (n <= 0) {
 		evbuffer_commit_space(in, v, 0);

@@ -25,8 +25,12 @@ enum sockio_rc {
 	SOCKIO_ERROR = -2 /* errno says why */
 };
 
-/* One read from BEV's socket into its input buffer. */
-enum sockio_rc sockio_read(struct bufferevent *);
+/*
+ * One read from BEV's socket FD into its input buffer. The caller passes
+ * FD (an event callback has it): bufferevent_getfd takes the
+ * bufferevent's lock and a control call each time.
+ */
+enum sockio_rc sockio_read(struct bufferevent *, int fd);
 /*
  * One write of OUT's first pieces to FD, drained by what was written:
  * bytes written, or -1 with errno (EAGAIN: nothing could be written).

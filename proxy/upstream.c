@@ -405,7 +405,7 @@ upstream_sendv(struct upconn *c, const struct evbuffer_iovec *v, int n)
 		iov[i].iov_base = v[i].iov_base;
 		iov[i].iov_len = v[i].iov_len;
 	}
-	w = sockio_sendv(bufferevent_getfd(c->bev), iov, n);
+	w = sockio_sendv(event_get_fd(c->rev), iov, n);
 	return w > 0 ? (size_t)w : 0;
 }
 
@@ -425,7 +425,7 @@ upstream_flush(struct upconn *c)
 		return;
 	/* A bufferevent keeps its output's start frozen; so do we. */
 	evbuffer_unfreeze(out, 1);
-	n = sockio_write(out, bufferevent_getfd(c->bev));
+	n = sockio_write(out, event_get_fd(c->rev));
 	evbuffer_freeze(out, 1);
 	/*
 	 * What is left, or an error, goes to the bufferevent: it writes the
@@ -441,7 +441,7 @@ upstream_flush(struct upconn *c)
  * connection's timeout comes here too.
  */
 static void
-upstream_sock_cb(evutil_socket_t fd __unused, short what, void *arg)
+upstream_sock_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct upconn *c = arg;
 
@@ -451,7 +451,7 @@ upstream_sock_cb(evutil_socket_t fd __unused, short what, void *arg)
 			    BEV_EVENT_READING | BEV_EVENT_TIMEOUT, c);
 		return;
 	}
-	switch (sockio_read(c->bev)) {
+	switch (sockio_read(c->bev, fd)) {
 	case SOCKIO_READ:
 		upstream_read_cb(c->bev, c);
 		return;

@@ -43,6 +43,8 @@
 #include "routing/store.h"
 #include "routing/wave.h"
 
+#define FLOE_IMPORT_DEADLINE_MS (10 * 60 * 1000) /* an import's longest run */
+
 struct floe *floe;
 
 static struct evdns_base *floe_dns;
@@ -274,7 +276,8 @@ floe_run(const char *conf_path, int verbose)
 	    (unsigned)(getpid() ^ (unsigned)f->started_ms));
 	request_init(node);
 	floe_open_store(f);
-	if ((f->worker = worker_new(f->base, err, sizeof(err))) == NULL) {
+	if ((f->worker = worker_new(f->base, FLOE_IMPORT_DEADLINE_MS, err,
+		 sizeof(err))) == NULL) {
 		log_warnx("%s", err);
 		return 1;
 	}

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 
 #include "lib/compat.h"
 #include "lib/log.h"
+#include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/worker.h"
 
@@ -46,6 +48,10 @@ struct worker {
 	struct event *rev; /* its pipe */
 	struct event *reap; /* waitpid again, after REAP_US */
 	unsigned reap_us;
+	struct event *deadline; /* kills it */
+	struct timeval deadline_tv; /* 0: none */
+	bool killed; /* by the deadline */
+	int64_t start_us; /* when it was forked */
 	struct evbuffer *out;
 	bool eof;
 	int wstatus;
@@ -59,21 +65,29 @@ worker_child(struct worker_job *, int);
 static void worker_close_from(int);
 static void worker_read_cb(evutil_socket_t, short, void *);
 static void worker_reap_cb(evutil_socket_t, short, void *);
+static void worker_deadline_cb(evutil_socket_t, short, void *);
+static bool worker_overdue(const struct worker *);
 static void worker_end(struct worker *);
 
 struct worker *
-worker_new(struct event_base *base, char *err, size_t errlen)
+worker_new(struct event_base *base, uint64_t deadline_ms, char *err,
+    size_t errlen)
 {
 	struct worker *w = xcalloc(1, sizeof(*w));
 
 	w->base = base;
 	TAILQ_INIT(&w->todo);
+	w->deadline_tv.tv_sec = (time_t)(deadline_ms / 1000);
+	w->deadline_tv.tv_usec = (suseconds_t)(deadline_ms % 1000 * 1000);
 	w->kick = event_new(base, -1, 0, worker_kick_cb, w);
 	w->reap = evtimer_new(base, worker_reap_cb, w);
-	if (w->kick == NULL || w->reap == NULL) {
+	w->deadline = evtimer_new(base, worker_deadline_cb, w);
+	if (w->kick == NULL || w->reap == NULL || w->deadline == NULL) {
 		snprintf(err, errlen, "worker: event_new failed");
 		if (w->kick != NULL)
 			event_free(w->kick);
+		if (w->reap != NULL)
+			event_free(w->reap);
 		free(w);
 		return NULL;
 	}
@@ -85,21 +99,33 @@ worker_free(struct worker *w)
 {
 	struct worker_job *j;
 	struct evbuffer *none;
+	struct pollfd pfd;
 	int n;
 
 	if (w == NULL)
 		return;
 	w->stopping = true;
 	if (w->cur != NULL) {
-		/* Let the child finish: its txn commits whole or not at all. */
-		if (!w->eof) {
-			(void)fcntl(event_get_fd(w->rev), F_SETFL, 0);
-			for (;;) {
-				n = evbuffer_read(w->out, event_get_fd(w->rev),
-				    -1);
-				if (n <= 0 && !(n == -1 && errno == EINTR))
-					break;
+		/*
+		 * Let the child finish (its txn commits whole or not at all),
+		 * but not past its deadline.
+		 */
+		pfd.fd = event_get_fd(w->rev);
+		pfd.events = POLLIN;
+		while (!w->eof) {
+			if (!w->killed && worker_overdue(w)) {
+				log_warnx("worker: child %ld still running at "
+					  "its deadline: killing it",
+				    (long)w->pid);
+				w->killed = true;
+				(void)kill(w->pid, SIGKILL);
 			}
+			if (poll(&pfd, 1, 100) <= 0)
+				continue;
+			n = evbuffer_read(w->out, pfd.fd, -1);
+			if (n == 0 ||
+			    (n == -1 && errno != EAGAIN && errno != EINTR))
+				w->eof = true;
 		}
 		evtimer_del(w->reap);
 		(void)waitpid(w->pid, &w->wstatus, 0);
@@ -115,6 +141,7 @@ worker_free(struct worker *w)
 	evbuffer_free(none);
 	event_free(w->kick);
 	event_free(w->reap);
+	event_free(w->deadline);
 	free(w);
 }
 
@@ -194,12 +221,15 @@ worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 	w->cur = j;
 	w->pid = pid;
 	w->out = evbuffer_new();
-	w->eof = false;
+	w->eof = w->killed = false;
+	w->start_us = units_mono_us();
 	w->rev =
 	    event_new(w->base, p[0], EV_READ | EV_PERSIST, worker_read_cb, w);
 	if (w->out == NULL || w->rev == NULL)
 		fatalx("worker: out of memory");
 	event_add(w->rev, NULL);
+	if (w->deadline_tv.tv_sec != 0 || w->deadline_tv.tv_usec != 0)
+		evtimer_add(w->deadline, &w->deadline_tv);
 	return 0;
 }
 
@@ -273,6 +303,28 @@ worker_read_cb(evutil_socket_t fd, short what __unused, void *arg)
 	worker_reap_cb(-1, 0, w);
 }
 
+/* The child ran past its deadline: kill it (its pipe then ends). */
+static void
+worker_deadline_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
+{
+	struct worker *w = arg;
+
+	log_warnx("worker: child %ld still running after %lld s: killing it",
+	    (long)w->pid, (long long)w->deadline_tv.tv_sec);
+	w->killed = true;
+	(void)kill(w->pid, SIGKILL);
+}
+
+/* Whether the running child is past its deadline. */
+static bool
+worker_overdue(const struct worker *w)
+{
+	int64_t limit =
+	    (int64_t)w->deadline_tv.tv_sec * 1000000 + w->deadline_tv.tv_usec;
+
+	return limit > 0 && units_mono_us() - w->start_us >= limit;
+}
+
 /* Reap the child, or look again soon (1 ms, doubling up to 128 ms). */
 static void
 worker_reap_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
@@ -308,7 +360,12 @@ worker_end(struct worker *w)
 	char status[64];
 	const char *why = NULL;
 
-	if (WIFSIGNALED(w->wstatus)) {
+	evtimer_del(w->deadline);
+	if (WIFSIGNALED(w->wstatus) && w->killed) {
+		snprintf(status, sizeof(status),
+		    "ran past its deadline and was killed");
+		why = status;
+	} else if (WIFSIGNALED(w->wstatus)) {
 		snprintf(status, sizeof(status), "killed by signal %d",
 		    WTERMSIG(w->wstatus));
 		why = status;

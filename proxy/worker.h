@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct event_base;
 struct evbuffer;
@@ -35,8 +36,13 @@ typedef void (*worker_work_fn)(void *arg, struct evbuffer *out);
 typedef void (
     *worker_done_fn)(void *arg, struct evbuffer *out, const char *status);
 
-/* A worker on BASE. NULL with ERR if it cannot watch children. */
-struct worker *worker_new(struct event_base *, char *err, size_t errlen);
+/*
+ * A worker on BASE. A child still running DEADLINE_MS after it started is
+ * killed (0: never): an import stuck on a lock must not hold back every
+ * admin change behind it. NULL with ERR if it cannot.
+ */
+struct worker *worker_new(struct event_base *, uint64_t deadline_ms, char *err,
+    size_t errlen);
 /*
  * Wait for the running child (its DONE runs), then answer every job still
  * queued with "never ran".

@@ -1365,7 +1365,7 @@ test_worker_imports(void **state)
 	assert_non_null(l.base = event_base_new());
 	fx->f.base = l.base;
 	fx->conf.state_dir = fx->tmp->dir; /* the child opens it */
-	fx->f.worker = worker_new(l.base, err, sizeof(err));
+	fx->f.worker = worker_new(l.base, 60000, err, sizeof(err));
 	assert_non_null(fx->f.worker);
 
 	later_call(fx, &l, "/routes/import",

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -43,7 +44,7 @@ struct job {
 	struct seen *s;
 	int i;
 	int how; /* 0 write a line, 1 write BIG bytes, 2 die, 3 exit 3,
-		    4 say whether descriptor FD is open */
+		    4 say whether descriptor FD is open, 5 hang */
 	int fd;
 };
 
@@ -76,6 +77,10 @@ work(void *arg, struct evbuffer *out)
 		evbuffer_add_printf(out, "%s",
 		    fcntl(j->fd, F_GETFD) == -1 ? "closed" : "open");
 		break;
+	case 5:
+		evbuffer_add_printf(out, "stuck");
+		sleep(60);
+		break;
 	default:
 		_exit(3);
 	}
@@ -102,7 +107,7 @@ done(void *arg, struct evbuffer *out, const char *status)
 }
 
 static void
-seen_init(struct seen *s, int stop_after)
+seen_init_deadline(struct seen *s, int stop_after, uint64_t deadline_ms)
 {
 	char err[128];
 
@@ -110,8 +115,14 @@ seen_init(struct seen *s, int stop_after)
 	s->stop_after = stop_after;
 	s->base = event_base_new();
 	assert_non_null(s->base);
-	s->w = worker_new(s->base, err, sizeof(err));
+	s->w = worker_new(s->base, deadline_ms, err, sizeof(err));
 	assert_non_null(s->w);
+}
+
+static void
+seen_init(struct seen *s, int stop_after)
+{
+	seen_init_deadline(s, stop_after, 30000);
 }
 
 static void
@@ -243,6 +254,43 @@ test_free_owed(void **state)
 	event_base_free(s.base);
 }
 
+/*
+ * A child still running at its deadline is killed and named so, on the
+ * loop and when the worker is freed while it runs; the next job runs.
+ */
+static void
+test_deadline(void **state)
+{
+	struct job jobs[2];
+	struct seen s;
+	time_t t0 = time(NULL);
+
+	(void)state;
+	seen_init_deadline(&s, 2, 300);
+	jobs[0] = (struct job) { &s, 0, 5, -1 };
+	jobs[1] = (struct job) { &s, 1, 0, -1 };
+	worker_run(s.w, work, done, &jobs[0]);
+	worker_run(s.w, work, done, &jobs[1]);
+	assert_int_equal(event_base_dispatch(s.base), 0);
+	assert_int_equal(s.ndone, 2);
+	assert_string_equal(s.status[0],
+	    "ran past its deadline and was killed");
+	assert_string_equal(s.status[1], "ok");
+	seen_free(&s);
+
+	seen_init_deadline(&s, 100, 300);
+	jobs[0] = (struct job) { &s, 0, 5, -1 };
+	worker_run(s.w, work, done, &jobs[0]);
+	assert_int_equal(event_base_loop(s.base, EVLOOP_ONCE | EVLOOP_NONBLOCK),
+	    0);
+	worker_free(s.w);
+	assert_int_equal(s.ndone, 1);
+	assert_string_equal(s.status[0],
+	    "ran past its deadline and was killed");
+	event_base_free(s.base);
+	assert_true(time(NULL) - t0 < 10);
+}
+
 int
 main(void)
 {
@@ -250,6 +298,7 @@ main(void)
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_outcomes),
 		cmocka_unit_test(test_no_inherited_fds),
+		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_free_owed),
 	};
 

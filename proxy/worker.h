@@ -29,9 +29,10 @@ struct worker;
 typedef void (*worker_work_fn)(void *arg, struct evbuffer *out);
 /*
  * Runs on the loop: OUT holds what WORK wrote; STATUS is NULL when the
- * child exited 0, else why not ("killed by signal 9"; "never ran...": the
- * worker was freed first, or the child could not start) and OUT may be
- * cut short. DONE may start another job.
+ * child exited 0, else why not ("killed by signal 9", "ran past its
+ * deadline and was killed"; "never ran...": the worker was freed first,
+ * or the child could not start) and OUT may be cut short. DONE may start
+ * another job.
  */
 typedef void (
     *worker_done_fn)(void *arg, struct evbuffer *out, const char *status);
@@ -44,8 +45,8 @@ typedef void (
 struct worker *worker_new(struct event_base *, uint64_t deadline_ms, char *err,
     size_t errlen);
 /*
- * Wait for the running child (its DONE runs), then answer every job still
- * queued with "never ran".
+ * Wait for the running child, killed at its deadline (its DONE runs), then
+ * answer every job still queued with "never ran".
  */
 void worker_free(struct worker *);
 /* Queue a job. */

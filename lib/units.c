@@ -322,6 +322,45 @@ units_mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+int64_t
+units_left_us(int64_t since_us, uint64_t limit_ms)
+{
+	return (int64_t)limit_ms * 1000 - (units_mono_us() - since_us);
+}
+
+struct timeval
+units_us_tv(int64_t us)
+{
+	struct timeval tv = { 0, 0 };
+
+	if (us > 0) {
+		tv.tv_sec = (time_t)(us / 1000000);
+		tv.tv_usec = (suseconds_t)(us % 1000000);
+	}
+	return tv;
+}
+
+struct timeval
+units_ms_tv(uint64_t ms)
+{
+	return units_us_tv((int64_t)ms * 1000);
+}
+
+size_t
+units_utoa(char *o, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	for (i = 0; i < n; i++)
+		o[i] = tmp[n - 1 - i];
+	return n;
+}
+
 int
 units_hexval(int c)
 {

@@ -5,6 +5,8 @@
 #ifndef FLOE_LIB_UNITS_H
 #define FLOE_LIB_UNITS_H
 
+#include <sys/time.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +32,16 @@ void units_time_format(int64_t ms, char *buf, size_t len);
 int64_t units_now_ms(void);
 /* The monotonic clock in microseconds: for durations, never for dates. */
 int64_t units_mono_us(void);
+/*
+ * Microseconds left of LIMIT_MS since SINCE_US (a units_mono_us time);
+ * zero or less once it has run out.
+ */
+int64_t units_left_us(int64_t since_us, uint64_t limit_ms);
+/* US microseconds (negative: none) or MS milliseconds as a timeval. */
+struct timeval units_us_tv(int64_t us);
+struct timeval units_ms_tv(uint64_t ms);
+/* V in decimal at O, no NUL; the digits written (at most 20). */
+size_t units_utoa(char *o, uint64_t v);
 /* The value of hex digit C (either case), or -1. */
 int units_hexval(int c);
 

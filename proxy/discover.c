@@ -179,10 +179,8 @@ discover_start(struct discover_side *s)
 static void
 discover_schedule(struct discover_side *s, uint64_t ms)
 {
-	struct timeval tv;
+	struct timeval tv = units_ms_tv(ms);
 
-	tv.tv_sec = (time_t)(ms / 1000);
-	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
 	evtimer_add(s->timer, &tv);
 }
 

@@ -18,6 +18,7 @@
 
 #include "lib/compat.h"
 #include "lib/log.h"
+#include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/fetch.h"
 
@@ -419,8 +420,7 @@ fetch_timer_cb(CURLM *multi __unused, long ms, void *arg)
 		evtimer_del(f->timer);
 		return 0;
 	}
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
+	tv = units_ms_tv((uint64_t)ms);
 	evtimer_add(f->timer, &tv);
 	return 0;
 }

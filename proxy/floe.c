@@ -477,8 +477,7 @@ floe_signal_cb(evutil_socket_t sig, short ev __unused, void *arg)
 		f->draining = true;
 		server_drain(f->front);
 		server_drain(f->admin);
-		tv.tv_sec = f->conf->drain_ms / 1000;
-		tv.tv_usec = (f->conf->drain_ms % 1000) * 1000;
+		tv = units_ms_tv(f->conf->drain_ms);
 		event_base_loopexit(f->base, &tv);
 		return;
 	}

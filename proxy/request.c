@@ -1228,22 +1228,6 @@ request_free_body_cb(const void *data, size_t len __unused, void *arg __unused)
 	free((void *)(uintptr_t)data);
 }
 
-/* Write V in decimal at O; returns the length. */
-static size_t
-request_utoa(char *o, uint64_t v)
-{
-	char tmp[24];
-	size_t n = 0, i;
-
-	do {
-		tmp[n++] = '0' + v % 10;
-		v /= 10;
-	} while (v > 0);
-	for (i = 0; i < n; i++)
-		o[i] = tmp[n - 1 - i];
-	return n;
-}
-
 /* Append "Name: value\r\n" at *O. */
 static void
 request_put_header(char **o, const char *name, size_t nlen, const char *value,
@@ -1385,7 +1369,7 @@ request_reply_upstream(struct request *r, enum route_side side,
 	request_put(&o, pinned, strlen(pinned));
 	request_put(&o, "\r\nX-Floe-Wave: ", 15);
 	if (r->has_route && r->route.assigned)
-		o += request_utoa(o, r->route.wave);
+		o += units_utoa(o, r->route.wave);
 	else
 		request_put(&o, "none", 4);
 	request_put(&o, "\r\n", 2);

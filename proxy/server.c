@@ -97,13 +97,6 @@ static void server_send_now(struct server_conn *, const char *, size_t,
 static void server_conn_free(struct server_conn *);
 static void server_conn_process(struct server_conn *);
 
-static void
-server_ms_to_tv(uint64_t ms, struct timeval *tv)
-{
-	tv->tv_sec = ms / 1000;
-	tv->tv_usec = (ms % 1000) * 1000;
-}
-
 struct server *
 server_new(struct event_base *base, const struct server_opts *opts,
     server_request_cb request_cb, server_error_cb error_cb, void *arg)
@@ -116,9 +109,9 @@ server_new(struct event_base *base, const struct server_opts *opts,
 	s->request_cb = request_cb;
 	s->error_cb = error_cb;
 	s->arg = arg;
-	server_ms_to_tv(opts->idle_timeout_ms, &s->idle_tv);
-	server_ms_to_tv(opts->header_timeout_ms, &s->head_tv);
-	server_ms_to_tv(opts->write_timeout_ms, &s->write_tv);
+	s->idle_tv = units_ms_tv(opts->idle_timeout_ms);
+	s->head_tv = units_ms_tv(opts->header_timeout_ms);
+	s->write_tv = units_ms_tv(opts->write_timeout_ms);
 	if ((s->idle_q = event_base_init_common_timeout(base, &s->idle_tv)) ==
 	    NULL)
 		s->idle_q = &s->idle_tv;
@@ -601,7 +594,7 @@ server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 {
 	struct server_conn *c = arg;
 	struct timeval left;
-	int64_t idle_us;
+	int64_t left_us;
 
 	if (c->closing) {
 		/* Answered and written: server_flush asked for the close. */
@@ -612,12 +605,10 @@ server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	if (c->busy)
 		return;
 	if (!h1_started(c->h1)) {
-		idle_us = units_mono_us() - c->idle_us;
-		if (idle_us < (int64_t)c->srv->opts.idle_timeout_ms * 1000) {
-			idle_us = (int64_t)c->srv->opts.idle_timeout_ms * 1000 -
-			    idle_us;
-			left.tv_sec = (time_t)(idle_us / 1000000);
-			left.tv_usec = (suseconds_t)(idle_us % 1000000);
+		left_us =
+		    units_left_us(c->idle_us, c->srv->opts.idle_timeout_ms);
+		if (left_us > 0) {
+			left = units_us_tv(left_us);
 			evtimer_add(c->timer, &left);
 			return;
 		}
@@ -637,9 +628,6 @@ static char *
 server_head(struct server_conn *c, char *o, unsigned status, const char *reason,
     size_t rlen, const char *hdrs, size_t hlen, int64_t content_length)
 {
-	char num[24];
-	int n;
-
 	memcpy(o, "HTTP/1.1 ", 9);
 	o += 9;
 	*o++ = '0' + status / 100 % 10;
@@ -657,13 +645,7 @@ server_head(struct server_conn *c, char *o, unsigned status, const char *reason,
 	if (status != 304 && status != 204 && status >= 200) {
 		memcpy(o, "Content-Length: ", 16);
 		o += 16;
-		n = 0;
-		do {
-			num[n++] = '0' + content_length % 10;
-			content_length /= 10;
-		} while (content_length > 0);
-		while (n > 0)
-			*o++ = num[--n];
+		o += units_utoa(o, (uint64_t)content_length);
 		*o++ = '\r';
 		*o++ = '\n';
 	}

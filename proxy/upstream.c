@@ -113,13 +113,6 @@ static void upstream_start(struct upstream *, struct upstream_xfer *);
 static void upstream_finish(struct upstream_xfer *, enum upstream_fail,
     const char *);
 
-static void
-upstream_tv(uint64_t ms, struct timeval *tv)
-{
-	tv->tv_sec = ms / 1000;
-	tv->tv_usec = (ms % 1000) * 1000;
-}
-
 /* The TLS client context: system trust store (plus ca_file), TLS >= 1.2. */
 static SSL_CTX *
 upstream_ssl_ctx(const struct conf_target *t, char *err, size_t errlen)
@@ -166,9 +159,9 @@ upstream_configure(struct upstream *u, const struct conf_target *t)
 		u->fixed = xasprintf("Host: %s%s%s\r\n", t->host,
 		    dflt_port ? "" : ":", dflt_port ? "" : t->port);
 	u->fixed_len = strlen(u->fixed);
-	upstream_tv(t->timeout_ms, &u->timeout_tv);
-	upstream_tv(t->connect_timeout_ms, &u->connect_tv);
-	upstream_tv(t->pool_idle_ms, &u->idle_tv);
+	u->timeout_tv = units_ms_tv(t->timeout_ms);
+	u->connect_tv = units_ms_tv(t->connect_timeout_ms);
+	u->idle_tv = units_ms_tv(t->pool_idle_ms);
 	/* The same duration again gives the same queue: reloads add none. */
 	if ((u->timeout_q = event_base_init_common_timeout(u->base,
 		 &u->timeout_tv)) == NULL)
@@ -501,12 +494,10 @@ upstream_idle_expired(struct upconn *c)
 		event_add(c->rev, &c->u->idle_tv);
 		return false;
 	}
-	left = (int64_t)c->u->t->pool_idle_ms * 1000 -
-	    (units_mono_us() - c->idle_us);
+	left = units_left_us(c->idle_us, c->u->t->pool_idle_ms);
 	if (left <= 1000)
 		return true;
-	tv.tv_sec = left / 1000000;
-	tv.tv_usec = left % 1000000;
+	tv = units_us_tv(left);
 	event_add(c->rev, &tv);
 	return false;
 }

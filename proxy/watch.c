@@ -191,10 +191,8 @@ watch_cached_ms(struct watch *w)
 static void
 watch_schedule(struct event *ev, uint64_t ms)
 {
-	struct timeval tv;
+	struct timeval tv = units_ms_tv(ms);
 
-	tv.tv_sec = (time_t)(ms / 1000);
-	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
 	evtimer_add(ev, &tv);
 }
 

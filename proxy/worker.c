@@ -49,7 +49,7 @@ struct worker {
 	struct event *reap; /* waitpid again, after REAP_US */
 	unsigned reap_us;
 	struct event *deadline; /* kills it */
-	struct timeval deadline_tv; /* 0: none */
+	uint64_t deadline_ms; /* 0: none */
 	bool killed; /* by the deadline */
 	int64_t start_us; /* when it was forked */
 	struct evbuffer *out;
@@ -77,8 +77,7 @@ worker_new(struct event_base *base, uint64_t deadline_ms, char *err,
 
 	w->base = base;
 	TAILQ_INIT(&w->todo);
-	w->deadline_tv.tv_sec = (time_t)(deadline_ms / 1000);
-	w->deadline_tv.tv_usec = (suseconds_t)(deadline_ms % 1000 * 1000);
+	w->deadline_ms = deadline_ms;
 	w->kick = event_new(base, -1, 0, worker_kick_cb, w);
 	w->reap = evtimer_new(base, worker_reap_cb, w);
 	w->deadline = evtimer_new(base, worker_deadline_cb, w);
@@ -199,6 +198,7 @@ worker_next(struct worker *w)
 static int
 worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 {
+	struct timeval tv;
 	int p[2];
 	pid_t pid;
 
@@ -228,8 +228,10 @@ worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 	if (w->out == NULL || w->rev == NULL)
 		fatalx("worker: out of memory");
 	event_add(w->rev, NULL);
-	if (w->deadline_tv.tv_sec != 0 || w->deadline_tv.tv_usec != 0)
-		evtimer_add(w->deadline, &w->deadline_tv);
+	if (w->deadline_ms != 0) {
+		tv = units_ms_tv(w->deadline_ms);
+		evtimer_add(w->deadline, &tv);
+	}
 	return 0;
 }
 
@@ -309,8 +311,8 @@ worker_deadline_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 {
 	struct worker *w = arg;
 
-	log_warnx("worker: child %ld still running after %lld s: killing it",
-	    (long)w->pid, (long long)w->deadline_tv.tv_sec);
+	log_warnx("worker: child %ld still running after %llu ms: killing it",
+	    (long)w->pid, (unsigned long long)w->deadline_ms);
 	w->killed = true;
 	(void)kill(w->pid, SIGKILL);
 }
@@ -319,10 +321,8 @@ worker_deadline_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 static bool
 worker_overdue(const struct worker *w)
 {
-	int64_t limit =
-	    (int64_t)w->deadline_tv.tv_sec * 1000000 + w->deadline_tv.tv_usec;
-
-	return limit > 0 && units_mono_us() - w->start_us >= limit;
+	return w->deadline_ms != 0 &&
+	    units_left_us(w->start_us, w->deadline_ms) <= 0;
 }
 
 /* Reap the child, or look again soon (1 ms, doubling up to 128 ms). */
@@ -340,8 +340,7 @@ worker_reap_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 		w->reap_us = w->reap_us == 0 ? 1000 : w->reap_us * 2;
 		if (w->reap_us > 128000)
 			w->reap_us = 128000;
-		tv.tv_sec = 0;
-		tv.tv_usec = w->reap_us;
+		tv = units_us_tv(w->reap_us);
 		evtimer_add(w->reap, &tv);
 		return;
 	}

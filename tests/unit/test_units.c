@@ -402,6 +402,57 @@ test_mono_us(void **state __unused)
 	assert_true(b - a < 2000000);
 }
 
+/* Decimal digits, no NUL, up to the largest uint64_t. */
+static void
+test_utoa(void **state __unused)
+{
+	static const struct {
+		uint64_t v;
+		const char *want;
+	} tab[] = {
+		{ 0, "0" },
+		{ 7, "7" },
+		{ 10, "10" },
+		{ 3797, "3797" },
+		{ UINT64_MAX, "18446744073709551615" },
+	};
+	char buf[24];
+	size_t i, n;
+
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		memset(buf, 'x', sizeof(buf));
+		n = units_utoa(buf, tab[i].v);
+		assert_int_equal(n, strlen(tab[i].want));
+		assert_memory_equal(buf, tab[i].want, n);
+		assert_int_equal(buf[n], 'x');
+	}
+}
+
+/* Timevals from ms and us; what is left of a limit. */
+static void
+test_timevals(void **state __unused)
+{
+	struct timeval tv;
+	int64_t left, now = units_mono_us();
+
+	tv = units_ms_tv(1500);
+	assert_int_equal(tv.tv_sec, 1);
+	assert_int_equal(tv.tv_usec, 500000);
+	tv = units_ms_tv(0);
+	assert_int_equal(tv.tv_sec, 0);
+	assert_int_equal(tv.tv_usec, 0);
+	tv = units_us_tv(2000001);
+	assert_int_equal(tv.tv_sec, 2);
+	assert_int_equal(tv.tv_usec, 1);
+	tv = units_us_tv(-5);
+	assert_int_equal(tv.tv_sec, 0);
+	assert_int_equal(tv.tv_usec, 0);
+	left = units_left_us(now, 1000);
+	assert_true(left > 0 && left <= 1000000);
+	left = units_left_us(now - 3000000, 1000);
+	assert_true(left <= -2000000);
+}
+
 int
 main(void)
 {
@@ -415,6 +466,8 @@ main(void)
 		cmocka_unit_test(test_now),
 		cmocka_unit_test(test_hexval),
 		cmocka_unit_test(test_mono_us),
+		cmocka_unit_test(test_utoa),
+		cmocka_unit_test(test_timevals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

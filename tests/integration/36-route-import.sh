@@ -161,6 +161,10 @@ while kill -0 "$IMP" 2>/dev/null && [ "$reads" -lt 2000 ]; do
 	if [ "$running" -ge 1 ] && [ "$changed" = 0 ]; then
 		"$FLOECTL" -s "$SOCK" route set db.during 3 >"$T/during.out" 2>&1 &
 		CHG=$!
+		# A change whose client gives up while it waits is dropped.
+		curl -s -o /dev/null --max-time 0.3 --unix-socket "$SOCK" \
+			-H 'Content-Type: application/json' \
+			--data '{"object":"db.gaveup","wave":3}' http://floe/routes
 		changed=1
 	fi
 done
@@ -175,6 +179,12 @@ if [ "$changed" = 1 ]; then
 	curl -s --unix-socket "$SOCK" "http://floe/events?after=$SEQ" >"$T/ev"
 	expect_eq "after the import, in the order sent" "route.import route.set" \
 		"$(jq -r '[.events[].type] | join(" ")' "$T/ev")"
+	ctl_ok "resolve the abandoned change" --json resolve db.gaveup &&
+		expect_eq "a change abandoned while it waited is not applied" \
+			unassigned "$(jq -r .why "$T/ctl")"
+	expect_eq "no change waits once the import is done" 0 \
+		"$(curl -s --unix-socket "$SOCK" http://floe/status |
+			jq .admin.changes_waiting)"
 else
 	bad "the import was never seen running"
 fi

@@ -192,6 +192,13 @@ static int admin_query_uint(struct admin_req *, const char *,
 static int admin_query_get(const struct admin_req *, const char *, char **);
 static bool admin_method_ok(struct admin_req *, const char *);
 static json_t *admin_body(struct admin_req *, bool);
+typedef int (*admin_record_fn)(struct admin_req *, json_t *, size_t, void *);
+static int admin_records(struct admin_req *, const char *, const char **,
+    admin_record_fn, void *);
+static int admin_records_array(struct admin_req *, const char *, const char *,
+    admin_record_fn, void *);
+static int admin_record(struct admin_req *, const char *, size_t, json_t *,
+    admin_record_fn, void *);
 static int admin_body_check(struct admin_req *, json_t *, const char *const *);
 static int admin_body_string(struct admin_req *, json_t *, const char *, bool,
     const char **);
@@ -229,11 +236,7 @@ static bool admin_guard_check(const struct route_obj *, bool, uint32_t, int,
 static int admin_route_guard(struct admin_req *, const struct route_obj *,
     uint32_t, bool, uint32_t, bool);
 static void admin_import_clear(struct admin_import *);
-static int admin_import_one(struct admin_req *, struct admin_import *, json_t *,
-    size_t);
-static int admin_import_array(struct admin_req *, struct admin_import *,
-    const char *);
-static int admin_import_parse(struct admin_req *, struct admin_import *);
+static int admin_import_one(struct admin_req *, json_t *, size_t, void *);
 static int admin_import_dups(struct admin_req *, struct admin_import *);
 static int admin_import_guard_cb(size_t, const struct store_route *, int, int,
     void *);
@@ -260,9 +263,7 @@ static void admin_refused(struct admin_req *, const char *, json_t *);
 static void admin_wave_move(struct admin_req *, const char *);
 static int admin_ledger_show_cb(int64_t, const void *, size_t, void *);
 static void admin_ledger_get(struct admin_req *);
-static int admin_ledger_one(struct admin_req *, struct admin_ledger_batch *,
-    const json_t *, size_t);
-static int admin_ledger_parse(struct admin_req *, struct admin_ledger_batch *);
+static int admin_ledger_one(struct admin_req *, json_t *, size_t, void *);
 static void admin_ledger_post(struct admin_req *);
 static void admin_ledger_run(struct admin_req *, struct evbuffer *);
 static void admin_req_body(struct admin_req *);
@@ -541,6 +542,146 @@ admin_body(struct admin_req *r, bool optional)
 		return NULL;
 	}
 	return j;
+}
+
+/*
+ * Walk the body of a bulk import (POST /routes/import, POST /ledger): a
+ * JSON array, element by element, never one tree of the whole body; or
+ * JSON lines, one record a line, blank lines skipped, a single record
+ * allowed to span lines. ONE gets each record with r->where naming it
+ * ("line 3: "); *UNIT becomes "line" or "record". 0, or -1 with a 400
+ * naming the record, or saying there were no NOUN at all.
+ */
+static int
+admin_records(struct admin_req *r, const char *noun, const char **unit,
+    admin_record_fn one, void *arg)
+{
+	const char *p, *end, *nl, *q;
+	json_error_t je;
+	json_t *j;
+	size_t line, n = 0;
+	int rc;
+
+	admin_req_body(r);
+	end = r->body + r->body_len;
+	for (p = r->body; p < end && isspace((unsigned char)*p); p++)
+		;
+	if (p == end) {
+		admin_error(r, 400, "no %s: the body is empty", noun);
+		return -1;
+	}
+	if (*p == '[') {
+		*unit = "record";
+		return admin_records_array(r, p, noun, one, arg);
+	}
+	*unit = "line";
+	for (p = r->body, line = 1; p < end; p = nl + 1, line++) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		for (q = p; q < nl && isspace((unsigned char)*q); q++)
+			;
+		if (q == nl) {
+			if (nl == end)
+				break;
+			continue;
+		}
+		j = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES,
+		    &je);
+		if (j == NULL && n == 0) {
+			/* One record written over several lines. */
+			j = json_loadb(r->body, r->body_len,
+			    JSON_REJECT_DUPLICATES, NULL);
+			if (j != NULL && json_is_object(j)) {
+				rc = admin_record(r, "line", line, j, one, arg);
+				json_decref(j);
+				return rc;
+			}
+			json_decref(j);
+			j = NULL;
+		}
+		if (j == NULL) {
+			snprintf(r->where, sizeof(r->where),
+			    "line %zu: ", line);
+			admin_error(r, 400, "not JSON: %s at column %d",
+			    je.text, je.column);
+			return -1;
+		}
+		rc = admin_record(r, "line", line, j, one, arg);
+		json_decref(j);
+		if (rc == -1)
+			return -1;
+		n++;
+		if (nl == end)
+			break;
+	}
+	/* Not all blank (the body is not): at least one record was seen. */
+	return 0;
+}
+
+/* admin_records of a JSON array starting at P ('['). */
+static int
+admin_records_array(struct admin_req *r, const char *p, const char *noun,
+    admin_record_fn one, void *arg)
+{
+	const char *end = r->body + r->body_len;
+	json_error_t je;
+	json_t *j;
+	size_t no = 0;
+	int rc;
+
+	for (p++; p < end && isspace((unsigned char)*p); p++)
+		;
+	if (p < end && *p == ']') {
+		admin_error(r, 400, "no %s: the array is empty", noun);
+		return -1;
+	}
+	for (;;) {
+		no++;
+		snprintf(r->where, sizeof(r->where), "record %zu: ", no);
+		j = json_loadb(p, (size_t)(end - p),
+		    JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &je);
+		if (j == NULL) {
+			admin_error(r, 400, "not a JSON object: %s", je.text);
+			return -1;
+		}
+		rc = admin_record(r, "record", no, j, one, arg);
+		json_decref(j);
+		if (rc == -1)
+			return -1;
+		/* On success the position is the bytes read. */
+		for (p += je.position; p < end && isspace((unsigned char)*p);
+		     p++)
+			;
+		if (p < end && *p == ']')
+			break;
+		if (p == end || *p != ',') {
+			snprintf(r->where, sizeof(r->where),
+			    "record %zu: ", no);
+			admin_error(r, 400, "',' or ']' expected after it");
+			return -1;
+		}
+		p++;
+	}
+	for (p++; p < end && isspace((unsigned char)*p); p++)
+		;
+	if (p < end) {
+		admin_error(r, 400, "data after the array");
+		return -1;
+	}
+	return 0;
+}
+
+/* Hand record J (UNIT NO) to ONE, with r->where naming it meanwhile. */
+static int
+admin_record(struct admin_req *r, const char *unit, size_t no, json_t *j,
+    admin_record_fn one, void *arg)
+{
+	int rc;
+
+	snprintf(r->where, sizeof(r->where), "%s %zu: ", unit, no);
+	if ((rc = one(r, j, no, arg)) == 0)
+		r->where[0] = '\0';
+	return rc;
 }
 
 /* Refuse fields of B not in KNOWN (NULL-terminated). 0 or -1. */
@@ -1178,17 +1319,16 @@ admin_import_clear(struct admin_import *im)
  * key blocks. 0, or -1 with a 400 naming the line and the object.
  */
 static int
-admin_import_one(struct admin_req *r, struct admin_import *im, json_t *j,
-    size_t no)
+admin_import_one(struct admin_req *r, json_t *j, size_t no, void *arg)
 {
 	static const char *const known[] = { "object", "wave", "force", NULL };
+	struct admin_import *im = arg;
 	struct store_route_in *in;
 	struct route_obj obj;
 	const char *text;
 	json_int_t wave;
 	bool force;
 
-	snprintf(r->where, sizeof(r->where), "%s %zu: ", im->unit, no);
 	if (!json_is_object(j)) {
 		admin_error(r, 400, "not a JSON object");
 		return -1;
@@ -1203,7 +1343,6 @@ admin_import_one(struct admin_req *r, struct admin_import *im, json_t *j,
 	    admin_body_bool(r, j, "force", &force) == -1 ||
 	    admin_parse_object(r, text, &obj) == -1)
 		return -1;
-	r->where[0] = '\0';
 
 	if (im->nblocks == 0 || im->used + obj.len > ADMIN_IMPORT_BLOCK) {
 		im->blocks = xreallocarray(im->blocks, im->nblocks + 1,
@@ -1225,138 +1364,6 @@ admin_import_one(struct admin_req *r, struct admin_import *im, json_t *j,
 	im->used += obj.len;
 	if (force)
 		im->forced++;
-	return 0;
-}
-
-/*
- * Parse the JSON array starting at P ('[') element by element, without
- * holding the whole array as JSON. 0, or -1 with a 400 naming the record.
- */
-static int
-admin_import_array(struct admin_req *r, struct admin_import *im, const char *p)
-{
-	const char *end = r->body + r->body_len;
-	json_error_t je;
-	json_t *j;
-	size_t no = 0;
-	int rc;
-
-	im->unit = "record";
-	for (p++; p < end && isspace((unsigned char)*p); p++)
-		;
-	if (p < end && *p == ']')
-		p++;
-	else {
-		for (;;) {
-			no++;
-			j = json_loadb(p, (size_t)(end - p),
-			    JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
-			    &je);
-			if (j == NULL) {
-				snprintf(r->where, sizeof(r->where),
-				    "record %zu: ", no);
-				admin_error(r, 400, "not a JSON object: %s",
-				    je.text);
-				return -1;
-			}
-			rc = admin_import_one(r, im, j, no);
-			json_decref(j);
-			if (rc == -1)
-				return -1;
-			/* On success the position is the bytes read. */
-			for (p += je.position;
-			     p < end && isspace((unsigned char)*p); p++)
-				;
-			if (p < end && *p == ']') {
-				p++;
-				break;
-			}
-			if (p == end || *p != ',') {
-				snprintf(r->where, sizeof(r->where),
-				    "record %zu: ", no);
-				admin_error(r, 400,
-				    "',' or ']' expected after it");
-				return -1;
-			}
-			p++;
-		}
-	}
-	for (; p < end && isspace((unsigned char)*p); p++)
-		;
-	if (p < end) {
-		admin_error(r, 400, "data after the array");
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Parse the body of POST /routes/import: a JSON array of routes, or JSON
- * lines (one route a line; blank lines skipped; a single route may span
- * lines), as POST /ledger takes records. Each line is parsed alone, so a
- * million lines never become one JSON tree. 0, or -1 with a 400.
- */
-static int
-admin_import_parse(struct admin_req *r, struct admin_import *im)
-{
-	const char *p = r->body, *end = r->body + r->body_len, *nl, *q;
-	json_error_t je;
-	json_t *j;
-	size_t line;
-	int rc;
-
-	while (p < end && isspace((unsigned char)*p))
-		p++;
-	if (p == end) {
-		admin_error(r, 400, "no routes: the body is empty");
-		return -1;
-	}
-	if (*p == '[')
-		return admin_import_array(r, im, p);
-	im->unit = "line";
-	/* One route a line: size the array once. */
-	for (im->cap = 1, q = r->body;
-	     (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
-		im->cap++;
-	im->in = xreallocarray(NULL, im->cap, sizeof(*im->in));
-	for (p = r->body, line = 1; p < end; p = nl + 1, line++) {
-		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
-			nl = end;
-		for (q = p; q < nl && isspace((unsigned char)*q); q++)
-			;
-		if (q == nl) {
-			if (nl == end)
-				break;
-			continue;
-		}
-		j = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES,
-		    &je);
-		if (j == NULL && im->n == 0) {
-			/* One route written over several lines. */
-			j = json_loadb(r->body, r->body_len,
-			    JSON_REJECT_DUPLICATES, NULL);
-			if (j != NULL && json_is_object(j)) {
-				rc = admin_import_one(r, im, j, line);
-				json_decref(j);
-				return rc;
-			}
-			json_decref(j);
-			j = NULL;
-		}
-		if (j == NULL) {
-			snprintf(r->where, sizeof(r->where),
-			    "line %zu: ", line);
-			admin_error(r, 400, "not JSON: %s at column %d",
-			    je.text, je.column);
-			return -1;
-		}
-		rc = admin_import_one(r, im, j, line);
-		json_decref(j);
-		if (rc == -1)
-			return -1;
-		if (nl == end)
-			break;
-	}
 	return 0;
 }
 
@@ -1446,15 +1453,8 @@ admin_import_run(struct admin_req *r, struct evbuffer *alarms __unused)
 
 	memset(&im, 0, sizeof(im));
 	r->outcome = "; nothing was imported";
-	admin_req_body(r);
-	if (admin_import_parse(r, &im) == -1)
+	if (admin_records(r, "routes", &im.unit, admin_import_one, &im) == -1)
 		goto out;
-	if (im.n == 0) {
-		admin_error(r, 400, "no routes: %s",
-		    strcmp(im.unit, "line") == 0 ? "only blank lines" :
-						   "the array is empty");
-		goto out;
-	}
 	store_route_in_sort(im.in, im.n);
 	if (admin_import_dups(r, &im) == -1)
 		goto out;
@@ -2176,9 +2176,9 @@ admin_ledger_get(struct admin_req *r)
  * value appended to the arena. 0, or -1 with a 400 naming the line.
  */
 static int
-admin_ledger_one(struct admin_req *r, struct admin_ledger_batch *lb,
-    const json_t *j, size_t no)
+admin_ledger_one(struct admin_req *r, json_t *j, size_t no, void *arg)
 {
+	struct admin_ledger_batch *lb = arg;
 	struct route_obj obj;
 	struct ledger_rec rec;
 	unsigned char key[STORE_KEY_MAX], val[LEDGER_VAL_MAX];
@@ -2188,8 +2188,7 @@ admin_ledger_one(struct admin_req *r, struct admin_ledger_batch *lb,
 	err[0] = '\0';
 	if (ledger_rec_from_json(j, r->now_ms, &obj, &rec, err, sizeof(err)) ==
 	    -1) {
-		admin_error(r, 400, "%s %zu: %s; nothing was imported",
-		    lb->unit, no, err);
+		admin_error(r, 400, "%s", err);
 		return -1;
 	}
 	klen = ledger_key(&obj, rec.ts_ms, key);
@@ -2218,88 +2217,6 @@ admin_ledger_one(struct admin_req *r, struct admin_ledger_batch *lb,
 	if (lb->n == 0)
 		route_obj_format(&obj, lb->first_obj, sizeof(lb->first_obj));
 	lb->n++;
-	return 0;
-}
-
-/*
- * Parse the body of POST /ledger: a JSON array of records, or JSON lines
- * (one record a line; blank lines skipped; a single record may span
- * lines). 0, or -1 with a 400 naming the first bad line.
- */
-static int
-admin_ledger_parse(struct admin_req *r, struct admin_ledger_batch *lb)
-{
-	const char *p = r->body, *end = r->body + r->body_len, *nl;
-	json_error_t je;
-	json_t *j, *e;
-	size_t i, line;
-
-	while (p < end && isspace((unsigned char)*p))
-		p++;
-	if (p == end) {
-		admin_error(r, 400, "no records: the body is empty");
-		return -1;
-	}
-	if (*p == '[') {
-		lb->unit = "record";
-		j = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES,
-		    &je);
-		if (j == NULL || !json_is_array(j)) {
-			admin_error(r, 400,
-			    "body is not a JSON array: %s at line %d column "
-			    "%d; nothing was imported",
-			    j == NULL ? je.text : "not an array", je.line,
-			    je.column);
-			json_decref(j);
-			return -1;
-		}
-		json_array_foreach(j, i, e) {
-			if (admin_ledger_one(r, lb, e, i + 1) == -1) {
-				json_decref(j);
-				return -1;
-			}
-		}
-		json_decref(j);
-		return 0;
-	}
-	lb->unit = "line";
-	for (p = r->body, line = 1; p < end; p = nl + 1, line++) {
-		const char *q;
-
-		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
-			nl = end;
-		for (q = p; q < nl && isspace((unsigned char)*q); q++)
-			;
-		if (q == nl)
-			continue;
-		j = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES,
-		    &je);
-		if (j == NULL && line == 1 && lb->n == 0) {
-			/* One record written over several lines. */
-			j = json_loadb(r->body, r->body_len,
-			    JSON_REJECT_DUPLICATES, NULL);
-			if (j != NULL && json_is_object(j)) {
-				i = admin_ledger_one(r, lb, j, 1);
-				json_decref(j);
-				return (int)i;
-			}
-			json_decref(j);
-			j = NULL;
-		}
-		if (j == NULL) {
-			admin_error(r, 400,
-			    "line %zu: not JSON: %s at column %d; nothing "
-			    "was imported",
-			    line, je.text, je.column);
-			return -1;
-		}
-		i = admin_ledger_one(r, lb, j, line);
-		json_decref(j);
-		if (i != 0)
-			return -1;
-		if (nl == end)
-			break;
-	}
 	return 0;
 }
 
@@ -2336,13 +2253,9 @@ admin_ledger_run(struct admin_req *r, struct evbuffer *alarms)
 	int rc;
 
 	memset(&lb, 0, sizeof(lb));
-	admin_req_body(r);
-	if (admin_ledger_parse(r, &lb) == -1)
+	r->outcome = "; nothing was imported";
+	if (admin_records(r, "records", &lb.unit, admin_ledger_one, &lb) == -1)
 		goto out;
-	if (lb.n == 0) {
-		admin_error(r, 400, "no records: only blank lines");
-		goto out;
-	}
 	kv = xcalloc(lb.n, sizeof(*kv));
 	for (i = 0; i < lb.n; i++) {
 		kv[i].key = lb.arena + lb.off[i].key;
@@ -2389,7 +2302,7 @@ admin_ledger_run(struct admin_req *r, struct evbuffer *alarms)
 		log_warnx("admin: ledger import of %zu records failed: store "
 			  "error",
 		    lb.n);
-		admin_error(r, 500, "store error: nothing was imported");
+		admin_error(r, 500, "store error");
 		goto out;
 	}
 	log_info("ledger: %zu records imported by %s (%zu new, %zu "

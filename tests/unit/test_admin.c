@@ -1034,6 +1034,11 @@ test_events(void **state)
 	json_decref(j);
 }
 
+/* A clean ledger record. */
+#define LEDGER_OK                                                              \
+	"{\"object\":\"db.t\",\"ts\":\"2026-01-01T00:00:00Z\","                \
+	"\"count_match\":true,\"aggregate_match\":true,\"hash_match\":true}"
+
 /* Every error: status, type, code, message; and the store unchanged. */
 static void
 test_errors(void **state)
@@ -1048,6 +1053,24 @@ test_errors(void **state)
 	} cases[] = {
 		{ "GET", "/nope", NULL, 404, "NotFoundException",
 		    "no such resource: /nope" },
+		/* POST /ledger walks its body as POST /routes/import does. */
+		{ "POST", "/ledger", "", 400, "BadRequestException",
+		    "no records: the body is empty; nothing was imported" },
+		{ "POST", "/ledger", "\n \n", 400, "BadRequestException",
+		    "no records: the body is empty; nothing was imported" },
+		{ "POST", "/ledger", " [ ] ", 400, "BadRequestException",
+		    "no records: the array is empty; nothing was imported" },
+		{ "POST", "/ledger", "[" LEDGER_OK " {", 400,
+		    "BadRequestException",
+		    "record 1: ',' or ']' expected after it; nothing was "
+		    "imported" },
+		{ "POST", "/ledger", "[" LEDGER_OK "] x", 400,
+		    "BadRequestException",
+		    "data after the array; nothing was imported" },
+		{ "POST", "/ledger", LEDGER_OK "\n{x\n", 400,
+		    "BadRequestException", "line 2: not JSON: " },
+		{ "POST", "/ledger", "\n" LEDGER_OK "\n[1]", 400,
+		    "BadRequestException", "line 3: " },
 		{ "GET", "/", NULL, 404, "NotFoundException", "no such" },
 		{ "GET", "/waves/3/flip/x", NULL, 404, "NotFoundException",
 		    "no such" },

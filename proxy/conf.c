@@ -446,6 +446,7 @@ conf_parse_uri(struct conf *c __unused, void *field, const char *value,
 	while (len > 0 && value[len - 1] == '/')
 		len--;
 	t->uri = xstrndup(value, len);
+	t->uri_len = len;
 	return 0;
 }
 

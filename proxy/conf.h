@@ -16,6 +16,7 @@
 /* One upstream catalog: [warehouse] or [lakehouse]. */
 struct conf_target {
 	char *uri; /* base, without /v1 and without a trailing '/' */
+	size_t uri_len;
 	char *warehouse; /* sent as ?warehouse= to its /v1/config, or NULL */
 	char *token_file; /* or NULL */
 	char *token; /* the file's first line; secret; NULL without one */

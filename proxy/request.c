@@ -1257,16 +1257,15 @@ request_rewrite(struct request *r, enum route_side side, struct evbuffer *body,
 	struct floe *f = r->f;
 	const struct catalog *cat = f->cat[side];
 	const char *uri = f->conf->target[side].uri;
+	size_t ulen = f->conf->target[side].uri_len;
 	const char *pinned = route_side_name(side);
 	bool merge = r->merge_config && catalog_has_merge(cat);
 	char base[300], *nb, *ins;
 	struct evbuffer *head;
-	size_t ulen = strlen(uri), nblen, tlen, inslen, at, i;
+	size_t nblen, tlen, inslen, at, i;
 	struct evbuffer_ptr pos;
 	int rc = -1;
 
-	while (ulen > 0 && uri[ulen - 1] == '/')
-		ulen--;
 	if (evbuffer_get_contiguous_space(body) == blen) {
 		if (!merge &&
 		    memfind(evbuffer_pullup(body, -1), blen, uri, ulen) == NULL)

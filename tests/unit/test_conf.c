@@ -327,8 +327,13 @@ test_syntax(void **state __unused)
 	assert_null(c->access_log);
 	assert_string_equal(c->namespace_separator, "#");
 	assert_string_equal(c->admin_socket, "var/a;b.sock");
+	/* Written with a trailing '/': gone, and the length kept. */
 	assert_string_equal(c->target[ROUTE_WAREHOUSE].uri,
 	    "http://localhost:9001");
+	assert_int_equal(c->target[ROUTE_WAREHOUSE].uri_len,
+	    strlen("http://localhost:9001"));
+	assert_int_equal(c->target[ROUTE_LAKEHOUSE].uri_len,
+	    strlen("http://127.0.0.1:9002"));
 	assert_string_equal(c->target[ROUTE_WAREHOUSE].host, "localhost");
 	assert_string_equal(c->target[ROUTE_WAREHOUSE].port, "9001");
 	assert_string_equal(c->target[ROUTE_WAREHOUSE].path, "");

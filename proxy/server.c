@@ -671,22 +671,17 @@ server_send_now(struct server_conn *c, const char *head, size_t hlen,
     struct evbuffer *body)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
-	struct evbuffer_iovec v[SERVER_SEND_VECS];
-	struct iovec iov[SERVER_SEND_VECS + 1];
+	struct evbuffer_iovec iov[SERVER_SEND_VECS + 1];
 	ssize_t w;
 	size_t done;
-	int i, n = 0;
+	int n = 0;
 
 	iov[0].iov_base = (void *)(uintptr_t)head;
 	iov[0].iov_len = hlen;
 	if (body != NULL &&
-	    (n = evbuffer_peek(body, -1, NULL, v, SERVER_SEND_VECS)) >
+	    (n = evbuffer_peek(body, -1, NULL, iov + 1, SERVER_SEND_VECS)) >
 		SERVER_SEND_VECS)
 		n = SERVER_SEND_VECS;
-	for (i = 0; i < n; i++) {
-		iov[i + 1].iov_base = v[i].iov_base;
-		iov[i + 1].iov_len = v[i].iov_len;
-	}
 	w = sockio_sendv(event_get_fd(c->rev), iov, n + 1);
 	done = w > 0 ? (size_t)w : 0;
 	if (done < hlen)

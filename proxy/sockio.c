@@ -17,6 +17,11 @@
 
 #include "proxy/sockio.h"
 
+/* libevent's extents are the system's iovecs: handed to the kernel as is. */
+_Static_assert(_Generic((struct evbuffer_iovec *)0, struct iovec * : 1,
+		   default : 0),
+    "struct evbuffer_iovec is not struct iovec");
+
 #define SOCKIO_READ_MAX (64 * 1024)
 #define SOCKIO_WRITE_VECS 16 /* pieces of an output buffer per write */
 
@@ -25,7 +30,6 @@ sockio_read(struct bufferevent *bev, int fd)
 {
 	struct evbuffer *in = bufferevent_get_input(bev);
 	struct evbuffer_iovec v[2];
-	struct iovec iov[2];
 	struct msghdr msg;
 	ssize_t n;
 	int i, nv;
@@ -37,16 +41,12 @@ sockio_read(struct bufferevent *bev, int fd)
 		errno = ENOMEM;
 		return SOCKIO_ERROR;
 	}
-	for (i = 0; i < nv; i++) {
-		iov[i].iov_base = v[i].iov_base;
-		iov[i].iov_len = v[i].iov_len;
-	}
 	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = iov;
+	msg.msg_iov = v;
 	msg.msg_iovlen = nv;
 	/* One piece (nearly always): recv spares the kernel the msghdr. */
 	do
-		n = nv == 1 ? recv(fd, iov[0].iov_base, iov[0].iov_len, 0) :
+		n = nv == 1 ? recv(fd, v[0].iov_base, v[0].iov_len, 0) :
 			      recvmsg(fd, &msg, 0);
 	while (n == -1 && errno == EINTR);
 	if (n <= 0) {
@@ -90,20 +90,15 @@ ssize_t
 sockio_write(struct evbuffer *out, int fd)
 {
 	struct evbuffer_iovec v[SOCKIO_WRITE_VECS];
-	struct iovec iov[SOCKIO_WRITE_VECS];
 	ssize_t w;
-	int i, n;
+	int n;
 
 	n = evbuffer_peek(out, -1, NULL, v, SOCKIO_WRITE_VECS);
 	if (n > SOCKIO_WRITE_VECS)
 		n = SOCKIO_WRITE_VECS;
 	if (n <= 0)
 		return 0;
-	for (i = 0; i < n; i++) {
-		iov[i].iov_base = v[i].iov_base;
-		iov[i].iov_len = v[i].iov_len;
-	}
-	if ((w = sockio_sendv(fd, iov, n)) > 0)
+	if ((w = sockio_sendv(fd, v, n)) > 0)
 		evbuffer_drain(out, (size_t)w);
 	return w;
 }

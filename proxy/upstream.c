@@ -101,8 +101,6 @@ struct upstream {
 static void upstream_read_cb(struct bufferevent *, void *);
 static void upstream_write_cb(struct bufferevent *, void *);
 static void upstream_flush(struct upconn *);
-static size_t upstream_sendv(struct upconn *, const struct evbuffer_iovec *,
-    int);
 static void upstream_sock_cb(evutil_socket_t, short, void *);
 static void upstream_idle_timer(struct upconn *, bool);
 static bool upstream_idle_expired(struct upconn *);
@@ -349,6 +347,7 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 	struct evbuffer_iovec v[UPSTREAM_WRITEV];
 	size_t done = 0, skip;
+	ssize_t w;
 	int i, n;
 
 	c->x = x;
@@ -374,8 +373,10 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 	 * from the kept bytes; only what the socket did not take (or all,
 	 * on an error, which upstream_flush then reports) is copied.
 	 */
-	if (c->u->ssl == NULL && c->connected && evbuffer_get_length(out) == 0)
-		done = upstream_sendv(c, v, n);
+	if (c->u->ssl == NULL && c->connected &&
+	    evbuffer_get_length(out) == 0 &&
+	    (w = sockio_sendv(event_get_fd(c->rev), v, n)) > 0)
+		done = (size_t)w;
 	for (i = 0; i < n; i++) {
 		skip = done < v[i].iov_len ? done : v[i].iov_len;
 		done -= skip;
@@ -384,22 +385,6 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 			    v[i].iov_len - skip);
 	}
 	upstream_flush(c);
-}
-
-/* One write of V on C's socket: the bytes written (0 on any error). */
-static size_t
-upstream_sendv(struct upconn *c, const struct evbuffer_iovec *v, int n)
-{
-	struct iovec iov[UPSTREAM_WRITEV];
-	ssize_t w;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		iov[i].iov_base = v[i].iov_base;
-		iov[i].iov_len = v[i].iov_len;
-	}
-	w = sockio_sendv(event_get_fd(c->rev), iov, n);
-	return w > 0 ? (size_t)w : 0;
 }
 
 /*

@@ -106,19 +106,21 @@ for (const s of scen.values()) {
 	};
 	// Rounds ran interleaved: round R of S and of nginx shared the
 	// machine's weather, so their ratios show how much of a median is noise.
-	if (s.rounds.length === n.rounds.length)
-		r.by_round = {
-			rps: s.rounds.map((o, i) => ratio(o.rps, n.rounds[i].rps)),
-			cpu_per_req: s.rounds.map((o, i) =>
-				ratio(o.cpu_us_per_req, n.rounds[i].cpu_us_per_req)),
-		};
+	const nr = new Map(n.rounds.map((o) => [o.round, o]));
+	const both = s.rounds.filter((o) => nr.has(o.round));
+	r.by_round = {
+		round: both.map((o) => o.round),
+		rps: both.map((o) => ratio(o.rps, nr.get(o.round).rps)),
+		cpu_per_req: both.map((o) => ratio(o.cpu_us_per_req,
+			nr.get(o.round).cpu_us_per_req)),
+	};
 	ratios[s.name] = r;
 	console.log(`${s.name} vs ${n.name}: req/s ${x(r.rps)}, p50 ${x(r.p50)}, ` +
 		`p99 ${x(r.p99)}, cpu/req ${x(r.cpu_per_req)}`);
 }
 const fx = (v) => (v == null ? 'n/a' : v.toFixed(2));
 const rr = ratios['floe-routed'], ng = scen.get('nginx');
-if (rr && rr.by_round) {
+if (rr && rr.by_round.round.length > 0) {
 	const spread = ng.rounds.map((o) => o.rps);
 	console.log('floe-routed vs nginx, round by round: cpu/req ' +
 		`${rr.by_round.cpu_per_req.map(fx).join(' ')}, req/s ` +

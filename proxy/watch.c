@@ -660,15 +660,11 @@ watch_page_done_cb(int status, const char *body __unused, size_t len __unused,
 	watch_schedule(p->timer, delay);
 }
 
-/* Order keys as LMDB does: bytes, then the shorter first. */
+/* Order keys as the store does. */
 static int
 watch_key_cmp(const struct route_obj *a, const struct route_obj *b)
 {
-	int d = memcmp(a->key, b->key, a->len < b->len ? a->len : b->len);
-
-	if (d != 0)
-		return d;
-	return a->len < b->len ? -1 : a->len > b->len;
+	return store_key_cmp(a->key, a->len, b->key, b->len);
 }
 
 /* Order poll list entries by key (qsort). */

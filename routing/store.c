@@ -1383,19 +1383,25 @@ store_event_append(struct store *s, int64_t now_ms, json_t *event)
 	return store_write(s, &w);
 }
 
-/* LMDB's default key order (memcmp, then shorter first); then by NO. */
+int
+store_key_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+	int d = memcmp(a, b, alen < blen ? alen : blen);
+
+	if (d != 0)
+		return d;
+	return alen < blen ? -1 : alen > blen;
+}
+
+/* LMDB's key order, then by NO. */
 static int
 store_route_in_cmp(const void *a, const void *b)
 {
 	const struct store_route_in *x = a, *y = b;
 	int d;
 
-	d = memcmp(x->key, y->key,
-	    x->keylen < y->keylen ? x->keylen : y->keylen);
-	if (d != 0)
+	if ((d = store_key_cmp(x->key, x->keylen, y->key, y->keylen)) != 0)
 		return d;
-	if (x->keylen != y->keylen)
-		return x->keylen < y->keylen ? -1 : 1;
 	if (x->no != y->no)
 		return x->no < y->no ? -1 : 1;
 	return 0;

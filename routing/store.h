@@ -168,6 +168,10 @@ struct store_import_res {
 };
 
 /*
+ * LMDB's default key order: bytes, then the shorter key first. <0, 0, >0.
+ */
+int store_key_cmp(const void *a, size_t alen, const void *b, size_t blen);
+/*
  * Sort IN into the order of LMDB's keys (equal keys by NO): an import in
  * key order touches each page once and runs several times faster.
  */

@@ -843,6 +843,13 @@ test_route_in_sort(void **state)
 	for (i = 0; i < nitems(r); i++)
 		assert_int_equal(r[i].no, want[i]);
 	store_route_in_sort(r, 0);
+	/* The order itself: unsigned bytes, then the shorter key first. */
+	assert_true(store_key_cmp("a", 1, "ab", 2) < 0);
+	assert_true(store_key_cmp("ab", 2, "a", 1) > 0);
+	assert_true(store_key_cmp("ab", 2, "b", 1) < 0);
+	assert_true(store_key_cmp("\xff", 1, "a", 1) > 0);
+	assert_int_equal(store_key_cmp("ab", 2, "ab", 2), 0);
+	assert_int_equal(store_key_cmp("", 0, "", 0), 0);
 }
 
 /*

@@ -1448,6 +1448,57 @@ test_worker_imports(void **state)
 	fx->f.base = NULL;
 }
 
+/*
+ * An import whose child dies before it answers (here: killed at a 1 ms
+ * deadline, long before it can parse and commit 100,000 routes) is a 500
+ * naming why and pointing to GET /events, and none of it is applied.
+ */
+static void
+test_worker_import_dies(void **state)
+{
+	struct fixture *fx = *state;
+	struct later l;
+	struct evbuffer *big;
+	const char *msg;
+	char err[256], *body;
+	size_t len;
+	json_t *j;
+	int i;
+
+	memset(&l, 0, sizeof(l));
+	assert_non_null(l.base = event_base_new());
+	fx->f.base = l.base;
+	fx->conf.state_dir = fx->tmp->dir;
+	fx->f.worker = worker_new(l.base, 1, err, sizeof(err));
+	assert_non_null(fx->f.worker);
+	big = evbuffer_new();
+	for (i = 0; i < 100000; i++)
+		evbuffer_add_printf(big,
+		    "{\"object\":\"big.t%06d\",\"wave\":3}\n", i);
+	len = evbuffer_get_length(big);
+	body = xmalloc(len + 1);
+	evbuffer_remove(big, body, len);
+	body[len] = '\0';
+	evbuffer_free(big);
+
+	later_call(fx, &l, "/routes/import", body, 500);
+	msg = str(json_object_get(l.body, "error"), "message");
+	assert_non_null(strstr(msg, "ran past its deadline and was killed"));
+	assert_non_null(strstr(msg, "GET /events"));
+	free(body);
+
+	/* Killed before its commit: LMDB has none of it. */
+	j = expect(fx, 200, "GET", "/resolve/big.t000000", NULL);
+	assert_string_equal(str(j, "why"), "unassigned");
+	json_decref(j);
+
+	worker_free(fx->f.worker);
+	fx->f.worker = NULL;
+	json_decref(l.body);
+	event_base_free(fx->f.base);
+	fx->f.base = NULL;
+}
+
 int
 main(void)
 {
@@ -1470,6 +1521,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_imports, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_worker_import_dies, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_triggers, setup, teardown),
 	};

@@ -13,8 +13,13 @@ CFLAGS	 = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	   -fno-omit-frame-pointer
 LDFLAGS	+= -fsanitize=address,undefined
 endif
-CPPFLAGS += -I. -MMD -MP $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS	 += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhttp_parser -lm
+# llhttp, the HTTP/1.1 parser, comes as C sources (Debian's node-llhttp,
+# installed by `make deps`) and is built here, beside floe.
+LLHTTP_SRC ?= /usr/share/llhttp
+LLHTTP_INC ?= /usr/share/include/llhttp
+CPPFLAGS += -I. -I$(LLHTTP_INC) -MMD -MP \
+	    $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS	 += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
 # Every .c of a folder is part of it; main.c and floectl.c hold the mains.
 LIB_SRCS  = $(wildcard lib/*.c)
@@ -26,6 +31,7 @@ HDRS	  = $(wildcard lib/*.h proxy/*.h routing/*.h policy/*.h cache/*.h ctl/*.h)
 
 obj	= $(patsubst %.c,$(B)/%.o,$(1))
 LIBFLOE	= $(B)/libfloe.a
+LLHTTP_OBJS = $(B)/llhttp/api.o $(B)/llhttp/http.o $(B)/llhttp/llhttp.o
 UNITS	= $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 
 all: $(B)/floe $(B)/floectl
@@ -34,7 +40,12 @@ $(B)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(WFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(LIBFLOE): $(call obj,$(CORE_SRCS) $(LIB_SRCS))
+# llhttp's generated code is not held to floe's warnings.
+$(B)/llhttp/%.o: $(LLHTTP_SRC)/%.c
+	@mkdir -p $(@D)
+	$(CC) -I$(LLHTTP_INC) $(CFLAGS) -w -c -o $@ $<
+
+$(LIBFLOE): $(call obj,$(CORE_SRCS) $(LIB_SRCS)) $(LLHTTP_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 
 $(B)/floe: $(B)/proxy/main.o $(LIBFLOE)
@@ -48,7 +59,7 @@ $(B)/floectl: $(call obj,$(CTL_SRCS)) $(LIBFLOE)
 -include $(wildcard tests/unit/*.mk)
 .SECONDEXPANSION:
 $(B)/tests/test_%: $(B)/tests/unit/test_%.o $$(call obj,$$(T_$$*)) \
-    $(call obj,$(LIB_SRCS))
+    $(call obj,$(LIB_SRCS)) $(LLHTTP_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs cmocka)
 
 units: $(UNITS)
@@ -112,7 +123,13 @@ $(B)/fuzz/obj/%.o: %.c
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link \
 	    -c -o $@ $<
 
-$(FUZZ_LIB): $(patsubst %.c,$(B)/fuzz/obj/%.o,$(CORE_SRCS) $(LIB_SRCS))
+$(B)/fuzz/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -I$(LLHTTP_INC) -g -O1 $(FUZZ_SAN) \
+	    -fsanitize=fuzzer-no-link -w -c -o $@ $<
+
+$(FUZZ_LIB): $(patsubst %.c,$(B)/fuzz/obj/%.o,$(CORE_SRCS) $(LIB_SRCS)) \
+    $(patsubst $(B)/%,$(B)/fuzz/obj/%,$(LLHTTP_OBJS))
 	rm -f $@ && $(AR) rcs $@ $^
 
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)

@@ -1,6 +1,6 @@
 /*
- * floe: h1.c -- HTTP/1.1 message framing on http-parser for both sides of
- * the data path. The head goes into one fixed buffer per connection; a body
+ * floe: h1.c -- HTTP/1.1 message framing on llhttp for both sides of the
+ * data path. The head goes into one fixed buffer per connection; a body
  * with a Content-Length is moved out of the input evbuffer without copying
  * (the parser is told the message has no body and floe counts the bytes),
  * a chunked one is de-chunked through the parser's body callback.
@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include <event2/buffer.h>
-#include <http_parser.h>
+#include <llhttp.h>
 
 #include "lib/compat.h"
 #include "lib/units.h"
@@ -43,7 +43,7 @@ enum h1_state {
 struct h1 {
 	enum h1_kind kind;
 	struct h1_limits lim;
-	http_parser p;
+	llhttp_t p;
 	enum h1_state state;
 	bool head_response;
 	bool started;
@@ -53,6 +53,8 @@ struct h1 {
 	bool scan_done;
 	bool scan_cr;
 	size_t scan_len;
+	size_t scan_total; /* head bytes scanned: bounded by max_head */
+	size_t scan_line1; /* the request or status line's length */
 	unsigned scan_lines;
 	size_t scan_off; /* where the head ended in the vector just scanned */
 	bool scan_here; /* ... and it ended in that vector */
@@ -68,14 +70,14 @@ struct h1 {
 	struct h1_header *hdrs;
 };
 
-static int h1_on_begin_cb(http_parser *);
-static int h1_on_url_cb(http_parser *, const char *, size_t);
-static int h1_on_status_cb(http_parser *, const char *, size_t);
-static int h1_on_field_cb(http_parser *, const char *, size_t);
-static int h1_on_value_cb(http_parser *, const char *, size_t);
-static int h1_on_headers_cb(http_parser *);
-static int h1_on_body_cb(http_parser *, const char *, size_t);
-static int h1_on_complete_cb(http_parser *);
+static int h1_on_begin_cb(llhttp_t *);
+static int h1_on_url_cb(llhttp_t *, const char *, size_t);
+static int h1_on_status_cb(llhttp_t *, const char *, size_t);
+static int h1_on_field_cb(llhttp_t *, const char *, size_t);
+static int h1_on_value_cb(llhttp_t *, const char *, size_t);
+static int h1_on_headers_cb(llhttp_t *);
+static int h1_on_body_cb(llhttp_t *, const char *, size_t);
+static int h1_on_complete_cb(llhttp_t *);
 static int h1_fail(struct h1 *, int, const char *);
 static int h1_append(struct h1 *, const char *, size_t);
 static int h1_end_name(struct h1 *, struct h1_header *);
@@ -83,9 +85,9 @@ static int h1_scan(struct h1 *, const char *, size_t);
 static void h1_release(struct h1 *);
 static void h1_scan_eol(struct h1 *, size_t);
 static int h1_scan_chunks(struct h1 *, const char *, size_t);
-static int h1_check_head(struct h1 *, const http_parser *);
+static int h1_check_head(struct h1 *, const llhttp_t *);
 
-static const http_parser_settings h1_settings = {
+static const llhttp_settings_t h1_settings = {
 	.on_message_begin = h1_on_begin_cb,
 	.on_url = h1_on_url_cb,
 	.on_status = h1_on_status_cb,
@@ -193,8 +195,8 @@ h1_reset(struct h1 *h)
 	struct evbuffer *body = h->msg.body;
 
 	h1_release(h);
-	http_parser_init(&h->p,
-	    h->kind == H1_REQUEST ? HTTP_REQUEST : HTTP_RESPONSE);
+	llhttp_init(&h->p, h->kind == H1_REQUEST ? HTTP_REQUEST : HTTP_RESPONSE,
+	    &h1_settings);
 	h->p.data = h;
 	h->state = H1_S_HEAD;
 	h->head_response = false;
@@ -204,6 +206,8 @@ h1_reset(struct h1 *h)
 	h->scan_done = false;
 	h->scan_cr = false;
 	h->scan_len = 0;
+	h->scan_total = 0;
+	h->scan_line1 = 0;
 	h->scan_lines = 0;
 	h->scan_off = 0;
 	h->scan_here = false;
@@ -292,38 +296,54 @@ h1_terminate(struct h1 *h)
 
 /*
  * The header name just ended: terminate it and check that it is a token
- * (RFC 9110 5.1). http-parser lets spaces through ("Content-Length : 5"
- * or "Bad Name: x"); a proxy that passed such a name on could be framed
- * differently by the next hop, so it is a 400 here.
+ * (RFC 9110 5.1), whatever the parser lets through: a proxy that passed
+ * on "Content-Length : 5" or "Bad Name: x" could be framed differently
+ * by the next hop, so it is a 400 here.
  */
+/* The bytes of a token (RFC 9110 5.6.2). */
+static const bool h1_tchar[256] = {
+	['!'] = true,
+	['#'] = true,
+	['$'] = true,
+	['%'] = true,
+	['&'] = true,
+	['\''] = true,
+	['*'] = true,
+	['+'] = true,
+	['-'] = true,
+	['.'] = true,
+	['^'] = true,
+	['_'] = true,
+	['`'] = true,
+	['|'] = true,
+	['~'] = true,
+	['0' ... '9'] = true,
+	['A' ... 'Z'] = true,
+	['a' ... 'z'] = true,
+};
+
 static int
 h1_end_name(struct h1 *h, struct h1_header *hd)
 {
-	static const char tchar[] = "!#$%&'*+-.^_`|~";
 	size_t i;
-	char c;
 
 	if (h1_terminate(h) == -1)
 		return -1;
 	hd->name_len = h->buf + h->used - 1 - hd->name;
 	if (hd->name_len == 0)
 		return h1_fail(h, 400, "empty header field name");
-	for (i = 0; i < hd->name_len; i++) {
-		c = hd->name[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			(c >= '0' && c <= '9') || strchr(tchar, c) != NULL) ||
-		    c == '\0')
+	for (i = 0; i < hd->name_len; i++)
+		if (!h1_tchar[(unsigned char)hd->name[i]])
 			return h1_fail(h, 400, "invalid header field name");
-	}
 	return 0;
 }
 
 /*
- * Scan head bytes before the parser sees them. http-parser accepts a bare
- * LF as a line end and joins obsolete line folding into the value; another
- * hop may frame either differently (RFC 9112 2.2, 5.2), so both are a 400
- * here (502 in an answer). Stops at the blank line that ends the head, so
- * body bytes and a pipelined next message are never scanned.
+ * Scan head bytes before the parser sees them. A bare LF as a line end
+ * and obsolete line folding are refused here, not left to the parser's
+ * leniency: another hop may frame either differently (RFC 9112 2.2, 5.2),
+ * so both are a 400 (502 in an answer). Stops at the blank line that ends
+ * the head, so body bytes and a pipelined next message are never scanned.
  */
 /* A head line ended just before OFF: count it, or see the blank one. */
 static void
@@ -333,8 +353,10 @@ h1_scan_eol(struct h1 *h, size_t off)
 		h->scan_done = true;
 		h->scan_here = true;
 		h->scan_off = off;
-	} else if (h->scan_len > 0)
-		h->scan_lines++;
+	} else if (h->scan_len > 0) {
+		if (h->scan_lines++ == 0)
+			h->scan_line1 = h->scan_len;
+	}
 	h->scan_len = 0;
 }
 
@@ -393,11 +415,12 @@ h1_scan(struct h1 *h, const char *p, size_t n)
 }
 
 /*
- * Scan chunked body bytes the parser has consumed. http-parser reads
- * "3 x" as size 3 with an extension and takes a bare LF after a chunk;
- * RFC 9112 7.1 allows neither, and a hop that disagrees frames the body
+ * Scan chunked body bytes the parser has consumed, rather than trust its
+ * leniency: "3 x" is not size 3 with an extension and a bare LF does not
+ * end chunk data (RFC 9112 7.1); a hop that disagrees frames the body
  * differently. Sizes are hex digits only (at most 16), then ';' and an
- * extension or CRLF; data ends in CRLF; trailer lines in CRLF.
+ * extension (at most max_head bytes) or CRLF; data ends in CRLF; trailer
+ * lines in CRLF, at most max_head bytes of them.
  */
 static int
 h1_scan_chunks(struct h1 *h, const char *p, size_t n)
@@ -415,9 +438,10 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
 					return h1_fail(h, 400,
 					    "chunk size too large");
 				h->csize = h->csize << 4 | (unsigned)v;
-			} else if (h->cdigits > 0 && c == ';')
+			} else if (h->cdigits > 0 && c == ';') {
 				h->cs = H1_CS_EXT;
-			else if (h->cdigits > 0 && c == '\r')
+				h->scan_len = 0;
+			} else if (h->cdigits > 0 && c == '\r')
 				h->cs = H1_CS_SIZE_LF;
 			else
 				return h1_fail(h, 400,
@@ -429,6 +453,9 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
 			else if ((c < ' ' && c != '\t') || c == 0x7f)
 				return h1_fail(h, 400,
 				    "invalid character in a chunk extension");
+			else if (++h->scan_len > h->lim.max_head)
+				return h1_fail(h, 400,
+				    "chunk extension too long");
 			break;
 		case H1_CS_SIZE_LF:
 			if (c != '\n')
@@ -437,6 +464,7 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
 				    "CRLF");
 			h->cs = h->csize == 0 ? H1_CS_TRAILER : H1_CS_DATA;
 			h->scan_len = 0;
+			h->scan_total = 0;
 			break;
 		case H1_CS_DATA:
 			k = n - i < h->csize ? n - i : h->csize;
@@ -457,6 +485,9 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
 				h->cs = H1_CS_DATA_LF;
 			break;
 		case H1_CS_TRAILER:
+			if (++h->scan_total > h->lim.max_head)
+				return h1_fail(h, 431,
+				    "trailer section too large");
 			if (c == '\r')
 				h->cs = H1_CS_TRAILER_LF;
 			else if (c == '\n' ||
@@ -480,15 +511,15 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
 }
 
 /*
- * Framing that http-parser lets through but a proxy must not: more than
- * one Transfer-Encoding or one that is not just "chunked" (floe would
- * drop the coding), an HTTP/1.1 request without Host or one with more
- * than one, a GET or HEAD with a body (the next hop may ignore it and
- * read it as the next request), HTTP/2+ text, an answer's status outside
- * 100-599.
+ * Framing a proxy must not pass on, checked here whatever the parser
+ * allows: more than one Transfer-Encoding or one that is not just
+ * "chunked" (floe would drop the coding), an HTTP/1.1 request without
+ * Host or one with more than one, a GET or HEAD with a body (the next hop
+ * may ignore it and read it as the next request), HTTP/2+ text, an
+ * answer's status outside 100-599.
  */
 static int
-h1_check_head(struct h1 *h, const http_parser *p)
+h1_check_head(struct h1 *h, const llhttp_t *p)
 {
 	const struct h1_header *hd;
 	unsigned i, nte = 0, nhost = 0;
@@ -497,7 +528,7 @@ h1_check_head(struct h1 *h, const http_parser *p)
 
 	if (p->http_major != 1)
 		return h1_fail(h, 505, "HTTP version not supported");
-	/* http-parser takes "HTTP/1.1 002 OK"; floe would pass the 2 on. */
+	/* A parser may take "HTTP/1.1 002 OK"; floe would pass the 2 on. */
 	if (h->kind == H1_RESPONSE &&
 	    (p->status_code < 100 || p->status_code > 599))
 		return h1_fail(h, 502, "status code outside 100-599");
@@ -532,13 +563,13 @@ h1_check_head(struct h1 *h, const http_parser *p)
 	if (h->kind == H1_REQUEST &&
 	    (p->method == HTTP_GET || p->method == HTTP_HEAD) &&
 	    ((p->flags & F_CHUNKED) ||
-		(p->content_length != ULLONG_MAX && p->content_length > 0)))
+		((p->flags & F_CONTENT_LENGTH) && p->content_length > 0)))
 		return h1_fail(h, 400, "a GET or HEAD request with a body");
 	return 0;
 }
 
 static int
-h1_on_begin_cb(http_parser *p)
+h1_on_begin_cb(llhttp_t *p)
 {
 	struct h1 *h = p->data;
 
@@ -547,20 +578,20 @@ h1_on_begin_cb(http_parser *p)
 }
 
 static int
-h1_on_url_cb(http_parser *p, const char *at, size_t len)
+h1_on_url_cb(llhttp_t *p, const char *at, size_t len)
 {
 	return h1_append(p->data, at, len);
 }
 
 static int
-h1_on_status_cb(http_parser *p __unused, const char *at __unused,
+h1_on_status_cb(llhttp_t *p __unused, const char *at __unused,
     size_t len __unused)
 {
 	return 0;
 }
 
 static int
-h1_on_field_cb(http_parser *p, const char *at, size_t len)
+h1_on_field_cb(llhttp_t *p, const char *at, size_t len)
 {
 	struct h1 *h = p->data;
 	struct h1_header *hd;
@@ -593,7 +624,7 @@ h1_on_field_cb(http_parser *p, const char *at, size_t len)
 }
 
 static int
-h1_on_value_cb(http_parser *p, const char *at, size_t len)
+h1_on_value_cb(llhttp_t *p, const char *at, size_t len)
 {
 	struct h1 *h = p->data;
 	struct h1_header *hd = &h->hdrs[h->msg.nhdrs - 1];
@@ -614,7 +645,7 @@ h1_on_value_cb(http_parser *p, const char *at, size_t len)
  * parser ends the message here: the body is moved by h1_parse itself.
  */
 static int
-h1_on_headers_cb(http_parser *p)
+h1_on_headers_cb(llhttp_t *p)
 {
 	struct h1 *h = p->data;
 	struct h1_header *hd;
@@ -638,7 +669,7 @@ h1_on_headers_cb(http_parser *p)
 		hd->value_len = h->buf + h->used - 1 - hd->value;
 	}
 	h->msg.http_minor = p->http_major == 1 ? p->http_minor : 0;
-	h->msg.keep_alive = http_should_keep_alive(p);
+	h->msg.keep_alive = llhttp_should_keep_alive(p);
 	if (h->kind == H1_REQUEST) {
 		switch (p->method) {
 		case HTTP_GET:
@@ -660,15 +691,14 @@ h1_on_headers_cb(http_parser *p)
 			h->msg.method = H1_OTHER;
 			break;
 		}
-		h->msg.method_name = http_method_str(p->method);
+		h->msg.method_name = llhttp_method_name(p->method);
 	} else
 		h->msg.status = p->status_code;
 	if (p->upgrade && h->kind == H1_REQUEST && p->method == HTTP_CONNECT)
 		return h1_fail(h, 400, "CONNECT is not served");
 	if (h1_check_head(h, p) == -1)
 		return -1;
-	h->msg.has_body_framing =
-	    (p->flags & F_CHUNKED) || p->content_length != ULLONG_MAX;
+	h->msg.has_body_framing = p->flags & (F_CHUNKED | F_CONTENT_LENGTH);
 	if (h->kind == H1_RESPONSE && h->head_response)
 		return 1;
 	/*
@@ -680,7 +710,7 @@ h1_on_headers_cb(http_parser *p)
 	    (p->status_code / 100 == 1 || p->status_code == 204 ||
 		p->status_code == 304))
 		return 1;
-	if (p->content_length != ULLONG_MAX && !(p->flags & F_CHUNKED)) {
+	if ((p->flags & F_CONTENT_LENGTH) && !(p->flags & F_CHUNKED)) {
 		if (p->content_length > h->lim.max_body)
 			return h1_fail(h, 413, "request body too large");
 		h->need = p->content_length;
@@ -694,7 +724,7 @@ h1_on_headers_cb(http_parser *p)
 }
 
 static int
-h1_on_body_cb(http_parser *p, const char *at, size_t len)
+h1_on_body_cb(llhttp_t *p, const char *at, size_t len)
 {
 	struct h1 *h = p->data;
 
@@ -706,31 +736,45 @@ h1_on_body_cb(http_parser *p, const char *at, size_t len)
 }
 
 static int
-h1_on_complete_cb(http_parser *p)
+h1_on_complete_cb(llhttp_t *p)
 {
 	struct h1 *h = p->data;
 
 	if (h->state == H1_S_HEAD)
 		h->state = H1_S_DONE;
 	/* Stop here: a pipelined next message waits for h1_reset(). */
-	http_parser_pause(p, 1);
-	return 0;
+	return HPE_PAUSED;
 }
 
 /* Map a parser error to a status and a sentence. */
 static enum h1_rc
 h1_parser_error(struct h1 *h)
 {
-	enum http_errno e = HTTP_PARSER_ERRNO(&h->p);
-
 	if (h->err_status == 0) {
-		if (e == HPE_HEADER_OVERFLOW)
-			h1_fail(h, 431, "request head too large");
+		if (llhttp_get_errno(&h->p) == HPE_INVALID_VERSION)
+			h1_fail(h, 505, "HTTP version not supported");
 		else
-			h1_fail(h, 400, http_errno_description(e));
+			h1_fail(h, 400, llhttp_get_error_reason(&h->p));
 	}
 	h->state = H1_S_ERROR;
 	return H1_ERROR;
+}
+
+/*
+ * N more head bytes were scanned: the head as sent (request or status
+ * line, header lines, the blank line) is at most max_head bytes. The
+ * parser stores nothing of it, so the bound is floe's to keep.
+ */
+static int
+h1_head_bytes(struct h1 *h, size_t n)
+{
+	h->scan_total += n;
+	if (h->scan_total <= h->lim.max_head)
+		return 0;
+	if (h->kind == H1_REQUEST &&
+	    (h->scan_lines == 0 || h->scan_line1 + 2 > h->lim.max_head))
+		return h1_fail(h, 414, "request line too long");
+	return h1_fail(h, 431, "request head too large");
 }
 
 enum h1_rc
@@ -738,6 +782,7 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 {
 	struct evbuffer_iovec vec[8];
 	size_t n, got, len, off;
+	llhttp_errno_t e = HPE_OK;
 	int i, nvec;
 
 	if (h->state == H1_S_ERROR)
@@ -753,10 +798,17 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 		for (i = 0; i < nvec; i++) {
 			h->scan_here = false;
 			if (!h->scan_done &&
-			    h1_scan(h, vec[i].iov_base, vec[i].iov_len) == -1)
+			    (h1_scan(h, vec[i].iov_base, vec[i].iov_len) ==
+				    -1 ||
+				h1_head_bytes(h,
+				    h->scan_here ? h->scan_off :
+						   vec[i].iov_len) == -1))
 				return h1_parser_error(h);
-			n = http_parser_execute(&h->p, &h1_settings,
-			    vec[i].iov_base, vec[i].iov_len);
+			e = llhttp_execute(&h->p, vec[i].iov_base,
+			    vec[i].iov_len);
+			n = e == HPE_OK ? vec[i].iov_len :
+					  (size_t)(llhttp_get_error_pos(&h->p) -
+					      (const char *)vec[i].iov_base);
 			/* The chunked body bytes the parser just took. */
 			off = h->scan_here ? h->scan_off : 0;
 			if (h->cs != H1_CS_OFF && h->cs != H1_CS_DONE &&
@@ -766,7 +818,7 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 				n - off) == -1)
 				return h1_parser_error(h);
 			got += n;
-			if (HTTP_PARSER_ERRNO(&h->p) != HPE_OK)
+			if (e != HPE_OK)
 				break;
 		}
 		/*
@@ -774,9 +826,9 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 		 * that completed the message; a pipelined request stays in IN.
 		 */
 		evbuffer_drain(in, got);
-		if (HTTP_PARSER_ERRNO(&h->p) == HPE_PAUSED)
+		if (e == HPE_PAUSED && h->err_status == 0)
 			break;
-		if (HTTP_PARSER_ERRNO(&h->p) != HPE_OK || h->err_status != 0)
+		if (e != HPE_OK || h->err_status != 0)
 			return h1_parser_error(h);
 	}
 	if (h->state == H1_S_RAWBODY) {
@@ -804,7 +856,7 @@ enum h1_rc
 h1_eof(struct h1 *h)
 {
 	if (h->state == H1_S_HEAD && h->started && h->msg.target != NULL) {
-		http_parser_execute(&h->p, &h1_settings, NULL, 0);
+		llhttp_finish(&h->p);
 		if (h->state == H1_S_DONE) {
 			h->msg.keep_alive = false;
 			return H1_DONE;
@@ -829,16 +881,47 @@ h1_find(const struct h1_msg *m, const char *name)
 	return NULL;
 }
 
+/*
+ * The reason phrases of RFC 9110 15 (and 419, which catalogs answer for an
+ * expired token). A code with none registered gets an empty phrase: the
+ * status line stays valid (RFC 9112 4) and clients read only the code.
+ */
 const char *
 h1_reason(unsigned status)
 {
 	switch (status) {
+	case 100:
+		return "Continue";
+	case 101:
+		return "Switching Protocols";
 	case 200:
 		return "OK";
+	case 201:
+		return "Created";
+	case 202:
+		return "Accepted";
+	case 203:
+		return "Non-Authoritative Information";
 	case 204:
 		return "No Content";
+	case 205:
+		return "Reset Content";
+	case 206:
+		return "Partial Content";
+	case 300:
+		return "Multiple Choices";
+	case 301:
+		return "Moved Permanently";
+	case 302:
+		return "Found";
+	case 303:
+		return "See Other";
 	case 304:
 		return "Not Modified";
+	case 307:
+		return "Temporary Redirect";
+	case 308:
+		return "Permanent Redirect";
 	case 400:
 		return "Bad Request";
 	case 401:
@@ -851,18 +934,40 @@ h1_reason(unsigned status)
 		return "Method Not Allowed";
 	case 406:
 		return "Not Acceptable";
+	case 407:
+		return "Proxy Authentication Required";
 	case 408:
 		return "Request Timeout";
 	case 409:
 		return "Conflict";
+	case 410:
+		return "Gone";
+	case 411:
+		return "Length Required";
+	case 412:
+		return "Precondition Failed";
 	case 413:
 		return "Content Too Large";
 	case 414:
 		return "URI Too Long";
+	case 415:
+		return "Unsupported Media Type";
+	case 416:
+		return "Range Not Satisfiable";
+	case 417:
+		return "Expectation Failed";
 	case 419:
 		return "Authentication Timeout";
+	case 421:
+		return "Misdirected Request";
 	case 422:
 		return "Unprocessable Content";
+	case 426:
+		return "Upgrade Required";
+	case 428:
+		return "Precondition Required";
+	case 429:
+		return "Too Many Requests";
 	case 431:
 		return "Request Header Fields Too Large";
 	case 500:
@@ -875,9 +980,11 @@ h1_reason(unsigned status)
 		return "Service Unavailable";
 	case 504:
 		return "Gateway Timeout";
+	case 505:
+		return "HTTP Version Not Supported";
 	case 508:
 		return "Loop Detected";
 	default:
-		return http_status_str((enum http_status)status);
+		return "";
 	}
 }

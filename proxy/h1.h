@@ -1,5 +1,5 @@
 /*
- * floe: h1.h -- HTTP/1.1 framing on http-parser, shared by the front end
+ * floe: h1.h -- HTTP/1.1 framing on llhttp, shared by the front end
  * (requests) and the upstream pool (answers). Owns one parser, the head
  * buffer (request line or status, header names and values) and the body
  * buffer of the message being read. Bodies with a Content-Length are moved

@@ -2,7 +2,7 @@
 # Install what building and testing floe needs on Debian, only if missing.
 set -e
 PKGS="build-essential pkg-config libevent-dev libcurl4-openssl-dev
-libjansson-dev liblmdb-dev libinih-dev libcmocka-dev libhttp-parser-dev
+libjansson-dev liblmdb-dev libinih-dev libcmocka-dev node-llhttp
 libbsd-dev libssl-dev jq curl valgrind nodejs npm clang lmdb-utils
 openssl"
 missing=""

@@ -247,7 +247,7 @@ test_errors(void **state __unused)
 		enum h1_kind kind;
 		const char *msg; /* "%s" is replaced by FILL */
 		int fill; /* 0: none, 1: long target, 2: long value, */
-		/* 3: many headers */
+		/* 3: many headers, 4: a long run of spaces */
 		int status;
 	} cases[] = {
 		{ H1_REQUEST, "GARBAGE\r\n\r\n", 0, 400 },
@@ -266,6 +266,20 @@ test_errors(void **state __unused)
 		{ H1_REQUEST, "GET / HTTP/1.1\r\nHost: x\r\nX: %s\r\n\r\n", 2,
 		    431 },
 		{ H1_REQUEST, "GET / HTTP/1.1\r\nHost: x\r\n%s\r\n", 3, 431 },
+		/* Padding the parser skips still counts against the head. */
+		{ H1_REQUEST, "GET / HTTP/1.1\r\nHost: x\r\nX:%sv\r\n\r\n", 4,
+		    431 },
+		{ H1_REQUEST, "GET /%s HTTP/1.1\r\n", 1, 414 },
+		{ H1_REQUEST, "GET / HTTP/3.0\r\nHost: x\r\n\r\n", 0, 505 },
+		{ H1_REQUEST, "GET / HTTP/2.0\r\nHost: x\r\n\r\n", 0, 505 },
+		{ H1_REQUEST,
+		    "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "1;%s\r\n",
+		    2, 400 },
+		{ H1_REQUEST,
+		    "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "0\r\nX: %s\r\n\r\n",
+		    2, 431 },
 		{ H1_REQUEST,
 		    "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 65\r\n\r\n",
 		    0, 413 },
@@ -291,6 +305,8 @@ test_errors(void **state __unused)
 		{ H1_REQUEST, "CONNECT a:443 HTTP/1.1\r\nHost: x\r\n\r\n", 0,
 		    400 },
 		{ H1_RESPONSE, "XTTP/1.1 200 OK\r\n\r\n", 0, 502 },
+		{ H1_RESPONSE, "HTTP/3.0 200 OK\r\n\r\n", 0, 502 },
+		{ H1_RESPONSE, "HTTP/1.1 200 OK\r\nX:%s1\r\n\r\n", 4, 502 },
 		{ H1_RESPONSE, "HTTP/1.1 200 OK\r\nX Y: 1\r\n\r\n", 0, 502 },
 		{ H1_RESPONSE, "HTTP/1.1 200 OK\r\nX: %s\r\n\r\n", 2, 502 },
 		{ H1_RESPONSE, "HTTP/1.1 200 OK\r\nContent-Length: 65\r\n\r\n",
@@ -314,6 +330,11 @@ test_errors(void **state __unused)
 			break;
 		case 3:
 			fill = hdrs;
+			break;
+		case 4:
+			memset(big, ' ', 1100);
+			big[1100] = '\0';
+			fill = big;
 			break;
 		}
 		h = h1_new(cases[i].kind, &test_lim);
@@ -511,7 +532,9 @@ test_methods_and_names(void **state __unused)
 	assert_string_equal(h1_reason(404), "Not Found");
 	assert_string_equal(h1_reason(508), "Loop Detected");
 	assert_string_equal(h1_reason(413), "Content Too Large");
-	assert_non_null(h1_reason(299));
+	/* An unregistered code: an empty phrase, still a valid line. */
+	assert_string_equal(h1_reason(299), "");
+	assert_string_equal(h1_reason(429), "Too Many Requests");
 }
 
 int

@@ -35,6 +35,8 @@
 	    64 + 8 + 8 + 8)
 /* Entries of the wave brief cache (direct-mapped by wave number). */
 #define STORE_WCACHE 64
+#define STORE_RCACHE 1024 /* routes a snapshot remembers (a power of 2) */
+#define STORE_RCACHE_KEY 80 /* longer keys are looked up every time */
 /* Ledger keys end with 8 bytes of ts (routing/ledger.h). */
 #define STORE_LEDGER_TS 8
 
@@ -55,6 +57,7 @@ struct store {
 	bool rfailed; /* a read of the current bracket failed */
 	bool healthy;
 	uint64_t last_seq;
+	size_t rtxnid; /* the snapshot the parked read txn holds */
 	/* Wave briefs of the snapshot wtxnid (see store_wave_brief). */
 	size_t wtxnid;
 	struct store_wcache {
@@ -63,6 +66,14 @@ struct store {
 		int rc; /* STORE_OK or STORE_NOTFOUND */
 		struct store_wave_brief b;
 	} wcache[STORE_WCACHE];
+	/* Lookups in objects, each valid for the snapshot gen - 1. */
+	struct store_rcache {
+		size_t gen; /* 0: empty */
+		uint16_t klen;
+		int8_t rc; /* STORE_OK or STORE_NOTFOUND */
+		struct store_route r;
+		unsigned char key[STORE_RCACHE_KEY];
+	} rcache[STORE_RCACHE];
 };
 
 /* A cursor over a record being decoded: reads past the end give zeros. */
@@ -606,6 +617,7 @@ store_rbegin(struct store *s)
 		s->rdepth = 0;
 		return store_fail(s, "store_read_begin: mdb_txn_renew", rc);
 	}
+	s->rtxnid = mdb_txn_id(s->rtxn);
 	return 0;
 }
 
@@ -636,18 +648,48 @@ store_read_end(struct store *s)
 	store_rend(s);
 }
 
-/* Copy the assignment of KEY into R. */
+/*
+ * KEY's slot in the route cache (FNV-1a), or NULL for a key too long to
+ * be kept there.
+ */
+static struct store_rcache *
+store_rcache_slot(struct store *s, const unsigned char *key, size_t keylen)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	if (keylen > STORE_RCACHE_KEY)
+		return NULL;
+	for (i = 0; i < keylen; i++)
+		h = (h ^ key[i]) * 16777619u;
+	return &s->rcache[h & (STORE_RCACHE - 1)];
+}
+
+/*
+ * Copy the assignment of KEY into R. The answer, found or not, is kept
+ * for the snapshot it was read in: LMDB gives every committed write txn a
+ * new id, so a renewed read txn with another id misses, and the data path
+ * reads a route from the map once per change, not once per request.
+ */
 int
 store_route_get(struct store *s, const void *key, size_t keylen,
     struct store_route *r)
 {
 	MDB_val k = { keylen, (void *)(uintptr_t)key }, v;
+	struct store_rcache *e;
 	int rc;
 
 	if (keylen == 0 || keylen > STORE_KEY_MAX)
 		return STORE_NOTFOUND;
 	if (store_rbegin(s) != 0)
 		return STORE_ERROR;
+	e = store_rcache_slot(s, key, keylen);
+	if (e != NULL && e->gen == s->rtxnid + 1 && e->klen == keylen &&
+	    memcmp(e->key, key, keylen) == 0) {
+		*r = e->r;
+		store_rend(s);
+		return e->rc;
+	}
 	rc = mdb_get(s->rtxn, s->objects, &k, &v);
 	if (rc == 0 && store_route_decode(&v, r) == -1) {
 		store_damaged(s, "store_route_get: damaged record (%zu bytes)",
@@ -658,9 +700,17 @@ store_route_get(struct store *s, const void *key, size_t keylen,
 		rc = STORE_OK;
 	} else if (rc == MDB_NOTFOUND) {
 		store_ok(s);
+		memset(r, 0, sizeof(*r));
 		rc = STORE_NOTFOUND;
 	} else
 		rc = store_fail(s, "store_route_get", rc);
+	if (e != NULL && rc != STORE_ERROR) {
+		e->gen = s->rtxnid + 1;
+		e->klen = keylen;
+		e->rc = rc;
+		e->r = *r;
+		memcpy(e->key, key, keylen);
+	}
 	store_rend(s);
 	return rc;
 }
@@ -708,7 +758,7 @@ store_wave_brief(struct store *s, uint32_t n, struct store_wave_brief *b)
 
 	if (store_rbegin(s) != 0)
 		return STORE_ERROR;
-	id = mdb_txn_id(s->rtxn);
+	id = s->rtxnid;
 	if (id != s->wtxnid) {
 		memset(s->wcache, 0, sizeof(s->wcache));
 		s->wtxnid = id;

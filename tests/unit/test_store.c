@@ -559,6 +559,102 @@ test_wave_brief(void **state)
 	store_read_end(t->store);
 }
 
+/* The child of a fork: put KEY at WAVE through its own store in DIR. */
+static void
+child_route_put(const char *dir, const char *key, uint32_t wave)
+{
+	struct store *other;
+	char err[256];
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		other = store_open(dir, err, sizeof(err));
+		status = other != NULL &&
+			store_route_put(other, key, strlen(key), wave, T0,
+			    NULL) == STORE_OK ?
+		    0 :
+		    1;
+		store_free(other);
+		_exit(status);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/*
+ * Route lookups come from a cache that lives for one snapshot: an answer
+ * found or not found is never served after a write, by this store or by
+ * another process; keys sharing a slot do not mix up; a key too long for
+ * the cache is read every time.
+ */
+static void
+test_route_cache(void **state)
+{
+	struct routing_tmp *t = *state;
+	struct store_route r;
+	char key[32], big[200];
+	uint32_t i;
+
+	assert_int_equal(store_route_get(t->store, "k", 1, &r), STORE_NOTFOUND);
+	assert_int_equal(store_route_put(t->store, "k", 1, 5, T0, NULL),
+	    STORE_OK);
+	assert_int_equal(store_route_get(t->store, "k", 1, &r), STORE_OK);
+	assert_int_equal(r.wave, 5);
+	assert_int_equal(store_route_get(t->store, "k", 1, &r), STORE_OK);
+	assert_int_equal(r.wave, 5);
+	assert_int_equal(store_route_del(t->store, "k", 1, T0, NULL), STORE_OK);
+	assert_int_equal(store_route_get(t->store, "k", 1, &r), STORE_NOTFOUND);
+
+	/* More keys than slots: some share one, each reads its own. */
+	for (i = 0; i < 3000; i++) {
+		snprintf(key, sizeof(key), "db\x1et%u", i);
+		assert_int_equal(store_route_put(t->store, key, strlen(key),
+				     i + 1, T0, NULL),
+		    STORE_OK);
+	}
+	for (i = 0; i < 6000; i++) {
+		snprintf(key, sizeof(key), "db\x1et%u", i % 3000);
+		assert_int_equal(store_route_get(t->store, key, strlen(key),
+				     &r),
+		    STORE_OK);
+		assert_int_equal(r.wave, i % 3000 + 1);
+	}
+
+	/* Another process writes: the next read sees it. */
+	assert_int_equal(store_route_get(t->store, "k", 1, &r), STORE_NOTFOUND);
+	child_route_put(t->dir, "k", 9);
+	assert_int_equal(store_route_get(t->store, "k", 1, &r), STORE_OK);
+	assert_int_equal(r.wave, 9);
+
+	/* Inside a bracket the snapshot holds still; after it, it moves. */
+	assert_int_equal(store_read_begin(t->store), 0);
+	assert_int_equal(store_route_get(t->store, "k", 1, &r), STORE_OK);
+	child_route_put(t->dir, "k", 10);
+	assert_int_equal(store_route_get(t->store, "k", 1, &r), STORE_OK);
+	assert_int_equal(r.wave, 9);
+	store_read_end(t->store);
+	assert_int_equal(store_route_get(t->store, "k", 1, &r), STORE_OK);
+	assert_int_equal(r.wave, 10);
+
+	/* A key longer than a cache slot holds. */
+	memset(big, 'b', sizeof(big));
+	assert_int_equal(store_route_put(t->store, big, sizeof(big), 3, T0,
+			     NULL),
+	    STORE_OK);
+	assert_int_equal(store_route_get(t->store, big, sizeof(big), &r),
+	    STORE_OK);
+	assert_int_equal(r.wave, 3);
+	assert_int_equal(store_route_put(t->store, big, sizeof(big), 4, T0,
+			     NULL),
+	    STORE_OK);
+	assert_int_equal(store_route_get(t->store, big, sizeof(big), &r),
+	    STORE_OK);
+	assert_int_equal(r.wave, 4);
+}
+
 /* Put a raw value into the closed store in DIR. */
 static void
 raw_put(const char *dir, const char *name, const void *key, size_t keylen,
@@ -1262,6 +1358,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_wave_update, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_wave_brief, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_route_cache, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_read_bracket, setup,
 		    teardown),

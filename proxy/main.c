@@ -13,6 +13,7 @@
 #include "lib/log.h"
 #include "proxy/conf.h"
 #include "proxy/floe_main.h"
+#include "proxy/sockio.h"
 
 static void
 usage(FILE *fp)
@@ -79,7 +80,9 @@ main(int argc, char *argv[])
 		fprintf(stderr, "floe: curl_global_init failed\n");
 		return 1;
 	}
+	sockio_mem_init();
 	rc = floe_run(path, verbose);
+	sockio_mem_release();
 	curl_global_cleanup();
 	return rc;
 }

@@ -39,4 +39,12 @@ ssize_t sockio_write(struct evbuffer *out, int fd);
 /* One sendmsg of IOV[0..N) to FD: bytes written, or -1 with errno. */
 ssize_t sockio_sendv(int fd, const struct iovec *iov, int n);
 
+/*
+ * libevent's memory, with the blocks sockio_read's reservations take kept
+ * for the next read (see sockio.c). Call sockio_mem_init before any other
+ * libevent call; sockio_mem_release frees the kept blocks.
+ */
+void sockio_mem_init(void);
+void sockio_mem_release(void);
+
 #endif

@@ -81,7 +81,7 @@ deps:
 demo: deps all
 	conf/demo.sh $(B)
 
-bench: all
+bench: deps all
 	bench/run.sh $(B)
 
 hdrcheck:

@@ -23,7 +23,9 @@ const machine = {};
 for (const l of lines('machine.txt')) {
 	const i = l.indexOf('=');
 	const k = l.slice(0, i), v = l.slice(i + 1);
-	machine[k] = /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v;
+	// A commit's short hash can be all digits: it stays a string.
+	machine[k] = k !== 'floe_commit' && /^-?\d+(\.\d+)?$/.test(v) ?
+		Number(v) : v;
 }
 
 // Scenarios in the order they ran, with their rounds.

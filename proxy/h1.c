@@ -750,8 +750,12 @@ h1_on_complete_cb(llhttp_t *p)
 static enum h1_rc
 h1_parser_error(struct h1 *h)
 {
+	llhttp_errno_t e = llhttp_get_errno(&h->p);
+
 	if (h->err_status == 0) {
-		if (llhttp_get_errno(&h->p) == HPE_INVALID_VERSION)
+		/* An unknown version, or HTTP/2's preface ("PRI * HTTP/2.0").
+		 */
+		if (e == HPE_INVALID_VERSION || e == HPE_PAUSED_H2_UPGRADE)
 			h1_fail(h, 505, "HTTP version not supported");
 		else
 			h1_fail(h, 400, llhttp_get_error_reason(&h->p));

@@ -272,6 +272,7 @@ test_errors(void **state __unused)
 		{ H1_REQUEST, "GET /%s HTTP/1.1\r\n", 1, 414 },
 		{ H1_REQUEST, "GET / HTTP/3.0\r\nHost: x\r\n\r\n", 0, 505 },
 		{ H1_REQUEST, "GET / HTTP/2.0\r\nHost: x\r\n\r\n", 0, 505 },
+		{ H1_REQUEST, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 0, 505 },
 		{ H1_REQUEST,
 		    "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
 		    "1;%s\r\n",

@@ -197,6 +197,11 @@ h1_reset(struct h1 *h)
 	h1_release(h);
 	llhttp_init(&h->p, h->kind == H1_REQUEST ? HTTP_REQUEST : HTTP_RESPONSE,
 	    &h1_settings);
+	/*
+	 * HTTP/1.2 is read as 1.1 (RFC 9110 2.5); h1_check_head refuses any
+	 * major version but 1.
+	 */
+	h->p.lenient_flags |= LENIENT_VERSION; /* llhttp 8 has no setter */
 	h->p.data = h;
 	h->state = H1_S_HEAD;
 	h->head_response = false;
@@ -753,9 +758,11 @@ h1_parser_error(struct h1 *h)
 	llhttp_errno_t e = llhttp_get_errno(&h->p);
 
 	if (h->err_status == 0) {
-		/* An unknown version, or HTTP/2's preface ("PRI * HTTP/2.0").
+		/*
+		 * HTTP/2's preface ("PRI * HTTP/2.0"). Other versions parse
+		 * (a malformed one is a 400) and h1_check_head answers them.
 		 */
-		if (e == HPE_INVALID_VERSION || e == HPE_PAUSED_H2_UPGRADE)
+		if (e == HPE_PAUSED_H2_UPGRADE)
 			h1_fail(h, 505, "HTTP version not supported");
 		else
 			h1_fail(h, 400, llhttp_get_error_reason(&h->p));

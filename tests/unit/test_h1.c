@@ -496,6 +496,57 @@ test_eof_errors(void **state __unused)
 	h1_free(h);
 }
 
+/*
+ * A higher HTTP/1 minor version is read as 1.1 (RFC 9110 2.5), both ways;
+ * another major version is a 505; a malformed one a 400.
+ */
+static void
+test_versions(void **state __unused)
+{
+	static const struct {
+		enum h1_kind kind;
+		const char *msg;
+		int status; /* 0: parsed, with minor MINOR */
+		unsigned minor;
+	} cases[] = {
+		{ H1_REQUEST, "GET / HTTP/1.2\r\nHost: x\r\n\r\n", 0, 2 },
+		{ H1_REQUEST, "GET / HTTP/1.0\r\n\r\n", 0, 0 },
+		{ H1_REQUEST, "GET / HTTP/3.0\r\nHost: x\r\n\r\n", 505, 0 },
+		{ H1_REQUEST, "GET / HTTP/1.x\r\nHost: x\r\n\r\n", 400, 0 },
+		{ H1_REQUEST, "GET / HTTP/1.10\r\nHost: x\r\n\r\n", 400, 0 },
+		{ H1_RESPONSE, "HTTP/1.2 200 OK\r\nContent-Length: 0\r\n\r\n",
+		    0, 2 },
+		{ H1_RESPONSE, "HTTP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n",
+		    502, 0 },
+	};
+	struct evbuffer *in;
+	struct h1 *h;
+	enum h1_rc rc;
+	size_t i;
+
+	for (i = 0; i < nitems(cases); i++) {
+		h = h1_new(cases[i].kind, &test_lim);
+		in = test_buf(cases[i].msg, strlen(cases[i].msg));
+		rc = h1_parse(h, in);
+		if (cases[i].status == 0) {
+			if (rc != H1_DONE)
+				fail_msg("case %zu: %s", i, h1_error_text(h));
+			assert_int_equal(h1_msg(h)->http_minor, cases[i].minor);
+			/* 1.0 closes unless asked; 1.1 and up keep alive. */
+			assert_int_equal(h1_msg(h)->keep_alive,
+			    cases[i].minor >= 1);
+		} else {
+			assert_int_equal(rc, H1_ERROR);
+			if (h1_error_status(h) != cases[i].status)
+				fail_msg("case %zu: status %d, want %d (%s)", i,
+				    h1_error_status(h), cases[i].status,
+				    h1_error_text(h));
+		}
+		evbuffer_free(in);
+		h1_free(h);
+	}
+}
+
 /* Methods map to the enum; names and reasons. */
 static void
 test_methods_and_names(void **state __unused)
@@ -550,6 +601,7 @@ main(void)
 		cmocka_unit_test(test_no_body_answers),
 		cmocka_unit_test(test_read_until_close),
 		cmocka_unit_test(test_eof_errors),
+		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_methods_and_names),
 	};
 

@@ -5,7 +5,6 @@
  * (the parser is told the message has no body and floe counts the bytes),
  * a chunked one is de-chunked through the parser's body callback.
  */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,12 +298,6 @@ h1_terminate(struct h1 *h)
 	return 0;
 }
 
-/*
- * The header name just ended: terminate it and check that it is a token
- * (RFC 9110 5.1), whatever the parser lets through: a proxy that passed
- * on "Content-Length : 5" or "Bad Name: x" could be framed differently
- * by the next hop, so it is a 400 here.
- */
 /* The bytes of a token (RFC 9110 5.6.2). */
 static const bool h1_tchar[256] = {
 	['!'] = true,
@@ -327,6 +320,12 @@ static const bool h1_tchar[256] = {
 	['a' ... 'z'] = true,
 };
 
+/*
+ * The header name just ended: terminate it and check that it is a token
+ * (RFC 9110 5.1), whatever the parser lets through: a proxy that passed
+ * on "Content-Length : 5" or "Bad Name: x" could be framed differently
+ * by the next hop, so it is a 400 here.
+ */
 static int
 h1_end_name(struct h1 *h, struct h1_header *hd)
 {

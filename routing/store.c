@@ -57,18 +57,23 @@ struct store {
 	bool rfailed; /* a read of the current bracket failed */
 	bool healthy;
 	uint64_t last_seq;
-	size_t rtxnid; /* the snapshot the parked read txn holds */
-	/* Wave briefs of the snapshot wtxnid (see store_wave_brief). */
-	size_t wtxnid;
+	/*
+	 * The snapshot the parked read txn holds: its txn id + 1, so that 0
+	 * tags an empty cache entry. LMDB gives every committed write txn a
+	 * new id; an entry of the caches below is used only while its gen is
+	 * the current one.
+	 */
+	size_t rgen;
+	/* Wave briefs (see store_wave_brief). */
 	struct store_wcache {
-		bool used;
+		size_t gen;
 		uint32_t n;
 		int rc; /* STORE_OK or STORE_NOTFOUND */
 		struct store_wave_brief b;
 	} wcache[STORE_WCACHE];
-	/* Lookups in objects, each valid for the snapshot gen - 1. */
+	/* Lookups in objects (see store_route_get). */
 	struct store_rcache {
-		size_t gen; /* 0: empty */
+		size_t gen;
 		uint16_t klen;
 		int8_t rc; /* STORE_OK or STORE_NOTFOUND */
 		struct store_route r;
@@ -617,7 +622,7 @@ store_rbegin(struct store *s)
 		s->rdepth = 0;
 		return store_fail(s, "store_read_begin: mdb_txn_renew", rc);
 	}
-	s->rtxnid = mdb_txn_id(s->rtxn);
+	s->rgen = mdb_txn_id(s->rtxn) + 1;
 	return 0;
 }
 
@@ -667,9 +672,8 @@ store_rcache_slot(struct store *s, const unsigned char *key, size_t keylen)
 
 /*
  * Copy the assignment of KEY into R. The answer, found or not, is kept
- * for the snapshot it was read in: LMDB gives every committed write txn a
- * new id, so a renewed read txn with another id misses, and the data path
- * reads a route from the map once per change, not once per request.
+ * for the snapshot it was read in (see struct store): the data path reads
+ * a route from the map once per change, not once per request.
  */
 int
 store_route_get(struct store *s, const void *key, size_t keylen,
@@ -684,7 +688,7 @@ store_route_get(struct store *s, const void *key, size_t keylen,
 	if (store_rbegin(s) != 0)
 		return STORE_ERROR;
 	e = store_rcache_slot(s, key, keylen);
-	if (e != NULL && e->gen == s->rtxnid + 1 && e->klen == keylen &&
+	if (e != NULL && e->gen == s->rgen && e->klen == keylen &&
 	    memcmp(e->key, key, keylen) == 0) {
 		*r = e->r;
 		store_rend(s);
@@ -705,7 +709,7 @@ store_route_get(struct store *s, const void *key, size_t keylen,
 	} else
 		rc = store_fail(s, "store_route_get", rc);
 	if (e != NULL && rc != STORE_ERROR) {
-		e->gen = s->rtxnid + 1;
+		e->gen = s->rgen;
 		e->klen = keylen;
 		e->rc = rc;
 		e->r = *r;
@@ -744,27 +748,20 @@ store_wave_get(struct store *s, uint32_t n, struct store_wave *w)
 }
 
 /*
- * The routing fields of wave N. The cache belongs to the snapshot whose
- * txn id it carries: LMDB gives every committed write txn a new id, so a
- * renewed read txn with another id clears it.
+ * The routing fields of wave N, kept for the snapshot they were read in
+ * (see struct store).
  */
 int
 store_wave_brief(struct store *s, uint32_t n, struct store_wave_brief *b)
 {
 	struct store_wcache *e;
 	struct store_wave w;
-	size_t id;
 	int rc;
 
 	if (store_rbegin(s) != 0)
 		return STORE_ERROR;
-	id = s->rtxnid;
-	if (id != s->wtxnid) {
-		memset(s->wcache, 0, sizeof(s->wcache));
-		s->wtxnid = id;
-	}
 	e = &s->wcache[n % STORE_WCACHE];
-	if (e->used && e->n == n) {
+	if (e->gen == s->rgen && e->n == n) {
 		*b = e->b;
 		store_rend(s);
 		return e->rc;
@@ -778,7 +775,7 @@ store_wave_brief(struct store *s, uint32_t n, struct store_wave_brief *b)
 	} else
 		memset(b, 0, sizeof(*b));
 	if (rc != STORE_ERROR) {
-		e->used = true;
+		e->gen = s->rgen;
 		e->n = n;
 		e->rc = rc;
 		e->b = *b;

@@ -55,12 +55,6 @@ sockio_malloc(size_t n)
 	return malloc(n);
 }
 
-static void *
-sockio_realloc(void *p, size_t n)
-{
-	return realloc(p, n);
-}
-
 static void
 sockio_free(void *p)
 {
@@ -79,7 +73,7 @@ sockio_free(void *p)
 void
 sockio_mem_init(void)
 {
-	event_set_mem_functions(sockio_malloc, sockio_realloc, sockio_free);
+	event_set_mem_functions(sockio_malloc, realloc, sockio_free);
 }
 
 void

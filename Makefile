@@ -64,8 +64,11 @@ $(B)/tests/test_%: $(B)/tests/unit/test_%.o $$(call obj,$$(T_$$*)) \
 
 units: $(UNITS)
 
-# Install what the tests need, build, run unit + integration + e2e.
-test: deps all units
+# Install what the tests need, build, run unit + integration + e2e. The
+# build is a second make: this one read llhttp's source folder before
+# `deps` could install it.
+test: deps
+	$(MAKE) all units
 	tests/run.sh $(B)
 
 check:
@@ -78,10 +81,12 @@ valgrind: units
 deps:
 	tests/deps.sh
 
-demo: deps all
+demo: deps
+	$(MAKE) all
 	conf/demo.sh $(B)
 
-bench: deps all
+bench: deps
+	$(MAKE) all
 	bench/run.sh $(B)
 
 hdrcheck:

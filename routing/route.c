@@ -293,6 +293,8 @@ route_obj_parse(const char *text, struct route_obj *obj, char *err,
 				return -1;
 			}
 			namelen = (size_t)(end - p);
+			if (namelen > sizeof(name))
+				goto toolong;
 			memcpy(name, p, namelen);
 		}
 	}

@@ -174,8 +174,24 @@ test_parse_format(void **state)
 static void
 test_parse_limits(void **state)
 {
+	static const struct {
+		size_t len; /* the whole text */
+		size_t dot; /* where SEP goes */
+		const char *sep;
+	} longs[] = {
+		{ 540, 2, "." }, /* a long table */
+		{ 1000, 2, "." },
+		{ 2048, 2, "." },
+		{ 540, 536, "." }, /* a long namespace */
+		{ 2048, 2040, "." },
+		{ 540, 538, ".*" }, /* a rule over a long namespace */
+		{ 1500, 2, "%1F" }, /* the REST form */
+		{ 1500, 1400, "%1F" },
+		{ 1500, 700, "%1F" },
+	};
 	struct route_obj obj;
 	char text[3000], err[256], small[8];
+	size_t i;
 
 	(void)state;
 	/* "db" + 0x1e + 508 = 511 bytes: the largest key. */
@@ -188,6 +204,20 @@ test_parse_limits(void **state)
 	text[512] = '\0';
 	assert_int_equal(route_obj_parse(text, &obj, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "too long"));
+	/*
+	 * Past the key but within the text limit, in each place a name can
+	 * stand: a long table name once overran the parser's own buffer.
+	 */
+	for (i = 0; i < nitems(longs); i++) {
+		memset(text, 't', longs[i].len);
+		text[longs[i].len] = '\0';
+		memcpy(text + longs[i].dot, longs[i].sep, strlen(longs[i].sep));
+		if (route_obj_parse(text, &obj, err, sizeof(err)) != -1)
+			fail_msg("row %zu: a %zu-byte name parsed", i,
+			    longs[i].len);
+		if (strstr(err, "too long") == NULL)
+			fail_msg("row %zu: \"%s\"", i, err);
+	}
 	memset(text, 'a', sizeof(text) - 1);
 	text[1] = '.';
 	text[sizeof(text) - 1] = '\0';

@@ -694,6 +694,7 @@ boto_run(const char *cases)
 static void
 test_botocore(void **state __unused)
 {
+	static const char piece[] = "{\"a\":[1,2,3],\"b\":\"x\"} ";
 	struct sigv4 *s = NULL;
 	struct sigv4_msg m;
 	struct sigv4_hdr hs[4];
@@ -707,8 +708,9 @@ test_botocore(void **state __unused)
 
 	body4k = xmalloc(4097);
 	for (i = 0; i < 4096; i++)
-		body4k[i] = "{\"a\":[1,2,3],\"b\":\"x\"} "[i % 24];
+		body4k[i] = piece[i % (sizeof(piece) - 1)];
 	body4k[4096] = '\0';
+	assert_int_equal(strlen(body4k), 4096);
 	cases = boto_json(body4k);
 	out = boto_run(cases);
 	assert_int_equal(json_array_size(out), nitems(boto_cases));

@@ -47,6 +47,12 @@ struct sigv4 {
 	/* "/region/service/aws4_request\n", for the string to sign */
 	char tail[2 * SIGV4_NAME_MAX + 20];
 	size_t tail_len;
+	/* The Authorization around the day: "... Credential=AKID/" and
+	 * "/region/service/aws4_request, SignedHeaders=". */
+	char *prefix;
+	size_t prefix_len;
+	char mid[2 * SIGV4_NAME_MAX + 40];
+	size_t mid_len;
 };
 
 struct sigv4_body {
@@ -151,6 +157,8 @@ sigv4_new(const char *region, const char *service, unsigned flags, char *err,
 	s->flags = flags;
 	s->tail_len = (size_t)snprintf(s->tail, sizeof(s->tail),
 	    "/%s/%s/aws4_request\n", region, service);
+	s->mid_len = (size_t)snprintf(s->mid, sizeof(s->mid),
+	    "/%s/%s/aws4_request, SignedHeaders=", region, service);
 	/* Fetched once: OpenSSL 3 looks algorithms up by name otherwise. */
 	if ((s->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL ||
 	    (s->hmac = EVP_MAC_fetch(NULL, "HMAC", NULL)) == NULL ||
@@ -177,7 +185,8 @@ sigv4_forget(struct sigv4 *s)
 		free(s->token);
 	}
 	free(s->akid);
-	s->akid = s->secret = s->token = NULL;
+	free(s->prefix);
+	s->akid = s->secret = s->token = s->prefix = NULL;
 	s->secret_len = 0;
 	s->day[0] = '\0';
 }
@@ -222,6 +231,8 @@ sigv4_set_creds(struct sigv4 *s, const char *akid, const char *secret,
 	}
 	sigv4_forget(s);
 	s->akid = xstrdup(akid);
+	s->prefix = xasprintf("AWS4-HMAC-SHA256 Credential=%s/", akid);
+	s->prefix_len = strlen(s->prefix);
 	s->secret = xasprintf("AWS4%s", secret);
 	s->secret_len = strlen(s->secret);
 	s->token = token != NULL ? xstrdup(token) : NULL;
@@ -477,6 +488,12 @@ sigv4_put_trimmed(struct sigv4_sink *k, const char *v, size_t n)
 	const char *end = v + n, *run;
 	bool first = true;
 
+	/* Most values (dates, hashes, tokens) have no blank at all. */
+	if (n > 0 && v[0] != ' ' && v[0] != '\t' && memchr(v, ' ', n) == NULL &&
+	    memchr(v, '\t', n) == NULL) {
+		sigv4_put(k, v, n);
+		return;
+	}
 	while (v < end) {
 		while (v < end && (*v == ' ' || *v == '\t'))
 			v++;
@@ -693,9 +710,8 @@ sigv4_stage(struct sigv4 *s, const struct sigv4_msg *m, int64_t now,
 	struct sigv4_sink k = { .md = s->md };
 	unsigned char md[32], mac[32];
 	unsigned int mdlen;
-	char chash[SIGV4_HEX], mac_hex[SIGV4_HEX], day[9];
-	size_t maclen;
-	int n;
+	char chash[SIGV4_HEX], mac_hex[SIGV4_HEX], day[9], *o;
+	size_t maclen, shl;
 
 	if (s->akid == NULL)
 		return -1;
@@ -730,13 +746,22 @@ sigv4_stage(struct sigv4 *s, const struct sigv4_msg *m, int64_t now,
 	    maclen != 32)
 		return -1;
 	sigv4_hex(mac, 32, mac_hex);
-	n = snprintf(sig->auth, sizeof(sig->auth),
-	    "AWS4-HMAC-SHA256 Credential=%s/%s/%s/%s/aws4_request, "
-	    "SignedHeaders=%s, Signature=%s",
-	    s->akid, day, s->region, s->service, sh, mac_hex);
-	if (n < 0 || (size_t)n >= sizeof(sig->auth))
+	/* Pieces by hand, no printf: prefix, day, middle, list, signature. */
+	shl = strlen(sh);
+	if (s->prefix_len + 8 + s->mid_len + shl + 12 + 64 >= sizeof(sig->auth))
 		return -1;
-	sig->auth_len = (size_t)n;
+	o = sig->auth;
+	memcpy(o, s->prefix, s->prefix_len);
+	o += s->prefix_len;
+	memcpy(o, day, 8);
+	o += 8;
+	memcpy(o, s->mid, s->mid_len);
+	o += s->mid_len;
+	memcpy(o, sh, shl);
+	o += shl;
+	memcpy(o, ", Signature=", 12);
+	memcpy(o + 12, mac_hex, 65);
+	sig->auth_len = (size_t)(o + 12 + 64 - sig->auth);
 	return 0;
 }
 

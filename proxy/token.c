@@ -237,7 +237,7 @@ token_done_cb(int status, const char *body, size_t len, const char *error,
 static void
 token_failed(struct token *t, const char *why)
 {
-	uint64_t delay = t->retry_min_ms;
+	uint64_t delay = t->retry_min_ms, ms;
 	int64_t now = units_now_ms();
 	char left[32];
 	unsigned i;
@@ -249,9 +249,12 @@ token_failed(struct token *t, const char *why)
 	if (!t->outage) {
 		t->outage = true;
 		if (t->tok != NULL) {
-			units_format_duration(t->expires_ms > now ?
-				(uint64_t)(t->expires_ms - now) :
-				0,
+			/* Whole seconds: "719s", not "719532ms". */
+			ms = t->expires_ms > now ?
+			    (uint64_t)(t->expires_ms - now) :
+			    0;
+			units_format_duration(ms >= 1000 ? ms / 1000 * 1000 :
+							   ms,
 			    left, sizeof(left));
 			log_warnx("%s: the %s catalog's token endpoint %s: %s; "
 				  "retrying, the current token is valid for "

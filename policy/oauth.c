@@ -81,6 +81,15 @@ oauth_put(struct oauth_buf *b, const char *s, size_t n)
 	b->p[b->len] = '\0';
 }
 
+/* RFC 3986's unreserved characters, in ASCII whatever the locale. */
+static bool
+oauth_unreserved(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+	    c == '~';
+}
+
 /*
  * Append S form-urlencoded (application/x-www-form-urlencoded): letters,
  * digits and "-._~" as they are, a space as '+', any other byte as %XX.
@@ -94,7 +103,7 @@ oauth_put_form(struct oauth_buf *b, const char *s)
 
 	for (; *s != '\0'; s++) {
 		c = (unsigned char)*s;
-		if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~')
+		if (oauth_unreserved(c))
 			oauth_put(b, s, 1);
 		else if (c == ' ')
 			oauth_put(b, "+", 1);
@@ -539,8 +548,8 @@ oauth_token_ok(const char *t)
 	if (*t == '\0')
 		return false;
 	for (p = t; *p != '\0'; p++)
-		if (!isalnum((unsigned char)*p) &&
-		    strchr("-._~+/=", *p) == NULL)
+		if (!oauth_unreserved((unsigned char)*p) &&
+		    strchr("+/=", *p) == NULL)
 			return false;
 	return true;
 }

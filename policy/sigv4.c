@@ -9,7 +9,6 @@
  */
 #include <sys/types.h>
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +46,10 @@ struct sigv4 {
 	/* "/region/service/aws4_request\n", for the string to sign */
 	char tail[2 * SIGV4_NAME_MAX + 20];
 	size_t tail_len;
-	/* The Authorization around the day: "... Credential=AKID/" and
-	 * "/region/service/aws4_request, SignedHeaders=". */
+	/*
+	 * The Authorization around the day: "... Credential=AKID/" and
+	 * "/region/service/aws4_request, SignedHeaders=".
+	 */
 	char *prefix;
 	size_t prefix_len;
 	char mid[2 * SIGV4_NAME_MAX + 40];
@@ -102,11 +103,13 @@ static int sigv4_stage(struct sigv4 *, const struct sigv4_msg *, int64_t,
 static const char sigv4_hexdig[] = "0123456789abcdef";
 static const char sigv4_uhex[] = "0123456789ABCDEF";
 
-/* RFC 3986's unreserved characters: ALPHA DIGIT - . _ ~ */
+/* RFC 3986's unreserved characters: ALPHA DIGIT - . _ ~ (ASCII only). */
 static bool
 sigv4_unreserved(unsigned char c)
 {
-	return isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+	    c == '~';
 }
 
 /* Region and service names: [a-z0-9-], not empty. */
@@ -118,8 +121,8 @@ sigv4_name_ok(const char *s)
 	if (n == 0 || n >= SIGV4_NAME_MAX)
 		return false;
 	for (; *s != '\0'; s++)
-		if (!islower((unsigned char)*s) &&
-		    !isdigit((unsigned char)*s) && *s != '-')
+		if (!(*s >= 'a' && *s <= 'z') && !(*s >= '0' && *s <= '9') &&
+		    *s != '-')
 			return false;
 	return true;
 }
@@ -522,6 +525,7 @@ sigv4_headers(struct sigv4_sink *k, const struct sigv4 *s,
 	struct sigv4_h h[SIGV4_MAX_HDRS + 4], t;
 	size_t nh = 0, i, j, o = 0;
 	const char *hash;
+	char c;
 
 	if (m->nhdrs > SIGV4_MAX_HDRS)
 		return -1;
@@ -529,9 +533,11 @@ sigv4_headers(struct sigv4_sink *k, const struct sigv4 *s,
 		if (m->hdrs[i].name_len == 0 ||
 		    m->hdrs[i].name_len >= sizeof(h[nh].lname))
 			return -1;
-		for (j = 0; j < m->hdrs[i].name_len; j++)
+		for (j = 0; j < m->hdrs[i].name_len; j++) {
+			c = m->hdrs[i].name[j];
 			h[nh].lname[j] =
-			    (char)tolower((unsigned char)m->hdrs[i].name[j]);
+			    c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+		}
 		h[nh].lname[j] = '\0';
 		h[nh].nlen = j;
 		h[nh].value = m->hdrs[i].value;

@@ -89,6 +89,10 @@ bench: deps
 	$(MAKE) all
 	bench/run.sh $(B)
 
+# The cost of a SigV4 signature, alone: `make $(B)/bench-sigv4`.
+$(B)/bench-sigv4: $(B)/bench/sigv4.o $(call obj,policy/sigv4.c $(LIB_SRCS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 hdrcheck:
 	@for h in $(HDRS); do \
 		echo "#include \"$$h\"" | $(CC) $(filter-out -MMD -MP,$(CPPFLAGS)) $(WFLAGS) \

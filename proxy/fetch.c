@@ -519,7 +519,7 @@ fetch_finish(struct fetch_req *r, CURLcode result)
 	struct curl_header *h;
 	char where[300];
 	long status = 0, oserr = 0;
-	curl_off_t connected = 0;
+	curl_off_t connected = 0, sent = 0;
 
 	if (result == CURLE_OK) {
 		(void)curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
@@ -545,8 +545,13 @@ fetch_finish(struct fetch_req *r, CURLcode result)
 			    r->errbuf[0] != '\0' ? r->errbuf :
 						   curl_easy_strerror(result));
 	} else if (result == CURLE_OPERATION_TIMEDOUT) {
+		/*
+		 * A reused connection has no connect time: the request was
+		 * sent (pretransfer) all the same, so the answer timed out.
+		 */
 		(void)curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &connected);
-		if (connected == 0) {
+		(void)curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &sent);
+		if (connected == 0 && sent == 0) {
 			/* Whichever limit was the tighter one ran out. */
 			fetch_hostport(r->url, where, sizeof(where));
 			r->error =

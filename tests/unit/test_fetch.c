@@ -346,6 +346,28 @@ test_timeout(void **state)
 }
 
 /*
+ * On a connection kept from an earlier request, a server that never
+ * answers is an answer that timed out, not a connect.
+ */
+static void
+test_timeout_reused(void **state)
+{
+	struct env *env = *state;
+	struct fetch_opts o = { .timeout_ms = 300 };
+	struct slot a, b;
+
+	start(env, "/hello", NULL, &a);
+	run(env, 2000);
+	assert_int_equal(a.r.status, 200);
+	start(env, "/slow", &o, &b);
+	run(env, 2000);
+	assert_int_equal(b.r.calls, 1);
+	assert_int_equal(b.r.status, 0);
+	assert_string_equal(b.r.error, "timed out after 300 ms");
+	assert_int_equal(env->served, 2);
+}
+
+/*
  * A connect that hangs: a listener with a full accept queue drops further
  * SYNs (Linux), so the connect neither completes nor fails.
  */
@@ -548,6 +570,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout_reused, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_connect_timeout, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_bad_url, setup, teardown),

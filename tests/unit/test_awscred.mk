@@ -1,0 +1,1 @@
+T_awscred = policy/awscred.c

@@ -1,0 +1,1 @@
+T_sigv4 = policy/sigv4.c

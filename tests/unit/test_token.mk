@@ -1,0 +1,1 @@
+T_token = proxy/token.c proxy/fetch.c policy/oauth.c

@@ -1,1 +1,1 @@
-T_catalog = proxy/catalog.c
+T_catalog = proxy/catalog.c proxy/catalog_splice.c proxy/catalog_rewrite.c

@@ -1,8 +1,8 @@
 /*
- * floe: test_conf.c -- proxy/conf.c: the good fixtures load with the values
- * they hold, every bad fixture fails with exactly the message in its .err
- * file, and conf/floe.conf loads and documents the true defaults. Runs
- * from the repository root, or from $FLOE_TOP.
+ * floe: test_conf.c -- proxy/conf.c and conf_keys.c: the good fixtures
+ * load with the values they hold, every bad fixture fails with exactly the
+ * message in its .err file, and conf/floe.conf loads and documents the
+ * true defaults. Runs from the repository root, or from $FLOE_TOP.
  */
 #include <sys/stat.h>
 

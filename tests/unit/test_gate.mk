@@ -1,1 +1,1 @@
-T_gate = policy/gate.c routing/ledger.c routing/route.c routing/store.c
+T_gate = policy/gate.c routing/ledger.c routing/route.c $(STORE_SRCS)

@@ -1,1 +1,1 @@
-T_ledger = routing/ledger.c routing/route.c routing/store.c
+T_ledger = routing/ledger.c routing/route.c $(STORE_SRCS)

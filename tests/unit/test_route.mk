@@ -1,1 +1,1 @@
-T_route = routing/route.c routing/store.c routing/wave.c
+T_route = routing/route.c $(STORE_SRCS) routing/wave.c

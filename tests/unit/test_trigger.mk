@@ -1,1 +1,1 @@
-T_trigger = policy/trigger.c routing/ledger.c routing/route.c routing/store.c routing/wave.c
+T_trigger = policy/trigger.c routing/ledger.c routing/route.c $(STORE_SRCS) routing/wave.c

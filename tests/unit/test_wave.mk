@@ -1,1 +1,1 @@
-T_wave = routing/wave.c routing/store.c
+T_wave = routing/wave.c $(STORE_SRCS)

@@ -1,0 +1,41 @@
+/*
+ * floe: conf_impl.h -- private to the floe.conf reader (conf.c and
+ * conf_keys.c); nothing else includes it. Owns the shape of the key table,
+ * conf_keys[], whose rows conf_keys.c holds and conf.c's inih handler
+ * walks. Callers use proxy/conf.h.
+ */
+#ifndef FLOE_PROXY_CONF_IMPL_H
+#define FLOE_PROXY_CONF_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct conf;
+
+#define CONF_WHY 256 /* room for what is wrong with one value */
+#define CONF_NKEYS_MAX 64 /* rows conf_keys[] may have */
+
+/*
+ * Parse VALUE into FIELD (which points into C). Returns 0, or -1 with what
+ * is wrong in WHY.
+ */
+typedef int (*conf_parser)(struct conf *c, void *field, const char *value,
+    char *why, size_t whylen);
+
+/* One key of floe.conf: where it lives and how its value is read. */
+struct conf_key {
+	const char *section;
+	const char *key;
+	conf_parser parse;
+	size_t offset;
+};
+
+/* Every key floe.conf may hold; conf/floe.conf documents each one. */
+extern const struct conf_key conf_keys[];
+
+/* The index of SECTION KEY in conf_keys[], or -1. */
+int conf_key_find(const char *section, const char *key);
+/* Whether some key lives in SECTION. */
+bool conf_is_section(const char *section);
+
+#endif

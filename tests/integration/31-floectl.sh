@@ -3,52 +3,11 @@
 # --json output, the socket lookup (-s, -c CONF, FLOE_SOCKET, var/floe.sock),
 # events --follow, and the exit codes (0 done, 1 refused, 2 usage, 3
 # unreachable). Exits 0 or 1.
-set -u
-cd "${FLOE_TOP:-$(dirname "$0")/../..}"
-TOP=$PWD
-FLOE=${FLOE:-build/floe}
-FLOECTL=${FLOECTL:-build/floectl}
-case $FLOE in /*) ;; *) FLOE=$TOP/$FLOE ;; esac
-case $FLOECTL in /*) ;; *) FLOECTL=$TOP/$FLOECTL ;; esac
-T=$(mktemp -d /tmp/floe-31.XXXXXX)
-SOCK=$T/floe.sock
-pids=()
-FLOE_PID=
-FOLLOW_PID=
-
-cleanup() {
-	[ -n "$FOLLOW_PID" ] && kill "$FOLLOW_PID" 2>/dev/null
-	[ -n "$FLOE_PID" ] && kill "$FLOE_PID" 2>/dev/null
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	[ -n "$FOLLOW_PID" ] && wait "$FOLLOW_PID" 2>/dev/null
-	[ -n "$FLOE_PID" ] && wait "$FLOE_PID" 2>/dev/null
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-
-# catalog NAME: start a test catalog on a free port, set PORT.
-catalog() {
-	node tests/catalog/catalog.js --port 0 --name "$1" \
-		>"$T/$1.out" 2>"$T/$1.err" &
-	pids+=($!)
-	for _ in $(seq 200); do
-		PORT=$(awk '/^ready /{print $2}' "$T/$1.out" 2>/dev/null)
-		[ -n "$PORT" ] && return 0
-		sleep 0.05
-	done
-	echo "catalog $1 did not start"; cat "$T/$1.err"; exit 1
-}
-
-# A free TCP port on 127.0.0.1.
-free_port() {
-	node -e 'const s=require("net").createServer();
-		s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-}
-
-fail=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
+. "$(dirname "$0")/lib.sh"
+lib_init 31
+# Absolute: one check runs floectl from another directory.
+case $FLOE in /*) ;; *) FLOE=$PWD/$FLOE ;; esac
+case $FLOECTL in /*) ;; *) FLOECTL=$PWD/$FLOECTL ;; esac
 
 # run ARGS...: floectl -s SOCK ARGS; exit status in RC, stdout in $T/o,
 # stderr in $T/e.
@@ -138,33 +97,10 @@ touch "$T/plain-file"
 runx -s "$T/plain-file" status
 want_err "not a socket: exit 3" 3 "cannot reach floe at $T/plain-file: Connection refused"
 
-catalog warehouse; WH=$PORT
-catalog lakehouse; LH=$PORT
-LISTEN=$(free_port)
-cat >"$T/floe.conf" <<EOF
-[floe]
-listen       = 127.0.0.1:$LISTEN
-admin_socket = $SOCK
-state_dir    = $T/state
-rollback_log = $T/rollback.log
-access_log   = off
-
-[warehouse]
-uri = http://127.0.0.1:$WH
-
-[lakehouse]
-uri = http://127.0.0.1:$LH
-
-[policy]
-gate_min_clean = 0
-EOF
-"$FLOE" -c "$T/floe.conf" >"$T/floe.log" 2>&1 &
-FLOE_PID=$!
-for _ in $(seq 200); do
-	"$FLOECTL" -s "$SOCK" status >/dev/null 2>&1 && break
-	kill -0 "$FLOE_PID" 2>/dev/null || break
-	sleep 0.05
-done
+catalog warehouse
+catalog lakehouse
+write_conf
+start_floe
 
 echo "== status and the socket lookup"
 run status
@@ -276,6 +212,7 @@ want_json "events --json" "(.events | length == $last) and (.last_seq == $last)"
 
 "$FLOECTL" -s "$SOCK" events --follow --after "$last" >"$T/follow" 2>"$T/follow.err" &
 FOLLOW_PID=$!
+pids+=("$FOLLOW_PID")
 sleep 0.3
 run route set db.wh_bunnies 4
 seen=0
@@ -286,7 +223,9 @@ done
 [ $seen = 1 ] && ok "events --follow prints a new event" || bad "events --follow: $(cat "$T/follow" "$T/follow.err")"
 kill -INT "$FOLLOW_PID"
 wait "$FOLLOW_PID"; frc=$?
-FOLLOW_PID=
+keep=()
+for p in "${pids[@]}"; do [ "$p" = "$FOLLOW_PID" ] || keep+=("$p"); done
+pids=("${keep[@]}")
 [ "$frc" = 0 ] && ok "events --follow ends with exit 0 on SIGINT" || bad "events --follow exit $frc"
 [ "$(wc -l <"$T/follow")" = 1 ] && ok "events --follow --after prints only newer events" ||
 	bad "follow printed: $(cat "$T/follow")"
@@ -296,9 +235,8 @@ run metrics
 want "metrics" 0 '^# TYPE '
 
 echo "== floe gone"
-kill "$FLOE_PID"; wait "$FLOE_PID" 2>/dev/null; FLOE_PID=
+stop_floe
 run status
 want_err "floe stopped: exit 3" 3 "cannot reach floe at $SOCK"
 
-[ $fail = 0 ] && echo "all floectl checks passed"
-exit $fail
+finish

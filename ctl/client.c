@@ -21,7 +21,7 @@
 
 static size_t ctl_write_cb(char *, size_t, size_t, void *);
 static int ctl_unreachable(const struct ctl *, const char *);
-static char *ctl_read_all(const char *, const char *, size_t *);
+static char *ctl_read_all(const struct ctl *, const char *, size_t *);
 
 /* Set up libcurl and C's handle. 0, or -1 with a message. */
 int
@@ -235,12 +235,13 @@ ctl_escape(struct ctl *c, const char *s)
 
 /* Read all of PATH ("-": stdin) into a new buffer. NULL with a message. */
 static char *
-ctl_read_all(const char *cmd, const char *path, size_t *len)
+ctl_read_all(const struct ctl *c, const char *path, size_t *len)
 {
 	FILE *f;
-	char *buf = NULL;
+	char *buf = NULL, cmd[64];
 	size_t cap = 0, n;
 
+	ctl_cmd_name(c, cmd, sizeof(cmd));
 	*len = 0;
 	if (strcmp(path, "-") == 0)
 		f = stdin;
@@ -287,16 +288,16 @@ fail:
  * FILE (or stdin) to PATH as one import; the answer in *R.
  */
 int
-ctl_import(struct ctl *c, int argc, char **argv, const char *command,
-    const char *path, struct ctl_resp *r)
+ctl_import(struct ctl *c, int argc, char **argv, const char *path,
+    struct ctl_resp *r)
 {
 	char *pos[1], *buf;
 	size_t len;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1, command)) != 0)
+	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1)) != 0)
 		return rc;
-	if ((buf = ctl_read_all(command, pos[0], &len)) == NULL)
+	if ((buf = ctl_read_all(c, pos[0], &len)) == NULL)
 		return CTL_USAGE;
 	rc = ctl_call_raw(c, "POST", path, buf, len, "application/x-ndjson", r);
 	free(buf);

@@ -58,10 +58,10 @@ ctl_eligible(struct ctl *c, int argc, char **argv)
 	size_t i, k, m;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, NULL, pos, 0, 1, "eligible")) != 0)
+	if ((rc = ctl_args(argc, argv, c, NULL, pos, 0, 1)) != 0)
 		return rc;
 	if (pos[0] != NULL) {
-		if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+		if ((rc = ctl_wave_arg(c, pos[0], &n)) != 0)
 			return rc;
 		path = xasprintf("/eligibility?wave=%" PRIu64, n);
 	} else

@@ -35,21 +35,21 @@ ctl_ledger_add(struct ctl *c, int argc, char **argv)
 	json_t *body;
 	int rc, i;
 
-	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1, "ledger add")) != 0)
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1)) != 0)
 		return rc;
 	body = json_pack("{s:s}", "object", pos[0]);
 	for (i = 0; i < 3; i++) {
 		if (!opts[i].set) {
 			json_decref(body);
-			return ctl_usage_error(
-			    "ledger add: %s ok|fail is required", opts[i].name);
+			return ctl_usage_error(c, "%s ok|fail is required",
+			    opts[i].name);
 		}
 		if (strcmp(opts[i].val, "ok") != 0 &&
 		    strcmp(opts[i].val, "fail") != 0) {
 			json_decref(body);
-			return ctl_usage_error(
-			    "ledger add: %s takes ok or fail, not \"%s\"",
-			    opts[i].name, opts[i].val);
+			return ctl_usage_error(c,
+			    "%s takes ok or fail, not \"%s\"", opts[i].name,
+			    opts[i].val);
 		}
 		json_object_set_new(body, tiers[i],
 		    json_boolean(strcmp(opts[i].val, "ok") == 0));
@@ -57,8 +57,8 @@ ctl_ledger_add(struct ctl *c, int argc, char **argv)
 	if (opts[4].set) {
 		if (units_time_parse(opts[4].val, &at) == -1) {
 			json_decref(body);
-			return ctl_usage_error("ledger add: --at takes an RFC "
-					       "3339 time, not \"%s\"",
+			return ctl_usage_error(c,
+			    "--at takes an RFC 3339 time, not \"%s\"",
 			    opts[4].val);
 		}
 	} else
@@ -91,8 +91,7 @@ ctl_ledger_import(struct ctl *c, int argc, char **argv)
 	struct ctl_resp r;
 	int rc;
 
-	if ((rc = ctl_import(c, argc, argv, "ledger import", "/ledger", &r)) !=
-	    0)
+	if ((rc = ctl_import(c, argc, argv, "/ledger", &r)) != 0)
 		return rc;
 	if (c->json)
 		ctl_print_json(&r);
@@ -123,11 +122,10 @@ ctl_ledger_show(struct ctl *c, int argc, char **argv)
 	size_t i, k;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1, "ledger show")) != 0)
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1)) != 0)
 		return rc;
 	if (opts[0].set && ctl_parse_u64(opts[0].val, 1, 100000, &limit) == -1)
-		return ctl_usage_error(
-		    "ledger show: --limit takes 1..100000, not \"%s\"",
+		return ctl_usage_error(c, "--limit takes 1..100000, not \"%s\"",
 		    opts[0].val);
 	obj = ctl_escape(c, pos[0]);
 	path = xasprintf("/ledger?object=%s&limit=%" PRIu64, obj, limit);

@@ -23,9 +23,9 @@ ctl_route_set(struct ctl *c, int argc, char **argv)
 	json_t *body;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, opts, pos, 2, 2, "route set")) != 0)
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 2, 2)) != 0)
 		return rc;
-	if ((rc = ctl_wave_arg(pos[1], &wave)) != 0)
+	if ((rc = ctl_wave_arg(c, pos[1], &wave)) != 0)
 		return rc;
 	body =
 	    json_pack("{s:s,s:I}", "object", pos[0], "wave", (json_int_t)wave);
@@ -55,7 +55,7 @@ ctl_route_rm(struct ctl *c, int argc, char **argv)
 	char *pos[1], *obj, *path;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1, "route rm")) != 0)
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1)) != 0)
 		return rc;
 	obj = ctl_escape(c, pos[0]);
 	path = xasprintf("/routes/%s%s", obj, opts[0].set ? "?force=1" : "");
@@ -86,7 +86,7 @@ ctl_route_list(struct ctl *c, int argc, char **argv)
 	char *wave;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, NULL, NULL, 0, 0, "route list")) != 0)
+	if ((rc = ctl_args(argc, argv, c, NULL, NULL, 0, 0)) != 0)
 		return rc;
 	if ((rc = ctl_call(c, "GET", "/routes", NULL, &r)) != 0)
 		return rc;
@@ -117,8 +117,7 @@ ctl_route_import(struct ctl *c, int argc, char **argv)
 	struct ctl_resp r;
 	int rc;
 
-	if ((rc = ctl_import(c, argc, argv, "route import", "/routes/import",
-		 &r)) != 0)
+	if ((rc = ctl_import(c, argc, argv, "/routes/import", &r)) != 0)
 		return rc;
 	if (c->json)
 		ctl_print_json(&r);
@@ -146,7 +145,7 @@ ctl_resolve(struct ctl *c, int argc, char **argv)
 	json_t *v;
 	int rc, i;
 
-	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1, "resolve")) != 0)
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1)) != 0)
 		return rc;
 	obj = ctl_escape(c, pos[0]);
 	if (opts[0].set)

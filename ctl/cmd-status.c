@@ -62,7 +62,7 @@ ctl_status(struct ctl *c, int argc, char **argv)
 	struct ctl_table t;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, NULL, NULL, 0, 0, "status")) != 0)
+	if ((rc = ctl_args(argc, argv, c, NULL, NULL, 0, 0)) != 0)
 		return rc;
 	if ((rc = ctl_call(c, "GET", "/status", NULL, &r)) != 0)
 		return rc;
@@ -84,7 +84,7 @@ ctl_metrics(struct ctl *c, int argc, char **argv)
 	struct ctl_resp r;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, NULL, NULL, 0, 0, "metrics")) != 0)
+	if ((rc = ctl_args(argc, argv, c, NULL, NULL, 0, 0)) != 0)
 		return rc;
 	if ((rc = ctl_call(c, "GET", "/metrics", NULL, &r)) != 0)
 		return rc;
@@ -143,13 +143,12 @@ ctl_events(struct ctl *c, int argc, char **argv)
 	char *path, *line;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, opts, NULL, 0, 0, "events")) != 0)
+	if ((rc = ctl_args(argc, argv, c, opts, NULL, 0, 0)) != 0)
 		return rc;
 	if (opts[1].set &&
 	    ctl_parse_u64(opts[1].val, 0, UINT64_MAX, &after) == -1)
-		return ctl_usage_error(
-		    "events: --after takes a sequence number, not \"%s\"",
-		    opts[1].val);
+		return ctl_usage_error(c,
+		    "--after takes a sequence number, not \"%s\"", opts[1].val);
 	if (opts[0].set)
 		ctl_follow_init();
 	if (c->json && !opts[0].set)
@@ -250,7 +249,7 @@ ctl_rollbacks(struct ctl *c, int argc, char **argv)
 	char *path, *line;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, opts, NULL, 0, 0, "rollbacks")) != 0)
+	if ((rc = ctl_args(argc, argv, c, opts, NULL, 0, 0)) != 0)
 		return rc;
 	if (opts[0].set)
 		ctl_follow_init();

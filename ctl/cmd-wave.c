@@ -30,7 +30,7 @@ ctl_wave_list(struct ctl *c, int argc, char **argv)
 	size_t i, k;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, NULL, NULL, 0, 0, "wave list")) != 0)
+	if ((rc = ctl_args(argc, argv, c, NULL, NULL, 0, 0)) != 0)
 		return rc;
 	if ((rc = ctl_call(c, "GET", "/waves", NULL, &r)) != 0)
 		return rc;
@@ -71,9 +71,9 @@ ctl_wave_show(struct ctl *c, int argc, char **argv)
 	size_t i;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1, "wave show")) != 0)
+	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1)) != 0)
 		return rc;
-	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+	if ((rc = ctl_wave_arg(c, pos[0], &n)) != 0)
 		return rc;
 	path = xasprintf("/waves/%" PRIu64, n);
 	rc = ctl_call(c, "GET", path, NULL, &r);
@@ -149,19 +149,18 @@ ctl_wave_flip(struct ctl *c, int argc, char **argv)
 	json_t *body;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, opts, pos, 2, 2, "wave flip")) != 0)
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 2, 2)) != 0)
 		return rc;
-	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+	if ((rc = ctl_wave_arg(c, pos[0], &n)) != 0)
 		return rc;
 	if (strcmp(pos[1], "lakehouse") != 0)
-		return ctl_usage_error(
-		    "wave flip: the target is \"lakehouse\", "
-		    "not \"%s\" (wave rollback goes back)",
+		return ctl_usage_error(c,
+		    "the target is \"lakehouse\", not \"%s\" "
+		    "(wave rollback goes back)",
 		    pos[1]);
 	if (opts[0].set && ctl_parse_u64(opts[0].val, 1, 100, &pct) == -1)
-		return ctl_usage_error(
-		    "wave flip: --canary takes a share 1..100, not \"%s\"",
-		    opts[0].val);
+		return ctl_usage_error(c,
+		    "--canary takes a share 1..100, not \"%s\"", opts[0].val);
 	body = json_pack("{s:s}", "to", opts[0].set ? "canary" : "lakehouse");
 	if (opts[0].set)
 		json_object_set_new(body, "pct", json_integer((json_int_t)pct));
@@ -185,10 +184,9 @@ ctl_wave_rollback(struct ctl *c, int argc, char **argv)
 	json_t *body;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1, "wave rollback")) !=
-	    0)
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1)) != 0)
 		return rc;
-	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+	if ((rc = ctl_wave_arg(c, pos[0], &n)) != 0)
 		return rc;
 	body = json_object();
 	if (opts[0].set)
@@ -205,14 +203,13 @@ ctl_wave_rollback(struct ctl *c, int argc, char **argv)
 static int
 ctl_wave_bare(struct ctl *c, int argc, char **argv, const char *action)
 {
-	char *pos[1], num[16], what[32];
+	char *pos[1], num[16];
 	uint64_t n;
 	int rc;
 
-	snprintf(what, sizeof(what), "wave %s", action);
-	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1, what)) != 0)
+	if ((rc = ctl_args(argc, argv, c, NULL, pos, 1, 1)) != 0)
 		return rc;
-	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+	if ((rc = ctl_wave_arg(c, pos[0], &n)) != 0)
 		return rc;
 	snprintf(num, sizeof(num), "%" PRIu64, n);
 	return ctl_wave_move(c, num, action, NULL);
@@ -243,13 +240,12 @@ ctl_wave_signoff(struct ctl *c, int argc, char **argv)
 	json_t *body;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1, "wave signoff")) !=
-	    0)
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1)) != 0)
 		return rc;
-	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+	if ((rc = ctl_wave_arg(c, pos[0], &n)) != 0)
 		return rc;
 	if (!opts[0].set || opts[0].val[0] == '\0')
-		return ctl_usage_error("wave signoff: --by NAME is required");
+		return ctl_usage_error(c, "--by NAME is required");
 	body = json_pack("{s:s}", "by", opts[0].val);
 	snprintf(num, sizeof(num), "%" PRIu64, n);
 	rc = ctl_wave_move(c, num, "signoff", body);
@@ -268,9 +264,9 @@ ctl_wave_freeze(struct ctl *c, int argc, char **argv)
 	json_t *body;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1, "wave freeze")) != 0)
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1)) != 0)
 		return rc;
-	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+	if ((rc = ctl_wave_arg(c, pos[0], &n)) != 0)
 		return rc;
 	body = json_object();
 	if (opts[0].set)
@@ -294,18 +290,18 @@ ctl_wave_set(struct ctl *c, int argc, char **argv)
 	json_t *body;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1, "wave set")) != 0)
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1)) != 0)
 		return rc;
-	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+	if ((rc = ctl_wave_arg(c, pos[0], &n)) != 0)
 		return rc;
 	if (!opts[0].set && !opts[1].set && !opts[2].set)
-		return ctl_usage_error("wave set: give --min-clean N, --window "
-				       "DUR, --count-check on|off or several");
+		return ctl_usage_error(c,
+		    "give --min-clean N, --window DUR, --count-check on|off "
+		    "or several");
 	if (opts[2].set && strcmp(opts[2].val, "on") != 0 &&
 	    strcmp(opts[2].val, "off") != 0)
-		return ctl_usage_error(
-		    "wave set: --count-check takes on or off, not \"%s\"",
-		    opts[2].val);
+		return ctl_usage_error(c,
+		    "--count-check takes on or off, not \"%s\"", opts[2].val);
 	body = json_object();
 	if (opts[2].set)
 		json_object_set_new(body, "count_check",
@@ -319,9 +315,9 @@ ctl_wave_set(struct ctl *c, int argc, char **argv)
 			    json_integer((json_int_t)v));
 		else {
 			json_decref(body);
-			return ctl_usage_error(
-			    "wave set: --min-clean takes 1..1000000 or "
-			    "\"default\", not \"%s\"",
+			return ctl_usage_error(c,
+			    "--min-clean takes 1..1000000 or \"default\", "
+			    "not \"%s\"",
 			    opts[0].val);
 		}
 	}
@@ -333,8 +329,8 @@ ctl_wave_set(struct ctl *c, int argc, char **argv)
 			    json_string(opts[1].val));
 		else {
 			json_decref(body);
-			return ctl_usage_error(
-			    "wave set: --window takes a duration (\"14d\") or "
+			return ctl_usage_error(c,
+			    "--window takes a duration (\"14d\") or "
 			    "\"default\", not \"%s\"",
 			    opts[1].val);
 		}
@@ -358,19 +354,17 @@ ctl_wave_report_errors(struct ctl *c, int argc, char **argv)
 	json_t *body, *win;
 	int rc;
 
-	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1,
-		 "wave report-errors")) != 0)
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1)) != 0)
 		return rc;
-	if ((rc = ctl_wave_arg(pos[0], &n)) != 0)
+	if ((rc = ctl_wave_arg(c, pos[0], &n)) != 0)
 		return rc;
 	if (!opts[0].set || !opts[1].set)
-		return ctl_usage_error(
-		    "wave report-errors: give --errors E and --total T");
+		return ctl_usage_error(c, "give --errors E and --total T");
 	if (ctl_parse_u64(opts[1].val, 1, 1000000000, &t) == -1 ||
 	    ctl_parse_u64(opts[0].val, 0, t, &e) == -1)
-		return ctl_usage_error(
-		    "wave report-errors: --total takes 1..1000000000 and "
-		    "--errors 0..total, not \"%s\" and \"%s\"",
+		return ctl_usage_error(c,
+		    "--total takes 1..1000000000 and --errors 0..total, "
+		    "not \"%s\" and \"%s\"",
 		    opts[1].val, opts[0].val);
 	body = json_pack("{s:I,s:I}", "errors", (json_int_t)e, "total",
 	    (json_int_t)t);

@@ -3,8 +3,11 @@
  * section per file (as tmux.h is). Who owns what:
  *
  *   floectl.c       main: the global options, the socket lookup, the
- *                   command table ctl_cmds[] and its dispatch, the usage
- *                   text, a command's arguments (ctl_args) and usage errors
+ *                   command table ctl_cmds[] and its dispatch, help
+ *   usage.c         what floectl says about its commands, all drawn from
+ *                   ctl_cmds[]: the command list, a command's help, usage
+ *                   errors; and a command's arguments (ctl_args), whose
+ *                   errors name what is missing or wrong
  *   client.c        the admin-socket HTTP client: the libcurl handle, one
  *                   call per request, an error answer to a message and an
  *                   exit status, files posted as imports
@@ -44,8 +47,11 @@ enum ctl_exit {
 	CTL_UNREACHABLE = 3,
 };
 
-/* The connection settings and output mode of one run. */
+struct ctl_cmd;
+
+/* The command, connection settings and output mode of one run. */
 struct ctl {
+	const struct ctl_cmd *cmd; /* the command being run, or NULL */
 	const char *sock;
 	bool json;
 	void *curl; /* client.c's CURL easy handle */
@@ -74,29 +80,53 @@ struct ctl_table {
 	size_t nrows;
 };
 
-/* One command: its words, its usage and the function that runs it. */
+/*
+ * One command: its words, what help and usage errors say of it, and the
+ * function that runs it. ARGS is the usage after the words: positional
+ * arguments first (their names are those usage errors give), then the
+ * options; "" for none.
+ */
 struct ctl_cmd {
 	const char *word1;
 	const char *word2; /* NULL for one-word commands */
-	const char *args; /* the usage after the words, "" for none */
+	const char *args; /* "N lakehouse [--canary PCT] ..." */
 	const char *summary; /* its line in the command list */
+	const char *about; /* what it does, for floectl help COMMAND */
+	const char *example; /* a command line, after "floectl " */
 	int (*fn)(struct ctl *, int, char **);
 };
 
 /* floectl.c */
-/* "floectl: MESSAGE" and the usage line on stderr; returns CTL_USAGE. */
-int ctl_usage_error(const char *, ...)
-    __attribute__((__format__(__printf__, 1, 2)));
+extern const struct ctl_cmd ctl_cmds[];
+extern const size_t ctl_ncmds;
+/* floectl help [COMMAND]: the list, a family's or one command's help. */
+int ctl_help(struct ctl *, int, char **);
+
+/* usage.c */
+/* The usage and command list on OUT. */
+void ctl_usage(FILE *);
+/* COMMAND's usage, what it does and an example on OUT. */
+void ctl_usage_cmd(FILE *, const struct ctl_cmd *);
+/* The commands of family WORD1 (wave, route, ledger) on OUT. */
+void ctl_usage_family(FILE *, const char *);
+/* Whether WORD1 names a family of two-word commands. */
+bool ctl_is_family(const char *);
+/* "floectl: [COMMAND: ]MESSAGE", then the usage line(s); CTL_USAGE. */
+int ctl_usage_error(const struct ctl *, const char *, ...)
+    __attribute__((__format__(__printf__, 2, 3)));
+/* A family word without a known subcommand (SUB, or NULL). CTL_USAGE. */
+int ctl_family_error(const char *, const char *);
+/* "wave flip": the words of C's command into BUF. */
+const char *ctl_cmd_name(const struct ctl *, char *, size_t);
 /*
  * A command's arguments: options into the OPTS table (ending with a NULL
  * name), NMIN..NMAX positional ones into POS. 0 or CTL_USAGE.
  */
-int ctl_args(int, char **, struct ctl *, struct ctl_opt *, char **, int, int,
-    const char *);
+int ctl_args(int, char **, struct ctl *, struct ctl_opt *, char **, int, int);
 /* A decimal number MIN..MAX. 0 or -1. */
 int ctl_parse_u64(const char *, uint64_t, uint64_t, uint64_t *);
 /* A wave number, 0..2147483647. 0 or CTL_USAGE after the message. */
-int ctl_wave_arg(const char *, uint64_t *);
+int ctl_wave_arg(const struct ctl *, const char *, uint64_t *);
 
 /* client.c */
 int ctl_client_init(struct ctl *);
@@ -114,8 +144,7 @@ void ctl_resp_clear(struct ctl_resp *);
 /* S percent-encoded for a path or a query. Caller frees. */
 char *ctl_escape(struct ctl *, const char *);
 /* COMMAND FILE|-: the file posted to PATH as one import. */
-int ctl_import(struct ctl *, int, char **, const char *, const char *,
-    struct ctl_resp *);
+int ctl_import(struct ctl *, int, char **, const char *, struct ctl_resp *);
 
 /* print.c */
 void ctl_print_json(const struct ctl_resp *);

@@ -2,12 +2,10 @@
  * floe: floectl.c -- the operator's command line: talks HTTP+JSON to floe's
  * admin socket and prints aligned tables and short sentences, or the API's
  * JSON as is with --json. This file holds main: the global options, the
- * command table and its dispatch, the usage text and a command's argument
- * parsing. Exit status: 0 done, 1 refused, 2 usage error, 3 floe
- * unreachable or failing.
+ * socket lookup, and the command table with its dispatch; the help of each
+ * command is written in its row. Exit status: 0 done, 1 refused, 2 usage
+ * error, 3 floe unreachable or failing.
  */
-#include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,241 +13,285 @@
 
 #include "ctl/ctl.h"
 #include "lib/compat.h"
-#include "lib/xmalloc.h"
+#include "lib/version.h"
 #include "proxy/conf.h"
 
-/* The width of the command list, and where the summaries start. */
-#define CTL_LIST_WIDTH 80
-#define CTL_LIST_COL 38
-#define CTL_LIST_INDENT 13
-
-static void ctl_usage(FILE *);
-static void ctl_usage_cmd(FILE *, const struct ctl_cmd *);
-static int ctl_help(struct ctl *, int, char **);
 static const struct ctl_cmd *ctl_cmd_find(int, char **);
+static bool ctl_wants_help(int, char **);
 
-/* Every command: one row, one function. The order is the command list's. */
-static const struct ctl_cmd ctl_cmds[] = {
-	{ "status", NULL, "", "floe, store and waves at a glance", ctl_status },
-	{ "route", "set", "OBJECT|NS.* WAVE [--force]",
-	    "assign a table or a namespace rule to a wave", ctl_route_set },
-	{ "route", "rm", "OBJECT|NS.* [--force]", "remove an assignment",
-	    ctl_route_rm },
-	{ "route", "list", "", "every assignment", ctl_route_list },
-	{ "route", "import", "FILE|-",
-	    "import routes (JSON lines), all or nothing", ctl_route_import },
-	{ "resolve", NULL, "OBJECT [--client ID]",
-	    "where OBJECT's reads and writes go, and why", ctl_resolve },
-	{ "wave", "list", "", "every wave and its state", ctl_wave_list },
-	{ "wave", "show", "N", "one wave with its objects and rules",
-	    ctl_wave_show },
-	{ "wave", "flip", "N lakehouse [--canary PCT] [--reason TEXT]",
-	    "move wave N to the lakehouse (or a canary share)", ctl_wave_flip },
-	{ "wave", "rollback", "N [--reason TEXT] [--force-stale]",
-	    "put wave N back on the warehouse", ctl_wave_rollback },
-	{ "wave", "ack", "N",
-	    "return a rolled-back wave to the warehouse state", ctl_wave_ack },
-	{ "wave", "signoff", "N --by NAME",
-	    "sign off wave N for decommissioning", ctl_wave_signoff },
-	{ "wave", "freeze", "N [--reason TEXT]",
-	    "stop warehouse writes (decommission gate); grace starts",
-	    ctl_wave_freeze },
-	{ "wave", "retire", "N",
-	    "retire a frozen wave after its grace period (final)",
-	    ctl_wave_retire },
-	{ "wave", "set",
-	    "N [--min-clean N|default] [--window DUR|default] "
-	    "[--count-check on|off]",
-	    "per-wave cutover gate overrides, metadata count check",
-	    ctl_wave_set },
-	{ "wave", "report-errors", "N --errors E --total T [--side S]",
-	    "errors consumers saw in T reads (error trigger)",
-	    ctl_wave_report_errors },
-	{ "ledger", "add",
-	    "OBJECT --count ok|fail --aggregate ok|fail --hash ok|fail "
-	    "[--bucket B] [--at TIME] [--source S]",
-	    "record one reconcile result", ctl_ledger_add },
-	{ "ledger", "import", "FILE|-", "import JSON lines, all or nothing",
-	    ctl_ledger_import },
-	{ "ledger", "show", "OBJECT [--limit N]",
-	    "an object's newest ledger records", ctl_ledger_show },
-	{ "eligible", NULL, "[N]", "gate evidence and drift triage per wave",
-	    ctl_eligible },
-	{ "events", NULL, "[--follow] [--after SEQ]",
-	    "the event log, oldest first", ctl_events },
-	{ "rollbacks", NULL, "[--follow]", "the rollback log, readably",
-	    ctl_rollbacks },
-	{ "metrics", NULL, "", "Prometheus metrics", ctl_metrics },
-	{ "help", NULL, "", "this text", ctl_help },
+/*
+ * Every command: one row, one function. The order is the command list's;
+ * help, usage errors and the bash completion's lists are drawn from here.
+ */
+const struct ctl_cmd ctl_cmds[] = {
+	{ .word1 = "status",
+	    .args = "",
+	    .summary = "floe, store and waves at a glance",
+	    .about = "Show floe at a glance: readiness, uptime, request "
+		     "counters, each catalog's pool, the store's health and "
+		     "last event sequence, and how many waves are in each "
+		     "state, one \"key  value\" line per member.",
+	    .example = "--json status | jq .store",
+	    .fn = ctl_status },
+	{ .word1 = "route",
+	    .word2 = "set",
+	    .args = "OBJECT|NS.* WAVE [--force]",
+	    .summary = "assign a table or a namespace rule to a wave",
+	    .about = "Assign a table, or with NS.* every table under a "
+		     "namespace, to wave WAVE (a number from 0 to "
+		     "2147483647). Refused (exit 1) when it would move "
+		     "readers past a gate: joining a wave that is off the "
+		     "warehouse, or leaving a frozen or retired one; --force "
+		     "does it anyway and marks the event forced.",
+	    .example = "route set db.orders 3",
+	    .fn = ctl_route_set },
+	{ .word1 = "route",
+	    .word2 = "rm",
+	    .args = "OBJECT|NS.* [--force]",
+	    .summary = "remove an assignment",
+	    .about = "Remove the assignment of a table or a namespace rule: "
+		     "the table falls back to a rule, or to the warehouse. "
+		     "Removing one from a frozen or retired wave is refused "
+		     "unless --force.",
+	    .example = "route rm db.orders",
+	    .fn = ctl_route_rm },
+	{ .word1 = "route",
+	    .word2 = "list",
+	    .args = "",
+	    .summary = "every assignment",
+	    .about = "List every assignment, tables and rules, in key order, "
+		     "with its wave and since when.",
+	    .example = "route list",
+	    .fn = ctl_route_list },
+	{ .word1 = "route",
+	    .word2 = "import",
+	    .args = "FILE|-",
+	    .summary = "import routes (JSON lines), all or nothing",
+	    .about = "Import routes from FILE (- reads stdin), one JSON "
+		     "object a line as route set takes them "
+		     "({\"object\":\"db.orders\",\"wave\":3}), in one synced "
+		     "write: all of them, or none and the first bad line "
+		     "named. Routes already on their wave are left alone.",
+	    .example = "route import routes.jsonl",
+	    .fn = ctl_route_import },
+	{ .word1 = "resolve",
+	    .args = "OBJECT [--client ID]",
+	    .summary = "where OBJECT's reads and writes go, and why",
+	    .about = "Show where OBJECT's reads and writes go and why (its "
+		     "own route, a namespace rule, or none), as the data path "
+		     "decides. In a canary wave the side depends on the "
+		     "client: --client gives the identity floe hashes, the "
+		     "client's Authorization header, else its address.",
+	    .example = "resolve db.orders --client 10.0.0.7",
+	    .fn = ctl_resolve },
+	{ .word1 = "wave",
+	    .word2 = "list",
+	    .args = "",
+	    .summary = "every wave and its state",
+	    .about = "List every wave that has a route or a state: its state, "
+		     "canary share, tables and rules, and who moved it last, "
+		     "when and why.",
+	    .example = "wave list",
+	    .fn = ctl_wave_list },
+	{ .word1 = "wave",
+	    .word2 = "show",
+	    .args = "N",
+	    .summary = "one wave with its objects and rules",
+	    .about = "Show wave N in detail: its state and share, when it was "
+		     "flipped, frozen and rolled back, its sign-off and gate "
+		     "overrides, then its tables and rules.",
+	    .example = "wave show 3",
+	    .fn = ctl_wave_show },
+	{ .word1 = "wave",
+	    .word2 = "flip",
+	    .args = "N lakehouse [--canary PCT] [--reason TEXT]",
+	    .summary = "move wave N to the lakehouse (or a canary share)",
+	    .about = "Move wave N's readers to the lakehouse, or with "
+		     "--canary a sticky share of them (1 to 100). Every move "
+		     "towards the lakehouse must pass the cutover gate "
+		     "(floectl eligible N shows it); refused (exit 1) when "
+		     "it does not hold, or when the wave is rolled back (wave "
+		     "ack first), frozen or retired. Writes stay on the "
+		     "warehouse.",
+	    .example = "wave flip 3 lakehouse --canary 10 --reason \"clean "
+		       "for a week\"",
+	    .fn = ctl_wave_flip },
+	{ .word1 = "wave",
+	    .word2 = "rollback",
+	    .args = "N [--reason TEXT] [--force-stale]",
+	    .summary = "put wave N back on the warehouse",
+	    .about = "Put a canary or lakehouse wave's readers back on the "
+		     "warehouse at once, never gated, and write it to the "
+		     "rollback log. A frozen wave's warehouse copy no longer "
+		     "gets writes: rolling it back needs --force-stale.",
+	    .example = "wave rollback 3 --reason \"dashboards disagree\"",
+	    .fn = ctl_wave_rollback },
+	{ .word1 = "wave",
+	    .word2 = "ack",
+	    .args = "N",
+	    .summary = "return a rolled-back wave to the warehouse state",
+	    .about = "Acknowledge a rollback: the rolled-back wave N returns "
+		     "to the warehouse state and may be flipped again.",
+	    .example = "wave ack 3",
+	    .fn = ctl_wave_ack },
+	{ .word1 = "wave",
+	    .word2 = "signoff",
+	    .args = "N --by NAME",
+	    .summary = "sign off wave N for decommissioning",
+	    .about = "Record that NAME signs wave N off for decommissioning: "
+		     "the lakehouse held up under real reads. Only for a "
+		     "canary or lakehouse wave; a rollback clears it.",
+	    .example = "wave signoff 3 --by alice",
+	    .fn = ctl_wave_signoff },
+	{ .word1 = "wave",
+	    .word2 = "freeze",
+	    .args = "N [--reason TEXT]",
+	    .summary =
+		"stop warehouse writes (decommission gate); grace starts",
+	    .about = "Declare that writes to wave N's warehouse copy have "
+		     "stopped: the lakehouse becomes authoritative and the "
+		     "grace period starts. Refused unless the wave is on the "
+		     "lakehouse and the decommission gate holds (clean "
+		     "records since the flip, and a sign-off).",
+	    .example = "wave freeze 3 --reason \"dual-write off\"",
+	    .fn = ctl_wave_freeze },
+	{ .word1 = "wave",
+	    .word2 = "retire",
+	    .args = "N",
+	    .summary = "retire a frozen wave after its grace period (final)",
+	    .about = "Retire frozen wave N once its grace period has passed. "
+		     "Final: the warehouse copy of its tables is no longer "
+		     "consulted, and every later move is refused.",
+	    .example = "wave retire 3",
+	    .fn = ctl_wave_retire },
+	{ .word1 = "wave",
+	    .word2 = "set",
+	    .args = "N [--min-clean N|default] [--window DUR|default] "
+		    "[--count-check on|off]",
+	    .summary = "per-wave cutover gate overrides, metadata count check",
+	    .about = "Override the cutover gate for wave N (--min-clean, "
+		     "--window; \"default\" returns to floe.conf's), or turn "
+		     "its metadata count check off and on. At least one "
+		     "option.",
+	    .example = "wave set 3 --min-clean 10 --window 14d",
+	    .fn = ctl_wave_set },
+	{ .word1 = "wave",
+	    .word2 = "report-errors",
+	    .args = "N --errors E --total T [--side S]",
+	    .summary = "errors consumers saw in T reads (error trigger)",
+	    .about = "Report errors consumers saw: E failed reads of T of "
+		     "wave N's tables, counted in the error trigger's window "
+		     "on the side the wave reads from (or --side warehouse or "
+		     "lakehouse). The trigger is checked before the answer.",
+	    .example = "wave report-errors 3 --errors 5 --total 200",
+	    .fn = ctl_wave_report_errors },
+	{ .word1 = "ledger",
+	    .word2 = "add",
+	    .args = "OBJECT --count ok|fail --aggregate ok|fail --hash ok|fail "
+		    "[--bucket B] [--at TIME] [--source S]",
+	    .summary = "record one reconcile result",
+	    .about = "Record one reconcile result for a table: its three "
+		     "tiers (row count, aggregates, row hash), the bucket "
+		     "when a tier failed (stale, gap or value-drift), the "
+		     "time (RFC 3339, default now) and the source (default "
+		     "floectl).",
+	    .example = "ledger add db.orders --count ok --aggregate fail "
+		       "--hash fail --bucket gap",
+	    .fn = ctl_ledger_add },
+	{ .word1 = "ledger",
+	    .word2 = "import",
+	    .args = "FILE|-",
+	    .summary = "import JSON lines, all or nothing",
+	    .about = "Import reconcile results from FILE (- reads stdin), one "
+		     "JSON record a line, in one synced write: all of them, "
+		     "or none and the first bad line named. A record the "
+		     "ledger already holds is counted, not stored again.",
+	    .example = "ledger import nightly.jsonl",
+	    .fn = ctl_ledger_import },
+	{ .word1 = "ledger",
+	    .word2 = "show",
+	    .args = "OBJECT [--limit N]",
+	    .summary = "an object's newest ledger records",
+	    .about = "Show a table's newest ledger records (20 unless "
+		     "--limit), oldest first: each tier's result, the bucket "
+		     "and the source.",
+	    .example = "ledger show db.orders --limit 50",
+	    .fn = ctl_ledger_show },
+	{ .word1 = "eligible",
+	    .args = "[N]",
+	    .summary = "gate evidence and drift triage per wave",
+	    .about = "Show, for wave N (every wave without one), the cutover "
+		     "gate's and the decommission gate's verdicts with the "
+		     "evidence per table, then the open mismatches by bucket "
+		     "and what to do.",
+	    .example = "eligible 3",
+	    .fn = ctl_eligible },
+	{ .word1 = "events",
+	    .args = "[--follow] [--after SEQ]",
+	    .summary = "the event log, oldest first",
+	    .about = "Print the event log, oldest first: every route change, "
+		     "transition and refusal, with who made it. --after starts "
+		     "after that sequence number; --follow keeps printing new "
+		     "events until interrupted.",
+	    .example = "events --follow --after 120",
+	    .fn = ctl_events },
+	{ .word1 = "rollbacks",
+	    .args = "[--follow]",
+	    .summary = "the rollback log, readably",
+	    .about = "Print the rollback log, oldest first: when, which wave, "
+		     "which trigger, the move and who; the tables, what was "
+		     "measured against which threshold, and the reason. "
+		     "--follow keeps printing new ones.",
+	    .example = "rollbacks --follow",
+	    .fn = ctl_rollbacks },
+	{ .word1 = "metrics",
+	    .args = "",
+	    .summary = "Prometheus metrics",
+	    .about = "Print floe's Prometheus metrics, as text.",
+	    .example = "metrics | grep '^floe_requests'",
+	    .fn = ctl_metrics },
+	{ .word1 = "help",
+	    .args = "[COMMAND]",
+	    .summary = "this text, or what one command does",
+	    .about = "List the commands, or show one command's usage, what it "
+		     "does and an example (as COMMAND --help does); a family "
+		     "such as wave lists its subcommands.",
+	    .example = "help wave flip",
+	    .fn = ctl_help },
 };
-
-/* Print the usage text, the command list drawn from ctl_cmds[], to OUT. */
-static void
-ctl_usage(FILE *out)
-{
-	size_t k;
-
-	fputs("usage: floectl [-s SOCKET | -c CONF] [--json] COMMAND [ARGS]\n"
-	      "\n"
-	      "commands:\n",
-	    out);
-	for (k = 0; k < nitems(ctl_cmds); k++)
-		ctl_usage_cmd(out, &ctl_cmds[k]);
-	fputs("\n"
-	      "socket: -s SOCKET, else admin_socket from -c CONF, else "
-	      "$FLOE_SOCKET,\n"
-	      "        else var/floe.sock\n"
-	      "exit:   0 done, 1 refused, 2 usage error, 3 floe unreachable or "
-	      "failing\n",
-	    out);
-}
+const size_t ctl_ncmds = nitems(ctl_cmds);
 
 /*
- * One command's entry in the list: its usage and summary on one line when
- * the usage is short; else the usage alone, wrapped before an optional
- * "[...]" at CTL_LIST_WIDTH columns, and the summary on the next line.
- */
-static void
-ctl_usage_cmd(FILE *out, const struct ctl_cmd *cmd)
-{
-	const char *p, *next;
-	char *usage;
-	size_t col, len;
-
-	usage = xasprintf("%s%s%s%s%s", cmd->word1, cmd->word2 ? " " : "",
-	    cmd->word2 ? cmd->word2 : "", cmd->args[0] != '\0' ? " " : "",
-	    cmd->args);
-	if (strlen(usage) + 4 <= CTL_LIST_COL) {
-		fprintf(out, "  %-*s%s\n", CTL_LIST_COL - 2, usage,
-		    cmd->summary);
-		free(usage);
-		return;
-	}
-	fputs("  ", out);
-	col = 2;
-	for (p = usage; *p != '\0'; p = next) {
-		if ((next = strstr(p + 1, " [")) == NULL)
-			next = p + strlen(p);
-		len = (size_t)(next - p);
-		if (p != usage && col + len > CTL_LIST_WIDTH) {
-			/* Wrap: the piece starts with its space. */
-			fprintf(out, "\n%*s", CTL_LIST_INDENT, "");
-			col = CTL_LIST_INDENT;
-			p++;
-			len--;
-		}
-		fwrite(p, 1, len, out);
-		col += len;
-	}
-	fprintf(out, "\n%*s%s\n", CTL_LIST_COL, "", cmd->summary);
-	free(usage);
-}
-
-/* Print a one-line usage error and the hint; the usage exit status. */
-int
-ctl_usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("floectl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nusage: floectl [-s SOCKET | -c CONF] [--json] COMMAND [ARGS]; "
-	      "floectl help lists the commands\n",
-	    stderr);
-	return CTL_USAGE;
-}
-
-/*
- * Split a command's arguments into OPTS (--name [value], anywhere; --json
- * too) and positional ones into POS. Exactly NMIN..NMAX positional
- * arguments. 0, or the usage exit status after the message.
+ * floectl help [WORD1 [WORD2]]: the command list, a family's subcommands,
+ * or one command's help. Needs no floe.
  */
 int
-ctl_args(int argc, char **argv, struct ctl *c, struct ctl_opt *opts, char **pos,
-    int nmin, int nmax, const char *cmd)
-{
-	int i, n = 0;
-	struct ctl_opt *o;
-	bool dashdash = false;
-
-	for (i = 0; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!dashdash && strcmp(a, "--") == 0) {
-			dashdash = true;
-			continue;
-		}
-		if (!dashdash && strcmp(a, "--json") == 0) {
-			c->json = true;
-			continue;
-		}
-		if (!dashdash && a[0] == '-' && a[1] != '\0') {
-			for (o = opts; o != NULL && o->name != NULL; o++)
-				if (strcmp(o->name, a) == 0)
-					break;
-			if (o == NULL || o->name == NULL)
-				return ctl_usage_error("%s: unknown option %s",
-				    cmd, a);
-			if (o->set)
-				return ctl_usage_error("%s: %s given twice",
-				    cmd, a);
-			o->set = true;
-			if (o->has_arg) {
-				if (i + 1 == argc)
-					return ctl_usage_error(
-					    "%s: %s needs a value", cmd, a);
-				o->val = argv[++i];
-			}
-			continue;
-		}
-		if (n == nmax)
-			return ctl_usage_error("%s: unexpected argument \"%s\"",
-			    cmd, a);
-		pos[n++] = argv[i];
-	}
-	if (n < nmin)
-		return ctl_usage_error("%s: missing argument", cmd);
-	return 0;
-}
-
-/* Parse a decimal number MIN..MAX. 0 or -1. */
-int
-ctl_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (s[0] < '0' || s[0] > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (*end != '\0' || errno != 0 || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* Parse a wave number; a usage error if bad. */
-int
-ctl_wave_arg(const char *s, uint64_t *n)
-{
-	if (ctl_parse_u64(s, 0, 2147483647u, n) == -1)
-		return ctl_usage_error(
-		    "wave \"%s\" is not a number 0..2147483647", s);
-	return 0;
-}
-
-/* floectl help */
-static int
 ctl_help(struct ctl *c, int argc, char **argv)
 {
-	(void)c;
-	(void)argc;
-	(void)argv;
-	ctl_usage(stdout);
-	return CTL_OK;
+	const struct ctl_cmd *cmd;
+
+	if (argc == 0) {
+		ctl_usage(stdout);
+		return CTL_OK;
+	}
+	if (argc > 2)
+		return ctl_usage_error(c, "unexpected argument \"%s\"",
+		    argv[2]);
+	if ((cmd = ctl_cmd_find(argc, argv)) != NULL &&
+	    (cmd->word2 == NULL || argc == 2)) {
+		if (cmd->word2 == NULL && argc == 2)
+			return ctl_usage_error(c, "%s has no subcommand \"%s\"",
+			    argv[0], argv[1]);
+		ctl_usage_cmd(stdout, cmd);
+		return CTL_OK;
+	}
+	if (ctl_is_family(argv[0])) {
+		if (argc == 2)
+			return ctl_family_error(argv[0], argv[1]);
+		ctl_usage_family(stdout, argv[0]);
+		return CTL_OK;
+	}
+	return ctl_usage_error(c, "no command \"%s\"", argv[0]);
 }
 
 /* The row of the command ARGV[0] [ARGV[1]], or NULL. */
@@ -258,7 +300,7 @@ ctl_cmd_find(int argc, char **argv)
 {
 	size_t k;
 
-	for (k = 0; k < nitems(ctl_cmds); k++) {
+	for (k = 0; k < ctl_ncmds; k++) {
 		if (strcmp(ctl_cmds[k].word1, argv[0]) != 0)
 			continue;
 		if (ctl_cmds[k].word2 == NULL)
@@ -269,7 +311,23 @@ ctl_cmd_find(int argc, char **argv)
 	return NULL;
 }
 
-/* Parse the global options, find the command, run it. */
+/* Whether a command's arguments ask for its help (before any "--"). */
+static bool
+ctl_wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Parse the global options, find the command, run it. Help, the version
+ * and usage errors need no floe: they come before the socket is chosen.
+ */
 int
 main(int argc, char **argv)
 {
@@ -278,7 +336,6 @@ main(int argc, char **argv)
 	struct ctl c;
 	const struct ctl_cmd *cmd;
 	char err[512];
-	size_t k;
 	int i, rc, used;
 
 	memset(&c, 0, sizeof(c));
@@ -291,38 +348,51 @@ main(int argc, char **argv)
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			ctl_usage(stdout);
 			return CTL_OK;
+		} else if (strcmp(a, "--version") == 0) {
+			printf("floectl %s\n", version_get());
+			return CTL_OK;
 		} else if (strcmp(a, "--json") == 0)
 			c.json = true;
 		else if (strcmp(a, "-s") == 0 || strcmp(a, "-c") == 0) {
 			if (i + 1 == argc)
-				return ctl_usage_error("%s needs a value", a);
+				return ctl_usage_error(NULL, "%s needs a value",
+				    a);
 			if ((a[1] == 's' && sock != NULL) ||
 			    (a[1] == 'c' && conf_path != NULL))
-				return ctl_usage_error("%s given twice", a);
+				return ctl_usage_error(NULL, "%s given twice",
+				    a);
 			if (a[1] == 's')
 				sock = argv[++i];
 			else
 				conf_path = argv[++i];
 		} else
-			return ctl_usage_error("unknown option %s", a);
+			return ctl_usage_error(NULL, "unknown option %s", a);
 	}
 	if (sock != NULL && conf_path != NULL)
-		return ctl_usage_error("-s and -c cannot be used together");
+		return ctl_usage_error(NULL,
+		    "-s and -c cannot be used together");
 	if (i == argc)
-		return ctl_usage_error("no command given");
+		return ctl_usage_error(NULL, "no command given");
 
 	if ((cmd = ctl_cmd_find(argc - i, argv + i)) == NULL) {
-		for (k = 0; k < nitems(ctl_cmds); k++)
-			if (strcmp(ctl_cmds[k].word1, argv[i]) == 0)
-				return ctl_usage_error("%s: unknown or missing "
-						       "subcommand%s%s",
-				    argv[i], i + 1 < argc ? " " : "",
-				    i + 1 < argc ? argv[i + 1] : "");
-		return ctl_usage_error("unknown command \"%s\"", argv[i]);
+		if (!ctl_is_family(argv[i]))
+			return ctl_usage_error(NULL, "unknown command \"%s\"",
+			    argv[i]);
+		if (i + 1 < argc && ctl_wants_help(1, argv + i + 1)) {
+			ctl_usage_family(stdout, argv[i]);
+			return CTL_OK;
+		}
+		return ctl_family_error(argv[i],
+		    i + 1 < argc ? argv[i + 1] : NULL);
+	}
+	c.cmd = cmd;
+	used = cmd->word2 != NULL ? 2 : 1;
+	if (ctl_wants_help(argc - i - used, argv + i + used)) {
+		ctl_usage_cmd(stdout, cmd);
+		return CTL_OK;
 	}
 	if (cmd->fn == ctl_help)
-		return ctl_help(&c, 0, NULL);
-	used = cmd->word2 != NULL ? 2 : 1;
+		return ctl_help(&c, argc - i - used, argv + i + used);
 
 	if (sock == NULL && conf_path != NULL) {
 		if ((conf = conf_load(conf_path, err, sizeof(err))) == NULL) {

@@ -2,7 +2,8 @@
 # floectl against a real floe: every command, its human output and its
 # --json output, the socket lookup (-s, -c CONF, FLOE_SOCKET, var/floe.sock),
 # events --follow, and the exit codes (0 done, 1 refused, 2 usage, 3
-# unreachable). Exits 0 or 1.
+# unreachable); help for every command, usage errors that name what is
+# wrong, and --version. Exits 0 or 1.
 . "$(dirname "$0")/lib.sh"
 lib_init 31
 # Absolute: one check runs floectl from another directory.
@@ -68,15 +69,15 @@ grep -q '^usage: ' "$T/e" && ok "the usage hint follows" || bad "no usage hint: 
 runx
 want_err "no command" 2 'no command given'
 runx -s "$SOCK" route
-want_err "route without a subcommand" 2 'route: unknown or missing subcommand'
+want_err "route without a subcommand" 2 'route: missing subcommand; one of set, rm, list, import$'
 runx -s "$SOCK" route set db.t
-want_err "missing argument" 2 'route set: missing argument'
+want_err "missing argument" 2 'route set: missing argument WAVE$'
 runx -s "$SOCK" route set db.t 1 2
 want_err "extra argument" 2 'unexpected argument "2"'
 runx -s "$SOCK" route set db.t x
-want_err "bad wave number" 2 'wave "x" is not a number'
+want_err "bad wave number" 2 'route set: the wave must be a number from 0 to 2147483647, not "x"'
 runx -s "$SOCK" wave show 2147483648
-want_err "wave number too large" 2 'is not a number 0..2147483647'
+want_err "wave number too large" 2 'wave show: the wave must be a number from 0 to 2147483647, not "2147483648"'
 runx -s "$SOCK" wave flip 1 warehouse
 want_err "flip to something else" 2 'the target is "lakehouse"'
 runx -s "$SOCK" wave flip 1 lakehouse --canary 0
@@ -89,6 +90,124 @@ runx -s "$SOCK" -c "$T/floe.conf" status
 want_err "-s with -c" 2 'cannot be used together'
 runx -s "$SOCK" events --after -1
 want_err "bad --after" 2 '--after takes a sequence number'
+
+echo "== usage errors name what is wrong and show the usage line"
+runx -s "$SOCK" wave flip 1
+want_err "wave flip N: names the missing lakehouse" 2 '^floectl: wave flip: missing argument lakehouse$'
+[ "$(sed -n 2p "$T/e")" = "usage: floectl wave flip N lakehouse [--canary PCT] [--reason TEXT]" ] &&
+	ok "wave flip: the usage line follows" || bad "wave flip usage: $(cat "$T/e")"
+runx -s "$SOCK" route set
+want_err "route set alone: both arguments named" 2 'route set: missing arguments OBJECT\|NS\.\* WAVE$'
+runx -s "$SOCK" route set db.x -1
+want_err "route set db.x -1: the wave's range" 2 \
+	'^floectl: route set: the wave must be a number from 0 to 2147483647, not "-1"$'
+grep -q 'unknown option' "$T/e" && bad "-1 taken for an option: $(cat "$T/e")" || ok "-1 is not an option"
+runx -s "$SOCK" eligible -5
+want_err "eligible -5: the wave's range" 2 'eligible: the wave must be a number from 0 to 2147483647, not "-5"'
+runx -s "$SOCK" wave
+want_err "wave alone lists the subcommands" 2 \
+	'^floectl: wave: missing subcommand; one of list, show, flip, rollback, ack, signoff, freeze, retire, set, report-errors$'
+[ "$(grep -Ec '^(usage: |       )floectl wave [a-z-]+' "$T/e")" = 10 ] &&
+	ok "wave alone: a usage line per subcommand" || bad "wave usage lines: $(cat "$T/e")"
+runx -s "$SOCK" wave bogus
+want_err "wave bogus" 2 'wave: unknown subcommand "bogus"; one of list, show'
+runx -s "$SOCK" ledger add db.x --count ok
+want_err "ledger add: names the missing option" 2 'ledger add: --aggregate ok\|fail is required'
+grep -q '^               --hash ok|fail \[--bucket B\] \[--at TIME\] \[--source S\]$' "$T/e" &&
+	ok "a long usage line is wrapped" || bad "ledger add usage: $(cat "$T/e")"
+runx -s "$SOCK" status --verbose
+want_err "status --verbose" 2 '^floectl: status: unknown option --verbose$'
+# Every usage error: exit 2, nothing on stdout, the message, then usage.
+while read -r line; do
+	# shellcheck disable=SC2086
+	runx -s "$SOCK" $line
+	if [ "$RC" = 2 ] && [ ! -s "$T/o" ] && head -n 1 "$T/e" | grep -q '^floectl: ' &&
+		sed -n 2p "$T/e" | grep -q '^usage: floectl '; then
+		ok "usage error: floectl $line"
+	else
+		bad "usage error: floectl $line: exit $RC, out $(head -c 200 "$T/o"), err $(cat "$T/e")"
+	fi
+done <<'EOF2'
+route set db.t
+route rm
+route import
+resolve
+wave show
+wave flip 1 lakehouse --canary 101
+wave rollback
+wave ack 1 2
+wave signoff 1
+wave set 1
+wave set 1 --window 7x
+wave report-errors 1 --errors 3
+ledger add db.t --count maybe --aggregate ok --hash ok
+ledger show db.t --limit 0
+ledger import
+eligible x
+events --after x
+events extra
+rollbacks --verbose
+metrics extra
+help bogus
+help wave bogus
+EOF2
+
+echo "== help"
+runx help wave flip
+want "help wave flip" 0 '^usage: floectl wave flip N lakehouse \[--canary PCT\] \[--reason TEXT\]$'
+grep -q '^example:$' "$T/o" && grep -q '^  floectl wave flip 3 lakehouse' "$T/o" &&
+	grep -q 'cutover gate' "$T/o" && ok "help wave flip: what it does and an example" ||
+	bad "help wave flip: $(cat "$T/o")"
+cp "$T/o" "$T/help-flip"
+runx wave flip --help
+want "wave flip --help" 0 '^usage: floectl wave flip'
+cmp -s "$T/o" "$T/help-flip" && ok "wave flip --help is help wave flip" || bad "wave flip --help: $(cat "$T/o")"
+runx -s "$SOCK" wave flip 1 lakehouse -h
+want "-h among the arguments" 0 '^usage: floectl wave flip'
+runx status --help
+want "status --help" 0 '^usage: floectl status$'
+runx help wave
+want "help wave" 0 '^wave subcommands:$'
+[ "$(grep -Ec '^  wave [a-z-]+' "$T/o")" = 10 ] && ok "help wave lists the ten" || bad "help wave: $(cat "$T/o")"
+cp "$T/o" "$T/help-wave"
+runx wave --help
+cmp -s "$T/o" "$T/help-wave" && [ "$RC" = 0 ] && ok "wave --help is help wave" || bad "wave --help: $RC $(cat "$T/o")"
+runx help
+want "help: the list points to help COMMAND" 0 'floectl help COMMAND, or floectl COMMAND --help'
+# Every command of the list has its help: usage, a sentence, an example.
+"$FLOECTL" help | sed -n '/^commands:$/,/^$/p' | grep -E '^  [a-z]' | awk '{
+	print $1, ($2 ~ /^[a-z-]+$/ && $1 ~ /^(route|wave|ledger)$/) ? $2 : "" }' >"$T/cmds"
+[ "$(wc -l <"$T/cmds")" = 24 ] && ok "the list has 24 commands" || bad "commands: $(cat "$T/cmds")"
+while read -r w1 w2; do
+	# shellcheck disable=SC2086
+	runx help $w1 $w2
+	if [ "$RC" = 0 ] && head -n 1 "$T/o" | grep -q "^usage: floectl $w1${w2:+ $w2}\b" &&
+		[ "$(sed -n '/^$/,/^example:$/p' "$T/o" | grep -c '[a-z]')" -ge 2 ] &&
+		grep -A1 '^example:$' "$T/o" | grep -q "^  floectl .*$w1${w2:+ $w2}"; then
+		ok "help $w1 $w2"
+	else
+		bad "help $w1 $w2: exit $RC: $(cat "$T/o")"
+	fi
+done <"$T/cmds"
+
+echo "== version"
+runx --version
+BDIR=$(dirname "$FLOECTL")
+want "--version" 0 "^floectl $(cat "$BDIR/version" 2>/dev/null)\$"
+[ "$(wc -l <"$T/o")" = 1 ] && ok "--version: one line" || bad "--version: $(cat "$T/o")"
+v=$(cat "$BDIR/version")
+if [ -e .git ] && command -v git >/dev/null; then
+	git rev-parse -q --verify "${v%-dirty}^{commit}" >/dev/null &&
+		ok "the version names a commit of this checkout ($v)" || bad "version $v is not a commit"
+else
+	[ -n "$v" ] && ok "a version without git: $v" || bad "no version"
+fi
+mkdir "$T/tarball" && cp Makefile "$T/tarball/"
+[ "$(make -s -C "$T/tarball" version)" = unknown ] && ok "no git, no VERSION file: unknown" ||
+	bad "version without git: $(make -s -C "$T/tarball" version)"
+echo 1.4.2 >"$T/tarball/VERSION"
+[ "$(make -s -C "$T/tarball" version)" = 1.4.2 ] && ok "no git: the VERSION file" ||
+	bad "version from VERSION: $(make -s -C "$T/tarball" version)"
 
 echo "== unreachable"
 runx -s "$T/nothing.sock" status

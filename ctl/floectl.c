@@ -218,13 +218,16 @@ const struct ctl_cmd ctl_cmds[] = {
 	    .example = "ledger show db.orders --limit 50",
 	    .fn = ctl_ledger_show },
 	{ .word1 = "eligible",
-	    .args = "[N]",
+	    .args = "[N...]",
 	    .summary = "gate evidence and drift triage per wave",
-	    .about = "Show, for wave N (every wave without one), the cutover "
-		     "gate's and the decommission gate's verdicts with the "
-		     "evidence per table, then the open mismatches by bucket "
-		     "and what to do.",
-	    .example = "eligible 3",
+	    .about = "For each wave N (every wave without one), the gate its "
+		     "next step must pass, with the evidence per table: the "
+		     "cutover gate on the warehouse, in a canary or rolled "
+		     "back; the decommission gate on the lakehouse; the grace "
+		     "period when frozen. Then the open mismatches by bucket "
+		     "and what to do. Exit 1 when any of them is blocked (or "
+		     "retired), 0 when all may go on.",
+	    .example = "eligible 3 && floectl wave flip 3 lakehouse",
 	    .fn = ctl_eligible },
 	{ .word1 = "events",
 	    .args = "[--follow] [--after SEQ]",

@@ -3,7 +3,7 @@
 # --json output, the socket lookup (-s, -c CONF, FLOE_SOCKET, var/floe.sock),
 # events --follow, and the exit codes (0 done, 1 refused, 2 usage, 3
 # unreachable); help for every command, usage errors that name what is
-# wrong, and --version. Exits 0 or 1.
+# wrong, --version, and eligible's exit status. Exits 0 or 1.
 . "$(dirname "$0")/lib.sh"
 lib_init 31
 # Absolute: one check runs floectl from another directory.
@@ -218,6 +218,8 @@ want_err "not a socket: exit 3" 3 "cannot reach floe at $T/plain-file: Connectio
 
 catalog warehouse
 catalog lakehouse
+POLICY_EXTRA="decommission_min_clean = 1
+grace = 2s"
 write_conf
 start_floe
 
@@ -348,6 +350,62 @@ pids=("${keep[@]}")
 [ "$frc" = 0 ] && ok "events --follow ends with exit 0 on SIGINT" || bad "events --follow exit $frc"
 [ "$(wc -l <"$T/follow")" = 1 ] && ok "events --follow --after prints only newer events" ||
 	bad "follow printed: $(cat "$T/follow")"
+
+echo "== eligible: the gate of the next step, exit 1 when blocked"
+run eligible 3
+want "a wave on the warehouse, gate off: exit 0" 0 '^  cutover gate: holds$'
+grep -q decommission "$T/o" && bad "a wave never flipped shows the decommission gate: $(cat "$T/o")" ||
+	ok "no decommission gate for a wave never flipped"
+run eligible 2
+want "a rolled-back wave: exit 0" 0 '^  wave ack 2 first'
+grep -q '^  cutover gate: holds$' "$T/o" && ok "a rolled-back wave: the cutover gate" || bad "eligible 2: $(cat "$T/o")"
+run wave set 3 --min-clean 2
+want "wave set 3 --min-clean 2" 0
+run eligible 3
+want "a blocked wave: exit 1" 1 '^  cutover gate: BLOCKED$'
+grep -q 'need at least 2 clean records' "$T/o" && ok "eligible says what the gate needs" || bad "eligible 3: $(cat "$T/o")"
+run eligible 2 3
+want "two waves, one blocked: exit 1" 1 '^wave 2  rolled_back$'
+grep -q '^wave 3  warehouse$' "$T/o" && ok "eligible 2 3 shows both" || bad "eligible 2 3: $(cat "$T/o")"
+run --json eligible 2 3
+[ "$RC" = 1 ] && jq -e '(.waves | map(.wave)) == [2,3] and .waves[1].cutover.pass == false' "$T/o" >/dev/null 2>&1 &&
+	ok "eligible --json 2 3: one list, exit 1" || bad "eligible --json 2 3: exit $RC: $(cat "$T/o")"
+run --json eligible 2
+want_json "eligible --json 2: exit 0, the retire verdict too" \
+	'.waves[0].retire.pass == false and .waves[0].retire.grace == "2s" and .waves[0].retire.grace_ends == null'
+run eligible
+want "every wave, one blocked: exit 1" 1 '^wave 1  warehouse$'
+run wave flip 1 lakehouse
+want "flip wave 1" 0
+run eligible 1
+want "on the lakehouse: the decommission gate, blocked" 1 '^  decommission gate: BLOCKED$'
+grep -q 'cutover gate' "$T/o" && bad "a lakehouse wave shows the cutover gate: $(cat "$T/o")" ||
+	ok "a lakehouse wave: only the decommission gate"
+run wave signoff 1 --by alice
+want "sign off wave 1" 0
+run ledger add db.bunnies --count ok --aggregate ok --hash ok
+want "a clean record for db.bunnies" 0
+run ledger add db.java_bunnies --count ok --aggregate ok --hash ok
+want "a clean record for db.java_bunnies" 0
+run eligible 1
+want "the decommission gate holds: exit 0" 0 '^  decommission gate: holds$'
+run wave freeze 1
+want "freeze wave 1" 0
+run eligible 1
+want "frozen, in its grace period: exit 1" 1 '^  retire \(grace period\): BLOCKED$'
+grep -q 'is in its grace period (2s) until' "$T/o" && ok "eligible says until when" || bad "eligible 1: $(cat "$T/o")"
+grep -Eq 'cutover|decommission' "$T/o" && bad "a frozen wave shows another gate: $(cat "$T/o")" ||
+	ok "a frozen wave: only the grace period"
+for _ in $(seq 50); do
+	run eligible 1
+	[ "$RC" = 0 ] && break
+	sleep 0.1
+done
+want "the grace period over: exit 0" 0 'it can retire$'
+run wave retire 1
+want "retire wave 1" 0 '^wave 1: frozen -> retired$'
+run eligible 1
+want "retired: nothing left, exit 1" 1 '^  retired: final, no gate left to pass$'
 
 echo "== metrics"
 run metrics

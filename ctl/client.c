@@ -22,6 +22,7 @@
 static size_t ctl_write_cb(char *, size_t, size_t, void *);
 static int ctl_unreachable(const struct ctl *, const char *);
 static char *ctl_read_all(const struct ctl *, const char *, size_t *);
+static char *ctl_one_record(const struct ctl *, const char *);
 
 /* Set up libcurl and C's handle. 0, or -1 with a message. */
 int
@@ -133,13 +134,14 @@ ctl_call(struct ctl *c, const char *method, const char *path, json_t *body,
 
 /*
  * ctl_call with a ready-made body of LEN bytes (NULL: none) of content
- * type CTYPE, such as the JSON lines of a ledger import.
+ * type CTYPE, such as the JSON lines of a ledger import. With
+ * c->one_record, an error is said of the command, not of an import.
  */
 int
 ctl_call_raw(struct ctl *c, const char *method, const char *path,
     const char *payload, size_t len, const char *ctype, struct ctl_resp *r)
 {
-	char errbuf[CURL_ERROR_SIZE], *url, *hct = NULL;
+	char errbuf[CURL_ERROR_SIZE], *url, *hct = NULL, *one = NULL;
 	struct curl_slist *hdrs = NULL;
 	const char *msg = NULL;
 	json_t *e;
@@ -205,6 +207,8 @@ ctl_call_raw(struct ctl *c, const char *method, const char *path,
 		msg = json_string_value(json_object_get(e, "message"));
 	if (c->json && r->json != NULL)
 		ctl_print_json(r);
+	if (msg != NULL && c->one_record)
+		msg = one = ctl_one_record(c, msg);
 	if (status == CTL_REFUSED) {
 		fprintf(stderr, "floectl: refused: %s\n", msg ? msg : r->body);
 		if (!c->json)
@@ -214,8 +218,35 @@ ctl_call_raw(struct ctl *c, const char *method, const char *path,
 	else
 		fprintf(stderr, "floectl: floe at %s answered %ld: %s\n",
 		    c->sock, r->status, msg ? msg : r->body);
+	free(one);
 	ctl_resp_clear(r);
 	return status;
+}
+
+/*
+ * floe answers a POST /ledger as an import: "line 1: WHY; nothing was
+ * imported". For a command that posts one record, "COMMAND: WHY" says it
+ * as it is. Caller frees.
+ */
+static char *
+ctl_one_record(const struct ctl *c, const char *msg)
+{
+	static const char *const where[] = { "line 1: ", "record 1: " };
+	static const char outcome[] = "; nothing was imported";
+	char name[64];
+	size_t i, len;
+
+	for (i = 0; i < 2; i++)
+		if (strncmp(msg, where[i], strlen(where[i])) == 0) {
+			msg += strlen(where[i]);
+			break;
+		}
+	len = strlen(msg);
+	if (len >= sizeof(outcome) - 1 &&
+	    strcmp(msg + len - (sizeof(outcome) - 1), outcome) == 0)
+		len -= sizeof(outcome) - 1;
+	return xasprintf("%s: %.*s", ctl_cmd_name(c, name, sizeof(name)),
+	    (int)len, msg);
 }
 
 /* Percent-encode S for a path segment or query value. Caller frees. */

@@ -69,6 +69,7 @@ ctl_ledger_add(struct ctl *c, int argc, char **argv)
 		json_object_set_new(body, "bucket", json_string(opts[3].val));
 	json_object_set_new(body, "source",
 	    json_string(opts[5].set ? opts[5].val : "floectl"));
+	c->one_record = true;
 	rc = ctl_call(c, "POST", "/ledger", body, &r);
 	json_decref(body);
 	if (rc != 0)

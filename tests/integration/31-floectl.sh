@@ -3,7 +3,8 @@
 # --json output, the socket lookup (-s, -c CONF, FLOE_SOCKET, var/floe.sock),
 # events --follow, and the exit codes (0 done, 1 refused, 2 usage, 3
 # unreachable); help for every command, usage errors that name what is
-# wrong, --version, and eligible's exit status. Exits 0 or 1.
+# wrong, --version, eligible's exit status, and ledger add's errors. Exits 0
+# or 1.
 . "$(dirname "$0")/lib.sh"
 lib_init 31
 # Absolute: one check runs floectl from another directory.
@@ -350,6 +351,31 @@ pids=("${keep[@]}")
 [ "$frc" = 0 ] && ok "events --follow ends with exit 0 on SIGINT" || bad "events --follow exit $frc"
 [ "$(wc -l <"$T/follow")" = 1 ] && ok "events --follow --after prints only newer events" ||
 	bad "follow printed: $(cat "$T/follow")"
+
+echo "== ledger add: one record's errors"
+run ledger add other.t --count fail --aggregate ok --hash ok
+want_err "a failed tier without a bucket" 2 \
+	'^floectl: ledger add: a record that is not clean needs a bucket \(stale, gap or value-drift\)$'
+run ledger add 'other.*' --count ok --aggregate ok --hash ok
+want_err "a rule" 2 '^floectl: ledger add: object "other\.\*" is a rule: the ledger holds tables$'
+run ledger add other.t --count ok --aggregate ok --hash ok --at 2099-01-01T00:00:00Z
+want_err "a time in the future" 2 '^floectl: ledger add: ts "2099-01-01T00:00:00.000Z" is in the future'
+run ledger add other.t --count ok --aggregate ok --hash ok --at 2026-01-01T00:00:00Z
+want "a record" 0 '^other\.t at 2026-01-01T00:00:00\.000Z: recorded$'
+run ledger add other.t --count ok --aggregate fail --hash fail --bucket gap --at 2026-01-01T00:00:00Z
+want_err "a different record for the same time: refused" 1 \
+	'^floectl: refused: ledger add: other\.t at 2026-01-01T00:00:00\.000Z already has a different record; the ledger is append-only$'
+grep -Eq 'line 1|nothing was imported' "$T/e" && bad "ledger add speaks of an import: $(cat "$T/e")" ||
+	ok "ledger add's errors are the record's, not an import's"
+run --json ledger add other.t --count fail --aggregate ok --hash ok
+if [ "$RC" = 2 ] && jq -e '.error.code == 400' "$T/o" >/dev/null 2>&1; then
+	ok "ledger add --json: floe's error object as sent"
+else
+	bad "ledger add --json: exit $RC, $(cat "$T/o")"
+fi
+printf '{"object":"other.t"}\n' >"$T/one.jsonl"
+run ledger import "$T/one.jsonl"
+want_err "an import still names its line" 2 '^floectl: line 1: field "ts" is required .*; nothing was imported$'
 
 echo "== eligible: the gate of the next step, exit 1 when blocked"
 run eligible 3

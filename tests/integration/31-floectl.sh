@@ -3,8 +3,8 @@
 # --json output, the socket lookup (-s, -c CONF, FLOE_SOCKET, var/floe.sock),
 # events --follow, and the exit codes (0 done, 1 refused, 2 usage, 3
 # unreachable); help for every command, usage errors that name what is
-# wrong, --version, eligible's exit status, and ledger add's errors. Exits 0
-# or 1.
+# wrong, --version, eligible's exit status, ledger add's errors, and the
+# bash completion. Exits 0 or 1.
 . "$(dirname "$0")/lib.sh"
 lib_init 31
 # Absolute: one check runs floectl from another directory.
@@ -432,6 +432,58 @@ run wave retire 1
 want "retire wave 1" 0 '^wave 1: frozen -> retired$'
 run eligible 1
 want "retired: nothing left, exit 1" 1 '^  retired: final, no gate left to pass$'
+
+echo "== bash completion"
+# comp WORDS...: what the completion offers for the last of WORDS (the
+# first is the floectl to run), sorted, on one line.
+comp() {
+	bash -c '. packaging/floectl.bash-completion || exit 1
+		COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+		_floectl "$1" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+		[ ${#COMPREPLY[@]} -gt 0 ] && printf "%s\n" "${COMPREPLY[@]}"' comp "$@" |
+		sort | paste -sd ' '
+}
+# expect_comp DESC WANT WORDS...
+expect_comp() {
+	local d=$1 w=$2
+	shift 2
+	expect_eq "completion: $d" "$w" "$(comp "$@")"
+}
+bash -c '. packaging/floectl.bash-completion && complete -p floectl' | grep -q -- '-F _floectl floectl$' &&
+	ok "completion: registered for floectl" || bad "completion: not registered"
+expect_comp "the commands, as help lists them" "$(cut -d' ' -f1 "$T/cmds" | sort -u | paste -sd ' ')" \
+	"$FLOECTL" ""
+expect_comp "a prefix" "wave" "$FLOECTL" wa
+expect_comp "global options" "--help --json --version" "$FLOECTL" --
+for f in route wave ledger; do
+	expect_comp "$f's subcommands, as help lists them" \
+		"$(awk -v f="$f" '$1 == f {print $2}' "$T/cmds" | sort | paste -sd ' ')" "$FLOECTL" "$f" ""
+done
+# Each command's options, as its usage line has them.
+while read -r w1 w2; do
+	want_opts=$( ("$FLOECTL" help $w1 $w2 | sed '/^$/q' | grep -o -- '--[a-z-]*'; echo --json; echo --help) |
+		sort -u | paste -sd ' ')
+	# shellcheck disable=SC2086
+	expect_comp "options of $w1 $w2" "$want_opts" "$FLOECTL" $w1 $w2 --
+done <"$T/cmds"
+waves=$("$FLOECTL" -s "$SOCK" --json wave list | jq -r '.waves[].wave' | sort | paste -sd ' ')
+objects=$("$FLOECTL" -s "$SOCK" --json route list | jq -r '.routes[].object' | sort | paste -sd ' ')
+[ -n "$waves" ] && [ -n "$objects" ] || bad "no waves or objects to complete: $waves / $objects"
+expect_comp "wave numbers from floe" "$waves" "$FLOECTL" -s "$SOCK" wave show ""
+expect_comp "wave numbers for eligible, again after one" "$waves" "$FLOECTL" -s "$SOCK" eligible 1 ""
+FLOE_SOCKET=$SOCK expect_comp "wave numbers through FLOE_SOCKET" "$waves" "$FLOECTL" wave flip ""
+expect_comp "wave numbers with -c CONF" "$waves" "$FLOECTL" -c "$T/floe.conf" wave ack ""
+expect_comp "wave flip N: lakehouse" "lakehouse" "$FLOECTL" -s "$SOCK" wave flip 3 ""
+expect_comp "wave flip's options after the target" "--canary" "$FLOECTL" -s "$SOCK" wave flip 3 lakehouse \
+	--reason "a b" --ca
+expect_comp "objects from floe" "$objects" "$FLOECTL" -s "$SOCK" route rm ""
+expect_comp "objects by prefix" "$(printf '%s\n' $objects | grep '^db\.' | sort | paste -sd ' ')" \
+	"$FLOECTL" -s "$SOCK" resolve db.
+expect_comp "route set OBJECT: wave numbers" "$waves" "$FLOECTL" -s "$SOCK" route set db.x ""
+expect_comp "an option's values" "fail ok" "$FLOECTL" -s "$SOCK" ledger add db.x --count ""
+expect_comp "a bucket" "gap" "$FLOECTL" ledger add db.x --count fail --bucket g
+expect_comp "help's words" "flip freeze" "$FLOECTL" help wave f
+expect_comp "floe unreachable: no waves" "" "$FLOECTL" -s "$T/nothing.sock" wave show ""
 
 echo "== metrics"
 run metrics

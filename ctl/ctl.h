@@ -17,7 +17,8 @@
  *   cmd-route.c     route set|rm|list|import, resolve
  *   cmd-wave.c      wave list|show and the wave transitions
  *   cmd-ledger.c    ledger add|import|show
- *   cmd-eligible.c  eligible: the gates' evidence and the drift triage
+ *   cmd-eligible.c  eligible: the gate of each wave's next step, its
+ *                   evidence, the drift triage, and the exit status
  *
  * One row of ctl_cmds[] per command, one ctl_<command> function per row,
  * defined in the cmd-*.c file of its family. A short-lived CLI: every call

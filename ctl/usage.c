@@ -19,6 +19,8 @@
 #define CTL_WIDTH 80
 #define CTL_LIST_COL 38
 #define CTL_LIST_INDENT 13
+#define CTL_USAGE_LEAD "usage: floectl "
+#define CTL_USAGE_INDENT (sizeof(CTL_USAGE_LEAD) - 1)
 #define CTL_GLOBAL "[-s SOCKET | -c CONF] [--json]"
 
 static void ctl_usage_wrap(FILE *, const char *, size_t,
@@ -150,7 +152,7 @@ ctl_usage(FILE *out)
 void
 ctl_usage_cmd(FILE *out, const struct ctl_cmd *cmd)
 {
-	ctl_usage_wrap(out, "usage: floectl ", 15, cmd);
+	ctl_usage_wrap(out, CTL_USAGE_LEAD, CTL_USAGE_INDENT, cmd);
 	fputc('\n', out);
 	ctl_text_wrap(out, cmd->about, 0);
 	fprintf(out, "\nexample:\n  floectl %s\n", cmd->example);
@@ -222,7 +224,8 @@ ctl_usage_error(const struct ctl *c, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	if (c != NULL && c->cmd != NULL)
-		ctl_usage_wrap(stderr, "usage: floectl ", 15, c->cmd);
+		ctl_usage_wrap(stderr, CTL_USAGE_LEAD, CTL_USAGE_INDENT,
+		    c->cmd);
 	else
 		fputs("usage: floectl " CTL_GLOBAL " COMMAND [ARGS]; floectl "
 		      "help lists the commands\n",
@@ -237,7 +240,7 @@ ctl_usage_error(const struct ctl *c, const char *fmt, ...)
 int
 ctl_family_error(const char *word1, const char *sub)
 {
-	const char *lead = "usage: floectl ";
+	const char *lead = CTL_USAGE_LEAD;
 	size_t k, n = 0;
 
 	if (sub == NULL)
@@ -255,7 +258,7 @@ ctl_family_error(const char *word1, const char *sub)
 	for (k = 0; k < ctl_ncmds; k++) {
 		if (strcmp(ctl_cmds[k].word1, word1) != 0)
 			continue;
-		ctl_usage_wrap(stderr, lead, 15, &ctl_cmds[k]);
+		ctl_usage_wrap(stderr, lead, CTL_USAGE_INDENT, &ctl_cmds[k]);
 		lead = "       floectl ";
 	}
 	return CTL_USAGE;

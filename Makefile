@@ -36,6 +36,20 @@ UNITS	= $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 
 all: $(B)/floe $(B)/floectl
 
+# The version: `git describe` of a checkout, else a source tarball's
+# VERSION file, else "unknown". Only lib/version.o is compiled with it;
+# $(B)/version holds the last one built, rewritten only when it changes.
+VERSION := $(or $(shell { test -e .git && git describe --always --dirty \
+	   2>/dev/null; } || head -n 1 VERSION 2>/dev/null | \
+	   tr -cd 'A-Za-z0-9._+~-'),unknown)
+$(B)/version: FORCE
+	@mkdir -p $(@D)
+	@echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' >$@
+$(B)/lib/version.o: $(B)/version
+$(B)/lib/version.o: CPPFLAGS += -DFLOE_VERSION='"$(VERSION)"'
+version:
+	@echo '$(VERSION)'
+
 $(B)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(WFLAGS) $(CFLAGS) -c -o $@ $<
@@ -110,7 +124,7 @@ clean:
 	rm -rf build build-san
 
 .PHONY: all units test check valgrind deps demo bench hdrcheck format lint \
-	clean
+	clean version FORCE
 .SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -2340,9 +2340,11 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 {
 	struct admin_evidence ev;
 	struct store_wave w;
-	char cmsg[1024], dmsg[1024], dur[32];
+	struct gate_params gp;
+	char cmsg[1024], dmsg[1024], rmsg[256], dur[32], grace[32], ends[40];
 	json_t *j, *triage, *t, *list;
-	bool cpass, dpass;
+	bool cpass, dpass, rpass;
+	uint64_t grace_ms;
 	unsigned b;
 	size_t i;
 
@@ -2355,6 +2357,26 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 	cpass = admin_verdict(&ev, false, w.signoff, cmsg, sizeof(cmsg));
 	dpass = admin_verdict(&ev, true, w.signoff, dmsg, sizeof(dmsg));
 	units_format_duration((uint64_t)ev.p.window_ms, dur, sizeof(dur));
+
+	/* Retire, as wave_retire decides it: frozen and the grace over. */
+	admin_policy(r, &gp, &grace_ms);
+	units_format_duration(grace_ms, grace, sizeof(grace));
+	units_time_format(w.frozen_ms + (int64_t)grace_ms, ends, sizeof(ends));
+	rpass = w.state == WAVE_FROZEN &&
+	    r->now_ms >= w.frozen_ms + (int64_t)grace_ms;
+	if (w.state != WAVE_FROZEN)
+		snprintf(rmsg, sizeof(rmsg),
+		    "wave %u is %s: only a frozen wave can retire", n,
+		    wave_state_name(w.state));
+	else if (rpass)
+		snprintf(rmsg, sizeof(rmsg),
+		    "wave %u: the grace period (%s) ended %s: it can retire", n,
+		    grace, ends);
+	else
+		snprintf(rmsg, sizeof(rmsg),
+		    "wave %u is in its grace period (%s) until %s: it can "
+		    "retire after that",
+		    n, grace, ends);
 
 	/* Open mismatches by bucket, each with what to do. */
 	triage = json_array();
@@ -2379,7 +2401,7 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 		json_array_append_new(triage, t);
 	}
 	j = json_pack("{s:I,s:s,s:i,s:{s:b,s:i,s:s,s:b,s:s,s:o},"
-		      "s:{s:b,s:i,s:o,s:o,s:s,s:o},s:o}",
+		      "s:{s:b,s:i,s:o,s:o,s:s,s:o},s:{s:b,s:s,s:o,s:s},s:o}",
 	    "wave", (json_int_t)n, "state", wave_state_name(w.state), "pct",
 	    w.pct, "cutover", "pass", cpass, "min_clean", ev.p.min_clean,
 	    "window", dur, "off", ev.p.min_clean == 0, "message", cmsg,
@@ -2387,7 +2409,9 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 	    "pass", dpass, "min_clean", ev.p.decom_min_clean, "after",
 	    admin_time_json(w.flipped_ms), "signoff", admin_str_json(w.signoff),
 	    "message", dmsg, "objects", admin_evidence_json(&ev, true, false),
-	    "triage", triage);
+	    "retire", "pass", rpass, "grace", grace, "grace_ends",
+	    w.state == WAVE_FROZEN ? json_string(ends) : json_null(), "message",
+	    rmsg, "triage", triage);
 	admin_evidence_clear(&ev);
 	return j;
 }

@@ -3,94 +3,8 @@
 # endpoint, its errors, that a bad or refused request changes nothing, that a
 # flip moves the data path, and that routes and wave states survive a
 # restart. Exits 0 or 1.
-set -u
-cd "${FLOE_TOP:-$(dirname "$0")/../..}"
-FLOE=${FLOE:-build/floe}
-T=$(mktemp -d /tmp/floe-30.XXXXXX)
-SOCK=$T/floe.sock
-pids=()
-FLOE_PID=
-
-cleanup() {
-	[ -n "$FLOE_PID" ] && kill "$FLOE_PID" 2>/dev/null
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	[ -n "$FLOE_PID" ] && wait "$FLOE_PID" 2>/dev/null
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-
-# catalog NAME: start a test catalog on a free port, set PORT.
-catalog() {
-	node tests/catalog/catalog.js --port 0 --name "$1" \
-		>"$T/$1.out" 2>"$T/$1.err" &
-	pids+=($!)
-	for _ in $(seq 200); do
-		PORT=$(awk '/^ready /{print $2}' "$T/$1.out" 2>/dev/null)
-		[ -n "$PORT" ] && return 0
-		sleep 0.05
-	done
-	echo "catalog $1 did not start"; cat "$T/$1.err"; exit 1
-}
-
-# A free TCP port on 127.0.0.1.
-free_port() {
-	node -e 'const s=require("net").createServer();
-		s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-}
-
-# start_floe: run floe in the foreground (in the background of this
-# script) and wait until its admin socket answers.
-start_floe() {
-	"$FLOE" -c "$T/floe.conf" >>"$T/floe.log" 2>&1 &
-	FLOE_PID=$!
-	for _ in $(seq 200); do
-		if curl -s -o /dev/null --unix-socket "$SOCK" http://floe/status; then
-			return 0
-		fi
-		kill -0 "$FLOE_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "floe did not open its admin socket"; cat "$T/floe.log"; exit 1
-}
-
-# stop_floe: SIGTERM and wait.
-stop_floe() {
-	kill "$FLOE_PID" 2>/dev/null
-	wait "$FLOE_PID" 2>/dev/null
-	FLOE_PID=
-}
-
-fail=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
-
-# api METHOD PATH [BODY]: call the admin API; status in S, body in $T/b,
-# content type in CT.
-api() {
-	local args=(-s -o "$T/b" -w '%{http_code} %{content_type}' -X "$1"
-		--unix-socket "$SOCK")
-	[ $# -ge 3 ] && args+=(-H 'Content-Type: application/json' --data-binary "$3")
-	local out
-	out=$(curl "${args[@]}" "http://floe$2")
-	S=${out%% *}
-	CT=${out#* }
-}
-
-# expect DESC STATUS JQ-FILTER: the last answer had STATUS and FILTER holds.
-expect() {
-	if [ "$S" = "$2" ] && jq -e "$3" "$T/b" >/dev/null 2>&1; then
-		ok "$1"
-	else
-		bad "$1: status $S (want $2), filter $3 on: $(head -c 400 "$T/b")"
-	fi
-}
-
-# expect_error DESC STATUS TYPE MESSAGE-PART: an error object.
-expect_error() {
-	expect "$1" "$2" "(.error.code == $2) and (.error.type == \"$3\")
-		and (.error.message | contains(\"$4\")) and (keys == [\"error\"])"
-}
+. "$(dirname "$0")/lib.sh"
+lib_init 30
 
 # seq_now: the store's last sequence number.
 seq_now() {
@@ -103,26 +17,9 @@ state_now() {
 	curl -s --unix-socket "$SOCK" http://floe/waves
 }
 
-catalog warehouse; WH=$PORT
-catalog lakehouse; LH=$PORT
-LISTEN=$(free_port)
-cat >"$T/floe.conf" <<EOF
-[floe]
-listen       = 127.0.0.1:$LISTEN
-admin_socket = $SOCK
-state_dir    = $T/state
-rollback_log = $T/rollback.log
-access_log   = off
-
-[warehouse]
-uri = http://127.0.0.1:$WH
-
-[lakehouse]
-uri = http://127.0.0.1:$LH
-
-[policy]
-gate_min_clean = 0
-EOF
+catalog warehouse
+catalog lakehouse
+write_conf
 start_floe
 
 # The socket is the operator's alone.
@@ -130,62 +27,62 @@ mode=$(stat -c %a "$SOCK")
 [ "$mode" = 600 ] && ok "admin socket mode 0600" || bad "admin socket mode $mode"
 
 echo "== status and metrics"
-api GET /status
-expect "GET /status" 200 '(.store.healthy == true) and (.store.last_seq == 0)
+admin GET /status
+expect_jq "GET /status" 200 '(.store.healthy == true) and (.store.last_seq == 0)
 	and (.waves | keys_unsorted == ["warehouse","canary","lakehouse","rolled_back","frozen","retired"])
 	and ([.waves[]] | add == 0)'
 [[ $CT == application/json* ]] && ok "status is JSON" || bad "status content type $CT"
 [ "$(head -c 1 "$T/b")" = "{" ] && ! grep -q ': ' "$T/b" && [ "$(wc -l <"$T/b")" -le 1 ] &&
 	ok "status is compact" || bad "status is not compact: $(head -c 200 "$T/b")"
-api GET /metrics
+admin GET /metrics
 [ "$S" = 200 ] && [ "$CT" = "text/plain; version=0.0.4" ] && grep -q '^# TYPE ' "$T/b" &&
 	ok "GET /metrics: Prometheus text" || bad "GET /metrics: $S $CT $(head -c 200 "$T/b")"
 
 echo "== routes"
-api GET /routes
-expect "no routes yet" 200 '.routes == []'
-api POST /routes '{"object":"db.bunnies","wave":1}'
-expect "POST /routes db.bunnies -> 1" 200 '(.object == "db.bunnies") and (.wave == 1)
+admin GET /routes
+expect_jq "no routes yet" 200 '.routes == []'
+admin POST /routes '{"object":"db.bunnies","wave":1}'
+expect_jq "POST /routes db.bunnies -> 1" 200 '(.object == "db.bunnies") and (.wave == 1)
 	and (.since | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T.*Z$"))'
-api POST /routes '{"object":"db.*","wave":2}'
-expect "POST /routes db.* -> 2" 200 '(.object == "db.*") and (.wave == 2)'
-api POST /routes '{"object":"wh_only.*","wave":3}'
-expect "POST /routes wh_only.* -> 3" 200 '.wave == 3'
-api POST /routes '{"object":"my.db%1Forders","wave":2147483647}'
-expect "POST /routes REST form, highest wave" 200 '(.object == "my.db%1Forders") and (.wave == 2147483647)'
-api GET /routes
-expect "GET /routes lists all four in key order" 200 \
+admin POST /routes '{"object":"db.*","wave":2}'
+expect_jq "POST /routes db.* -> 2" 200 '(.object == "db.*") and (.wave == 2)'
+admin POST /routes '{"object":"wh_only.*","wave":3}'
+expect_jq "POST /routes wh_only.* -> 3" 200 '.wave == 3'
+admin POST /routes '{"object":"my.db%1Forders","wave":2147483647}'
+expect_jq "POST /routes REST form, highest wave" 200 '(.object == "my.db%1Forders") and (.wave == 2147483647)'
+admin GET /routes
+expect_jq "GET /routes lists all four in key order" 200 \
 	'[.routes[] | [.object, .wave]] == [["db.*",2],["db.bunnies",1],["my.db%1Forders",2147483647],["wh_only.*",3]]'
 seq=$(seq_now)
-api POST /routes '{"object":"db.bunnies","wave":1}'
-expect "the same route again" 200 '.wave == 1'
+admin POST /routes '{"object":"db.bunnies","wave":1}'
+expect_jq "the same route again" 200 '.wave == 1'
 [ "$(seq_now)" = "$seq" ] && ok "an unchanged route writes no event" || bad "an unchanged route wrote an event"
-api DELETE /routes/my.db%251Forders
-expect "DELETE /routes/{REST form, percent-encoded}" 200 '(.object == "my.db%1Forders") and (.wave == 2147483647)'
-api DELETE /routes/my.db%251Forders
+admin DELETE /routes/my.db%251Forders
+expect_jq "DELETE /routes/{REST form, percent-encoded}" 200 '(.object == "my.db%1Forders") and (.wave == 2147483647)'
+admin DELETE /routes/my.db%251Forders
 expect_error "DELETE it again" 404 NotFoundException "has no route"
 
 echo "== resolve"
-api GET /resolve/db.bunnies
-expect "resolve by object" 200 '(.object == "db.bunnies") and (.target == "warehouse")
+admin GET /resolve/db.bunnies
+expect_jq "resolve by object" 200 '(.object == "db.bunnies") and (.target == "warehouse")
 	and (.write_target == "warehouse") and (.wave == 1) and (.state == "warehouse")
 	and (.why == "object") and (.matched == "db.bunnies") and (.version > 0)
 	and (.refuses_warehouse_writes == false)'
-api GET /resolve/db.athena
-expect "resolve by rule" 200 '(.why == "rule") and (.matched == "db.*") and (.wave == 2)'
-api GET /resolve/lh_only.new_bunnies
-expect "resolve unassigned" 200 '(.why == "unassigned") and (.wave == null)
+admin GET /resolve/db.athena
+expect_jq "resolve by rule" 200 '(.why == "rule") and (.matched == "db.*") and (.wave == 2)'
+admin GET /resolve/lh_only.new_bunnies
+expect_jq "resolve unassigned" 200 '(.why == "unassigned") and (.wave == null)
 	and (.matched == null) and (.target == "warehouse") and (.version == 0)'
-api GET '/resolve/db.athena?client=spark%20job'
-expect "resolve with a client" 200 '(.client == "spark job") and (.why == "rule")'
+admin GET '/resolve/db.athena?client=spark%20job'
+expect_jq "resolve with a client" 200 '(.client == "spark job") and (.why == "rule")'
 
 echo "== waves"
-api GET /waves
-expect "GET /waves: waves known by their routes" 200 \
+admin GET /waves
+expect_jq "GET /waves: waves known by their routes" 200 \
 	'[.waves[] | [.wave, .state, .objects, .rules]] == [[1,"warehouse",1,0],[2,"warehouse",0,1],[3,"warehouse",0,1]]'
-api GET /waves/1
-expect "GET /waves/1" 200 '(.wave == 1) and (.state == "warehouse") and (.objects == ["db.bunnies"]) and (.rules == [])'
-api GET /waves/99
+admin GET /waves/1
+expect_jq "GET /waves/1" 200 '(.wave == 1) and (.state == "warehouse") and (.objects == ["db.bunnies"]) and (.rules == [])'
+admin GET /waves/99
 expect_error "GET /waves/99" 404 NotFoundException "wave 99 has no routes and no state"
 
 echo "== flip, and the data path follows"
@@ -195,21 +92,21 @@ target() {
 }
 t=$(target)
 [ "$t" = warehouse ] && ok "db.bunnies served by the warehouse" || bad "db.bunnies served by '$t' before the flip"
-api POST /waves/1/flip '{"to":"lakehouse","reason":"clean for a week"}'
-expect "POST /waves/1/flip lakehouse" 200 '(.wave == 1) and (.from == "warehouse")
+admin POST /waves/1/flip '{"to":"lakehouse","reason":"clean for a week"}'
+expect_jq "POST /waves/1/flip lakehouse" 200 '(.wave == 1) and (.from == "warehouse")
 	and (.state == "lakehouse") and (.reason == "clean for a week") and (.actor | test("^uid [0-9]+$"))'
 t=$(target)
 [ "$t" = lakehouse ] && ok "db.bunnies served by the lakehouse" || bad "db.bunnies served by '$t' after the flip"
-api GET /resolve/db.bunnies
-expect "resolve after the flip" 200 '(.target == "lakehouse") and (.write_target == "warehouse") and (.state == "lakehouse")'
-api POST /waves/2/flip '{"to":"canary","pct":30}'
-expect "POST /waves/2/flip canary 30" 200 '(.state == "canary") and (.pct == 30) and (.from == "warehouse")'
+admin GET /resolve/db.bunnies
+expect_jq "resolve after the flip" 200 '(.target == "lakehouse") and (.write_target == "warehouse") and (.state == "lakehouse")'
+admin POST /waves/2/flip '{"to":"canary","pct":30}'
+expect_jq "POST /waves/2/flip canary 30" 200 '(.state == "canary") and (.pct == 30) and (.from == "warehouse")'
 # The data path hashes a client's identity (its Authorization header, else
 # its address) with 64-bit FNV-1a, as /resolve?client= does: for an
 # anonymous curl, /resolve with its address predicts the side it gets.
 same=1
 for tbl in athena java_bunnies wh_bunnies lh_bunnies; do
-	api GET "/resolve/db.$tbl?client=127.0.0.1"
+	admin GET "/resolve/db.$tbl?client=127.0.0.1"
 	want=$(jq -r .target "$T/b")
 	got=$(curl -s -o /dev/null -D - "http://127.0.0.1:$LISTEN/v1/namespaces/db/tables/$tbl" |
 		tr -d '\r' | awk -F': ' 'tolower($1) == "x-floe-target" {print $2}')
@@ -219,19 +116,19 @@ done
 
 echo "== refusals change nothing but the event log"
 before=$(state_now); seq=$(seq_now)
-api POST /waves/1/flip '{"to":"lakehouse"}'
+admin POST /waves/1/flip '{"to":"lakehouse"}'
 expect_error "flip an already flipped wave" 409 RefusedException "already on the lakehouse"
-api POST /routes '{"object":"db.java_bunnies","wave":1}'
+admin POST /routes '{"object":"db.java_bunnies","wave":1}'
 expect_error "join a lakehouse wave" 409 RefusedException "wave 1 is lakehouse"
 [ "$(state_now)" = "$before" ] && ok "routes and waves unchanged" || bad "a refusal changed routes or waves"
-api GET "/events?after=$seq"
-expect "each refusal is recorded" 200 '[.events[].type] == ["wave.refused","route.refused"]'
-api POST /routes '{"object":"db.java_bunnies","wave":1,"force":true}'
-expect "join it with force" 200 '.wave == 1'
+admin GET "/events?after=$seq"
+expect_jq "each refusal is recorded" 200 '[.events[].type] == ["wave.refused","route.refused"]'
+admin POST /routes '{"object":"db.java_bunnies","wave":1,"force":true}'
+expect_jq "join it with force" 200 '.wave == 1'
 
 echo "== rollback and ack"
-api POST /waves/1/rollback '{"reason":"dashboards disagree"}'
-expect "POST /waves/1/rollback" 200 '(.from == "lakehouse") and (.state == "rolled_back") and (.reason == "dashboards disagree")'
+admin POST /waves/1/rollback '{"reason":"dashboards disagree"}'
+expect_jq "POST /waves/1/rollback" 200 '(.from == "lakehouse") and (.state == "rolled_back") and (.reason == "dashboards disagree")'
 t=$(target)
 [ "$t" = warehouse ] && ok "db.bunnies back on the warehouse" || bad "db.bunnies served by '$t' after the rollback"
 if [ -s "$T/rollback.log" ] && tail -n 1 "$T/rollback.log" | jq -e '(.wave == 1) and (.trigger == "operator")
@@ -241,77 +138,76 @@ if [ -s "$T/rollback.log" ] && tail -n 1 "$T/rollback.log" | jq -e '(.wave == 1)
 else
 	bad "rollback log: $(cat "$T/rollback.log" 2>/dev/null)"
 fi
-api POST /waves/1/flip '{"to":"lakehouse"}'
+admin POST /waves/1/flip '{"to":"lakehouse"}'
 expect_error "flip before ack" 409 RefusedException "wave ack 1"
 lines=$(wc -l <"$T/rollback.log")
-api POST /waves/1/ack
-expect "POST /waves/1/ack" 200 '(.from == "rolled_back") and (.state == "warehouse")'
-api POST /waves/2/rollback '{"force_stale":false}'
-expect "rollback the canary" 200 '(.from == "canary") and (.state == "rolled_back")'
+admin POST /waves/1/ack
+expect_jq "POST /waves/1/ack" 200 '(.from == "rolled_back") and (.state == "warehouse")'
+admin POST /waves/2/rollback '{"force_stale":false}'
+expect_jq "rollback the canary" 200 '(.from == "canary") and (.state == "rolled_back")'
 [ "$(wc -l <"$T/rollback.log")" = $((lines + 1)) ] && ok "one more rollback log line" ||
 	bad "rollback log has $(wc -l <"$T/rollback.log") lines, want $((lines + 1))"
-api GET /waves
-expect "GET /waves with states" 200 \
+admin GET /waves
+expect_jq "GET /waves with states" 200 \
 	'[.waves[] | [.wave, .state]] == [[1,"warehouse"],[2,"rolled_back"],[3,"warehouse"]]'
-api GET /status
-expect "status counts waves per state" 200 '(.waves.warehouse == 2) and (.waves.rolled_back == 1)'
+admin GET /status
+expect_jq "status counts waves per state" 200 '(.waves.warehouse == 2) and (.waves.rolled_back == 1)'
 
 echo "== events"
-api GET '/events?limit=2'
-expect "GET /events?limit=2" 200 '([.events[].seq] == [1,2]) and (.events[0].type == "route.set")
+admin GET '/events?limit=2'
+expect_jq "GET /events?limit=2" 200 '([.events[].seq] == [1,2]) and (.events[0].type == "route.set")
 	and (.events[0].object == "db.bunnies") and (.events[0].actor | test("^uid ")) and (.events[0].ts | type == "string")'
 last=$(jq -r .last_seq "$T/b")
-api GET "/events?after=$((last - 1))"
-expect "GET /events?after=last-1" 200 "(.events | length == 1) and (.events[0].seq == $last) and (.last_seq == $last)"
-api GET "/events?after=$last"
-expect "nothing after the last" 200 '.events == []'
+admin GET "/events?after=$((last - 1))"
+expect_jq "GET /events?after=last-1" 200 "(.events | length == 1) and (.events[0].seq == $last) and (.last_seq == $last)"
+admin GET "/events?after=$last"
+expect_jq "nothing after the last" 200 '.events == []'
 [ "$last" = "$(seq_now)" ] && ok "last_seq matches /status" || bad "last_seq $last vs status $(seq_now)"
 
 echo "== errors leave the store alone"
 before=$(state_now); seq=$(seq_now)
-api GET /nope
+admin GET /nope
 expect_error "unknown path" 404 NotFoundException "no such resource: /nope"
-api PUT /routes '{}'
+admin PUT /routes '{}'
 expect_error "wrong method" 405 MethodNotAllowedException "PUT is not allowed on /routes (allowed: GET, POST)"
-api DELETE /status
+admin DELETE /status
 expect_error "wrong method on /status" 405 MethodNotAllowedException "allowed: GET"
-api POST /routes '{"object":'
+admin POST /routes '{"object":'
 expect_error "bad JSON" 400 BadRequestException "body is not JSON: "
-api POST /routes "$(printf '{"object":"db.t",\n"wave":}')"
+admin POST /routes "$(printf '{"object":"db.t",\n"wave":}')"
 expect_error "bad JSON, line and column" 400 BadRequestException "at line 2 column"
-api POST /routes '{"wave":1}'
+admin POST /routes '{"wave":1}'
 expect_error "missing object" 400 BadRequestException 'field \"object\" is required'
-api POST /routes '{"object":"db.t","wave":"1"}'
+admin POST /routes '{"object":"db.t","wave":"1"}'
 expect_error "ill-typed wave" 400 BadRequestException 'field \"wave\" must be an integer 0..2147483647'
-api POST /routes '{"object":"db.t","wave":2147483648}'
+admin POST /routes '{"object":"db.t","wave":2147483648}'
 expect_error "wave too large" 400 BadRequestException 'field \"wave\" must be an integer'
-api POST /routes '{"object":"orders","wave":1}'
+admin POST /routes '{"object":"orders","wave":1}'
 expect_error "malformed object" 400 BadRequestException "an object is a namespace and a table"
-api DELETE /routes/db..t
+admin DELETE /routes/db..t
 expect_error "malformed object in the path" 400 BadRequestException "empty namespace level"
-api GET /waves/x
+admin GET /waves/x
 expect_error "bad wave number" 400 BadRequestException "is not a number"
-api POST /waves/3/flip '{"to":"warehouse"}'
+admin POST /waves/3/flip '{"to":"warehouse"}'
 expect_error "flip to the warehouse" 400 BadRequestException 'field \"to\" must be'
-api POST /waves/3/flip '{"to":"canary"}'
+admin POST /waves/3/flip '{"to":"canary"}'
 expect_error "canary without pct" 400 BadRequestException 'field \"pct\" is required'
-api POST /waves/3/rollback '{"force_stale":"yes"}'
+admin POST /waves/3/rollback '{"force_stale":"yes"}'
 expect_error "ill-typed force_stale" 400 BadRequestException 'field \"force_stale\" must be true or false'
-api GET '/events?after=x'
+admin GET '/events?after=x'
 expect_error "bad after" 400 BadRequestException "after must be"
-api GET '/events?limit=0'
+admin GET '/events?limit=0'
 expect_error "bad limit" 400 BadRequestException "limit must be"
 [ "$(state_now)" = "$before" ] && [ "$(seq_now)" = "$seq" ] &&
 	ok "no error changed the store" || bad "an error changed the store"
 
 echo "== restart keeps routes and waves"
-api POST /waves/3/flip '{"to":"lakehouse"}'
-expect "flip wave 3" 200 '.state == "lakehouse"'
+admin POST /waves/3/flip '{"to":"lakehouse"}'
+expect_jq "flip wave 3" 200 '.state == "lakehouse"'
 before=$(state_now); seq=$(seq_now)
 stop_floe
 start_floe
 [ "$(state_now)" = "$before" ] && ok "routes and waves survive a restart" || bad "state differs after a restart"
 [ "$(seq_now)" = "$seq" ] && ok "the event sequence survives a restart" || bad "sequence $(seq_now) after restart, was $seq"
 
-[ $fail = 0 ] && echo "all admin API checks passed"
-exit $fail
+finish

@@ -83,24 +83,27 @@ echo "== eligible and the triage"
 ctl_ok "more trouble" ledger add db.orders --count ok --aggregate ok --hash fail --bucket value-drift
 ctl_ok "stale" ledger add db.orders --count ok --aggregate fail --hash fail --bucket stale --at \
 	"$(date -u -d '-30 seconds' +%Y-%m-%dT%H:%M:%SZ)"
-ctl_ok "eligible" eligible 1
+ctl eligible 1
+expect_eq "eligible of a blocked wave: exit 1" 1 "$RC"
 grep -q 'cutover gate: BLOCKED' "$T/ctl" && ok "eligible: blocked" || bad "$(cat "$T/ctl")"
 grep -q 'value-drift: fix the transform' "$T/ctl" && ok "triage: value-drift -> fix the transform" ||
 	bad "$(cat "$T/ctl")"
 grep -q 'db.orders  2 records since' "$T/ctl" && ok "the open run of db.orders: 2 records" || bad "$(cat "$T/ctl")"
 grep -q 'gap: re-backfill' "$T/ctl" && bad "a gap followed by clean records is not open" ||
 	ok "a resolved gap is not an open mismatch"
-ctl_ok "eligible --json" --json eligible 1
+ctl --json eligible 1
+expect_eq "eligible --json of a blocked wave: exit 1" 1 "$RC"
 jq -e '.waves[0].cutover.pass == false and .waves[0].cutover.min_clean == 3 and .waves[0].cutover.window == "7d"
 	and (.waves[0].cutover.objects[] | select(.object == "db.items") | .dirty == 1 and .buckets.gap == 1)
 	and (.waves[0].triage | map(.bucket)) == ["value-drift"]' "$T/ctl" >/dev/null &&
 	ok "eligible --json: evidence and triage" || bad "$(cat "$T/ctl")"
-ctl_ok "eligible, all waves" eligible
+ctl eligible
+expect_eq "eligible, all waves, one blocked: exit 1" 1 "$RC"
 # The value-drift record is dated after the flip: the reconcile trigger
 # (integration 50) has put the canary back on the warehouse meanwhile.
 grep -q '^wave 1  rolled_back' "$T/ctl" && ok "eligible without N lists every wave" || bad "$(cat "$T/ctl")"
 ctl_ok "stale triage" ledger add db.items --count ok --aggregate fail --hash fail --bucket stale
-ctl_ok "eligible" --json eligible 1
+ctl --json eligible 1
 jq -e '(.waves[0].triage[] | select(.bucket == "stale") | .action | startswith("wait"))' "$T/ctl" >/dev/null &&
 	ok "triage: stale -> wait" || bad "$(cat "$T/ctl")"
 
@@ -164,7 +167,8 @@ ctl_ok "gate off: flip" wave flip 5 lakehouse
 last_event
 jq -e '.type == "wave.flip" and .gate == "off"' "$T/ev" >/dev/null &&
 	ok "the flip's event says the gate was off" || bad "event: $(cat "$T/ev")"
-ctl_ok "wave 2's override still gates it" eligible 2
+ctl eligible 2
+expect_eq "wave 2's override still gates it: exit 1" 1 "$RC"
 grep -q 'need at least 10' "$T/ctl" && ok "a per-wave override applies with the gate off by default" ||
 	bad "$(cat "$T/ctl")"
 

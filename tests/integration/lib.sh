@@ -193,6 +193,19 @@ ctl_ok() {
 	return 1
 }
 
+# admin METHOD PATH [JSON]: a request to floe's admin API on its socket.
+# Status in S, body in $T/b, content type in CT.
+admin() {
+	local args=(-s -o "$T/b" -w '%{http_code} %{content_type}' -X "$1"
+		--max-time 20 --unix-socket "$SOCK") out
+	[ $# -ge 3 ] &&
+		args+=(-H 'Content-Type: application/json' --data-binary "$3")
+	: >"$T/b"
+	out=$(curl "${args[@]}" "http://floe$2")
+	S=${out%% *}
+	CT=${out#* }
+}
+
 # req METHOD PATH [CURL ARGS...]: a request to floe's REST listener. Status
 # in S, body in $T/b, response headers in $T/h.
 req() {

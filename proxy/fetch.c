@@ -659,7 +659,7 @@ fetch_finish(struct fetch_req *r, CURLcode result)
 	struct curl_header *h;
 	char where[300];
 	long status = 0, oserr = 0;
-	curl_off_t connected = 0;
+	curl_off_t sent = 0;
 
 	r->fail = fetch_classify(e, result);
 	if (r->too_big)
@@ -688,8 +688,13 @@ fetch_finish(struct fetch_req *r, CURLcode result)
 			    r->errbuf[0] != '\0' ? r->errbuf :
 						   curl_easy_strerror(result));
 	} else if (result == CURLE_OPERATION_TIMEDOUT) {
-		(void)curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &connected);
-		if (connected == 0) {
+		/*
+		 * Nothing sent yet: the connect (or TLS handshake) hung. A
+		 * reused connection has no connect time, so ask about the
+		 * request instead.
+		 */
+		(void)curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &sent);
+		if (sent == 0) {
 			/* Whichever limit was the tighter one ran out. */
 			fetch_hostport(r->url, where, sizeof(where));
 			r->error =

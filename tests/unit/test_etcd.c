@@ -51,6 +51,8 @@ struct env {
 	char dir[256]; /* the shared etcd's directory */
 	char endpoints[256];
 	int pid; /* the shared etcd's pid */
+	/* Every etcd started and not yet stopped, for a failed test. */
+	char up[8][256];
 };
 
 static struct env *E;
@@ -181,8 +183,15 @@ static void
 etcd_up(char *dir, size_t dirlen, char *eps, size_t epslen, const char *opts,
     const char *args)
 {
+	size_t i;
+
 	snprintf(dir, dirlen, "/tmp/floe-etcd.XXXXXX");
 	assert_non_null(mkdtemp(dir));
+	for (i = 0; i < nitems(E->up); i++)
+		if (E->up[i][0] == '\0') {
+			snprintf(E->up[i], sizeof(E->up[i]), "%s", dir);
+			break;
+		}
 	if (sh("%s/tests/etcd/start.sh -o %d %s %s -- %s >/dev/null", E->top,
 		(int)getpid(), opts, dir, args) != 0)
 		fail_msg("tests/etcd/start.sh %s %s failed", opts, args);
@@ -193,8 +202,13 @@ etcd_up(char *dir, size_t dirlen, char *eps, size_t epslen, const char *opts,
 static void
 etcd_down(const char *dir)
 {
+	size_t i;
+
 	sh("%s/tests/etcd/stop.sh %s", E->top, dir);
 	sh("rm -rf %s", dir);
+	for (i = 0; i < nitems(E->up); i++)
+		if (strcmp(E->up[i], dir) == 0)
+			E->up[i][0] = '\0';
 }
 
 /* The pid of member K of the etcd in DIR. */
@@ -1583,10 +1597,15 @@ setup(void **state __unused)
 	return 0;
 }
 
+/* Stop every etcd still up: the shared one, and any a failed test left. */
 static int
 teardown(void **state __unused)
 {
-	etcd_down(E->dir);
+	size_t i;
+
+	for (i = 0; i < nitems(E->up); i++)
+		if (E->up[i][0] != '\0')
+			etcd_down(E->up[i]);
 	fetch_free(E->fetch);
 	event_free(E->tick);
 	event_base_free(E->base);

@@ -195,12 +195,12 @@ etcdjson_op(const struct etcd_op *op)
 		    op->value != NULL ? op->value : "", op->value_len);
 		if (op->lease != 0)
 			etcdjson_set_int(o, "lease", op->lease);
-		/* FALLTHROUGH */
+		break;
 	case ETCD_OP_DELETE:
-		if (op->prev_kv)
-			json_object_set_new(o, "prev_kv", json_true());
 		break;
 	}
+	if (op->type != ETCD_OP_RANGE && op->prev_kv)
+		json_object_set_new(o, "prev_kv", json_true());
 	return o;
 }
 

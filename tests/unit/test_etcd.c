@@ -1058,8 +1058,11 @@ test_tls(void **state __unused)
 {
 	char dir[256], eps[256], ca[512], crt[512], key[512], err[256];
 	struct etcd_conf c = { 0 };
+	struct wgot *w = calloc(1, sizeof(*w));
 	struct etcd *e;
 	struct got g;
+
+	assert_non_null(w);
 
 	etcd_up(dir, sizeof(dir), eps, sizeof(eps), "-t", "");
 	snprintf(ca, sizeof(ca), "%s/tls/ca.crt", dir);
@@ -1078,7 +1081,15 @@ test_tls(void **state __unused)
 	get(e, "tls", false, &g);
 	assert_int_equal(g.err, ETCD_OK);
 	assert_string_equal(g.vals[0], "yes");
+	/* A watch streams over TLS too. */
+	watch(e, "tls", 0, w, 0);
+	assert_true(wait_for(&w->created, 1, WAIT_MS));
+	put(e, "tls", "still", 0);
+	assert_true(wait_for(&w->nev, 1, WAIT_MS));
+	assert_string_equal(w->ev[0].val, "still");
+	assert_string_equal(w->ev[0].prev, "yes");
 	etcd_free(e);
+	free(w);
 
 	/* The server asks for a certificate this client does not have. */
 	c.cert_file = c.key_file = NULL;

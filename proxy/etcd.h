@@ -142,7 +142,8 @@ struct etcd_result {
 	struct etcd_kv *kvs;
 	size_t nkvs;
 	int64_t count;
-	bool more; /* etcd_range_all: more pages follow */
+	bool more; /* the limit cut it short; etcd_range_all: more pages
+		      follow */
 	int64_t revision; /* etcd_range_all: the revision every page is
 			     read at */
 	/* Txns. */

@@ -1,8 +1,9 @@
 /*
  * floe: fetch.c -- the control-plane HTTP client: libcurl multi driven by the
  * floe event loop (STYLE.md section 9). One CURLM per fetch, one evtimer for
- * libcurl's timeout, one EV_PERSIST event per socket; finished transfers are
- * handed to their owners from a deferred event, never from libcurl.
+ * libcurl's timeout, one EV_PERSIST event per socket; finished transfers, and
+ * the pieces of streamed answers, are handed to their owners from a deferred
+ * event, never from libcurl.
  */
 #include <sys/socket.h>
 
@@ -48,10 +49,16 @@ struct fetch_req {
 	struct curl_slist *headers;
 	char *url;
 	fetch_done_cb cb;
+	fetch_data_cb data_cb; /* streaming, or NULL */
 	void *arg;
 	uint64_t timeout_ms;
 	uint64_t connect_timeout_ms;
-	/* The answer body, NUL-terminated. */
+	uint64_t idle_timeout_ms;
+	struct event *idle; /* fires after idle_timeout_ms without data */
+	/*
+	 * The answer body, NUL-terminated; when streaming, what arrived
+	 * since the last delivery.
+	 */
 	char *buf;
 	size_t len;
 	size_t cap;
@@ -60,12 +67,17 @@ struct fetch_req {
 	char *etag_out; /* the caller's buffer for the ETag, or NULL */
 	size_t etag_size;
 	char etag[256]; /* the answer's ETag */
+	int data_status; /* the HTTP status seen by the write callback */
+	bool queued; /* on f->pending: streamed data to deliver */
+	bool cancelled; /* cancelled inside its own data callback */
 	/* Outcome, set when the transfer ends. */
 	int status;
 	char *error;
+	enum fetch_fail fail;
 	char errbuf[CURL_ERROR_SIZE];
 	enum fetch_state state;
 	TAILQ_ENTRY(fetch_req) entry;
+	TAILQ_ENTRY(fetch_req) pentry; /* on f->pending */
 };
 
 TAILQ_HEAD(fetch_reqs, fetch_req);
@@ -77,6 +89,7 @@ struct fetch {
 	struct event *deliver; /* runs the callbacks of finished requests */
 	struct fetch_reqs active; /* transfers in libcurl */
 	struct fetch_reqs done; /* finished, callback pending */
+	struct fetch_reqs pending; /* streamed data to deliver (pentry) */
 	LIST_HEAD(, fetch_sock) socks;
 	unsigned nreqs;
 	struct fetch_req *calling; /* the request whose callback runs */
@@ -89,6 +102,11 @@ static int fetch_timer_cb(CURLM *, long, void *);
 static void fetch_event_cb(evutil_socket_t, short, void *);
 static void fetch_timeout_cb(evutil_socket_t, short, void *);
 static void fetch_deliver_cb(evutil_socket_t, short, void *);
+static void fetch_idle_cb(evutil_socket_t, short, void *);
+static int fetch_deliver_data(struct fetch *, struct fetch_req *);
+static void fetch_destroy(struct fetch *);
+static void fetch_detach(struct fetch_req *);
+static enum fetch_fail fetch_classify(CURL *, CURLcode);
 static size_t fetch_write_cb(char *, size_t, size_t, void *);
 static void fetch_action(struct fetch *, curl_socket_t, int);
 static void fetch_drain(struct fetch *);
@@ -130,6 +148,7 @@ fetch_new(struct event_base *base)
 	f->base = base;
 	TAILQ_INIT(&f->active);
 	TAILQ_INIT(&f->done);
+	TAILQ_INIT(&f->pending);
 	LIST_INIT(&f->socks);
 	if ((f->timer = evtimer_new(base, fetch_timeout_cb, f)) == NULL)
 		goto fail;
@@ -160,10 +179,18 @@ fetch_free(struct fetch *f)
 
 	if (f == NULL)
 		return;
-	TAILQ_FOREACH_SAFE(r, &f->active, entry, next)
-		fetch_req_free(r);
-	TAILQ_FOREACH_SAFE(r, &f->done, entry, next)
-		fetch_req_free(r);
+	TAILQ_FOREACH_SAFE(r, &f->active, entry, next) {
+		if (r == f->calling)
+			fetch_detach(r);
+		else
+			fetch_req_free(r);
+	}
+	TAILQ_FOREACH_SAFE(r, &f->done, entry, next) {
+		if (r == f->calling)
+			fetch_detach(r);
+		else
+			fetch_req_free(r);
+	}
 	/* curl_multi_cleanup may still call the socket callback. */
 	if (f->multi != NULL)
 		curl_multi_cleanup(f->multi);
@@ -176,9 +203,43 @@ fetch_free(struct fetch *f)
 		f->dying = true;
 		return;
 	}
+	fetch_destroy(f);
+}
+
+/* Free what is left of F once no callback runs. */
+static void
+fetch_destroy(struct fetch *f)
+{
 	event_free(f->deliver);
 	event_free(f->timer);
 	free(f);
+}
+
+/*
+ * Take R, whose data callback runs, out of libcurl and off every list; it
+ * is freed when that callback returns.
+ */
+static void
+fetch_detach(struct fetch_req *r)
+{
+	struct fetch *f = r->f;
+
+	if (r->easy != NULL) {
+		if (f->multi != NULL)
+			(void)curl_multi_remove_handle(f->multi, r->easy);
+		curl_easy_cleanup(r->easy);
+		r->easy = NULL;
+	}
+	if (r->state == FETCH_DONE)
+		TAILQ_REMOVE(&f->done, r, entry);
+	else if (r->state == FETCH_RUNNING)
+		TAILQ_REMOVE(&f->active, r, entry);
+	if (r->queued)
+		TAILQ_REMOVE(&f->pending, r, pentry);
+	r->queued = false;
+	if (r->state != FETCH_CALLING)
+		f->nreqs--;
+	r->state = FETCH_CALLING;
 }
 
 /* Transfers started and not yet delivered nor cancelled. */
@@ -186,6 +247,13 @@ unsigned
 fetch_active(const struct fetch *f)
 {
 	return f->nreqs;
+}
+
+/* How R failed (FETCH_FAIL_NONE if it was answered). */
+enum fetch_fail
+fetch_failure(const struct fetch_req *r)
+{
+	return r->fail;
 }
 
 /* Free R, taking it out of libcurl and of its list. */
@@ -205,8 +273,12 @@ fetch_req_free(struct fetch_req *r)
 		TAILQ_REMOVE(&f->done, r, entry);
 	else if (r->state == FETCH_RUNNING)
 		TAILQ_REMOVE(&f->active, r, entry);
+	if (r->queued)
+		TAILQ_REMOVE(&f->pending, r, pentry);
 	if (r->state != FETCH_CALLING)
 		f->nreqs--;
+	if (r->idle != NULL)
+		event_free(r->idle);
 	curl_slist_free_all(r->headers);
 	free(r->url);
 	free(r->buf);
@@ -221,8 +293,10 @@ fetch_cancel(struct fetch_req *r)
 	if (r == NULL)
 		return;
 	/* Inside its own callback: it is freed when the callback returns. */
-	if (r->f->calling == r)
+	if (r->f->calling == r) {
+		r->cancelled = true;
 		return;
+	}
 	fetch_req_free(r);
 }
 
@@ -254,14 +328,20 @@ fetch_setup(struct fetch_req *r, const struct fetch_opts *o)
 	rc |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 	    (long)r->connect_timeout_ms);
 	rc |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)r->timeout_ms);
-	rc |= curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
-	    (curl_off_t)r->max_body);
+	/* A stream has no total size; max_body bounds what is buffered. */
+	if (r->data_cb == NULL)
+		rc |= curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
+		    (curl_off_t)r->max_body);
 	rc |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, fetch_write_cb);
 	rc |= curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
 	rc |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
 	rc |= curl_easy_setopt(e, CURLOPT_USERAGENT, "floe");
 	if (o->ca_file != NULL)
 		rc |= curl_easy_setopt(e, CURLOPT_CAINFO, o->ca_file);
+	if (o->cert_file != NULL)
+		rc |= curl_easy_setopt(e, CURLOPT_SSLCERT, o->cert_file);
+	if (o->key_file != NULL)
+		rc |= curl_easy_setopt(e, CURLOPT_SSLKEY, o->key_file);
 	if (o->body != NULL || strcmp(method, "POST") == 0) {
 		/* COPYPOSTFIELDS copies: the caller's body lives for the call.
 		 */
@@ -296,8 +376,12 @@ fetch_start(struct fetch *f, const char *url, const struct fetch_opts *opts,
 	r->f = f;
 	r->url = xstrdup(url);
 	r->cb = cb;
+	r->data_cb = o->data_cb;
 	r->arg = arg;
 	r->timeout_ms = o->timeout_ms != 0 ? o->timeout_ms : FETCH_TIMEOUT_MS;
+	if (r->data_cb != NULL)
+		r->timeout_ms = o->timeout_ms; /* 0: no limit */
+	r->idle_timeout_ms = o->idle_timeout_ms;
 	r->connect_timeout_ms = o->connect_timeout_ms != 0 ?
 	    o->connect_timeout_ms :
 	    FETCH_CONNECT_TIMEOUT_MS;
@@ -321,6 +405,18 @@ fetch_start(struct fetch *f, const char *url, const struct fetch_opts *opts,
 		fetch_fail(r, "cannot set up the transfer");
 		return r;
 	}
+	if (r->idle_timeout_ms != 0) {
+		struct timeval tv = units_ms_tv(r->idle_timeout_ms);
+
+		if ((r->idle = evtimer_new(f->base, fetch_idle_cb, r)) ==
+			NULL ||
+		    evtimer_add(r->idle, &tv) == -1) {
+			curl_easy_cleanup(r->easy);
+			r->easy = NULL;
+			fetch_fail(r, "cannot set up the idle timer");
+			return r;
+		}
+	}
 	/* Calls the timer callback only; the transfer starts on its timeout. */
 	if ((mrc = curl_multi_add_handle(f->multi, r->easy)) != CURLM_OK) {
 		curl_easy_cleanup(r->easy);
@@ -331,12 +427,40 @@ fetch_start(struct fetch *f, const char *url, const struct fetch_opts *opts,
 	return r;
 }
 
-/* libcurl write callback: append to R's body, up to its max_body. */
+/*
+ * R's idle timer: no byte for idle_timeout_ms. Runs from the loop, so it
+ * may take the transfer out of libcurl.
+ */
+static void
+fetch_idle_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
+{
+	struct fetch_req *r = arg;
+	struct fetch *f = r->f;
+	char msg[64];
+
+	if (r->state != FETCH_RUNNING || r->easy == NULL)
+		return;
+	(void)curl_multi_remove_handle(f->multi, r->easy);
+	curl_easy_cleanup(r->easy);
+	r->easy = NULL;
+	r->fail = FETCH_FAIL_TIMEOUT;
+	snprintf(msg, sizeof(msg), "no data for %" PRIu64 " ms",
+	    r->idle_timeout_ms);
+	fetch_fail(r, msg);
+}
+
+/*
+ * libcurl write callback: append to R's body, up to its max_body. A stream's
+ * piece is queued for delivery from the loop: its owner may cancel it, and
+ * libcurl must not be called from here.
+ */
 static size_t
 fetch_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct fetch_req *r = arg;
+	struct fetch *f = r->f;
 	size_t n = size * nmemb;
+	long status = 0;
 
 	if (n > r->max_body - r->len) {
 		/* A short count ends the transfer with CURLE_WRITE_ERROR. */
@@ -354,6 +478,22 @@ fetch_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 	memcpy(r->buf + r->len, data, n);
 	r->len += n;
 	r->buf[r->len] = '\0';
+	if (r->idle != NULL) {
+		struct timeval tv = units_ms_tv(r->idle_timeout_ms);
+
+		evtimer_add(r->idle, &tv);
+	}
+	if (r->data_cb != NULL) {
+		if (r->data_status == 0 &&
+		    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE,
+			&status) == CURLE_OK)
+			r->data_status = (int)status;
+		if (!r->queued) {
+			TAILQ_INSERT_TAIL(&f->pending, r, pentry);
+			r->queued = true;
+			event_active(f->deliver, EV_TIMEOUT, 1);
+		}
+	}
 	return n;
 }
 
@@ -519,8 +659,11 @@ fetch_finish(struct fetch_req *r, CURLcode result)
 	struct curl_header *h;
 	char where[300];
 	long status = 0, oserr = 0;
-	curl_off_t connected = 0, sent = 0;
+	curl_off_t sent = 0;
 
+	r->fail = fetch_classify(e, result);
+	if (r->too_big)
+		r->fail = FETCH_FAIL_TOOBIG;
 	if (result == CURLE_OK) {
 		(void)curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
 		r->status = (int)status;
@@ -546,12 +689,12 @@ fetch_finish(struct fetch_req *r, CURLcode result)
 						   curl_easy_strerror(result));
 	} else if (result == CURLE_OPERATION_TIMEDOUT) {
 		/*
-		 * A reused connection has no connect time: the request was
-		 * sent (pretransfer) all the same, so the answer timed out.
+		 * Nothing sent yet: the connect (or TLS handshake) hung. A
+		 * reused connection has no connect time, so ask about the
+		 * request instead.
 		 */
-		(void)curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &connected);
 		(void)curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &sent);
-		if (connected == 0 && sent == 0) {
+		if (sent == 0) {
 			/* Whichever limit was the tighter one ran out. */
 			fetch_hostport(r->url, where, sizeof(where));
 			r->error =
@@ -575,6 +718,52 @@ fetch_finish(struct fetch_req *r, CURLcode result)
 }
 
 /*
+ * Sort a libcurl failure by what its owner may do next: above all, whether
+ * the request may have reached the server (nothing is sent before the
+ * transfer's "pretransfer" moment).
+ */
+static enum fetch_fail
+fetch_classify(CURL *e, CURLcode result)
+{
+	curl_off_t pretransfer = 0;
+
+	switch (result) {
+	case CURLE_OK:
+		return FETCH_FAIL_NONE;
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+		return FETCH_FAIL_CONNECT;
+	case CURLE_OPERATION_TIMEDOUT:
+		(void)curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T,
+		    &pretransfer);
+		return pretransfer == 0 ? FETCH_FAIL_CONNECT :
+					  FETCH_FAIL_TIMEOUT;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_CRL_BADFILE:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+	case CURLE_SSL_INVALIDCERTSTATUS:
+		return FETCH_FAIL_TLS;
+	case CURLE_GOT_NOTHING:
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return FETCH_FAIL_IO;
+	case CURLE_FILESIZE_EXCEEDED:
+		return FETCH_FAIL_TOOBIG;
+	default:
+		return FETCH_FAIL_OTHER;
+	}
+}
+
+/*
  * Queue R for delivery, with ERROR if given (status 0). The callback runs
  * from the deliver event, so never inside fetch_start or libcurl.
  */
@@ -587,7 +776,11 @@ fetch_fail(struct fetch_req *r, const char *error)
 		free(r->error);
 		r->error = xstrdup(error);
 		r->status = 0;
+		if (r->fail == FETCH_FAIL_NONE)
+			r->fail = FETCH_FAIL_OTHER;
 	}
+	if (r->idle != NULL)
+		evtimer_del(r->idle);
 	TAILQ_REMOVE(&f->active, r, entry);
 	TAILQ_INSERT_TAIL(&f->done, r, entry);
 	r->state = FETCH_DONE;
@@ -620,29 +813,73 @@ fetch_reset(struct fetch *f, const char *why)
 	f->multi = fetch_multi_new(f);
 }
 
-/* Run the callbacks of finished requests, then free them. */
+/*
+ * Hand R's streamed data to its owner. 0 if R lives on, 1 if its owner
+ * cancelled it (it is freed), -1 if its owner freed the whole client (F is
+ * gone too).
+ */
+static int
+fetch_deliver_data(struct fetch *f, struct fetch_req *r)
+{
+	if (r->len == 0)
+		return 0;
+	f->calling = r;
+	r->data_cb(r->data_status, r->buf, r->len, r->arg);
+	f->calling = NULL;
+	if (f->dying) {
+		/* fetch_free ran inside the callback and detached R. */
+		fetch_req_free(r);
+		fetch_destroy(f);
+		return -1;
+	}
+	if (r->cancelled) {
+		fetch_req_free(r);
+		return 1;
+	}
+	r->len = 0;
+	return 0;
+}
+
+/*
+ * Deliver streamed data, then run the callbacks of finished requests and
+ * free them. A stream's last data always comes before its done callback.
+ */
 static void
 fetch_deliver_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 {
 	struct fetch *f = arg;
 	struct fetch_req *r;
+	int rc;
 
+	while ((r = TAILQ_FIRST(&f->pending)) != NULL) {
+		TAILQ_REMOVE(&f->pending, r, pentry);
+		r->queued = false;
+		if (fetch_deliver_data(f, r) == -1)
+			return;
+	}
 	while ((r = TAILQ_FIRST(&f->done)) != NULL) {
+		if (r->data_cb != NULL) {
+			if ((rc = fetch_deliver_data(f, r)) == -1)
+				return;
+			if (rc == 1)
+				continue; /* cancelled by its data callback */
+		}
 		TAILQ_REMOVE(&f->done, r, entry);
 		r->state = FETCH_CALLING;
 		f->nreqs--;
 		f->calling = r;
 		if (r->etag_out != NULL)
 			strlcpy(r->etag_out, r->etag, r->etag_size);
-		r->cb(r->status, r->buf != NULL ? r->buf : "", r->len, r->error,
-		    r->arg);
+		if (r->data_cb != NULL)
+			r->cb(r->status, "", 0, r->error, r->arg);
+		else
+			r->cb(r->status, r->buf != NULL ? r->buf : "", r->len,
+			    r->error, r->arg);
 		f->calling = NULL;
 		fetch_req_free(r);
 		if (f->dying) {
 			/* fetch_free ran inside the callback. */
-			event_free(f->deliver);
-			event_free(f->timer);
-			free(f);
+			fetch_destroy(f);
 			return;
 		}
 	}

@@ -23,6 +23,25 @@ struct fetch_req;
 typedef void (*fetch_done_cb)(int status, const char *body, size_t len,
     const char *error, void *arg);
 
+/*
+ * Streaming: called with each piece of the answer body as it arrives,
+ * from the loop (never from inside libcurl), before the done callback.
+ * STATUS is the HTTP status of the answer; DATA is valid only during the
+ * call. The callback may cancel the request or free the client.
+ */
+typedef void (*fetch_data_cb)(int status, const char *data, size_t, void *arg);
+
+/* Why a request got no answer (status 0), for owners that retry. */
+enum fetch_fail {
+	FETCH_FAIL_NONE, /* answered */
+	FETCH_FAIL_CONNECT, /* no connection: nothing was sent */
+	FETCH_FAIL_TLS, /* the TLS handshake failed: nothing was sent */
+	FETCH_FAIL_TIMEOUT, /* connected, then out of time: maybe processed */
+	FETCH_FAIL_IO, /* the connection broke: maybe processed */
+	FETCH_FAIL_TOOBIG, /* the answer passed max_body */
+	FETCH_FAIL_OTHER, /* a bad URL or option, or anything else */
+};
+
 struct fetch_opts {
 	const char *method; /* "GET" (default), "POST", ... */
 	const char *const *headers; /* NULL-terminated "Name: value" or NULL */
@@ -39,6 +58,17 @@ struct fetch_opts {
 	 */
 	char *etag;
 	size_t etag_size;
+	const char *cert_file; /* TLS client certificate (PEM), or NULL */
+	const char *key_file; /* its private key (PEM), or NULL */
+	/*
+	 * If set, the body is delivered in pieces to DATA_CB as it arrives
+	 * and the done callback gets an empty body; max_body then bounds
+	 * what is buffered between deliveries, and timeout_ms 0 means no
+	 * limit on the whole transfer (idle_timeout_ms guards it instead).
+	 */
+	fetch_data_cb data_cb;
+	/* Fail once no byte has arrived for this long; 0: no such limit. */
+	uint64_t idle_timeout_ms;
 };
 
 struct fetch *fetch_new(struct event_base *);
@@ -49,6 +79,8 @@ struct fetch_req *fetch_start(struct fetch *, const char *url,
     const struct fetch_opts *, fetch_done_cb cb, void *arg);
 /* Cancel one request; its callback is not called. */
 void fetch_cancel(struct fetch_req *);
+/* How R failed; read it in R's done callback when the status is 0. */
+enum fetch_fail fetch_failure(const struct fetch_req *);
 /* Transfers in flight. */
 unsigned fetch_active(const struct fetch *);
 

@@ -6,7 +6,8 @@ set -e
 PKGS="build-essential pkg-config libevent-dev libcurl4-openssl-dev
 libjansson-dev liblmdb-dev libinih-dev libcmocka-dev node-llhttp
 libbsd-dev libssl-dev jq curl valgrind nodejs npm clang lmdb-utils
-openssl python3 python3-botocore python3-jwt python3-cryptography"
+openssl python3 python3-botocore python3-jwt python3-cryptography
+etcd-server etcd-client"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -1,7 +1,8 @@
 /*
  * floe: test_fetch.c -- the control-plane client against a local evhttp
  * server on the same loop: answers, posted bodies and headers, statuses,
- * refused connections, timeouts, cancellation, concurrency, size limits.
+ * refused connections, timeouts, cancellation, concurrency, size limits,
+ * streamed answers, idle limits and how failures are classified.
  */
 #include <sys/socket.h>
 
@@ -10,6 +11,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +38,12 @@ struct result {
 	char body[256];
 	size_t len;
 	char error[256];
+	enum fetch_fail fail;
+	/* Streaming: the pieces seen, concatenated, and their count. */
+	int pieces;
+	int data_status;
+	char data[256];
+	int data_after_done; /* pieces delivered after the done callback */
 };
 
 struct env {
@@ -51,16 +59,25 @@ struct env {
 	char seen_header[128];
 	char seen_ctype[128];
 	int served;
+	/* A streamed answer in progress: its request and chunks left. */
+	struct evhttp_request *sreq;
+	struct event *stimer;
+	int chunks_left;
+	bool stall; /* stop after the first chunk */
 };
 
 /* A result with a back-pointer to the env, for done_cb. */
 struct slot {
 	struct result r;
 	struct env *env;
+	struct fetch_req *req;
+	int cancel_at; /* data_cb cancels at this piece (0: never) */
+	bool free_at_first; /* data_cb frees the whole client */
 };
 
 static void done_cb(int status, const char *body, size_t len, const char *error,
     void *arg);
+static void stream_closed_cb(struct evhttp_connection *, void *);
 
 /* Server: one handler for every path. */
 static void
@@ -101,6 +118,21 @@ server_cb(struct evhttp_request *req, void *arg)
 
 	if (strncmp(uri, "/slow", 5) == 0)
 		return; /* never answered; evhttp_free cleans up */
+	if (strncmp(uri, "/stream", 7) == 0 || strncmp(uri, "/stall", 6) == 0) {
+		struct timeval tv = { 0, 20000 };
+
+		/* Chunks 20 ms apart: each reaches the client on its own. */
+		evhttp_send_reply_start(req, 200, "OK");
+		env->sreq = req;
+		/* The client may go away mid-answer: forget the request. */
+		evhttp_connection_set_closecb(evhttp_request_get_connection(
+						  req),
+		    stream_closed_cb, env);
+		env->chunks_left = 4;
+		env->stall = strncmp(uri, "/stall", 6) == 0;
+		evtimer_add(env->stimer, &tv);
+		return;
+	}
 	out = evbuffer_new();
 	if (strncmp(uri, "/missing", 8) == 0) {
 		evbuffer_add_printf(out, "{\"error\":\"no\"}");
@@ -120,6 +152,42 @@ server_cb(struct evhttp_request *req, void *arg)
 		evhttp_send_reply(req, 200, "OK", out);
 	}
 	evbuffer_free(out);
+}
+
+/* The client of a streamed answer closed its connection. */
+static void
+stream_closed_cb(struct evhttp_connection *c __unused, void *arg)
+{
+	struct env *env = arg;
+
+	/* libevent keeps a started reply until it is ended: end it. */
+	if (env->sreq != NULL)
+		evhttp_send_reply_end(env->sreq);
+	env->sreq = NULL;
+}
+
+/* Send the next chunk of a streamed answer, or end it. */
+static void
+chunk_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
+{
+	struct env *env = arg;
+	struct timeval tv = { 0, 20000 };
+	struct evbuffer *b;
+
+	if (env->sreq == NULL)
+		return;
+	if (env->chunks_left == 0) {
+		evhttp_send_reply_end(env->sreq);
+		env->sreq = NULL;
+		return;
+	}
+	b = evbuffer_new();
+	evbuffer_add_printf(b, "{\"n\":%d}\n", 5 - env->chunks_left);
+	evhttp_send_reply_chunk(env->sreq, b);
+	evbuffer_free(b);
+	env->chunks_left--;
+	if (!env->stall)
+		evtimer_add(env->stimer, &tv);
 }
 
 /* Safety net: no test may hang the loop. */
@@ -151,6 +219,7 @@ done_cb(int status, const char *body, size_t len, const char *error, void *arg)
 
 	r->calls++;
 	r->status = status;
+	r->fail = s->req != NULL ? fetch_failure(s->req) : FETCH_FAIL_NONE;
 	r->len = len;
 	snprintf(r->body, sizeof(r->body), "%.*s", (int)len, body);
 	snprintf(r->error, sizeof(r->error), "%s", error != NULL ? error : "");
@@ -181,6 +250,8 @@ setup(void **state)
 			     (struct sockaddr *)&sin, &slen),
 	    0);
 	env->port = ntohs(sin.sin_port);
+	env->stimer = evtimer_new(env->base, chunk_cb, env);
+	assert_non_null(env->stimer);
 	snprintf(env->url, sizeof(env->url), "http://127.0.0.1:%d", env->port);
 	env->fetch = fetch_new(env->base);
 	assert_non_null(env->fetch);
@@ -196,6 +267,7 @@ teardown(void **state)
 
 	fetch_free(env->fetch);
 	evhttp_free(env->http);
+	event_free(env->stimer);
 	event_base_free(env->base);
 	free(env);
 	return 0;
@@ -215,6 +287,7 @@ start(struct env *env, const char *path, const struct fetch_opts *opts,
 	env->pending++;
 	req = fetch_start(env->fetch, url, opts, done_cb, slot);
 	assert_non_null(req);
+	slot->req = req;
 	/* Never called from inside fetch_start. */
 	assert_int_equal(slot->r.calls, 0);
 	return req;
@@ -235,6 +308,7 @@ test_get(void **state)
 	assert_int_equal(s.r.len, 5);
 	assert_string_equal(s.r.body, "hello");
 	assert_string_equal(s.r.error, "");
+	assert_int_equal(s.r.fail, FETCH_FAIL_NONE);
 	assert_string_equal(env->method, "GET");
 	assert_int_equal(fetch_active(env->fetch), 0);
 }
@@ -321,12 +395,15 @@ test_refused(void **state)
 	memset(&s, 0, sizeof(s));
 	s.env = env;
 	env->pending = 1;
-	assert_non_null(fetch_start(env->fetch, url, NULL, done_cb, &s));
+	s.req = fetch_start(env->fetch, url, NULL, done_cb, &s);
+	assert_non_null(s.req);
 	assert_int_equal(s.r.calls, 0);
 	run(env, 2000);
 	assert_int_equal(s.r.calls, 1);
 	assert_int_equal(s.r.status, 0);
 	assert_string_equal(s.r.error, want);
+	/* Nothing was sent: another server may be tried. */
+	assert_int_equal(s.r.fail, FETCH_FAIL_CONNECT);
 }
 
 /* A server that never answers ends at timeout_ms. */
@@ -342,6 +419,8 @@ test_timeout(void **state)
 	assert_int_equal(s.r.calls, 1);
 	assert_int_equal(s.r.status, 0);
 	assert_string_equal(s.r.error, "timed out after 300 ms");
+	/* The request was sent: it may have been processed. */
+	assert_int_equal(s.r.fail, FETCH_FAIL_TIMEOUT);
 	assert_int_equal(env->served, 1);
 }
 
@@ -402,7 +481,8 @@ test_connect_timeout(void **state)
 	memset(&s, 0, sizeof(s));
 	s.env = env;
 	env->pending = 1;
-	assert_non_null(fetch_start(env->fetch, url, &o, done_cb, &s));
+	s.req = fetch_start(env->fetch, url, &o, done_cb, &s);
+	assert_non_null(s.req);
 	run(env, 2000);
 	for (i = 0; i < (int)nitems(cfd); i++)
 		close(cfd[i]);
@@ -410,6 +490,7 @@ test_connect_timeout(void **state)
 	assert_int_equal(s.r.calls, 1);
 	assert_int_equal(s.r.status, 0);
 	assert_string_equal(s.r.error, want);
+	assert_int_equal(s.r.fail, FETCH_FAIL_CONNECT);
 }
 
 /* A URL libcurl refuses is reported later, through the callback. */
@@ -422,13 +503,15 @@ test_bad_url(void **state)
 	memset(&s, 0, sizeof(s));
 	s.env = env;
 	env->pending = 1;
-	assert_non_null(
-	    fetch_start(env->fetch, "gopher://127.0.0.1/", NULL, done_cb, &s));
+	s.req =
+	    fetch_start(env->fetch, "gopher://127.0.0.1/", NULL, done_cb, &s);
+	assert_non_null(s.req);
 	assert_int_equal(s.r.calls, 0);
 	run(env, 2000);
 	assert_int_equal(s.r.calls, 1);
 	assert_int_equal(s.r.status, 0);
 	assert_true(strlen(s.r.error) > 0);
+	assert_int_equal(s.r.fail, FETCH_FAIL_OTHER);
 }
 
 /* Cancelled requests, queued or in flight, are never called back. */
@@ -554,8 +637,142 @@ test_max_body(void **state)
 	assert_int_equal(a.r.calls, 1);
 	assert_int_equal(a.r.status, 0);
 	assert_string_equal(a.r.error, "answer larger than 1000 bytes");
+	assert_int_equal(a.r.fail, FETCH_FAIL_TOOBIG);
 	assert_int_equal(b.r.status, 200);
 	assert_int_equal(b.r.len, 65536);
+}
+
+/* Streaming: record each piece; cancel or free the client on request. */
+static void
+data_cb(int status, const char *data, size_t len, void *arg)
+{
+	struct slot *s = arg;
+	struct result *r = &s->r;
+	struct env *env = s->env;
+	size_t used = strlen(r->data);
+
+	r->pieces++;
+	r->data_status = status;
+	if (r->calls > 0)
+		r->data_after_done++;
+	snprintf(r->data + used, sizeof(r->data) - used, "%.*s", (int)len,
+	    data);
+	if (s->cancel_at != 0 && r->pieces == s->cancel_at) {
+		fetch_cancel(s->req);
+		/* Cancelling twice inside the callback is harmless. */
+		fetch_cancel(s->req);
+		event_base_loopbreak(env->base);
+	}
+	if (s->free_at_first) {
+		fetch_free(env->fetch);
+		env->fetch = NULL;
+		event_base_loopbreak(env->base);
+	}
+}
+
+/* A streamed answer arrives piece by piece, in order, before done. */
+static void
+test_stream(void **state)
+{
+	struct env *env = *state;
+	struct fetch_opts o = { .data_cb = data_cb, .max_body = 64 };
+	struct slot s;
+
+	start(env, "/stream", &o, &s);
+	run(env, 3000);
+	assert_int_equal(s.r.calls, 1);
+	assert_int_equal(s.r.status, 200);
+	assert_int_equal(s.r.fail, FETCH_FAIL_NONE);
+	/* The done callback gets no body: it all went to data_cb. */
+	assert_int_equal(s.r.len, 0);
+	assert_string_equal(s.r.data,
+	    "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n{\"n\":4}\n");
+	/* 20 ms apart, the chunks are not all delivered at once. */
+	assert_true(s.r.pieces >= 2);
+	assert_int_equal(s.r.data_status, 200);
+	assert_int_equal(s.r.data_after_done, 0);
+	assert_int_equal(fetch_active(env->fetch), 0);
+}
+
+/* A stream cancelled from its data callback is never called back again. */
+static void
+test_stream_cancel(void **state)
+{
+	struct env *env = *state;
+	struct fetch_opts o = { .data_cb = data_cb };
+	struct slot s;
+
+	start(env, "/stream", &o, &s);
+	s.cancel_at = 1;
+	run(env, 3000);
+	assert_int_equal(s.r.pieces, 1);
+	assert_int_equal(fetch_active(env->fetch), 0);
+	run(env, 200);
+	assert_int_equal(s.r.pieces, 1);
+	assert_int_equal(s.r.calls, 0);
+}
+
+/* A data callback may free the whole client. */
+static void
+test_stream_free(void **state)
+{
+	struct env *env = *state;
+	struct fetch_opts o = { .data_cb = data_cb };
+	struct slot s, t;
+
+	start(env, "/stream", &o, &s);
+	start(env, "/slow", NULL, &t);
+	s.free_at_first = true;
+	run(env, 3000);
+	assert_null(env->fetch);
+	assert_int_equal(s.r.pieces, 1);
+	run(env, 200);
+	assert_int_equal(s.r.pieces, 1);
+	assert_int_equal(s.r.calls, 0);
+	assert_int_equal(t.r.calls, 0);
+	env->fetch = fetch_new(env->base);
+}
+
+/*
+ * A stream that stops sending fails at its idle limit, after what did
+ * arrive was delivered; a whole-transfer timeout does not apply.
+ */
+static void
+test_idle_timeout(void **state)
+{
+	struct env *env = *state;
+	struct fetch_opts o = { .data_cb = data_cb, .idle_timeout_ms = 300 };
+	struct fetch_opts plain = { .idle_timeout_ms = 300 };
+	struct slot s, t;
+
+	start(env, "/stall", &o, &s);
+	start(env, "/slow", &plain, &t);
+	run(env, 3000);
+	assert_int_equal(s.r.calls, 1);
+	assert_int_equal(s.r.status, 0);
+	assert_string_equal(s.r.error, "no data for 300 ms");
+	assert_int_equal(s.r.fail, FETCH_FAIL_TIMEOUT);
+	assert_string_equal(s.r.data, "{\"n\":1}\n");
+	assert_int_equal(s.r.data_after_done, 0);
+	/* A buffered request with an idle limit fails the same way. */
+	assert_int_equal(t.r.calls, 1);
+	assert_string_equal(t.r.error, "no data for 300 ms");
+	assert_int_equal(t.r.fail, FETCH_FAIL_TIMEOUT);
+}
+
+/* A stream with more buffered than max_body between deliveries fails. */
+static void
+test_stream_too_big(void **state)
+{
+	struct env *env = *state;
+	struct fetch_opts o = { .data_cb = data_cb, .max_body = 1000 };
+	struct slot s;
+
+	start(env, "/big", &o, &s);
+	run(env, 2000);
+	assert_int_equal(s.r.calls, 1);
+	assert_int_equal(s.r.status, 0);
+	assert_int_equal(s.r.fail, FETCH_FAIL_TOOBIG);
 }
 
 /* libcurl is initialised once, as main does in floe. */
@@ -583,6 +800,15 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_concurrent, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_max_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_cancel, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stream_free, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_idle_timeout, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stream_too_big, setup,
+		    teardown),
 	};
 	int rc;
 

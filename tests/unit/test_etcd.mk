@@ -1,0 +1,1 @@
+T_etcd = proxy/etcd.c proxy/etcdwatch.c proxy/etcdjson.c proxy/fetch.c

@@ -1,0 +1,1 @@
+T_etcdjson = proxy/etcdjson.c

@@ -26,6 +26,7 @@
 #include "proxy/admin.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
+#include "proxy/stats.h"
 #include "proxy/watch.h"
 #include "proxy/worker.h"
 #include "routing/ledger.h"
@@ -1018,55 +1019,65 @@ admin_events_cb(uint64_t seq, const char *json, size_t len, void *arg)
 	return json_array_append_new(ev->list, j);
 }
 
-/* GET /status: floe's own status plus the store and a wave summary. */
-static void
-admin_status(struct admin_req *r)
+/* stats_status_cb (ARG: the struct floe): the store's health. */
+json_t *
+admin_store_status_cb(void *arg)
 {
+	struct floe *f = arg;
+
+	return json_pack("{s:b,s:I}", "healthy",
+	    f->store != NULL && store_is_healthy(f->store), "last_seq",
+	    (json_int_t)(f->store != NULL ? store_last_seq(f->store) : 0));
+}
+
+/*
+ * stats_status_cb (ARG: the struct floe): how many waves are in each
+ * state; null if the store cannot say.
+ */
+json_t *
+admin_waves_status_cb(void *arg)
+{
+	struct floe *f = arg;
 	struct admin_wave_list l;
 	unsigned counts[WAVE_NSTATES];
-	json_t *j, *waves;
+	json_t *waves;
 	size_t i;
 	int s;
 
-	j = floe_status_json(r->f);
-	if (j == NULL)
-		j = json_object();
-	if (!json_is_object(j)) {
-		json_decref(j);
-		admin_error(r, 500, "floe status is not an object");
+	if (f->store == NULL || admin_waves_collect(f->store, &l) == -1)
+		return json_null();
+	memset(counts, 0, sizeof(counts));
+	for (i = 0; i < l.len; i++)
+		if (l.v[i].w.state < WAVE_NSTATES)
+			counts[l.v[i].w.state]++;
+	free(l.v);
+	waves = json_object();
+	for (s = 0; s < WAVE_NSTATES; s++)
+		json_object_set_new(waves, wave_state_name(s),
+		    json_integer(counts[s]));
+	return waves;
+}
+
+/* GET /status: every part of the registry (stats.h), in order. */
+static void
+admin_status(struct admin_req *r)
+{
+	json_t *j;
+
+	if ((j = stats_status_json(&r->f->stats)) == NULL) {
+		admin_error(r, 500, "floe status is not available");
 		return;
 	}
-	json_object_set_new(j, "store",
-	    json_pack("{s:b,s:I}", "healthy",
-		r->st != NULL && store_is_healthy(r->st), "last_seq",
-		(json_int_t)(r->st != NULL ? store_last_seq(r->st) : 0)));
-	memset(counts, 0, sizeof(counts));
-	if (r->st != NULL && admin_waves_collect(r->st, &l) == 0) {
-		for (i = 0; i < l.len; i++)
-			if (l.v[i].w.state < WAVE_NSTATES)
-				counts[l.v[i].w.state]++;
-		free(l.v);
-		waves = json_object();
-		for (s = 0; s < WAVE_NSTATES; s++)
-			json_object_set_new(waves, wave_state_name(s),
-			    json_integer(counts[s]));
-	} else
-		waves = json_null();
-	json_object_set_new(j, "waves", waves);
-	json_object_set_new(j, "triggers", watch_status_json(r->f->watch));
 	admin_reply_json(r, 200, j);
 }
 
-/* GET /metrics: Prometheus text. */
+/* GET /metrics: Prometheus text, every part of the registry in order. */
 static void
 admin_metrics(struct admin_req *r)
 {
 	char *text;
 
-	if ((text = floe_metrics_text(r->f)) == NULL) {
-		admin_error(r, 500, "metrics are not available");
-		return;
-	}
+	text = stats_metrics_text(&r->f->stats);
 	free(r->reply->body);
 	r->reply->status = 200;
 	r->reply->content_type = ADMIN_CT_METRICS;

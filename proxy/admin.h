@@ -12,6 +12,7 @@
 
 struct evbuffer;
 struct floe;
+typedef struct json_t json_t;
 
 struct admin_reply {
 	int status;
@@ -35,5 +36,12 @@ typedef void (*admin_later_cb)(struct admin_reply *, void *arg);
 int admin_handle(struct floe *, const char *method, const char *target,
     size_t target_len, struct evbuffer *body, uid_t peer_uid,
     struct admin_reply *, admin_later_cb later, void *arg);
+
+/*
+ * Parts of GET /status (stats_status_cb; ARG is the struct floe): the
+ * store's health, and how many waves are in each state. Caller frees.
+ */
+json_t *admin_store_status_cb(void *arg);
+json_t *admin_waves_status_cb(void *arg);
 
 #endif

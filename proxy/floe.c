@@ -34,6 +34,7 @@
 #include "proxy/floe_main.h"
 #include "proxy/request.h"
 #include "proxy/server.h"
+#include "proxy/stats.h"
 #include "proxy/tlsctx.h"
 #include "proxy/upstream.h"
 #include "proxy/watch.h"
@@ -69,8 +70,8 @@ struct floe_admin_held {
 
 static void floe_signal_cb(evutil_socket_t, short, void *);
 static void floe_tick_cb(evutil_socket_t, short, void *);
+static void floe_stats_add(struct floe *);
 static void floe_admin_release(struct floe *);
-static json_t *floe_admin_status(struct floe *);
 static void floe_admin_run(struct floe *, struct server_conn *,
     struct h1_msg *);
 
@@ -344,6 +345,7 @@ floe_run(const char *conf_path, int verbose)
 	}
 	f->tick = event_new(f->base, -1, EV_PERSIST, floe_tick_cb, f);
 	evtimer_add(f->tick, &one);
+	floe_stats_add(f);
 	f->discover = discover_new(f);
 	f->watch = watch_new(f);
 	log_info("floe listening on %s (port %d%s), admin socket %s",
@@ -379,6 +381,7 @@ floe_run(const char *conf_path, int verbose)
 	store_free(f->store);
 	rlog_free(f->rlog);
 	auth_free(f->auth);
+	stats_clear(&f->stats);
 	tlsctx_free(f->tls);
 	if (f->access_fd != -1)
 		close(f->access_fd);
@@ -499,11 +502,26 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 		event_base_loopbreak(f->base);
 }
 
-json_t *
-floe_status_json(struct floe *f)
+/* stats_status_cb: floe's own keys, at the top of GET /status. */
+static json_t *
+floe_status_cb(void *arg)
 {
-	json_t *j, *sides, *s, *c;
-	struct cache_stats cs;
+	struct floe *f = arg;
+
+	return json_pack("{s:b, s:b, s:I, s:I, s:I, s:I}", "ready",
+	    floe_is_ready(f), "draining", f->draining, "uptime_s",
+	    (json_int_t)((units_now_ms() - f->started_ms) / 1000), "requests",
+	    (json_int_t)f->stats.requests, "local_errors",
+	    (json_int_t)f->stats.local_errors, "connections",
+	    (json_int_t)server_nconns(f->front));
+}
+
+/* stats_status_cb: each catalog's pool, config and counters. */
+static json_t *
+floe_catalogs_cb(void *arg)
+{
+	struct floe *f = arg;
+	json_t *sides, *s;
 	int i;
 
 	sides = json_object();
@@ -518,15 +536,25 @@ floe_status_json(struct floe *f)
 			json_object_set_new(s, "last_error",
 			    json_string(f->cat[i]->last_error));
 		json_object_set_new(s, "requests",
-		    json_integer(f->side[i].requests));
+		    json_integer(f->stats.side[i].requests));
 		json_object_set_new(s, "errors_5xx",
-		    json_integer(f->side[i].errors_5xx));
+		    json_integer(f->stats.side[i].errors_5xx));
 		json_object_set_new(s, "failures",
-		    json_integer(f->side[i].failures));
+		    json_integer(f->stats.side[i].failures));
 		json_object_set_new(sides, route_side_name(i), s);
 	}
+	return sides;
+}
+
+/* stats_status_cb: the LoadTable cache. */
+static json_t *
+floe_cache_cb(void *arg)
+{
+	struct floe *f = arg;
+	struct cache_stats cs;
+
 	cache_get_stats(f->cache, &cs);
-	c = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "budget", (json_int_t)cs.budget, "bytes", (json_int_t)cs.bytes,
 	    "entries", (json_int_t)cs.entries, "hits", (json_int_t)cs.hits,
 	    "misses", (json_int_t)cs.misses, "revalidations",
@@ -534,20 +562,13 @@ floe_status_json(struct floe *f)
 	    "expirations", (json_int_t)cs.expirations, "invalidations",
 	    (json_int_t)cs.invalidations, "ttl_ms",
 	    (json_int_t)f->conf->cache_ttl_ms);
-	j = json_pack("{s:b, s:b, s:I, s:I, s:I, s:I, s:o, s:o}", "ready",
-	    floe_is_ready(f), "draining", f->draining, "uptime_s",
-	    (json_int_t)((units_now_ms() - f->started_ms) / 1000), "requests",
-	    (json_int_t)f->requests, "local_errors",
-	    (json_int_t)f->local_errors, "connections",
-	    (json_int_t)server_nconns(f->front), "catalogs", sides, "cache", c);
-	json_object_set_new(j, "admin", floe_admin_status(f));
-	return j;
 }
 
-/* The admin queue: imports on the worker, changes waiting behind them. */
+/* stats_status_cb: the admin queue: imports, changes waiting behind them. */
 static json_t *
-floe_admin_status(struct floe *f)
+floe_admin_status_cb(void *arg)
 {
+	struct floe *f = arg;
 	struct floe_admin_held *h;
 	json_int_t held = 0;
 
@@ -558,17 +579,13 @@ floe_admin_status(struct floe *f)
 	    "changes_waiting", held);
 }
 
-char *
-floe_metrics_text(struct floe *f)
+/* stats_metrics_cb: floe's answers and readiness, and each catalog's. */
+static void
+floe_metrics_cb(struct evbuffer *b, void *arg)
 {
-	struct evbuffer *b;
-	struct cache_stats cs;
-	char *out;
-	size_t len;
+	struct floe *f = arg;
 	int i;
 
-	if ((b = evbuffer_new()) == NULL)
-		fatalx("%s: out of memory", __func__);
 	evbuffer_add_printf(b,
 	    "# HELP floe_requests_total Requests answered by floe.\n"
 	    "# TYPE floe_requests_total counter\n"
@@ -584,8 +601,8 @@ floe_metrics_text(struct floe *f)
 	    "# HELP floe_connections Open client connections.\n"
 	    "# TYPE floe_connections gauge\n"
 	    "floe_connections %u\n",
-	    (unsigned long long)f->requests,
-	    (unsigned long long)f->local_errors, floe_is_ready(f) ? 1 : 0,
+	    (unsigned long long)f->stats.requests,
+	    (unsigned long long)f->stats.local_errors, floe_is_ready(f) ? 1 : 0,
 	    server_nconns(f->front));
 	evbuffer_add_printf(b,
 	    "# HELP floe_upstream_requests_total Requests forwarded per "
@@ -601,11 +618,21 @@ floe_metrics_text(struct floe *f)
 		    "floe_upstream_requests_total{target=\"%s\"} %llu\n"
 		    "floe_upstream_5xx_total{target=\"%s\"} %llu\n"
 		    "floe_upstream_failures_total{target=\"%s\"} %llu\n",
-		    route_side_name(i), (unsigned long long)f->side[i].requests,
 		    route_side_name(i),
-		    (unsigned long long)f->side[i].errors_5xx,
+		    (unsigned long long)f->stats.side[i].requests,
 		    route_side_name(i),
-		    (unsigned long long)f->side[i].failures);
+		    (unsigned long long)f->stats.side[i].errors_5xx,
+		    route_side_name(i),
+		    (unsigned long long)f->stats.side[i].failures);
+}
+
+/* stats_metrics_cb: the LoadTable cache. */
+static void
+floe_cache_metrics_cb(struct evbuffer *b, void *arg)
+{
+	struct floe *f = arg;
+	struct cache_stats cs;
+
 	cache_get_stats(f->cache, &cs);
 	evbuffer_add_printf(b,
 	    "# HELP floe_cache_hits_total LoadTable answers served from the "
@@ -639,12 +666,23 @@ floe_metrics_text(struct floe *f)
 	    (unsigned long long)cs.evictions,
 	    (unsigned long long)cs.invalidations, (unsigned long long)cs.bytes,
 	    (unsigned long long)cs.entries);
-	len = evbuffer_get_length(b);
-	out = xmalloc(len + 1);
-	evbuffer_remove(b, out, len);
-	out[len] = '\0';
-	evbuffer_free(b);
-	return out;
+}
+
+/*
+ * floe's parts of GET /status and /metrics, first; the admin API's and
+ * the triggers' come after them, in the order their modules start.
+ */
+static void
+floe_stats_add(struct floe *f)
+{
+	stats_add_status(&f->stats, NULL, floe_status_cb, f);
+	stats_add_status(&f->stats, "catalogs", floe_catalogs_cb, f);
+	stats_add_status(&f->stats, "cache", floe_cache_cb, f);
+	stats_add_status(&f->stats, "admin", floe_admin_status_cb, f);
+	stats_add_status(&f->stats, "store", admin_store_status_cb, f);
+	stats_add_status(&f->stats, "waves", admin_waves_status_cb, f);
+	stats_add_metrics(&f->stats, floe_metrics_cb, f);
+	stats_add_metrics(&f->stats, floe_cache_metrics_cb, f);
 }
 
 /*

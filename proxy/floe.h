@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "proxy/stats.h"
 #include "routing/route.h"
 
 struct event;
@@ -31,14 +32,6 @@ struct tlsctx;
 struct cache;
 struct watch;
 typedef struct json_t json_t;
-
-/* Counters for /status and /metrics, per side. */
-struct floe_side_stats {
-	uint64_t requests;
-	uint64_t errors_5xx; /* 5xx answered by the upstream */
-	uint64_t failures; /* floe's own 502/504: connect, timeout, garbage */
-	uint64_t not_modified;
-};
 
 struct floe {
 	struct event_base *base;
@@ -64,18 +57,12 @@ struct floe {
 	int access_fd; /* -1: access log off */
 	int64_t started_ms;
 	bool draining;
-	uint64_t requests; /* answered by floe, any status */
-	uint64_t local_errors; /* ErrorModel answers floe made itself */
-	struct floe_side_stats side[ROUTE_NSIDES];
+	struct stats stats; /* the counters; the parts of /status, /metrics */
 };
 
 /* The one instance (signal handlers, libevent callbacks). */
 extern struct floe *floe;
 
-/* A JSON object describing the running floe for GET /status. Caller frees. */
-json_t *floe_status_json(struct floe *);
-/* Prometheus text for GET /metrics. Caller frees. */
-char *floe_metrics_text(struct floe *);
 /* Called by discover when a side's catalog config changed or was read. */
 void floe_catalog_changed(struct floe *, enum route_side);
 /*

@@ -32,6 +32,7 @@
 #include "proxy/conf.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
+#include "proxy/stats.h"
 #include "proxy/watch.h"
 #include "routing/ledger.h"
 #include "routing/route.h"
@@ -175,6 +176,7 @@ static void watch_poll_done_cb(int, const char *, size_t, const char *, void *);
 static void watch_cycle_end(struct watch *);
 static void watch_count_record(struct watch *, struct watch_obj *);
 static void watch_reset_wave(struct watch *, uint32_t);
+static json_t *watch_status_cb(void *);
 
 /* The loop's cached wall clock in ms: no call into the kernel. */
 static int64_t
@@ -213,7 +215,15 @@ watch_new(struct floe *f)
 		fatalx("%s: cannot create the trigger timers", __func__);
 	watch_schedule(w->tick, (uint64_t)w->tab.win.width_ms);
 	watch_schedule(w->poll, f->conf->policy.freshness_interval_ms);
+	stats_add_status(&f->stats, "triggers", watch_status_cb, w);
 	return w;
+}
+
+/* stats_status_cb: the triggers' part of GET /status. */
+static json_t *
+watch_status_cb(void *arg)
+{
+	return watch_status_json(arg);
 }
 
 /* Free one page, cancelling its delivery. */
@@ -238,6 +248,7 @@ watch_free(struct watch *w)
 
 	if (w == NULL)
 		return;
+	stats_remove(&w->f->stats, w);
 	while ((p = TAILQ_FIRST(&w->pages)) != NULL) {
 		log_warnx("webhook: page for wave %u not delivered: floe is "
 			  "stopping",

@@ -22,6 +22,7 @@
 #include "proxy/admin.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
+#include "proxy/stats.h"
 #include "proxy/watch.h"
 #include "proxy/worker.h"
 #include "routing/store.h"
@@ -37,21 +38,30 @@ struct fixture {
 	struct conf conf; /* only [policy] is read */
 };
 
-/* Test double: the main's status object. */
-json_t *
-floe_status_json(struct floe *f)
+/* A part of /status at the top level, as floe's own keys are. */
+static json_t *
+top_status_cb(void *arg)
 {
-	(void)f;
+	(void)arg;
 	return json_pack("{s:s,s:i}", "version", "test", "uptime_s", 42);
 }
 
-/* Test double: the main's Prometheus text. */
-char *
-floe_metrics_text(struct floe *f)
+/* A part of /status under a key, as the triggers' is. */
+static json_t *
+triggers_status_cb(void *arg)
 {
-	(void)f;
-	return xstrdup("# TYPE floe_requests_total counter\n"
-		       "floe_requests_total 7\n");
+	(void)arg;
+	return json_pack("{s:s}", "double", "watch");
+}
+
+/* A part of /metrics. */
+static void
+requests_metrics_cb(struct evbuffer *out, void *arg)
+{
+	(void)arg;
+	evbuffer_add_printf(out,
+	    "# TYPE floe_requests_total counter\n"
+	    "floe_requests_total 7\n");
 }
 
 /* What floe_rollback_logged was last called with. */
@@ -123,13 +133,6 @@ watch_report_errors(struct floe *f, uint32_t n, int side, uint64_t errors,
 }
 
 json_t *
-watch_status_json(struct watch *w)
-{
-	(void)w;
-	return json_pack("{s:s}", "double", "watch");
-}
-
-json_t *
 watch_rollbacks_json(struct floe *f, uint64_t after, size_t limit, char *msg,
     size_t msglen)
 {
@@ -157,6 +160,12 @@ setup(void **state)
 	fx->conf.policy.decommission_min_clean = 10;
 	fx->conf.policy.grace_ms = 14 * 24 * 3600 * 1000LL;
 	fx->f.conf = &fx->conf;
+	/* GET /status and /metrics: the parts, in the order floe adds them. */
+	stats_add_status(&fx->f.stats, NULL, top_status_cb, NULL);
+	stats_add_status(&fx->f.stats, "store", admin_store_status_cb, &fx->f);
+	stats_add_status(&fx->f.stats, "waves", admin_waves_status_cb, &fx->f);
+	stats_add_status(&fx->f.stats, "triggers", triggers_status_cb, NULL);
+	stats_add_metrics(&fx->f.stats, requests_metrics_cb, NULL);
 	memset(&rlog, 0, sizeof(rlog));
 	*state = fx;
 	return 0;
@@ -169,6 +178,7 @@ teardown(void **state)
 	struct fixture *fx = *state;
 
 	routing_tmp_close(fx->tmp);
+	stats_clear(&fx->f.stats);
 	free(fx);
 	return 0;
 }
@@ -317,7 +327,10 @@ force_state(struct fixture *fx, uint32_t n, int state)
 	json_decref(ev);
 }
 
-/* GET /status: the main's keys first, then store and a wave count. */
+/*
+ * GET /status: the registry's parts in order: the top-level keys first,
+ * then admin's store and wave count, then the triggers'.
+ */
 static void
 test_status(void **state)
 {
@@ -360,7 +373,7 @@ test_status(void **state)
 	}
 }
 
-/* GET /metrics: the main's text with the Prometheus content type. */
+/* GET /metrics: the registry's text with the Prometheus content type. */
 static void
 test_metrics(void **state)
 {

@@ -23,6 +23,7 @@
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "policy/gate.h"
+#include "policy/rlog.h"
 #include "proxy/admin.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
@@ -261,6 +262,8 @@ static bool admin_verdict(const struct admin_evidence *, bool, const char *,
     char *, size_t);
 static json_t *admin_evidence_json(const struct admin_evidence *, bool, bool);
 static void admin_refused(struct admin_req *, const char *, json_t *);
+static void admin_rollback_logged(struct admin_req *, uint32_t, int,
+    const char *);
 static void admin_wave_move(struct admin_req *, const char *);
 static int admin_ledger_show_cb(int64_t, const void *, size_t, void *);
 static void admin_ledger_get(struct admin_req *);
@@ -1889,6 +1892,31 @@ admin_refused(struct admin_req *r, const char *msg, json_t *blocking)
 }
 
 /*
+ * An operator rolled wave N back from FROM: its line in the rollback log,
+ * like a trigger's, and the one log line saying so.
+ */
+static void
+admin_rollback_logged(struct admin_req *r, uint32_t n, int from,
+    const char *reason)
+{
+	struct rlog_entry e = { .wave = n,
+		.from = wave_state_name(from),
+		.trigger = "operator",
+		.actor = r->actor,
+		.reason = reason };
+	json_t *line;
+
+	line = rlog_line(&e, r->st, r->now_ms);
+	if (rlog_write(r->f->rlog, line) == -1)
+		log_warn("%s: wave %u: the rollback log line could not be "
+			 "written",
+		    __func__, n);
+	json_decref(line);
+	log_info("wave %u rolled back from %s by %s (operator)", n, e.from,
+	    r->actor);
+}
+
+/*
  * POST /waves/{n}/flip|rollback|ack|signoff|freeze|retire|set: one
  * transition through wave.h, behind its gate where it has one. Answers the
  * wave's summary with "from", the state it left.
@@ -2075,11 +2103,8 @@ admin_wave_move(struct admin_req *r, const char *what)
 		goto out;
 	}
 
-	/* An operator's rollback goes to the rollback log, like a trigger's. */
 	if (strcmp(what, "rollback") == 0)
-		json_decref(
-		    floe_rollback_logged(r->f, n, wave_state_name(before.state),
-			"operator", r->actor, reason, NULL, NULL, 0));
+		admin_rollback_logged(r, n, before.state, reason);
 
 	memset(&s, 0, sizeof(s));
 	s.n = n;
@@ -2542,9 +2567,9 @@ admin_rollbacks_get(struct admin_req *r)
 	if (admin_query_uint(r, "limit", 1, ADMIN_EVENTS_MAX, NULL, &limit) ==
 	    -1)
 		return;
-	if ((j = watch_rollbacks_json(r->f, after, limit, msg, sizeof(msg))) ==
-	    NULL) {
-		log_warnx("admin: %s", msg);
+	if ((j = rlog_read(r->f->conf->rollback_log, after, limit, msg,
+		 sizeof(msg))) == NULL) {
+		log_warnx("%s: %s", __func__, msg);
 		admin_error(r, 500, "%s", msg);
 		return;
 	}

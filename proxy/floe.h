@@ -31,7 +31,6 @@ struct auth;
 struct tlsctx;
 struct cache;
 struct watch;
-typedef struct json_t json_t;
 
 struct floe {
 	struct event_base *base;
@@ -65,17 +64,6 @@ extern struct floe *floe;
 
 /* Called by discover when a side's catalog config changed or was read. */
 void floe_catalog_changed(struct floe *, enum route_side);
-/*
- * Write the rollback log line for a rollback of wave N that the store has
- * committed: FROM is the state it left, TRIGGER "operator" or a trigger
- * name, ACTOR who did it, MEASURED and THRESHOLD (borrowed, NULL: null)
- * the trigger's value and limit, HELD_MS how long its condition held.
- * Logs (never fails the rollback) if it cannot. Returns the line (the
- * webhook page's body; caller frees with json_decref), or NULL.
- */
-json_t *floe_rollback_logged(struct floe *, uint32_t n, const char *from,
-    const char *trigger, const char *actor, const char *reason,
-    json_t *measured, json_t *threshold, int64_t held_ms);
 /* Both upstream configs known and the store healthy. */
 bool floe_is_ready(const struct floe *);
 

@@ -263,7 +263,7 @@ static bool admin_verdict(const struct admin_evidence *, bool, const char *,
 static json_t *admin_evidence_json(const struct admin_evidence *, bool, bool);
 static void admin_refused(struct admin_req *, const char *, json_t *);
 static void admin_rollback_logged(struct admin_req *, uint32_t, int,
-    const char *);
+    const char *, int, const char *);
 static void admin_wave_move(struct admin_req *, const char *);
 static int admin_ledger_show_cb(int64_t, const void *, size_t, void *);
 static void admin_ledger_get(struct admin_req *);
@@ -1892,12 +1892,13 @@ admin_refused(struct admin_req *r, const char *msg, json_t *blocking)
 }
 
 /*
- * An operator rolled wave N back from FROM: its line in the rollback log,
- * like a trigger's, and the one log line saying so.
+ * An operator's rollback of wave N from FROM ended RC (MSG says how): the
+ * one log line saying so (wave.c leaves it to the caller) and, done, its
+ * line in the rollback log, like a trigger's.
  */
 static void
 admin_rollback_logged(struct admin_req *r, uint32_t n, int from,
-    const char *reason)
+    const char *reason, int rc, const char *msg)
 {
 	struct rlog_entry e = { .wave = n,
 		.from = wave_state_name(from),
@@ -1906,6 +1907,15 @@ admin_rollback_logged(struct admin_req *r, uint32_t n, int from,
 		.reason = reason };
 	json_t *line;
 
+	if (rc == WAVE_REFUSED) {
+		log_info("wave %u: rollback refused (%s): %s", n, r->actor,
+		    msg);
+		return;
+	}
+	if (rc != WAVE_OK) {
+		log_warnx("%s: rollback by %s: %s", __func__, r->actor, msg);
+		return;
+	}
 	line = rlog_line(&e, r->st, r->now_ms);
 	if (rlog_write(r->f->rlog, line) == -1)
 		log_warn("%s: wave %u: the rollback log line could not be "
@@ -2088,7 +2098,12 @@ admin_wave_move(struct admin_req *r, const char *what)
 		rc = wave_ack(r->st, n, r->actor, r->now_ms, msg, sizeof(msg));
 	if (gated)
 		json_decref(gate.evidence);
-	/* wave.c logged the outcome and recorded it, refusals included. */
+	if (strcmp(what, "rollback") == 0)
+		admin_rollback_logged(r, n, before.state, reason, rc, msg);
+	/*
+	 * wave.c recorded the outcome, refusals included, and logged it (a
+	 * rollback's was said just above).
+	 */
 	if (rc == WAVE_REFUSED) {
 		admin_refused(r,
 		    msg[0] != '\0' ? msg : "the transition was refused",
@@ -2102,9 +2117,6 @@ admin_wave_move(struct admin_req *r, const char *what)
 		    msg[0] != '\0' ? msg : "the store failed; nothing changed");
 		goto out;
 	}
-
-	if (strcmp(what, "rollback") == 0)
-		admin_rollback_logged(r, n, before.state, reason);
 
 	memset(&s, 0, sizeof(s));
 	s.n = n;

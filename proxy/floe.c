@@ -82,12 +82,6 @@ floe_is_ready(const struct floe *f)
 	    f->cat[ROUTE_WAREHOUSE]->known && f->cat[ROUTE_LAKEHOUSE]->known;
 }
 
-void
-floe_catalog_changed(struct floe *f __unused, enum route_side side __unused)
-{
-	/* The catalog holds the new config; answers use it from now on. */
-}
-
 /* mkdir -p for the directory part of PATH. */
 static int
 floe_mkdirs(const char *path, bool is_dir)
@@ -346,7 +340,8 @@ floe_run(const char *conf_path, int verbose)
 	f->tick = event_new(f->base, -1, EV_PERSIST, floe_tick_cb, f);
 	evtimer_add(f->tick, &one);
 	floe_stats_add(f);
-	f->discover = discover_new(f);
+	/* The catalogs hold each config read; answers use it from then on. */
+	f->discover = discover_new(f, NULL, NULL);
 	f->watch = watch_new(f);
 	log_info("floe listening on %s (port %d%s), admin socket %s",
 	    f->conf->listen, server_port(f->front),

@@ -62,8 +62,6 @@ struct floe {
 /* The one instance (signal handlers, libevent callbacks). */
 extern struct floe *floe;
 
-/* Called by discover when a side's catalog config changed or was read. */
-void floe_catalog_changed(struct floe *, enum route_side);
 /* Both upstream configs known and the store healthy. */
 bool floe_is_ready(const struct floe *);
 

@@ -25,7 +25,7 @@
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "cache/cache.h"
-#include "proxy/admin.h"
+#include "proxy/admin_sock.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
 #include "proxy/discover.h"
@@ -51,29 +51,9 @@ struct floe *floe;
 static struct evdns_base *floe_dns;
 static int floe_ticks;
 
-/* An admin request answered later (a bulk import): its peer, if still there. */
-struct floe_admin_wait {
-	struct floe *f;
-	struct server_conn *conn; /* NULL: the peer went away */
-};
-
-/*
- * A change held back while imports run on the worker: served, in order,
- * once they are done (floe_admin_release).
- */
-struct floe_admin_held {
-	struct floe *f;
-	struct server_conn *conn;
-	struct h1_msg *m;
-	TAILQ_ENTRY(floe_admin_held) entry;
-};
-
 static void floe_signal_cb(evutil_socket_t, short, void *);
 static void floe_tick_cb(evutil_socket_t, short, void *);
 static void floe_stats_add(struct floe *);
-static void floe_admin_release(struct floe *);
-static void floe_admin_run(struct floe *, struct server_conn *,
-    struct h1_msg *);
 
 bool
 floe_is_ready(const struct floe *f)
@@ -243,7 +223,6 @@ floe_run(const char *conf_path, int verbose)
 	log_init(true, verbose, "floe");
 	f = floe = xcalloc(1, sizeof(*f));
 	f->access_fd = -1;
-	TAILQ_INIT(&f->held);
 	f->conf_path = xstrdup(conf_path);
 	if ((f->conf = conf_load(conf_path, err, sizeof(err))) == NULL) {
 		log_warnx("%s", err);
@@ -288,6 +267,7 @@ floe_run(const char *conf_path, int verbose)
 	}
 	if ((f->fetch = fetch_new(f->base)) == NULL)
 		fatalx("control-plane client: cannot start");
+	floe_stats_add(f);
 
 	memset(&so, 0, sizeof(so));
 	so.name = "rest";
@@ -315,8 +295,9 @@ floe_run(const char *conf_path, int verbose)
 	}
 	so.name = "admin";
 	so.lim.max_body = 64 << 20; /* ledger imports */
-	f->admin =
-	    server_new(f->base, &so, floe_admin_serve, floe_admin_error, f);
+	f->admin_sock = admin_sock_new(f);
+	f->admin = server_new(f->base, &so, admin_sock_serve, admin_sock_error,
+	    f->admin_sock);
 	if (floe_mkdirs(f->conf->admin_socket, false) == -1 ||
 	    server_listen_unix(f->admin, f->conf->admin_socket, err,
 		sizeof(err)) == -1) {
@@ -339,7 +320,6 @@ floe_run(const char *conf_path, int verbose)
 	}
 	f->tick = event_new(f->base, -1, EV_PERSIST, floe_tick_cb, f);
 	evtimer_add(f->tick, &one);
-	floe_stats_add(f);
 	/* The catalogs hold each config read; answers use it from then on. */
 	f->discover = discover_new(f, NULL, NULL);
 	f->watch = watch_new(f);
@@ -362,6 +342,7 @@ floe_run(const char *conf_path, int verbose)
 	discover_free(f->discover);
 	server_free(f->front);
 	server_free(f->admin);
+	admin_sock_free(f->admin_sock);
 	for (i = 0; i < ROUTE_NSIDES; i++) {
 		upstream_free(f->up[i]);
 		catalog_free(f->cat[i]);
@@ -559,21 +540,6 @@ floe_cache_cb(void *arg)
 	    (json_int_t)f->conf->cache_ttl_ms);
 }
 
-/* stats_status_cb: the admin queue: imports, changes waiting behind them. */
-static json_t *
-floe_admin_status_cb(void *arg)
-{
-	struct floe *f = arg;
-	struct floe_admin_held *h;
-	json_int_t held = 0;
-
-	TAILQ_FOREACH(h, &f->held, entry)
-		held++;
-	return json_pack("{s:I, s:I}", "imports",
-	    (json_int_t)(f->worker != NULL ? worker_pending(f->worker) : 0),
-	    "changes_waiting", held);
-}
-
 /* stats_metrics_cb: floe's answers and readiness, and each catalog's. */
 static void
 floe_metrics_cb(struct evbuffer *b, void *arg)
@@ -673,162 +639,6 @@ floe_stats_add(struct floe *f)
 	stats_add_status(&f->stats, NULL, floe_status_cb, f);
 	stats_add_status(&f->stats, "catalogs", floe_catalogs_cb, f);
 	stats_add_status(&f->stats, "cache", floe_cache_cb, f);
-	stats_add_status(&f->stats, "admin", floe_admin_status_cb, f);
-	stats_add_status(&f->stats, "store", admin_store_status_cb, f);
-	stats_add_status(&f->stats, "waves", admin_waves_status_cb, f);
 	stats_add_metrics(&f->stats, floe_metrics_cb, f);
 	stats_add_metrics(&f->stats, floe_cache_metrics_cb, f);
-}
-
-/*
- * May UID use the admin socket? admin_uids when set, else floe's own uid
- * and root. The socket's mode 0600 is the first fence; this is the second.
- */
-static bool
-floe_admin_uid_ok(const struct conf *c, uid_t uid)
-{
-	int i;
-
-	if (uid == (uid_t)-1)
-		return false;
-	if (c->nadmin_uids == 0)
-		return uid == 0 || uid == getuid();
-	for (i = 0; i < c->nadmin_uids; i++)
-		if (c->admin_uids[i] == uid)
-			return true;
-	return false;
-}
-
-/* The peer of an import went away: the import goes on, unanswered. */
-static void
-floe_admin_gone(void *arg)
-{
-	struct floe_admin_wait *w = arg;
-
-	w->conn = NULL;
-}
-
-/* The import is done: answer its peer, then serve the changes held. */
-static void
-floe_admin_later(struct admin_reply *rep, void *arg)
-{
-	struct floe_admin_wait *w = arg;
-	struct floe *f = w->f;
-
-	if (w->conn != NULL)
-		server_reply_mem(w->conn, rep->status,
-		    rep->content_type != NULL ? rep->content_type :
-						"application/json",
-		    rep->body, rep->len);
-	free(rep->body);
-	free(w);
-	floe_admin_release(f);
-}
-
-/* The peer of a held change went away: forget it. */
-static void
-floe_admin_held_gone(void *arg)
-{
-	struct floe_admin_held *h = arg;
-
-	TAILQ_REMOVE(&h->f->held, h, entry);
-	free(h);
-}
-
-/* Serve the changes held, oldest first, until one is an import again. */
-static void
-floe_admin_release(struct floe *f)
-{
-	struct floe_admin_held *h;
-	struct server_conn *conn;
-	struct h1_msg *m;
-
-	while (worker_pending(f->worker) == 0 &&
-	    (h = TAILQ_FIRST(&f->held)) != NULL) {
-		TAILQ_REMOVE(&f->held, h, entry);
-		conn = h->conn;
-		m = h->m;
-		free(h);
-		server_conn_on_abort(conn, NULL, NULL);
-		floe_admin_run(f, conn, m);
-	}
-}
-
-/*
- * The admin socket. Reads are answered at once. A change waits behind
- * the imports running on the worker, in order, so that it never blocks
- * the loop on their LMDB txn (one writer at a time); an import itself is
- * answered when the worker is done with it.
- */
-void
-floe_admin_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
-{
-	struct floe *f = arg;
-	struct floe_admin_held *h;
-	uid_t uid = server_conn_uid(conn);
-	char body[256];
-	int n;
-
-	if (!floe_admin_uid_ok(f->conf, uid)) {
-		log_warnx("admin: uid %ld refused: not in admin_uids",
-		    uid == (uid_t)-1 ? -1L : (long)uid);
-		n = snprintf(body, sizeof(body),
-		    "{\"error\":{\"message\":\"uid %ld may not use the admin "
-		    "socket (admin_uids)\",\"type\":\"ForbiddenException\","
-		    "\"code\":403}}",
-		    uid == (uid_t)-1 ? -1L : (long)uid);
-		server_conn_close_after(conn);
-		server_reply_mem(conn, 403, "application/json", body, n);
-		return;
-	}
-	if (m->method != H1_GET && m->method != H1_HEAD &&
-	    (worker_pending(f->worker) > 0 || !TAILQ_EMPTY(&f->held))) {
-		h = xcalloc(1, sizeof(*h));
-		h->f = f;
-		h->conn = conn;
-		h->m = m;
-		TAILQ_INSERT_TAIL(&f->held, h, entry);
-		server_conn_on_abort(conn, floe_admin_held_gone, h);
-		return;
-	}
-	floe_admin_run(f, conn, m);
-}
-
-/* Serve one admin request: now, or later for an import. */
-static void
-floe_admin_run(struct floe *f, struct server_conn *conn, struct h1_msg *m)
-{
-	struct floe_admin_wait *w;
-	struct admin_reply rep;
-
-	w = xcalloc(1, sizeof(*w));
-	w->f = f;
-	w->conn = conn;
-	if (admin_handle(f, m->method_name, m->target, m->target_len, m->body,
-		server_conn_uid(conn), &rep, floe_admin_later, w) == 1) {
-		server_conn_on_abort(conn, floe_admin_gone, w);
-		return;
-	}
-	free(w);
-	server_reply_mem(conn, rep.status,
-	    rep.content_type != NULL ? rep.content_type : "application/json",
-	    rep.body, rep.len);
-	free(rep.body);
-}
-
-void
-floe_admin_error(struct server_conn *conn, int status, const char *why,
-    void *arg __unused)
-{
-	char body[512];
-	json_t *j;
-	char *s;
-
-	j = json_pack("{s:{s:s, s:s, s:i}}", "error", "message", why, "type",
-	    "BadRequestException", "code", status);
-	s = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	snprintf(body, sizeof(body), "%s", s != NULL ? s : "{}");
-	free(s);
-	server_reply_mem(conn, status, "application/json", body, strlen(body));
 }

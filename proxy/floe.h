@@ -8,8 +8,6 @@
 #ifndef FLOE_PROXY_FLOE_H
 #define FLOE_PROXY_FLOE_H
 
-#include <sys/queue.h>
-
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -31,6 +29,7 @@ struct auth;
 struct tlsctx;
 struct cache;
 struct watch;
+struct admin_sock;
 
 struct floe {
 	struct event_base *base;
@@ -47,8 +46,7 @@ struct floe {
 	struct cache *cache; /* LoadTable answers */
 	struct watch *watch; /* the rollback triggers */
 	struct worker *worker; /* bulk imports, off the loop; NULL in tests */
-	/* Admin changes waiting for the worker's imports (floe_admin_serve). */
-	TAILQ_HEAD(floe_held, floe_admin_held) held;
+	struct admin_sock *admin_sock; /* who may, and the changes held */
 	struct auth *auth; /* client authentication; NULL: mode none */
 	struct tlsctx *tls; /* the listener's TLS context, or NULL */
 	struct event *sig[4];

@@ -1,9 +1,10 @@
 /*
- * floe: floe.h -- struct floe, the daemon's root object: the event base, the
- * active conf, the store, one upstream pool and one learned catalog config
- * per side, the control-plane client, the listeners and the counters.
- * One per process; everything runs on its loop thread (a bulk import's
- * parse and write run in a child process: worker.h).
+ * floe: floe.h -- struct floe, the daemon's root object, as data: the event
+ * base, the active conf, the store, one upstream pool and one learned
+ * catalog config per side, the control-plane client, the listeners and
+ * the stats. main.c builds it, in order, and frees it; the modules it
+ * holds borrow it. One per process; everything runs on its loop thread
+ * (a bulk import's parse and write run in a child process: worker.h).
  */
 #ifndef FLOE_PROXY_FLOE_H
 #define FLOE_PROXY_FLOE_H
@@ -56,9 +57,6 @@ struct floe {
 	bool draining;
 	struct stats stats; /* the counters; the parts of /status, /metrics */
 };
-
-/* The one instance (signal handlers, libevent callbacks). */
-extern struct floe *floe;
 
 /* Both upstream configs known and the store healthy. */
 bool floe_is_ready(const struct floe *);

@@ -1637,24 +1637,18 @@ admin_wave_get(struct admin_req *r)
 	admin_reply_json(r, 200, j);
 }
 
-/*
- * The effective policy: floe.conf's [policy], or the built-in defaults
- * when floe runs without a conf (the unit tests).
- */
+/* The effective policy: floe.conf's [policy] (conf.c has its defaults). */
 static void
 admin_policy(const struct admin_req *r, struct gate_params *p,
     uint64_t *grace_ms)
 {
-	const struct conf_policy *cp =
-	    r->f != NULL && r->f->conf != NULL ? &r->f->conf->policy : NULL;
+	const struct conf_policy *cp = &r->f->conf->policy;
 
-	p->min_clean = cp != NULL ? cp->gate_min_clean : 5;
-	p->window_ms =
-	    cp != NULL ? (int64_t)cp->gate_window_ms : 7 * 24 * 3600 * 1000LL;
-	p->decom_min_clean = cp != NULL ? cp->decommission_min_clean : 10;
+	p->min_clean = cp->gate_min_clean;
+	p->window_ms = (int64_t)cp->gate_window_ms;
+	p->decom_min_clean = cp->decommission_min_clean;
 	if (grace_ms != NULL)
-		*grace_ms =
-		    cp != NULL ? cp->grace_ms : 14 * 24 * 3600 * 1000ULL;
+		*grace_ms = cp->grace_ms;
 }
 
 /* Free what admin_evidence gathered. */

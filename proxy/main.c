@@ -121,10 +121,10 @@ floe_open_store(struct floe *f)
 	    (f->store = store_open(f->conf->state_dir, err, sizeof(err))) ==
 		NULL) {
 		if (!warned)
-			log_warnx("flag store %s cannot be opened (%s): "
+			log_warnx("%s: flag store %s cannot be opened (%s): "
 				  "every table is served by the warehouse "
 				  "until it opens",
-			    f->conf->state_dir,
+			    __func__, f->conf->state_dir,
 			    f->store == NULL ? err : strerror(errno));
 		warned = true;
 		return;
@@ -178,7 +178,8 @@ floe_open_access_log(struct floe *f)
 		    (fd = open(f->conf->access_log,
 			 O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640)) ==
 			-1)
-			log_warn("access log %s", f->conf->access_log);
+			log_warn("%s: access log %s", __func__,
+			    f->conf->access_log);
 	}
 	if (f->access_fd != -1) {
 		request_flush_log(f);
@@ -246,17 +247,17 @@ floe_run(const char *conf_path, int verbose)
 	f->access_fd = -1;
 	f->conf_path = xstrdup(conf_path);
 	if ((f->conf = conf_load(conf_path, err, sizeof(err))) == NULL) {
-		log_warnx("%s", err);
+		log_warnx("%s: %s", __func__, err);
 		return 1;
 	}
 	if (floe_load_auth(f->conf, &f->auth, err, sizeof(err)) == -1) {
-		log_warnx("%s", err);
+		log_warnx("%s: %s", __func__, err);
 		return 1;
 	}
 	if (f->conf->tls_cert != NULL &&
 	    (f->tls = tlsctx_new(f->conf->tls_cert, f->conf->tls_key, err,
 		 sizeof(err))) == NULL) {
-		log_warnx("%s", err);
+		log_warnx("%s: %s", __func__, err);
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -273,7 +274,7 @@ floe_run(const char *conf_path, int verbose)
 	floe_open_store(f);
 	if ((f->worker = worker_new(f->base, FLOE_IMPORT_DEADLINE_MS, err,
 		 sizeof(err))) == NULL) {
-		log_warnx("%s", err);
+		log_warnx("%s: %s", __func__, err);
 		return 1;
 	}
 	f->cache = cache_new(f->conf->cache_size, f->conf->cache_ttl_ms);
@@ -282,7 +283,8 @@ floe_run(const char *conf_path, int verbose)
 		f->up[i] = upstream_new(f->base, floe_dns, &f->conf->target[i],
 		    route_side_name(i), err, sizeof(err));
 		if (f->up[i] == NULL) {
-			log_warnx("%s catalog: %s", route_side_name(i), err);
+			log_warnx("%s: %s catalog: %s", __func__,
+			    route_side_name(i), err);
 			return 1;
 		}
 	}
@@ -304,14 +306,14 @@ floe_run(const char *conf_path, int verbose)
 	if (f->conf->listen_plain != NULL &&
 	    server_listen_tcp(f->front, f->conf->listen_plain, err,
 		sizeof(err)) == -1) {
-		log_warnx("%s", err);
+		log_warnx("%s: %s", __func__, err);
 		return 1;
 	}
 	if ((f->tls != NULL ? server_listen_tls(f->front, f->conf->listen,
 				  f->tls, err, sizeof(err)) :
 			      server_listen_tcp(f->front, f->conf->listen, err,
 				  sizeof(err))) == -1) {
-		log_warnx("%s", err);
+		log_warnx("%s: %s", __func__, err);
 		return 1;
 	}
 	so.name = "admin";
@@ -322,7 +324,8 @@ floe_run(const char *conf_path, int verbose)
 	if (floe_mkdirs(f->conf->admin_socket, false) == -1 ||
 	    server_listen_unix(f->admin, f->conf->admin_socket, err,
 		sizeof(err)) == -1) {
-		log_warnx("%s", err[0] != '\0' ? err : strerror(errno));
+		log_warnx("%s: %s", __func__,
+		    err[0] != '\0' ? err : strerror(errno));
 		return 1;
 	}
 	floe_open_access_log(f);
@@ -332,9 +335,9 @@ floe_run(const char *conf_path, int verbose)
 	if (f->rlog == NULL &&
 	    (f->rlog = rlog_open(f->conf->rollback_log, err, sizeof(err))) ==
 		NULL)
-		log_warnx("%s; rollbacks will still happen, without their log "
-			  "line",
-		    err);
+		log_warnx("%s: %s; rollbacks will still happen, without "
+			  "their log line",
+		    __func__, err);
 	for (i = 0; i < (int)nitems(sigs); i++) {
 		f->sig[i] = evsignal_new(f->base, sigs[i], floe_signal_cb, f);
 		evsignal_add(f->sig[i], NULL);
@@ -398,7 +401,8 @@ floe_reload(struct floe *f)
 	int i;
 
 	if ((nc = conf_load(f->conf_path, err, sizeof(err))) == NULL) {
-		log_warnx("reload: %s; keeping the running configuration", err);
+		log_warnx("%s: %s; keeping the running configuration", __func__,
+		    err);
 		return;
 	}
 	if (strcmp(nc->listen, f->conf->listen) != 0 ||
@@ -414,10 +418,11 @@ floe_reload(struct floe *f)
 	    (nc->listen_plain != NULL) != (f->conf->listen_plain != NULL) ||
 	    (nc->listen_plain != NULL &&
 		strcmp(nc->listen_plain, f->conf->listen_plain) != 0)) {
-		log_warnx("reload: listen, listen_plain, TLS on or off, "
+		log_warnx("%s: listen, listen_plain, TLS on or off, "
 			  "admin_socket, state_dir, catalog uris and ca_file "
 			  "change only on restart; keeping the running "
-			  "configuration");
+			  "configuration",
+		    __func__);
 		conf_free(nc);
 		return;
 	}
@@ -426,14 +431,16 @@ floe_reload(struct floe *f)
 	 * connections keep the context they started with.
 	 */
 	if (floe_load_auth(nc, &na, err, sizeof(err)) == -1) {
-		log_warnx("reload: %s; keeping the running configuration", err);
+		log_warnx("%s: %s; keeping the running configuration", __func__,
+		    err);
 		conf_free(nc);
 		return;
 	}
 	if (f->tls != NULL &&
 	    tlsctx_reload(f->tls, nc->tls_cert, nc->tls_key, err,
 		sizeof(err)) == -1) {
-		log_warnx("reload: %s; keeping the running configuration", err);
+		log_warnx("%s: %s; keeping the running configuration", __func__,
+		    err);
 		auth_free(na);
 		conf_free(nc);
 		return;

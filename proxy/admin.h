@@ -2,7 +2,8 @@
  * floe: admin.h -- the admin API (HTTP+JSON on the Unix socket): status,
  * routes, resolve, waves and their transitions, events, metrics. Owns no
  * state: every handler works on the store (LMDB writes are synced before
- * the answer). The socket itself belongs to server.c.
+ * the answer). The socket itself belongs to server.c, its glue (who may
+ * use it, the changes held behind imports) to admin_sock.c.
  */
 #ifndef FLOE_PROXY_ADMIN_H
 #define FLOE_PROXY_ADMIN_H

@@ -116,7 +116,10 @@ format:
 	clang-format -i $(LIB_SRCS) $(CORE_SRCS) proxy/main.c $(CTL_SRCS) \
 	    $(UNIT_SRCS) $(HDRS)
 
+# The floors (tests/floors.sh: no include goes up a floor, no loop), then
+# the format.
 lint:
+	tests/floors.sh
 	clang-format --dry-run -Werror $(LIB_SRCS) $(CORE_SRCS) proxy/main.c \
 	    $(CTL_SRCS) $(UNIT_SRCS) $(HDRS)
 

@@ -1,23 +1,66 @@
 /*
  * floe: rlog.h -- the rollback log: one JSON line per rollback (by a
  * trigger or an operator), appended and fsynced before anyone is paged, so
- * the SRE reading it at 3 a.m. sees every revert. Owns the file descriptor.
+ * the SRE reading it at 3 a.m. sees every revert. What a line says
+ * (rlog_line), writing it (rlog_write) and reading the log back
+ * (rlog_read). Owns the file descriptor; logs nothing: its callers say
+ * what went wrong.
  */
 #ifndef FLOE_POLICY_RLOG_H
 #define FLOE_POLICY_RLOG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct json_t json_t;
 struct rlog;
+struct store;
+
+/* The most lines rlog_read returns at once. */
+#define RLOG_READ_MAX 10000
+
+/* One rollback, as its line tells it. Everything is borrowed. */
+struct rlog_entry {
+	uint32_t wave;
+	const char *from; /* the state it left */
+	const char *trigger; /* "operator" or the trigger's name */
+	const char *actor; /* who did it: "floe", "uid N" */
+	const char *reason; /* NULL: none */
+	json_t *measured; /* the trigger's value; NULL: null */
+	json_t *threshold; /* its limit; NULL: null */
+	int64_t held_ms; /* how long its condition held */
+};
 
 /* Open PATH for appending (creating it, mode 0640). NULL with ERR. */
 struct rlog *rlog_open(const char *path, char *err, size_t errlen);
 void rlog_free(struct rlog *);
+
+/*
+ * The objects and rules of WAVE in ST (NULL: none), in their text form,
+ * as a JSON array. Caller frees.
+ */
+json_t *rlog_objects(struct store *st, uint32_t wave);
+/*
+ * The line for E at NOW_MS: {"ts","wave","objects","trigger","measured",
+ * "threshold","held_ms","from","to","actor","reason"}, its objects read
+ * from ST (may be NULL). Caller frees; NULL if out of memory.
+ */
+json_t *rlog_line(const struct rlog_entry *e, struct store *st, int64_t now_ms);
 /*
  * Append LINE (a JSON object, borrowed) as one line and fsync it. Returns
- * 0, or -1 (errno set) if the line could not be made durable.
+ * 0, or -1 (errno set) if the line could not be made durable, the log is
+ * not open (L NULL: EBADF) or there is no line (LINE NULL: ENOMEM).
  */
-int rlog_write(struct rlog *, json_t *line);
+int rlog_write(struct rlog *l, json_t *line);
+/*
+ * The lines of the log at PATH after the first AFTER, at most LIMIT (0 or
+ * more than RLOG_READ_MAX: RLOG_READ_MAX), as {"rollbacks":[...],"next":N}
+ * where N is the AFTER that reads on. A line that is not JSON comes as
+ * {"unparsed":TEXT}; a line still being written (no newline yet) is not
+ * read. No log yet is an empty page. Caller frees; NULL with MSG if the
+ * log cannot be read.
+ */
+json_t *rlog_read(const char *path, uint64_t after, size_t limit, char *msg,
+    size_t msglen);
 
 #endif

@@ -23,9 +23,11 @@
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "policy/gate.h"
+#include "policy/rlog.h"
 #include "proxy/admin.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
+#include "proxy/stats.h"
 #include "proxy/watch.h"
 #include "proxy/worker.h"
 #include "routing/ledger.h"
@@ -260,6 +262,8 @@ static bool admin_verdict(const struct admin_evidence *, bool, const char *,
     char *, size_t);
 static json_t *admin_evidence_json(const struct admin_evidence *, bool, bool);
 static void admin_refused(struct admin_req *, const char *, json_t *);
+static void admin_rollback_logged(struct admin_req *, uint32_t, int,
+    const char *, int, const char *);
 static void admin_wave_move(struct admin_req *, const char *);
 static int admin_ledger_show_cb(int64_t, const void *, size_t, void *);
 static void admin_ledger_get(struct admin_req *);
@@ -1018,55 +1022,65 @@ admin_events_cb(uint64_t seq, const char *json, size_t len, void *arg)
 	return json_array_append_new(ev->list, j);
 }
 
-/* GET /status: floe's own status plus the store and a wave summary. */
-static void
-admin_status(struct admin_req *r)
+/* stats_status_cb (ARG: the struct floe): the store's health. */
+json_t *
+admin_store_status_cb(void *arg)
 {
+	struct floe *f = arg;
+
+	return json_pack("{s:b,s:I}", "healthy",
+	    f->store != NULL && store_is_healthy(f->store), "last_seq",
+	    (json_int_t)(f->store != NULL ? store_last_seq(f->store) : 0));
+}
+
+/*
+ * stats_status_cb (ARG: the struct floe): how many waves are in each
+ * state; null if the store cannot say.
+ */
+json_t *
+admin_waves_status_cb(void *arg)
+{
+	struct floe *f = arg;
 	struct admin_wave_list l;
 	unsigned counts[WAVE_NSTATES];
-	json_t *j, *waves;
+	json_t *waves;
 	size_t i;
 	int s;
 
-	j = floe_status_json(r->f);
-	if (j == NULL)
-		j = json_object();
-	if (!json_is_object(j)) {
-		json_decref(j);
-		admin_error(r, 500, "floe status is not an object");
+	if (f->store == NULL || admin_waves_collect(f->store, &l) == -1)
+		return json_null();
+	memset(counts, 0, sizeof(counts));
+	for (i = 0; i < l.len; i++)
+		if (l.v[i].w.state < WAVE_NSTATES)
+			counts[l.v[i].w.state]++;
+	free(l.v);
+	waves = json_object();
+	for (s = 0; s < WAVE_NSTATES; s++)
+		json_object_set_new(waves, wave_state_name(s),
+		    json_integer(counts[s]));
+	return waves;
+}
+
+/* GET /status: every part of the registry (stats.h), in order. */
+static void
+admin_status(struct admin_req *r)
+{
+	json_t *j;
+
+	if ((j = stats_status_json(&r->f->stats)) == NULL) {
+		admin_error(r, 500, "floe status is not available");
 		return;
 	}
-	json_object_set_new(j, "store",
-	    json_pack("{s:b,s:I}", "healthy",
-		r->st != NULL && store_is_healthy(r->st), "last_seq",
-		(json_int_t)(r->st != NULL ? store_last_seq(r->st) : 0)));
-	memset(counts, 0, sizeof(counts));
-	if (r->st != NULL && admin_waves_collect(r->st, &l) == 0) {
-		for (i = 0; i < l.len; i++)
-			if (l.v[i].w.state < WAVE_NSTATES)
-				counts[l.v[i].w.state]++;
-		free(l.v);
-		waves = json_object();
-		for (s = 0; s < WAVE_NSTATES; s++)
-			json_object_set_new(waves, wave_state_name(s),
-			    json_integer(counts[s]));
-	} else
-		waves = json_null();
-	json_object_set_new(j, "waves", waves);
-	json_object_set_new(j, "triggers", watch_status_json(r->f->watch));
 	admin_reply_json(r, 200, j);
 }
 
-/* GET /metrics: Prometheus text. */
+/* GET /metrics: Prometheus text, every part of the registry in order. */
 static void
 admin_metrics(struct admin_req *r)
 {
 	char *text;
 
-	if ((text = floe_metrics_text(r->f)) == NULL) {
-		admin_error(r, 500, "metrics are not available");
-		return;
-	}
+	text = stats_metrics_text(&r->f->stats);
 	free(r->reply->body);
 	r->reply->status = 200;
 	r->reply->content_type = ADMIN_CT_METRICS;
@@ -1623,24 +1637,18 @@ admin_wave_get(struct admin_req *r)
 	admin_reply_json(r, 200, j);
 }
 
-/*
- * The effective policy: floe.conf's [policy], or the built-in defaults
- * when floe runs without a conf (the unit tests).
- */
+/* The effective policy: floe.conf's [policy] (conf.c has its defaults). */
 static void
 admin_policy(const struct admin_req *r, struct gate_params *p,
     uint64_t *grace_ms)
 {
-	const struct conf_policy *cp =
-	    r->f != NULL && r->f->conf != NULL ? &r->f->conf->policy : NULL;
+	const struct conf_policy *cp = &r->f->conf->policy;
 
-	p->min_clean = cp != NULL ? cp->gate_min_clean : 5;
-	p->window_ms =
-	    cp != NULL ? (int64_t)cp->gate_window_ms : 7 * 24 * 3600 * 1000LL;
-	p->decom_min_clean = cp != NULL ? cp->decommission_min_clean : 10;
+	p->min_clean = cp->gate_min_clean;
+	p->window_ms = (int64_t)cp->gate_window_ms;
+	p->decom_min_clean = cp->decommission_min_clean;
 	if (grace_ms != NULL)
-		*grace_ms =
-		    cp != NULL ? cp->grace_ms : 14 * 24 * 3600 * 1000ULL;
+		*grace_ms = cp->grace_ms;
 }
 
 /* Free what admin_evidence gathered. */
@@ -1878,6 +1886,41 @@ admin_refused(struct admin_req *r, const char *msg, json_t *blocking)
 }
 
 /*
+ * An operator's rollback of wave N from FROM ended RC (MSG says how): the
+ * one log line saying so (wave.c leaves it to the caller) and, done, its
+ * line in the rollback log, like a trigger's.
+ */
+static void
+admin_rollback_logged(struct admin_req *r, uint32_t n, int from,
+    const char *reason, int rc, const char *msg)
+{
+	struct rlog_entry e = { .wave = n,
+		.from = wave_state_name(from),
+		.trigger = "operator",
+		.actor = r->actor,
+		.reason = reason };
+	json_t *line;
+
+	if (rc == WAVE_REFUSED) {
+		log_info("wave %u: rollback refused (%s): %s", n, r->actor,
+		    msg);
+		return;
+	}
+	if (rc != WAVE_OK) {
+		log_warnx("%s: rollback by %s: %s", __func__, r->actor, msg);
+		return;
+	}
+	line = rlog_line(&e, r->st, r->now_ms);
+	if (rlog_write(r->f->rlog, line) == -1)
+		log_warn("%s: wave %u: the rollback log line could not be "
+			 "written",
+		    __func__, n);
+	json_decref(line);
+	log_info("wave %u rolled back from %s by %s (operator)", n, e.from,
+	    r->actor);
+}
+
+/*
  * POST /waves/{n}/flip|rollback|ack|signoff|freeze|retire|set: one
  * transition through wave.h, behind its gate where it has one. Answers the
  * wave's summary with "from", the state it left.
@@ -2049,7 +2092,12 @@ admin_wave_move(struct admin_req *r, const char *what)
 		rc = wave_ack(r->st, n, r->actor, r->now_ms, msg, sizeof(msg));
 	if (gated)
 		json_decref(gate.evidence);
-	/* wave.c logged the outcome and recorded it, refusals included. */
+	if (strcmp(what, "rollback") == 0)
+		admin_rollback_logged(r, n, before.state, reason, rc, msg);
+	/*
+	 * wave.c recorded the outcome, refusals included, and logged it (a
+	 * rollback's was said just above).
+	 */
 	if (rc == WAVE_REFUSED) {
 		admin_refused(r,
 		    msg[0] != '\0' ? msg : "the transition was refused",
@@ -2063,12 +2111,6 @@ admin_wave_move(struct admin_req *r, const char *what)
 		    msg[0] != '\0' ? msg : "the store failed; nothing changed");
 		goto out;
 	}
-
-	/* An operator's rollback goes to the rollback log, like a trigger's. */
-	if (strcmp(what, "rollback") == 0)
-		json_decref(
-		    floe_rollback_logged(r->f, n, wave_state_name(before.state),
-			"operator", r->actor, reason, NULL, NULL, 0));
 
 	memset(&s, 0, sizeof(s));
 	s.n = n;
@@ -2555,9 +2597,9 @@ admin_rollbacks_get(struct admin_req *r)
 	if (admin_query_uint(r, "limit", 1, ADMIN_EVENTS_MAX, NULL, &limit) ==
 	    -1)
 		return;
-	if ((j = watch_rollbacks_json(r->f, after, limit, msg, sizeof(msg))) ==
-	    NULL) {
-		log_warnx("admin: %s", msg);
+	if ((j = rlog_read(r->f->conf->rollback_log, after, limit, msg,
+		 sizeof(msg))) == NULL) {
+		log_warnx("%s: %s", __func__, msg);
 		admin_error(r, 500, "%s", msg);
 		return;
 	}

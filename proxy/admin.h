@@ -2,7 +2,8 @@
  * floe: admin.h -- the admin API (HTTP+JSON on the Unix socket): status,
  * routes, resolve, waves and their transitions, events, metrics. Owns no
  * state: every handler works on the store (LMDB writes are synced before
- * the answer). The socket itself belongs to server.c.
+ * the answer). The socket itself belongs to server.c, its glue (who may
+ * use it, the changes held behind imports) to admin_sock.c.
  */
 #ifndef FLOE_PROXY_ADMIN_H
 #define FLOE_PROXY_ADMIN_H
@@ -12,6 +13,7 @@
 
 struct evbuffer;
 struct floe;
+typedef struct json_t json_t;
 
 struct admin_reply {
 	int status;
@@ -35,5 +37,12 @@ typedef void (*admin_later_cb)(struct admin_reply *, void *arg);
 int admin_handle(struct floe *, const char *method, const char *target,
     size_t target_len, struct evbuffer *body, uid_t peer_uid,
     struct admin_reply *, admin_later_cb later, void *arg);
+
+/*
+ * Parts of GET /status (stats_status_cb; ARG is the struct floe): the
+ * store's health, and how many waves are in each state. Caller frees.
+ */
+json_t *admin_store_status_cb(void *arg);
+json_t *admin_waves_status_cb(void *arg);
 
 #endif

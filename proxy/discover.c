@@ -39,23 +39,17 @@ struct discover_side {
 
 struct discover {
 	struct floe *f;
+	discover_changed_cb changed_cb; /* or NULL */
+	void *changed_arg;
 	struct discover_side s[ROUTE_NSIDES];
 };
 
-static const char *discover_side_name(enum route_side);
 static char *discover_url(const struct conf_target *);
 static void discover_start(struct discover_side *);
 static void discover_schedule(struct discover_side *, uint64_t);
 static void discover_timer_cb(evutil_socket_t, short, void *);
 static void discover_done_cb(int, const char *, size_t, const char *, void *);
 static void discover_failed(struct discover_side *, const char *);
-
-/* "warehouse" or "lakehouse" (floe.conf's section names). */
-static const char *
-discover_side_name(enum route_side side)
-{
-	return side == ROUTE_LAKEHOUSE ? "lakehouse" : "warehouse";
-}
 
 /* {uri}/v1/config, with ?warehouse= percent-encoded. Caller frees. */
 static char *
@@ -89,13 +83,15 @@ discover_url(const struct conf_target *t)
 
 /* Create the reader for F and start reading both sides. */
 struct discover *
-discover_new(struct floe *f)
+discover_new(struct floe *f, discover_changed_cb cb, void *arg)
 {
 	struct discover *d;
 	int i;
 
 	d = xcalloc(1, sizeof(*d));
 	d->f = f;
+	d->changed_cb = cb;
+	d->changed_arg = arg;
 	for (i = 0; i < ROUTE_NSIDES; i++) {
 		d->s[i].d = d;
 		d->s[i].side = (enum route_side)i;
@@ -210,7 +206,7 @@ discover_failed(struct discover_side *s, const char *why)
 	cat->last_error = xstrdup(why);
 	if (!s->failing) {
 		log_warnx("%s: %s catalog config: %s%s; retrying", __func__,
-		    discover_side_name(s->side), why,
+		    route_side_name(s->side), why,
 		    cat->known ? " (keeping the last one read)" : "");
 		s->failing = true;
 	}
@@ -230,7 +226,7 @@ discover_done_cb(int status, const char *body, size_t len, const char *error,
 	struct discover_side *s = arg;
 	struct floe *f = s->d->f;
 	struct catalog *cat = f->cat[s->side];
-	const char *name = discover_side_name(s->side);
+	const char *name = route_side_name(s->side);
 	char err[256], why[320];
 	int rc;
 
@@ -263,5 +259,6 @@ discover_done_cb(int status, const char *body, size_t len, const char *error,
 	discover_schedule(s,
 	    f->conf->config_refresh_ms != 0 ? f->conf->config_refresh_ms :
 					      DISCOVER_REFRESH_MS);
-	floe_catalog_changed(f, s->side);
+	if (s->d->changed_cb != NULL)
+		s->d->changed_cb(s->side, rc == 1, s->d->changed_arg);
 }

@@ -3,7 +3,7 @@
  * call is a POST of JSON to one endpoint's gateway through the fetch client;
  * a call that gets no answer moves on to the next endpoint when that cannot
  * apply it twice, and an invalid auth token is renewed once. Watches are in
- * etcdwatch.c.
+ * etcd_watch.c.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -19,8 +19,8 @@
 #include "lib/log.h"
 #include "lib/xmalloc.h"
 #include "proxy/etcd.h"
-#include "proxy/etcdjson.h"
-#include "proxy/etcdpriv.h"
+#include "proxy/etcd_json.h"
+#include "proxy/etcd_impl.h"
 #include "proxy/fetch.h"
 
 #define ETCD_TIMEOUT_MS 2000

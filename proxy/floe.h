@@ -1,18 +1,18 @@
 /*
- * floe: floe.h -- struct floe, the daemon's root object: the event base, the
- * active conf, the store, one upstream pool and one learned catalog config
- * per side, the control-plane client, the listeners and the counters.
- * One per process; everything runs on its loop thread (a bulk import's
- * parse and write run in a child process: worker.h).
+ * floe: floe.h -- struct floe, the daemon's root object, as data: the event
+ * base, the active conf, the store, one upstream pool and one learned
+ * catalog config per side, the control-plane client, the listeners and
+ * the stats. main.c builds it, in order, and frees it; the modules it
+ * holds borrow it. One per process; everything runs on its loop thread
+ * (a bulk import's parse and write run in a child process: worker.h).
  */
 #ifndef FLOE_PROXY_FLOE_H
 #define FLOE_PROXY_FLOE_H
 
-#include <sys/queue.h>
-
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "proxy/stats.h"
 #include "routing/route.h"
 
 struct event;
@@ -30,15 +30,7 @@ struct auth;
 struct tlsctx;
 struct cache;
 struct watch;
-typedef struct json_t json_t;
-
-/* Counters for /status and /metrics, per side. */
-struct floe_side_stats {
-	uint64_t requests;
-	uint64_t errors_5xx; /* 5xx answered by the upstream */
-	uint64_t failures; /* floe's own 502/504: connect, timeout, garbage */
-	uint64_t not_modified;
-};
+struct admin_sock;
 
 struct floe {
 	struct event_base *base;
@@ -55,8 +47,7 @@ struct floe {
 	struct cache *cache; /* LoadTable answers */
 	struct watch *watch; /* the rollback triggers */
 	struct worker *worker; /* bulk imports, off the loop; NULL in tests */
-	/* Admin changes waiting for the worker's imports (floe_admin_serve). */
-	TAILQ_HEAD(floe_held, floe_admin_held) held;
+	struct admin_sock *admin_sock; /* who may, and the changes held */
 	struct auth *auth; /* client authentication; NULL: mode none */
 	struct tlsctx *tls; /* the listener's TLS context, or NULL */
 	struct event *sig[4];
@@ -64,31 +55,9 @@ struct floe {
 	int access_fd; /* -1: access log off */
 	int64_t started_ms;
 	bool draining;
-	uint64_t requests; /* answered by floe, any status */
-	uint64_t local_errors; /* ErrorModel answers floe made itself */
-	struct floe_side_stats side[ROUTE_NSIDES];
+	struct stats stats; /* the counters; the parts of /status, /metrics */
 };
 
-/* The one instance (signal handlers, libevent callbacks). */
-extern struct floe *floe;
-
-/* A JSON object describing the running floe for GET /status. Caller frees. */
-json_t *floe_status_json(struct floe *);
-/* Prometheus text for GET /metrics. Caller frees. */
-char *floe_metrics_text(struct floe *);
-/* Called by discover when a side's catalog config changed or was read. */
-void floe_catalog_changed(struct floe *, enum route_side);
-/*
- * Write the rollback log line for a rollback of wave N that the store has
- * committed: FROM is the state it left, TRIGGER "operator" or a trigger
- * name, ACTOR who did it, MEASURED and THRESHOLD (borrowed, NULL: null)
- * the trigger's value and limit, HELD_MS how long its condition held.
- * Logs (never fails the rollback) if it cannot. Returns the line (the
- * webhook page's body; caller frees with json_decref), or NULL.
- */
-json_t *floe_rollback_logged(struct floe *, uint32_t n, const char *from,
-    const char *trigger, const char *actor, const char *reason,
-    json_t *measured, json_t *threshold, int64_t held_ms);
 /* Both upstream configs known and the store healthy. */
 bool floe_is_ready(const struct floe *);
 

@@ -1,20 +1,77 @@
 /*
- * floe: main.c -- command line: run floe in the foreground, or check a
- * configuration with -t and exit (like nginx -t).
+ * floe: main.c -- the floe process, as relayd.c and nginx.c hold theirs:
+ * the command line (run in the foreground, or check a configuration with
+ * -t and exit, like nginx -t), start-up and shutdown of every part in
+ * order, signals (SIGTERM drains, SIGHUP reloads), the 1 s tick, and
+ * floe's own parts of GET /status and GET /metrics.
  */
+#include <sys/types.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <event2/buffer.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <jansson.h>
 
+#include "lib/compat.h"
 #include "lib/log.h"
+#include "lib/units.h"
+#include "lib/xmalloc.h"
+#include "cache/cache.h"
+#include "proxy/admin_sock.h"
+#include "proxy/catalog.h"
 #include "proxy/conf.h"
-#include "proxy/floe_main.h"
+#include "proxy/discover.h"
+#include "proxy/fetch.h"
+#include "proxy/floe.h"
+#include "proxy/request.h"
+#include "proxy/server.h"
 #include "proxy/sockio.h"
+#include "proxy/stats.h"
+#include "proxy/tlsctx.h"
+#include "proxy/upstream.h"
+#include "proxy/watch.h"
+#include "proxy/worker.h"
+#include "policy/auth.h"
+#include "policy/rlog.h"
+#include "routing/store.h"
 
+#define FLOE_IMPORT_DEADLINE_MS (10 * 60 * 1000) /* an import's longest run */
+#define FLOE_HEAP_KEEP (16 << 20) /* freed memory glibc keeps */
+
+static struct evdns_base *floe_dns;
+static int floe_ticks;
+
+static void usage(FILE *);
+static int floe_mkdirs(const char *, bool);
+static void floe_open_store(struct floe *);
+static void floe_raise_nofile(void);
+static void floe_open_access_log(struct floe *);
+static int floe_load_auth(const struct conf *, struct auth **, char *, size_t);
+static void floe_log_auth(const struct floe *);
+static int floe_run(const char *, int);
+static void floe_reload(struct floe *);
+static void floe_signal_cb(evutil_socket_t, short, void *);
+static void floe_tick_cb(evutil_socket_t, short, void *);
+static json_t *floe_status_cb(void *);
+static json_t *floe_catalogs_cb(void *);
+static json_t *floe_cache_cb(void *);
+static void floe_metrics_cb(struct evbuffer *, void *);
+static void floe_cache_metrics_cb(struct evbuffer *, void *);
+static void floe_stats_add(struct floe *);
+
+/* The command line, on FP. */
 static void
 usage(FILE *fp)
 {
@@ -25,8 +82,595 @@ usage(FILE *fp)
 	    "  -v       debug logging\n");
 }
 
-#define FLOE_HEAP_KEEP (16 << 20)
+/* mkdir -p for the directory part of PATH. */
+static int
+floe_mkdirs(const char *path, bool is_dir)
+{
+	char buf[4096], *p;
 
+	if (strlcpy(buf, path, sizeof(buf)) >= sizeof(buf))
+		return -1;
+	if (!is_dir) {
+		if ((p = strrchr(buf, '/')) == NULL)
+			return 0;
+		*p = '\0';
+	}
+	for (p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (buf[0] != '\0' && mkdir(buf, 0755) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* Try to open the store; floe serves (warehouse only) until it opens. */
+static void
+floe_open_store(struct floe *f)
+{
+	char err[512];
+	static bool warned;
+
+	if (f->store != NULL)
+		return;
+	if (floe_mkdirs(f->conf->state_dir, true) == -1 ||
+	    (f->store = store_open(f->conf->state_dir, err, sizeof(err))) ==
+		NULL) {
+		if (!warned)
+			log_warnx("%s: flag store %s cannot be opened (%s): "
+				  "every table is served by the warehouse "
+				  "until it opens",
+			    __func__, f->conf->state_dir,
+			    f->store == NULL ? err : strerror(errno));
+		warned = true;
+		return;
+	}
+	if (warned)
+		log_info("flag store %s opened", f->conf->state_dir);
+	warned = false;
+}
+
+/*
+ * Raise the open-file limit as far as allowed and say what it is: every
+ * client connection is a descriptor, and 10,000 of them must fit.
+ */
+static void
+floe_raise_nofile(void)
+{
+	struct rlimit rl;
+	rlim_t was;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1) {
+		log_warn("%s: getrlimit", __func__);
+		return;
+	}
+	was = rl.rlim_cur;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1) {
+			log_warn("%s: setrlimit", __func__);
+			rl.rlim_cur = was;
+		}
+	}
+	if (rl.rlim_cur != was)
+		log_info("open files limit raised from %llu to %llu (the "
+			 "hard limit)",
+		    (unsigned long long)was, (unsigned long long)rl.rlim_cur);
+	else
+		log_info("open files limit %llu%s", (unsigned long long)was,
+		    rl.rlim_cur == rl.rlim_max ? " (the hard limit)" : "");
+}
+
+/* Open (or reopen) the access log. */
+static void
+floe_open_access_log(struct floe *f)
+{
+	int fd = -1;
+
+	if (f->conf->access_log != NULL) {
+		if (strcmp(f->conf->access_log, "-") == 0)
+			fd = dup(STDERR_FILENO);
+		else if (floe_mkdirs(f->conf->access_log, false) == -1 ||
+		    (fd = open(f->conf->access_log,
+			 O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640)) ==
+			-1)
+			log_warn("%s: access log %s", __func__,
+			    f->conf->access_log);
+	}
+	if (f->access_fd != -1) {
+		request_flush_log(f);
+		close(f->access_fd);
+	}
+	f->access_fd = fd;
+}
+
+/* Load the [auth] verifier into F->auth. 0, or -1 with ERR. */
+static int
+floe_load_auth(const struct conf *c, struct auth **out, char *err,
+    size_t errlen)
+{
+	int mode = auth_mode_parse(c->auth.mode);
+
+	*out = NULL;
+	if (mode == -1) {
+		snprintf(err, errlen, "%s: [auth] mode %s: unknown", c->path,
+		    c->auth.mode);
+		return -1;
+	}
+	if (mode == AUTH_NONE)
+		return 0;
+	if ((*out = auth_load(mode, c->auth.token_file, c->auth.jwks_file,
+		 c->auth.audience, c->auth.issuer, err, errlen)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* Say how clients are authenticated. */
+static void
+floe_log_auth(const struct floe *f)
+{
+	switch (auth_mode(f->auth)) {
+	case AUTH_NONE:
+		break;
+	case AUTH_TOKEN:
+		log_info("client authentication: token (%zu clients)",
+		    auth_count(f->auth));
+		break;
+	case AUTH_JWT:
+		log_info("client authentication: jwt (%zu keys)",
+		    auth_count(f->auth));
+		break;
+	case AUTH_PASSTHROUGH:
+		log_info("client authentication: passthrough (the catalogs "
+			 "check the clients' tokens)");
+		break;
+	}
+}
+
+/* Run floe with the config at CONF_PATH until it is stopped. Exit status. */
+static int
+floe_run(const char *conf_path, int verbose)
+{
+	struct floe *f;
+	struct server_opts so;
+	char err[512], node[64];
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+	struct timeval one = { 1, 0 };
+	int i;
+
+	log_init(true, verbose, "floe");
+	f = xcalloc(1, sizeof(*f));
+	f->access_fd = -1;
+	f->conf_path = xstrdup(conf_path);
+	if ((f->conf = conf_load(conf_path, err, sizeof(err))) == NULL) {
+		log_warnx("%s: %s", __func__, err);
+		return 1;
+	}
+	if (floe_load_auth(f->conf, &f->auth, err, sizeof(err)) == -1) {
+		log_warnx("%s: %s", __func__, err);
+		return 1;
+	}
+	if (f->conf->tls_cert != NULL &&
+	    (f->tls = tlsctx_new(f->conf->tls_cert, f->conf->tls_key, err,
+		 sizeof(err))) == NULL) {
+		log_warnx("%s: %s", __func__, err);
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	floe_raise_nofile();
+	f->started_ms = units_now_ms();
+	if ((f->base = event_base_new()) == NULL)
+		fatalx("event_base_new failed");
+	if ((floe_dns = evdns_base_new(f->base,
+		 EVDNS_BASE_INITIALIZE_NAMESERVERS)) == NULL)
+		floe_dns = evdns_base_new(f->base, 0);
+	snprintf(node, sizeof(node), "floe-%08x",
+	    (unsigned)(getpid() ^ (unsigned)f->started_ms));
+	request_init(node);
+	floe_open_store(f);
+	if ((f->worker = worker_new(f->base, FLOE_IMPORT_DEADLINE_MS, err,
+		 sizeof(err))) == NULL) {
+		log_warnx("%s: %s", __func__, err);
+		return 1;
+	}
+	f->cache = cache_new(f->conf->cache_size, f->conf->cache_ttl_ms);
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		f->cat[i] = catalog_new();
+		f->up[i] = upstream_new(f->base, floe_dns, &f->conf->target[i],
+		    route_side_name(i), err, sizeof(err));
+		if (f->up[i] == NULL) {
+			log_warnx("%s: %s catalog: %s", __func__,
+			    route_side_name(i), err);
+			return 1;
+		}
+	}
+	if ((f->fetch = fetch_new(f->base)) == NULL)
+		fatalx("control-plane client: cannot start");
+	floe_stats_add(f);
+
+	memset(&so, 0, sizeof(so));
+	so.name = "rest";
+	so.lim.max_head = f->conf->max_header;
+	so.lim.max_headers = 100;
+	so.lim.max_body = f->conf->max_body;
+	so.idle_timeout_ms = f->conf->idle_timeout_ms;
+	so.header_timeout_ms = f->conf->header_timeout_ms;
+	so.write_timeout_ms = 60000;
+	f->front =
+	    server_new(f->base, &so, request_serve, request_serve_error, f);
+	/* The plain listener first: server_port() names the last one. */
+	if (f->conf->listen_plain != NULL &&
+	    server_listen_tcp(f->front, f->conf->listen_plain, err,
+		sizeof(err)) == -1) {
+		log_warnx("%s: %s", __func__, err);
+		return 1;
+	}
+	if ((f->tls != NULL ? server_listen_tls(f->front, f->conf->listen,
+				  f->tls, err, sizeof(err)) :
+			      server_listen_tcp(f->front, f->conf->listen, err,
+				  sizeof(err))) == -1) {
+		log_warnx("%s: %s", __func__, err);
+		return 1;
+	}
+	so.name = "admin";
+	so.lim.max_body = 64 << 20; /* ledger imports */
+	f->admin_sock = admin_sock_new(f);
+	f->admin = server_new(f->base, &so, admin_sock_serve, admin_sock_error,
+	    f->admin_sock);
+	if (floe_mkdirs(f->conf->admin_socket, false) == -1 ||
+	    server_listen_unix(f->admin, f->conf->admin_socket, err,
+		sizeof(err)) == -1) {
+		log_warnx("%s: %s", __func__,
+		    err[0] != '\0' ? err : strerror(errno));
+		return 1;
+	}
+	floe_open_access_log(f);
+	if (floe_mkdirs(f->conf->rollback_log, false) == -1)
+		snprintf(err, sizeof(err), "rollback log %s: %s",
+		    f->conf->rollback_log, strerror(errno));
+	if (f->rlog == NULL &&
+	    (f->rlog = rlog_open(f->conf->rollback_log, err, sizeof(err))) ==
+		NULL)
+		log_warnx("%s: %s; rollbacks will still happen, without "
+			  "their log line",
+		    __func__, err);
+	for (i = 0; i < (int)nitems(sigs); i++) {
+		f->sig[i] = evsignal_new(f->base, sigs[i], floe_signal_cb, f);
+		evsignal_add(f->sig[i], NULL);
+	}
+	f->tick = event_new(f->base, -1, EV_PERSIST, floe_tick_cb, f);
+	evtimer_add(f->tick, &one);
+	/* The catalogs hold each config read; answers use it from then on. */
+	f->discover = discover_new(f, NULL, NULL);
+	f->watch = watch_new(f);
+	log_info("floe listening on %s (port %d%s), admin socket %s",
+	    f->conf->listen, server_port(f->front),
+	    f->tls != NULL ? ", TLS" : "", f->conf->admin_socket);
+	if (f->tls != NULL)
+		log_info("TLS certificate %s", tlsctx_subject(f->tls));
+	if (f->conf->listen_plain != NULL)
+		log_info("plain listener on %s", f->conf->listen_plain);
+	floe_log_auth(f);
+
+	event_base_dispatch(f->base);
+
+	log_info("floe stopped");
+	request_flush_log(f);
+	/* Imports still queued are answered (503) before their peers go. */
+	worker_free(f->worker);
+	watch_free(f->watch);
+	discover_free(f->discover);
+	server_free(f->front);
+	server_free(f->admin);
+	admin_sock_free(f->admin_sock);
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		upstream_free(f->up[i]);
+		catalog_free(f->cat[i]);
+	}
+	fetch_free(f->fetch);
+	cache_free(f->cache);
+	for (i = 0; i < (int)nitems(sigs); i++)
+		event_free(f->sig[i]);
+	event_free(f->tick);
+	evdns_base_free(floe_dns, 0);
+	event_base_free(f->base);
+	store_free(f->store);
+	rlog_free(f->rlog);
+	auth_free(f->auth);
+	stats_clear(&f->stats);
+	tlsctx_free(f->tls);
+	if (f->access_fd != -1)
+		close(f->access_fd);
+	conf_free(f->conf);
+	free(f->conf_path);
+	free(f);
+	return 0;
+}
+
+/* SIGHUP: re-read floe.conf; what needs a restart is said so. */
+static void
+floe_reload(struct floe *f)
+{
+	struct conf *nc;
+	struct auth *na;
+	char err[512];
+	int i;
+
+	if ((nc = conf_load(f->conf_path, err, sizeof(err))) == NULL) {
+		log_warnx("%s: %s; keeping the running configuration", __func__,
+		    err);
+		return;
+	}
+	if (strcmp(nc->listen, f->conf->listen) != 0 ||
+	    strcmp(nc->admin_socket, f->conf->admin_socket) != 0 ||
+	    strcmp(nc->state_dir, f->conf->state_dir) != 0 ||
+	    strcmp(nc->target[0].uri, f->conf->target[0].uri) != 0 ||
+	    strcmp(nc->target[1].uri, f->conf->target[1].uri) != 0 ||
+	    (nc->target[0].ca_file != NULL) !=
+		(f->conf->target[0].ca_file != NULL) ||
+	    (nc->target[1].ca_file != NULL) !=
+		(f->conf->target[1].ca_file != NULL) ||
+	    (nc->tls_cert != NULL) != (f->conf->tls_cert != NULL) ||
+	    (nc->listen_plain != NULL) != (f->conf->listen_plain != NULL) ||
+	    (nc->listen_plain != NULL &&
+		strcmp(nc->listen_plain, f->conf->listen_plain) != 0)) {
+		log_warnx("%s: listen, listen_plain, TLS on or off, "
+			  "admin_socket, state_dir, catalog uris and ca_file "
+			  "change only on restart; keeping the running "
+			  "configuration",
+		    __func__);
+		conf_free(nc);
+		return;
+	}
+	/*
+	 * New client tokens or keys, and the certificate read again: open
+	 * connections keep the context they started with.
+	 */
+	if (floe_load_auth(nc, &na, err, sizeof(err)) == -1) {
+		log_warnx("%s: %s; keeping the running configuration", __func__,
+		    err);
+		conf_free(nc);
+		return;
+	}
+	if (f->tls != NULL &&
+	    tlsctx_reload(f->tls, nc->tls_cert, nc->tls_key, err,
+		sizeof(err)) == -1) {
+		log_warnx("%s: %s; keeping the running configuration", __func__,
+		    err);
+		auth_free(na);
+		conf_free(nc);
+		return;
+	}
+	auth_free(f->auth);
+	f->auth = na;
+	/* Same uris: new tokens, timeouts and policy apply from now on. */
+	for (i = 0; i < ROUTE_NSIDES; i++)
+		upstream_retarget(f->up[i], &nc->target[i]);
+	conf_free(f->conf);
+	f->conf = nc;
+	cache_configure(f->cache, nc->cache_size, nc->cache_ttl_ms);
+	log_info("reload: configuration %s applied", f->conf_path);
+	if (f->tls != NULL)
+		log_info("reload: TLS certificate %s", tlsctx_subject(f->tls));
+	floe_log_auth(f);
+	floe_open_access_log(f);
+	discover_kick(f->discover);
+	watch_reload(f->watch);
+}
+
+static void
+floe_signal_cb(evutil_socket_t sig, short ev __unused, void *arg)
+{
+	struct floe *f = arg;
+	struct timeval tv;
+
+	switch (sig) {
+	case SIGHUP:
+		floe_reload(f);
+		return;
+	default:
+		if (f->draining) {
+			log_info("second signal: stopping now");
+			event_base_loopbreak(f->base);
+			return;
+		}
+		log_info("signal %d: draining (%u connections)", (int)sig,
+		    server_nconns(f->front));
+		f->draining = true;
+		server_drain(f->front);
+		server_drain(f->admin);
+		tv = units_ms_tv(f->conf->drain_ms);
+		event_base_loopexit(f->base, &tv);
+		return;
+	}
+}
+
+static void
+floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
+{
+	struct floe *f = arg;
+
+	floe_ticks++;
+	request_flush_log(f);
+	if (f->store == NULL)
+		floe_open_store(f);
+	else if (floe_ticks % 60 == 0)
+		store_maintain(f->store);
+	if (f->draining && server_nconns(f->front) == 0 &&
+	    server_nconns(f->admin) == 0)
+		event_base_loopbreak(f->base);
+}
+
+/* stats_status_cb: floe's own keys, at the top of GET /status. */
+static json_t *
+floe_status_cb(void *arg)
+{
+	struct floe *f = arg;
+
+	return json_pack("{s:b, s:b, s:I, s:I, s:I, s:I}", "ready",
+	    floe_is_ready(f), "draining", f->draining, "uptime_s",
+	    (json_int_t)((units_now_ms() - f->started_ms) / 1000), "requests",
+	    (json_int_t)f->stats.requests, "local_errors",
+	    (json_int_t)f->stats.local_errors, "connections",
+	    (json_int_t)server_nconns(f->front));
+}
+
+/* stats_status_cb: each catalog's pool, config and counters. */
+static json_t *
+floe_catalogs_cb(void *arg)
+{
+	struct floe *f = arg;
+	json_t *sides, *s;
+	int i;
+
+	sides = json_object();
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		s = upstream_status_json(f->up[i]);
+		json_object_set_new(s, "config_known",
+		    json_boolean(f->cat[i]->known));
+		if (f->cat[i]->prefix != NULL)
+			json_object_set_new(s, "prefix",
+			    json_string(f->cat[i]->prefix));
+		if (f->cat[i]->last_error != NULL)
+			json_object_set_new(s, "last_error",
+			    json_string(f->cat[i]->last_error));
+		json_object_set_new(s, "requests",
+		    json_integer(f->stats.side[i].requests));
+		json_object_set_new(s, "errors_5xx",
+		    json_integer(f->stats.side[i].errors_5xx));
+		json_object_set_new(s, "failures",
+		    json_integer(f->stats.side[i].failures));
+		json_object_set_new(sides, route_side_name(i), s);
+	}
+	return sides;
+}
+
+/* stats_status_cb: the LoadTable cache. */
+static json_t *
+floe_cache_cb(void *arg)
+{
+	struct floe *f = arg;
+	struct cache_stats cs;
+
+	cache_get_stats(f->cache, &cs);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "budget", (json_int_t)cs.budget, "bytes", (json_int_t)cs.bytes,
+	    "entries", (json_int_t)cs.entries, "hits", (json_int_t)cs.hits,
+	    "misses", (json_int_t)cs.misses, "revalidations",
+	    (json_int_t)cs.revalidations, "evictions", (json_int_t)cs.evictions,
+	    "expirations", (json_int_t)cs.expirations, "invalidations",
+	    (json_int_t)cs.invalidations, "ttl_ms",
+	    (json_int_t)f->conf->cache_ttl_ms);
+}
+
+/* stats_metrics_cb: floe's answers and readiness, and each catalog's. */
+static void
+floe_metrics_cb(struct evbuffer *b, void *arg)
+{
+	struct floe *f = arg;
+	int i;
+
+	evbuffer_add_printf(b,
+	    "# HELP floe_requests_total Requests answered by floe.\n"
+	    "# TYPE floe_requests_total counter\n"
+	    "floe_requests_total %llu\n"
+	    "# HELP floe_local_errors_total ErrorModel answers floe made "
+	    "itself.\n"
+	    "# TYPE floe_local_errors_total counter\n"
+	    "floe_local_errors_total %llu\n"
+	    "# HELP floe_ready Both catalog configs known and the store "
+	    "open.\n"
+	    "# TYPE floe_ready gauge\n"
+	    "floe_ready %d\n"
+	    "# HELP floe_connections Open client connections.\n"
+	    "# TYPE floe_connections gauge\n"
+	    "floe_connections %u\n",
+	    (unsigned long long)f->stats.requests,
+	    (unsigned long long)f->stats.local_errors, floe_is_ready(f) ? 1 : 0,
+	    server_nconns(f->front));
+	evbuffer_add_printf(b,
+	    "# HELP floe_upstream_requests_total Requests forwarded per "
+	    "catalog.\n"
+	    "# TYPE floe_upstream_requests_total counter\n"
+	    "# HELP floe_upstream_5xx_total 5xx answers per catalog.\n"
+	    "# TYPE floe_upstream_5xx_total counter\n"
+	    "# HELP floe_upstream_failures_total Connect failures, "
+	    "timeouts and garbage per catalog.\n"
+	    "# TYPE floe_upstream_failures_total counter\n");
+	for (i = 0; i < ROUTE_NSIDES; i++)
+		evbuffer_add_printf(b,
+		    "floe_upstream_requests_total{target=\"%s\"} %llu\n"
+		    "floe_upstream_5xx_total{target=\"%s\"} %llu\n"
+		    "floe_upstream_failures_total{target=\"%s\"} %llu\n",
+		    route_side_name(i),
+		    (unsigned long long)f->stats.side[i].requests,
+		    route_side_name(i),
+		    (unsigned long long)f->stats.side[i].errors_5xx,
+		    route_side_name(i),
+		    (unsigned long long)f->stats.side[i].failures);
+}
+
+/* stats_metrics_cb: the LoadTable cache. */
+static void
+floe_cache_metrics_cb(struct evbuffer *b, void *arg)
+{
+	struct floe *f = arg;
+	struct cache_stats cs;
+
+	cache_get_stats(f->cache, &cs);
+	evbuffer_add_printf(b,
+	    "# HELP floe_cache_hits_total LoadTable answers served from the "
+	    "cache.\n"
+	    "# TYPE floe_cache_hits_total counter\n"
+	    "floe_cache_hits_total %llu\n"
+	    "# HELP floe_cache_misses_total LoadTable lookups the cache could "
+	    "not answer.\n"
+	    "# TYPE floe_cache_misses_total counter\n"
+	    "floe_cache_misses_total %llu\n"
+	    "# HELP floe_cache_revalidations_total Expired entries a catalog "
+	    "confirmed with 304.\n"
+	    "# TYPE floe_cache_revalidations_total counter\n"
+	    "floe_cache_revalidations_total %llu\n"
+	    "# HELP floe_cache_evictions_total Entries dropped for the byte "
+	    "budget.\n"
+	    "# TYPE floe_cache_evictions_total counter\n"
+	    "floe_cache_evictions_total %llu\n"
+	    "# HELP floe_cache_invalidations_total Entries dropped by writes "
+	    "through floe.\n"
+	    "# TYPE floe_cache_invalidations_total counter\n"
+	    "floe_cache_invalidations_total %llu\n"
+	    "# HELP floe_cache_bytes Bytes the cache holds.\n"
+	    "# TYPE floe_cache_bytes gauge\n"
+	    "floe_cache_bytes %llu\n"
+	    "# HELP floe_cache_entries Answers the cache holds.\n"
+	    "# TYPE floe_cache_entries gauge\n"
+	    "floe_cache_entries %llu\n",
+	    (unsigned long long)cs.hits, (unsigned long long)cs.misses,
+	    (unsigned long long)cs.revalidations,
+	    (unsigned long long)cs.evictions,
+	    (unsigned long long)cs.invalidations, (unsigned long long)cs.bytes,
+	    (unsigned long long)cs.entries);
+}
+
+/*
+ * floe's parts of GET /status and /metrics, first; the admin API's and
+ * the triggers' come after them, in the order their modules start.
+ */
+static void
+floe_stats_add(struct floe *f)
+{
+	stats_add_status(&f->stats, NULL, floe_status_cb, f);
+	stats_add_status(&f->stats, "catalogs", floe_catalogs_cb, f);
+	stats_add_status(&f->stats, "cache", floe_cache_cb, f);
+	stats_add_metrics(&f->stats, floe_metrics_cb, f);
+	stats_add_metrics(&f->stats, floe_cache_metrics_cb, f);
+}
+
+/* floe [-tv] [-c FILE] */
 int
 main(int argc, char *argv[])
 {

@@ -190,7 +190,7 @@ request_error_conn(struct floe *f, struct server_conn *conn, unsigned status,
 	struct evbuffer *b;
 	int n;
 
-	f->local_errors++;
+	f->stats.local_errors++;
 	j = json_pack("{s:{s:s, s:s, s:i}}", "error", "message", msg, "type",
 	    type, "code", (int)status);
 	body = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
@@ -229,7 +229,7 @@ request_errorf(struct request *r, unsigned status, const char *type,
 		snprintf(hdr, sizeof(hdr), "X-Floe-Wave: %s\r\n", wave);
 	}
 	request_log_access(r, status, "floe");
-	r->f->requests++;
+	r->f->stats.requests++;
 	request_error_conn(r->f, r->conn, status, type, msg, hdr);
 	request_free(r);
 }
@@ -241,7 +241,7 @@ request_serve_error(struct server_conn *conn, int status, const char *why,
 	struct floe *f = arg;
 	char msg[256];
 
-	f->requests++;
+	f->stats.requests++;
 	snprintf(msg, sizeof(msg), "Malformed HTTP request: %s", why);
 	request_error_conn(f, conn, status,
 	    status == 408 ? "RequestTimeoutException" : "BadRequestException",
@@ -370,7 +370,7 @@ request_config(struct request *r)
 	evbuffer_add(b, body, strlen(body));
 	free(body);
 	request_log_access(r, 200, "floe");
-	f->requests++;
+	f->stats.requests++;
 	server_reply(r->conn, 200, "Content-Type: application/json\r\n", 32, b,
 	    -1);
 	evbuffer_free(b);
@@ -385,13 +385,13 @@ request_health(struct floe *f, struct server_conn *conn, const struct h1_msg *m)
 	int n;
 
 	if (m->target_len == 8 && memcmp(m->target, "/healthz", 8) == 0) {
-		f->requests++;
+		f->stats.requests++;
 		server_reply_mem(conn, 200, "application/json",
 		    "{\"status\":\"alive\"}", 18);
 		return true;
 	}
 	if (m->target_len == 7 && memcmp(m->target, "/readyz", 7) == 0) {
-		f->requests++;
+		f->stats.requests++;
 		n = snprintf(body, sizeof(body),
 		    "{\"ready\":%s,\"store\":%s,\"warehouse_config\":%s,"
 		    "\"lakehouse_config\":%s}",
@@ -816,9 +816,9 @@ request_cache_reply(struct request *r, const struct cache_entry *e,
 	request_put(&o, "\r\n", 2);
 	request_log_access(r, not_modified ? 304 : e->status,
 	    route_side_name(r->side));
-	r->f->requests++;
+	r->f->stats.requests++;
 	if (not_modified) {
-		r->f->side[r->side].not_modified++;
+		r->f->stats.side[r->side].not_modified++;
 		server_reply(r->conn, 304, hdr, o - hdr, NULL, -1);
 	} else {
 		evbuffer_add(b, e->body, e->len);
@@ -1186,7 +1186,7 @@ request_forward(struct request *r, enum route_side side)
 	ur.head_method = m->method == H1_HEAD;
 	ur.retryable = m->method == H1_GET || m->method == H1_HEAD || idem;
 	r->pending++;
-	f->side[side].requests++;
+	f->stats.side[side].requests++;
 	r->x[side] = upstream_send(f->up[side], &ur, request_done_cb, r);
 }
 
@@ -1376,13 +1376,13 @@ request_reply_upstream(struct request *r, enum route_side side,
 	if (m->status >= 200 && m->status < 300 && blen > 0)
 		blen = request_rewrite(r, side, body, blen);
 	if (m->status >= 500)
-		f->side[side].errors_5xx++;
+		f->stats.side[side].errors_5xx++;
 	/* The error trigger counts table reads of assigned waves (4xx: ok). */
 	if (r->has_route && r->route.assigned && !r->rr.write)
 		watch_count(f->watch, r->route.wave, r->route.state, side,
 		    m->status >= 500);
 	if (m->status == 304)
-		f->side[side].not_modified++;
+		f->stats.side[side].not_modified++;
 	if (r->cacheable) {
 		request_cache_store(r, m, hdrs, o - hdrs, body, etag);
 		request_put(&o, "X-Floe-Cache: ", 14);
@@ -1391,7 +1391,7 @@ request_reply_upstream(struct request *r, enum route_side side,
 	}
 	hlen = o - hdrs;
 	request_log_access(r, m->status, pinned);
-	f->requests++;
+	f->stats.requests++;
 	server_reply(r->conn, m->status, hdrs, hlen, body,
 	    r->msg->method == H1_HEAD || m->status == 304 ? (int64_t)blen : -1);
 }
@@ -1403,7 +1403,7 @@ request_reply_failure(struct request *r, enum route_side side,
 {
 	unsigned status = fail == UPSTREAM_TIMEOUT ? 504 : 502;
 
-	r->f->side[side].failures++;
+	r->f->stats.side[side].failures++;
 	if (r->has_route && r->route.assigned && !r->rr.write)
 		watch_count(r->f->watch, r->route.wave, r->route.state, side,
 		    true);
@@ -1457,7 +1457,7 @@ request_reply_list(struct request *r)
 			b = r->ans[i];
 			request_log_access(r, r->ans_status[i],
 			    route_side_name(i));
-			r->f->requests++;
+			r->f->stats.requests++;
 			n = snprintf(hdr, sizeof(hdr),
 			    "Content-Type: application/json\r\n"
 			    "X-Floe-Target: %s\r\n",
@@ -1504,7 +1504,7 @@ request_reply_list(struct request *r)
 	evbuffer_add(b, out, outlen);
 	free(out);
 	request_log_access(r, 200, "both");
-	r->f->requests++;
+	r->f->stats.requests++;
 	server_reply(r->conn, 200, request_list_hdrs,
 	    sizeof(request_list_hdrs) - 1, b, -1);
 	evbuffer_free(b);
@@ -1663,7 +1663,7 @@ request_authenticate(struct request *r)
 	    why);
 	snprintf(msg, sizeof(msg), "Not authorized: %s", why);
 	request_log_access(r, 401, "floe");
-	r->f->requests++;
+	r->f->stats.requests++;
 	request_error_conn(r->f, r->conn, 401, "NotAuthorizedException", msg,
 	    "WWW-Authenticate: Bearer realm=\"floe\"\r\n");
 	request_free(r);

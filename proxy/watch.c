@@ -12,7 +12,6 @@
  */
 #include <sys/queue.h>
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -27,11 +26,13 @@
 #include "lib/log.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
+#include "policy/rlog.h"
 #include "policy/trigger.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
+#include "proxy/stats.h"
 #include "proxy/watch.h"
 #include "routing/ledger.h"
 #include "routing/route.h"
@@ -46,7 +47,6 @@
 #define WATCH_SUSPECTS 64
 #define WATCH_PAGED 256
 #define WATCH_NAME_MAX (STORE_KEY_MAX * 3 + 8)
-#define WATCH_ROLLBACKS_MAX 10000
 
 struct watch_obj;
 
@@ -152,7 +152,6 @@ static void watch_poll_cb(evutil_socket_t, short, void *);
 static void watch_check_wave(struct watch *, uint32_t, int64_t);
 static void watch_fire(struct watch *, uint32_t, enum trigger_kind, json_t *,
     json_t *, int64_t, const char *, int64_t);
-static json_t *watch_objects_json(struct floe *, uint32_t);
 static void watch_page(struct watch *, uint32_t, json_t *);
 static void watch_page_send(struct watch_page *);
 static void watch_page_done_cb(int, const char *, size_t, const char *, void *);
@@ -175,6 +174,7 @@ static void watch_poll_done_cb(int, const char *, size_t, const char *, void *);
 static void watch_cycle_end(struct watch *);
 static void watch_count_record(struct watch *, struct watch_obj *);
 static void watch_reset_wave(struct watch *, uint32_t);
+static json_t *watch_status_cb(void *);
 
 /* The loop's cached wall clock in ms: no call into the kernel. */
 static int64_t
@@ -213,7 +213,15 @@ watch_new(struct floe *f)
 		fatalx("%s: cannot create the trigger timers", __func__);
 	watch_schedule(w->tick, (uint64_t)w->tab.win.width_ms);
 	watch_schedule(w->poll, f->conf->policy.freshness_interval_ms);
+	stats_add_status(&f->stats, "triggers", watch_status_cb, w);
 	return w;
+}
+
+/* stats_status_cb: the triggers' part of GET /status. */
+static json_t *
+watch_status_cb(void *arg)
+{
+	return watch_status_json(arg);
 }
 
 /* Free one page, cancelling its delivery. */
@@ -238,6 +246,7 @@ watch_free(struct watch *w)
 
 	if (w == NULL)
 		return;
+	stats_remove(&w->f->stats, w);
 	while ((p = TAILQ_FIRST(&w->pages)) != NULL) {
 		log_warnx("webhook: page for wave %u not delivered: floe is "
 			  "stopping",
@@ -467,6 +476,7 @@ watch_fire(struct watch *w, uint32_t n, enum trigger_kind k, json_t *measured,
     json_t *threshold, int64_t held_ms, const char *reason, int64_t since_us)
 {
 	struct floe *f = w->f;
+	struct rlog_entry e;
 	struct store_wave sw;
 	char msg[1024], ts[40];
 	const char *from;
@@ -490,16 +500,29 @@ watch_fire(struct watch *w, uint32_t n, enum trigger_kind k, json_t *measured,
 		}
 		t1 = units_mono_us();
 		w->rollbacks++;
-		line = floe_rollback_logged(f, n, from, trigger_name(k), "floe",
-		    reason, measured, threshold, held_ms);
+		e = (struct rlog_entry) { .wave = n,
+			.from = from,
+			.trigger = trigger_name(k),
+			.actor = "floe",
+			.reason = reason,
+			.measured = measured,
+			.threshold = threshold,
+			.held_ms = held_ms };
+		line = rlog_line(&e, f->store, units_now_ms());
+		if (rlog_write(f->rlog, line) == -1)
+			log_warn("%s: wave %u: the rollback log line could not "
+				 "be written",
+			    __func__, n);
 		if (since_us > 0)
 			log_info("wave %u: %s trigger: rolled back in %lld us, "
-				 "%lld us after its condition was seen",
+				 "%lld us after its condition was seen (from "
+				 "%s)",
 			    n, trigger_name(k), (long long)(t1 - t0),
-			    (long long)(t1 - since_us));
+			    (long long)(t1 - since_us), from);
 		else
-			log_info("wave %u: %s trigger: rolled back in %lld us",
-			    n, trigger_name(k), (long long)(t1 - t0));
+			log_info("wave %u: %s trigger: rolled back in %lld us "
+				 "(from %s)",
+			    n, trigger_name(k), (long long)(t1 - t0), from);
 		watch_reset_wave(w, n);
 		if (line != NULL)
 			watch_page(w, n, line);
@@ -512,7 +535,7 @@ watch_fire(struct watch *w, uint32_t n, enum trigger_kind k, json_t *measured,
 		line = json_pack("{s:s,s:I,s:o,s:s,s:O?,s:O?,s:I,s:s,s:s,s:s,"
 				 "s:s,s:s}",
 		    "ts", ts, "wave", (json_int_t)n, "objects",
-		    watch_objects_json(f, n), "trigger", trigger_name(k),
+		    rlog_objects(f->store, n), "trigger", trigger_name(k),
 		    "measured", measured, "threshold", threshold, "held_ms",
 		    (json_int_t)held_ms, "from", from, "to", from, "actor",
 		    "floe", "reason", reason, "action",
@@ -536,38 +559,6 @@ watch_fire(struct watch *w, uint32_t n, enum trigger_kind k, json_t *measured,
 out:
 	json_decref(measured);
 	json_decref(threshold);
-}
-
-/* Collect the objects and rules of wave N as text. */
-struct watch_names {
-	uint32_t wave;
-	json_t *list;
-};
-
-/* One route of the wave being named. */
-static int
-watch_names_cb(const void *key, size_t keylen, const struct store_route *rt,
-    void *arg)
-{
-	struct watch_names *o = arg;
-	struct route_obj obj;
-	char text[WATCH_NAME_MAX];
-
-	if (rt->wave != o->wave || route_obj_from_key(key, keylen, &obj) == -1)
-		return 0;
-	route_obj_format(&obj, text, sizeof(text));
-	json_array_append_new(o->list, json_string(text));
-	return 0;
-}
-
-/* The objects and rules of wave N, as the log line names them. */
-static json_t *
-watch_objects_json(struct floe *f, uint32_t n)
-{
-	struct watch_names o = { n, json_array() };
-
-	(void)store_route_foreach(f->store, watch_names_cb, &o);
-	return o.list;
 }
 
 /* Page the webhook with LINE (borrowed) about wave N, if one is set. */
@@ -1382,47 +1373,4 @@ watch_status_json(struct watch *w)
 		json_object_set_new(j, "dropped_counts",
 		    json_integer((json_int_t)w->tab.dropped));
 	return j;
-}
-
-/* Lines of the rollback log after the first AFTER. */
-json_t *
-watch_rollbacks_json(struct floe *f, uint64_t after, size_t limit, char *msg,
-    size_t msglen)
-{
-	const char *path = f->conf->rollback_log;
-	json_t *list, *one;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	uint64_t no = 0;
-	FILE *fp;
-
-	if (limit == 0 || limit > WATCH_ROLLBACKS_MAX)
-		limit = WATCH_ROLLBACKS_MAX;
-	list = json_array();
-	if ((fp = fopen(path, "r")) == NULL) {
-		if (errno == ENOENT)
-			return json_pack("{s:o,s:I}", "rollbacks", list, "next",
-			    (json_int_t)0);
-		snprintf(msg, msglen, "rollback log %s: %s", path,
-		    strerror(errno));
-		json_decref(list);
-		return NULL;
-	}
-	while (json_array_size(list) < limit &&
-	    (len = getline(&line, &cap, fp)) != -1) {
-		/* A line being written has no newline yet: not counted. */
-		if (len == 0 || line[len - 1] != '\n')
-			break;
-		if (no++ < after)
-			continue;
-		if ((one = json_loadb(line, (size_t)len, 0, NULL)) == NULL)
-			one = json_pack("{s:s#}", "unparsed", line,
-			    (int)(len - 1));
-		json_array_append_new(list, one);
-	}
-	free(line);
-	fclose(fp);
-	return json_pack("{s:o,s:I}", "rollbacks", list, "next",
-	    (json_int_t)(after + json_array_size(list)));
 }

@@ -6,7 +6,7 @@
  * freshness_interval (freshness lag and the metadata count check), runs
  * the reconcile trigger on ledger records as they are committed, and when
  * a trigger fires moves the wave back (wave_rollback, then
- * floe_rollback_logged) and pages the webhook, retrying off the critical
+ * rlog_write) and pages the webhook, retrying off the critical
  * path. Owns the counter table, its timers, its fetch requests and the
  * pages in flight. Loop thread only.
  */
@@ -63,13 +63,5 @@ json_t *watch_report_errors(struct floe *, uint32_t n, int side,
 
 /* The triggers' state for GET /status. Caller frees. */
 json_t *watch_status_json(struct watch *);
-
-/*
- * The rollback log's lines after the first AFTER, at most LIMIT, as
- * {"rollbacks":[...],"next":N}. Caller frees; NULL with MSG if the log
- * cannot be read.
- */
-json_t *watch_rollbacks_json(struct floe *, uint64_t after, size_t limit,
-    char *msg, size_t msglen);
 
 #endif

@@ -113,9 +113,9 @@ worker_free(struct worker *w)
 		pfd.events = POLLIN;
 		while (!w->eof) {
 			if (!w->killed && worker_overdue(w)) {
-				log_warnx("worker: child %ld still running at "
+				log_warnx("%s: child %ld still running at "
 					  "its deadline: killing it",
-				    (long)w->pid);
+				    __func__, (long)w->pid);
 				w->killed = true;
 				(void)kill(w->pid, SIGKILL);
 			}
@@ -185,7 +185,7 @@ worker_next(struct worker *w)
 		TAILQ_REMOVE(&w->todo, j, entry);
 		if (worker_spawn(w, j, err, sizeof(err)) == 0)
 			return;
-		log_warnx("worker: job never ran: %s", err);
+		log_warnx("%s: job never ran: %s", __func__, err);
 		w->pending--;
 		none = evbuffer_new();
 		j->done(j->arg, none, err);
@@ -298,7 +298,7 @@ worker_read_cb(evutil_socket_t fd, short what __unused, void *arg)
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n == -1)
-		log_warn("worker: reading from child %ld", (long)w->pid);
+		log_warn("%s: reading from child %ld", __func__, (long)w->pid);
 	w->eof = true;
 	event_del(w->rev);
 	w->reap_us = 0;
@@ -311,8 +311,8 @@ worker_deadline_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 {
 	struct worker *w = arg;
 
-	log_warnx("worker: child %ld still running after %llu ms: killing it",
-	    (long)w->pid, (unsigned long long)w->deadline_ms);
+	log_warnx("%s: child %ld still running after %llu ms: killing it",
+	    __func__, (long)w->pid, (unsigned long long)w->deadline_ms);
 	w->killed = true;
 	(void)kill(w->pid, SIGKILL);
 }
@@ -345,7 +345,7 @@ worker_reap_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 		return;
 	}
 	if (rc == -1) {
-		log_warn("worker: waitpid %ld", (long)w->pid);
+		log_warn("%s: waitpid %ld", __func__, (long)w->pid);
 		w->wstatus = 255 << 8; /* "exited 255" */
 	}
 	worker_end(w);
@@ -374,7 +374,7 @@ worker_end(struct worker *w)
 		why = status;
 	}
 	if (why != NULL)
-		log_warnx("worker: child %ld %s", (long)w->pid, why);
+		log_warnx("%s: child %ld %s", __func__, (long)w->pid, why);
 	close(event_get_fd(w->rev));
 	event_free(w->rev);
 	w->rev = NULL;

@@ -548,8 +548,9 @@ wave_set_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 
 /*
  * Run one transition through the store and log its outcome, the place
- * where it is decided. VERB names it in the log; the sentence for the
- * operator goes to MSG (may be NULL).
+ * where it is decided; a rollback's outcome is its caller's to say. VERB
+ * names it in the log; the sentence for the operator goes to MSG (may be
+ * NULL).
  */
 static int
 wave_run(struct store *s, struct wave_req *q, store_wave_update_cb cb,
@@ -570,7 +571,16 @@ wave_run(struct store *s, struct wave_req *q, store_wave_update_cb cb,
 	    q->reason != NULL ? json_string(q->reason) : json_null());
 	rc = store_wave_update(s, q->n, q->now_ms, cb, q, event);
 	json_decref(event);
-	if (rc == STORE_OK)
+	if (q->action == WAVE_ACT_ROLLBACK)
+		/*
+		 * A rollback is said once, by whoever decided it (a trigger
+		 * or an operator): it knows why, and this does not.
+		 */
+		log_debug("wave %u: rollback (%s): %s", q->n,
+		    q->actor != NULL ? q->actor : "",
+		    rc == STORE_OK || rc == STORE_REFUSED ? q->msg :
+							    "the store failed");
+	else if (rc == STORE_OK)
 		log_info("%s (%s)", q->msg, q->actor != NULL ? q->actor : "");
 	else if (rc == STORE_REFUSED)
 		log_info("wave %u: %s refused (%s): %s", q->n, verb,

@@ -55,7 +55,6 @@ LLVMFuzzerInitialize(int *argc __attribute__((unused)),
 	    "[lakehouse]\nuri = http://127.0.0.1:2\n",
 	    d, d, d);
 	fclose(fp);
-	floe = &fz;
 	fz.access_fd = -1;
 	if ((fz.conf = conf_load(path, err, sizeof(err))) == NULL ||
 	    (fz.base = event_base_new()) == NULL)

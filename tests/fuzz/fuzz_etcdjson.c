@@ -1,5 +1,5 @@
 /*
- * floe: fuzz_etcdjson.c -- libFuzzer target for the decoding of etcd's
+ * floe: fuzz_etcd_json.c -- libFuzzer target for the decoding of etcd's
  * gateway answers: the input goes through every decoder (range, txn,
  * lease, auth, a watch line, an error answer). A decoder that fails must
  * leave nothing allocated; one that succeeds must give lengths that match
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy/etcdjson.h"
+#include "proxy/etcd_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -19,9 +19,11 @@
 #include "lib/compat.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
+#include "policy/rlog.h"
 #include "proxy/admin.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
+#include "proxy/stats.h"
 #include "proxy/watch.h"
 #include "proxy/worker.h"
 #include "routing/store.h"
@@ -34,55 +36,34 @@
 struct fixture {
 	struct routing_tmp *tmp;
 	struct floe f;
-	struct conf conf; /* only [policy] is read */
+	struct conf conf; /* [policy] and rollback_log are read */
+	char rlog_path[320];
 };
 
-/* Test double: the main's status object. */
-json_t *
-floe_status_json(struct floe *f)
+/* A part of /status at the top level, as floe's own keys are. */
+static json_t *
+top_status_cb(void *arg)
 {
-	(void)f;
+	(void)arg;
 	return json_pack("{s:s,s:i}", "version", "test", "uptime_s", 42);
 }
 
-/* Test double: the main's Prometheus text. */
-char *
-floe_metrics_text(struct floe *f)
+/* A part of /status under a key, as the triggers' is. */
+static json_t *
+triggers_status_cb(void *arg)
 {
-	(void)f;
-	return xstrdup("# TYPE floe_requests_total counter\n"
-		       "floe_requests_total 7\n");
+	(void)arg;
+	return json_pack("{s:s}", "double", "watch");
 }
 
-/* What floe_rollback_logged was last called with. */
-static struct {
-	int calls;
-	uint32_t n;
-	char from[32];
-	char trigger[32];
-	char actor[32];
-	char reason[64];
-} rlog;
-
-/* Test double: the main's rollback log line. */
-json_t *
-floe_rollback_logged(struct floe *f, uint32_t n, const char *from,
-    const char *trigger, const char *actor, const char *reason,
-    json_t *measured, json_t *threshold, int64_t held_ms)
+/* A part of /metrics. */
+static void
+requests_metrics_cb(struct evbuffer *out, void *arg)
 {
-	(void)f;
-	/* An operator's rollback measures nothing. */
-	assert_null(measured);
-	assert_null(threshold);
-	assert_int_equal(held_ms, 0);
-	rlog.calls++;
-	rlog.n = n;
-	snprintf(rlog.from, sizeof(rlog.from), "%s", from);
-	snprintf(rlog.trigger, sizeof(rlog.trigger), "%s", trigger);
-	snprintf(rlog.actor, sizeof(rlog.actor), "%s", actor);
-	snprintf(rlog.reason, sizeof(rlog.reason), "%s",
-	    reason != NULL ? reason : "(null)");
-	return json_object();
+	(void)arg;
+	evbuffer_add_printf(out,
+	    "# TYPE floe_requests_total counter\n"
+	    "floe_requests_total 7\n");
 }
 
 /* Test doubles of the triggers (proxy/watch.c runs on a live floe). */
@@ -122,24 +103,6 @@ watch_report_errors(struct floe *f, uint32_t n, int side, uint64_t errors,
 	    side, "errors", (json_int_t)errors, "total", (json_int_t)total);
 }
 
-json_t *
-watch_status_json(struct watch *w)
-{
-	(void)w;
-	return json_pack("{s:s}", "double", "watch");
-}
-
-json_t *
-watch_rollbacks_json(struct floe *f, uint64_t after, size_t limit, char *msg,
-    size_t msglen)
-{
-	(void)f;
-	(void)msg;
-	(void)msglen;
-	return json_pack("{s:[],s:I,s:I}", "rollbacks", "next",
-	    (json_int_t)after, "limit", (json_int_t)limit);
-}
-
 /* Set up a store in a fresh directory. */
 static int
 setup(void **state)
@@ -157,7 +120,21 @@ setup(void **state)
 	fx->conf.policy.decommission_min_clean = 10;
 	fx->conf.policy.grace_ms = 14 * 24 * 3600 * 1000LL;
 	fx->f.conf = &fx->conf;
-	memset(&rlog, 0, sizeof(rlog));
+	/* The rollback log, read back through GET /rollbacks. */
+	snprintf(fx->rlog_path, sizeof(fx->rlog_path), "%s/rollback.log",
+	    fx->tmp->dir);
+	fx->conf.rollback_log = fx->rlog_path;
+	if ((fx->f.rlog = rlog_open(fx->rlog_path, NULL, 0)) == NULL) {
+		routing_tmp_close(fx->tmp);
+		free(fx);
+		return -1;
+	}
+	/* GET /status and /metrics: the parts, in the order floe adds them. */
+	stats_add_status(&fx->f.stats, NULL, top_status_cb, NULL);
+	stats_add_status(&fx->f.stats, "store", admin_store_status_cb, &fx->f);
+	stats_add_status(&fx->f.stats, "waves", admin_waves_status_cb, &fx->f);
+	stats_add_status(&fx->f.stats, "triggers", triggers_status_cb, NULL);
+	stats_add_metrics(&fx->f.stats, requests_metrics_cb, NULL);
 	*state = fx;
 	return 0;
 }
@@ -168,7 +145,9 @@ teardown(void **state)
 {
 	struct fixture *fx = *state;
 
+	rlog_free(fx->f.rlog);
 	routing_tmp_close(fx->tmp);
+	stats_clear(&fx->f.stats);
 	free(fx);
 	return 0;
 }
@@ -247,6 +226,33 @@ raw(struct fixture *fx, const char *method, const char *target)
 	return rep.body;
 }
 
+/* GET /rollbacks?after=AFTER: the lines, checking "next". Caller frees. */
+static json_t *
+rollbacks(struct fixture *fx, unsigned after)
+{
+	char target[64];
+	json_t *j, *list;
+
+	snprintf(target, sizeof(target), "/rollbacks?after=%u", after);
+	j = expect(fx, 200, "GET", target, NULL);
+	list = json_incref(json_object_get(j, "rollbacks"));
+	assert_true(json_is_array(list));
+	assert_int_equal(num(j, "next"), after + json_array_size(list));
+	json_decref(j);
+	return list;
+}
+
+/* How many lines the rollback log has. */
+static size_t
+rollback_lines(struct fixture *fx)
+{
+	json_t *list = rollbacks(fx, 0);
+	size_t n = json_array_size(list);
+
+	json_decref(list);
+	return n;
+}
+
 /* The store's routes and waves as one string. Caller frees. */
 static char *
 snapshot(struct fixture *fx)
@@ -317,7 +323,10 @@ force_state(struct fixture *fx, uint32_t n, int state)
 	json_decref(ev);
 }
 
-/* GET /status: the main's keys first, then store and a wave count. */
+/*
+ * GET /status: the registry's parts in order: the top-level keys first,
+ * then admin's store and wave count, then the triggers'.
+ */
 static void
 test_status(void **state)
 {
@@ -360,7 +369,7 @@ test_status(void **state)
 	}
 }
 
-/* GET /metrics: the main's text with the Prometheus content type. */
+/* GET /metrics: the registry's text with the Prometheus content type. */
 static void
 test_metrics(void **state)
 {
@@ -631,20 +640,33 @@ test_transitions(void **state)
 	assert_string_equal(str(j, "state"), "lakehouse");
 	json_decref(j);
 
-	assert_int_equal(rlog.calls, 0);
+	assert_int_equal(rollback_lines(fx), 0);
 	j = expect(fx, 200, "POST", "/waves/3/rollback",
 	    "{\"reason\":\"dashboards wrong\"}");
 	assert_string_equal(str(j, "from"), "lakehouse");
 	assert_string_equal(str(j, "state"), "rolled_back");
 	assert_string_equal(str(j, "reason"), "dashboards wrong");
 	json_decref(j);
-	/* The operator's rollback is in the rollback log. */
-	assert_int_equal(rlog.calls, 1);
-	assert_int_equal(rlog.n, 3);
-	assert_string_equal(rlog.from, "lakehouse");
-	assert_string_equal(rlog.trigger, "operator");
-	assert_string_equal(rlog.actor, "uid 1000");
-	assert_string_equal(rlog.reason, "dashboards wrong");
+	/* The operator's rollback is in the rollback log; it measures nothing.
+	 */
+	j = rollbacks(fx, 0);
+	assert_int_equal(json_array_size(j), 1);
+	e = json_array_get(j, 0);
+	assert_int_equal(num(e, "wave"), 3);
+	assert_string_equal(str(e, "from"), "lakehouse");
+	assert_string_equal(str(e, "to"), "rolled_back");
+	assert_string_equal(str(e, "trigger"), "operator");
+	assert_string_equal(str(e, "actor"), "uid 1000");
+	assert_string_equal(str(e, "reason"), "dashboards wrong");
+	assert_true(json_is_null(json_object_get(e, "measured")));
+	assert_true(json_is_null(json_object_get(e, "threshold")));
+	assert_int_equal(num(e, "held_ms"), 0);
+	assert_int_equal(json_array_size(json_object_get(e, "objects")), 1);
+	assert_string_equal(json_string_value(
+				json_array_get(json_object_get(e, "objects"),
+				    0)),
+	    "db.orders");
+	json_decref(j);
 
 	/* Rolled back: a flip is refused until ack; nothing changes. */
 	before = snapshot(fx);
@@ -681,8 +703,11 @@ test_transitions(void **state)
 	j = expect(fx, 200, "POST", "/waves/3/rollback", "");
 	assert_string_equal(str(j, "state"), "rolled_back");
 	json_decref(j);
-	assert_int_equal(rlog.calls, 2);
-	assert_string_equal(rlog.reason, "(null)");
+	j = rollbacks(fx, 1);
+	assert_int_equal(json_array_size(j), 1);
+	assert_true(
+	    json_is_null(json_object_get(json_array_get(j, 0), "reason")));
+	json_decref(j);
 }
 
 /* Route changes never skip a gate nor strand a frozen wave's objects. */
@@ -1237,7 +1262,7 @@ test_errors(void **state)
 	}
 	free(before);
 	/* A refused rollback is not a rollback: no log line. */
-	assert_int_equal(rlog.calls, 0);
+	assert_int_equal(rollback_lines(fx), 0);
 }
 
 /*
@@ -1306,8 +1331,8 @@ test_triggers(void **state)
 	    "{\"count_check\":\"no\"}"));
 
 	j = expect(fx, 200, "GET", "/rollbacks?after=3&limit=7", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "rollbacks")), 0);
 	assert_int_equal(num(j, "next"), 3);
-	assert_int_equal(num(j, "limit"), 7);
 	json_decref(j);
 	json_decref(expect(fx, 400, "GET", "/rollbacks?after=x", NULL));
 	json_decref(expect(fx, 400, "GET", "/rollbacks?limit=0", NULL));

@@ -44,7 +44,8 @@ struct side_srv {
 	char uri[256];
 	char auth[128];
 	char accept[64];
-	int changed; /* floe_catalog_changed calls */
+	int changed; /* discover_changed_cb calls: reads */
+	int differed; /* of which the config had changed */
 	int stop_after_changed; /* break the loop at this many, or 0 */
 };
 
@@ -57,18 +58,18 @@ struct env {
 	struct side_srv srv[ROUTE_NSIDES];
 };
 
-static struct env *cur;
-
-/* The test double: floe proper reacts to a new config here. */
-void
-floe_catalog_changed(struct floe *f, enum route_side side)
+/* discover_changed_cb: count the reads, and stop the loop when told to. */
+static void
+changed_cb(enum route_side side, bool changed, void *arg)
 {
-	struct side_srv *s = &cur->srv[side];
+	struct env *env = arg;
+	struct side_srv *s = &env->srv[side];
 
-	assert_ptr_equal(f, &cur->f);
 	s->changed++;
+	if (changed)
+		s->differed++;
 	if (s->stop_after_changed != 0 && s->changed == s->stop_after_changed)
-		event_base_loopbreak(cur->base);
+		event_base_loopbreak(env->base);
 }
 
 /* /wh/... serves the warehouse, /lh/... the lakehouse. */
@@ -173,7 +174,6 @@ setup(void **state)
 	env->f.conf = &env->conf;
 	env->f.fetch = fetch_new(env->base);
 	assert_non_null(env->f.fetch);
-	cur = env;
 	*state = env;
 	return 0;
 }
@@ -192,7 +192,6 @@ teardown(void **state)
 	evhttp_free(env->http);
 	event_base_free(env->base);
 	free(env);
-	cur = NULL;
 	return 0;
 }
 
@@ -209,7 +208,7 @@ test_read_both(void **state)
 	lh->body = "{\"defaults\":{\"prefix\":\"lake\"},\"overrides\":{"
 		   "\"namespace-separator\":\"%2E\"}}";
 	lh->stop_after_changed = 1;
-	env->f.discover = discover_new(&env->f);
+	env->f.discover = discover_new(&env->f, changed_cb, env);
 	assert_non_null(env->f.discover);
 	/* Nothing happens before the loop runs. */
 	assert_int_equal(wh->changed + lh->changed, 0);
@@ -267,7 +266,7 @@ test_backoff(void **state)
 	lh->fail_first = 2;
 	lh->stop_after_changed = 1;
 	t0 = now_ms();
-	env->f.discover = discover_new(&env->f);
+	env->f.discover = discover_new(&env->f, changed_cb, env);
 	run(env, 2000);
 	/* 500, 500 (after 250 ms), then 200 (after 500 ms more). */
 	assert_int_equal(lh->changed, 1);
@@ -317,7 +316,7 @@ test_unreachable(void **state)
 	snprintf(want, sizeof(want), "connect to 127.0.0.1:%d refused",
 	    ntohs(sin.sin_port));
 	env->conf.target[ROUTE_LAKEHOUSE].uri = uri;
-	env->f.discover = discover_new(&env->f);
+	env->f.discover = discover_new(&env->f, changed_cb, env);
 	run(env, 400);
 	assert_false(cat->known);
 	assert_non_null(cat->last_error);
@@ -335,7 +334,7 @@ test_bad_answer(void **state)
 	struct catalog *cat = env->f.cat[ROUTE_WAREHOUSE];
 
 	env->srv[ROUTE_WAREHOUSE].mode = MODE_GARBAGE;
-	env->f.discover = discover_new(&env->f);
+	env->f.discover = discover_new(&env->f, changed_cb, env);
 	run(env, 200);
 	assert_false(cat->known);
 	assert_non_null(cat->last_error);
@@ -353,16 +352,18 @@ test_refresh(void **state)
 
 	env->conf.config_refresh_ms = 100;
 	wh->stop_after_changed = 3;
-	env->f.discover = discover_new(&env->f);
+	env->f.discover = discover_new(&env->f, changed_cb, env);
 	run(env, 2000);
 	/* Read three times, changed once. */
 	assert_int_equal(wh->changed, 3);
+	assert_int_equal(wh->differed, 1);
 	assert_int_equal(cat->generation, 1);
 	/* A new answer is picked up by the next refresh. */
 	wh->body = "{\"defaults\":{},\"overrides\":{\"prefix\":\"p2\"}}";
 	wh->stop_after_changed = 4;
 	run(env, 2000);
 	assert_int_equal(wh->changed, 4);
+	assert_int_equal(wh->differed, 2);
 	assert_int_equal(cat->generation, 2);
 	assert_string_equal(cat->prefix, "p2");
 	/* A failed refresh keeps the config and retries. */
@@ -375,6 +376,8 @@ test_refresh(void **state)
 	wh->stop_after_changed = 5;
 	run(env, 2000);
 	assert_int_equal(wh->changed, 5);
+	/* The same config again after the failure: read, not changed. */
+	assert_int_equal(wh->differed, 2);
 	assert_null(cat->last_error);
 }
 
@@ -387,7 +390,7 @@ test_kick(void **state)
 	struct side_srv *lh = &env->srv[ROUTE_LAKEHOUSE];
 
 	wh->stop_after_changed = 1;
-	env->f.discover = discover_new(&env->f);
+	env->f.discover = discover_new(&env->f, changed_cb, env);
 	run(env, 2000);
 	run(env, 100);
 	assert_int_equal(wh->changed, 1);
@@ -413,7 +416,7 @@ test_free_pending(void **state)
 
 	env->srv[ROUTE_WAREHOUSE].mode = MODE_SILENT;
 	env->srv[ROUTE_LAKEHOUSE].mode = MODE_500;
-	env->f.discover = discover_new(&env->f);
+	env->f.discover = discover_new(&env->f, changed_cb, env);
 	run(env, 100);
 	assert_int_equal(env->srv[ROUTE_WAREHOUSE].served, 1);
 	assert_int_equal(fetch_active(env->f.fetch), 1);

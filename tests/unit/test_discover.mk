@@ -1,1 +1,1 @@
-T_discover = proxy/discover.c proxy/fetch.c proxy/catalog.c
+T_discover = proxy/discover.c proxy/fetch.c proxy/catalog.c routing/route.c $(STORE_SRCS) routing/wave.c

@@ -1,5 +1,5 @@
 /*
- * floe: test_etcdjson.c -- etcd's JSON without etcd: request bodies, and
+ * floe: test_etcd_json.c -- etcd's JSON without etcd: request bodies, and
  * answers captured from etcd 3.4.23's gateway (Debian 12) plus the edge
  * cases jsonpb allows (fields left out at their default, nulls, integers
  * as numbers) and the malformed ones it does not.
@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "lib/compat.h"
-#include "proxy/etcdjson.h"
+#include "proxy/etcd_json.h"
 
 /* Headers as etcd sends them; the cluster id is over INT64_MAX here. */
 #define HDR                                                                    \

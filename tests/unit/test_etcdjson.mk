@@ -1,1 +1,1 @@
-T_etcdjson = proxy/etcdjson.c
+T_etcdjson = proxy/etcd_json.c

@@ -1,12 +1,12 @@
 /*
- * floe: etcdjson.h -- the JSON of etcd v3's gateway: request bodies built
+ * floe: etcd_json.h -- the JSON of etcd v3's gateway: request bodies built
  * from etcd.h's structs, answers decoded into them. Keys and values travel
  * as base64, 64-bit integers as strings, and fields at their default are
  * left out of answers (a missing "type" is a put, missing "kvs" is none).
  * Pure: no I/O, no state; what a decoder allocates its _clear frees.
  */
-#ifndef FLOE_PROXY_ETCDJSON_H
-#define FLOE_PROXY_ETCDJSON_H
+#ifndef FLOE_PROXY_ETCD_JSON_H
+#define FLOE_PROXY_ETCD_JSON_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * floe: etcdwatch.c -- etcd watches: one long-lived POST to /v3/watch per
+ * floe: etcd_watch.c -- etcd watches: one long-lived POST to /v3/watch per
  * watch, whose answer the gateway streams as newline-separated
  * {"result":...} messages (a message may arrive in pieces, or several in
  * one). A stream that fails before its first message moves to the next
@@ -14,8 +14,8 @@
 #include "lib/compat.h"
 #include "lib/xmalloc.h"
 #include "proxy/etcd.h"
-#include "proxy/etcdjson.h"
-#include "proxy/etcdpriv.h"
+#include "proxy/etcd_json.h"
+#include "proxy/etcd_impl.h"
 #include "proxy/fetch.h"
 
 /* One watch stream. */

@@ -1,10 +1,10 @@
 /*
- * floe: etcdpriv.h -- what etcd.c (calls, auth, endpoints) and etcdwatch.c
+ * floe: etcd_impl.h -- what etcd.c (calls, auth, endpoints) and etcd_watch.c
  * (watch streams) share: the client's struct and the helpers both use.
  * Private to those two files.
  */
-#ifndef FLOE_PROXY_ETCDPRIV_H
-#define FLOE_PROXY_ETCDPRIV_H
+#ifndef FLOE_PROXY_ETCD_IMPL_H
+#define FLOE_PROXY_ETCD_IMPL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -63,7 +63,7 @@ bool etcd_renew(struct etcd *, bool *, unsigned);
 void etcd_saw(struct etcd *, const struct etcd_header *);
 void etcd_fail_later(struct etcd *);
 
-/* etcdwatch.c */
+/* etcd_watch.c */
 void etcd_watches_free(struct etcd *);
 bool etcd_watches_authed(struct etcd *, const struct etcd_result *);
 int etcd_watches_fail(struct etcd *);

@@ -1,5 +1,5 @@
 /*
- * floe: etcdjson.c -- request bodies for etcd v3's JSON gateway and the
+ * floe: etcd_json.c -- request bodies for etcd v3's JSON gateway and the
  * decoding of its answers. The gateway marshals protobuf with jsonpb: bytes
  * as base64, int64 and uint64 as strings, enums by name, and every field at
  * its default left out; the decoders take a missing field as its default,
@@ -17,7 +17,7 @@
 #include <openssl/evp.h>
 
 #include "lib/xmalloc.h"
-#include "proxy/etcdjson.h"
+#include "proxy/etcd_json.h"
 
 static char *etcdjson_b64(const char *, size_t);
 static int etcdjson_unb64(const char *, size_t, char **, size_t *);
@@ -135,7 +135,7 @@ etcdjson_set_range(json_t *o, const char *key, size_t len, bool prefix,
 	return 0;
 }
 
-/* The prefix's range end: see etcdjson.h. */
+/* The prefix's range end: see etcd_json.h. */
 void
 etcdjson_prefix_end(const char *key, size_t len, char *out, size_t *outlen)
 {
@@ -750,7 +750,7 @@ etcdjson_watch_msg_clear(struct etcd_watch_msg *m)
 	m->cancel_reason = NULL;
 }
 
-/* One line of a watch stream into M; see etcdjson.h. */
+/* One line of a watch stream into M; see etcd_json.h. */
 int
 etcdjson_watch_msg(const char *line, size_t len, struct etcd_watch_msg *m,
     char *err, size_t errlen)
@@ -812,7 +812,7 @@ fail:
 	return -1;
 }
 
-/* An error answer's code and message: see etcdjson.h. */
+/* An error answer's code and message: see etcd_json.h. */
 int
 etcdjson_error(const char *body, size_t len, int *code, char *msg,
     size_t msglen)

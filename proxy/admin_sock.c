@@ -1,0 +1,253 @@
+/*
+ * floe: admin_sock.c -- the admin socket's glue. A request from a uid that
+ * may not use the socket gets a 403. Reads are answered at once. A change
+ * waits behind the imports running on the worker, in order, so that it
+ * never blocks the loop on their LMDB txn (one writer at a time); an
+ * import itself is answered when the worker is done with it.
+ */
+#include <sys/types.h>
+#include <sys/queue.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "lib/compat.h"
+#include "lib/log.h"
+#include "lib/xmalloc.h"
+#include "proxy/admin.h"
+#include "proxy/admin_sock.h"
+#include "proxy/conf.h"
+#include "proxy/floe.h"
+#include "proxy/h1.h"
+#include "proxy/server.h"
+#include "proxy/stats.h"
+#include "proxy/worker.h"
+
+/* A change held back while imports run on the worker. */
+struct admin_sock_held {
+	struct admin_sock *as;
+	struct server_conn *conn;
+	struct h1_msg *m;
+	TAILQ_ENTRY(admin_sock_held) entry;
+};
+
+struct admin_sock {
+	struct floe *f;
+	TAILQ_HEAD(, admin_sock_held) held; /* oldest first */
+};
+
+/* An admin request answered later (a bulk import): its peer, if still there. */
+struct admin_sock_wait {
+	struct admin_sock *as;
+	struct server_conn *conn; /* NULL: the peer went away */
+};
+
+static bool admin_sock_uid_ok(const struct conf *, uid_t);
+static json_t *admin_sock_status_cb(void *);
+static void admin_sock_gone(void *);
+static void admin_sock_later(struct admin_reply *, void *);
+static void admin_sock_held_gone(void *);
+static void admin_sock_release(struct admin_sock *);
+static void admin_sock_run(struct admin_sock *, struct server_conn *,
+    struct h1_msg *);
+
+struct admin_sock *
+admin_sock_new(struct floe *f)
+{
+	struct admin_sock *as;
+
+	as = xcalloc(1, sizeof(*as));
+	as->f = f;
+	TAILQ_INIT(&as->held);
+	stats_add_status(&f->stats, "admin", admin_sock_status_cb, as);
+	stats_add_status(&f->stats, "store", admin_store_status_cb, f);
+	stats_add_status(&f->stats, "waves", admin_waves_status_cb, f);
+	return as;
+}
+
+void
+admin_sock_free(struct admin_sock *as)
+{
+	struct admin_sock_held *h;
+
+	if (as == NULL)
+		return;
+	stats_remove(&as->f->stats, as);
+	/* Freed before its server: the changes held go unanswered. */
+	while ((h = TAILQ_FIRST(&as->held)) != NULL) {
+		TAILQ_REMOVE(&as->held, h, entry);
+		server_conn_on_abort(h->conn, NULL, NULL);
+		free(h);
+	}
+	free(as);
+}
+
+/*
+ * May UID use the admin socket? admin_uids when set, else floe's own uid
+ * and root. The socket's mode 0600 is the first fence; this is the second.
+ */
+static bool
+admin_sock_uid_ok(const struct conf *c, uid_t uid)
+{
+	int i;
+
+	if (uid == (uid_t)-1)
+		return false;
+	if (c->nadmin_uids == 0)
+		return uid == 0 || uid == getuid();
+	for (i = 0; i < c->nadmin_uids; i++)
+		if (c->admin_uids[i] == uid)
+			return true;
+	return false;
+}
+
+/* stats_status_cb: the queue: imports, and changes waiting behind them. */
+static json_t *
+admin_sock_status_cb(void *arg)
+{
+	struct admin_sock *as = arg;
+	struct admin_sock_held *h;
+	struct worker *wk = as->f->worker;
+	json_int_t held = 0;
+
+	TAILQ_FOREACH(h, &as->held, entry)
+		held++;
+	return json_pack("{s:I, s:I}", "imports",
+	    (json_int_t)(wk != NULL ? worker_pending(wk) : 0),
+	    "changes_waiting", held);
+}
+
+/* The peer of an import went away: the import goes on, unanswered. */
+static void
+admin_sock_gone(void *arg)
+{
+	struct admin_sock_wait *w = arg;
+
+	w->conn = NULL;
+}
+
+/* The import is done: answer its peer, then serve the changes held. */
+static void
+admin_sock_later(struct admin_reply *rep, void *arg)
+{
+	struct admin_sock_wait *w = arg;
+	struct admin_sock *as = w->as;
+
+	if (w->conn != NULL)
+		server_reply_mem(w->conn, rep->status,
+		    rep->content_type != NULL ? rep->content_type :
+						"application/json",
+		    rep->body, rep->len);
+	free(rep->body);
+	free(w);
+	admin_sock_release(as);
+}
+
+/* The peer of a held change went away: forget it. */
+static void
+admin_sock_held_gone(void *arg)
+{
+	struct admin_sock_held *h = arg;
+
+	TAILQ_REMOVE(&h->as->held, h, entry);
+	free(h);
+}
+
+/* Serve the changes held, oldest first, until one is an import again. */
+static void
+admin_sock_release(struct admin_sock *as)
+{
+	struct admin_sock_held *h;
+	struct server_conn *conn;
+	struct h1_msg *m;
+
+	while (worker_pending(as->f->worker) == 0 &&
+	    (h = TAILQ_FIRST(&as->held)) != NULL) {
+		TAILQ_REMOVE(&as->held, h, entry);
+		conn = h->conn;
+		m = h->m;
+		free(h);
+		server_conn_on_abort(conn, NULL, NULL);
+		admin_sock_run(as, conn, m);
+	}
+}
+
+void
+admin_sock_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
+{
+	struct admin_sock *as = arg;
+	struct admin_sock_held *h;
+	uid_t uid = server_conn_uid(conn);
+	char body[256];
+	int n;
+
+	if (!admin_sock_uid_ok(as->f->conf, uid)) {
+		log_warnx("admin: uid %ld refused: not in admin_uids",
+		    uid == (uid_t)-1 ? -1L : (long)uid);
+		n = snprintf(body, sizeof(body),
+		    "{\"error\":{\"message\":\"uid %ld may not use the admin "
+		    "socket (admin_uids)\",\"type\":\"ForbiddenException\","
+		    "\"code\":403}}",
+		    uid == (uid_t)-1 ? -1L : (long)uid);
+		server_conn_close_after(conn);
+		server_reply_mem(conn, 403, "application/json", body, n);
+		return;
+	}
+	if (m->method != H1_GET && m->method != H1_HEAD &&
+	    (worker_pending(as->f->worker) > 0 || !TAILQ_EMPTY(&as->held))) {
+		h = xcalloc(1, sizeof(*h));
+		h->as = as;
+		h->conn = conn;
+		h->m = m;
+		TAILQ_INSERT_TAIL(&as->held, h, entry);
+		server_conn_on_abort(conn, admin_sock_held_gone, h);
+		return;
+	}
+	admin_sock_run(as, conn, m);
+}
+
+/* Serve one admin request: now, or later for an import. */
+static void
+admin_sock_run(struct admin_sock *as, struct server_conn *conn,
+    struct h1_msg *m)
+{
+	struct admin_sock_wait *w;
+	struct admin_reply rep;
+
+	w = xcalloc(1, sizeof(*w));
+	w->as = as;
+	w->conn = conn;
+	if (admin_handle(as->f, m->method_name, m->target, m->target_len,
+		m->body, server_conn_uid(conn), &rep, admin_sock_later,
+		w) == 1) {
+		server_conn_on_abort(conn, admin_sock_gone, w);
+		return;
+	}
+	free(w);
+	server_reply_mem(conn, rep.status,
+	    rep.content_type != NULL ? rep.content_type : "application/json",
+	    rep.body, rep.len);
+	free(rep.body);
+}
+
+void
+admin_sock_error(struct server_conn *conn, int status, const char *why,
+    void *arg __unused)
+{
+	char body[512];
+	json_t *j;
+	char *s;
+
+	j = json_pack("{s:{s:s, s:s, s:i}}", "error", "message", why, "type",
+	    "BadRequestException", "code", status);
+	s = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	snprintf(body, sizeof(body), "%s", s != NULL ? s : "{}");
+	free(s);
+	server_reply_mem(conn, status, "application/json", body, strlen(body));
+}

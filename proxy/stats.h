@@ -1,0 +1,64 @@
+/*
+ * floe: stats.h -- the counters of floe's answers (all of them, the ones
+ * floe made itself, and per catalog) and the registry of the parts of GET
+ * /status and GET /metrics. A module with something to show adds its part
+ * here; the admin API only reads the whole. Owns the counters and the
+ * list of parts (with copies of their keys); borrows each part's argument,
+ * which must live until stats_remove or stats_clear. Embedded in struct
+ * floe; all zeros is an empty registry. Loop thread only.
+ */
+#ifndef FLOE_PROXY_STATS_H
+#define FLOE_PROXY_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "routing/route.h"
+
+struct evbuffer;
+struct stats_part;
+typedef struct json_t json_t;
+
+/* Counters per catalog, bumped by the request path. */
+struct stats_side {
+	uint64_t requests;
+	uint64_t errors_5xx; /* 5xx answered by the upstream */
+	uint64_t failures; /* floe's own 502/504: connect, timeout, garbage */
+	uint64_t not_modified;
+};
+
+/*
+ * A part of GET /status: the value of its key (caller frees), or NULL to
+ * leave the key out. A part added without a key returns an object whose
+ * members go to the top level.
+ */
+typedef json_t *(*stats_status_cb)(void *arg);
+/* A part of GET /metrics: its families as Prometheus text, added to OUT. */
+typedef void (*stats_metrics_cb)(struct evbuffer *out, void *arg);
+
+struct stats {
+	uint64_t requests; /* answered by floe, any status */
+	uint64_t local_errors; /* ErrorModel answers floe made itself */
+	struct stats_side side[ROUTE_NSIDES];
+	/* The parts, in the order they were added: stats.c's own. */
+	struct stats_part *parts;
+	size_t nparts;
+	size_t cap;
+};
+
+/* Add a part of GET /status under KEY (copied; NULL: the top level). */
+void stats_add_status(struct stats *, const char *key, stats_status_cb,
+    void *arg);
+/* Add a part of GET /metrics. */
+void stats_add_metrics(struct stats *, stats_metrics_cb, void *arg);
+/* Drop every part whose argument is ARG (it is about to be freed). */
+void stats_remove(struct stats *, const void *arg);
+/* Drop every part; the counters stay. */
+void stats_clear(struct stats *);
+
+/* GET /status: every part in order. Caller frees; NULL if out of memory. */
+json_t *stats_status_json(const struct stats *);
+/* GET /metrics: every part in order. Caller frees. */
+char *stats_metrics_text(const struct stats *);
+
+#endif

@@ -1,0 +1,305 @@
+/*
+ * floe: test_rlog.c -- the rollback log: what a line says (the wave's
+ * objects and rules from the store, the trigger's numbers, a missing
+ * reason), that each write is one whole line, that writing without a log
+ * or a line fails with errno set, and reading pages back (after, limit,
+ * a line still being written, a line that is not JSON, no log yet).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "lib/compat.h"
+#include "policy/rlog.h"
+#include "routing/route.h"
+#include "routing/store.h"
+#include "tests/unit/routing_tmp.h"
+
+#define T0 1767225600000LL /* 2026-01-01T00:00:00Z */
+
+/* A store in a temporary directory, and the log's path in it. */
+struct fixture {
+	struct routing_tmp *tmp;
+	char path[320];
+};
+
+static int
+setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	if (fx == NULL || (fx->tmp = routing_tmp_open()) == NULL) {
+		free(fx);
+		return -1;
+	}
+	snprintf(fx->path, sizeof(fx->path), "%s/rollback.log", fx->tmp->dir);
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	routing_tmp_close(fx->tmp);
+	free(fx);
+	return 0;
+}
+
+/* Assign TEXT (an object or a rule) to WAVE. */
+static void
+route_put(struct fixture *fx, const char *text, uint32_t wave)
+{
+	struct route_obj obj;
+	char err[256];
+	json_t *ev = json_object();
+
+	assert_int_equal(route_obj_parse(text, &obj, err, sizeof(err)), 0);
+	assert_int_equal(store_route_put(fx->tmp->store, obj.key, obj.len, wave,
+			     T0, ev),
+	    STORE_OK);
+	json_decref(ev);
+}
+
+/* The whole file at PATH. Caller frees. */
+static char *
+slurp(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+	size_t n;
+
+	assert_non_null(fp);
+	assert_non_null(buf);
+	n = fread(buf, 1, 65535, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+/* Append TEXT to PATH as it is (no newline added). */
+static void
+append(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "a");
+
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+/* A trigger's line: every field, in order; only the wave's routes. */
+static void
+test_line(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *measured = json_real(0.25), *threshold = json_real(0.02);
+	struct rlog_entry e = { .wave = 3,
+		.from = "canary",
+		.trigger = "errors",
+		.actor = "floe",
+		.reason = "error rate 25% over 2%",
+		.measured = measured,
+		.threshold = threshold,
+		.held_ms = 1500 };
+	json_t *line;
+	char *s;
+
+	route_put(fx, "db.orders", 3);
+	route_put(fx, "mkt.*", 3);
+	route_put(fx, "db.items", 4);
+	line = rlog_line(&e, fx->tmp->store, T0 + 1234);
+	assert_non_null(line);
+	s = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	/* Routes come in key order: tables before rules. */
+	assert_string_equal(s,
+	    "{\"ts\":\"2026-01-01T00:00:01.234Z\",\"wave\":3,"
+	    "\"objects\":[\"db.orders\",\"mkt.*\"],\"trigger\":\"errors\","
+	    "\"measured\":0.25,\"threshold\":0.02,\"held_ms\":1500,"
+	    "\"from\":\"canary\",\"to\":\"rolled_back\",\"actor\":\"floe\","
+	    "\"reason\":\"error rate 25% over 2%\"}");
+	free(s);
+	json_decref(line);
+	/* The entry's numbers were borrowed, not stolen. */
+	assert_int_equal(measured->refcount, 1);
+	assert_int_equal(threshold->refcount, 1);
+	json_decref(measured);
+	json_decref(threshold);
+}
+
+/* An operator's line: nothing measured, no reason, no store: nulls. */
+static void
+test_line_operator(void **state)
+{
+	struct rlog_entry e = { .wave = 9,
+		.from = "lakehouse",
+		.trigger = "operator",
+		.actor = "uid 1000" };
+	json_t *line, *objs;
+
+	(void)state;
+	line = rlog_line(&e, NULL, T0);
+	assert_non_null(line);
+	assert_true(json_is_null(json_object_get(line, "measured")));
+	assert_true(json_is_null(json_object_get(line, "threshold")));
+	assert_true(json_is_null(json_object_get(line, "reason")));
+	assert_int_equal(json_integer_value(json_object_get(line, "held_ms")),
+	    0);
+	objs = json_object_get(line, "objects");
+	assert_true(json_is_array(objs));
+	assert_int_equal(json_array_size(objs), 0);
+	json_decref(line);
+	/* No store: no objects, and no failure. */
+	objs = rlog_objects(NULL, 9);
+	assert_int_equal(json_array_size(objs), 0);
+	json_decref(objs);
+}
+
+/* Each write is one compact line; no log or no line is an error. */
+static void
+test_write(void **state)
+{
+	struct fixture *fx = *state;
+	struct rlog *l;
+	json_t *a = json_pack("{s:i,s:s}", "wave", 1, "to", "rolled_back");
+	json_t *b = json_pack("{s:i}", "wave", 2);
+	char err[512], *s;
+
+	assert_null(
+	    rlog_open("/nonexistent-dir/rollback.log", err, sizeof(err)));
+	assert_non_null(strstr(err, "rollback log /nonexistent-dir/"));
+	l = rlog_open(fx->path, err, sizeof(err));
+	assert_non_null(l);
+	assert_int_equal(rlog_write(l, a), 0);
+	assert_int_equal(rlog_write(l, b), 0);
+	errno = 0;
+	assert_int_equal(rlog_write(l, NULL), -1);
+	assert_int_equal(errno, ENOMEM);
+	errno = 0;
+	assert_int_equal(rlog_write(NULL, a), -1);
+	assert_int_equal(errno, EBADF);
+	rlog_free(l);
+	rlog_free(NULL);
+	s = slurp(fx->path);
+	assert_string_equal(s,
+	    "{\"wave\":1,\"to\":\"rolled_back\"}\n{\"wave\":2}\n");
+	free(s);
+	/* Reopened, it appends. */
+	l = rlog_open(fx->path, err, sizeof(err));
+	assert_int_equal(rlog_write(l, b), 0);
+	rlog_free(l);
+	s = slurp(fx->path);
+	assert_non_null(strstr(s, "{\"wave\":2}\n{\"wave\":2}\n"));
+	free(s);
+	json_decref(a);
+	json_decref(b);
+}
+
+/* Pages of the log: after, limit and what the next page starts at. */
+static void
+test_read(void **state)
+{
+	static const struct {
+		uint64_t after;
+		size_t limit;
+		size_t count;
+		int first; /* the wave of the first line, or -1 */
+		uint64_t next;
+	} pages[] = {
+		{ 0, 0, 5, 0, 5 }, /* 0: the most there is */
+		{ 0, 2, 2, 0, 2 },
+		{ 2, 2, 2, 2, 4 },
+		{ 4, 2, 1, 4, 5 },
+		{ 5, 2, 0, -1, 5 }, /* the end: next stays */
+		{ 9, 1, 0, -1, 9 }, /* past the end */
+		{ 1, RLOG_READ_MAX + 1, 4, 1, 5 },
+	};
+	struct fixture *fx = *state;
+	char msg[256];
+	json_t *j, *list;
+	size_t i;
+
+	/* No log yet: an empty first page. */
+	j = rlog_read(fx->path, 3, 10, msg, sizeof(msg));
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "rollbacks")), 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "next")), 0);
+	json_decref(j);
+
+	append(fx->path,
+	    "{\"wave\":0}\n{\"wave\":1}\n{\"wave\":2}\n{\"wave\":3}\n"
+	    "{\"wave\":4}\n");
+	for (i = 0; i < nitems(pages); i++) {
+		j = rlog_read(fx->path, pages[i].after, pages[i].limit, msg,
+		    sizeof(msg));
+		assert_non_null(j);
+		list = json_object_get(j, "rollbacks");
+		if (json_array_size(list) != pages[i].count)
+			fail_msg("page %zu: %zu lines, want %zu", i,
+			    json_array_size(list), pages[i].count);
+		if (pages[i].first >= 0)
+			assert_int_equal(json_integer_value(json_object_get(
+					     json_array_get(list, 0), "wave")),
+			    pages[i].first);
+		assert_int_equal(json_integer_value(json_object_get(j, "next")),
+		    pages[i].next);
+		json_decref(j);
+	}
+}
+
+/* Not JSON: kept as text. Half a line: not read until it ends. */
+static void
+test_read_odd(void **state)
+{
+	struct fixture *fx = *state;
+	char msg[256];
+	json_t *j, *list;
+
+	append(fx->path, "{\"wave\":1}\nnot json\n{\"wave\":");
+	j = rlog_read(fx->path, 0, 0, msg, sizeof(msg));
+	list = json_object_get(j, "rollbacks");
+	assert_int_equal(json_array_size(list), 2);
+	assert_string_equal(json_string_value(
+				json_object_get(json_array_get(list, 1),
+				    "unparsed")),
+	    "not json");
+	assert_int_equal(json_integer_value(json_object_get(j, "next")), 2);
+	json_decref(j);
+	/* The line ends: the next page has it. */
+	append(fx->path, "2}\n");
+	j = rlog_read(fx->path, 2, 0, msg, sizeof(msg));
+	list = json_object_get(j, "rollbacks");
+	assert_int_equal(json_array_size(list), 1);
+	assert_int_equal(json_integer_value(
+			     json_object_get(json_array_get(list, 0), "wave")),
+	    2);
+	json_decref(j);
+	/* A log that cannot be opened: NULL, and why. */
+	assert_null(
+	    rlog_read("/etc/passwd/rollback.log", 0, 0, msg, sizeof(msg)));
+	assert_non_null(strstr(msg, "rollback log /etc/passwd/rollback.log: "));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_line_operator, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_odd, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1 @@
+T_stats = proxy/stats.c

@@ -98,11 +98,13 @@ ctl_unreachable(const struct ctl *c, const char *curl_err)
 		close(fd);
 		fprintf(stderr, "floectl: cannot reach floe at %s: %s\n",
 		    c->sock, strerror(saved));
-		return CTL_UNREACHABLE;
+	} else {
+		close(fd);
+		fprintf(stderr, "floectl: cannot reach floe at %s: %s\n",
+		    c->sock, curl_err);
 	}
-	close(fd);
-	fprintf(stderr, "floectl: cannot reach floe at %s: %s\n", c->sock,
-	    curl_err);
+	if (c->sock_from != NULL && strcmp(c->sock_from, "-s") != 0)
+		fprintf(stderr, "floectl: (that path is %s)\n", c->sock_from);
 	return CTL_UNREACHABLE;
 }
 

@@ -54,6 +54,7 @@ struct ctl_cmd;
 struct ctl {
 	const struct ctl_cmd *cmd; /* the command being run, or NULL */
 	const char *sock;
+	char *sock_from; /* where sock came from, said when floe is away */
 	bool json;
 	bool one_record; /* a POST of one ledger record: see ctl_call_raw */
 	void *curl; /* client.c's CURL easy handle */

@@ -14,6 +14,7 @@
 #include "ctl/ctl.h"
 #include "lib/compat.h"
 #include "lib/version.h"
+#include "lib/xmalloc.h"
 #include "proxy/conf.h"
 
 static const struct ctl_cmd *ctl_cmd_find(int, char **);
@@ -402,21 +403,31 @@ main(int argc, char **argv)
 			fprintf(stderr, "floectl: %s\n", err);
 			return CTL_USAGE;
 		}
-		sock = conf->admin_socket != NULL ? conf->admin_socket :
-						    CTL_DEFAULT_SOCKET;
-	}
-	if (sock == NULL)
-		sock = getenv("FLOE_SOCKET");
-	if (sock == NULL || *sock == '\0')
+		sock = conf->admin_socket;
+		c.sock_from = xasprintf("admin_socket of %s, relative paths "
+					"taken from its directory",
+		    conf_path);
+	} else if (sock != NULL)
+		c.sock_from = xstrdup("-s");
+	if (sock == NULL && (sock = getenv("FLOE_SOCKET")) != NULL &&
+	    *sock != '\0')
+		c.sock_from = xstrdup("FLOE_SOCKET");
+	if (sock == NULL || *sock == '\0') {
 		sock = CTL_DEFAULT_SOCKET;
+		c.sock_from = xstrdup("the default, relative to the current "
+				      "directory; -s, -c or FLOE_SOCKET name "
+				      "another");
+	}
 	c.sock = sock;
 
 	if (ctl_client_init(&c) == -1) {
 		conf_free(conf);
+		free(c.sock_from);
 		return CTL_UNREACHABLE;
 	}
 	rc = cmd->fn(&c, argc - i - used, argv + i + used);
 	ctl_client_free(&c);
 	conf_free(conf);
+	free(c.sock_from);
 	return rc;
 }

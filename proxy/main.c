@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@
 #include "lib/compat.h"
 #include "lib/log.h"
 #include "lib/units.h"
+#include "lib/version.h"
 #include "lib/xmalloc.h"
 #include "cache/cache.h"
 #include "proxy/admin_sock.h"
@@ -49,11 +51,15 @@
 
 #define FLOE_IMPORT_DEADLINE_MS (10 * 60 * 1000) /* an import's longest run */
 #define FLOE_HEAP_KEEP (16 << 20) /* freed memory glibc keeps */
+#ifndef FLOE_CONF_DEFAULT /* without -c; a build may set another */
+#define FLOE_CONF_DEFAULT "conf/floe.conf"
+#endif
 
 static struct evdns_base *floe_dns;
 static int floe_ticks;
 
 static void usage(FILE *);
+static int floe_check(const char *);
 static int floe_mkdirs(const char *, bool);
 static void floe_open_store(struct floe *);
 static void floe_raise_nofile(void);
@@ -76,10 +82,38 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-	    "usage: floe [-tv] [-c FILE]\n"
-	    "  -c FILE  configuration (default conf/floe.conf)\n"
-	    "  -t       check the configuration and exit\n"
-	    "  -v       debug logging\n");
+	    "usage: floe [-htv] [-c FILE] [--help] [--version]\n"
+	    "  -c FILE    configuration (default %s)\n"
+	    "  -t         check the configuration, report every error, exit\n"
+	    "  -v         debug logging\n"
+	    "  -h, --help this text\n"
+	    "  --version  print floe's version and exit\n"
+	    "See floe(8) and floe.conf(5).\n",
+	    FLOE_CONF_DEFAULT);
+}
+
+/*
+ * floe -t: read PATH, say every error it has (one a line, PATH:LINE: ...)
+ * and how many. Exit status: 0 for a good file, 1 otherwise.
+ */
+static int
+floe_check(const char *path)
+{
+	struct conf_errors errs;
+	struct conf *c;
+	size_t i;
+
+	if ((c = conf_read(path, &errs)) != NULL) {
+		conf_free(c);
+		fprintf(stderr, "floe: configuration %s ok\n", path);
+		return 0;
+	}
+	for (i = 0; i < errs.n; i++)
+		fprintf(stderr, "floe: %s\n", errs.msg[i]);
+	if (errs.n > 1)
+		fprintf(stderr, "floe: %zu errors in %s\n", errs.n, path);
+	conf_errors_clear(&errs);
+	return 1;
 }
 
 /* mkdir -p for the directory part of PATH. */
@@ -670,16 +704,19 @@ floe_stats_add(struct floe *f)
 	stats_add_metrics(&f->stats, floe_cache_metrics_cb, f);
 }
 
-/* floe [-tv] [-c FILE] */
+/* floe [-htv] [-c FILE] [--help] [--version] */
 int
 main(int argc, char *argv[])
 {
-	const char *path = "conf/floe.conf";
-	struct conf *c;
-	char err[1024];
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = FLOE_CONF_DEFAULT;
 	int ch, test = 0, verbose = 0, rc;
 
-	while ((ch = getopt(argc, argv, "c:thv")) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:thv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			path = optarg;
@@ -693,6 +730,9 @@ main(int argc, char *argv[])
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			printf("floe %s\n", version_get());
+			return 0;
 		default:
 			usage(stderr);
 			return 2;
@@ -702,15 +742,8 @@ main(int argc, char *argv[])
 		usage(stderr);
 		return 2;
 	}
-	if (test) {
-		if ((c = conf_load(path, err, sizeof(err))) == NULL) {
-			fprintf(stderr, "floe: %s\n", err);
-			return 1;
-		}
-		conf_free(c);
-		fprintf(stderr, "floe: configuration %s ok\n", path);
-		return 0;
-	}
+	if (test)
+		return floe_check(path);
 	/*
 	 * Answers of a megabyte pass through floe in 64 KiB buffers that
 	 * are freed as soon as they are written. With glibc's defaults the

@@ -215,6 +215,9 @@ ctl_call_raw(struct ctl *c, const char *method, const char *path,
 		fprintf(stderr, "floectl: refused: %s\n", msg ? msg : r->body);
 		if (!c->json)
 			ctl_print_blocking(json_object_get(e, "blocking"));
+		/* A reload's errors, one a line (PATH:LINE: ...). */
+		if (!c->json)
+			ctl_print_errors(json_object_get(e, "errors"));
 	} else if (status == CTL_USAGE)
 		fprintf(stderr, "floectl: %s\n", msg ? msg : r->body);
 	else

@@ -254,6 +254,19 @@ const struct ctl_cmd ctl_cmds[] = {
 	    .about = "Print floe's Prometheus metrics, as text.",
 	    .example = "metrics | grep '^floe_requests'",
 	    .fn = ctl_metrics },
+	{ .word1 = "reload",
+	    .args = "",
+	    .summary = "make floe read its configuration again",
+	    .about = "Make floe read floe.conf again, as SIGHUP does, and "
+		     "print the outcome. A file with errors changes nothing: "
+		     "each error is printed (PATH:LINE) and the exit status "
+		     "is 1. Keys taken only at start-up (listen, "
+		     "admin_socket, state_dir, the catalogs' uri, ...) keep "
+		     "their running value and are named, the rest applies, "
+		     "and the exit status is 1 as well; 0 means every key "
+		     "applied. The new generation shows in status.",
+	    .example = "reload",
+	    .fn = ctl_reload },
 	{ .word1 = "help",
 	    .args = "[COMMAND]",
 	    .summary = "this text, or what one command does",

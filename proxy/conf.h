@@ -96,6 +96,15 @@ struct conf_errors {
  */
 struct conf *conf_read(const char *path, struct conf_errors *errs);
 void conf_errors_clear(struct conf_errors *);
+/*
+ * The keys of NC, a reloaded conf, that differ from the running OC but
+ * change only on a restart (listen, admin_socket, state_dir, the catalogs'
+ * uri, ...): each is set back to OC's value in NC, so that NC says what
+ * runs, and named in NAMES ("[floe] listen", static strings), at most MAX.
+ * Returns how many there are (possibly more than MAX).
+ */
+size_t conf_keep_restart(struct conf *nc, const struct conf *oc,
+    const char **names, size_t max);
 /* conf_read with only the first error, in ERR. */
 struct conf *conf_load(const char *path, char *err, size_t errlen);
 void conf_free(struct conf *);

@@ -95,9 +95,13 @@ valgrind: units
 deps:
 	tests/deps.sh
 
+# Each demo starts clean (var/ removed; DEMO_KEEP=1 keeps it).
 demo: deps
 	$(MAKE) all
 	conf/demo.sh $(B)
+
+demo-reset:
+	conf/demo.sh --reset
 
 bench: deps
 	$(MAKE) all

@@ -21,10 +21,12 @@ CPPFLAGS += -I. -I$(LLHTTP_INC) -MMD -MP \
 	    $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS	 += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
-# Every .c of a folder is part of it; main.c and floectl.c hold the mains.
+# Every .c of a folder is part of it; main.c and floectl.c hold the mains
+# (proxy/main_*.c are parts of floe's main, linked into floe alone).
 LIB_SRCS  = $(wildcard lib/*.c)
 CORE_SRCS = $(wildcard routing/*.c policy/*.c cache/*.c) \
-	    $(filter-out proxy/main.c,$(wildcard proxy/*.c))
+	    $(filter-out proxy/main.c proxy/main_%.c,$(wildcard proxy/*.c))
+MAIN_SRCS = proxy/main.c $(wildcard proxy/main_*.c)
 CTL_SRCS  = $(wildcard ctl/*.c)
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 HDRS	  = $(wildcard lib/*.h proxy/*.h routing/*.h policy/*.h cache/*.h ctl/*.h)
@@ -62,7 +64,7 @@ $(B)/llhttp/%.o: $(LLHTTP_SRC)/%.c
 $(LIBFLOE): $(call obj,$(CORE_SRCS) $(LIB_SRCS)) $(LLHTTP_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(B)/floe: $(B)/proxy/main.o $(LIBFLOE)
+$(B)/floe: $(call obj,$(MAIN_SRCS)) $(LIBFLOE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/floectl: $(call obj,$(CTL_SRCS)) $(LIBFLOE)
@@ -117,7 +119,7 @@ hdrcheck:
 		    -x c -fsyntax-only - || exit 1; done; echo "headers ok"
 
 format:
-	clang-format -i $(LIB_SRCS) $(CORE_SRCS) proxy/main.c $(CTL_SRCS) \
+	clang-format -i $(LIB_SRCS) $(CORE_SRCS) $(MAIN_SRCS) $(CTL_SRCS) \
 	    $(UNIT_SRCS) $(HDRS)
 
 # The floors (tests/floors.sh: no include goes up a floor, no loop), the
@@ -129,7 +131,7 @@ lint:
 	@out=$$(cd man && mandoc -Tlint $(MANPAGES) 2>&1); \
 	    if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; \
 	    echo "man pages ok: mandoc -Tlint $(MANPAGES)"
-	clang-format --dry-run -Werror $(LIB_SRCS) $(CORE_SRCS) proxy/main.c \
+	clang-format --dry-run -Werror $(LIB_SRCS) $(CORE_SRCS) $(MAIN_SRCS) \
 	    $(CTL_SRCS) $(UNIT_SRCS) $(HDRS)
 
 # --- install: `make install` (PREFIX=/usr/local, DESTDIR, sysconfdir, ...)

@@ -181,7 +181,7 @@ install: all $(B)/floe.conf $(B)/floe.service
 	$(INSTALL) -m 644 man/floe.conf.5 $(DESTDIR)$(mandir)/man5/
 	$(INSTALL) -m 644 $(B)/floe.conf $(DESTDIR)$(docdir)/floe.conf.example
 	test -e $(DESTDIR)$(sysconfdir)/floe/floe.conf || \
-	    $(INSTALL) -m 640 $(B)/floe.conf $(DESTDIR)$(sysconfdir)/floe/floe.conf
+	    $(INSTALL) -m 644 $(B)/floe.conf $(DESTDIR)$(sysconfdir)/floe/floe.conf
 	$(INSTALL) -m 644 $(B)/floe.service $(DESTDIR)$(systemdunitdir)/floe.service
 	$(INSTALL) -m 644 packaging/floectl.bash-completion \
 	    $(DESTDIR)$(bashcompdir)/floectl

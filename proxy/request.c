@@ -195,6 +195,36 @@ request_client_hash(struct request *r)
 	return x;
 }
 
+/*
+ * One side's listing is in (or failed, which fails the whole listing):
+ * keep it, and answer when the other side's is in too.
+ */
+static void
+request_done_list(struct request *r, enum route_side side,
+    struct upstream_xfer *x)
+{
+	struct h1_msg *m = upstream_xfer_msg(x);
+
+	if (m == NULL) {
+		/* The other side's transfer is cancelled by the free. */
+		snprintf(r->ans_error[side], sizeof(r->ans_error[side]), "%s",
+		    upstream_xfer_error(x));
+		request_reply_failure(r, side, upstream_xfer_fail(x),
+		    upstream_xfer_error(x));
+		return;
+	}
+	if ((r->ans[side] = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	evbuffer_add_buffer(r->ans[side], m->body);
+	r->ans_status[side] = m->status;
+	if (r->pending == 0)
+		request_reply_list(r);
+}
+
+/*
+ * upstream_done_cb: the answer (or the failure) of SIDE's transfer, given
+ * to the mode that asked.
+ */
 void
 request_done_cb(struct upstream_xfer *x, void *arg)
 {
@@ -241,21 +271,7 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 		request_free(r);
 		return;
 	case MODE_LIST:
-		if (m == NULL) {
-			/* The other side's transfer is cancelled by the free.
-			 */
-			snprintf(r->ans_error[side], sizeof(r->ans_error[side]),
-			    "%s", upstream_xfer_error(x));
-			request_reply_failure(r, side, fail,
-			    upstream_xfer_error(x));
-			return;
-		}
-		if ((r->ans[side] = evbuffer_new()) == NULL)
-			fatalx("%s: out of memory", __func__);
-		evbuffer_add_buffer(r->ans[side], m->body);
-		r->ans_status[side] = m->status;
-		if (r->pending == 0)
-			request_reply_list(r);
+		request_done_list(r, side, x);
 		return;
 	}
 }
@@ -347,13 +363,108 @@ request_oauth_tokens(struct request *r)
 	request_forward(r, ROUTE_WAREHOUSE);
 }
 
+/* The REST method of an HTTP one. */
+static enum rest_method
+request_method(enum h1_method method)
+{
+	switch (method) {
+	case H1_GET:
+		return REST_M_GET;
+	case H1_HEAD:
+		return REST_M_HEAD;
+	case H1_POST:
+		return REST_M_POST;
+	case H1_PUT:
+		return REST_M_PUT;
+	case H1_DELETE:
+		return REST_M_DELETE;
+	default:
+		return REST_M_OTHER;
+	}
+}
+
+/* Parse R's path into an Iceberg operation. 0, or -1 if R was answered. */
+static int
+request_parse(struct request *r)
+{
+	const struct h1_msg *m = r->msg;
+
+	switch (rest_parse(request_method(m->method), m->target, m->target_len,
+	    r->f->conf->namespace_separator, &r->rr)) {
+	case REST_OK:
+		return 0;
+	case REST_NOTFOUND:
+		request_errorf(r, 404, "NotFoundException",
+		    "No Iceberg REST endpoint at %s %.*s", m->method_name,
+		    (int)strcspn(m->target, "?"), m->target);
+		return -1;
+	case REST_BADMETHOD:
+		request_errorf(r, 405, "MethodNotAllowedException",
+		    "%s is not allowed on %.*s", m->method_name,
+		    (int)strcspn(m->target, "?"), m->target);
+		return -1;
+	case REST_TOOLONG:
+		request_errorf(r, 414, "BadRequestException",
+		    "A namespace or table name in the path is too long");
+		return -1;
+	default:
+		request_errorf(r, 400, "BadRequestException",
+		    "Malformed path %.*s: bad percent-encoding, an empty "
+		    "namespace level or a control character",
+		    (int)strcspn(m->target, "?"), m->target);
+		return -1;
+	}
+}
+
+/* Is SIDE's catalog config still unknown? Then R was answered 503. */
+static bool
+request_side_unknown(struct request *r, enum route_side side)
+{
+	const struct catalog *cat = r->f->cat[side];
+
+	if (cat->known)
+		return false;
+	request_errorf(r, 503, "ServiceUnavailableException",
+	    "The %s catalog's config is not known yet (%s): floe is still "
+	    "trying to reach it",
+	    route_side_name(side),
+	    cat->last_error != NULL ? cat->last_error : "no answer yet");
+	return true;
+}
+
+/*
+ * A listing: check the page token is floe's, then ask both sides at once
+ * (request_reply_list merges their answers).
+ */
+static void
+request_serve_list(struct request *r)
+{
+	char token[1024];
+	int i;
+
+	if (rest_query_get(r->msg->target + r->rr.query.off, r->rr.query.len,
+		"pageToken", token, sizeof(token)) == 0 &&
+	    !listing_token_is_valid(r->rr.op == REST_LIST_NAMESPACES ?
+		    "namespaces" :
+		    "identifiers",
+		token)) {
+		request_errorf(r, 400, "BadRequestException",
+		    "Invalid pageToken: floe did not issue it; start again "
+		    "without one");
+		return;
+	}
+	for (i = 0; i < ROUTE_NSIDES; i++)
+		if (request_side_unknown(r, i))
+			return;
+	request_forward(r, ROUTE_WAREHOUSE);
+	request_forward(r, ROUTE_LAKEHOUSE);
+}
+
 void
 request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 {
 	struct floe *f = arg;
 	struct request *r;
-	enum rest_method rm;
-	int rc, i;
 
 	if (request_health(f, conn, m))
 		return;
@@ -370,52 +481,8 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 		    request_via);
 		return;
 	}
-	switch (m->method) {
-	case H1_GET:
-		rm = REST_M_GET;
-		break;
-	case H1_HEAD:
-		rm = REST_M_HEAD;
-		break;
-	case H1_POST:
-		rm = REST_M_POST;
-		break;
-	case H1_PUT:
-		rm = REST_M_PUT;
-		break;
-	case H1_DELETE:
-		rm = REST_M_DELETE;
-		break;
-	default:
-		rm = REST_M_OTHER;
-		break;
-	}
-	rc = rest_parse(rm, m->target, m->target_len,
-	    f->conf->namespace_separator, &r->rr);
-	switch (rc) {
-	case REST_OK:
-		break;
-	case REST_NOTFOUND:
-		request_errorf(r, 404, "NotFoundException",
-		    "No Iceberg REST endpoint at %s %.*s", m->method_name,
-		    (int)strcspn(m->target, "?"), m->target);
+	if (request_parse(r) == -1)
 		return;
-	case REST_BADMETHOD:
-		request_errorf(r, 405, "MethodNotAllowedException",
-		    "%s is not allowed on %.*s", m->method_name,
-		    (int)strcspn(m->target, "?"), m->target);
-		return;
-	case REST_TOOLONG:
-		request_errorf(r, 414, "BadRequestException",
-		    "A namespace or table name in the path is too long");
-		return;
-	default:
-		request_errorf(r, 400, "BadRequestException",
-		    "Malformed path %.*s: bad percent-encoding, an empty "
-		    "namespace level or a control character",
-		    (int)strcspn(m->target, "?"), m->target);
-		return;
-	}
 	if (r->rr.op == REST_GET_TOKEN) {
 		request_oauth_tokens(r);
 		return;
@@ -437,45 +504,11 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 	if (request_route(r) == -1)
 		return;
 	if (r->mode == MODE_LIST) {
-		char token[1024];
-
-		if (rest_query_get(m->target + r->rr.query.off, r->rr.query.len,
-			"pageToken", token, sizeof(token)) == 0 &&
-		    !listing_token_is_valid(r->rr.op == REST_LIST_NAMESPACES ?
-			    "namespaces" :
-			    "identifiers",
-			token)) {
-			request_errorf(r, 400, "BadRequestException",
-			    "Invalid pageToken: floe did not issue it; start "
-			    "again without one");
-			return;
-		}
-		for (i = 0; i < ROUTE_NSIDES; i++)
-			if (!f->cat[i]->known) {
-				request_errorf(r, 503,
-				    "ServiceUnavailableException",
-				    "The %s catalog's config is not known yet "
-				    "(%s): floe is still trying to reach it",
-				    route_side_name(i),
-				    f->cat[i]->last_error != NULL ?
-					f->cat[i]->last_error :
-					"no answer yet");
-				return;
-			}
-		request_forward(r, ROUTE_WAREHOUSE);
-		request_forward(r, ROUTE_LAKEHOUSE);
+		request_serve_list(r);
 		return;
 	}
-	if (!f->cat[r->side]->known) {
-		request_errorf(r, 503, "ServiceUnavailableException",
-		    "The %s catalog's config is not known yet (%s): floe is "
-		    "still trying to reach it",
-		    route_side_name(r->side),
-		    f->cat[r->side]->last_error != NULL ?
-			f->cat[r->side]->last_error :
-			"no answer yet");
+	if (request_side_unknown(r, r->side))
 		return;
-	}
 	if (r->rr.op == REST_LOAD_TABLE && m->method == H1_GET &&
 	    r->nobjs == 1 && cache_is_on(f->cache) && request_cache_lookup(r)) {
 		request_free(r);

@@ -403,19 +403,73 @@ static const char request_list_hdrs[] =
     "Content-Type: application/json\r\nX-Floe-Target: both\r\n"
     "X-Floe-Wave: none\r\n";
 
+/*
+ * A side that does not know the namespace lists nothing; anything other
+ * than 200 or 404 from either side is passed on as it came. True if R was
+ * answered so.
+ */
+static bool
+request_reply_list_passed(struct request *r, int ok)
+{
+	char hdr[128];
+	int i, n;
+
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		if (r->ans_status[i] == 200 ||
+		    (r->ans_status[i] == 404 && ok > 0))
+			continue;
+		request_log_access(r, r->ans_status[i], route_side_name(i));
+		r->f->stats.requests++;
+		n = snprintf(hdr, sizeof(hdr),
+		    "Content-Type: application/json\r\n"
+		    "X-Floe-Target: %s\r\n",
+		    route_side_name(i));
+		server_reply(r->conn, r->ans_status[i], hdr, n, r->ans[i], -1);
+		request_free(r);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The client's page of a listing: its pageToken into TOKEN (*TOK NULL
+ * without one) and its pageSize (0 without one). -1 if R was answered.
+ */
+static int
+request_list_page(struct request *r, char *token, size_t len, const char **tok,
+    long *page_size)
+{
+	const char *q = r->msg->target + r->rr.query.off;
+	char size[32], *end;
+
+	*tok = NULL;
+	*page_size = 0;
+	if (rest_query_get(q, r->rr.query.len, "pageToken", token, len) == 0)
+		*tok = token;
+	if (rest_query_get(q, r->rr.query.len, "pageSize", size,
+		sizeof(size)) != 0)
+		return 0;
+	errno = 0;
+	*page_size = strtol(size, &end, 10);
+	if (errno != 0 || *end != '\0' || *page_size < 1) {
+		request_errorf(r, 400, "BadRequestException",
+		    "Invalid pageSize \"%s\": must be an integer >= 1", size);
+		return -1;
+	}
+	return 0;
+}
+
 /* Both listings are in: merge, sort, page, answer. */
 void
 request_reply_list(struct request *r)
 {
 	const char *bodies[ROUTE_NSIDES];
 	size_t lens[ROUTE_NSIDES], outlen;
-	char token[1024], size[32], err[256], *out;
-	const char *tok = NULL;
-	long page_size = 0;
+	char token[1024], err[256], *out;
+	const char *tok;
+	long page_size;
 	int i, ok = 0;
 	struct evbuffer *b;
-	char hdr[128];
-	int n;
 
 	for (i = 0; i < ROUTE_NSIDES; i++) {
 		if (r->ans_error[i][0] != '\0')
@@ -423,26 +477,8 @@ request_reply_list(struct request *r)
 		if (r->ans_status[i] == 200)
 			ok++;
 	}
-	/*
-	 * A side that does not know the namespace lists nothing; anything
-	 * other than 200 or 404 from either side is passed on as it came.
-	 */
-	for (i = 0; i < ROUTE_NSIDES; i++) {
-		if (r->ans_status[i] != 200 &&
-		    (r->ans_status[i] != 404 || ok == 0)) {
-			b = r->ans[i];
-			request_log_access(r, r->ans_status[i],
-			    route_side_name(i));
-			r->f->stats.requests++;
-			n = snprintf(hdr, sizeof(hdr),
-			    "Content-Type: application/json\r\n"
-			    "X-Floe-Target: %s\r\n",
-			    route_side_name(i));
-			server_reply(r->conn, r->ans_status[i], hdr, n, b, -1);
-			request_free(r);
-			return;
-		}
-	}
+	if (request_reply_list_passed(r, ok))
+		return;
 	for (i = 0; i < ROUTE_NSIDES; i++) {
 		bodies[i] = r->ans_status[i] == 200 ?
 		    (const char *)evbuffer_pullup(r->ans[i], -1) :
@@ -451,22 +487,8 @@ request_reply_list(struct request *r)
 		    evbuffer_get_length(r->ans[i]) :
 		    0;
 	}
-	if (rest_query_get(r->msg->target + r->rr.query.off, r->rr.query.len,
-		"pageToken", token, sizeof(token)) == 0)
-		tok = token;
-	if (rest_query_get(r->msg->target + r->rr.query.off, r->rr.query.len,
-		"pageSize", size, sizeof(size)) == 0) {
-		char *end;
-
-		errno = 0;
-		page_size = strtol(size, &end, 10);
-		if (errno != 0 || *end != '\0' || page_size < 1) {
-			request_errorf(r, 400, "BadRequestException",
-			    "Invalid pageSize \"%s\": must be an integer >= 1",
-			    size);
-			return;
-		}
-	}
+	if (request_list_page(r, token, sizeof(token), &tok, &page_size) == -1)
+		return;
 	out = listing_merge(r->rr.op == REST_LIST_NAMESPACES ? "namespaces" :
 							       "identifiers",
 	    bodies, lens, tok, page_size, &outlen, err, sizeof(err));

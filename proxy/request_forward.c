@@ -149,73 +149,52 @@ request_ns_translate(const struct request *r, const struct catalog *cat,
 	return *nslen > 0 || *plen > 0;
 }
 
-/*
- * Forward R to SIDE. The request head is written in one pass into one
- * reserved extent of the head buffer: the request line with the catalog's
- * prefix, the headers that matter (one walk over the client's), and floe's
- * own X-Forwarded-For and Via. Host, the catalog's Authorization and
- * Content-Length are added by the pool.
- */
-void
-request_forward(struct request *r, enum route_side side)
-{
-	static struct evbuffer *head;
-	struct floe *f = r->f;
-	const struct conf_target *t = &f->conf->target[side];
-	const struct catalog *cat = f->cat[side];
-	const struct h1_msg *m = r->msg;
-	const struct h1_header *h;
-	const struct cache_entry *e;
-	struct evbuffer_iovec v;
-	struct upstream_req ur;
-	const char *q, *qe, *amp, *peer = server_conn_peer(r->conn);
-	char inm[ETAG_MAX], *o, nsb[REST_NAME_MAX * 3 + 64];
-	char pb[REST_NAME_MAX * 3 + 64];
-	bool first = true, pass_authz, idem = false, tr;
-	size_t need, plen = cat->prefix != NULL ? strlen(cat->prefix) : 0;
-	size_t nsl, pl;
-	unsigned i;
-	int n;
+/* The namespace of a request in one catalog's form (request_ns_translate). */
+struct request_ns {
+	bool translated; /* false: the path goes on as the client wrote it */
+	char ns[REST_NAME_MAX * 3 + 64];
+	size_t nslen;
+	char parent[REST_NAME_MAX * 3 + 64];
+	size_t plen;
+};
 
-	if (head == NULL && (head = evbuffer_new()) == NULL)
-		fatalx("%s: out of memory", __func__);
-	/*
-	 * The client's own credential goes on only to a catalog without a
-	 * token of floe's, and never in token mode: those tokens are floe's.
-	 */
-	pass_authz = t->token == NULL && auth_mode(f->auth) != AUTH_TOKEN;
-	tr = request_ns_translate(r, cat, nsb, sizeof(nsb), &nsl, pb,
-	    sizeof(pb), &pl);
-	need = strlen(m->method_name) + strlen(t->path) + plen + m->target_len +
-	    sizeof(inm) + strlen(peer) + strlen(request_via) + 128;
-	if (tr)
-		need += nsl + pl;
-	for (i = 0; i < m->nhdrs; i++)
-		need += m->hdrs[i].name_len + m->hdrs[i].value_len + 4;
-	if (evbuffer_reserve_space(head, need, &v, 1) != 1)
-		fatalx("%s: out of memory", __func__);
-	o = v.iov_base;
-	request_put(&o, m->method_name, strlen(m->method_name));
-	*o++ = ' ';
-	request_put(&o, t->path, strlen(t->path));
-	request_put(&o, "/v1", 3);
+/*
+ * Write the request line for SIDE at *O: the method, the catalog's path
+ * and prefix, the rest of the path (its namespace in the catalog's form)
+ * and the query, without the paging floe does itself for listings.
+ */
+static void
+request_put_line(const struct request *r, enum route_side side,
+    const struct request_ns *ns, char **o)
+{
+	const struct conf_target *t = &r->f->conf->target[side];
+	const struct catalog *cat = r->f->cat[side];
+	const struct h1_msg *m = r->msg;
+	const struct rest_req *rr = &r->rr;
+	const char *q, *qe, *amp;
+	size_t plen = cat->prefix != NULL ? strlen(cat->prefix) : 0;
+	bool first = true;
+
+	request_put(o, m->method_name, strlen(m->method_name));
+	*(*o)++ = ' ';
+	request_put(o, t->path, strlen(t->path));
+	request_put(o, "/v1", 3);
 	if (plen > 0 && !r->no_prefix) {
-		*o++ = '/';
-		request_put(&o, cat->prefix, plen);
+		*(*o)++ = '/';
+		request_put(o, cat->prefix, plen);
 	}
-	if (tr && nsl > 0) {
+	if (ns->translated && ns->nslen > 0) {
 		/* The namespace segment in the catalog's form. */
-		request_put(&o, m->target + r->rr.rest.off,
-		    r->rr.ns_raw.off - r->rr.rest.off);
-		request_put(&o, nsb, nsl);
-		request_put(&o, m->target + r->rr.ns_raw.off + r->rr.ns_raw.len,
-		    r->rr.rest.off + r->rr.rest.len - r->rr.ns_raw.off -
-			r->rr.ns_raw.len);
+		request_put(o, m->target + rr->rest.off,
+		    rr->ns_raw.off - rr->rest.off);
+		request_put(o, ns->ns, ns->nslen);
+		request_put(o, m->target + rr->ns_raw.off + rr->ns_raw.len,
+		    rr->rest.off + rr->rest.len - rr->ns_raw.off -
+			rr->ns_raw.len);
 	} else
-		request_put(&o, m->target + r->rr.rest.off, r->rr.rest.len);
-	/* The query, without the paging floe does itself for listings. */
-	q = m->target + r->rr.query.off;
-	qe = q + r->rr.query.len;
+		request_put(o, m->target + rr->rest.off, rr->rest.len);
+	q = m->target + rr->query.off;
+	qe = q + rr->query.len;
 	while (q < qe) {
 		amp = memchr(q, '&', qe - q);
 		if (amp == NULL)
@@ -223,18 +202,35 @@ request_forward(struct request *r, enum route_side side)
 		if (amp > q &&
 		    !(r->mode == MODE_LIST &&
 			request_paging_param(q, amp - q))) {
-			*o++ = first ? '?' : '&';
-			if (tr && pl > 0 && amp - q >= 7 &&
+			*(*o)++ = first ? '?' : '&';
+			if (ns->translated && ns->plen > 0 && amp - q >= 7 &&
 			    strncmp(q, "parent=", 7) == 0) {
-				request_put(&o, "parent=", 7);
-				request_put(&o, pb, pl);
+				request_put(o, "parent=", 7);
+				request_put(o, ns->parent, ns->plen);
 			} else
-				request_put(&o, q, amp - q);
+				request_put(o, q, amp - q);
 			first = false;
 		}
 		q = amp + 1;
 	}
-	request_put(&o, " HTTP/1.1\r\n", 11);
+	request_put(o, " HTTP/1.1\r\n", 11);
+}
+
+/*
+ * Write the client's headers that go on to SIDE at *O, in one walk over
+ * them. True if one was an Idempotency-Key (the request may be retried).
+ */
+static bool
+request_put_headers(const struct request *r, enum route_side side,
+    bool pass_authz, char **o)
+{
+	const struct h1_msg *m = r->msg;
+	const struct h1_header *h;
+	char inm[ETAG_MAX];
+	bool idem = false;
+	unsigned i;
+	int n;
+
 	for (i = 0; i < m->nhdrs; i++) {
 		h = &m->hdrs[i];
 		switch (request_fwd_kind(h->name, h->name_len)) {
@@ -256,9 +252,9 @@ request_forward(struct request *r, enum route_side side)
 			    r->has_route ? r->route.version : 0, inm,
 			    sizeof(inm));
 			if (n > 0) {
-				request_put(&o, "If-None-Match: ", 15);
-				request_put(&o, inm, n);
-				request_put(&o, "\r\n", 2);
+				request_put(o, "If-None-Match: ", 15);
+				request_put(o, inm, n);
+				request_put(o, "\r\n", 2);
 			}
 			continue;
 		case FWD_AS_IS:
@@ -266,24 +262,84 @@ request_forward(struct request *r, enum route_side side)
 				idem = true;
 			break;
 		}
-		request_put(&o, h->name, h->name_len);
-		request_put(&o, ": ", 2);
-		request_put(&o, h->value, h->value_len);
-		request_put(&o, "\r\n", 2);
+		request_put(o, h->name, h->name_len);
+		request_put(o, ": ", 2);
+		request_put(o, h->value, h->value_len);
+		request_put(o, "\r\n", 2);
 	}
-	/* A cached entry past its TTL is revalidated with the catalog's tag. */
-	if (r->revalidating) {
-		e = cache_peek(f->cache, r->ckey[0], r->ckeylen[0]);
-		if (e == NULL)
-			e = cache_peek(f->cache, r->ckey[1], r->ckeylen[1]);
-		if (e != NULL && e->up_etag[0] != '\0' &&
-		    strlen(e->up_etag) < sizeof(inm)) {
-			request_put(&o, "If-None-Match: ", 15);
-			request_put(&o, e->up_etag, strlen(e->up_etag));
-			request_put(&o, "\r\n", 2);
-		} else
-			r->revalidating = false;
-	}
+	return idem;
+}
+
+/*
+ * A cached entry past its TTL is revalidated with the catalog's tag:
+ * write its If-None-Match at *O, or stop revalidating R when the entry
+ * has gone or has no tag.
+ */
+static void
+request_put_revalidation(struct request *r, char **o)
+{
+	struct cache *c = r->f->cache;
+	const struct cache_entry *e;
+
+	e = cache_peek(c, r->ckey[0], r->ckeylen[0]);
+	if (e == NULL)
+		e = cache_peek(c, r->ckey[1], r->ckeylen[1]);
+	if (e != NULL && e->up_etag[0] != '\0' &&
+	    strlen(e->up_etag) < ETAG_MAX) {
+		request_put(o, "If-None-Match: ", 15);
+		request_put(o, e->up_etag, strlen(e->up_etag));
+		request_put(o, "\r\n", 2);
+	} else
+		r->revalidating = false;
+}
+
+/*
+ * Forward R to SIDE. The request head is written in one pass into one
+ * reserved extent of the head buffer: the request line with the catalog's
+ * prefix, the headers that matter (one walk over the client's), and floe's
+ * own X-Forwarded-For and Via. Host, the catalog's Authorization and
+ * Content-Length are added by the pool.
+ */
+void
+request_forward(struct request *r, enum route_side side)
+{
+	static struct evbuffer *head;
+	struct request_ns ns;
+	struct floe *f = r->f;
+	const struct conf_target *t = &f->conf->target[side];
+	const struct catalog *cat = f->cat[side];
+	const struct h1_msg *m = r->msg;
+	const char *peer = server_conn_peer(r->conn);
+	struct evbuffer_iovec v;
+	struct upstream_req ur;
+	bool pass_authz, idem;
+	size_t need;
+	char *o;
+	unsigned i;
+
+	if (head == NULL && (head = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	/*
+	 * The client's own credential goes on only to a catalog without a
+	 * token of floe's, and never in token mode: those tokens are floe's.
+	 */
+	pass_authz = t->token == NULL && auth_mode(f->auth) != AUTH_TOKEN;
+	ns.translated = request_ns_translate(r, cat, ns.ns, sizeof(ns.ns),
+	    &ns.nslen, ns.parent, sizeof(ns.parent), &ns.plen);
+	need = strlen(m->method_name) + strlen(t->path) +
+	    (cat->prefix != NULL ? strlen(cat->prefix) : 0) + m->target_len +
+	    ETAG_MAX + strlen(peer) + strlen(request_via) + 128;
+	if (ns.translated)
+		need += ns.nslen + ns.plen;
+	for (i = 0; i < m->nhdrs; i++)
+		need += m->hdrs[i].name_len + m->hdrs[i].value_len + 4;
+	if (evbuffer_reserve_space(head, need, &v, 1) != 1)
+		fatalx("%s: out of memory", __func__);
+	o = v.iov_base;
+	request_put_line(r, side, &ns, &o);
+	idem = request_put_headers(r, side, pass_authz, &o);
+	if (r->revalidating)
+		request_put_revalidation(r, &o);
 	request_put(&o, "X-Forwarded-For: ", 17);
 	request_put(&o, peer, strlen(peer));
 	request_put(&o, "\r\nVia: ", 7);

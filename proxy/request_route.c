@@ -104,6 +104,110 @@ request_same_side(const struct route_result *a, const struct route_result *b)
 	    (a->assigned && b->assigned && a->wave == b->wave);
 }
 
+/* createTable, registerTable: the table is the path's namespace and "name". */
+static int
+request_route_body_name(struct request *r, json_t *j)
+{
+	json_t *name = json_object_get(j, "name");
+
+	if (!json_is_string(name) ||
+	    request_resolve(r, r->rr.ns, r->rr.ns_len, json_string_value(name),
+		json_string_length(name), &r->route) == -1) {
+		request_errorf(r, 400, "BadRequestException",
+		    "Invalid %s request: \"name\" must be a table name",
+		    rest_op_name(r->rr.op));
+		return -1;
+	}
+	r->has_route = true;
+	return 0;
+}
+
+/* renameTable: "source" and "destination" must be served alike. */
+static int
+request_route_body_rename(struct request *r, json_t *j)
+{
+	struct route_result res[2];
+	char text[2][600];
+
+	if (request_resolve_ident(r, json_object_get(j, "source"), &res[0],
+		text[0], sizeof(text[0])) == -1 ||
+	    request_resolve_ident(r, json_object_get(j, "destination"), &res[1],
+		text[1], sizeof(text[1])) == -1) {
+		request_errorf(r, 400, "BadRequestException",
+		    "Invalid renameTable request: \"source\" and "
+		    "\"destination\" must be table identifiers");
+		return -1;
+	}
+	/*
+	 * Reads must follow the table too: renaming a lakehouse-read
+	 * table to a warehouse-read name would move its readers.
+	 */
+	if (!request_same_side(&res[0], &res[1])) {
+		request_errorf(r, 400, "BadRequestException",
+		    "Cannot rename %s (read from the %s, written to the %s) "
+		    "to %s (read from the %s, written to the %s): the two "
+		    "names are served by different catalogs; put both in the "
+		    "same wave first",
+		    text[0], route_side_name(res[0].read),
+		    route_side_name(res[0].write), text[1],
+		    route_side_name(res[1].read),
+		    route_side_name(res[1].write));
+		return -1;
+	}
+	r->route = res[0];
+	r->has_route = true;
+	return 0;
+}
+
+/*
+ * commitTransaction: every table of "table-changes" on the side of the
+ * first; a refusal of warehouse writes to any of them holds for all.
+ */
+static int
+request_route_body_commit(struct request *r, json_t *j)
+{
+	json_t *changes = json_object_get(j, "table-changes"), *c;
+	struct route_result res[2];
+	char text[2][600];
+	size_t i;
+
+	if (!json_is_array(changes) || json_array_size(changes) == 0) {
+		request_errorf(r, 400, "BadRequestException",
+		    "Invalid commitTransaction request: \"table-changes\" "
+		    "must be a non-empty array");
+		return -1;
+	}
+	json_array_foreach(changes, i, c) {
+		struct route_result *cur = i == 0 ? &res[0] : &res[1];
+
+		if (request_resolve_ident(r, json_object_get(c, "identifier"),
+			cur, text[i == 0 ? 0 : 1], sizeof(text[0])) == -1) {
+			request_errorf(r, 400, "BadRequestException",
+			    "Invalid commitTransaction request: "
+			    "table-changes[%zu] has no valid \"identifier\"",
+			    i);
+			return -1;
+		}
+		if (i > 0 && !request_same_side(&res[0], &res[1])) {
+			request_errorf(r, 400, "BadRequestException",
+			    "Cannot commit one transaction across catalogs: "
+			    "%s is read from the %s and written to the %s, %s "
+			    "is read from the %s and written to the %s",
+			    text[0], route_side_name(res[0].read),
+			    route_side_name(res[0].write), text[1],
+			    route_side_name(res[1].read),
+			    route_side_name(res[1].write));
+			return -1;
+		}
+		if (i > 0 && res[1].warehouse_writes_refused &&
+		    res[1].write == ROUTE_WAREHOUSE)
+			res[0].warehouse_writes_refused = true;
+	}
+	r->route = res[0];
+	r->has_route = true;
+	return 0;
+}
+
 /*
  * Operations that name their tables only in the body: create, register,
  * rename, multi-table transactions. All tables must be on one side, or
@@ -113,12 +217,10 @@ static int
 request_route_body(struct request *r)
 {
 	struct evbuffer *body = r->msg->body;
-	size_t len = evbuffer_get_length(body), i;
+	size_t len = evbuffer_get_length(body);
 	json_error_t jerr;
-	json_t *j, *name, *changes, *c;
-	struct route_result res[2];
-	char text[2][600];
-	int rc = -1;
+	json_t *j;
+	int rc = 0;
 
 	j = json_loadb(len > 0 ? (const char *)evbuffer_pullup(body, -1) : "",
 	    len, 0, &jerr);
@@ -132,92 +234,17 @@ request_route_body(struct request *r)
 	switch (r->rr.op) {
 	case REST_CREATE_TABLE:
 	case REST_REGISTER_TABLE:
-		name = json_object_get(j, "name");
-		if (!json_is_string(name) ||
-		    request_resolve(r, r->rr.ns, r->rr.ns_len,
-			json_string_value(name), json_string_length(name),
-			&r->route) == -1) {
-			request_errorf(r, 400, "BadRequestException",
-			    "Invalid %s request: \"name\" must be a table name",
-			    rest_op_name(r->rr.op));
-			goto out;
-		}
-		r->has_route = true;
+		rc = request_route_body_name(r, j);
 		break;
 	case REST_RENAME_TABLE:
-		if (request_resolve_ident(r, json_object_get(j, "source"),
-			&res[0], text[0], sizeof(text[0])) == -1 ||
-		    request_resolve_ident(r, json_object_get(j, "destination"),
-			&res[1], text[1], sizeof(text[1])) == -1) {
-			request_errorf(r, 400, "BadRequestException",
-			    "Invalid renameTable request: \"source\" and "
-			    "\"destination\" must be table identifiers");
-			goto out;
-		}
-		/*
-		 * Reads must follow the table too: renaming a lakehouse-read
-		 * table to a warehouse-read name would move its readers.
-		 */
-		if (!request_same_side(&res[0], &res[1])) {
-			request_errorf(r, 400, "BadRequestException",
-			    "Cannot rename %s (read from the %s, written to the "
-			    "%s) to %s (read from the %s, written to the %s): "
-			    "the two names are served by different catalogs; "
-			    "put both in the same wave first",
-			    text[0], route_side_name(res[0].read),
-			    route_side_name(res[0].write), text[1],
-			    route_side_name(res[1].read),
-			    route_side_name(res[1].write));
-			goto out;
-		}
-		r->route = res[0];
-		r->has_route = true;
+		rc = request_route_body_rename(r, j);
 		break;
 	case REST_COMMIT_TRANSACTION:
-		changes = json_object_get(j, "table-changes");
-		if (!json_is_array(changes) || json_array_size(changes) == 0) {
-			request_errorf(r, 400, "BadRequestException",
-			    "Invalid commitTransaction request: "
-			    "\"table-changes\" must be a non-empty array");
-			goto out;
-		}
-		json_array_foreach(changes, i, c) {
-			struct route_result *cur = i == 0 ? &res[0] : &res[1];
-
-			if (request_resolve_ident(r,
-				json_object_get(c, "identifier"), cur,
-				text[i == 0 ? 0 : 1], sizeof(text[0])) == -1) {
-				request_errorf(r, 400, "BadRequestException",
-				    "Invalid commitTransaction request: "
-				    "table-changes[%zu] has no valid "
-				    "\"identifier\"",
-				    i);
-				goto out;
-			}
-			if (i > 0 && !request_same_side(&res[0], &res[1])) {
-				request_errorf(r, 400, "BadRequestException",
-				    "Cannot commit one transaction across "
-				    "catalogs: %s is read from the %s and "
-				    "written to the %s, %s is read from the %s "
-				    "and written to the %s",
-				    text[0], route_side_name(res[0].read),
-				    route_side_name(res[0].write), text[1],
-				    route_side_name(res[1].read),
-				    route_side_name(res[1].write));
-				goto out;
-			}
-			if (i > 0 && res[1].warehouse_writes_refused &&
-			    res[1].write == ROUTE_WAREHOUSE)
-				res[0].warehouse_writes_refused = true;
-		}
-		r->route = res[0];
-		r->has_route = true;
+		rc = request_route_body_commit(r, j);
 		break;
 	default:
 		break;
 	}
-	rc = 0;
-out:
 	json_decref(j);
 	return rc;
 }

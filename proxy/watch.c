@@ -298,24 +298,18 @@ watch_page_done_cb(int status, const char *body __unused, size_t len __unused,
 	watch_schedule(p->timer, delay);
 }
 
-/* The triggers' state for /status. */
-json_t *
-watch_status_json(struct watch *w)
+/* The error counters of each counted wave, for /status. */
+static json_t *
+watch_status_waves(struct watch *w, int64_t now)
 {
-	const struct conf_policy *pol;
 	struct trigger_wave *s;
 	struct store_wave sw;
-	json_t *j, *waves, *objs, *one, *side;
+	json_t *waves, *one, *side;
 	uint64_t req, err;
-	char dur[32], ts[40];
-	int64_t now;
+	char n[16];
 	size_t i;
 	int k;
 
-	if (w == NULL)
-		return json_null();
-	pol = &w->f->conf->policy;
-	now = units_now_ms();
 	waves = json_object();
 	for (i = 0; i < w->tab.cap; i++) {
 		s = &w->tab.slots[i];
@@ -336,59 +330,82 @@ watch_status_json(struct watch *w)
 			    json_pack("{s:I,s:I}", "requests",
 				(json_int_t)sw.base_requests, "errors",
 				(json_int_t)sw.base_errors));
-		snprintf(dur, sizeof(dur), "%u", s->wave);
-		json_object_set_new(waves, dur, one);
+		snprintf(n, sizeof(n), "%u", s->wave);
+		json_object_set_new(waves, n, one);
 	}
-	objs = json_object();
-	for (i = 0; i < w->nobjs; i++) {
-		struct watch_obj *o = w->objs[i];
-		const char *state;
-		char why[400];
+	return waves;
+}
 
-		if (o->fresh.last_ms == 0)
-			state = "not sampled yet";
-		else if (o->fresh.kind == TRIGGER_LAG_KNOWN)
-			state = "known";
-		else if (o->fresh.kind == TRIGGER_LAG_EMPTY)
-			state = "lakehouse has no snapshot";
-		else {
-			snprintf(why, sizeof(why),
-			    "unknown: warehouse %s, "
-			    "lakehouse %s",
-			    o->p[ROUTE_WAREHOUSE].known_last ?
-				"read" :
-				o->p[ROUTE_WAREHOUSE].why,
-			    o->p[ROUTE_LAKEHOUSE].known_last ?
-				"read" :
-				o->p[ROUTE_LAKEHOUSE].why);
-			state = why;
-		}
-		one = json_pack("{s:I,s:s}", "wave", (json_int_t)o->wave,
-		    "state", state);
-		if (o->fresh.last_ms != 0 &&
-		    o->fresh.kind == TRIGGER_LAG_KNOWN) {
-			json_object_set_new(one, "lag_ms",
-			    json_integer(o->fresh.lag_ms));
-			units_format_duration(o->fresh.lag_ms > 0 ?
-				(uint64_t)o->fresh.lag_ms :
-				0,
-			    dur, sizeof(dur));
-			json_object_set_new(one, "lag",
-			    json_string(o->fresh.lag_ms < 0 ? "ahead" : dur));
-		}
-		json_object_set_new(one, "held_ms",
-		    json_integer(o->fresh.held_since_ms != 0 ?
-			    now - o->fresh.held_since_ms :
-			    0));
-		json_object_set_new(one, "count",
-		    json_string(trigger_count_name(o->count)));
-		if (o->count_why != NULL)
-			json_object_set_new(one, "count_why",
-			    json_string(o->count_why));
-		json_object_set_new(objs, o->name, one);
+/* What the poller knows of O, for /status. */
+static json_t *
+watch_status_obj(const struct watch_obj *o, int64_t now)
+{
+	const char *state;
+	char why[400], dur[32];
+	json_t *one;
+
+	if (o->fresh.last_ms == 0)
+		state = "not sampled yet";
+	else if (o->fresh.kind == TRIGGER_LAG_KNOWN)
+		state = "known";
+	else if (o->fresh.kind == TRIGGER_LAG_EMPTY)
+		state = "lakehouse has no snapshot";
+	else {
+		snprintf(why, sizeof(why),
+		    "unknown: warehouse %s, "
+		    "lakehouse %s",
+		    o->p[ROUTE_WAREHOUSE].known_last ?
+			"read" :
+			o->p[ROUTE_WAREHOUSE].why,
+		    o->p[ROUTE_LAKEHOUSE].known_last ?
+			"read" :
+			o->p[ROUTE_LAKEHOUSE].why);
+		state = why;
 	}
+	one =
+	    json_pack("{s:I,s:s}", "wave", (json_int_t)o->wave, "state", state);
+	if (o->fresh.last_ms != 0 && o->fresh.kind == TRIGGER_LAG_KNOWN) {
+		json_object_set_new(one, "lag_ms",
+		    json_integer(o->fresh.lag_ms));
+		units_format_duration(o->fresh.lag_ms > 0 ?
+			(uint64_t)o->fresh.lag_ms :
+			0,
+		    dur, sizeof(dur));
+		json_object_set_new(one, "lag",
+		    json_string(o->fresh.lag_ms < 0 ? "ahead" : dur));
+	}
+	json_object_set_new(one, "held_ms",
+	    json_integer(o->fresh.held_since_ms != 0 ?
+		    now - o->fresh.held_since_ms :
+		    0));
+	json_object_set_new(one, "count",
+	    json_string(trigger_count_name(o->count)));
+	if (o->count_why != NULL)
+		json_object_set_new(one, "count_why",
+		    json_string(o->count_why));
+	return one;
+}
+
+/* The triggers' state for /status. */
+json_t *
+watch_status_json(struct watch *w)
+{
+	const struct conf_policy *pol;
+	json_t *j, *objs;
+	char ts[40];
+	int64_t now;
+	size_t i;
+
+	if (w == NULL)
+		return json_null();
+	pol = &w->f->conf->policy;
+	now = units_now_ms();
+	objs = json_object();
+	for (i = 0; i < w->nobjs; i++)
+		json_object_set_new(objs, w->objs[i]->name,
+		    watch_status_obj(w->objs[i], now));
 	j = json_pack("{s:o,s:{s:I,s:I,s:I,s:I,s:o},s:{s:I,s:I,s:I},s:I}",
-	    "errors", waves, "freshness", "interval_ms",
+	    "errors", watch_status_waves(w, now), "freshness", "interval_ms",
 	    (json_int_t)pol->freshness_interval_ms, "max_lag_ms",
 	    (json_int_t)pol->freshness_max_lag_ms, "for_ms",
 	    (json_int_t)pol->freshness_for_ms, "cycles", (json_int_t)w->cycles,

@@ -156,6 +156,101 @@ watch_reset_wave(struct watch *w, uint32_t n)
 }
 
 /*
+ * Roll wave N (read as SW) back for trigger K, then write the rollback log
+ * line and say it in one log line, the place where it is decided; then
+ * page. T0 is when the trigger fired, SINCE_US (0: unknown) when its
+ * condition was first seen. MEASURED and THRESHOLD are borrowed.
+ */
+static void
+watch_rollback(struct watch *w, uint32_t n, const struct store_wave *sw,
+    enum trigger_kind k, json_t *measured, json_t *threshold, int64_t held_ms,
+    const char *reason, int64_t t0, int64_t since_us)
+{
+	struct floe *f = w->f;
+	const char *from = wave_state_name(sw->state);
+	struct rlog_entry e;
+	char msg[1024];
+	int64_t t1;
+	json_t *line;
+
+	if (wave_rollback(f->store, n, "floe", reason, false, units_now_ms(),
+		msg, sizeof(msg)) != WAVE_OK) {
+		log_warnx("wave %u: the %s trigger fired but the rollback "
+			  "failed: %s",
+		    n, trigger_name(k), msg);
+		return;
+	}
+	t1 = units_mono_us();
+	w->rollbacks++;
+	e = (struct rlog_entry) { .wave = n,
+		.from = from,
+		.trigger = trigger_name(k),
+		.actor = "floe",
+		.reason = reason,
+		.measured = measured,
+		.threshold = threshold,
+		.held_ms = held_ms };
+	line = rlog_line(&e, f->store, units_now_ms());
+	if (rlog_write(f->rlog, line) == -1)
+		log_warn("%s: wave %u: the rollback log line could not be "
+			 "written",
+		    __func__, n);
+	if (since_us > 0)
+		log_info("wave %u: %s trigger: rolled back in %lld us, %lld us "
+			 "after its condition was seen (from %s)",
+		    n, trigger_name(k), (long long)(t1 - t0),
+		    (long long)(t1 - since_us), from);
+	else
+		log_info("wave %u: %s trigger: rolled back in %lld us (from "
+			 "%s)",
+		    n, trigger_name(k), (long long)(t1 - t0), from);
+	watch_reset_wave(w, n);
+	if (line != NULL)
+		watch_page(w, n, line);
+	json_decref(line);
+}
+
+/*
+ * Trigger K fired for frozen wave N (read as SW): recorded as an event and
+ * paged about, once per wave record; an operator rolls a frozen wave back.
+ * MEASURED and THRESHOLD are borrowed.
+ */
+static void
+watch_page_frozen(struct watch *w, uint32_t n, const struct store_wave *sw,
+    enum trigger_kind k, json_t *measured, json_t *threshold, int64_t held_ms,
+    const char *reason)
+{
+	struct floe *f = w->f;
+	const char *from = wave_state_name(sw->state);
+	char ts[40];
+	json_t *line;
+
+	if (!watch_paged_once(w, n, k, sw->seq))
+		return;
+	units_time_format(units_now_ms(), ts, sizeof(ts));
+	line = json_pack("{s:s,s:I,s:o,s:s,s:O?,s:O?,s:I,s:s,s:s,s:s,s:s,s:s}",
+	    "ts", ts, "wave", (json_int_t)n, "objects",
+	    rlog_objects(f->store, n), "trigger", trigger_name(k), "measured",
+	    measured, "threshold", threshold, "held_ms", (json_int_t)held_ms,
+	    "from", from, "to", from, "actor", "floe", "reason", reason,
+	    "action",
+	    "page only: a frozen wave is rolled back by an operator "
+	    "(floectl wave rollback N --force-stale)");
+	if (line == NULL)
+		return;
+	log_warnx("wave %u is frozen: the %s trigger fired (%s); paging, not "
+		  "rolling back",
+	    n, trigger_name(k), reason);
+	json_object_set_new(line, "type", json_string("trigger.page"));
+	if (store_event_append(f->store, units_now_ms(), line) != STORE_OK)
+		log_warnx("wave %u: recording the page failed", n);
+	json_object_del(line, "type");
+	json_object_del(line, "seq");
+	watch_page(w, n, line);
+	json_decref(line);
+}
+
+/*
  * Trigger K fired for wave N with MEASURED against THRESHOLD (both
  * stolen), held for HELD_MS. A canary or lakehouse wave goes back to the
  * warehouse: the store's txn first, then the log line, then the page. A
@@ -166,85 +261,22 @@ void
 watch_fire(struct watch *w, uint32_t n, enum trigger_kind k, json_t *measured,
     json_t *threshold, int64_t held_ms, const char *reason, int64_t since_us)
 {
-	struct floe *f = w->f;
-	struct rlog_entry e;
+	int64_t t0 = units_mono_us();
 	struct store_wave sw;
-	char msg[1024], ts[40];
-	const char *from;
-	int64_t t0, t1;
-	json_t *line;
 
-	t0 = units_mono_us();
-	if (f->store == NULL || store_wave_get(f->store, n, &sw) != STORE_OK)
+	if (w->f->store == NULL ||
+	    store_wave_get(w->f->store, n, &sw) != STORE_OK)
 		goto out;
-	from = wave_state_name(sw.state);
 	switch (trigger_action_for(sw.state)) {
 	case TRIGGER_NONE:
-		goto out;
+		break;
 	case TRIGGER_ROLLBACK:
-		if (wave_rollback(f->store, n, "floe", reason, false,
-			units_now_ms(), msg, sizeof(msg)) != WAVE_OK) {
-			log_warnx("wave %u: the %s trigger fired but the "
-				  "rollback failed: %s",
-			    n, trigger_name(k), msg);
-			goto out;
-		}
-		t1 = units_mono_us();
-		w->rollbacks++;
-		e = (struct rlog_entry) { .wave = n,
-			.from = from,
-			.trigger = trigger_name(k),
-			.actor = "floe",
-			.reason = reason,
-			.measured = measured,
-			.threshold = threshold,
-			.held_ms = held_ms };
-		line = rlog_line(&e, f->store, units_now_ms());
-		if (rlog_write(f->rlog, line) == -1)
-			log_warn("%s: wave %u: the rollback log line could not "
-				 "be written",
-			    __func__, n);
-		if (since_us > 0)
-			log_info("wave %u: %s trigger: rolled back in %lld us, "
-				 "%lld us after its condition was seen (from "
-				 "%s)",
-			    n, trigger_name(k), (long long)(t1 - t0),
-			    (long long)(t1 - since_us), from);
-		else
-			log_info("wave %u: %s trigger: rolled back in %lld us "
-				 "(from %s)",
-			    n, trigger_name(k), (long long)(t1 - t0), from);
-		watch_reset_wave(w, n);
-		if (line != NULL)
-			watch_page(w, n, line);
-		json_decref(line);
+		watch_rollback(w, n, &sw, k, measured, threshold, held_ms,
+		    reason, t0, since_us);
 		break;
 	case TRIGGER_PAGE:
-		if (!watch_paged_once(w, n, k, sw.seq))
-			goto out;
-		units_time_format(units_now_ms(), ts, sizeof(ts));
-		line = json_pack("{s:s,s:I,s:o,s:s,s:O?,s:O?,s:I,s:s,s:s,s:s,"
-				 "s:s,s:s}",
-		    "ts", ts, "wave", (json_int_t)n, "objects",
-		    rlog_objects(f->store, n), "trigger", trigger_name(k),
-		    "measured", measured, "threshold", threshold, "held_ms",
-		    (json_int_t)held_ms, "from", from, "to", from, "actor",
-		    "floe", "reason", reason, "action",
-		    "page only: a frozen wave is rolled back by an operator "
-		    "(floectl wave rollback N --force-stale)");
-		if (line == NULL)
-			goto out;
-		log_warnx("wave %u is frozen: the %s trigger fired (%s); "
-			  "paging, not rolling back",
-		    n, trigger_name(k), reason);
-		json_object_set_new(line, "type", json_string("trigger.page"));
-		if (store_event_append(f->store, units_now_ms(), line) !=
-		    STORE_OK)
-			log_warnx("wave %u: recording the page failed", n);
-		json_object_del(line, "type");
-		json_object_del(line, "seq");
-		watch_page(w, n, line);
-		json_decref(line);
+		watch_page_frozen(w, n, &sw, k, measured, threshold, held_ms,
+		    reason);
 		break;
 	}
 out:
@@ -315,6 +347,76 @@ watch_count_record(struct watch *w, struct watch_obj *o)
 	watch_ledger_added(f, &kv, 1);
 }
 
+/*
+ * The freshness trigger for O after a cycle: its lag sampled at NOW, and
+ * the trigger fired when the lag has held past the policy. The kind of
+ * lag seen (unknown when a side could not be read).
+ */
+static enum trigger_lag
+watch_fresh_sample(struct watch *w, struct watch_obj *o,
+    const struct trigger_fresh_params *fp, int64_t now)
+{
+	const struct conf_policy *pol = &w->f->conf->policy;
+	char reason[WATCH_NAME_MAX + 512], d1[32], d2[32], d3[32];
+	enum trigger_lag kind;
+	int64_t lag = 0, held;
+
+	o->p[ROUTE_WAREHOUSE].known_last = o->p[ROUTE_WAREHOUSE].known;
+	o->p[ROUTE_LAKEHOUSE].known_last = o->p[ROUTE_LAKEHOUSE].known;
+	if (!o->p[ROUTE_WAREHOUSE].known || !o->p[ROUTE_LAKEHOUSE].known)
+		kind = TRIGGER_LAG_UNKNOWN;
+	else
+		kind = trigger_lag_of(&o->p[ROUTE_WAREHOUSE].snap,
+		    &o->p[ROUTE_LAKEHOUSE].snap, &lag);
+	if (!trigger_fresh_sample(&o->fresh, fp, kind, lag, now, &held))
+		return kind;
+	units_format_duration((uint64_t)pol->freshness_max_lag_ms, d2,
+	    sizeof(d2));
+	units_format_duration((uint64_t)held, d3, sizeof(d3));
+	if (kind == TRIGGER_LAG_EMPTY)
+		snprintf(reason, sizeof(reason),
+		    "%s: the lakehouse table has no snapshot while the "
+		    "warehouse has one, for %s",
+		    o->name, d3);
+	else {
+		units_format_duration((uint64_t)lag, d1, sizeof(d1));
+		snprintf(reason, sizeof(reason),
+		    "%s: the lakehouse is %s behind the warehouse (> %s) for "
+		    "%s",
+		    o->name, d1, d2, d3);
+	}
+	watch_fire(w, o->wave, TRIGGER_FRESHNESS,
+	    kind == TRIGGER_LAG_EMPTY ?
+		json_string("lakehouse has no snapshot") :
+		json_integer(lag),
+	    json_integer((json_int_t)pol->freshness_max_lag_ms), held, reason,
+	    0);
+	return kind;
+}
+
+/*
+ * The metadata count check for O after a cycle whose lag was KIND; a
+ * mismatch is recorded in the ledger (and so meets the reconcile trigger).
+ */
+static void
+watch_count_sample(struct watch *w, struct watch_obj *o, enum trigger_lag kind)
+{
+	if (o->count_off) {
+		o->count = TRIGGER_COUNT_UNKNOWN;
+		o->count_why = "switched off for this wave";
+		return;
+	}
+	if (kind == TRIGGER_LAG_UNKNOWN) {
+		o->count = TRIGGER_COUNT_UNKNOWN;
+		o->count_why = "a side could not be read";
+		return;
+	}
+	o->count = trigger_count_check(&o->p[ROUTE_WAREHOUSE].snap,
+	    &o->p[ROUTE_LAKEHOUSE].snap, &o->count_why);
+	if (o->count == TRIGGER_COUNT_MISMATCH)
+		watch_count_record(w, o);
+}
+
 /* The cycle is over: freshness, then the count check, per object. */
 void
 watch_cycle_end(struct watch *w)
@@ -324,8 +426,7 @@ watch_cycle_end(struct watch *w)
 		(int64_t)pol->freshness_for_ms };
 	struct watch_obj *o;
 	enum trigger_lag kind;
-	int64_t lag, held, now = units_now_ms(), due = INT64_MAX;
-	char reason[WATCH_NAME_MAX + 512], d1[32], d2[32], d3[32];
+	int64_t now = units_now_ms(), due = INT64_MAX;
 	size_t i;
 
 	w->cycling = false;
@@ -333,58 +434,11 @@ watch_cycle_end(struct watch *w)
 	w->last_cycle_ms = now;
 	for (i = 0; i < w->nobjs; i++) {
 		o = w->objs[i];
-		lag = 0;
-		o->p[ROUTE_WAREHOUSE].known_last = o->p[ROUTE_WAREHOUSE].known;
-		o->p[ROUTE_LAKEHOUSE].known_last = o->p[ROUTE_LAKEHOUSE].known;
-		if (!o->p[ROUTE_WAREHOUSE].known ||
-		    !o->p[ROUTE_LAKEHOUSE].known)
-			kind = TRIGGER_LAG_UNKNOWN;
-		else
-			kind = trigger_lag_of(&o->p[ROUTE_WAREHOUSE].snap,
-			    &o->p[ROUTE_LAKEHOUSE].snap, &lag);
-		if (trigger_fresh_sample(&o->fresh, &fp, kind, lag, now,
-			&held)) {
-			units_format_duration((uint64_t)
-						  pol->freshness_max_lag_ms,
-			    d2, sizeof(d2));
-			units_format_duration((uint64_t)held, d3, sizeof(d3));
-			if (kind == TRIGGER_LAG_EMPTY)
-				snprintf(reason, sizeof(reason),
-				    "%s: the lakehouse table has no snapshot "
-				    "while the warehouse has one, for %s",
-				    o->name, d3);
-			else {
-				units_format_duration((uint64_t)lag, d1,
-				    sizeof(d1));
-				snprintf(reason, sizeof(reason),
-				    "%s: the lakehouse is %s behind the "
-				    "warehouse (> %s) for %s",
-				    o->name, d1, d2, d3);
-			}
-			watch_fire(w, o->wave, TRIGGER_FRESHNESS,
-			    kind == TRIGGER_LAG_EMPTY ?
-				json_string("lakehouse has no snapshot") :
-				json_integer(lag),
-			    json_integer((json_int_t)pol->freshness_max_lag_ms),
-			    held, reason, 0);
-		}
+		kind = watch_fresh_sample(w, o, &fp, now);
 		if (o->fresh.held_since_ms != 0 &&
 		    o->fresh.held_since_ms + fp.for_ms < due)
 			due = o->fresh.held_since_ms + fp.for_ms;
-		if (o->count_off) {
-			o->count = TRIGGER_COUNT_UNKNOWN;
-			o->count_why = "switched off for this wave";
-			continue;
-		}
-		if (kind == TRIGGER_LAG_UNKNOWN) {
-			o->count = TRIGGER_COUNT_UNKNOWN;
-			o->count_why = "a side could not be read";
-			continue;
-		}
-		o->count = trigger_count_check(&o->p[ROUTE_WAREHOUSE].snap,
-		    &o->p[ROUTE_LAKEHOUSE].snap, &o->count_why);
-		if (o->count == TRIGGER_COUNT_MISMATCH)
-			watch_count_record(w, o);
+		watch_count_sample(w, o, kind);
 	}
 	/*
 	 * A run that will have lasted freshness_for before the next poll is

@@ -25,6 +25,7 @@
 #include "policy/gate.h"
 #include "policy/rlog.h"
 #include "proxy/admin.h"
+#include "proxy/admin_impl.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
 #include "proxy/stats.h"
@@ -35,100 +36,20 @@
 #include "routing/store.h"
 #include "routing/wave.h"
 
-#define ADMIN_MAX_SEGS 4
-#define ADMIN_EVENTS_LIMIT 1000 /* default page of GET /events */
-#define ADMIN_EVENTS_MAX 10000 /* largest page a client may ask for */
-#define ADMIN_LEDGER_LIMIT 1000 /* default records of GET /ledger */
-#define ADMIN_LEDGER_MAX 100000 /* most a client may ask for */
-#define ADMIN_JSON_FLAGS (JSON_COMPACT)
-#define ADMIN_CT_JSON "application/json"
-#define ADMIN_CT_METRICS "text/plain; version=0.0.4"
-#define ADMIN_IMPORT_BLOCK (1 << 20) /* bytes of one block of import keys */
-#define ADMIN_TEXT_MAX (STORE_KEY_MAX * 3 + 8) /* an object's text form */
-#define ADMIN_MSG_MAX (ADMIN_TEXT_MAX + 256) /* a guard's reason */
-
-/* One request being served. */
-struct admin_req {
-	struct floe *f;
-	struct store *st;
-	const char *method;
-	char *path; /* raw path, without the query */
-	char *query; /* raw query, or NULL */
-	char *seg[ADMIN_MAX_SEGS]; /* decoded path segments */
-	int nseg;
-	struct evbuffer *in; /* the body as received */
-	const char *body; /* IN as one block: see admin_req_body */
-	size_t body_len;
-	admin_later_cb later_cb; /* NULL: answer at once */
-	void *later_arg;
-	bool later; /* answered through LATER_CB */
-	char actor[32]; /* "uid N" */
-	int64_t now_ms;
-	struct admin_reply *reply;
-	/* Around every error message: the record at fault, the outcome. */
-	char where[ADMIN_TEXT_MAX + 64];
-	const char *outcome;
-};
-
-/* One wave as GET /waves sees it: its record and what points at it. */
-struct admin_wave_sum {
-	uint32_t n;
-	bool has_rec;
-	struct store_wave w;
-	unsigned objects;
-	unsigned rules;
-};
-
-struct admin_wave_list {
-	struct admin_wave_sum *v;
-	size_t len;
-	size_t cap;
-};
-
-/* The routes of one wave, for GET /waves/{n}. */
-struct admin_wave_routes {
-	uint32_t n;
-	json_t *objects;
-	json_t *rules;
-};
-
-/* Events being gathered for GET /events. */
-struct admin_events {
-	json_t *list;
-};
-
 /*
- * A wave's objects and their gate evidence: its own tables, the tables
- * its rules cover (found in the ledger), and rules that cover none.
+ * A bulk import (POST /routes/import, POST /ledger) served by the worker:
+ * RUN parses, writes and answers in the worker's child; what the loop
+ * needs comes back through the pipe (admin_job_work, admin_job_done).
+ * The job owns its body, its answer, and a copy of the request without
+ * the parts that die with admin_handle (path, query, segments).
  */
-struct admin_evidence {
-	uint32_t wave;
-	struct store *st;
-	struct gate_params defaults; /* [policy] */
-	struct gate_params p; /* with the wave's overrides */
-	char **names;
-	struct route_obj *keys;
-	struct gate_obj *cut; /* cutover evidence */
-	struct gate_obj *dec; /* decommission evidence */
-	size_t n;
-	size_t cap;
-	/* While expanding a rule. */
-	const struct route_obj *rule;
-	size_t found;
-	bool failed;
-	/* The records of the object being read. */
-	struct ledger_rec *recs;
-	size_t nrecs;
-	size_t rcap;
+struct admin_job {
+	struct admin_req r;
+	struct admin_reply rep;
+	admin_job_fn run;
 };
 
-/* GET /ledger: the newest LIMIT records of one object. */
-struct admin_ledger_show {
-	const struct route_obj *obj;
-	size_t limit;
-	size_t total;
-	json_t *list;
-};
+#define ADMIN_IMPORT_BLOCK (1 << 20) /* bytes of one block of import keys */
 
 /*
  * A POST /routes/import being served: its routes in line order (then in
@@ -147,6 +68,17 @@ struct admin_import {
 	char msg[ADMIN_MSG_MAX];
 	bool has_old; /* the refused route's assignment before */
 	uint32_t old;
+};
+
+#define ADMIN_LEDGER_LIMIT 1000 /* default records of GET /ledger */
+#define ADMIN_LEDGER_MAX 100000 /* most a client may ask for */
+
+/* GET /ledger: the newest LIMIT records of one object. */
+struct admin_ledger_show {
+	const struct route_obj *obj;
+	size_t limit;
+	size_t total;
+	json_t *list;
 };
 
 /* Where one parsed record sits in the batch's arena. */
@@ -171,51 +103,17 @@ struct admin_ledger_batch {
 	char first_obj[STORE_KEY_MAX * 3 + 8];
 };
 
-/*
- * A bulk import (POST /routes/import, POST /ledger) served by the worker:
- * RUN parses, writes and answers in the worker's child; what the loop
- * needs comes back through the pipe (admin_job_work, admin_job_done).
- * The job owns its body, its answer, and a copy of the request without
- * the parts that die with admin_handle (path, query, segments).
- */
-struct admin_job {
-	struct admin_req r;
-	struct admin_reply rep;
-	void (*run)(struct admin_req *, struct evbuffer *);
+/* The routes of one wave, for GET /waves/{n}. */
+struct admin_wave_routes {
+	uint32_t n;
+	json_t *objects;
+	json_t *rules;
 };
 
-static void admin_error(struct admin_req *, int, const char *, ...)
-    __attribute__((__format__(__printf__, 3, 4)));
-static void admin_reply_json(struct admin_req *, int, json_t *);
-static int admin_split(struct admin_req *, const char *, size_t);
 static char *admin_pct_decode(const char *, size_t, bool);
-static int admin_query_uint(struct admin_req *, const char *,
-    unsigned long long, unsigned long long, const char *, unsigned long long *);
-static int admin_query_get(const struct admin_req *, const char *, char **);
+static int admin_split(struct admin_req *, const char *, size_t);
 static bool admin_method_ok(struct admin_req *, const char *);
-static json_t *admin_body(struct admin_req *, bool);
-typedef int (*admin_record_fn)(struct admin_req *, json_t *, size_t, void *);
-static int admin_records(struct admin_req *, const char *, const char **,
-    admin_record_fn, void *);
-static int admin_records_array(struct admin_req *, const char *, const char *,
-    admin_record_fn, void *);
-static int admin_record(struct admin_req *, const char *, size_t, json_t *,
-    admin_record_fn, void *);
-static int admin_body_check(struct admin_req *, json_t *, const char *const *);
-static int admin_body_string(struct admin_req *, json_t *, const char *, bool,
-    const char **);
-static int admin_body_int(struct admin_req *, json_t *, const char *, bool,
-    json_int_t, json_int_t, json_int_t, json_int_t *);
-static int admin_body_bool(struct admin_req *, json_t *, const char *, bool *);
-static int admin_parse_object(struct admin_req *, const char *,
-    struct route_obj *);
-static int admin_parse_wave(struct admin_req *, const char *, uint32_t *);
-static json_t *admin_time_json(int64_t);
-static json_t *admin_str_json(const char *);
-static int admin_wave_state(struct admin_req *, uint32_t, struct store_wave *,
-    bool *);
 static bool admin_state_reads_warehouse(int);
-static int admin_waves_collect(struct store *, struct admin_wave_list *);
 static int admin_waves_rec_cb(const struct store_wave *, void *);
 static int admin_waves_route_cb(const void *, size_t,
     const struct store_route *, void *);
@@ -227,12 +125,6 @@ static int admin_routes_list_cb(const void *, size_t,
     const struct store_route *, void *);
 static int admin_wave_routes_cb(const void *, size_t,
     const struct store_route *, void *);
-static int admin_events_cb(uint64_t, const char *, size_t, void *);
-static void admin_status(struct admin_req *);
-static void admin_metrics(struct admin_req *);
-static void admin_routes_get(struct admin_req *);
-static void admin_routes_post(struct admin_req *);
-static void admin_routes_delete(struct admin_req *);
 static bool admin_guard_check(const struct route_obj *, bool, uint32_t, int,
     bool, uint32_t, int, char *, size_t);
 static int admin_route_guard(struct admin_req *, const struct route_obj *,
@@ -242,49 +134,26 @@ static int admin_import_one(struct admin_req *, json_t *, size_t, void *);
 static int admin_import_dups(struct admin_req *, struct admin_import *);
 static int admin_import_guard_cb(size_t, const struct store_route *, int, int,
     void *);
-static void admin_routes_import(struct admin_req *);
 static void admin_import_run(struct admin_req *, struct evbuffer *);
-static void admin_resolve(struct admin_req *);
-static void admin_waves_get(struct admin_req *);
-static void admin_wave_get(struct admin_req *);
-static void admin_policy(const struct admin_req *, struct gate_params *,
-    uint64_t *);
-static void admin_evidence_clear(struct admin_evidence *);
 static void admin_evidence_add(struct admin_evidence *,
     const struct route_obj *);
 static int admin_evidence_route_cb(const void *, size_t,
     const struct store_route *, void *);
 static int admin_evidence_ledger_cb(const void *, size_t, void *);
 static int admin_evidence_rec_cb(int64_t, const void *, size_t, void *);
-static int admin_evidence(struct admin_req *, uint32_t,
-    const struct store_wave *, struct admin_evidence *);
-static bool admin_verdict(const struct admin_evidence *, bool, const char *,
-    char *, size_t);
-static json_t *admin_evidence_json(const struct admin_evidence *, bool, bool);
-static void admin_refused(struct admin_req *, const char *, json_t *);
 static void admin_rollback_logged(struct admin_req *, uint32_t, int,
     const char *, int, const char *);
-static void admin_wave_move(struct admin_req *, const char *);
 static int admin_ledger_show_cb(int64_t, const void *, size_t, void *);
-static void admin_ledger_get(struct admin_req *);
 static int admin_ledger_one(struct admin_req *, json_t *, size_t, void *);
-static void admin_ledger_post(struct admin_req *);
 static void admin_ledger_run(struct admin_req *, struct evbuffer *);
-static void admin_req_body(struct admin_req *);
-static void admin_job_start(struct admin_req *,
-    void (*)(struct admin_req *, struct evbuffer *));
+static json_t *admin_eligibility_wave(struct admin_req *, uint32_t);
+static void admin_dispatch(struct admin_req *);
 static void admin_job_work(void *, struct evbuffer *);
 static void admin_job_done(void *, struct evbuffer *, const char *);
 static void admin_job_alarms(struct floe *, struct evbuffer *);
-static json_t *admin_eligibility_wave(struct admin_req *, uint32_t);
-static void admin_eligibility(struct admin_req *);
-static void admin_events_get(struct admin_req *);
-static void admin_wave_errors(struct admin_req *);
-static void admin_rollbacks_get(struct admin_req *);
-static void admin_dispatch(struct admin_req *);
 
 /* Fill the reply with an error object; the message is printf-formatted. */
-static void
+void
 admin_error(struct admin_req *r, int status, const char *fmt, ...)
 {
 	const char *type;
@@ -325,7 +194,7 @@ admin_error(struct admin_req *r, int status, const char *fmt, ...)
 }
 
 /* Serialise J (stolen) as the reply body with STATUS. */
-static void
+void
 admin_reply_json(struct admin_req *r, int status, json_t *j)
 {
 	char *s;
@@ -425,7 +294,7 @@ admin_split(struct admin_req *r, const char *target, size_t len)
  * Find KEY in the query string: 1 and the decoded value in *VAL (caller
  * frees), or 0 if absent.
  */
-static int
+int
 admin_query_get(const struct admin_req *r, const char *key, char **val)
 {
 	const char *p, *amp, *eq;
@@ -456,7 +325,7 @@ admin_query_get(const struct admin_req *r, const char *key, char **val)
  * it was when KEY is absent). 0, or -1 with a 400 saying KEY must be WHAT
  * (NULL: "MIN..MAX").
  */
-static int
+int
 admin_query_uint(struct admin_req *r, const char *key, unsigned long long min,
     unsigned long long max, const char *what, unsigned long long *out)
 {
@@ -513,298 +382,8 @@ admin_method_ok(struct admin_req *r, const char *allowed)
 	return false;
 }
 
-/*
- * Parse the body as a JSON object. An empty body is an empty object when
- * OPTIONAL. NULL (with the reply set) if it is not a JSON object.
- */
-static json_t *
-admin_body(struct admin_req *r, bool optional)
-{
-	json_error_t je;
-	json_t *j;
-	size_t i;
-
-	admin_req_body(r);
-	for (i = 0; i < r->body_len; i++)
-		if (!isspace((unsigned char)r->body[i]))
-			break;
-	if (i == r->body_len) {
-		if (optional)
-			return json_object();
-		admin_error(r, 400, "body is empty: a JSON object is required");
-		return NULL;
-	}
-	j = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES, &je);
-	if (j == NULL) {
-		admin_error(r, 400, "body is not JSON: %s at line %d column %d",
-		    je.text, je.line, je.column);
-		return NULL;
-	}
-	if (!json_is_object(j)) {
-		json_decref(j);
-		admin_error(r, 400, "body is not a JSON object");
-		return NULL;
-	}
-	return j;
-}
-
-/*
- * Walk the body of a bulk import (POST /routes/import, POST /ledger): a
- * JSON array, element by element, never one tree of the whole body; or
- * JSON lines, one record a line, blank lines skipped, a single record
- * allowed to span lines. ONE gets each record with r->where naming it
- * ("line 3: "); *UNIT becomes "line" or "record". 0, or -1 with a 400
- * naming the record, or saying there were no NOUN at all.
- */
-static int
-admin_records(struct admin_req *r, const char *noun, const char **unit,
-    admin_record_fn one, void *arg)
-{
-	const char *p, *end, *nl, *q;
-	json_error_t je;
-	json_t *j;
-	size_t line, n = 0;
-	int rc;
-
-	admin_req_body(r);
-	end = r->body + r->body_len;
-	for (p = r->body; p < end && isspace((unsigned char)*p); p++)
-		;
-	if (p == end) {
-		admin_error(r, 400, "no %s: the body is empty", noun);
-		return -1;
-	}
-	if (*p == '[') {
-		*unit = "record";
-		return admin_records_array(r, p, noun, one, arg);
-	}
-	*unit = "line";
-	for (p = r->body, line = 1; p < end; p = nl + 1, line++) {
-		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
-			nl = end;
-		for (q = p; q < nl && isspace((unsigned char)*q); q++)
-			;
-		if (q == nl) {
-			if (nl == end)
-				break;
-			continue;
-		}
-		j = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES,
-		    &je);
-		if (j == NULL && n == 0) {
-			/* One record written over several lines. */
-			j = json_loadb(r->body, r->body_len,
-			    JSON_REJECT_DUPLICATES, NULL);
-			if (j != NULL && json_is_object(j)) {
-				rc = admin_record(r, "line", line, j, one, arg);
-				json_decref(j);
-				return rc;
-			}
-			json_decref(j);
-			j = NULL;
-		}
-		if (j == NULL) {
-			snprintf(r->where, sizeof(r->where),
-			    "line %zu: ", line);
-			admin_error(r, 400, "not JSON: %s at column %d",
-			    je.text, je.column);
-			return -1;
-		}
-		rc = admin_record(r, "line", line, j, one, arg);
-		json_decref(j);
-		if (rc == -1)
-			return -1;
-		n++;
-		if (nl == end)
-			break;
-	}
-	/* Not all blank (the body is not): at least one record was seen. */
-	return 0;
-}
-
-/* admin_records of a JSON array starting at P ('['). */
-static int
-admin_records_array(struct admin_req *r, const char *p, const char *noun,
-    admin_record_fn one, void *arg)
-{
-	const char *end = r->body + r->body_len;
-	json_error_t je;
-	json_t *j;
-	size_t no = 0;
-	int rc;
-
-	for (p++; p < end && isspace((unsigned char)*p); p++)
-		;
-	if (p < end && *p == ']') {
-		admin_error(r, 400, "no %s: the array is empty", noun);
-		return -1;
-	}
-	for (;;) {
-		no++;
-		snprintf(r->where, sizeof(r->where), "record %zu: ", no);
-		j = json_loadb(p, (size_t)(end - p),
-		    JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &je);
-		if (j == NULL) {
-			admin_error(r, 400, "not a JSON object: %s", je.text);
-			return -1;
-		}
-		rc = admin_record(r, "record", no, j, one, arg);
-		json_decref(j);
-		if (rc == -1)
-			return -1;
-		/* On success the position is the bytes read. */
-		for (p += je.position; p < end && isspace((unsigned char)*p);
-		     p++)
-			;
-		if (p < end && *p == ']')
-			break;
-		if (p == end || *p != ',') {
-			snprintf(r->where, sizeof(r->where),
-			    "record %zu: ", no);
-			admin_error(r, 400, "',' or ']' expected after it");
-			return -1;
-		}
-		p++;
-	}
-	for (p++; p < end && isspace((unsigned char)*p); p++)
-		;
-	if (p < end) {
-		admin_error(r, 400, "data after the array");
-		return -1;
-	}
-	return 0;
-}
-
-/* Hand record J (UNIT NO) to ONE, with r->where naming it meanwhile. */
-static int
-admin_record(struct admin_req *r, const char *unit, size_t no, json_t *j,
-    admin_record_fn one, void *arg)
-{
-	int rc;
-
-	snprintf(r->where, sizeof(r->where), "%s %zu: ", unit, no);
-	if ((rc = one(r, j, no, arg)) == 0)
-		r->where[0] = '\0';
-	return rc;
-}
-
-/* Refuse fields of B not in KNOWN (NULL-terminated). 0 or -1. */
-static int
-admin_body_check(struct admin_req *r, json_t *b, const char *const *known)
-{
-	const char *key;
-	json_t *v;
-	size_t i;
-
-	json_object_foreach(b, key, v) {
-		for (i = 0; known[i] != NULL; i++)
-			if (strcmp(known[i], key) == 0)
-				break;
-		if (known[i] == NULL) {
-			admin_error(r, 400, "unknown field \"%s\"", key);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* Get string field NAME of B into *OUT (borrowed; NULL if absent). */
-static int
-admin_body_string(struct admin_req *r, json_t *b, const char *name,
-    bool required, const char **out)
-{
-	json_t *v = json_object_get(b, name);
-
-	*out = NULL;
-	if (v == NULL || json_is_null(v)) {
-		if (!required)
-			return 0;
-		admin_error(r, 400, "field \"%s\" is required", name);
-		return -1;
-	}
-	if (!json_is_string(v)) {
-		admin_error(r, 400, "field \"%s\" must be a string", name);
-		return -1;
-	}
-	*out = json_string_value(v);
-	return 0;
-}
-
-/*
- * Get integer field NAME of B, MIN..MAX, into *OUT (DEF if absent and not
- * REQUIRED).
- */
-static int
-admin_body_int(struct admin_req *r, json_t *b, const char *name, bool required,
-    json_int_t def, json_int_t min, json_int_t max, json_int_t *out)
-{
-	json_t *v = json_object_get(b, name);
-
-	*out = def;
-	if (v == NULL || json_is_null(v)) {
-		if (!required)
-			return 0;
-		admin_error(r, 400, "field \"%s\" is required", name);
-		return -1;
-	}
-	if (!json_is_integer(v) || json_integer_value(v) < min ||
-	    json_integer_value(v) > max) {
-		admin_error(r, 400,
-		    "field \"%s\" must be an integer %" JSON_INTEGER_FORMAT
-		    "..%" JSON_INTEGER_FORMAT,
-		    name, min, max);
-		return -1;
-	}
-	*out = json_integer_value(v);
-	return 0;
-}
-
-/* Get boolean field NAME of B into *OUT (false if absent). */
-static int
-admin_body_bool(struct admin_req *r, json_t *b, const char *name, bool *out)
-{
-	json_t *v = json_object_get(b, name);
-
-	*out = false;
-	if (v == NULL || json_is_null(v))
-		return 0;
-	if (!json_is_boolean(v)) {
-		admin_error(r, 400, "field \"%s\" must be true or false", name);
-		return -1;
-	}
-	*out = json_is_true(v);
-	return 0;
-}
-
-/* Parse an object's text form; answer 400 with route's message if bad. */
-static int
-admin_parse_object(struct admin_req *r, const char *text, struct route_obj *obj)
-{
-	char err[256];
-
-	err[0] = '\0';
-	if (route_obj_parse(text, obj, err, sizeof(err)) == -1) {
-		admin_error(r, 400, "%s",
-		    err[0] != '\0' ? err : "malformed object");
-		return -1;
-	}
-	return 0;
-}
-
-/* Parse a wave number from the path; answer 400 if bad. */
-static int
-admin_parse_wave(struct admin_req *r, const char *text, uint32_t *n)
-{
-	if (wave_parse(text, n) == -1) {
-		admin_error(r, 400, "wave \"%s\" is not a number 0..%u", text,
-		    WAVE_MAX);
-		return -1;
-	}
-	return 0;
-}
-
 /* A timestamp as JSON: RFC 3339 text, or null for 0 (never). */
-static json_t *
+json_t *
 admin_time_json(int64_t ms)
 {
 	char buf[40];
@@ -816,7 +395,7 @@ admin_time_json(int64_t ms)
 }
 
 /* A stored string as JSON: null when empty. */
-static json_t *
+json_t *
 admin_str_json(const char *s)
 {
 	return s[0] != '\0' ? json_string(s) : json_null();
@@ -826,7 +405,7 @@ admin_str_json(const char *s)
  * Read wave N into *W (zero-filled, state warehouse, when it has no record;
  * *HAS_REC says which). 0, or -1 with a 500 reply.
  */
-static int
+int
 admin_wave_state(struct admin_req *r, uint32_t n, struct store_wave *w,
     bool *has_rec)
 {
@@ -919,7 +498,7 @@ admin_wave_sum_cmp(const void *a, const void *b)
  * Every wave that has a record or a route, in order, with its counts.
  * 0 or -1 (store error).
  */
-static int
+int
 admin_waves_collect(struct store *st, struct admin_wave_list *l)
 {
 	size_t i, o;
@@ -1006,33 +585,6 @@ admin_wave_routes_cb(const void *key, size_t keylen,
 	    json_string(text));
 }
 
-/* Append one stored event to the list, parsed. */
-static int
-admin_events_cb(uint64_t seq, const char *json, size_t len, void *arg)
-{
-	struct admin_events *ev = arg;
-	json_t *j;
-
-	j = json_loadb(json, len, 0, NULL);
-	if (j == NULL) {
-		/* Never hide an event: pass on what the store holds. */
-		j = json_pack("{s:I,s:s%}", "seq", (json_int_t)seq, "raw", json,
-		    len);
-	}
-	return json_array_append_new(ev->list, j);
-}
-
-/* stats_status_cb (ARG: the struct floe): the store's health. */
-json_t *
-admin_store_status_cb(void *arg)
-{
-	struct floe *f = arg;
-
-	return json_pack("{s:b,s:I}", "healthy",
-	    f->store != NULL && store_is_healthy(f->store), "last_seq",
-	    (json_int_t)(f->store != NULL ? store_last_seq(f->store) : 0));
-}
-
 /*
  * stats_status_cb (ARG: the struct floe): how many waves are in each
  * state; null if the store cannot say.
@@ -1061,35 +613,8 @@ admin_waves_status_cb(void *arg)
 	return waves;
 }
 
-/* GET /status: every part of the registry (stats.h), in order. */
-static void
-admin_status(struct admin_req *r)
-{
-	json_t *j;
-
-	if ((j = stats_status_json(&r->f->stats)) == NULL) {
-		admin_error(r, 500, "floe status is not available");
-		return;
-	}
-	admin_reply_json(r, 200, j);
-}
-
-/* GET /metrics: Prometheus text, every part of the registry in order. */
-static void
-admin_metrics(struct admin_req *r)
-{
-	char *text;
-
-	text = stats_metrics_text(&r->f->stats);
-	free(r->reply->body);
-	r->reply->status = 200;
-	r->reply->content_type = ADMIN_CT_METRICS;
-	r->reply->body = text;
-	r->reply->len = strlen(text);
-}
-
 /* GET /routes: every object and rule with its wave. */
-static void
+void
 admin_routes_get(struct admin_req *r)
 {
 	json_t *list = json_array();
@@ -1187,7 +712,7 @@ admin_route_guard(struct admin_req *r, const struct route_obj *obj,
 }
 
 /* POST /routes {"object","wave"[,"force"]}: assign an object or rule. */
-static void
+void
 admin_routes_post(struct admin_req *r)
 {
 	static const char *const known[] = { "object", "wave", "force", NULL };
@@ -1258,7 +783,7 @@ out:
 }
 
 /* DELETE /routes/{object}: remove an assignment. */
-static void
+void
 admin_routes_delete(struct admin_req *r)
 {
 	struct route_obj obj;
@@ -1447,7 +972,7 @@ admin_import_guard_cb(size_t i, const struct store_route *old, int old_state,
  * wave; a refusal is recorded as one route.refused event. Run by the
  * worker (admin_import_run).
  */
-static void
+void
 admin_routes_import(struct admin_req *r)
 {
 	admin_job_start(r, admin_import_run);
@@ -1519,7 +1044,7 @@ out:
 }
 
 /* GET /resolve/{object}[?client=ID]: where the object goes, and why. */
-static void
+void
 admin_resolve(struct admin_req *r)
 {
 	static const char *const why[] = {
@@ -1566,7 +1091,7 @@ admin_resolve(struct admin_req *r)
 }
 
 /* GET /waves: every wave with a record or a route. */
-static void
+void
 admin_waves_get(struct admin_req *r)
 {
 	struct admin_wave_list l;
@@ -1586,7 +1111,7 @@ admin_waves_get(struct admin_req *r)
 }
 
 /* GET /waves/{n}: one wave in detail with its objects and rules. */
-static void
+void
 admin_wave_get(struct admin_req *r)
 {
 	struct admin_wave_routes wr;
@@ -1638,7 +1163,7 @@ admin_wave_get(struct admin_req *r)
 }
 
 /* The effective policy: floe.conf's [policy] (conf.c has its defaults). */
-static void
+void
 admin_policy(const struct admin_req *r, struct gate_params *p,
     uint64_t *grace_ms)
 {
@@ -1652,7 +1177,7 @@ admin_policy(const struct admin_req *r, struct gate_params *p,
 }
 
 /* Free what admin_evidence gathered. */
-static void
+void
 admin_evidence_clear(struct admin_evidence *e)
 {
 	size_t i;
@@ -1756,7 +1281,7 @@ admin_evidence_rec_cb(int64_t ts, const void *val, size_t len, void *arg)
  * records) -- and for each the cutover and decommission evidence. 0, or -1
  * on a store error.
  */
-static int
+int
 admin_evidence(struct admin_req *r, uint32_t n, const struct store_wave *w,
     struct admin_evidence *e)
 {
@@ -1831,7 +1356,7 @@ fail:
  * The verdict of one gate over E into G (its sentence in MSG), with the
  * evidence as JSON: every object (ALL) or only the blocking ones.
  */
-static bool
+bool
 admin_verdict(const struct admin_evidence *e, bool decom, const char *signoff,
     char *msg, size_t msglen)
 {
@@ -1852,7 +1377,7 @@ admin_verdict(const struct admin_evidence *e, bool decom, const char *signoff,
 
 /* The evidence of one gate as a JSON array; only the blocking ones if
  * ONLY_BLOCKING. */
-static json_t *
+json_t *
 admin_evidence_json(const struct admin_evidence *e, bool decom,
     bool only_blocking)
 {
@@ -1870,7 +1395,7 @@ admin_evidence_json(const struct admin_evidence *e, bool decom,
 }
 
 /* A 409 for a refused transition; BLOCKING (stolen, may be NULL) added. */
-static void
+void
 admin_refused(struct admin_req *r, const char *msg, json_t *blocking)
 {
 	json_t *j;
@@ -1925,7 +1450,7 @@ admin_rollback_logged(struct admin_req *r, uint32_t n, int from,
  * transition through wave.h, behind its gate where it has one. Answers the
  * wave's summary with "from", the state it left.
  */
-static void
+void
 admin_wave_move(struct admin_req *r, const char *what)
 {
 	static const char *const flip_known[] = { "to", "pct", "reason", NULL };
@@ -2170,7 +1695,7 @@ admin_ledger_show_cb(int64_t ts, const void *val, size_t len, void *arg)
 }
 
 /* GET /ledger?object=X[&limit=N]: an object's newest records, oldest first. */
-static void
+void
 admin_ledger_get(struct admin_req *r)
 {
 	struct admin_ledger_show sh;
@@ -2271,7 +1796,7 @@ admin_ledger_one(struct admin_req *r, json_t *j, size_t no, void *arg)
  * (admin_ledger_run); the reconcile trigger then acts on the loop before
  * the answer.
  */
-static void
+void
 admin_ledger_post(struct admin_req *r)
 {
 	admin_job_start(r, admin_ledger_run);
@@ -2459,7 +1984,7 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 }
 
 /* GET /eligibility[?wave=N]: the gates' evidence for one wave or all. */
-static void
+void
 admin_eligibility(struct admin_req *r)
 {
 	struct admin_wave_list l;
@@ -2501,38 +2026,12 @@ admin_eligibility(struct admin_req *r)
 	admin_reply_json(r, 200, json_pack("{s:o}", "waves", list));
 }
 
-/* GET /events?after=SEQ&limit=N: stored events, oldest first. */
-static void
-admin_events_get(struct admin_req *r)
-{
-	struct admin_events ev;
-	unsigned long long after = 0, limit = ADMIN_EVENTS_LIMIT;
-
-	if (admin_query_uint(r, "after", 0, ULLONG_MAX,
-		"an event sequence number", &after) == -1)
-		return;
-	if (admin_query_uint(r, "limit", 1, ADMIN_EVENTS_MAX, NULL, &limit) ==
-	    -1)
-		return;
-	ev.list = json_array();
-	if (store_event_foreach(r->st, after, limit, admin_events_cb, &ev) <
-	    0) {
-		json_decref(ev.list);
-		log_warnx("admin: reading events failed: store error");
-		admin_error(r, 500, "store error reading events");
-		return;
-	}
-	admin_reply_json(r, 200,
-	    json_pack("{s:o,s:I}", "events", ev.list, "last_seq",
-		(json_int_t)store_last_seq(r->st)));
-}
-
 /*
  * POST /waves/{n}/errors {"errors":E,"total":T[,"side":S]}: read errors
  * that consumers saw, counted like floe's own; the error trigger is
  * checked before the answer.
  */
-static void
+void
 admin_wave_errors(struct admin_req *r)
 {
 	static const char *const known[] = { "errors", "total", "side", NULL };
@@ -2581,29 +2080,6 @@ admin_wave_errors(struct admin_req *r)
 	admin_reply_json(r, 200, j);
 out:
 	json_decref(b);
-}
-
-/* GET /rollbacks?after=N&limit=M: the rollback log's lines after the Nth. */
-static void
-admin_rollbacks_get(struct admin_req *r)
-{
-	unsigned long long after = 0, limit = ADMIN_EVENTS_LIMIT;
-	char msg[512];
-	json_t *j;
-
-	if (admin_query_uint(r, "after", 0, ULLONG_MAX, "a line count",
-		&after) == -1)
-		return;
-	if (admin_query_uint(r, "limit", 1, ADMIN_EVENTS_MAX, NULL, &limit) ==
-	    -1)
-		return;
-	if ((j = rlog_read(r->f->conf->rollback_log, after, limit, msg,
-		 sizeof(msg))) == NULL) {
-		log_warnx("%s: %s", __func__, msg);
-		admin_error(r, 500, "%s", msg);
-		return;
-	}
-	admin_reply_json(r, 200, j);
 }
 
 /* Find the handler for the path and method. */
@@ -2676,23 +2152,12 @@ admin_dispatch(struct admin_req *r)
 		admin_error(r, 404, "no such resource: %s", r->path);
 }
 
-/* Set BODY and BODY_LEN: the body as one block, pulled up once. */
-static void
-admin_req_body(struct admin_req *r)
-{
-	if (r->body != NULL)
-		return;
-	r->body_len = r->in != NULL ? evbuffer_get_length(r->in) : 0;
-	r->body =
-	    r->body_len > 0 ? (const char *)evbuffer_pullup(r->in, -1) : "";
-}
-
 /*
  * Serve R through RUN: in the worker's child when floe has a worker and
  * the caller takes a later answer (the job takes R's body), else here and
  * now on the loop's own store.
  */
-static void
+void
 admin_job_start(struct admin_req *r,
     void (*run)(struct admin_req *, struct evbuffer *))
 {

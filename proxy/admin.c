@@ -1,8 +1,8 @@
 /*
  * floe: admin.c -- the admin API on the Unix socket: a request's path
- * and query, its dispatch to the resource's handler (in admin_*.c, one
- * file per resource), and the answers: JSON, and errors as
- * {"error":{"message","type","code"}}.
+ * and query, the table of resources (method + path -> handler, one row
+ * each; the handlers live in admin_*.c, one file per resource), and the
+ * answers: JSON, and errors as {"error":{"message","type","code"}}.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -23,8 +23,42 @@
 
 static char *admin_pct_decode(const char *, size_t, bool);
 static int admin_split(struct admin_req *, const char *, size_t);
-static bool admin_method_ok(struct admin_req *, const char *);
 static void admin_dispatch(struct admin_req *);
+static bool admin_path_match(const struct admin_req *, const char *);
+
+/*
+ * The admin API: METHOD on PATH runs FN. A resource's rows are
+ * neighbours; a literal path comes before a "*" that also matches it.
+ */
+static const struct admin_cmd {
+	const char *method;
+	const char *path;
+	void (*fn)(struct admin_req *);
+	bool no_store; /* served while the store is not open */
+} admin_cmds[] = {
+	{ "GET", "/status", admin_status, true },
+	{ "GET", "/metrics", admin_metrics, true },
+	{ "GET", "/routes", admin_routes_get, false },
+	{ "POST", "/routes", admin_routes_post, false },
+	{ "POST", "/routes/import", admin_routes_import, false },
+	{ "DELETE", "/routes/*", admin_routes_delete, false },
+	{ "GET", "/resolve/*", admin_resolve, false },
+	{ "GET", "/waves", admin_waves_get, false },
+	{ "GET", "/waves/*", admin_wave_get, false },
+	{ "POST", "/waves/*/flip", admin_wave_flip, false },
+	{ "POST", "/waves/*/rollback", admin_wave_rollback, false },
+	{ "POST", "/waves/*/ack", admin_wave_ack, false },
+	{ "POST", "/waves/*/signoff", admin_wave_signoff, false },
+	{ "POST", "/waves/*/freeze", admin_wave_freeze, false },
+	{ "POST", "/waves/*/retire", admin_wave_retire, false },
+	{ "POST", "/waves/*/set", admin_wave_set, false },
+	{ "POST", "/waves/*/errors", admin_wave_errors, false },
+	{ "GET", "/rollbacks", admin_rollbacks_get, false },
+	{ "GET", "/ledger", admin_ledger_get, false },
+	{ "POST", "/ledger", admin_ledger_post, false },
+	{ "GET", "/eligibility", admin_eligibility, false },
+	{ "GET", "/events", admin_events_get, false },
+};
 
 /* Fill the reply with an error object; the message is printf-formatted. */
 void
@@ -226,36 +260,6 @@ admin_query_uint(struct admin_req *r, const char *key, unsigned long long min,
 	return 0;
 }
 
-/*
- * True if the request's method is one of ALLOWED ("GET,POST"); otherwise
- * answer 405.
- */
-static bool
-admin_method_ok(struct admin_req *r, const char *allowed)
-{
-	const char *p = allowed;
-	size_t mlen = strlen(r->method);
-	char list[64], *c;
-
-	while (p != NULL && *p != '\0') {
-		const char *comma = strchr(p, ',');
-		size_t n = comma != NULL ? (size_t)(comma - p) : strlen(p);
-
-		if (n == mlen && memcmp(p, r->method, n) == 0)
-			return true;
-		p = comma != NULL ? comma + 1 : NULL;
-	}
-	/* "GET,POST" reads "GET, POST" in the message. */
-	list[0] = '\0';
-	for (p = allowed; (c = strchr(p, ',')) != NULL; p = c + 1)
-		snprintf(list + strlen(list), sizeof(list) - strlen(list),
-		    "%.*s, ", (int)(c - p), p);
-	snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s", p);
-	admin_error(r, 405, "%s is not allowed on %s (allowed: %s)", r->method,
-	    r->path, list);
-	return false;
-}
-
 /* A timestamp as JSON: RFC 3339 text, or null for 0 (never). */
 json_t *
 admin_time_json(int64_t ms)
@@ -291,74 +295,72 @@ admin_refused(struct admin_req *r, const char *msg, json_t *blocking)
 	admin_reply_json(r, 409, j);
 }
 
-/* Find the handler for the path and method. */
+/*
+ * Find the resource of the request's path, in table order (the first row
+ * whose PATH matches names it), and run the row of its method; or answer
+ * 404, 405 with the methods it allows, or 503 while the store is not
+ * open and the resource needs it.
+ */
 static void
 admin_dispatch(struct admin_req *r)
 {
-	const char *s0 = r->nseg > 0 ? r->seg[0] : "";
-	int n = r->nseg;
+	const struct admin_cmd *c = NULL;
+	char allowed[64];
+	size_t i, k;
 
-	if (n == 1 && strcmp(s0, "status") == 0) {
-		if (admin_method_ok(r, "GET"))
-			admin_status(r);
-	} else if (n == 1 && strcmp(s0, "metrics") == 0) {
-		if (admin_method_ok(r, "GET"))
-			admin_metrics(r);
-	} else if (n == 1 && strcmp(s0, "routes") == 0) {
-		if (admin_method_ok(r, "GET,POST")) {
-			if (strcmp(r->method, "GET") == 0)
-				admin_routes_get(r);
-			else
-				admin_routes_post(r);
+	for (i = 0; i < nitems(admin_cmds); i++)
+		if (admin_path_match(r, admin_cmds[i].path)) {
+			c = &admin_cmds[i];
+			break;
 		}
-	} else if (n == 2 && strcmp(s0, "routes") == 0 &&
-	    strcmp(r->seg[1], "import") == 0) {
-		if (admin_method_ok(r, "POST"))
-			admin_routes_import(r);
-	} else if (n == 2 && strcmp(s0, "routes") == 0) {
-		if (admin_method_ok(r, "DELETE"))
-			admin_routes_delete(r);
-	} else if (n == 2 && strcmp(s0, "resolve") == 0) {
-		if (admin_method_ok(r, "GET"))
-			admin_resolve(r);
-	} else if (n == 1 && strcmp(s0, "waves") == 0) {
-		if (admin_method_ok(r, "GET"))
-			admin_waves_get(r);
-	} else if (n == 2 && strcmp(s0, "waves") == 0) {
-		if (admin_method_ok(r, "GET"))
-			admin_wave_get(r);
-	} else if (n == 3 && strcmp(s0, "waves") == 0 &&
-	    (strcmp(r->seg[2], "flip") == 0 ||
-		strcmp(r->seg[2], "rollback") == 0 ||
-		strcmp(r->seg[2], "ack") == 0 ||
-		strcmp(r->seg[2], "signoff") == 0 ||
-		strcmp(r->seg[2], "freeze") == 0 ||
-		strcmp(r->seg[2], "retire") == 0 ||
-		strcmp(r->seg[2], "set") == 0)) {
-		if (admin_method_ok(r, "POST"))
-			admin_wave_move(r, r->seg[2]);
-	} else if (n == 3 && strcmp(s0, "waves") == 0 &&
-	    strcmp(r->seg[2], "errors") == 0) {
-		if (admin_method_ok(r, "POST"))
-			admin_wave_errors(r);
-	} else if (n == 1 && strcmp(s0, "rollbacks") == 0) {
-		if (admin_method_ok(r, "GET"))
-			admin_rollbacks_get(r);
-	} else if (n == 1 && strcmp(s0, "ledger") == 0) {
-		if (admin_method_ok(r, "GET,POST")) {
-			if (strcmp(r->method, "GET") == 0)
-				admin_ledger_get(r);
-			else
-				admin_ledger_post(r);
-		}
-	} else if (n == 1 && strcmp(s0, "eligibility") == 0) {
-		if (admin_method_ok(r, "GET"))
-			admin_eligibility(r);
-	} else if (n == 1 && strcmp(s0, "events") == 0) {
-		if (admin_method_ok(r, "GET"))
-			admin_events_get(r);
-	} else
+	if (r->st == NULL && (c == NULL || !c->no_store)) {
+		admin_error(r, 503, "the store is not open");
+		return;
+	}
+	if (c == NULL) {
 		admin_error(r, 404, "no such resource: %s", r->path);
+		return;
+	}
+	allowed[0] = '\0';
+	for (k = i; k < nitems(admin_cmds); k++) {
+		if (strcmp(admin_cmds[k].path, c->path) != 0)
+			continue;
+		if (strcmp(admin_cmds[k].method, r->method) == 0) {
+			admin_cmds[k].fn(r);
+			return;
+		}
+		snprintf(allowed + strlen(allowed),
+		    sizeof(allowed) - strlen(allowed), "%s%s",
+		    allowed[0] != '\0' ? ", " : "", admin_cmds[k].method);
+	}
+	admin_error(r, 405, "%s is not allowed on %s (allowed: %s)", r->method,
+	    r->path, allowed);
+}
+
+/*
+ * True if the request's decoded segments match PATTERN, a path in which
+ * a segment written "*" matches any one segment.
+ */
+static bool
+admin_path_match(const struct admin_req *r, const char *pattern)
+{
+	const char *p = pattern + 1;
+	size_t len;
+	int i;
+
+	for (i = 0; i < r->nseg; i++) {
+		if (*p == '\0')
+			return false;
+		len = strcspn(p, "/");
+		if (!(len == 1 && *p == '*') &&
+		    (strlen(r->seg[i]) != len ||
+			memcmp(r->seg[i], p, len) != 0))
+			return false;
+		p += len;
+		if (*p == '/')
+			p++;
+	}
+	return *p == '\0';
 }
 
 /* Serve one admin request into REPLY, or later through LATER. */
@@ -382,15 +384,8 @@ admin_handle(struct floe *f, const char *method, const char *target,
 	r.now_ms = units_now_ms();
 	snprintf(r.actor, sizeof(r.actor), "uid %lu", (unsigned long)peer_uid);
 
-	if (admin_split(&r, target, target_len) == 0) {
-		if (r.st == NULL &&
-		    !(r.nseg == 1 &&
-			(strcmp(r.seg[0], "status") == 0 ||
-			    strcmp(r.seg[0], "metrics") == 0)))
-			admin_error(&r, 503, "the store is not open");
-		else
-			admin_dispatch(&r);
-	}
+	if (admin_split(&r, target, target_len) == 0)
+		admin_dispatch(&r);
 	for (i = 0; i < r.nseg; i++)
 		free(r.seg[i]);
 	free(r.path);

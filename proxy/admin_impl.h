@@ -128,6 +128,7 @@ int admin_parse_wave(struct admin_req *, const char *, uint32_t *);
 /* admin_waves.c: a wave's state, every wave. */
 int admin_wave_state(struct admin_req *, uint32_t, struct store_wave *, bool *);
 int admin_waves_collect(struct store *, struct admin_wave_list *);
+json_t *admin_wave_sum_json(const struct admin_wave_sum *);
 
 /* admin_evidence.c: the policy and the gates' evidence. */
 void admin_policy(const struct admin_req *, struct gate_params *, uint64_t *);
@@ -153,7 +154,13 @@ void admin_routes_import(struct admin_req *);
 void admin_resolve(struct admin_req *);
 void admin_waves_get(struct admin_req *);
 void admin_wave_get(struct admin_req *);
-void admin_wave_move(struct admin_req *, const char *);
+void admin_wave_flip(struct admin_req *);
+void admin_wave_rollback(struct admin_req *);
+void admin_wave_ack(struct admin_req *);
+void admin_wave_signoff(struct admin_req *);
+void admin_wave_freeze(struct admin_req *);
+void admin_wave_retire(struct admin_req *);
+void admin_wave_set(struct admin_req *);
 void admin_wave_errors(struct admin_req *);
 void admin_ledger_get(struct admin_req *);
 void admin_ledger_post(struct admin_req *);

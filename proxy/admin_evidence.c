@@ -136,7 +136,7 @@ admin_evidence_rec_cb(int64_t ts, const void *val, size_t len, void *arg)
 	rec = &e->recs[e->nrecs];
 	rec->ts_ms = ts;
 	if (ledger_decode(val, len, rec) == -1) {
-		log_warnx("admin: skipping a damaged ledger record");
+		log_warnx("%s: skipping a damaged ledger record", __func__);
 		return 0;
 	}
 	e->nrecs++;

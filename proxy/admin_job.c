@@ -51,7 +51,7 @@ admin_job_start(struct admin_req *r,
 
 	if (r->f->worker == NULL || r->later_cb == NULL) {
 		if ((alarms = evbuffer_new()) == NULL)
-			fatalx("admin: out of memory");
+			fatalx("%s: out of memory", __func__);
 		run(r, alarms);
 		admin_job_alarms(r->f, alarms);
 		evbuffer_free(alarms);
@@ -66,7 +66,7 @@ admin_job_start(struct admin_req *r,
 	j->r.body = NULL;
 	j->r.body_len = 0;
 	if ((j->r.in = evbuffer_new()) == NULL)
-		fatalx("admin: out of memory");
+		fatalx("%s: out of memory", __func__);
 	if (r->in != NULL)
 		evbuffer_add_buffer(j->r.in, r->in);
 	j->run = run;
@@ -93,7 +93,7 @@ admin_job_work(void *arg, struct evbuffer *out)
 		admin_error(r, 500, "out of memory");
 	else if ((r->st = store_open(r->f->conf->state_dir, err,
 		      sizeof(err))) == NULL) {
-		log_warnx("admin: import: %s", err);
+		log_warnx("%s: import: %s", __func__, err);
 		admin_error(r, 500, "the store cannot be opened: %s", err);
 	} else {
 		j->run(r, alarms);

@@ -68,7 +68,7 @@ admin_ledger_show_cb(int64_t ts, const void *val, size_t len, void *arg)
 
 	rec.ts_ms = ts;
 	if (ledger_decode(val, len, &rec) == -1) {
-		log_warnx("admin: skipping a damaged ledger record");
+		log_warnx("%s: skipping a damaged ledger record", __func__);
 		return 0;
 	}
 	sh->total++;
@@ -113,7 +113,8 @@ admin_ledger_get(struct admin_req *r)
 	if (store_ledger_foreach(r->st, obj.key, obj.len, 0, INT64_MAX,
 		admin_ledger_show_cb, &sh) < 0) {
 		json_decref(sh.list);
-		log_warnx("admin: reading the ledger of %s failed", canon);
+		log_warnx("%s: reading the ledger of %s failed", __func__,
+		    canon);
 		admin_error(r, 500, "store error reading the ledger");
 		return;
 	}
@@ -244,15 +245,16 @@ admin_ledger_run(struct admin_req *r, struct evbuffer *alarms)
 		    (json_int_t)lb.n, "object", name, "ts", t1, "message", msg);
 		if (ev == NULL ||
 		    store_event_append(r->st, r->now_ms, ev) != STORE_OK)
-			log_warnx("admin: recording the ledger refusal failed");
+			log_warnx("%s: recording the ledger refusal failed",
+			    __func__);
 		log_info("ledger import refused (%s): %s", r->actor, msg);
 		admin_refused(r, msg, NULL);
 		goto out;
 	}
 	if (rc != STORE_OK) {
-		log_warnx("admin: ledger import of %zu records failed: store "
+		log_warnx("%s: ledger import of %zu records failed: store "
 			  "error",
-		    lb.n);
+		    __func__, lb.n);
 		admin_error(r, 500, "store error");
 		goto out;
 	}

@@ -85,8 +85,8 @@ admin_routes_list_cb(const void *key, size_t keylen,
 	struct route_obj obj;
 
 	if (route_obj_from_key(key, keylen, &obj) == -1) {
-		log_warnx("admin: skipping a malformed route key (%zu bytes)",
-		    keylen);
+		log_warnx("%s: skipping a malformed route key (%zu bytes)",
+		    __func__, keylen);
 		return 0;
 	}
 	return json_array_append_new(arg, admin_route_json(&obj, rt));
@@ -100,7 +100,7 @@ admin_routes_get(struct admin_req *r)
 
 	if (store_route_foreach(r->st, admin_routes_list_cb, list) < 0) {
 		json_decref(list);
-		log_warnx("admin: listing routes failed: store error");
+		log_warnx("%s: listing routes failed: store error", __func__);
 		admin_error(r, 500, "store error listing routes");
 		return;
 	}
@@ -184,7 +184,8 @@ admin_route_guard(struct admin_req *r, const struct route_obj *obj,
 	    has_old ? json_integer(old) : json_null(), "actor", r->actor,
 	    "message", msg);
 	if (ev == NULL || store_event_append(r->st, r->now_ms, ev) != STORE_OK)
-		log_warnx("admin: recording the refusal for %s failed", text);
+		log_warnx("%s: recording the refusal for %s failed", __func__,
+		    text);
 	json_decref(ev);
 	admin_error(r, 409, "%s", msg);
 	return -1;
@@ -216,7 +217,8 @@ admin_routes_post(struct admin_req *r)
 
 	rc = store_route_get(r->st, obj.key, obj.len, &old);
 	if (rc != STORE_OK && rc != STORE_NOTFOUND) {
-		log_warnx("admin: reading route %s failed: store error", canon);
+		log_warnx("%s: reading route %s failed: store error", __func__,
+		    canon);
 		admin_error(r, 500, "store error reading the route of %s",
 		    canon);
 		goto out;
@@ -239,10 +241,9 @@ admin_routes_post(struct admin_req *r)
 		json_object_set_new(ev, "forced", json_true());
 	if (store_route_put(r->st, obj.key, obj.len, (uint32_t)wave, r->now_ms,
 		ev) != STORE_OK) {
-		log_warnx(
-		    "admin: setting route %s -> wave %" JSON_INTEGER_FORMAT
-		    " failed: store error",
-		    canon, wave);
+		log_warnx("%s: setting route %s -> wave %" JSON_INTEGER_FORMAT
+			  " failed: store error",
+		    __func__, canon, wave);
 		admin_error(r, 500, "store error: the route of %s is unchanged",
 		    canon);
 		goto out;
@@ -286,7 +287,8 @@ admin_routes_delete(struct admin_req *r)
 		return;
 	}
 	if (rc != STORE_OK) {
-		log_warnx("admin: reading route %s failed: store error", canon);
+		log_warnx("%s: reading route %s failed: store error", __func__,
+		    canon);
 		admin_error(r, 500, "store error reading the route of %s",
 		    canon);
 		return;
@@ -305,7 +307,7 @@ admin_routes_delete(struct admin_req *r)
 		return;
 	}
 	if (rc != STORE_OK) {
-		log_warnx("admin: removing route %s failed: store error",
+		log_warnx("%s: removing route %s failed: store error", __func__,
 		    canon);
 		admin_error(r, 500, "store error: the route of %s is unchanged",
 		    canon);
@@ -498,16 +500,17 @@ admin_import_run(struct admin_req *r, struct evbuffer *alarms __unused)
 		    r->actor, "message", im.msg);
 		if (ev == NULL ||
 		    store_event_append(r->st, r->now_ms, ev) != STORE_OK)
-			log_warnx("admin: recording the import refusal failed");
+			log_warnx("%s: recording the import refusal failed",
+			    __func__);
 		snprintf(r->where, sizeof(r->where), "%s %u: ", im.unit,
 		    in->no);
 		admin_error(r, 409, "%s", im.msg);
 		goto out;
 	}
 	if (rc != STORE_OK) {
-		log_warnx("admin: route import of %zu routes failed: store "
+		log_warnx("%s: route import of %zu routes failed: store "
 			  "error",
-		    im.n);
+		    __func__, im.n);
 		admin_error(r, 500, "store error");
 		goto out;
 	}

@@ -96,7 +96,7 @@ admin_events_get(struct admin_req *r)
 	if (store_event_foreach(r->st, after, limit, admin_events_cb, &ev) <
 	    0) {
 		json_decref(ev.list);
-		log_warnx("admin: reading events failed: store error");
+		log_warnx("%s: reading events failed: store error", __func__);
 		admin_error(r, 500, "store error reading events");
 		return;
 	}

@@ -29,6 +29,7 @@ static int admin_evidence_route_cb(const void *, size_t,
     const struct store_route *, void *);
 static int admin_evidence_ledger_cb(const void *, size_t, void *);
 static int admin_evidence_rec_cb(int64_t, const void *, size_t, void *);
+static json_t *admin_triage_json(const struct admin_evidence *);
 static json_t *admin_eligibility_wave(struct admin_req *, uint32_t);
 
 /* The effective policy: floe.conf's [policy] (conf.c has its defaults). */
@@ -263,6 +264,38 @@ admin_evidence_json(const struct admin_evidence *e, bool decom,
 	return a;
 }
 
+/* The open mismatches of E's objects by bucket, each with what to do. */
+static json_t *
+admin_triage_json(const struct admin_evidence *e)
+{
+	const struct gate_obj *o;
+	json_t *triage, *list;
+	unsigned b;
+	size_t i;
+
+	triage = json_array();
+	for (b = 1; b < LEDGER_NBUCKETS; b++) {
+		list = json_array();
+		for (i = 0; i < e->n; i++) {
+			o = &e->cut[i];
+			if (o->open == 0 || o->open_bucket != b)
+				continue;
+			json_array_append_new(list,
+			    json_pack("{s:s,s:i,s:o}", "object", e->names[i],
+				"records", o->open, "since",
+				admin_time_json(o->open_since_ms)));
+		}
+		if (json_array_size(list) == 0) {
+			json_decref(list);
+			continue;
+		}
+		json_array_append_new(triage,
+		    json_pack("{s:s,s:s,s:o}", "bucket", ledger_bucket_name(b),
+			"action", ledger_bucket_action(b), "objects", list));
+	}
+	return triage;
+}
+
 /* The eligibility of one wave: both gates' evidence and the triage. */
 static json_t *
 admin_eligibility_wave(struct admin_req *r, uint32_t n)
@@ -271,11 +304,9 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 	struct store_wave w;
 	struct gate_params gp;
 	char cmsg[1024], dmsg[1024], rmsg[256], dur[32], grace[32], ends[40];
-	json_t *j, *triage, *t, *list;
+	json_t *j, *triage;
 	bool cpass, dpass, rpass;
 	uint64_t grace_ms;
-	unsigned b;
-	size_t i;
 
 	if (admin_wave_state(r, n, &w, NULL) == -1)
 		return NULL;
@@ -307,28 +338,7 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 		    "retire after that",
 		    n, grace, ends);
 
-	/* Open mismatches by bucket, each with what to do. */
-	triage = json_array();
-	for (b = 1; b < LEDGER_NBUCKETS; b++) {
-		list = json_array();
-		for (i = 0; i < ev.n; i++) {
-			const struct gate_obj *o = &ev.cut[i];
-
-			if (o->open == 0 || o->open_bucket != b)
-				continue;
-			json_array_append_new(list,
-			    json_pack("{s:s,s:i,s:o}", "object", ev.names[i],
-				"records", o->open, "since",
-				admin_time_json(o->open_since_ms)));
-		}
-		if (json_array_size(list) == 0) {
-			json_decref(list);
-			continue;
-		}
-		t = json_pack("{s:s,s:s,s:o}", "bucket", ledger_bucket_name(b),
-		    "action", ledger_bucket_action(b), "objects", list);
-		json_array_append_new(triage, t);
-	}
+	triage = admin_triage_json(&ev);
 	j = json_pack("{s:I,s:s,s:i,s:{s:b,s:i,s:s,s:b,s:s,s:o},"
 		      "s:{s:b,s:i,s:o,s:o,s:s,s:o},s:{s:b,s:s,s:o,s:s},s:o}",
 	    "wave", (json_int_t)n, "state", wave_state_name(w.state), "pct",

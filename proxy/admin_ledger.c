@@ -57,6 +57,10 @@ struct admin_ledger_batch {
 
 static int admin_ledger_show_cb(int64_t, const void *, size_t, void *);
 static int admin_ledger_one(struct admin_req *, json_t *, size_t, void *);
+static void admin_ledger_refused(struct admin_req *,
+    const struct admin_ledger_batch *, const struct store_kv *, size_t);
+static void admin_ledger_alarms(const struct store_kv *, size_t,
+    struct evbuffer *);
 static void admin_ledger_run(struct admin_req *, struct evbuffer *);
 
 /* Keep the next record of GET /ledger, dropping the oldest past LIMIT. */
@@ -188,6 +192,63 @@ admin_ledger_post(struct admin_req *r)
 }
 
 /*
+ * Refuse batch LB: its record NO (KV) differs from the one stored for
+ * the same object and time. The refusal is recorded and answered 409.
+ */
+static void
+admin_ledger_refused(struct admin_req *r, const struct admin_ledger_batch *lb,
+    const struct store_kv *kv, size_t no)
+{
+	struct route_obj obj;
+	char name[STORE_KEY_MAX * 3 + 8], ts[40];
+	char msg[STORE_KEY_MAX * 3 + 256];
+	json_t *ev;
+
+	name[0] = '\0';
+	if (route_obj_from_key(kv->key, kv->keylen - LEDGER_TS_LEN, &obj) == 0)
+		route_obj_format(&obj, name, sizeof(name));
+	units_time_format(ledger_key_ts(kv->key, kv->keylen - LEDGER_TS_LEN),
+	    ts, sizeof(ts));
+	snprintf(msg, sizeof(msg),
+	    "%s %zu: %s at %s already has a different record; the ledger is "
+	    "append-only; nothing was imported",
+	    lb->unit, no, name, ts);
+	ev = json_pack("{s:s,s:s,s:I,s:s,s:s,s:s}", "type", "ledger.refused",
+	    "actor", r->actor, "records", (json_int_t)lb->n, "object", name,
+	    "ts", ts, "message", msg);
+	if (ev == NULL || store_event_append(r->st, r->now_ms, ev) != STORE_OK)
+		log_warnx("%s: recording the ledger refusal failed", __func__);
+	json_decref(ev);
+	log_info("ledger import refused (%s): %s", r->actor, msg);
+	admin_refused(r, msg, NULL);
+}
+
+/*
+ * Put the records of KV (N) the reconcile trigger may act on into ALARMS
+ * for the loop: [key length u32][value length u32][key][value] each.
+ * watch_ledger_added skips clean records too: a million clean records
+ * need not cross the pipe.
+ */
+static void
+admin_ledger_alarms(const struct store_kv *kv, size_t n,
+    struct evbuffer *alarms)
+{
+	struct ledger_rec rec;
+	uint32_t len[2];
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ledger_decode(kv[i].val, kv[i].vallen, &rec) == 0 &&
+		    !ledger_rec_is_clean(&rec)) {
+			len[0] = (uint32_t)kv[i].keylen;
+			len[1] = (uint32_t)kv[i].vallen;
+			evbuffer_add(alarms, len, sizeof(len));
+			evbuffer_add(alarms, kv[i].key, kv[i].keylen);
+			evbuffer_add(alarms, kv[i].val, kv[i].vallen);
+		}
+}
+
+/*
  * Parse and write the records; answer R. The records not clean go to
  * ALARMS for the reconcile trigger (admin_job_alarms).
  */
@@ -197,9 +258,7 @@ admin_ledger_run(struct admin_req *r, struct evbuffer *alarms)
 	struct admin_ledger_batch lb;
 	struct store_ledger_res res;
 	struct store_kv *kv = NULL;
-	struct ledger_rec rec;
-	uint32_t len[2];
-	char t1[40], t2[40], msg[STORE_KEY_MAX * 3 + 256];
+	char t1[40], t2[40];
 	json_t *ev = NULL;
 	size_t i;
 	int rc;
@@ -224,31 +283,8 @@ admin_ledger_run(struct admin_req *r, struct evbuffer *alarms)
 		json_object_set_new(ev, "object", json_string(lb.first_obj));
 	rc = store_ledger_append(r->st, kv, lb.n, r->now_ms, ev, &res);
 	if (rc == STORE_REFUSED) {
-		struct route_obj obj;
-		char name[STORE_KEY_MAX * 3 + 8];
-		int64_t ts;
-		size_t c = res.conflict;
-
-		name[0] = '\0';
-		if (route_obj_from_key(kv[c].key, kv[c].keylen - LEDGER_TS_LEN,
-			&obj) == 0)
-			route_obj_format(&obj, name, sizeof(name));
-		ts = ledger_key_ts(kv[c].key, kv[c].keylen - LEDGER_TS_LEN);
-		units_time_format(ts, t1, sizeof(t1));
-		snprintf(msg, sizeof(msg),
-		    "%s %zu: %s at %s already has a different record; the "
-		    "ledger is append-only; nothing was imported",
-		    lb.unit, lb.no[c], name, t1);
-		json_decref(ev);
-		ev = json_pack("{s:s,s:s,s:I,s:s,s:s,s:s}", "type",
-		    "ledger.refused", "actor", r->actor, "records",
-		    (json_int_t)lb.n, "object", name, "ts", t1, "message", msg);
-		if (ev == NULL ||
-		    store_event_append(r->st, r->now_ms, ev) != STORE_OK)
-			log_warnx("%s: recording the ledger refusal failed",
-			    __func__);
-		log_info("ledger import refused (%s): %s", r->actor, msg);
-		admin_refused(r, msg, NULL);
+		admin_ledger_refused(r, &lb, &kv[res.conflict],
+		    lb.no[res.conflict]);
 		goto out;
 	}
 	if (rc != STORE_OK) {
@@ -261,20 +297,7 @@ admin_ledger_run(struct admin_req *r, struct evbuffer *alarms)
 	log_info("ledger: %zu records imported by %s (%zu new, %zu "
 		 "duplicates)",
 	    lb.n, r->actor, res.added, res.duplicates);
-	/*
-	 * Only what the reconcile trigger may act on goes back to the loop
-	 * (watch_ledger_added skips clean records too): a million clean
-	 * records need not cross the pipe.
-	 */
-	for (i = 0; i < lb.n; i++)
-		if (ledger_decode(kv[i].val, kv[i].vallen, &rec) == 0 &&
-		    !ledger_rec_is_clean(&rec)) {
-			len[0] = (uint32_t)kv[i].keylen;
-			len[1] = (uint32_t)kv[i].vallen;
-			evbuffer_add(alarms, len, sizeof(len));
-			evbuffer_add(alarms, kv[i].key, kv[i].keylen);
-			evbuffer_add(alarms, kv[i].val, kv[i].vallen);
-		}
+	admin_ledger_alarms(kv, lb.n, alarms);
 	admin_reply_json(r, 200,
 	    json_pack("{s:I,s:I,s:I,s:I}", "records", (json_int_t)lb.n, "added",
 		(json_int_t)res.added, "duplicates", (json_int_t)res.duplicates,

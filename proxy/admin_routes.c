@@ -56,6 +56,8 @@ static int admin_import_one(struct admin_req *, json_t *, size_t, void *);
 static int admin_import_dups(struct admin_req *, struct admin_import *);
 static int admin_import_guard_cb(size_t, const struct store_route *, int, int,
     void *);
+static void admin_import_refused(struct admin_req *,
+    const struct admin_import *, const struct store_route_in *);
 static void admin_import_run(struct admin_req *, struct evbuffer *);
 
 /* True for the states in which a wave's reads and writes stay on the warehouse.
@@ -459,15 +461,42 @@ admin_routes_import(struct admin_req *r)
 	admin_job_start(r, admin_import_run);
 }
 
+/*
+ * Refuse import IM: the guard refused its route IN (IM->msg says why).
+ * The refusal is recorded as one route.refused event and answered 409.
+ */
+static void
+admin_import_refused(struct admin_req *r, const struct admin_import *im,
+    const struct store_route_in *in)
+{
+	struct route_obj obj;
+	char text[ADMIN_TEXT_MAX];
+	json_t *ev;
+
+	text[0] = '\0';
+	if (route_obj_from_key(in->key, in->keylen, &obj) == 0)
+		route_obj_format(&obj, text, sizeof(text));
+	log_info("route import refused (%s): %s %u: %s", r->actor, im->unit,
+	    in->no, im->msg);
+	ev = json_pack("{s:s,s:s,s:s,s:I,s:o,s:I,s:I,s:s,s:s}", "type",
+	    "route.refused", "action", "import", "object", text, "wave",
+	    (json_int_t)in->wave, "from_wave",
+	    im->has_old ? json_integer(im->old) : json_null(), im->unit,
+	    (json_int_t)in->no, "records", (json_int_t)im->n, "actor", r->actor,
+	    "message", im->msg);
+	if (ev == NULL || store_event_append(r->st, r->now_ms, ev) != STORE_OK)
+		log_warnx("%s: recording the import refusal failed", __func__);
+	json_decref(ev);
+	snprintf(r->where, sizeof(r->where), "%s %u: ", im->unit, in->no);
+	admin_error(r, 409, "%s", im->msg);
+}
+
 /* Parse, check and write an import; answer R. Nothing for the loop. */
 static void
 admin_import_run(struct admin_req *r, struct evbuffer *alarms __unused)
 {
 	struct admin_import im;
 	struct store_import_res res;
-	const struct store_route_in *in;
-	struct route_obj obj;
-	char text[ADMIN_TEXT_MAX];
 	json_t *ev = NULL;
 	int rc;
 
@@ -485,26 +514,7 @@ admin_import_run(struct admin_req *r, struct evbuffer *alarms __unused)
 	rc = store_route_import(r->st, im.in, im.n, r->now_ms,
 	    admin_import_guard_cb, &im, ev, &res);
 	if (rc == STORE_REFUSED) {
-		in = &im.in[res.refused];
-		text[0] = '\0';
-		if (route_obj_from_key(in->key, in->keylen, &obj) == 0)
-			route_obj_format(&obj, text, sizeof(text));
-		log_info("route import refused (%s): %s %u: %s", r->actor,
-		    im.unit, in->no, im.msg);
-		json_decref(ev);
-		ev = json_pack("{s:s,s:s,s:s,s:I,s:o,s:I,s:I,s:s,s:s}", "type",
-		    "route.refused", "action", "import", "object", text, "wave",
-		    (json_int_t)in->wave, "from_wave",
-		    im.has_old ? json_integer(im.old) : json_null(), im.unit,
-		    (json_int_t)in->no, "records", (json_int_t)im.n, "actor",
-		    r->actor, "message", im.msg);
-		if (ev == NULL ||
-		    store_event_append(r->st, r->now_ms, ev) != STORE_OK)
-			log_warnx("%s: recording the import refusal failed",
-			    __func__);
-		snprintf(r->where, sizeof(r->where), "%s %u: ", im.unit,
-		    in->no);
-		admin_error(r, 409, "%s", im.msg);
+		admin_import_refused(r, &im, &im.in[res.refused]);
 		goto out;
 	}
 	if (rc != STORE_OK) {

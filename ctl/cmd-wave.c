@@ -108,7 +108,10 @@ ctl_wave_show(struct ctl *c, int argc, char **argv)
 	return CTL_OK;
 }
 
-/* POST /waves/N/WHAT with BODY and print "wave N: from -> to". */
+/*
+ * POST /waves/N/WHAT with BODY and print "wave N: from -> to", with the
+ * share before and after when a canary is involved.
+ */
 static int
 ctl_wave_move(struct ctl *c, const char *n, const char *what, json_t *body)
 {
@@ -126,9 +129,13 @@ ctl_wave_move(struct ctl *c, const char *n, const char *what, json_t *body)
 	else if (strcmp(what, "signoff") == 0 || strcmp(what, "set") == 0 ||
 	    strcmp(what, "freeze") == 0)
 		printf("%s\n", ctl_str(r.json, "message"));
-	else if (strcmp(ctl_str(r.json, "state"), "canary") == 0)
-		printf("wave %s: %s -> canary (%" JSON_INTEGER_FORMAT "%%)\n",
-		    n, ctl_str(r.json, "from"),
+	else if (json_object_get(r.json, "from_pct") != NULL &&
+	    (strcmp(ctl_str(r.json, "state"), "canary") == 0 ||
+		strcmp(ctl_str(r.json, "from"), "canary") == 0))
+		printf("wave %s: %s -> %s (%" JSON_INTEGER_FORMAT
+		       " %% → %" JSON_INTEGER_FORMAT " %%)\n",
+		    n, ctl_str(r.json, "from"), ctl_str(r.json, "state"),
+		    json_integer_value(json_object_get(r.json, "from_pct")),
 		    json_integer_value(json_object_get(r.json, "pct")));
 	else
 		printf("wave %s: %s -> %s\n", n, ctl_str(r.json, "from"),

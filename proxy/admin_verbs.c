@@ -195,8 +195,12 @@ admin_wave_flip(struct admin_req *r)
 	watch_baseline(r->f->watch, m.n, &base);
 	rc = wave_flip_base(r->st, m.n, state, (unsigned)pct, m.gp, &base,
 	    r->actor, reason, r->now_ms, m.msg, sizeof(m.msg));
-	if ((j = admin_move_end(r, &m, rc)) != NULL)
-		admin_reply_json(r, 200, j);
+	if ((j = admin_move_end(r, &m, rc)) == NULL)
+		goto out;
+	/* The share it left, as the flip's event has it. */
+	json_object_set_new(j, "from_pct",
+	    json_integer(m.before.state == WAVE_WAREHOUSE ? 0 : m.before.pct));
+	admin_reply_json(r, 200, j);
 out:
 	admin_move_clear(&m);
 }

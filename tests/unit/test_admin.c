@@ -633,11 +633,27 @@ test_transitions(void **state)
 	assert_int_equal(num(j, "pct"), 10);
 	assert_string_equal(str(j, "actor"), "uid 1000");
 	assert_string_equal(str(j, "reason"), "first tenth");
+	assert_int_equal(num(j, "from_pct"), 0);
+	assert_string_equal(str(j, "message"),
+	    "wave 3 flipped from warehouse to canary: 0 % → 10 %");
 	json_decref(j);
+
+	/* The same share again: refused, and nothing changes. */
+	before = snapshot(fx);
+	seq = store_last_seq(fx->f.store);
+	j = expect(fx, 409, "POST", "/waves/3/flip",
+	    "{\"to\":\"canary\",\"pct\":10}");
+	e = json_object_get(j, "error");
+	assert_string_equal(str(e, "type"), "RefusedException");
+	assert_string_equal(str(e, "message"), "wave 3 is already at 10 %");
+	json_decref(j);
+	assert_refused(fx, before, seq, "wave.refused");
+	free(before);
 
 	j = expect(fx, 200, "POST", "/waves/3/flip", "{\"to\":\"lakehouse\"}");
 	assert_string_equal(str(j, "from"), "canary");
 	assert_string_equal(str(j, "state"), "lakehouse");
+	assert_int_equal(num(j, "from_pct"), 10);
 	json_decref(j);
 
 	assert_int_equal(rollback_lines(fx), 0);
@@ -700,6 +716,17 @@ test_transitions(void **state)
 	assert_string_equal(str(j, "state"), "lakehouse");
 	assert_int_equal(num(j, "pct"), 100);
 	json_decref(j);
+	/* A step down to a canary share is a flip, not a rollback. */
+	j = expect(fx, 200, "POST", "/waves/3/flip",
+	    "{\"to\":\"canary\",\"pct\":40}");
+	assert_string_equal(str(j, "from"), "lakehouse");
+	assert_string_equal(str(j, "state"), "canary");
+	assert_int_equal(num(j, "pct"), 40);
+	assert_int_equal(num(j, "from_pct"), 100);
+	assert_string_equal(str(j, "message"),
+	    "wave 3 stepped down from lakehouse to canary: 100 % → 40 %");
+	json_decref(j);
+	assert_int_equal(rollback_lines(fx), 1);
 	j = expect(fx, 200, "POST", "/waves/3/rollback", "");
 	assert_string_equal(str(j, "state"), "rolled_back");
 	json_decref(j);

@@ -129,8 +129,9 @@ admin_guard_check(const struct route_obj *obj, bool has_old, uint32_t old,
 		route_obj_format(obj, text, sizeof(text));
 		snprintf(msg, len,
 		    "wave %u is %s: %s may join it only while the wave is on "
-		    "the warehouse, or it would skip the cutover gate (force "
-		    "to override)",
+		    "the warehouse, or it would skip the cutover gate "
+		    "(override with --force, or \"force\":true in an "
+		    "import)",
 		    new, wave_state_name(new_state), text);
 		return true;
 	}
@@ -139,7 +140,8 @@ admin_guard_check(const struct route_obj *obj, bool has_old, uint32_t old,
 		route_obj_format(obj, text, sizeof(text));
 		snprintf(msg, len,
 		    "%s is in wave %u, which is %s: its warehouse copy is no "
-		    "longer written (force to override)",
+		    "longer written (override with --force, or "
+		    "\"force\":true in an import)",
 		    text, old, wave_state_name(old_state));
 		return true;
 	}

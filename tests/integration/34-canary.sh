@@ -158,4 +158,9 @@ jq -e '[.events[] | select(.type == "wave.flip")] | last
 jq -e '[.events[] | select(.type == "wave.rollback")] | length == 0' "$T/ev" >/dev/null &&
 	ok "no rollback event" || bad "a rollback event was recorded"
 
+echo "== a refusal that can be overridden names --force"
+ctl route set db.other 1
+expect_eq "joining a canary wave: refused" 1 "$RC"
+grep -q 'override with --force' "$T/ctl" && ok "the refusal names --force" ||
+	bad "refusal: $(cat "$T/ctl")"
 finish

@@ -997,8 +997,9 @@ test_routes_import_guard(void **state)
 		{ "{\"object\":\"db.a\",\"wave\":1}\n"
 		  "{\"object\":\"db.frozen\",\"wave\":1}\n",
 		    "line 2: db.frozen is in wave 5, which is frozen: its "
-		    "warehouse copy is no longer written (force to override); "
-		    "nothing was imported",
+		    "warehouse copy is no longer written (override with "
+		    "--force, or \"force\":true in an import); nothing was "
+		    "imported",
 		    2 },
 		{ "[{\"object\":\"db.frozen\",\"wave\":1,\"force\":true},"
 		  "{\"object\":\"new.*\",\"wave\":3}]",

@@ -23,7 +23,6 @@ ctl_wave_list(struct ctl *c, int argc, char **argv)
 {
 	static const char *const keys[] = { "wave", "state", "pct", "objects",
 		"rules", "since", "actor", "reason" };
-	struct ctl_resp r;
 	struct ctl_table t;
 	json_t *waves, *w;
 	char *cells[8];
@@ -32,11 +31,10 @@ ctl_wave_list(struct ctl *c, int argc, char **argv)
 
 	if ((rc = ctl_args(argc, argv, c, NULL, NULL, 0, 0)) != 0)
 		return rc;
-	if ((rc = ctl_call(c, "GET", "/waves", NULL, &r)) != 0)
+	if ((rc = ctl_list(c, "/waves", "waves", &waves)) != 0)
 		return rc;
-	waves = json_object_get(r.json, "waves");
 	if (c->json)
-		ctl_print_json(&r);
+		ctl_print_list("waves", waves);
 	else if (json_array_size(waves) == 0)
 		printf("no waves: no routes and no wave state yet\n");
 	else {
@@ -54,7 +52,7 @@ ctl_wave_list(struct ctl *c, int argc, char **argv)
 		}
 		ctl_table_print(&t);
 	}
-	ctl_resp_clear(&r);
+	json_decref(waves);
 	return CTL_OK;
 }
 

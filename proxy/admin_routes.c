@@ -22,6 +22,14 @@
 #include "routing/wave.h"
 
 #define ADMIN_IMPORT_BLOCK (1 << 20) /* bytes of one block of import keys */
+#define ADMIN_ROUTES_MAX 100000 /* the largest page of GET /routes */
+
+/* A page of GET /routes being gathered. */
+struct admin_routes_page {
+	json_t *list;
+	size_t limit; /* 0: no limit */
+	bool more; /* a route past the limit exists */
+};
 
 /*
  * A POST /routes/import being served: its routes in line order (then in
@@ -79,11 +87,15 @@ admin_route_json(const struct route_obj *obj, const struct store_route *rt)
 	    (json_int_t)rt->wave, "since", admin_time_json(rt->since_ms));
 }
 
-/* Append one route to the JSON array ARG. */
+/*
+ * Append one route to the page; past its limit, only note that there
+ * are more and stop.
+ */
 static int
 admin_routes_list_cb(const void *key, size_t keylen,
     const struct store_route *rt, void *arg)
 {
+	struct admin_routes_page *pg = arg;
 	struct route_obj obj;
 
 	if (route_obj_from_key(key, keylen, &obj) == -1) {
@@ -91,22 +103,52 @@ admin_routes_list_cb(const void *key, size_t keylen,
 		    __func__, keylen);
 		return 0;
 	}
-	return json_array_append_new(arg, admin_route_json(&obj, rt));
+	if (pg->limit > 0 && json_array_size(pg->list) == pg->limit) {
+		pg->more = true;
+		return 1;
+	}
+	return json_array_append_new(pg->list, admin_route_json(&obj, rt));
 }
 
-/* GET /routes: every object and rule with its wave. */
+/*
+ * GET /routes[?limit=N&after=OBJECT]: every object and rule with its
+ * wave, in key order; with a limit, a page of them and "next", the
+ * object to ask after for the next page (null: none).
+ */
 void
 admin_routes_get(struct admin_req *r)
 {
-	json_t *list = json_array();
+	struct admin_routes_page pg;
+	struct route_obj after;
+	unsigned long long limit = 0;
+	char *text = NULL;
+	json_t *last, *next;
+	bool has_after;
 
-	if (store_route_foreach(r->st, admin_routes_list_cb, list) < 0) {
-		json_decref(list);
+	if (admin_query_uint(r, "limit", 1, ADMIN_ROUTES_MAX, NULL, &limit) ==
+	    -1)
+		return;
+	if ((has_after = admin_query_get(r, "after", &text) == 1) &&
+	    admin_parse_object(r, text, &after) == -1) {
+		free(text);
+		return;
+	}
+	free(text);
+	memset(&pg, 0, sizeof(pg));
+	pg.limit = (size_t)limit;
+	pg.list = json_array();
+	if (store_route_foreach_after(r->st, has_after ? after.key : NULL,
+		has_after ? after.len : 0, admin_routes_list_cb, &pg) < 0) {
+		json_decref(pg.list);
 		log_warnx("%s: listing routes failed: store error", __func__);
 		admin_error(r, 500, "store error listing routes");
 		return;
 	}
-	admin_reply_json(r, 200, json_pack("{s:o}", "routes", list));
+	last = json_array_get(pg.list, json_array_size(pg.list) - 1);
+	next = pg.more ? json_incref(json_object_get(last, "object")) :
+			 json_null();
+	admin_reply_json(r, 200,
+	    json_pack("{s:o,s:o}", "routes", pg.list, "next", next));
 }
 
 /*

@@ -23,6 +23,8 @@
 #include "routing/store.h"
 #include "routing/wave.h"
 
+#define ADMIN_WAVES_MAX 100000 /* the largest page of GET /waves */
+
 /* The routes of one wave, for GET /waves/{n}. */
 struct admin_wave_routes {
 	uint32_t n;
@@ -216,24 +218,50 @@ admin_waves_status_cb(void *arg)
 	return waves;
 }
 
-/* GET /waves: every wave with a record or a route. */
+/*
+ * GET /waves[?limit=N&after=W]: every wave with a record or a route, in
+ * order; with a limit, a page of them and "next", the wave to ask after
+ * for the next page (null: none).
+ */
 void
 admin_waves_get(struct admin_req *r)
 {
 	struct admin_wave_list l;
-	json_t *list;
+	unsigned long long limit = 0, after = 0;
+	uint32_t last = 0;
+	bool has_after;
+	json_t *list, *next = NULL;
+	char *v = NULL;
 	size_t i;
 
+	if (admin_query_uint(r, "limit", 1, ADMIN_WAVES_MAX, NULL, &limit) ==
+	    -1)
+		return;
+	has_after = admin_query_get(r, "after", &v) == 1;
+	free(v);
+	if (admin_query_uint(r, "after", 0, WAVE_MAX, "a wave number",
+		&after) == -1)
+		return;
 	if (admin_waves_collect(r->st, &l) == -1) {
 		log_warnx("%s: listing waves failed: store error", __func__);
 		admin_error(r, 500, "store error listing waves");
 		return;
 	}
 	list = json_array();
-	for (i = 0; i < l.len; i++)
+	for (i = 0; i < l.len; i++) {
+		if (has_after && l.v[i].n <= after)
+			continue;
+		if (limit > 0 && json_array_size(list) == limit) {
+			next = json_integer(last);
+			break;
+		}
 		json_array_append_new(list, admin_wave_sum_json(&l.v[i]));
+		last = l.v[i].n;
+	}
 	free(l.v);
-	admin_reply_json(r, 200, json_pack("{s:o}", "waves", list));
+	admin_reply_json(r, 200,
+	    json_pack("{s:o,s:o}", "waves", list, "next",
+		next != NULL ? next : json_null()));
 }
 
 /* GET /waves/{n}: one wave in detail with its objects and rules. */

@@ -455,6 +455,104 @@ test_routes(void **state)
 	json_decref(j);
 }
 
+/*
+ * GET /routes and GET /waves in pages: ?limit=N gives N and "next", the
+ * key to ask ?after= for the next page; the pages together are the
+ * whole list, in order, and the last one says "next": null.
+ */
+static void
+test_paging(void **state)
+{
+	static const char *const objects[] = { "db.a", "db.b", "db.c", "db.d",
+		"db.e", "mkt.*", "zz.last" };
+	struct fixture *fx = *state;
+	json_t *all, *j, *list, *next;
+	char target[128], *after = NULL;
+	size_t i, seen = 0, pages = 0;
+
+	for (i = 0; i < nitems(objects); i++)
+		route_set(fx, objects[i], (unsigned)(i % 3 + 1) * 10);
+	all = expect(fx, 200, "GET", "/routes", NULL);
+	assert_int_equal(json_array_size(json_object_get(all, "routes")),
+	    nitems(objects));
+	assert_true(json_is_null(json_object_get(all, "next")));
+	do {
+		if (after == NULL)
+			snprintf(target, sizeof(target), "/routes?limit=3");
+		else
+			snprintf(target, sizeof(target),
+			    "/routes?limit=3&after=%s", after);
+		free(after);
+		after = NULL;
+		j = expect(fx, 200, "GET", target, NULL);
+		list = json_object_get(j, "routes");
+		assert_true(json_array_size(list) >= 1);
+		assert_true(json_array_size(list) <= 3);
+		for (i = 0; i < json_array_size(list); i++, seen++)
+			assert_true(json_equal(json_array_get(list, i),
+			    json_array_get(json_object_get(all, "routes"),
+				seen)));
+		next = json_object_get(j, "next");
+		if (json_is_string(next)) {
+			assert_string_equal(json_string_value(next),
+			    str(json_array_get(list, 2), "object"));
+			after = xstrdup(json_string_value(next));
+		} else
+			assert_true(json_is_null(next));
+		json_decref(j);
+		pages++;
+	} while (after != NULL);
+	assert_int_equal(seen, nitems(objects));
+	assert_int_equal(pages, 3);
+	json_decref(all);
+	/* A page that ends the list exactly still says next; then none. */
+	j = expect(fx, 200, "GET", "/routes?limit=7", NULL);
+	assert_true(json_is_null(json_object_get(j, "next")));
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/routes?limit=6", NULL);
+	assert_string_equal(str(j, "next"), "mkt.*");
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/routes?after=mkt.*", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "routes")), 1);
+	assert_string_equal(str(json_array_get(json_object_get(j, "routes"), 0),
+				"object"),
+	    "zz.last");
+	json_decref(j);
+	/* An object that has no route still marks a place in the order. */
+	j = expect(fx, 200, "GET", "/routes?after=db.bb", NULL);
+	assert_string_equal(str(json_array_get(json_object_get(j, "routes"), 0),
+				"object"),
+	    "db.c");
+	json_decref(j);
+	json_decref(expect(fx, 400, "GET", "/routes?limit=0", NULL));
+	json_decref(expect(fx, 400, "GET", "/routes?limit=x", NULL));
+	json_decref(expect(fx, 400, "GET", "/routes?after=", NULL));
+
+	/* Waves 10, 20, 30: two pages of two. */
+	j = expect(fx, 200, "GET", "/waves?limit=2", NULL);
+	list = json_object_get(j, "waves");
+	assert_int_equal(json_array_size(list), 2);
+	assert_int_equal(num(json_array_get(list, 0), "wave"), 10);
+	assert_int_equal(num(json_array_get(list, 1), "wave"), 20);
+	assert_int_equal(num(j, "next"), 20);
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves?limit=2&after=20", NULL);
+	list = json_object_get(j, "waves");
+	assert_int_equal(json_array_size(list), 1);
+	assert_int_equal(num(json_array_get(list, 0), "wave"), 30);
+	assert_true(json_is_null(json_object_get(j, "next")));
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves?after=0", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "waves")), 3);
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "waves")), 3);
+	assert_true(json_is_null(json_object_get(j, "next")));
+	json_decref(j);
+	json_decref(expect(fx, 400, "GET", "/waves?limit=0", NULL));
+	json_decref(expect(fx, 400, "GET", "/waves?after=-1", NULL));
+}
+
 /* GET /resolve: unassigned, by object, by rule, canary per client. */
 static void
 test_resolve(void **state)
@@ -1559,6 +1657,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_routes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_paging, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_waves, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transitions, setup,

@@ -16,7 +16,6 @@ fail=0 npass=0
 ok() { npass=$((npass + 1)); echo "ok   $1"; }
 bad() { echo "FAIL $1"; fail=1; }
 D=$T/root
-V=$(cat "$B/version")
 # The same build the tests run: a sanitizer build is made with SAN=1.
 MK=(make -s B="$B")
 [ "$B" = build-san ] && MK=(make -s SAN=1)
@@ -24,6 +23,7 @@ MK=(make -s B="$B")
 timeout 120 "${MK[@]}" install DESTDIR="$D" >"$T/out" 2>&1 ||
 	{ bad "make install: $(tail -5 "$T/out")"; }
 P=$D/usr/local
+V=$(cat "$B/version") # as install built it
 for f in sbin/floe sbin/floectl share/man/man8/floe.8 share/man/man8/floectl.8 \
 	share/man/man5/floe.conf.5 etc/floe/floe.conf share/doc/floe/floe.conf.example \
 	lib/systemd/system/floe.service share/bash-completion/completions/floectl; do

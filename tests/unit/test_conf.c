@@ -549,6 +549,52 @@ test_reload(void **state __unused)
 	conf_free(b);
 }
 
+/*
+ * conf_keep_restart: the keys read only at start that changed are named
+ * and put back to their running value; the others keep the new one.
+ */
+static void
+test_keep_restart(void **state __unused)
+{
+	struct conf *oc, *nc;
+	const char *names[4];
+
+	oc = load_ok(GOOD_DIR "/full.conf");
+	nc = load_ok(GOOD_DIR "/full.conf");
+	assert_int_equal(conf_keep_restart(nc, oc, names, 4), 0);
+	free(nc->listen);
+	nc->listen = strdup("127.0.0.1:1");
+	free(nc->target[ROUTE_LAKEHOUSE].uri);
+	nc->target[ROUTE_LAKEHOUSE].uri = strdup("http://elsewhere:1");
+	free(nc->target[ROUTE_LAKEHOUSE].host);
+	nc->target[ROUTE_LAKEHOUSE].host = strdup("elsewhere");
+	nc->max_body = 1;
+	nc->cache_ttl_ms = 1234;
+	free(nc->target[ROUTE_WAREHOUSE].ca_file);
+	nc->target[ROUTE_WAREHOUSE].ca_file = NULL;
+	free(nc->tls_cert);
+	nc->tls_cert = NULL;
+	/* Five changed (and cache_ttl); four names fit, five are counted. */
+	assert_int_equal(conf_keep_restart(nc, oc, names, 4), 5);
+	assert_string_equal(names[0], "[floe] listen");
+	assert_string_equal(names[1], "[floe] tls_cert");
+	assert_string_equal(names[2], "[floe] max_body");
+	assert_string_equal(names[3], "[warehouse] ca_file");
+	assert_string_equal(nc->listen, oc->listen);
+	assert_string_equal(nc->tls_cert, oc->tls_cert);
+	assert_string_equal(nc->target[ROUTE_LAKEHOUSE].uri,
+	    oc->target[ROUTE_LAKEHOUSE].uri);
+	assert_string_equal(nc->target[ROUTE_LAKEHOUSE].host, "2001:db8::1");
+	assert_string_equal(nc->target[ROUTE_WAREHOUSE].ca_file,
+	    "/etc/floe/ca.pem");
+	assert_int_equal(nc->max_body, oc->max_body);
+	assert_int_equal(nc->cache_ttl_ms, 1234);
+	/* Now the same: nothing more to say. */
+	assert_int_equal(conf_keep_restart(nc, oc, names, 4), 0);
+	conf_free(nc);
+	conf_free(oc);
+}
+
 /* Move to the repository root before any test. */
 static int
 setup(void **state __unused)
@@ -571,6 +617,7 @@ main(void)
 		cmocka_unit_test(test_inline),
 		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_reload),
+		cmocka_unit_test(test_keep_restart),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

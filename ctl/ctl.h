@@ -36,6 +36,7 @@
 typedef struct json_t json_t;
 
 #define CTL_DEFAULT_SOCKET "var/floe.sock"
+#define CTL_SERVICE_SOCKET "/run/floe/floe.sock" /* the installed unit's */
 #define CTL_EVENTS_PAGE 1000
 #define CTL_LIST_PAGE 1000 /* routes or waves asked for at once */
 #define CTL_FOLLOW_MS 500

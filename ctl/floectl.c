@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl/ctl.h"
 #include "lib/compat.h"
@@ -427,7 +428,18 @@ main(int argc, char **argv)
 	if (sock == NULL && (sock = getenv("FLOE_SOCKET")) != NULL &&
 	    *sock != '\0')
 		c.sock_from = xstrdup("FLOE_SOCKET");
-	if (sock == NULL || *sock == '\0') {
+	/*
+	 * The default: var/floe.sock in a checkout; on a machine where floe
+	 * is installed as a service and there is none, the service's socket.
+	 */
+	if ((sock == NULL || *sock == '\0') &&
+	    access(CTL_DEFAULT_SOCKET, F_OK) == -1 &&
+	    access(CTL_SERVICE_SOCKET, F_OK) == 0) {
+		sock = CTL_SERVICE_SOCKET;
+		c.sock_from = xstrdup("the installed service's socket, as "
+				      "there is no var/floe.sock here; -s, -c "
+				      "or FLOE_SOCKET name another");
+	} else if (sock == NULL || *sock == '\0') {
 		sock = CTL_DEFAULT_SOCKET;
 		c.sock_from = xstrdup("the default, relative to the current "
 				      "directory; -s, -c or FLOE_SOCKET name "

@@ -86,6 +86,9 @@ for _ in $(seq 100); do [ -S /run/floe/floe.sock ] && break; sleep 0.05; done
 timeout 10 /usr/sbin/floectl -c /etc/floe/floe.conf status >"$T/status" 2>&1 &&
 	grep -q "^version  *$V\$" "$T/status" && ok "the packaged floe runs as floe; floectl -c /etc/floe/floe.conf status" ||
 	bad "running the package: $(cat "$T/status") $(tail -3 "$T/floe.log")"
+(cd "$T" && env -u FLOE_SOCKET timeout 10 /usr/sbin/floectl status >"$T/status" 2>&1) &&
+	grep -q "^version  *$V\$" "$T/status" && ok "floectl with no socket named finds the service's /run/floe/floe.sock" ||
+	bad "floectl without -c: $(cat "$T/status")"
 kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null
 
 timeout 120 dpkg -r floe >"$T/dpkg" 2>&1 && ok "dpkg -r" || bad "dpkg -r: $(tail -5 "$T/dpkg")"

@@ -70,6 +70,9 @@ static json_t *floe_cache_cb(void *);
 static void floe_metrics_cb(struct evbuffer *, void *);
 static void floe_cache_metrics_cb(struct evbuffer *, void *);
 static void floe_stats_add(struct floe *);
+static void floe_rlog_flush(struct floe *);
+static json_t *floe_rlog_cb(void *);
+static void floe_rlog_metrics_cb(struct evbuffer *, void *);
 
 /* The command line, on FP. */
 static void
@@ -132,6 +135,7 @@ floe_open_store(struct floe *f)
 	if (warned)
 		log_info("flag store %s opened", f->conf->state_dir);
 	warned = false;
+	rlog_attach(f->rlog, f->store);
 }
 
 /*
@@ -332,12 +336,15 @@ floe_run(const char *conf_path, int verbose)
 	if (floe_mkdirs(f->conf->rollback_log, false) == -1)
 		snprintf(err, sizeof(err), "rollback log %s: %s",
 		    f->conf->rollback_log, strerror(errno));
-	if (f->rlog == NULL &&
-	    (f->rlog = rlog_open(f->conf->rollback_log, err, sizeof(err))) ==
-		NULL)
-		log_warnx("%s: %s; rollbacks will still happen, without "
-			  "their log line",
-		    __func__, err);
+	if (f->rlog == NULL) {
+		f->rlog = rlog_open(f->conf->rollback_log, err, sizeof(err));
+		if (err[0] != '\0')
+			log_warnx("%s: %s; rollbacks will still happen, their "
+				  "lines wait in the flag store until the log "
+				  "opens",
+			    __func__, err);
+		rlog_attach(f->rlog, f->store);
+	}
 	for (i = 0; i < (int)nitems(sigs); i++) {
 		f->sig[i] = evsignal_new(f->base, sigs[i], floe_signal_cb, f);
 		evsignal_add(f->sig[i], NULL);
@@ -496,6 +503,7 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 
 	floe_ticks++;
 	request_flush_log(f);
+	floe_rlog_flush(f);
 	if (f->store == NULL)
 		floe_open_store(f);
 	else if (floe_ticks % 60 == 0)
@@ -503,6 +511,66 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	if (f->draining && server_nconns(f->front) == 0 &&
 	    server_nconns(f->admin) == 0)
 		event_base_loopbreak(f->base);
+}
+
+/*
+ * On the tick: write the rollback log lines that are pending, and say so
+ * when the log takes them again.
+ */
+static void
+floe_rlog_flush(struct floe *f)
+{
+	struct rlog_stats rs;
+	size_t before;
+	int e;
+
+	rlog_stats(f->rlog, &rs);
+	if (rs.pending == 0 || f->store == NULL)
+		return;
+	before = rs.pending;
+	if (rlog_flush(f->rlog, units_now_ms()) == 0) {
+		log_info("rollback log %s: %zu pending line%s written",
+		    f->conf->rollback_log, before, before == 1 ? "" : "s");
+		return;
+	}
+	e = errno;
+	if (floe_ticks % 60 == 1)
+		log_warnx("rollback log %s: %zu line%s still pending: %s",
+		    f->conf->rollback_log, before, before == 1 ? "" : "s",
+		    log_strerror(e));
+}
+
+/* stats_status_cb: the rollback log's health. */
+static json_t *
+floe_rlog_cb(void *arg)
+{
+	struct floe *f = arg;
+	struct rlog_stats rs;
+
+	rlog_stats(f->rlog, &rs);
+	return json_pack("{s:s, s:I, s:I, s:s?}", "path", f->conf->rollback_log,
+	    "pending", (json_int_t)rs.pending, "failed", (json_int_t)rs.failed,
+	    "error", rs.err != 0 ? log_strerror(rs.err) : NULL);
+}
+
+/* stats_metrics_cb: the rollback log's health. */
+static void
+floe_rlog_metrics_cb(struct evbuffer *b, void *arg)
+{
+	struct floe *f = arg;
+	struct rlog_stats rs;
+
+	rlog_stats(f->rlog, &rs);
+	evbuffer_add_printf(b,
+	    "# HELP floe_rollback_log_pending Rollback log lines not yet "
+	    "written (kept in the flag store, retried every second).\n"
+	    "# TYPE floe_rollback_log_pending gauge\n"
+	    "floe_rollback_log_pending %zu\n"
+	    "# HELP floe_rollback_log_failures_total Rollback log appends "
+	    "that failed.\n"
+	    "# TYPE floe_rollback_log_failures_total counter\n"
+	    "floe_rollback_log_failures_total %llu\n",
+	    rs.pending, (unsigned long long)rs.failed);
 }
 
 /* stats_status_cb: floe's own keys, at the top of GET /status. */
@@ -666,8 +734,10 @@ floe_stats_add(struct floe *f)
 	stats_add_status(&f->stats, NULL, floe_status_cb, f);
 	stats_add_status(&f->stats, "catalogs", floe_catalogs_cb, f);
 	stats_add_status(&f->stats, "cache", floe_cache_cb, f);
+	stats_add_status(&f->stats, "rollback_log", floe_rlog_cb, f);
 	stats_add_metrics(&f->stats, floe_metrics_cb, f);
 	stats_add_metrics(&f->stats, floe_cache_metrics_cb, f);
+	stats_add_metrics(&f->stats, floe_rlog_metrics_cb, f);
 }
 
 /* floe [-tv] [-c FILE] */

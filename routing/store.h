@@ -1,7 +1,7 @@
 /*
  * floe: store.h -- the flag store. Owns the LMDB environment under
- * state_dir, its named databases (objects, waves, ledger, events, meta) and
- * the parked read txn. The only code that writes floe's state: every change
+ * state_dir, its named databases (objects, waves, ledger, events, meta, rlog)
+ * and the parked read txn. The only code that writes floe's state: every change
  * is one synced write txn that also appends its event. Loop thread only.
  *
  * Records are stored in a versioned binary form (never JSON on the hot path);
@@ -238,5 +238,17 @@ int store_ledger_foreach(struct store *, const void *obj, size_t objlen,
 typedef int (*store_ledger_obj_cb)(const void *obj, size_t objlen, void *arg);
 int store_ledger_objects(struct store *, const void *prefix, size_t plen,
     store_ledger_obj_cb, void *arg);
+
+/*
+ * The rlog DBI: rollback log lines not yet durable in the log (policy/
+ * rlog.c). Not floe's state: no event, no sequence. Put LINE (LEN bytes,
+ * no newline) after the last one, its key in *ID; delete one that landed
+ * (STORE_NOTFOUND if it is not there); read the oldest (STORE_NOTFOUND:
+ * none; *LINE is NUL-terminated, caller frees); count them (no walk).
+ */
+int store_rlog_put(struct store *, const char *line, size_t len, uint64_t *id);
+int store_rlog_del(struct store *, uint64_t id);
+int store_rlog_first(struct store *, uint64_t *id, char **line, size_t *len);
+int store_rlog_count(struct store *, size_t *n);
 
 #endif

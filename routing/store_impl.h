@@ -1,9 +1,9 @@
 /*
  * floe: store_impl.h -- private to the flag store (store.c, store_codec.c,
- * store_read.c, store_write.c); nothing else includes it. Owns the layout
- * of struct store (the LMDB env, its DBI handles, the parked read txn and
- * the read caches of one snapshot) and of the binary records. Callers use
- * routing/store.h, which never shows LMDB.
+ * store_read.c, store_write.c, store_rlog.c); nothing else includes it. Owns
+ * the layout of struct store (the LMDB env, its DBI handles, the parked read
+ * txn and the read caches of one snapshot) and of the binary records. Callers
+ * use routing/store.h, which never shows LMDB.
  */
 #ifndef FLOE_ROUTING_STORE_IMPL_H
 #define FLOE_ROUTING_STORE_IMPL_H
@@ -37,6 +37,7 @@ struct store {
 	MDB_dbi ledger;
 	MDB_dbi events;
 	MDB_dbi meta;
+	MDB_dbi rlog; /* pending rollback log lines (store_rlog.c) */
 	MDB_txn *rtxn; /* the parked read txn, reset between uses */
 	int rdepth; /* nesting of store_read_begin */
 	bool rfailed; /* a read of the current bracket failed */

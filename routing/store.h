@@ -57,6 +57,11 @@ struct store_wave {
 	 */
 	uint64_t base_requests;
 	uint64_t base_errors;
+	/*
+	 * When the grace period announced at the last freeze ends (0: frozen
+	 * by a floe that did not record it).
+	 */
+	int64_t grace_ends_ms;
 };
 
 /* One key and value, borrowed (ledger appends). */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct store;
+struct store_wave;
 typedef struct json_t json_t;
 
 enum wave_state {

@@ -93,6 +93,11 @@ void store_set_mapsize(size_t);
 void store_free(struct store *);
 /* false once a read or write has failed until one succeeds again. */
 bool store_is_healthy(const struct store *);
+/*
+ * Why the store is not healthy ("events: disk full (no space left on
+ * device)"), or "" when it is. Valid until the next store call.
+ */
+const char *store_last_error(const struct store *);
 /* Housekeeping: mdb_reader_check; logs stale readers it cleared. */
 void store_maintain(struct store *);
 

@@ -31,6 +31,8 @@
 #define STORE_LEDGER_TS 8
 
 struct store {
+	char *dir; /* state_dir */
+	char err[256]; /* the last failure, as logged */
 	MDB_env *env;
 	MDB_dbi objects;
 	MDB_dbi waves;
@@ -84,6 +86,7 @@ struct store_enc {
 void store_damaged(struct store *, const char *, ...)
     __attribute__((__format__(__printf__, 2, 3)));
 int store_fail(struct store *, const char *what, int rc);
+const char *store_strerror(const struct store *, int rc);
 void store_ok(struct store *);
 int store_rbegin(struct store *);
 void store_rend(struct store *);

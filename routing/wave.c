@@ -609,10 +609,12 @@ wave_run(struct store *s, struct wave_req *q, store_wave_update_cb cb,
 		log_info("wave %u: %s refused (%s): %s", q->n, verb,
 		    q->actor != NULL ? q->actor : "", q->msg);
 	else
-		log_warnx("wave %u: %s: the store failed", q->n, verb);
+		log_warnx("wave %u: %s: the store failed: %s", q->n, verb,
+		    store_last_error(s));
 out:
 	if (rc != STORE_OK && rc != STORE_REFUSED)
-		wave_msg(q, "wave %u: the store failed; nothing changed", q->n);
+		wave_msg(q, "wave %u: the store failed (%s); nothing changed",
+		    q->n, store_last_error(s));
 	if (msg != NULL && msglen > 0)
 		strlcpy(msg, q->msg, msglen);
 	if (rc == STORE_OK)

@@ -70,6 +70,7 @@ static json_t *floe_cache_cb(void *);
 static void floe_metrics_cb(struct evbuffer *, void *);
 static void floe_cache_metrics_cb(struct evbuffer *, void *);
 static void floe_stats_add(struct floe *);
+static int floe_check(const struct conf *, char *, size_t);
 static void floe_rlog_flush(struct floe *);
 static json_t *floe_rlog_cb(void *);
 static void floe_rlog_metrics_cb(struct evbuffer *, void *);
@@ -211,6 +212,44 @@ floe_load_auth(const struct conf *c, struct auth **out, char *err,
 		 c->auth.audience, c->auth.issuer, err, errlen)) == NULL)
 		return -1;
 	return 0;
+}
+
+/*
+ * floe -t: load what floe_run loads before it serves (the [auth] token or
+ * key file, the listener's certificate, each catalog's TLS settings), so
+ * that a configuration -t passes does not stop floe. 0, or -1 with ERR.
+ */
+static int
+floe_check(const struct conf *c, char *err, size_t errlen)
+{
+	struct event_base *base;
+	struct auth *a;
+	struct tlsctx *t;
+	struct upstream *u;
+	int i, rc = 0;
+
+	if (floe_load_auth(c, &a, err, errlen) == -1)
+		return -1;
+	auth_free(a);
+	if (c->tls_cert != NULL) {
+		if ((t = tlsctx_new(c->tls_cert, c->tls_key, err, errlen)) ==
+		    NULL)
+			return -1;
+		tlsctx_free(t);
+	}
+	if ((base = event_base_new()) == NULL) {
+		snprintf(err, errlen, "event_base_new failed");
+		return -1;
+	}
+	/* No resolver: each pool is built, never used. */
+	for (i = 0; i < ROUTE_NSIDES && rc == 0; i++) {
+		if ((u = upstream_new(base, NULL, &c->target[i],
+			 route_side_name(i), err, errlen)) == NULL)
+			rc = -1;
+		upstream_free(u);
+	}
+	event_base_free(base);
+	return rc;
 }
 
 /* Say how clients are authenticated. */
@@ -773,8 +812,10 @@ main(int argc, char *argv[])
 		return 2;
 	}
 	if (test) {
-		if ((c = conf_load(path, err, sizeof(err))) == NULL) {
+		if ((c = conf_load(path, err, sizeof(err))) == NULL ||
+		    floe_check(c, err, sizeof(err)) == -1) {
 			fprintf(stderr, "floe: %s\n", err);
+			conf_free(c);
 			return 1;
 		}
 		conf_free(c);

@@ -1,7 +1,9 @@
 #!/bin/bash
 # floe -t -c FILE on every config fixture: good files (and the shipped
 # conf/*.conf) exit 0; bad files exit 1 with the exact message of their
-# .err file on stderr; a missing file exits 1 saying it cannot be opened.
+# .err file on stderr (files/ holds configs whose token, key or
+# certificate file cannot be loaded); a missing file exits 1 saying it
+# cannot be opened.
 # Fixture paths inside the files and in the messages are relative to the
 # top of the checkout, so floe runs from there.
 set -u
@@ -46,7 +48,9 @@ for conf in tests/fixtures/conf/good/*.conf conf/floe.conf conf/demo.conf; do
 	ngood=$((ngood + 1))
 done
 
-for conf in tests/fixtures/conf/bad/*.conf; do
+# bad/: refused by the parser; files/: parsed, but a file they name
+# cannot be loaded (floe would stop at start, so -t must fail too).
+for conf in tests/fixtures/conf/bad/*.conf tests/fixtures/conf/files/*.conf; do
 	errfile=${conf%.conf}.err
 	if [ ! -f "$errfile" ]; then
 		echo "FAIL: $conf has no $errfile"

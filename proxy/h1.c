@@ -526,10 +526,12 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
 /*
  * Headers a request may carry once: a second one is read differently by
  * different hops (which credential, which host, which length, which
- * retry), so floe refuses it rather than pick (RFC 9110 5.3, 9112 6.3).
+ * retry, which credentials to vend: floe keys its cache on the first),
+ * so floe refuses it rather than pick (RFC 9110 5.3, 9112 6.3).
  */
 static const char *const h1_once[] = { "Host", "Authorization",
-	"Content-Length", "Transfer-Encoding", "Idempotency-Key" };
+	"Content-Length", "Transfer-Encoding", "Idempotency-Key",
+	"X-Iceberg-Access-Delegation" };
 
 /*
  * Framing a proxy must not pass on, checked here whatever the parser
@@ -545,7 +547,8 @@ h1_check_head(struct h1 *h, const llhttp_t *p)
 	static const char *const twice[] = { "more than one Host",
 		"more than one Authorization", "more than one Content-Length",
 		"more than one Transfer-Encoding",
-		"more than one Idempotency-Key" };
+		"more than one Idempotency-Key",
+		"more than one X-Iceberg-Access-Delegation" };
 	const struct h1_header *hd;
 	unsigned i, k, nte = 0, nhost = 0, seen[nitems(h1_once)] = { 0 };
 	const char *v;

@@ -400,6 +400,11 @@ test_error_texts(void **state __unused)
 		    "POST / HTTP/1.1\r\nHost: x\r\nIdempotency-Key: a\r\n"
 		    "Content-Length: 0\r\nIDEMPOTENCY-KEY: a\r\n\r\n",
 		    0, 400, "more than one Idempotency-Key" },
+		{ H1_REQUEST,
+		    "GET / HTTP/1.1\r\nHost: x\r\nX-Iceberg-Access-Delegation: "
+		    "remote-signing\r\nX-Iceberg-Access-Delegation: "
+		    "vended-credentials\r\n\r\n",
+		    0, 400, "more than one X-Iceberg-Access-Delegation" },
 		{ H1_REQUEST, "GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n", 0,
 		    400, "more than one Host" },
 		{ H1_REQUEST,

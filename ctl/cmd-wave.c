@@ -122,8 +122,7 @@ ctl_rlog_warn(const char *n, json_t *ans)
 	json_t *rl = json_object_get(ans, "rollback_log");
 	const char *err;
 
-	if (!json_is_object(rl) ||
-	    json_is_true(json_object_get(rl, "written")))
+	if (!json_is_object(rl) || json_is_true(json_object_get(rl, "written")))
 		return CTL_OK;
 	if ((err = json_string_value(json_object_get(rl, "error"))) == NULL)
 		err = "";

@@ -2,7 +2,8 @@
 # Integration 56: the flag store on a full disk. state_dir lives on a
 # 1 MiB tmpfs filled to the last byte after floe opened its store: a
 # change is refused, nothing changes, and floe and floectl say "disk
-# full" (LMDB itself reports the short write as an I/O error). Once space
+# full" (LMDB itself reports the short write as an I/O error), for a wave
+# change and a route change alike. Once space
 # is freed the same change goes through. Needs root (mount); a test that
 # cannot mount fails, it never skips.
 . "$(dirname "$0")/lib.sh"
@@ -28,6 +29,12 @@ else
 	bad "floectl exited $RC: $(cat "$T/ctl")"
 fi
 grep -q "Input/output error" "$T/ctl" && bad "floectl says I/O error: $(cat "$T/ctl")"
+ctl route set db.athena 1
+if [ "$RC" = 3 ] && grep -q "the route of db.athena is unchanged (.*disk full" "$T/ctl"; then
+	ok "floectl route set: exit 3, and says disk full"
+else
+	bad "floectl route set exited $RC: $(cat "$T/ctl")"
+fi
 if grep -q "disk full" "$T/floe.log"; then
 	ok "floe's log says disk full"
 else

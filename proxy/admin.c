@@ -344,6 +344,8 @@ admin_dispatch(struct admin_req *r)
 		    sizeof(allowed) - strlen(allowed), "%s%s",
 		    allowed[0] != '\0' ? ", " : "", admin_cmds[k].method);
 	}
+	/* RFC 9110 15.5.6: a 405 says what is allowed, in Allow. */
+	strlcpy(r->reply->allow, allowed, sizeof(r->reply->allow));
 	admin_error(r, 405, "%s is not allowed on %s (allowed: %s)", r->method,
 	    r->path, allowed);
 }

@@ -456,7 +456,7 @@ test_routes(void **state)
 }
 
 /*
- * GET /routes and GET /waves in pages: ?limit=N gives N and "next", the
+ * GET /routes, /waves and /waves/N in pages: ?limit=N gives N and "next", the
  * key to ask ?after= for the next page; the pages together are the
  * whole list, in order, and the last one says "next": null.
  */
@@ -551,6 +551,40 @@ test_paging(void **state)
 	json_decref(j);
 	json_decref(expect(fx, 400, "GET", "/waves?limit=0", NULL));
 	json_decref(expect(fx, 400, "GET", "/waves?after=-1", NULL));
+
+	/* A wave's objects and rules, counted together in a page. */
+	j = expect(fx, 200, "GET", "/waves/10?limit=2", NULL);
+	list = json_object_get(j, "objects");
+	assert_int_equal(json_array_size(list), 2);
+	assert_string_equal(json_string_value(json_array_get(list, 0)), "db.a");
+	assert_string_equal(json_string_value(json_array_get(list, 1)), "db.d");
+	assert_string_equal(str(j, "next"), "db.d");
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves/10?limit=2&after=db.d", NULL);
+	list = json_object_get(j, "objects");
+	assert_int_equal(json_array_size(list), 1);
+	assert_string_equal(json_string_value(json_array_get(list, 0)),
+	    "zz.last");
+	assert_true(json_is_null(json_object_get(j, "next")));
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves/30?limit=1", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "objects")), 1);
+	assert_int_equal(json_array_size(json_object_get(j, "rules")), 0);
+	assert_string_equal(str(j, "next"), "db.c");
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves/30?limit=1&after=db.c", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "objects")), 0);
+	assert_string_equal(json_string_value(
+				json_array_get(json_object_get(j, "rules"), 0)),
+	    "mkt.*");
+	assert_true(json_is_null(json_object_get(j, "next")));
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves/30", NULL);
+	assert_true(json_is_null(json_object_get(j, "next")));
+	json_decref(j);
+	json_decref(expect(fx, 404, "GET", "/waves/99", NULL));
+	json_decref(expect(fx, 400, "GET", "/waves/10?limit=0", NULL));
+	json_decref(expect(fx, 400, "GET", "/waves/10?after=", NULL));
 }
 
 /* GET /resolve: unassigned, by object, by rule, canary per client. */

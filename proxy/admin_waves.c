@@ -289,20 +289,15 @@ admin_wave_get(struct admin_req *r)
 	unsigned long long limit = 0;
 	uint32_t n;
 	bool has_rec, has_after;
-	char dur[32], *text = NULL;
+	char dur[32];
 	json_t *j;
 
 	if (admin_parse_wave(r, r->seg[1], &n) == -1 ||
 	    admin_query_uint(r, "limit", 1, ADMIN_WAVES_MAX, NULL, &limit) ==
 		-1)
 		return;
-	if ((has_after = admin_query_get(r, "after", &text) == 1) &&
-	    admin_parse_object(r, text, &after) == -1) {
-		free(text);
-		return;
-	}
-	free(text);
-	if (admin_wave_state(r, n, &w, &has_rec) == -1)
+	if (admin_query_object(r, "after", &after, &has_after) == -1 ||
+	    admin_wave_state(r, n, &w, &has_rec) == -1)
 		return;
 	memset(&wr, 0, sizeof(wr));
 	wr.n = n;

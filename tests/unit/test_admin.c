@@ -369,6 +369,50 @@ test_status(void **state)
 	}
 }
 
+/*
+ * Without a store (it could not be opened), /status and /metrics are
+ * still served, with their methods checked; every other path, known or
+ * not, is a 503.
+ */
+static void
+test_no_store(void **state)
+{
+	static const struct {
+		const char *method;
+		const char *target;
+		int status;
+	} tab[] = {
+		{ "GET", "/status", 200 },
+		{ "POST", "/status", 405 },
+		{ "GET", "/routes", 503 },
+		{ "POST", "/waves/3/flip", 503 },
+		{ "GET", "/nosuch", 503 },
+		{ "GET", "/", 503 },
+	};
+	struct fixture *fx = *state;
+	struct store *st = fx->f.store;
+	struct admin_reply rep;
+	json_t *j;
+	size_t i;
+
+	fx->f.store = NULL;
+	for (i = 0; i < nitems(tab); i++) {
+		j = expect(fx, tab[i].status, tab[i].method, tab[i].target,
+		    NULL);
+		if (tab[i].status == 503)
+			assert_string_equal(str(json_object_get(j, "error"),
+						"message"),
+			    "the store is not open");
+		json_decref(j);
+	}
+	assert_int_equal(admin_handle(&fx->f, "GET", "/metrics", 8, NULL, UID,
+			     &rep, NULL, NULL),
+	    0);
+	assert_int_equal(rep.status, 200);
+	free(rep.body);
+	fx->f.store = st;
+}
+
 /* GET /metrics: the registry's text with the Prometheus content type. */
 static void
 test_metrics(void **state)
@@ -1690,6 +1734,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_routes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paging, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve, setup, teardown),

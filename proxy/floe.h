@@ -31,6 +31,7 @@ struct tlsctx;
 struct cache;
 struct watch;
 struct admin_sock;
+struct cluster;
 typedef struct json_t json_t;
 
 struct floe {
@@ -51,6 +52,7 @@ struct floe {
 	struct admin_sock *admin_sock; /* who may, and the changes held */
 	struct auth *auth; /* client authentication; NULL: mode none */
 	struct tlsctx *tls; /* the listener's TLS context, or NULL */
+	struct cluster *cluster; /* cluster mode ([cluster]), or NULL */
 	struct event *sig[4];
 	struct event *tick; /* 1 s housekeeping */
 	int access_fd; /* -1: access log off */

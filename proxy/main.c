@@ -35,6 +35,7 @@
 #include "cache/cache.h"
 #include "proxy/admin_sock.h"
 #include "proxy/catalog.h"
+#include "proxy/cluster.h"
 #include "proxy/conf.h"
 #include "proxy/discover.h"
 #include "proxy/fetch.h"
@@ -380,6 +381,11 @@ floe_run(const char *conf_path, int verbose)
 	}
 	if ((f->fetch = fetch_new(f->base)) == NULL)
 		fatalx("control-plane client: cannot start");
+	if (f->conf->cluster.etcd != NULL && f->store != NULL &&
+	    (f->cluster = cluster_new(f, err, sizeof(err))) == NULL) {
+		log_warnx("%s: [cluster]: %s", __func__, err);
+		return 1;
+	}
 	floe_stats_add(f);
 
 	memset(&so, 0, sizeof(so));
@@ -458,6 +464,7 @@ floe_run(const char *conf_path, int verbose)
 	log_info("floe stopped");
 	request_flush_log(f);
 	/* Imports still queued are answered (503) before their peers go. */
+	cluster_free(f->cluster);
 	worker_free(f->worker);
 	watch_free(f->watch);
 	discover_free(f->discover);

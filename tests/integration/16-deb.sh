@@ -91,6 +91,10 @@ timeout 10 /usr/sbin/floectl -c /etc/floe/floe.conf status >"$T/status" 2>&1 &&
 	bad "floectl without -c: $(cat "$T/status")"
 kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null
 
+# floe.conf was edited above (listen): a reinstall keeps it.
+timeout 120 dpkg -i "$deb" >"$T/dpkg" 2>&1 && grep -q "^listen = 127.0.0.1:$port\$" /etc/floe/floe.conf &&
+	ok "dpkg -i again: the edited conffile is kept" || bad "reinstall: $(tail -3 "$T/dpkg"); $(grep ^listen /etc/floe/floe.conf)"
+
 timeout 120 dpkg -r floe >"$T/dpkg" 2>&1 && ok "dpkg -r" || bad "dpkg -r: $(tail -5 "$T/dpkg")"
 [ ! -e /usr/sbin/floe ] && [ ! -e /usr/sbin/floectl ] && [ -f /etc/floe/floe.conf ] &&
 	ok "removed: binaries gone, the conffile kept" || bad "after dpkg -r: $(ls /usr/sbin/floe* /etc/floe 2>&1)"

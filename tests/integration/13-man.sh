@@ -5,21 +5,14 @@
 # option of their usage lines; floe.conf.5 every key of proxy/conf_keys.c;
 # floe.8 every option of `floe --help` and every signal floe handles; and
 # each page has its exit statuses.
-set -u
-cd "${FLOE_TOP:-$(dirname "$0")/../..}" || exit 1
-FLOE=${FLOE:-build/floe}
-FLOECTL=${FLOECTL:-build/floectl}
-fail=0 npass=0
-ok() { npass=$((npass + 1)); echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
+. "$(dirname "$0")/lib.sh"
+lib_init 13
 
 command -v mandoc >/dev/null || { echo "FAIL mandoc is not installed (tests/deps.sh)"; exit 1; }
 # From man/, where mandoc finds the pages they refer to.
 out=$(cd man && mandoc -Tlint floe.8 floectl.8 floe.conf.5 2>&1)
 [ $? = 0 ] && [ -z "$out" ] && ok "mandoc -Tlint: clean" || bad "mandoc -Tlint: $out"
 # The lint can fail: a page with a broken macro is reported.
-T=$(mktemp -d /tmp/floe-13.XXXXXX)
-trap 'rm -rf "$T"' EXIT
 sed 's/^\.Sh EXIT STATUS$/.Sh EXIT STATUS\n.Bl -tag/' man/floe.8 >"$T/broken.8"
 [ -n "$(mandoc -Tlint "$T/broken.8" 2>&1)" ] && ok "mandoc -Tlint reports a broken page" ||
 	bad "mandoc -Tlint said nothing of an unclosed list"
@@ -81,6 +74,4 @@ done && ok "floe.8: exit statuses"
 grep -q 'man/floectl.8' README.md && grep -q 'man/floe.conf.5' docs/configuration.md &&
 	ok "README and docs link the man pages" || bad "README.md or docs/configuration.md do not link the man pages"
 
-[ $fail = 0 ] && { echo "all $npass checks passed"; exit 0; }
-echo "some checks failed ($npass passed)"
-exit 1
+finish

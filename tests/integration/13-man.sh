@@ -10,7 +10,7 @@ lib_init 13
 
 command -v mandoc >/dev/null || { echo "FAIL mandoc is not installed (tests/deps.sh)"; exit 1; }
 # From man/, where mandoc finds the pages they refer to.
-out=$(cd man && mandoc -Tlint floe.8 floectl.8 floe.conf.5 2>&1)
+out=$(cd man && MANPATH=$PWD mandoc -Tlint floe.8 floectl.8 floe.conf.5 2>&1)
 [ $? = 0 ] && [ -z "$out" ] && ok "mandoc -Tlint: clean" || bad "mandoc -Tlint: $out"
 # The lint can fail: a page with a broken macro is reported.
 sed 's/^\.Sh EXIT STATUS$/.Sh EXIT STATUS\n.Bl -tag/' man/floe.8 >"$T/broken.8"

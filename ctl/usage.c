@@ -143,7 +143,8 @@ ctl_usage(FILE *out)
 	      "        else var/floe.sock, else /run/floe/floe.sock (the "
 	      "service's)\n"
 	      "exit:   0 done, 1 refused, 2 usage error, 3 floe unreachable or "
-	      "failing\n"
+	      "failing,\n"
+	      "        4 done with a warning (a rollback whose log line waits)\n"
 	      "help:   floectl help COMMAND, or floectl COMMAND --help, "
 	      "explains one\n",
 	    out);

@@ -38,9 +38,14 @@ for o in s c h; do grep -q "^\.It Fl $o\b" man/floectl.8 || missing="$missing -$
 [ -z "$missing" ] && ok "floectl.8 has every option ($(echo $opts | wc -w) of commands)" ||
 	bad "floectl.8 lacks options:$missing"
 grep -q 'Ev FLOE_SOCKET' man/floectl.8 && ok "floectl.8: FLOE_SOCKET" || bad "floectl.8 lacks FLOE_SOCKET"
-for s in 0 1 2 3; do
-	sed -n '/^\.Sh EXIT STATUS/,/^\.Sh/p' man/floectl.8 | grep -qx "\.It $s" || bad "floectl.8: no exit status $s"
-done && ok "floectl.8: exit statuses 0 to 3"
+# Every exit status of ctl.h's enum ctl_exit.
+codes=$(sed -n '/^enum ctl_exit {/,/^};/p' ctl/ctl.h | grep -Eo '= [0-9]+' | tr -d '= ')
+[ "$(echo $codes | wc -w)" -ge 4 ] || bad "no exit codes read from ctl/ctl.h"
+missing=""
+for s in $codes; do
+	sed -n '/^\.Sh EXIT STATUS/,/^\.Sh/p' man/floectl.8 | grep -qx "\.It $s" || missing="$missing $s"
+done
+[ -z "$missing" ] && ok "floectl.8: exit statuses $(echo $codes)" || bad "floectl.8 lacks exit statuses:$missing"
 
 # floe.conf.5: every key of the table, as "Cm KEY" on an .It line.
 awk -F'"' '/^\t\{ "[a-z]+", "[a-z_]+",/ { print $2, $4 }' proxy/conf_keys.c | sort -u >"$T/keys"

@@ -223,6 +223,12 @@ admin_sock_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 		server_reply_mem(conn, 403, "application/json", body, n);
 		return;
 	}
+	/* A reload writes nothing to the store: it need not wait. */
+	if (m->method == H1_POST && m->target_len == 7 &&
+	    memcmp(m->target, "/reload", 7) == 0 && as->f->reload != NULL) {
+		admin_sock_reload(as, conn);
+		return;
+	}
 	if (m->method != H1_GET && m->method != H1_HEAD &&
 	    (worker_pending(as->f->worker) > 0 || !TAILQ_EMPTY(&as->held))) {
 		h = xcalloc(1, sizeof(*h));
@@ -244,11 +250,6 @@ admin_sock_run(struct admin_sock *as, struct server_conn *conn,
 	struct admin_sock_wait *w;
 	struct admin_reply rep;
 
-	if (m->method == H1_POST && m->target_len == 7 &&
-	    memcmp(m->target, "/reload", 7) == 0 && as->f->reload != NULL) {
-		admin_sock_reload(as, conn);
-		return;
-	}
 	w = xcalloc(1, sizeof(*w));
 	w->as = as;
 	w->conn = conn;

@@ -4,7 +4,7 @@
  * JSON as is with --json. This file holds main: the global options, the
  * socket lookup, and the command table with its dispatch; the help of each
  * command is written in its row. Exit status: 0 done, 1 refused, 2 usage
- * error, 3 floe unreachable or failing.
+ * error, 3 floe unreachable or failing, 4 done with a warning.
  */
 #include <stdbool.h>
 #include <stdio.h>

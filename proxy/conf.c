@@ -18,7 +18,12 @@
 
 #include <ini.h>
 
+#include "lib/compat.h"
+#include "lib/secret.h"
 #include "lib/xmalloc.h"
+#include "policy/awscred.h"
+#include "policy/oauth.h"
+#include "policy/sigv4.h"
 #include "proxy/conf.h"
 #include "proxy/conf_impl.h"
 #include "routing/route.h"
@@ -53,6 +58,8 @@ static int conf_scan(struct conf_ctx *, const char *);
 static int conf_handler(void *, const char *, const char *, const char *);
 static int conf_key_line(struct conf_ctx *, const char *, const char *);
 static int conf_read_token(struct conf_ctx *, int);
+static int conf_check_cred(struct conf_ctx *, int);
+static bool conf_str_same(const char *, const char *);
 static int conf_validate(struct conf_ctx *);
 static struct conf *conf_new(const char *);
 
@@ -305,6 +312,182 @@ fail:
 	return rc;
 }
 
+/* The keys of a catalog's credential, and the auth modes they go with. */
+static const struct {
+	const char *key;
+	unsigned modes; /* a bit per enum conf_cred */
+} conf_cred_keys[] = {
+	{ "token_file", 1u << CONF_CRED_TOKEN },
+	{ "oauth_token_uri", 1u << CONF_CRED_OAUTH2 },
+	{ "client_id", 1u << CONF_CRED_OAUTH2 },
+	{ "client_secret_file", 1u << CONF_CRED_OAUTH2 },
+	{ "scope", 1u << CONF_CRED_OAUTH2 | 1u << CONF_CRED_GOOGLE },
+	{ "oauth_audience", 1u << CONF_CRED_OAUTH2 },
+	{ "sigv4_region", 1u << CONF_CRED_SIGV4 },
+	{ "sigv4_service", 1u << CONF_CRED_SIGV4 },
+	{ "aws_credentials_file", 1u << CONF_CRED_SIGV4 },
+	{ "aws_profile", 1u << CONF_CRED_SIGV4 },
+	{ "google_key_file", 1u << CONF_CRED_GOOGLE },
+};
+
+/*
+ * Check how floe authenticates to catalog SIDE: the auth mode's default,
+ * the keys it needs and no key of another mode, and its secrets, read as
+ * floe will read them at start (a secret file its group or others may
+ * read is refused, naming it).
+ */
+static int
+conf_check_cred(struct conf_ctx *ctx, int side)
+{
+	struct conf_target *t = &ctx->c->target[side];
+	const char *name = conf_side_names[side];
+	int aline = conf_key_line(ctx, name, "auth"), line;
+	const char *need = NULL;
+	char why[CONF_WHY];
+	struct awscred ac;
+	struct oauth *o;
+	struct sigv4 *sv;
+	size_t i;
+
+	if (t->auth == CONF_CRED_DEFAULT)
+		t->auth =
+		    t->token_file != NULL ? CONF_CRED_TOKEN : CONF_CRED_NONE;
+	for (i = 0; i < nitems(conf_cred_keys); i++) {
+		line = conf_key_line(ctx, name, conf_cred_keys[i].key);
+		if (line != 0 && !(conf_cred_keys[i].modes & 1u << t->auth)) {
+			conf_fail(ctx, line, "[%s] %s: not used with auth = %s",
+			    name, conf_cred_keys[i].key,
+			    conf_cred_name(t->auth));
+			return -1;
+		}
+	}
+	switch (t->auth) {
+	case CONF_CRED_TOKEN:
+		if (t->token_file == NULL)
+			need = "token_file";
+		break;
+	case CONF_CRED_OAUTH2:
+		if (t->client_id == NULL)
+			need = "client_id";
+		else if (t->client_secret_file == NULL)
+			need = "client_secret_file";
+		break;
+	case CONF_CRED_SIGV4:
+		if (t->sigv4_region == NULL)
+			need = "sigv4_region";
+		break;
+	case CONF_CRED_GOOGLE:
+		if (t->google_key_file == NULL)
+			need = "google_key_file";
+		break;
+	default:
+		break;
+	}
+	if (need != NULL) {
+		conf_fail(ctx, aline, "[%s] auth: %s needs %s", name,
+		    conf_cred_name(t->auth), need);
+		return -1;
+	}
+	switch (t->auth) {
+	case CONF_CRED_OAUTH2:
+		if (t->oauth_token_uri == NULL)
+			t->oauth_token_uri =
+			    xasprintf("%s/v1/oauth/tokens", t->uri);
+		o = oauth_client_load(t->oauth_token_uri, t->client_id,
+		    t->client_secret_file, t->scope, t->oauth_audience,
+		    OAUTH_AUTH_FORM, why, sizeof(why));
+		if (o == NULL) {
+			conf_fail(ctx,
+			    conf_key_line(ctx, name, "client_secret_file"),
+			    "[%s] client_secret_file: %s", name, why);
+			return -1;
+		}
+		oauth_free(o);
+		break;
+	case CONF_CRED_SIGV4:
+		if (t->sigv4_service == NULL)
+			t->sigv4_service = xstrdup("glue");
+		if ((sv = sigv4_new(t->sigv4_region, t->sigv4_service, 0, why,
+			 sizeof(why))) == NULL) {
+			conf_fail(ctx, conf_key_line(ctx, name, "sigv4_region"),
+			    "[%s] sigv4_region: %s", name, why);
+			return -1;
+		}
+		sigv4_free(sv);
+		memset(&ac, 0, sizeof(ac));
+		if (awscred_load(&ac, t->aws_credentials_file, t->aws_profile,
+			why, sizeof(why)) == -1) {
+			line = conf_key_line(ctx, name, "aws_credentials_file");
+			conf_fail(ctx, line != 0 ? line : aline, "[%s] %s: %s",
+			    name, line != 0 ? "aws_credentials_file" : "auth",
+			    why);
+			return -1;
+		}
+		awscred_clear(&ac);
+		break;
+	case CONF_CRED_GOOGLE:
+		if ((o = oauth_google_load(t->google_key_file, t->scope, why,
+			 sizeof(why))) == NULL) {
+			conf_fail(ctx,
+			    conf_key_line(ctx, name, "google_key_file"),
+			    "[%s] google_key_file: %s", name, why);
+			return -1;
+		}
+		oauth_free(o);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+const char *
+conf_cred_name(enum conf_cred m)
+{
+	switch (m) {
+	case CONF_CRED_DEFAULT:
+		return "default";
+	case CONF_CRED_NONE:
+		return "none";
+	case CONF_CRED_TOKEN:
+		return "token";
+	case CONF_CRED_OAUTH2:
+		return "oauth2";
+	case CONF_CRED_SIGV4:
+		return "sigv4";
+	case CONF_CRED_GOOGLE:
+		return "google";
+	}
+	return "?";
+}
+
+/* Both NULL, or the same string. */
+static bool
+conf_str_same(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+bool
+conf_cred_same(const struct conf_target *a, const struct conf_target *b)
+{
+	return a->auth == b->auth && conf_str_same(a->uri, b->uri) &&
+	    conf_str_same(a->token, b->token) &&
+	    conf_str_same(a->oauth_token_uri, b->oauth_token_uri) &&
+	    conf_str_same(a->client_id, b->client_id) &&
+	    conf_str_same(a->client_secret_file, b->client_secret_file) &&
+	    conf_str_same(a->scope, b->scope) &&
+	    conf_str_same(a->oauth_audience, b->oauth_audience) &&
+	    conf_str_same(a->sigv4_region, b->sigv4_region) &&
+	    conf_str_same(a->sigv4_service, b->sigv4_service) &&
+	    conf_str_same(a->aws_credentials_file, b->aws_credentials_file) &&
+	    conf_str_same(a->aws_profile, b->aws_profile) &&
+	    conf_str_same(a->google_key_file, b->google_key_file) &&
+	    conf_str_same(a->ca_file, b->ca_file) &&
+	    a->timeout_ms == b->timeout_ms &&
+	    a->connect_timeout_ms == b->connect_timeout_ms;
+}
+
 /* Check the conf as a whole, once every key is read. */
 static int
 conf_validate(struct conf_ctx *ctx)
@@ -342,6 +525,8 @@ conf_validate(struct conf_ctx *ctx)
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		if (c->target[side].token_file != NULL &&
 		    conf_read_token(ctx, side) == -1)
+			return -1;
+		if (conf_check_cred(ctx, side) == -1)
 			return -1;
 	}
 	return 0;
@@ -464,6 +649,16 @@ conf_free(struct conf *c)
 		free(t->port);
 		free(t->path);
 		free(t->ca_file);
+		free(t->oauth_token_uri);
+		free(t->client_id);
+		free(t->client_secret_file);
+		free(t->scope);
+		free(t->oauth_audience);
+		free(t->sigv4_region);
+		free(t->sigv4_service);
+		free(t->aws_credentials_file);
+		free(t->aws_profile);
+		free(t->google_key_file);
 	}
 	free(c->policy.webhook);
 	free(c->auth.mode);

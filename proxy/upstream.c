@@ -2,7 +2,9 @@
  * floe: upstream.c -- the data-path pool. Each upstream catalog has a LIFO
  * list of idle keep-alive connections, a cap on open ones and a FIFO of
  * requests waiting for one. A request is written in one pass from the
- * caller's head, the upstream's fixed headers and the body; the answer is
+ * caller's head, the upstream's fixed headers, floe's credential for the
+ * catalog (a bearer token, or a SigV4 signature over the request as it
+ * is sent) and the body; the answer is
  * framed by h1 and handed to the caller, then the connection goes back to
  * the pool if the answer allowed it and was read to its end.
  */
@@ -29,7 +31,9 @@
 #include "lib/log.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
+#include "policy/sigv4.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/h1.h"
 #include "proxy/sockio.h"
 #include "proxy/upstream.h"
@@ -62,8 +66,11 @@ struct upstream_xfer {
 	bool head_method;
 	bool retryable;
 	bool retried;
+	bool nocred; /* no credential: fails (503) on the next loop turn */
+	bool bearer; /* carried floe's bearer token of generation CRED_GEN */
+	uint64_t cred_gen;
 	enum upstream_fail fail;
-	char error[160];
+	char error[400];
 	int64_t start_us;
 	uint64_t usec;
 	upstream_done_cb cb;
@@ -76,8 +83,14 @@ struct upstream {
 	struct evdns_base *dns;
 	const struct conf_target *t;
 	char *name;
-	char *fixed; /* "Host: ...\r\n[Authorization: Bearer ...\r\n]" */
+	char *fixed; /* "Host: ...\r\n" */
 	size_t fixed_len;
+	struct cred *cred; /* floe's credential for the catalog, or NULL */
+	char *authz; /* "Authorization: Bearer ...\r\n" of AUTHZ_GEN */
+	size_t authz_len;
+	uint64_t authz_gen;
+	const char *authz_tok; /* the token it was made of */
+	struct sigv4_body *body; /* the payload hash of a signed request */
 	SSL_CTX *ssl;
 	struct h1_limits lim;
 	struct timeval timeout_tv, connect_tv, idle_tv;
@@ -110,6 +123,11 @@ static void upstream_conn_free(struct upconn *);
 static void upstream_start(struct upstream *, struct upstream_xfer *);
 static void upstream_finish(struct upstream_xfer *, enum upstream_fail,
     const char *);
+static int upstream_cred(struct upstream *, struct upstream_xfer *,
+    struct evbuffer *, struct evbuffer *);
+static int upstream_sign(struct upstream *, struct evbuffer *,
+    struct evbuffer *);
+static void upstream_authz_clear(struct upstream *);
 
 /* The TLS client context: system trust store (plus ca_file), TLS >= 1.2. */
 static SSL_CTX *
@@ -148,14 +166,8 @@ upstream_configure(struct upstream *u, const struct conf_target *t)
 		free(u->fixed);
 	}
 	u->t = t;
-	if (t->token != NULL)
-		u->fixed = xasprintf("Host: %s%s%s\r\nAuthorization: Bearer "
-				     "%s\r\n",
-		    t->host, dflt_port ? "" : ":", dflt_port ? "" : t->port,
-		    t->token);
-	else
-		u->fixed = xasprintf("Host: %s%s%s\r\n", t->host,
-		    dflt_port ? "" : ":", dflt_port ? "" : t->port);
+	u->fixed = xasprintf("Host: %s%s%s\r\n", t->host, dflt_port ? "" : ":",
+	    dflt_port ? "" : t->port);
 	u->fixed_len = strlen(u->fixed);
 	u->timeout_tv = units_ms_tv(t->timeout_ms);
 	u->connect_tv = units_ms_tv(t->connect_timeout_ms);
@@ -173,6 +185,28 @@ void
 upstream_retarget(struct upstream *u, const struct conf_target *t)
 {
 	upstream_configure(u, t);
+}
+
+/* Forget the Authorization line made of the last token. */
+static void
+upstream_authz_clear(struct upstream *u)
+{
+	if (u->authz != NULL) {
+		explicit_bzero(u->authz, u->authz_len);
+		free(u->authz);
+	}
+	u->authz = NULL;
+	u->authz_len = 0;
+	u->authz_tok = NULL;
+}
+
+void
+upstream_set_cred(struct upstream *u, struct cred *c)
+{
+	upstream_authz_clear(u);
+	u->cred = c;
+	if (c != NULL && cred_kind(c) == CRED_SIGV4 && u->body == NULL)
+		u->body = sigv4_body_new();
 }
 
 struct upstream *
@@ -226,6 +260,8 @@ upstream_free(struct upstream *u)
 		explicit_bzero(u->fixed, u->fixed_len);
 		free(u->fixed);
 	}
+	upstream_authz_clear(u);
+	sigv4_body_free(u->body);
 	free(u->name);
 	free(u);
 }
@@ -320,6 +356,21 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	}
 	evbuffer_add_buffer(req, r->head);
 	evbuffer_add(req, u->fixed, u->fixed_len);
+	if (u->cred != NULL && cred_on_data(u->cred) &&
+	    upstream_cred(u, x, req, r->body) == -1) {
+		/* Failed from the loop: the caller is not ready to hear it. */
+		evbuffer_drain(req, evbuffer_get_length(req));
+		if (r->body != NULL)
+			evbuffer_drain(r->body, blen);
+		x->u = u;
+		x->req = req;
+		x->nocred = true;
+		x->cb = cb;
+		x->arg = arg;
+		x->start_us = units_mono_us();
+		event_active(x->timer, EV_TIMEOUT, 0);
+		return x;
+	}
 	if (blen > 0 || r->body != NULL) {
 		n = snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n\r\n",
 		    blen);
@@ -338,6 +389,113 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	evtimer_add(x->timer, u->timeout_q);
 	upstream_start(u, x);
 	return x;
+}
+
+/*
+ * Add floe's credential to REQ (the request line and headers so far) for
+ * X, whose body is BODY (or NULL): the current bearer token, or a SigV4
+ * signature. -1 when there is none now (the token is not there yet or
+ * expired, or the request cannot be signed).
+ */
+static int
+upstream_cred(struct upstream *u, struct upstream_xfer *x, struct evbuffer *req,
+    struct evbuffer *body)
+{
+	const char *tok;
+	uint64_t gen;
+
+	switch (cred_kind(u->cred)) {
+	case CRED_NONE:
+		return 0;
+	case CRED_SIGV4:
+		return upstream_sign(u, req, body);
+	case CRED_BEARER:
+		break;
+	}
+	if ((tok = cred_bearer(u->cred, &gen)) == NULL)
+		return -1;
+	/* The line is made once per token, not per request. */
+	if (u->authz == NULL || tok != u->authz_tok || gen != u->authz_gen) {
+		upstream_authz_clear(u);
+		u->authz = xasprintf("Authorization: Bearer %s\r\n", tok);
+		u->authz_len = strlen(u->authz);
+		u->authz_tok = tok;
+		u->authz_gen = gen;
+	}
+	evbuffer_add(req, u->authz, u->authz_len);
+	x->bearer = true;
+	x->cred_gen = gen;
+	return 0;
+}
+
+/*
+ * Sign the request in REQ (its request line and headers so far, Host
+ * included) with BODY, as it goes out: method, path and query of the
+ * request line after every rewrite, the Host header, the body's hash.
+ * The signature's headers are added to REQ.
+ */
+static int
+upstream_sign(struct upstream *u, struct evbuffer *req, struct evbuffer *body)
+{
+	struct evbuffer_iovec v[UPSTREAM_WRITEV], out;
+	struct evbuffer_ptr eol;
+	struct sigv4_msg m;
+	struct sigv4_sig sig;
+	char method[16], hash[SIGV4_HEX];
+	const char *line, *sp1, *sp2, *q;
+	size_t eol_len, llen;
+	ssize_t n;
+	int i, nv;
+
+	eol = evbuffer_search_eol(req, NULL, &eol_len, EVBUFFER_EOL_CRLF);
+	if (eol.pos <= 0 ||
+	    (line = (const char *)evbuffer_pullup(req, eol.pos)) == NULL)
+		return -1;
+	llen = (size_t)eol.pos;
+	if ((sp1 = memchr(line, ' ', llen)) == NULL ||
+	    (sp2 = memrchr(line, ' ', llen)) == NULL || sp2 <= sp1 ||
+	    (size_t)(sp1 - line) >= sizeof(method))
+		return -1;
+	memcpy(method, line, (size_t)(sp1 - line));
+	method[sp1 - line] = '\0';
+	memset(&m, 0, sizeof(m));
+	m.method = method;
+	m.path = sp1 + 1;
+	if ((q = memchr(m.path, '?', (size_t)(sp2 - m.path))) != NULL) {
+		m.path_len = (size_t)(q - m.path);
+		m.query = q + 1;
+		m.query_len = (size_t)(sp2 - m.query);
+	} else
+		m.path_len = (size_t)(sp2 - m.path);
+	/* The Host header floe sends: the fixed line less "Host: ", CRLF. */
+	m.host = u->fixed + 6;
+	m.host_len = u->fixed_len - 8;
+	if (body != NULL && evbuffer_get_length(body) > 0) {
+		sigv4_body_init(u->body);
+		nv = evbuffer_peek(body, -1, NULL, v, nitems(v));
+		if (nv > (int)nitems(v)) {
+			/* Many pieces: hash it whole. */
+			sigv4_body_update(u->body, evbuffer_pullup(body, -1),
+			    evbuffer_get_length(body));
+		} else
+			for (i = 0; i < nv; i++)
+				sigv4_body_update(u->body, v[i].iov_base,
+				    v[i].iov_len);
+		if (sigv4_body_final(u->body, hash) == -1)
+			return -1;
+		m.payload_hash = hash;
+	}
+	if (sigv4_sign(cred_signer(u->cred), &m, units_now_ms() / 1000, &sig) ==
+	    -1)
+		return -1;
+	n = (ssize_t)sigv4_head_len(&sig);
+	if (evbuffer_reserve_space(req, n, &out, 1) != 1)
+		fatalx("%s: out of memory", __func__);
+	if ((n = sigv4_head(&sig, out.iov_base, out.iov_len)) == -1)
+		return -1;
+	out.iov_len = (size_t)n;
+	evbuffer_commit_space(req, &out, 1);
+	return 0;
 }
 
 /* Write X's request on C. */
@@ -589,6 +747,10 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
 		strlcpy(x->error, why, sizeof(x->error));
 	x->usec = units_mono_us() - x->start_us;
 	evtimer_del(x->timer);
+	/* The catalog refused floe's token: one early refresh, not more. */
+	if (fail == UPSTREAM_OK && x->bearer && c != NULL &&
+	    h1_msg(c->h1)->status == 401 && x->u->cred != NULL)
+		cred_unauthorized(x->u->cred, x->cred_gen);
 	x->cb(x, x->arg);
 	if (c != NULL) {
 		keep = fail == UPSTREAM_OK && h1_msg(c->h1)->keep_alive &&
@@ -624,7 +786,7 @@ upstream_cancel(struct upstream_xfer *x)
 		/* Its answer would arrive for nobody: close the connection. */
 		c->x = NULL;
 		upstream_conn_free(c);
-	} else {
+	} else if (!x->nocred) {
 		TAILQ_REMOVE(&x->u->waiting, x, wait);
 		x->u->nwaiting--;
 	}
@@ -763,8 +925,13 @@ upstream_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 {
 	struct upstream_xfer *x = arg;
 	struct upstream *u = x->u;
-	char why[160];
+	char why[400];
 
+	if (x->nocred) {
+		cred_why(u->cred, why, sizeof(why));
+		upstream_finish(x, UPSTREAM_NOCRED, why);
+		return;
+	}
 	if (x->c == NULL) {
 		TAILQ_REMOVE(&u->waiting, x, wait);
 		u->nwaiting--;

@@ -30,6 +30,7 @@
 #include "policy/trigger.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
 #include "proxy/stats.h"
@@ -905,10 +906,10 @@ watch_poll_more(struct watch *w)
 	struct watch_obj *o;
 	struct watch_poll *p;
 	const struct conf_target *t;
-	const char *headers[4];
+	const char *headers[CRED_MAX_HDRS + 3];
 	struct fetch_opts fo;
-	char *url, *auth, *inm;
-	int h;
+	char *url, *inm, *ch[CRED_MAX_HDRS];
+	int h, i, n;
 
 	while (w->inflight < WATCH_POLL_MAX && w->next_job < w->nobjs * 2) {
 		o = w->objs[w->next_job / 2];
@@ -921,12 +922,20 @@ watch_poll_more(struct watch *w)
 			    route_side_name(p->side));
 			continue;
 		}
-		auth = inm = NULL;
+		url = watch_url(w, o, p->side);
+		/* floe's credential for that catalog, in every [auth] mode. */
+		n = 0;
+		if (f->cred[p->side] != NULL &&
+		    (n = cred_headers(f->cred[p->side], "GET", url, NULL, 0, ch,
+			 p->why, sizeof(p->why))) == -1) {
+			free(url);
+			continue;
+		}
+		inm = NULL;
 		h = 0;
 		headers[h++] = "Accept: application/json";
-		if (t->token != NULL)
-			headers[h++] = auth =
-			    xasprintf("Authorization: Bearer %s", t->token);
+		for (i = 0; i < n; i++)
+			headers[h++] = ch[i];
 		if (p->ever && p->etag[0] != '\0')
 			headers[h++] = inm =
 			    xasprintf("If-None-Match: %s", p->etag);
@@ -939,15 +948,11 @@ watch_poll_more(struct watch *w)
 		fo.max_body = WATCH_POLL_BODY;
 		fo.etag = p->etag_new;
 		fo.etag_size = sizeof(p->etag_new);
-		url = watch_url(w, o, p->side);
 		w->inflight++;
 		p->req = fetch_start(f->fetch, url, &fo, watch_poll_done_cb, p);
 		free(url);
 		free(inm);
-		if (auth != NULL) {
-			explicit_bzero(auth, strlen(auth));
-			free(auth);
-		}
+		cred_headers_clear(ch, n);
 	}
 }
 

@@ -78,6 +78,13 @@ def check(r):
     if region != creds["region"] or service != creds["service"]:
         return "wrong scope %s/%s" % (region, service)
     when = h.get("x-amz-date", "")
+    try:
+        t = datetime.datetime.strptime(when, "%Y%m%dT%H%M%SZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+    except ValueError:
+        return "X-Amz-Date %r is malformed" % when
+    if abs(t - time.time()) > SKEW:
+        return "stale: X-Amz-Date is %ds off" % (t - time.time())
     if not when.startswith(day):
         return "X-Amz-Date %r is not of the credential's day" % when
     for need in ("host", "x-amz-date"):
@@ -91,13 +98,6 @@ def check(r):
     for name in signed:
         if name not in h:
             return "signed header %s is not sent" % name
-    try:
-        t = datetime.datetime.strptime(when, "%Y%m%dT%H%M%SZ").replace(
-            tzinfo=datetime.timezone.utc).timestamp()
-    except ValueError:
-        return "X-Amz-Date %r is malformed" % when
-    if abs(t - time.time()) > SKEW:
-        return "stale: X-Amz-Date is %ds off" % (t - time.time())
     sha = h.get("x-amz-content-sha256")
     if sha is not None and sha != hashlib.sha256(body).hexdigest():
         return "X-Amz-Content-Sha256 does not match the body"

@@ -45,6 +45,7 @@ struct conf_ctx {
 	int errline; /* 0: no line */
 	bool failed;
 	char err[CONF_WHY + 128];
+	bool no_secrets; /* CONF_NO_SECRETS: leave secret files unread */
 	int scanline; /* the first error conf_scan found, or 0 */
 	char scanerr[CONF_WHY];
 };
@@ -388,11 +389,14 @@ conf_check_cred(struct conf_ctx *ctx, int side)
 		    conf_cred_name(t->auth), need);
 		return -1;
 	}
+	if (t->auth == CONF_CRED_OAUTH2 && t->oauth_token_uri == NULL)
+		t->oauth_token_uri = xasprintf("%s/v1/oauth/tokens", t->uri);
+	if (t->auth == CONF_CRED_SIGV4 && t->sigv4_service == NULL)
+		t->sigv4_service = xstrdup("glue");
+	if (ctx->no_secrets)
+		return 0;
 	switch (t->auth) {
 	case CONF_CRED_OAUTH2:
-		if (t->oauth_token_uri == NULL)
-			t->oauth_token_uri =
-			    xasprintf("%s/v1/oauth/tokens", t->uri);
 		o = oauth_client_load(t->oauth_token_uri, t->client_id,
 		    t->client_secret_file, t->scope, t->oauth_audience,
 		    OAUTH_AUTH_FORM, why, sizeof(why));
@@ -405,8 +409,6 @@ conf_check_cred(struct conf_ctx *ctx, int side)
 		oauth_free(o);
 		break;
 	case CONF_CRED_SIGV4:
-		if (t->sigv4_service == NULL)
-			t->sigv4_service = xstrdup("glue");
 		if ((sv = sigv4_new(t->sigv4_region, t->sigv4_service, 0, why,
 			 sizeof(why))) == NULL) {
 			conf_fail(ctx, conf_key_line(ctx, name, "sigv4_region"),
@@ -523,7 +525,7 @@ conf_validate(struct conf_ctx *ctx)
 		return -1;
 	}
 	for (side = 0; side < ROUTE_NSIDES; side++) {
-		if (c->target[side].token_file != NULL &&
+		if (c->target[side].token_file != NULL && !ctx->no_secrets &&
 		    conf_read_token(ctx, side) == -1)
 			return -1;
 		if (conf_check_cred(ctx, side) == -1)
@@ -578,10 +580,17 @@ conf_new(const char *path)
 struct conf *
 conf_load(const char *path, char *err, size_t errlen)
 {
+	return conf_load_flags(path, 0, err, errlen);
+}
+
+struct conf *
+conf_load_flags(const char *path, unsigned flags, char *err, size_t errlen)
+{
 	struct conf_ctx ctx;
 	int rc;
 
 	memset(&ctx, 0, sizeof(ctx));
+	ctx.no_secrets = (flags & CONF_NO_SECRETS) != 0;
 	ctx.c = conf_new(path);
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';

@@ -110,6 +110,14 @@ struct conf {
  * the file are kept as written (relative to floe's working directory).
  */
 struct conf *conf_load(const char *path, char *err, size_t errlen);
+/*
+ * The same with FLAGS: CONF_NO_SECRETS leaves token_file and the secret
+ * files unread (no token, no check of their modes), for floectl, which
+ * needs only the admin socket and may not be allowed to read them.
+ */
+#define CONF_NO_SECRETS 0x1
+struct conf *conf_load_flags(const char *path, unsigned flags, char *err,
+    size_t errlen);
 void conf_free(struct conf *);
 /* "none", "token", "oauth2", "sigv4", "google". */
 const char *conf_cred_name(enum conf_cred);

@@ -53,6 +53,10 @@ client_secret_file = $T/wh.secret
 scope = PRINCIPAL_ROLE:ALL"
 LH_EXTRA="token_file = $T/lh.token"
 write_conf
+# floe at debug level: log_debug must not leak either.
+printf '#!/bin/sh\nexec "%s" -v "$@"\n' "$FLOE" >"$T/floe-v"
+chmod +x "$T/floe-v"
+FLOE=$T/floe-v
 
 # --- floe -t reads the secret as the daemon will
 chmod 644 "$T/wh.secret"

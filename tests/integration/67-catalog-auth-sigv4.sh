@@ -35,6 +35,10 @@ LH_EXTRA="auth = sigv4
 sigv4_region = us-east-1
 sigv4_service = s3tables"
 write_conf
+# floe at debug level: log_debug must not leak either.
+printf '#!/bin/sh\nexec "%s" -v "$@"\n' "$FLOE" >"$T/floe-v"
+chmod +x "$T/floe-v"
+FLOE=$T/floe-v
 export AWS_ACCESS_KEY_ID=$LAKID AWS_SECRET_ACCESS_KEY=$LSKEY
 unset AWS_SESSION_TOKEN
 start_floe

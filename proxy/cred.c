@@ -75,12 +75,14 @@ cred_new(struct event_base *base, struct fetch *f, const struct conf_target *t,
 	struct oauth *grant = NULL;
 	struct cred *c;
 	bool dflt_port = strcmp(t->port, t->tls ? "443" : "80") == 0;
+	bool v6 = strchr(t->host, ':') != NULL;
 
 	c = xcalloc(1, sizeof(*c));
 	c->mode = t->auth;
 	c->name = xstrdup(name);
-	c->host = xasprintf("%s%s%s", t->host, dflt_port ? "" : ":",
-	    dflt_port ? "" : t->port);
+	/* The Host header as upstream.c and libcurl send it. */
+	c->host = xasprintf("%s%s%s%s%s", v6 ? "[" : "", t->host, v6 ? "]" : "",
+	    dflt_port ? "" : ":", dflt_port ? "" : t->port);
 	switch (t->auth) {
 	case CONF_CRED_DEFAULT:
 	case CONF_CRED_NONE:

@@ -160,14 +160,16 @@ static void
 upstream_configure(struct upstream *u, const struct conf_target *t)
 {
 	bool dflt_port = strcmp(t->port, t->tls ? "443" : "80") == 0;
+	bool v6 = strchr(t->host, ':') != NULL;
 
 	if (u->fixed != NULL) {
 		explicit_bzero(u->fixed, u->fixed_len);
 		free(u->fixed);
 	}
 	u->t = t;
-	u->fixed = xasprintf("Host: %s%s%s\r\n", t->host, dflt_port ? "" : ":",
-	    dflt_port ? "" : t->port);
+	/* An IPv6 literal goes in brackets (RFC 9110 7.2). */
+	u->fixed = xasprintf("Host: %s%s%s%s%s\r\n", v6 ? "[" : "", t->host,
+	    v6 ? "]" : "", dflt_port ? "" : ":", dflt_port ? "" : t->port);
 	u->fixed_len = strlen(u->fixed);
 	u->timeout_tv = units_ms_tv(t->timeout_ms);
 	u->connect_tv = units_ms_tv(t->connect_timeout_ms);

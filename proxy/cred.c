@@ -2,15 +2,20 @@
  * floe: cred.c -- one catalog's credential, built from its floe.conf keys:
  * a copy of token_file's token, a token holder around an OAuth2 or Google
  * grant, or a SigV4 signer with the AWS credentials of the environment or
- * of a credentials file. Control-plane requests get their headers here;
- * upstream.c writes the data path's from cred_bearer and cred_signer.
+ * of a credentials file. Control-plane requests get their headers here
+ * (cred_headers); the data path's come from here too, written by
+ * upstream.c into each request head: the Authorization line made once per
+ * token (cred_authz), or a signature over the head as it is sent
+ * (cred_sign).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <jansson.h>
 
+#include "lib/compat.h"
 #include "lib/log.h"
 #include "lib/secret.h"
 #include "lib/units.h"
@@ -30,13 +35,18 @@ struct cred {
 	char *token; /* token mode: the bearer token */
 	struct token *holder; /* oauth2, google */
 	struct sigv4 *signer; /* sigv4 */
-	struct sigv4_body *body; /* control-plane payload hashes */
+	struct sigv4_body *body; /* payload hashes */
+	char *authz; /* "Authorization: Bearer ...\r\n" of AUTHZ_GEN */
+	size_t authz_len;
+	uint64_t authz_gen;
+	const char *authz_tok; /* the token it was made of */
 	char *region, *service, *source;
 };
 
 static int cred_sigv4(struct cred *, const struct conf_target *, char *,
     size_t);
 static char *cred_header(const char *, const char *);
+static void cred_authz_clear(struct cred *);
 
 /* A signer for T's region and service with T's AWS credentials. */
 static int
@@ -125,6 +135,7 @@ cred_free(struct cred *c)
 {
 	if (c == NULL)
 		return;
+	cred_authz_clear(c);
 	token_free(c->holder);
 	sigv4_free(c->signer);
 	sigv4_body_free(c->body);
@@ -238,6 +249,101 @@ const struct token *
 cred_token(const struct cred *c)
 {
 	return c->holder;
+}
+
+/* Forget the Authorization line made of the last token. */
+static void
+cred_authz_clear(struct cred *c)
+{
+	if (c->authz != NULL) {
+		explicit_bzero(c->authz, c->authz_len);
+		free(c->authz);
+	}
+	c->authz = NULL;
+	c->authz_len = 0;
+	c->authz_tok = NULL;
+}
+
+const char *
+cred_authz(struct cred *c, size_t *len, uint64_t *gen)
+{
+	const char *tok;
+	uint64_t g;
+
+	if ((tok = cred_bearer(c, &g)) == NULL)
+		return NULL;
+	if (c->authz == NULL || tok != c->authz_tok || g != c->authz_gen) {
+		cred_authz_clear(c);
+		c->authz = xasprintf("Authorization: Bearer %s\r\n", tok);
+		c->authz_len = strlen(c->authz);
+		c->authz_tok = tok;
+		c->authz_gen = g;
+	}
+	*len = c->authz_len;
+	*gen = g;
+	return c->authz;
+}
+
+int
+cred_sign(struct cred *c, struct evbuffer *head, struct evbuffer *body)
+{
+	struct evbuffer_iovec v[16], out;
+	struct evbuffer_ptr eol;
+	struct sigv4_msg m;
+	struct sigv4_sig sig;
+	char method[16], hash[SIGV4_HEX];
+	const char *line, *sp1, *sp2, *q;
+	size_t eol_len, llen;
+	ssize_t n;
+	int i, nv;
+
+	eol = evbuffer_search_eol(head, NULL, &eol_len, EVBUFFER_EOL_CRLF);
+	if (eol.pos <= 0 ||
+	    (line = (const char *)evbuffer_pullup(head, eol.pos)) == NULL)
+		return -1;
+	llen = (size_t)eol.pos;
+	if ((sp1 = memchr(line, ' ', llen)) == NULL ||
+	    (sp2 = memrchr(line, ' ', llen)) == NULL || sp2 <= sp1 ||
+	    (size_t)(sp1 - line) >= sizeof(method))
+		return -1;
+	memcpy(method, line, (size_t)(sp1 - line));
+	method[sp1 - line] = '\0';
+	memset(&m, 0, sizeof(m));
+	m.method = method;
+	m.path = sp1 + 1;
+	if ((q = memchr(m.path, '?', (size_t)(sp2 - m.path))) != NULL) {
+		m.path_len = (size_t)(q - m.path);
+		m.query = q + 1;
+		m.query_len = (size_t)(sp2 - m.query);
+	} else
+		m.path_len = (size_t)(sp2 - m.path);
+	m.host = c->host;
+	m.host_len = strlen(c->host);
+	if (body != NULL && evbuffer_get_length(body) > 0) {
+		sigv4_body_init(c->body);
+		nv = evbuffer_peek(body, -1, NULL, v, nitems(v));
+		if (nv > (int)nitems(v))
+			/* Many pieces: hash it whole. */
+			sigv4_body_update(c->body, evbuffer_pullup(body, -1),
+			    evbuffer_get_length(body));
+		else
+			for (i = 0; i < nv; i++)
+				sigv4_body_update(c->body, v[i].iov_base,
+				    v[i].iov_len);
+		if (sigv4_body_final(c->body, hash) == -1)
+			return -1;
+		m.payload_hash = hash;
+	}
+	if (sigv4_sign(c->signer, &m, units_now_ms() / 1000, &sig) == -1)
+		return -1;
+	n = (ssize_t)sigv4_head_len(&sig);
+	if (evbuffer_reserve_space(head, n, &out, 1) != 1)
+		fatalx("%s: out of memory", __func__);
+	if ((n = sigv4_head(&sig, out.iov_base, out.iov_len)) == -1)
+		return -1;
+	out.iov_len = (size_t)n;
+	evbuffer_commit_space(head, &out, 1);
+	return 0;
 }
 
 /* "NAME: VALUE". Caller frees (wipes: it may be a secret). */

@@ -18,6 +18,7 @@
 #include "proxy/conf.h"
 
 struct event_base;
+struct evbuffer;
 struct fetch;
 struct cred;
 struct sigv4;
@@ -76,6 +77,20 @@ bool cred_is_pending(const struct cred *);
 void cred_why(const struct cred *, char *buf, size_t len);
 /* The catalog answered 401 to a request carrying token GEN. */
 void cred_unauthorized(struct cred *, uint64_t gen);
+/*
+ * The bearer token's header line, "Authorization: Bearer ...\r\n" (its
+ * length in *LEN, the token's generation in *GEN), made once per token;
+ * NULL when there is none now. Borrowed until control returns to the loop.
+ */
+const char *cred_authz(struct cred *, size_t *len, uint64_t *gen);
+/*
+ * Sign the request whose request line and headers so far (Host
+ * included, as cred_new's target says it) are in HEAD, with BODY (or
+ * NULL), as it is sent: the method, path and query of the request line
+ * after every rewrite, the host, the body's hash. The signature's header
+ * lines are added to HEAD. 0, or -1 if it cannot be signed.
+ */
+int cred_sign(struct cred *, struct evbuffer *head, struct evbuffer *body);
 /* The signer (sigv4), or NULL. */
 struct sigv4 *cred_signer(const struct cred *);
 /* The token holder (oauth2, google), or NULL. */

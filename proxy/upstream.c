@@ -31,7 +31,6 @@
 #include "lib/log.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
-#include "policy/sigv4.h"
 #include "proxy/conf.h"
 #include "proxy/cred.h"
 #include "proxy/h1.h"
@@ -86,11 +85,6 @@ struct upstream {
 	char *fixed; /* "Host: ...\r\n" */
 	size_t fixed_len;
 	struct cred *cred; /* floe's credential for the catalog, or NULL */
-	char *authz; /* "Authorization: Bearer ...\r\n" of AUTHZ_GEN */
-	size_t authz_len;
-	uint64_t authz_gen;
-	const char *authz_tok; /* the token it was made of */
-	struct sigv4_body *body; /* the payload hash of a signed request */
 	SSL_CTX *ssl;
 	struct h1_limits lim;
 	struct timeval timeout_tv, connect_tv, idle_tv;
@@ -125,9 +119,6 @@ static void upstream_finish(struct upstream_xfer *, enum upstream_fail,
     const char *);
 static int upstream_cred(struct upstream *, struct upstream_xfer *,
     struct evbuffer *, struct evbuffer *);
-static int upstream_sign(struct upstream *, struct evbuffer *,
-    struct evbuffer *);
-static void upstream_authz_clear(struct upstream *);
 
 /* The TLS client context: system trust store (plus ca_file), TLS >= 1.2. */
 static SSL_CTX *
@@ -189,26 +180,10 @@ upstream_retarget(struct upstream *u, const struct conf_target *t)
 	upstream_configure(u, t);
 }
 
-/* Forget the Authorization line made of the last token. */
-static void
-upstream_authz_clear(struct upstream *u)
-{
-	if (u->authz != NULL) {
-		explicit_bzero(u->authz, u->authz_len);
-		free(u->authz);
-	}
-	u->authz = NULL;
-	u->authz_len = 0;
-	u->authz_tok = NULL;
-}
-
 void
 upstream_set_cred(struct upstream *u, struct cred *c)
 {
-	upstream_authz_clear(u);
 	u->cred = c;
-	if (c != NULL && cred_kind(c) == CRED_SIGV4 && u->body == NULL)
-		u->body = sigv4_body_new();
 }
 
 struct upstream *
@@ -262,8 +237,6 @@ upstream_free(struct upstream *u)
 		explicit_bzero(u->fixed, u->fixed_len);
 		free(u->fixed);
 	}
-	upstream_authz_clear(u);
-	sigv4_body_free(u->body);
 	free(u->name);
 	free(u);
 }
@@ -403,100 +376,23 @@ static int
 upstream_cred(struct upstream *u, struct upstream_xfer *x, struct evbuffer *req,
     struct evbuffer *body)
 {
-	const char *tok;
+	const char *line;
 	uint64_t gen;
+	size_t len;
 
 	switch (cred_kind(u->cred)) {
 	case CRED_NONE:
 		return 0;
 	case CRED_SIGV4:
-		return upstream_sign(u, req, body);
+		return cred_sign(u->cred, req, body);
 	case CRED_BEARER:
 		break;
 	}
-	if ((tok = cred_bearer(u->cred, &gen)) == NULL)
+	if ((line = cred_authz(u->cred, &len, &gen)) == NULL)
 		return -1;
-	/* The line is made once per token, not per request. */
-	if (u->authz == NULL || tok != u->authz_tok || gen != u->authz_gen) {
-		upstream_authz_clear(u);
-		u->authz = xasprintf("Authorization: Bearer %s\r\n", tok);
-		u->authz_len = strlen(u->authz);
-		u->authz_tok = tok;
-		u->authz_gen = gen;
-	}
-	evbuffer_add(req, u->authz, u->authz_len);
+	evbuffer_add(req, line, len);
 	x->bearer = true;
 	x->cred_gen = gen;
-	return 0;
-}
-
-/*
- * Sign the request in REQ (its request line and headers so far, Host
- * included) with BODY, as it goes out: method, path and query of the
- * request line after every rewrite, the Host header, the body's hash.
- * The signature's headers are added to REQ.
- */
-static int
-upstream_sign(struct upstream *u, struct evbuffer *req, struct evbuffer *body)
-{
-	struct evbuffer_iovec v[UPSTREAM_WRITEV], out;
-	struct evbuffer_ptr eol;
-	struct sigv4_msg m;
-	struct sigv4_sig sig;
-	char method[16], hash[SIGV4_HEX];
-	const char *line, *sp1, *sp2, *q;
-	size_t eol_len, llen;
-	ssize_t n;
-	int i, nv;
-
-	eol = evbuffer_search_eol(req, NULL, &eol_len, EVBUFFER_EOL_CRLF);
-	if (eol.pos <= 0 ||
-	    (line = (const char *)evbuffer_pullup(req, eol.pos)) == NULL)
-		return -1;
-	llen = (size_t)eol.pos;
-	if ((sp1 = memchr(line, ' ', llen)) == NULL ||
-	    (sp2 = memrchr(line, ' ', llen)) == NULL || sp2 <= sp1 ||
-	    (size_t)(sp1 - line) >= sizeof(method))
-		return -1;
-	memcpy(method, line, (size_t)(sp1 - line));
-	method[sp1 - line] = '\0';
-	memset(&m, 0, sizeof(m));
-	m.method = method;
-	m.path = sp1 + 1;
-	if ((q = memchr(m.path, '?', (size_t)(sp2 - m.path))) != NULL) {
-		m.path_len = (size_t)(q - m.path);
-		m.query = q + 1;
-		m.query_len = (size_t)(sp2 - m.query);
-	} else
-		m.path_len = (size_t)(sp2 - m.path);
-	/* The Host header floe sends: the fixed line less "Host: ", CRLF. */
-	m.host = u->fixed + 6;
-	m.host_len = u->fixed_len - 8;
-	if (body != NULL && evbuffer_get_length(body) > 0) {
-		sigv4_body_init(u->body);
-		nv = evbuffer_peek(body, -1, NULL, v, nitems(v));
-		if (nv > (int)nitems(v)) {
-			/* Many pieces: hash it whole. */
-			sigv4_body_update(u->body, evbuffer_pullup(body, -1),
-			    evbuffer_get_length(body));
-		} else
-			for (i = 0; i < nv; i++)
-				sigv4_body_update(u->body, v[i].iov_base,
-				    v[i].iov_len);
-		if (sigv4_body_final(u->body, hash) == -1)
-			return -1;
-		m.payload_hash = hash;
-	}
-	if (sigv4_sign(cred_signer(u->cred), &m, units_now_ms() / 1000, &sig) ==
-	    -1)
-		return -1;
-	n = (ssize_t)sigv4_head_len(&sig);
-	if (evbuffer_reserve_space(req, n, &out, 1) != 1)
-		fatalx("%s: out of memory", __func__);
-	if ((n = sigv4_head(&sig, out.iov_base, out.iov_len)) == -1)
-		return -1;
-	out.iov_len = (size_t)n;
-	evbuffer_commit_space(req, &out, 1);
 	return 0;
 }
 

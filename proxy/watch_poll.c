@@ -321,6 +321,8 @@ watch_poll_more(struct watch *w)
 		url = watch_url(w, o, p->side);
 		/* floe's credential for that catalog, in every [auth] mode. */
 		n = 0;
+		if (f->cred[p->side] != NULL)
+			(void)cred_bearer(f->cred[p->side], &p->cred_gen);
 		if (f->cred[p->side] != NULL &&
 		    (n = cred_headers(f->cred[p->side], "GET", url, NULL, 0, ch,
 			 p->why, sizeof(p->why))) == -1) {
@@ -380,6 +382,9 @@ watch_poll_done_cb(int status, const char *body, size_t len, const char *error,
 		    error != NULL ? error : "no answer");
 	else
 		snprintf(p->why, sizeof(p->why), "HTTP %d", status);
+	/* floe's token refused: one early refresh (rate-limited there). */
+	if (status == 401 && w->f->cred[p->side] != NULL)
+		cred_unauthorized(w->f->cred[p->side], p->cred_gen);
 	watch_poll_more(w);
 	if (w->inflight == 0 && w->next_job >= w->nobjs * 2)
 		watch_cycle_end(w);

@@ -56,6 +56,11 @@ get "$NS%1Fsub/tables/nope"
 expect_error "Glue: a %1F namespace, signed as floe sends it" 404
 post "$NS/tables/athena" '{"requirements":[],"updates":[{"action":"set-properties","updates":{"floe.sig":"1"}}]}'
 expect_status "Glue: a commit, its body hashed" 200
+big=$(head -c 300000 /dev/zero | tr '\0' x)
+printf '{"requirements":[],"updates":[{"action":"set-properties","updates":{"floe.big":"%s"}}]}' \
+	"$big" >"$T/big.json"
+req POST "$NS/tables/athena" -H 'Content-Type: application/json' --data-binary @"$T/big.json"
+expect_status "Glue: a 300 KB commit, its body hashed in many pieces" 200
 get "$NS/tables/bunnies"
 expect_status "S3 Tables: a LoadTable on the lakehouse" 200
 expect_header "... answered by the lakehouse" X-Floe-Target lakehouse

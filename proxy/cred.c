@@ -155,6 +155,13 @@ cred_start(struct cred *c)
 		token_start(c->holder);
 }
 
+void
+cred_adopt(struct cred *c, struct cred *old)
+{
+	if (c->holder != NULL && old->holder != NULL)
+		token_adopt(c->holder, old->holder);
+}
+
 enum cred_kind
 cred_kind(const struct cred *c)
 {

@@ -47,6 +47,11 @@ struct cred *cred_new(struct event_base *, struct fetch *f,
 void cred_free(struct cred *);
 /* Fetch the first token (oauth2, google); nothing for the other modes. */
 void cred_start(struct cred *);
+/*
+ * Take OLD's token over (both oauth2 or google: token_adopt), so that a
+ * reload that reads the secrets again keeps the token. Before cred_start.
+ */
+void cred_adopt(struct cred *, struct cred *old);
 
 enum cred_kind cred_kind(const struct cred *);
 enum conf_cred cred_mode(const struct cred *);

@@ -131,14 +131,13 @@ floe_reload(struct floe *f)
 		return floe_reload_refused(f, errors, err);
 	}
 	/*
-	 * Each catalog's credential is built again (its secrets read again),
-	 * except a token holder whose keys did not change: it keeps its
-	 * token rather than ask for a new one.
+	 * Each catalog's credential is built again, its secrets read again
+	 * (a rotated client secret or AWS key applies at once). A token
+	 * holder whose keys did not change takes the running token over
+	 * rather than ask for a new one: its next refresh uses the new
+	 * secret.
 	 */
 	for (side = 0; side < ROUTE_NSIDES; side++) {
-		if (cred_token(f->cred[side]) != NULL &&
-		    conf_cred_same(&nc->target[side], &f->conf->target[side]))
-			continue;
 		if ((ncred[side] = floe_new_cred(f, &nc->target[side], side)) ==
 		    NULL) {
 			snprintf(err, sizeof(err),
@@ -159,8 +158,9 @@ floe_reload(struct floe *f)
 	/* Same uris: new tokens, timeouts and policy apply from now on. */
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		upstream_retarget(f->up[side], &nc->target[side]);
-		if (ncred[side] != NULL)
-			floe_set_cred(f, side, ncred[side]);
+		if (conf_cred_same(&nc->target[side], &f->conf->target[side]))
+			cred_adopt(ncred[side], f->cred[side]);
+		floe_set_cred(f, side, ncred[side]);
 		cred_set_passthrough(f->cred[side],
 		    auth_mode(f->auth) == AUTH_PASSTHROUGH);
 	}

@@ -49,6 +49,7 @@ enum ctl_exit {
 	CTL_REFUSED = 1,
 	CTL_USAGE = 2,
 	CTL_UNREACHABLE = 3,
+	CTL_WARNED = 4, /* done, with a warning on stderr */
 };
 
 struct ctl_cmd;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <jansson.h>
 
 #include "lib/compat.h"
@@ -51,6 +52,7 @@ static bool admin_sock_uid_ok(const struct conf *, uid_t);
 static json_t *admin_sock_status_cb(void *);
 static void admin_sock_gone(void *);
 static void admin_sock_later(struct admin_reply *, void *);
+static void admin_sock_reply(struct server_conn *, const struct admin_reply *);
 static void admin_sock_held_gone(void *);
 static void admin_sock_release(struct admin_sock *);
 static void admin_sock_run(struct admin_sock *, struct server_conn *,
@@ -132,6 +134,31 @@ admin_sock_gone(void *arg)
 	w->conn = NULL;
 }
 
+/* Send REP (its body borrowed) on CONN, with its Allow header if any. */
+static void
+admin_sock_reply(struct server_conn *conn, const struct admin_reply *rep)
+{
+	struct evbuffer *b;
+	char hdr[192];
+	int n;
+
+	if (rep->allow[0] == '\0') {
+		server_reply_mem(conn, rep->status,
+		    rep->content_type != NULL ? rep->content_type :
+						"application/json",
+		    rep->body, rep->len);
+		return;
+	}
+	n = snprintf(hdr, sizeof(hdr), "Content-Type: %s\r\nAllow: %s\r\n",
+	    rep->content_type != NULL ? rep->content_type : "application/json",
+	    rep->allow);
+	if ((b = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	evbuffer_add(b, rep->body, rep->len);
+	server_reply(conn, rep->status, hdr, n, b, rep->len);
+	evbuffer_free(b);
+}
+
 /* The import is done: answer its peer, then serve the changes held. */
 static void
 admin_sock_later(struct admin_reply *rep, void *arg)
@@ -140,10 +167,7 @@ admin_sock_later(struct admin_reply *rep, void *arg)
 	struct admin_sock *as = w->as;
 
 	if (w->conn != NULL)
-		server_reply_mem(w->conn, rep->status,
-		    rep->content_type != NULL ? rep->content_type :
-						"application/json",
-		    rep->body, rep->len);
+		admin_sock_reply(w->conn, rep);
 	free(rep->body);
 	free(w);
 	admin_sock_release(as);
@@ -235,9 +259,7 @@ admin_sock_run(struct admin_sock *as, struct server_conn *conn,
 		return;
 	}
 	free(w);
-	server_reply_mem(conn, rep.status,
-	    rep.content_type != NULL ? rep.content_type : "application/json",
-	    rep.body, rep.len);
+	admin_sock_reply(conn, &rep);
 	free(rep.body);
 }
 

@@ -78,6 +78,10 @@ static void floe_metrics_cb(struct evbuffer *, void *);
 static void floe_cache_metrics_cb(struct evbuffer *, void *);
 static void floe_cred_metrics_cb(struct evbuffer *, void *);
 static void floe_stats_add(struct floe *);
+static int floe_check_files(const struct conf *, char *, size_t);
+static void floe_rlog_flush(struct floe *);
+static json_t *floe_rlog_cb(void *);
+static void floe_rlog_metrics_cb(struct evbuffer *, void *);
 
 /* The command line, on FP. */
 static void
@@ -96,16 +100,24 @@ usage(FILE *fp)
 
 /*
  * floe -t: read PATH, say every error it has (one a line, PATH:LINE: ...)
- * and how many. Exit status: 0 for a good file, 1 otherwise.
+ * and how many; for a file without any, load what floe loads before it
+ * serves. Exit status: 0 for a good file, 1 otherwise.
  */
 static int
 floe_check(const char *path)
 {
 	struct conf_errors errs;
 	struct conf *c;
+	char err[512];
 	size_t i;
 
 	if ((c = conf_read(path, &errs)) != NULL) {
+		/* Then the files floe loads before it serves. */
+		if (floe_check_files(c, err, sizeof(err)) == -1) {
+			fprintf(stderr, "floe: %s\n", err);
+			conf_free(c);
+			return 1;
+		}
 		conf_free(c);
 		fprintf(stderr, "floe: configuration %s ok\n", path);
 		return 0;
@@ -168,6 +180,7 @@ floe_open_store(struct floe *f)
 	if (warned)
 		log_info("flag store %s opened", f->conf->state_dir);
 	warned = false;
+	rlog_attach(f->rlog, f->store);
 }
 
 /*
@@ -243,6 +256,44 @@ floe_load_auth(const struct conf *c, struct auth **out, char *err,
 		 c->auth.audience, c->auth.issuer, err, errlen)) == NULL)
 		return -1;
 	return 0;
+}
+
+/*
+ * floe -t: load what floe_run loads before it serves (the [auth] token or
+ * key file, the listener's certificate, each catalog's TLS settings), so
+ * that a configuration -t passes does not stop floe. 0, or -1 with ERR.
+ */
+static int
+floe_check_files(const struct conf *c, char *err, size_t errlen)
+{
+	struct event_base *base;
+	struct auth *a;
+	struct tlsctx *t;
+	struct upstream *u;
+	int i, rc = 0;
+
+	if (floe_load_auth(c, &a, err, errlen) == -1)
+		return -1;
+	auth_free(a);
+	if (c->tls_cert != NULL) {
+		if ((t = tlsctx_new(c->tls_cert, c->tls_key, err, errlen)) ==
+		    NULL)
+			return -1;
+		tlsctx_free(t);
+	}
+	if ((base = event_base_new()) == NULL) {
+		snprintf(err, errlen, "event_base_new failed");
+		return -1;
+	}
+	/* No resolver: each pool is built, never used. */
+	for (i = 0; i < ROUTE_NSIDES && rc == 0; i++) {
+		if ((u = upstream_new(base, NULL, &c->target[i],
+			 route_side_name(i), err, errlen)) == NULL)
+			rc = -1;
+		upstream_free(u);
+	}
+	event_base_free(base);
+	return rc;
 }
 
 /* Say how clients are authenticated. */
@@ -442,12 +493,15 @@ floe_run(const char *conf_path, int verbose)
 	if (floe_mkdirs(f->conf->rollback_log, false) == -1)
 		snprintf(err, sizeof(err), "rollback log %s: %s",
 		    f->conf->rollback_log, strerror(errno));
-	if (f->rlog == NULL &&
-	    (f->rlog = rlog_open(f->conf->rollback_log, err, sizeof(err))) ==
-		NULL)
-		log_warnx("%s: %s; rollbacks will still happen, without "
-			  "their log line",
-		    __func__, err);
+	if (f->rlog == NULL) {
+		f->rlog = rlog_open(f->conf->rollback_log, err, sizeof(err));
+		if (err[0] != '\0')
+			log_warnx("%s: %s; rollbacks will still happen, their "
+				  "lines wait in the flag store until the log "
+				  "opens",
+			    __func__, err);
+		rlog_attach(f->rlog, f->store);
+	}
 	for (i = 0; i < (int)nitems(sigs); i++) {
 		f->sig[i] = evsignal_new(f->base, sigs[i], floe_signal_cb, f);
 		evsignal_add(f->sig[i], NULL);
@@ -544,6 +598,7 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 
 	floe_ticks++;
 	request_flush_log(f);
+	floe_rlog_flush(f);
 	if (f->store == NULL)
 		floe_open_store(f);
 	else if (floe_ticks % 60 == 0)
@@ -551,6 +606,66 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	if (f->draining && server_nconns(f->front) == 0 &&
 	    server_nconns(f->admin) == 0)
 		event_base_loopbreak(f->base);
+}
+
+/*
+ * On the tick: write the rollback log lines that are pending, and say so
+ * when the log takes them again.
+ */
+static void
+floe_rlog_flush(struct floe *f)
+{
+	struct rlog_stats rs;
+	size_t before;
+	int e;
+
+	rlog_stats(f->rlog, &rs);
+	if (rs.pending == 0 || f->store == NULL)
+		return;
+	before = rs.pending;
+	if (rlog_flush(f->rlog, units_now_ms()) == 0) {
+		log_info("rollback log %s: %zu pending line%s written",
+		    f->conf->rollback_log, before, before == 1 ? "" : "s");
+		return;
+	}
+	e = errno;
+	if (floe_ticks % 60 == 1)
+		log_warnx("rollback log %s: %zu line%s still pending: %s",
+		    f->conf->rollback_log, before, before == 1 ? "" : "s",
+		    log_strerror(e));
+}
+
+/* stats_status_cb: the rollback log's health. */
+static json_t *
+floe_rlog_cb(void *arg)
+{
+	struct floe *f = arg;
+	struct rlog_stats rs;
+
+	rlog_stats(f->rlog, &rs);
+	return json_pack("{s:s, s:I, s:I, s:s?}", "path", f->conf->rollback_log,
+	    "pending", (json_int_t)rs.pending, "failed", (json_int_t)rs.failed,
+	    "error", rs.err != 0 ? log_strerror(rs.err) : NULL);
+}
+
+/* stats_metrics_cb: the rollback log's health. */
+static void
+floe_rlog_metrics_cb(struct evbuffer *b, void *arg)
+{
+	struct floe *f = arg;
+	struct rlog_stats rs;
+
+	rlog_stats(f->rlog, &rs);
+	evbuffer_add_printf(b,
+	    "# HELP floe_rollback_log_pending Rollback log lines not yet "
+	    "written (kept in the flag store, retried every second).\n"
+	    "# TYPE floe_rollback_log_pending gauge\n"
+	    "floe_rollback_log_pending %zu\n"
+	    "# HELP floe_rollback_log_failures_total Rollback log appends "
+	    "that failed.\n"
+	    "# TYPE floe_rollback_log_failures_total counter\n"
+	    "floe_rollback_log_failures_total %llu\n",
+	    rs.pending, (unsigned long long)rs.failed);
 }
 
 /* stats_status_cb: floe's own keys, at the top of GET /status. */
@@ -772,9 +887,11 @@ floe_stats_add(struct floe *f)
 	stats_add_status(&f->stats, "config", floe_config_status_cb, f);
 	stats_add_status(&f->stats, "catalogs", floe_catalogs_cb, f);
 	stats_add_status(&f->stats, "cache", floe_cache_cb, f);
+	stats_add_status(&f->stats, "rollback_log", floe_rlog_cb, f);
 	stats_add_metrics(&f->stats, floe_metrics_cb, f);
 	stats_add_metrics(&f->stats, floe_cache_metrics_cb, f);
 	stats_add_metrics(&f->stats, floe_cred_metrics_cb, f);
+	stats_add_metrics(&f->stats, floe_rlog_metrics_cb, f);
 }
 
 /* floe [-htv] [-c FILE] [--help] [--version] */

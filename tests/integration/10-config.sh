@@ -71,6 +71,13 @@ for conf in tests/fixtures/conf/bad/*.conf; do
 	nbad=$((nbad + 1))
 done
 
+# files/: parsed, but a file they name cannot be loaded (floe would stop
+# at start, so -t must fail too): the first line of .err is the message.
+for conf in tests/fixtures/conf/files/*.conf; do
+	check "$conf" 1 "$(head -n 1 "${conf%.conf}.err")"
+	nbad=$((nbad + 1))
+done
+
 check "$T/no-such.conf" 1 "$T/no-such.conf: cannot open: No such file or directory"
 
 # A file with eleven errors: each is reported, lines after a long line

@@ -254,8 +254,8 @@ test_full(void **state __unused)
 	assert_string_equal(c->state_dir, "/var/lib/floe");
 	assert_string_equal(c->rollback_log, "/var/log/floe/rollback.log");
 	assert_string_equal(c->access_log, "-");
-	assert_string_equal(c->tls_cert, "/etc/floe/tls.crt");
-	assert_string_equal(c->tls_key, "/etc/floe/tls.key");
+	assert_string_equal(c->tls_cert, "tests/fixtures/conf/good/tls.crt");
+	assert_string_equal(c->tls_key, "tests/fixtures/conf/good/tls.key");
 	assert_string_equal(c->listen_plain, "127.0.0.1:9180");
 	assert_int_equal(c->nadmin_uids, 4);
 	assert_int_equal(c->admin_uids[0], 0);
@@ -318,7 +318,8 @@ test_full(void **state __unused)
 
 	assert_string_equal(c->auth.mode, "jwt");
 	assert_string_equal(c->auth.token_file, "/etc/floe/clients.tokens");
-	assert_string_equal(c->auth.jwks_file, "/etc/floe/jwks.json");
+	assert_string_equal(c->auth.jwks_file,
+	    "tests/fixtures/conf/good/jwks.json");
 	assert_string_equal(c->auth.audience, "floe");
 	assert_string_equal(c->auth.issuer, "https://idp.example");
 	conf_free(c);
@@ -469,7 +470,7 @@ test_relative(void **state __unused)
 	assert_string_equal(c->target[ROUTE_LAKEHOUSE].token_file,
 	    GOOD_DIR "/lakehouse.token");
 	assert_string_equal(c->access_log, "-");
-	assert_string_equal(c->auth.jwks_file, "/etc/floe/jwks.json");
+	assert_string_equal(c->auth.jwks_file, GOOD_DIR "/jwks.json");
 	conf_free(c);
 	c = load_ok("conf/demo.conf");
 	assert_string_equal(c->admin_socket, "conf/../var/floe.sock");

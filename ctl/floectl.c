@@ -415,7 +415,9 @@ main(int argc, char **argv)
 		return ctl_help(&c, argc - i - used, argv + i + used);
 
 	if (sock == NULL && conf_path != NULL) {
-		if ((conf = conf_load(conf_path, err, sizeof(err))) == NULL) {
+		/* Only the socket: secret files are floe's to read. */
+		if ((conf = conf_load_flags(conf_path, CONF_NO_SECRETS, err,
+			 sizeof(err))) == NULL) {
 			fprintf(stderr, "floectl: %s\n", err);
 			return CTL_USAGE;
 		}

@@ -27,6 +27,7 @@
 #include "lib/compat.h"
 #include "lib/log.h"
 #include "lib/units.h"
+#include "lib/version.h"
 #include "lib/xmalloc.h"
 #include "cache/cache.h"
 #include "proxy/admin_sock.h"
@@ -35,6 +36,7 @@
 #include "proxy/discover.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
+#include "proxy/obs.h"
 #include "proxy/request.h"
 #include "proxy/server.h"
 #include "proxy/sockio.h"
@@ -67,6 +69,7 @@ static void floe_tick_cb(evutil_socket_t, short, void *);
 static json_t *floe_status_cb(void *);
 static json_t *floe_catalogs_cb(void *);
 static json_t *floe_cache_cb(void *);
+static bool floe_catalog_is_up(const struct floe *, int);
 static void floe_metrics_cb(struct evbuffer *, void *);
 static void floe_cache_metrics_cb(struct evbuffer *, void *);
 static void floe_stats_add(struct floe *);
@@ -347,6 +350,11 @@ floe_run(const char *conf_path, int verbose)
 	/* The catalogs hold each config read; answers use it from then on. */
 	f->discover = discover_new(f, NULL, NULL);
 	f->watch = watch_new(f);
+	if ((f->obs = obs_new(f, f->conf->metrics_listen, err, sizeof(err))) ==
+	    NULL) {
+		log_warnx("%s: metrics_listen: %s", __func__, err);
+		return 1;
+	}
 	log_info("floe listening on %s (port %d%s), admin socket %s",
 	    f->conf->listen, server_port(f->front),
 	    f->tls != NULL ? ", TLS" : "", f->conf->admin_socket);
@@ -354,6 +362,9 @@ floe_run(const char *conf_path, int verbose)
 		log_info("TLS certificate %s", tlsctx_subject(f->tls));
 	if (f->conf->listen_plain != NULL)
 		log_info("plain listener on %s", f->conf->listen_plain);
+	if (f->conf->metrics_listen != NULL)
+		log_info("metrics and status page on http://%s/",
+		    f->conf->metrics_listen);
 	floe_log_auth(f);
 
 	event_base_dispatch(f->base);
@@ -362,6 +373,7 @@ floe_run(const char *conf_path, int verbose)
 	request_flush_log(f);
 	/* Imports still queued are answered (503) before their peers go. */
 	worker_free(f->worker);
+	obs_free(f->obs);
 	watch_free(f->watch);
 	discover_free(f->discover);
 	server_free(f->front);
@@ -417,8 +429,12 @@ floe_reload(struct floe *f)
 	    (nc->tls_cert != NULL) != (f->conf->tls_cert != NULL) ||
 	    (nc->listen_plain != NULL) != (f->conf->listen_plain != NULL) ||
 	    (nc->listen_plain != NULL &&
-		strcmp(nc->listen_plain, f->conf->listen_plain) != 0)) {
-		log_warnx("%s: listen, listen_plain, TLS on or off, "
+		strcmp(nc->listen_plain, f->conf->listen_plain) != 0) ||
+	    (nc->metrics_listen != NULL) != (f->conf->metrics_listen != NULL) ||
+	    (nc->metrics_listen != NULL &&
+		strcmp(nc->metrics_listen, f->conf->metrics_listen) != 0)) {
+		log_warnx("%s: listen, listen_plain, metrics_listen, TLS on or "
+			  "off, "
 			  "admin_socket, state_dir, catalog uris and ca_file "
 			  "change only on restart; keeping the running "
 			  "configuration",
@@ -483,6 +499,7 @@ floe_signal_cb(evutil_socket_t sig, short ev __unused, void *arg)
 		f->draining = true;
 		server_drain(f->front);
 		server_drain(f->admin);
+		obs_drain(f->obs);
 		tv = units_ms_tv(f->conf->drain_ms);
 		event_base_loopexit(f->base, &tv);
 		return;
@@ -501,7 +518,7 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	else if (floe_ticks % 60 == 0)
 		store_maintain(f->store);
 	if (f->draining && server_nconns(f->front) == 0 &&
-	    server_nconns(f->admin) == 0)
+	    server_nconns(f->admin) == 0 && obs_nconns(f->obs) == 0)
 		event_base_loopbreak(f->base);
 }
 
@@ -567,6 +584,17 @@ floe_cache_cb(void *arg)
 	    (json_int_t)f->conf->cache_ttl_ms);
 }
 
+/*
+ * Catalog SIDE is up: its config was read, and the last read of it did
+ * not fail (discover.c reads it again every config_refresh, and at once
+ * after a failure).
+ */
+static bool
+floe_catalog_is_up(const struct floe *f, int side)
+{
+	return f->cat[side]->known && f->cat[side]->last_error == NULL;
+}
+
 /* stats_metrics_cb: floe's answers and readiness, and each catalog's. */
 static void
 floe_metrics_cb(struct evbuffer *b, void *arg)
@@ -574,10 +602,8 @@ floe_metrics_cb(struct evbuffer *b, void *arg)
 	struct floe *f = arg;
 	int i;
 
+	stats_requests_metrics(b, &f->stats);
 	evbuffer_add_printf(b,
-	    "# HELP floe_requests_total Requests answered by floe.\n"
-	    "# TYPE floe_requests_total counter\n"
-	    "floe_requests_total %llu\n"
 	    "# HELP floe_local_errors_total ErrorModel answers floe made "
 	    "itself.\n"
 	    "# TYPE floe_local_errors_total counter\n"
@@ -588,10 +614,19 @@ floe_metrics_cb(struct evbuffer *b, void *arg)
 	    "floe_ready %d\n"
 	    "# HELP floe_connections Open client connections.\n"
 	    "# TYPE floe_connections gauge\n"
-	    "floe_connections %u\n",
-	    (unsigned long long)f->stats.requests,
+	    "floe_connections %u\n"
+	    "# HELP floe_build_info The version floe was built from.\n"
+	    "# TYPE floe_build_info gauge\n"
+	    "floe_build_info{version=\"%s\"} 1\n",
 	    (unsigned long long)f->stats.local_errors, floe_is_ready(f) ? 1 : 0,
-	    server_nconns(f->front));
+	    server_nconns(f->front), version_get());
+	evbuffer_add_printf(b,
+	    "# HELP floe_catalog_up The catalog's config was read and its "
+	    "last answer was not a failure of floe's connection to it.\n"
+	    "# TYPE floe_catalog_up gauge\n");
+	for (i = 0; i < ROUTE_NSIDES; i++)
+		evbuffer_add_printf(b, "floe_catalog_up{side=\"%s\"} %d\n",
+		    route_side_name(i), floe_catalog_is_up(f, i) ? 1 : 0);
 	evbuffer_add_printf(b,
 	    "# HELP floe_upstream_requests_total Requests forwarded per "
 	    "catalog.\n"
@@ -603,9 +638,9 @@ floe_metrics_cb(struct evbuffer *b, void *arg)
 	    "# TYPE floe_upstream_failures_total counter\n");
 	for (i = 0; i < ROUTE_NSIDES; i++)
 		evbuffer_add_printf(b,
-		    "floe_upstream_requests_total{target=\"%s\"} %llu\n"
-		    "floe_upstream_5xx_total{target=\"%s\"} %llu\n"
-		    "floe_upstream_failures_total{target=\"%s\"} %llu\n",
+		    "floe_upstream_requests_total{side=\"%s\"} %llu\n"
+		    "floe_upstream_5xx_total{side=\"%s\"} %llu\n"
+		    "floe_upstream_failures_total{side=\"%s\"} %llu\n",
 		    route_side_name(i),
 		    (unsigned long long)f->stats.side[i].requests,
 		    route_side_name(i),

@@ -34,101 +34,11 @@
 #include "proxy/floe.h"
 #include "proxy/stats.h"
 #include "proxy/watch.h"
+#include "proxy/watch_impl.h"
 #include "routing/ledger.h"
 #include "routing/route.h"
 #include "routing/store.h"
 #include "routing/wave.h"
-
-#define WATCH_POLL_MAX 8 /* LoadTable polls in flight at once */
-#define WATCH_POLL_BODY (16 << 20)
-#define WATCH_PAGE_TRIES 5
-#define WATCH_PAGE_FIRST_MS 1000 /* then doubling */
-#define WATCH_PAGE_TIMEOUT_MS 5000
-#define WATCH_SUSPECTS 64
-#define WATCH_PAGED 256
-#define WATCH_NAME_MAX (STORE_KEY_MAX * 3 + 8)
-
-struct watch_obj;
-
-/* One side's poll of one object: the fetch callback's argument. */
-struct watch_poll {
-	struct watch_obj *o;
-	enum route_side side;
-	struct fetch_req *req;
-	char etag[256]; /* the catalog's ETag of the snapshot held */
-	char etag_new[256]; /* what fetch copies in */
-	struct trigger_snap snap;
-	bool ever; /* SNAP was read once (a 304 keeps it) */
-	bool known; /* read in this cycle */
-	bool known_last; /* read in the last whole cycle */
-	char why[160]; /* why not, for /status */
-};
-
-/* An object of a moved wave, with what the poller knows of it. */
-struct watch_obj {
-	struct watch *w;
-	struct route_obj key;
-	char name[WATCH_NAME_MAX];
-	uint32_t wave;
-	bool count_off;
-	bool seen; /* still in a watched wave (rebuild) */
-	struct watch_poll p[ROUTE_NSIDES];
-	struct trigger_fresh fresh;
-	enum trigger_count count;
-	const char *count_why;
-	/* The snapshot pair of the last mismatch recorded in the ledger. */
-	bool recorded;
-	int64_t rec_id[ROUTE_NSIDES];
-};
-
-/* A webhook page being delivered. */
-struct watch_page {
-	struct watch *w;
-	char *body;
-	uint32_t wave;
-	int tries;
-	struct event *timer;
-	struct fetch_req *req;
-	TAILQ_ENTRY(watch_page) entry;
-};
-
-/* A frozen wave already paged about for one trigger. */
-struct watch_paged {
-	uint32_t wave;
-	enum trigger_kind kind;
-	uint64_t seq;
-};
-
-struct watch {
-	struct floe *f;
-	struct trigger_table tab;
-	uint64_t window_ms;
-	struct event *check; /* activated from the request path */
-	bool check_pending;
-	uint32_t suspects[WATCH_SUSPECTS];
-	unsigned nsuspects;
-	bool suspects_overflow;
-	int64_t suspect_us; /* when the first suspect was counted */
-	struct event *tick; /* the error trigger every bucket */
-	struct event *poll; /* the freshness poll every interval */
-	struct watch_obj **objs;
-	size_t nobjs;
-	size_t objs_cap;
-	/* The store's event sequence the poll list was built at. */
-	bool built;
-	uint64_t built_seq;
-	size_t next_job; /* object * 2 + side */
-	unsigned inflight;
-	bool cycling;
-	int64_t next_poll_ms; /* when the poll timer fires next */
-	uint64_t cycles;
-	int64_t last_cycle_ms;
-	TAILQ_HEAD(, watch_page) pages;
-	uint64_t pages_sent, pages_delivered, pages_failed;
-	struct watch_paged paged[WATCH_PAGED];
-	size_t npaged;
-	uint64_t rollbacks;
-};
 
 /* Collecting the objects and rules of the watched waves. */
 struct watch_collect {
@@ -174,7 +84,6 @@ static void watch_poll_done_cb(int, const char *, size_t, const char *, void *);
 static void watch_cycle_end(struct watch *);
 static void watch_count_record(struct watch *, struct watch_obj *);
 static void watch_reset_wave(struct watch *, uint32_t);
-static json_t *watch_status_cb(void *);
 
 /* The loop's cached wall clock in ms: no call into the kernel. */
 static int64_t
@@ -214,14 +123,8 @@ watch_new(struct floe *f)
 	watch_schedule(w->tick, (uint64_t)w->tab.win.width_ms);
 	watch_schedule(w->poll, f->conf->policy.freshness_interval_ms);
 	stats_add_status(&f->stats, "triggers", watch_status_cb, w);
+	stats_add_metrics(&f->stats, watch_metrics_cb, w);
 	return w;
-}
-
-/* stats_status_cb: the triggers' part of GET /status. */
-static json_t *
-watch_status_cb(void *arg)
-{
-	return watch_status_json(arg);
 }
 
 /* Free one page, cancelling its delivery. */
@@ -477,6 +380,7 @@ watch_fire(struct watch *w, uint32_t n, enum trigger_kind k, json_t *measured,
 {
 	struct floe *f = w->f;
 	struct rlog_entry e;
+	struct wave_evidence ev;
 	struct store_wave sw;
 	char msg[1024], ts[40];
 	const char *from;
@@ -491,7 +395,9 @@ watch_fire(struct watch *w, uint32_t n, enum trigger_kind k, json_t *measured,
 	case TRIGGER_NONE:
 		goto out;
 	case TRIGGER_ROLLBACK:
-		if (wave_rollback(f->store, n, "floe", reason, false,
+		ev = (struct wave_evidence) { trigger_name(k), measured,
+			threshold };
+		if (wave_rollback_why(f->store, n, &ev, "floe", reason, false,
 			units_now_ms(), msg, sizeof(msg)) != WAVE_OK) {
 			log_warnx("wave %u: the %s trigger fired but the "
 				  "rollback failed: %s",
@@ -631,6 +537,7 @@ watch_page_done_cb(int status, const char *body __unused, size_t len __unused,
 		watch_page_free(p);
 		return;
 	}
+	w->tries_failed++;
 	if (status == 0)
 		snprintf(why, sizeof(why), "%s",
 		    error != NULL ? error : "no answer");
@@ -1265,112 +1172,4 @@ watch_report_errors(struct floe *f, uint32_t n, int side, uint64_t errors,
 	    wave_state_name(sw.state), "errors", (json_int_t)errors, "total",
 	    (json_int_t)total, "window", "requests", (json_int_t)req, "errors",
 	    (json_int_t)err);
-}
-
-/* The triggers' state for /status. */
-json_t *
-watch_status_json(struct watch *w)
-{
-	const struct conf_policy *pol;
-	struct trigger_wave *s;
-	struct store_wave sw;
-	json_t *j, *waves, *objs, *one, *side;
-	uint64_t req, err;
-	char dur[32], ts[40];
-	int64_t now;
-	size_t i;
-	int k;
-
-	if (w == NULL)
-		return json_null();
-	pol = &w->f->conf->policy;
-	now = units_now_ms();
-	waves = json_object();
-	for (i = 0; i < w->tab.cap; i++) {
-		s = &w->tab.slots[i];
-		if (!s->used || w->f->store == NULL ||
-		    store_wave_get(w->f->store, s->wave, &sw) != STORE_OK)
-			continue;
-		one = json_pack("{s:s}", "state", wave_state_name(sw.state));
-		for (k = 0; k < ROUTE_NSIDES; k++) {
-			trigger_ring_totals(&w->tab.win, &s->side[k], now, &req,
-			    &err);
-			side = json_pack("{s:I,s:I,s:f}", "requests",
-			    (json_int_t)req, "errors", (json_int_t)err, "rate",
-			    req > 0 ? (double)err / (double)req : 0.0);
-			json_object_set_new(one, route_side_name(k), side);
-		}
-		if (trigger_action_for(sw.state) != TRIGGER_NONE)
-			json_object_set_new(one, "baseline",
-			    json_pack("{s:I,s:I}", "requests",
-				(json_int_t)sw.base_requests, "errors",
-				(json_int_t)sw.base_errors));
-		snprintf(dur, sizeof(dur), "%u", s->wave);
-		json_object_set_new(waves, dur, one);
-	}
-	objs = json_object();
-	for (i = 0; i < w->nobjs; i++) {
-		struct watch_obj *o = w->objs[i];
-		const char *state;
-		char why[400];
-
-		if (o->fresh.last_ms == 0)
-			state = "not sampled yet";
-		else if (o->fresh.kind == TRIGGER_LAG_KNOWN)
-			state = "known";
-		else if (o->fresh.kind == TRIGGER_LAG_EMPTY)
-			state = "lakehouse has no snapshot";
-		else {
-			snprintf(why, sizeof(why),
-			    "unknown: warehouse %s, "
-			    "lakehouse %s",
-			    o->p[ROUTE_WAREHOUSE].known_last ?
-				"read" :
-				o->p[ROUTE_WAREHOUSE].why,
-			    o->p[ROUTE_LAKEHOUSE].known_last ?
-				"read" :
-				o->p[ROUTE_LAKEHOUSE].why);
-			state = why;
-		}
-		one = json_pack("{s:I,s:s}", "wave", (json_int_t)o->wave,
-		    "state", state);
-		if (o->fresh.last_ms != 0 &&
-		    o->fresh.kind == TRIGGER_LAG_KNOWN) {
-			json_object_set_new(one, "lag_ms",
-			    json_integer(o->fresh.lag_ms));
-			units_format_duration(o->fresh.lag_ms > 0 ?
-				(uint64_t)o->fresh.lag_ms :
-				0,
-			    dur, sizeof(dur));
-			json_object_set_new(one, "lag",
-			    json_string(o->fresh.lag_ms < 0 ? "ahead" : dur));
-		}
-		json_object_set_new(one, "held_ms",
-		    json_integer(o->fresh.held_since_ms != 0 ?
-			    now - o->fresh.held_since_ms :
-			    0));
-		json_object_set_new(one, "count",
-		    json_string(trigger_count_name(o->count)));
-		if (o->count_why != NULL)
-			json_object_set_new(one, "count_why",
-			    json_string(o->count_why));
-		json_object_set_new(objs, o->name, one);
-	}
-	j = json_pack("{s:o,s:{s:I,s:I,s:I,s:I,s:o},s:{s:I,s:I,s:I},s:I}",
-	    "errors", waves, "freshness", "interval_ms",
-	    (json_int_t)pol->freshness_interval_ms, "max_lag_ms",
-	    (json_int_t)pol->freshness_max_lag_ms, "for_ms",
-	    (json_int_t)pol->freshness_for_ms, "cycles", (json_int_t)w->cycles,
-	    "objects", objs, "pages", "sent", (json_int_t)w->pages_sent,
-	    "delivered", (json_int_t)w->pages_delivered, "failed",
-	    (json_int_t)w->pages_failed, "rollbacks", (json_int_t)w->rollbacks);
-	if (j != NULL && w->last_cycle_ms != 0) {
-		units_time_format(w->last_cycle_ms, ts, sizeof(ts));
-		json_object_set_new(json_object_get(j, "freshness"),
-		    "last_cycle", json_string(ts));
-	}
-	if (j != NULL && w->tab.dropped > 0)
-		json_object_set_new(j, "dropped_counts",
-		    json_integer((json_int_t)w->tab.dropped));
-	return j;
 }

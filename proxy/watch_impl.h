@@ -1,0 +1,122 @@
+/*
+ * floe: watch_impl.h -- what the parts of the watch module share: struct
+ * watch, the poll list's entries and the pages in flight. watch.c runs the
+ * triggers; watch_view.c shows them (GET /status, /metrics, the status
+ * page). Not for other modules.
+ */
+#ifndef FLOE_PROXY_WATCH_IMPL_H
+#define FLOE_PROXY_WATCH_IMPL_H
+
+#include <sys/queue.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "policy/trigger.h"
+#include "routing/route.h"
+#include "routing/store.h"
+
+typedef struct json_t json_t;
+
+struct event;
+struct evbuffer;
+struct fetch_req;
+struct floe;
+
+#define WATCH_POLL_MAX 8 /* LoadTable polls in flight at once */
+#define WATCH_POLL_BODY (16 << 20)
+#define WATCH_PAGE_TRIES 5
+#define WATCH_PAGE_FIRST_MS 1000 /* then doubling */
+#define WATCH_PAGE_TIMEOUT_MS 5000
+#define WATCH_SUSPECTS 64
+#define WATCH_PAGED 256
+#define WATCH_NAME_MAX (STORE_KEY_MAX * 3 + 8)
+
+struct watch_obj;
+
+/* One side's poll of one object: the fetch callback's argument. */
+struct watch_poll {
+	struct watch_obj *o;
+	enum route_side side;
+	struct fetch_req *req;
+	char etag[256]; /* the catalog's ETag of the snapshot held */
+	char etag_new[256]; /* what fetch copies in */
+	struct trigger_snap snap;
+	bool ever; /* SNAP was read once (a 304 keeps it) */
+	bool known; /* read in this cycle */
+	bool known_last; /* read in the last whole cycle */
+	char why[160]; /* why not, for /status */
+};
+
+/* An object of a moved wave, with what the poller knows of it. */
+struct watch_obj {
+	struct watch *w;
+	struct route_obj key;
+	char name[WATCH_NAME_MAX];
+	uint32_t wave;
+	bool count_off;
+	bool seen; /* still in a watched wave (rebuild) */
+	struct watch_poll p[ROUTE_NSIDES];
+	struct trigger_fresh fresh;
+	enum trigger_count count;
+	const char *count_why;
+	/* The snapshot pair of the last mismatch recorded in the ledger. */
+	bool recorded;
+	int64_t rec_id[ROUTE_NSIDES];
+};
+
+/* A webhook page being delivered. */
+struct watch_page {
+	struct watch *w;
+	char *body;
+	uint32_t wave;
+	int tries;
+	struct event *timer;
+	struct fetch_req *req;
+	TAILQ_ENTRY(watch_page) entry;
+};
+
+/* A frozen wave already paged about for one trigger. */
+struct watch_paged {
+	uint32_t wave;
+	enum trigger_kind kind;
+	uint64_t seq;
+};
+
+struct watch {
+	struct floe *f;
+	struct trigger_table tab;
+	uint64_t window_ms;
+	struct event *check; /* activated from the request path */
+	bool check_pending;
+	uint32_t suspects[WATCH_SUSPECTS];
+	unsigned nsuspects;
+	bool suspects_overflow;
+	int64_t suspect_us; /* when the first suspect was counted */
+	struct event *tick; /* the error trigger every bucket */
+	struct event *poll; /* the freshness poll every interval */
+	struct watch_obj **objs;
+	size_t nobjs;
+	size_t objs_cap;
+	/* The store's event sequence the poll list was built at. */
+	bool built;
+	uint64_t built_seq;
+	size_t next_job; /* object * 2 + side */
+	unsigned inflight;
+	bool cycling;
+	int64_t next_poll_ms; /* when the poll timer fires next */
+	uint64_t cycles;
+	int64_t last_cycle_ms;
+	TAILQ_HEAD(, watch_page) pages;
+	uint64_t pages_sent, pages_delivered, pages_failed;
+	uint64_t tries_failed; /* every try that got no 2xx */
+	struct watch_paged paged[WATCH_PAGED];
+	size_t npaged;
+	uint64_t rollbacks;
+};
+
+/* watch_view.c: stats_status_cb and stats_metrics_cb (ARG: the watch). */
+json_t *watch_status_cb(void *);
+void watch_metrics_cb(struct evbuffer *, void *);
+
+#endif

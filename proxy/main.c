@@ -674,6 +674,10 @@ floe_cache_metrics_cb(struct evbuffer *b, void *arg)
 	    "budget.\n"
 	    "# TYPE floe_cache_evictions_total counter\n"
 	    "floe_cache_evictions_total %llu\n"
+	    "# HELP floe_cache_expirations_total Entries dropped because "
+	    "their cache_ttl ran out.\n"
+	    "# TYPE floe_cache_expirations_total counter\n"
+	    "floe_cache_expirations_total %llu\n"
 	    "# HELP floe_cache_invalidations_total Entries dropped by writes "
 	    "through floe.\n"
 	    "# TYPE floe_cache_invalidations_total counter\n"
@@ -687,6 +691,7 @@ floe_cache_metrics_cb(struct evbuffer *b, void *arg)
 	    (unsigned long long)cs.hits, (unsigned long long)cs.misses,
 	    (unsigned long long)cs.revalidations,
 	    (unsigned long long)cs.evictions,
+	    (unsigned long long)cs.expirations,
 	    (unsigned long long)cs.invalidations, (unsigned long long)cs.bytes,
 	    (unsigned long long)cs.entries);
 }

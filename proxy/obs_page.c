@@ -61,8 +61,9 @@ static void page_card(struct obs *, const struct store_wave *, bool,
     struct evbuffer *);
 static bool page_needs_look(struct obs *, const struct store_wave *);
 static json_t *page_event(struct obs *, uint64_t);
-static void page_event_li(const json_t *, struct evbuffer *);
+static void page_event_li(const json_t *, const char *, struct evbuffer *);
 static void page_value(const char *, const json_t *, struct evbuffer *);
+static void page_dur(int64_t, char *, size_t);
 static void page_ago(int64_t, int64_t, struct evbuffer *);
 static void page_bar(double, struct evbuffer *);
 static void page_timeline(struct obs *, uint32_t, uint64_t, struct evbuffer *);
@@ -185,16 +186,39 @@ page_esc(struct evbuffer *b, const char *s)
 		evbuffer_add(b, run, (size_t)(s - run));
 }
 
-/* "(5m ago)" for a time THEN_MS, at NOW_MS. */
+/* MS for people, in its two largest units: "3d 4h", "5m 12s", "8s". */
+static void
+page_dur(int64_t ms, char *buf, size_t len)
+{
+	int64_t s = ms / 1000;
+
+	if (ms < 1000)
+		snprintf(buf, len, "%s", ms <= 0 ? "0s" : "<1s");
+	else if (s < 60)
+		snprintf(buf, len, "%llds", (long long)s);
+	else if (s < 3600)
+		snprintf(buf, len, "%lldm %llds", (long long)(s / 60),
+		    (long long)(s % 60));
+	else if (s < 86400)
+		snprintf(buf, len, "%lldh %lldm", (long long)(s / 3600),
+		    (long long)(s % 3600 / 60));
+	else
+		snprintf(buf, len, "%lldd %lldh", (long long)(s / 86400),
+		    (long long)(s % 86400 / 3600));
+}
+
+/* "TIME (5m 2s ago)" for a time THEN_MS, at NOW_MS; 0 is "never". */
 static void
 page_ago(int64_t then_ms, int64_t now_ms, struct evbuffer *b)
 {
 	char ts[40], d[32];
 
+	if (then_ms <= 0) {
+		evbuffer_add_printf(b, "never moved");
+		return;
+	}
 	units_time_format(then_ms, ts, sizeof(ts));
-	units_format_duration(now_ms > then_ms ? (uint64_t)(now_ms - then_ms) :
-						 0,
-	    d, sizeof(d));
+	page_dur(now_ms - then_ms, d, sizeof(d));
 	evbuffer_add_printf(b, "<time datetime=\"%s\">%s</time> (%s ago)", ts,
 	    ts, d);
 }
@@ -221,8 +245,7 @@ page_head(struct obs *o, struct evbuffer *b)
 	struct floe *f = o->f;
 	char d[32], ts[40];
 
-	units_format_duration((uint64_t)(units_now_ms() - f->started_ms), d,
-	    sizeof(d));
+	page_dur(units_now_ms() - f->started_ms, d, sizeof(d));
 	units_time_format(units_now_ms(), ts, sizeof(ts));
 	evbuffer_add_printf(b,
 	    "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -335,8 +358,7 @@ page_value(const char *trigger, const json_t *v, struct evbuffer *b)
 		page_esc(b, json_string_value(v));
 	} else if (trigger != NULL && strcmp(trigger, "freshness") == 0 &&
 	    json_is_integer(v) && json_integer_value(v) >= 0) {
-		units_format_duration((uint64_t)json_integer_value(v), d,
-		    sizeof(d));
+		page_dur(json_integer_value(v), d, sizeof(d));
 		page_esc(b, d);
 	} else if (json_is_number(v) && trigger != NULL &&
 	    strcmp(trigger, "errors") == 0) {
@@ -348,9 +370,12 @@ page_value(const char *trigger, const json_t *v, struct evbuffer *b)
 	}
 }
 
-/* One event of a timeline, as a list item. */
+/*
+ * One event of a timeline, as a list item; its reason is left out when it
+ * is SHOWN already (may be NULL).
+ */
 static void
-page_event_li(const json_t *ev, struct evbuffer *b)
+page_event_li(const json_t *ev, const char *shown, struct evbuffer *b)
 {
 	const char *type = json_string_value(json_object_get(ev, "type"));
 	const char *from = json_string_value(json_object_get(ev, "from"));
@@ -427,7 +452,8 @@ page_event_li(const json_t *ev, struct evbuffer *b)
 		evbuffer_add_printf(b, " &middot; by ");
 		page_esc(b, actor);
 	}
-	if (reason != NULL && reason[0] != '\0') {
+	if (reason != NULL && reason[0] != '\0' &&
+	    (shown == NULL || strcmp(reason, shown) != 0)) {
 		evbuffer_add_printf(b, "<div class=\"why\">");
 		page_esc(b, reason);
 		evbuffer_add_printf(b, "</div>");
@@ -490,10 +516,9 @@ page_card(struct obs *o, const struct store_wave *sw, bool full,
 			    "from %u reads)</span>",
 			    v.min_requests);
 		evbuffer_add_printf(b, "</dd><dt>freshness lag</dt><dd>");
-		units_format_duration((uint64_t)v.max_lag_ms, d2, sizeof(d2));
+		page_dur(v.max_lag_ms, d2, sizeof(d2));
 		if (v.lag_known) {
-			units_format_duration((uint64_t)v.lag_ms, d1,
-			    sizeof(d1));
+			page_dur(v.lag_ms, d1, sizeof(d1));
 			evbuffer_add_printf(b, "%s of %s", d1, d2);
 			page_bar(v.max_lag_ms > 0 ?
 				(double)v.lag_ms / (double)v.max_lag_ms :
@@ -532,7 +557,7 @@ page_card(struct obs *o, const struct store_wave *sw, bool full,
 	for (i = tl->nseqs, k = 0; i > 0 && k < PAGE_CARD_EVENTS; i--, k++) {
 		if ((ev = page_event(o, tl->seqs[i - 1])) == NULL)
 			continue;
-		page_event_li(ev, b);
+		page_event_li(ev, sw->reason, b);
 		json_decref(ev);
 	}
 	evbuffer_add_printf(b,
@@ -563,7 +588,7 @@ page_timeline(struct obs *o, uint32_t n, uint64_t before, struct evbuffer *b)
 	for (k = 0; i > 0 && k < PAGE_EVENTS; i--, k++) {
 		if ((ev = page_event(o, tl->seqs[i - 1])) == NULL)
 			continue;
-		page_event_li(ev, b);
+		page_event_li(ev, NULL, b);
 		json_decref(ev);
 	}
 	evbuffer_add_printf(b, "</ol><nav>");

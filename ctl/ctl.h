@@ -56,6 +56,8 @@ struct ctl {
 	const char *sock;
 	bool json;
 	bool one_record; /* a POST of one ledger record: see ctl_call_raw */
+	bool quiet; /* floe unreachable: say it in ERRMSG, not on stderr */
+	char errmsg[512];
 	void *curl; /* client.c's CURL easy handle */
 };
 

@@ -147,7 +147,7 @@ json_t *
 rlog_read(const char *path, uint64_t after, size_t limit, char *msg,
     size_t msglen)
 {
-	json_t *list, *one;
+	json_t *list, *lines, *one;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -157,13 +157,15 @@ rlog_read(const char *path, uint64_t after, size_t limit, char *msg,
 	if (limit == 0 || limit > RLOG_READ_MAX)
 		limit = RLOG_READ_MAX;
 	list = json_array();
+	lines = json_array();
 	if ((fp = fopen(path, "r")) == NULL) {
 		if (errno == ENOENT)
-			return json_pack("{s:o,s:I}", "rollbacks", list, "next",
-			    (json_int_t)0);
+			return json_pack("{s:o,s:o,s:I}", "rollbacks", list,
+			    "lines", lines, "next", (json_int_t)0);
 		snprintf(msg, msglen, "rollback log %s: %s", path,
 		    strerror(errno));
 		json_decref(list);
+		json_decref(lines);
 		return NULL;
 	}
 	while (json_array_size(list) < limit &&
@@ -177,9 +179,13 @@ rlog_read(const char *path, uint64_t after, size_t limit, char *msg,
 			one = json_pack("{s:s#}", "unparsed", line,
 			    (int)(len - 1));
 		json_array_append_new(list, one);
+		/* Not UTF-8: null (its "unparsed" is as near as JSON gets). */
+		if ((one = json_stringn(line, (size_t)(len - 1))) == NULL)
+			one = json_null();
+		json_array_append_new(lines, one);
 	}
 	free(line);
 	fclose(fp);
-	return json_pack("{s:o,s:I}", "rollbacks", list, "next",
-	    (json_int_t)(after + json_array_size(list)));
+	return json_pack("{s:o,s:o,s:I}", "rollbacks", list, "lines", lines,
+	    "next", (json_int_t)(after + json_array_size(list)));
 }

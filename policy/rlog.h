@@ -54,8 +54,10 @@ json_t *rlog_line(const struct rlog_entry *e, struct store *st, int64_t now_ms);
 int rlog_write(struct rlog *l, json_t *line);
 /*
  * The lines of the log at PATH after the first AFTER, at most LIMIT (0 or
- * more than RLOG_READ_MAX: RLOG_READ_MAX), as {"rollbacks":[...],"next":N}
- * where N is the AFTER that reads on. A line that is not JSON comes as
+ * more than RLOG_READ_MAX: RLOG_READ_MAX), as {"rollbacks":[...],"lines":
+ * [...],"next":N} where N is the AFTER that reads on and "lines" holds
+ * the same lines as text, byte for byte without their newline (for
+ * floectl rollbacks --json). A line that is not JSON comes as
  * {"unparsed":TEXT}; a line still being written (no newline yet) is not
  * read. No log yet is an empty page. Caller frees; NULL with MSG if the
  * log cannot be read.

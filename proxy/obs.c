@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "lib/log.h"
+#include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
@@ -50,6 +51,9 @@ static void obs_reply(struct server_conn *, unsigned, const char *,
 static void obs_reply_text(struct server_conn *, unsigned, const char *,
     const char *);
 static void obs_metrics_cb(struct evbuffer *, void *);
+static json_t *obs_rolled_back_cb(void *);
+static int obs_event_get_cb(uint64_t, const char *, size_t, void *);
+static json_t *obs_last_rollback(struct obs *, uint32_t);
 static int obs_wlist_cb(const struct store_wave *, void *);
 static void obs_rlog_read(struct obs *);
 static void obs_rlog_line(struct obs *, const char *, size_t);
@@ -84,6 +88,7 @@ obs_new(struct floe *f, const char *hostport, char *err, size_t errlen)
 		}
 	}
 	stats_add_metrics(&f->stats, obs_metrics_cb, o);
+	stats_add_status(&f->stats, "rolled_back", obs_rolled_back_cb, o);
 	return o;
 }
 
@@ -296,6 +301,92 @@ obs_metrics_cb(struct evbuffer *b, void *arg)
 			    l.v[i].n, obs_triggers[t]);
 	}
 	free(l.v);
+}
+
+/* store_event_cb: take the one event asked for. */
+static int
+obs_event_get_cb(uint64_t seq __attribute__((unused)), const char *json,
+    size_t len, void *arg)
+{
+	*(json_t **)arg = json_loadb(json, len, 0, NULL);
+	return 1;
+}
+
+/* The last rollback event of wave N, or NULL. Caller frees. */
+static json_t *
+obs_last_rollback(struct obs *o, uint32_t n)
+{
+	const struct obs_wave *w = obs_wave_get(o, n);
+	const char *type;
+	json_t *ev;
+	size_t i;
+
+	for (i = w != NULL ? w->nseqs : 0; i > 0; i--) {
+		ev = NULL;
+		(void)store_event_foreach(o->f->store, w->seqs[i - 1] - 1, 1,
+		    obs_event_get_cb, &ev);
+		type = json_string_value(json_object_get(ev, "type"));
+		if (type != NULL && strcmp(type, "wave.rollback") == 0)
+			return ev;
+		json_decref(ev);
+	}
+	return NULL;
+}
+
+/*
+ * stats_status_cb: each rolled-back wave with the evidence of its
+ * rollback, which outlives the trigger's counters: the trigger, the
+ * measured value and the threshold exact and rounded for people, the
+ * reason, since when and by whom. Null without a store.
+ */
+static json_t *
+obs_rolled_back_cb(void *arg)
+{
+	struct obs *o = arg;
+	struct obs_wlist l = { NULL, 0 };
+	json_t *all, *one, *ev;
+	const char *trig;
+	char num[16], ts[40], m[128], t[128];
+	size_t i;
+
+	if (o->f->store == NULL)
+		return json_null();
+	obs_refresh(o);
+	(void)store_wave_foreach(o->f->store, obs_wlist_cb, &l);
+	all = json_object();
+	for (i = 0; i < l.n; i++) {
+		if (l.v[i].state != WAVE_ROLLED_BACK)
+			continue;
+		units_time_format(l.v[i].since_ms, ts, sizeof(ts));
+		one = json_pack("{s:s,s:s,s:s}", "since", ts, "actor",
+		    l.v[i].actor, "reason", l.v[i].reason);
+		if ((ev = obs_last_rollback(o, l.v[i].n)) != NULL) {
+			trig =
+			    json_string_value(json_object_get(ev, "trigger"));
+			json_object_set_new(one, "trigger",
+			    json_string(trig != NULL ? trig : "operator"));
+			if (trig != NULL) {
+				json_object_set(one, "measured",
+				    json_object_get(ev, "measured"));
+				json_object_set(one, "threshold",
+				    json_object_get(ev, "threshold"));
+				obs_value_text(trig,
+				    json_object_get(ev, "measured"), m,
+				    sizeof(m));
+				obs_value_text(trig,
+				    json_object_get(ev, "threshold"), t,
+				    sizeof(t));
+				json_object_set_new(one, "evidence",
+				    json_sprintf("measured %s, threshold %s", m,
+					t));
+			}
+			json_decref(ev);
+		}
+		snprintf(num, sizeof(num), "%u", l.v[i].n);
+		json_object_set_new(all, num, one);
+	}
+	free(l.v);
+	return all;
 }
 
 void

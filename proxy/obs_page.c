@@ -342,32 +342,36 @@ page_event(struct obs *o, uint64_t seq)
 	return g.j;
 }
 
-/*
- * A trigger's value V for people: a ratio as a percentage, a freshness
- * lag as a duration, anything else as it is.
- */
+void
+obs_value_text(const char *trigger, const json_t *v, char *buf, size_t len)
+{
+	char *s;
+
+	if (v == NULL || json_is_null(v))
+		snprintf(buf, len, "none");
+	else if (json_is_string(v))
+		snprintf(buf, len, "%s", json_string_value(v));
+	else if (trigger != NULL && strcmp(trigger, "freshness") == 0 &&
+	    json_is_integer(v) && json_integer_value(v) >= 0)
+		page_dur(json_integer_value(v), buf, len);
+	else if (json_is_number(v) && trigger != NULL &&
+	    strcmp(trigger, "errors") == 0)
+		snprintf(buf, len, "%.2f%%", json_number_value(v) * 100);
+	else if ((s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)) != NULL) {
+		snprintf(buf, len, "%s", s);
+		free(s);
+	} else
+		snprintf(buf, len, "?");
+}
+
+/* A trigger's value V for people, escaped. */
 static void
 page_value(const char *trigger, const json_t *v, struct evbuffer *b)
 {
-	char d[32];
-	char *s;
+	char text[256];
 
-	if (v == NULL || json_is_null(v)) {
-		evbuffer_add_printf(b, "none");
-	} else if (json_is_string(v)) {
-		page_esc(b, json_string_value(v));
-	} else if (trigger != NULL && strcmp(trigger, "freshness") == 0 &&
-	    json_is_integer(v) && json_integer_value(v) >= 0) {
-		page_dur(json_integer_value(v), d, sizeof(d));
-		page_esc(b, d);
-	} else if (json_is_number(v) && trigger != NULL &&
-	    strcmp(trigger, "errors") == 0) {
-		evbuffer_add_printf(b, "%.2f%%", json_number_value(v) * 100);
-	} else if ((s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)) !=
-	    NULL) {
-		page_esc(b, s);
-		free(s);
-	}
+	obs_value_text(trigger, v, text, sizeof(text));
+	page_esc(b, text);
 }
 
 /*

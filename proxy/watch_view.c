@@ -26,6 +26,8 @@
 #include "routing/store.h"
 #include "routing/wave.h"
 
+static json_t *watch_views_json(struct watch *);
+
 /* stats_status_cb: the triggers' part of GET /status. */
 json_t *
 watch_status_cb(void *arg)
@@ -101,6 +103,41 @@ watch_mwaves_cb(const struct store_wave *sw, void *arg)
 		fatalx("%s: out of memory", __func__);
 	m->v[m->n++] = *sw;
 	return 0;
+}
+
+/*
+ * Every armed wave's view, for GET /status: {"3": {"error_ratio",
+ * "error_threshold", "requests", "errors", "min_requests", "lag_ms" (null:
+ * not known), "max_lag_ms"}}. Caller frees.
+ */
+static json_t *
+watch_views_json(struct watch *w)
+{
+	struct watch_mwaves m = { NULL, 0 };
+	struct watch_view v;
+	json_t *all, *one;
+	char num[16];
+	size_t i;
+
+	all = json_object();
+	if (w->f->store != NULL)
+		(void)store_wave_foreach(w->f->store, watch_mwaves_cb, &m);
+	for (i = 0; i < m.n; i++) {
+		if (watch_wave_view(w, &m.v[i], &v) == -1)
+			continue;
+		one = json_pack("{s:s,s:f,s:f,s:I,s:I,s:I,s:o,s:I}", "state",
+		    wave_state_name((enum wave_state)m.v[i].state),
+		    "error_ratio", v.ratio, "error_threshold", v.threshold,
+		    "requests", (json_int_t)v.requests, "errors",
+		    (json_int_t)v.errors, "min_requests",
+		    (json_int_t)v.min_requests, "lag_ms",
+		    v.lag_known ? json_integer(v.lag_ms) : json_null(),
+		    "max_lag_ms", (json_int_t)v.max_lag_ms);
+		snprintf(num, sizeof(num), "%u", m.v[i].n);
+		json_object_set_new(all, num, one);
+	}
+	free(m.v);
+	return all;
 }
 
 /*
@@ -280,6 +317,8 @@ watch_status_json(struct watch *w)
 		json_object_set_new(json_object_get(j, "freshness"),
 		    "last_cycle", json_string(ts));
 	}
+	if (j != NULL)
+		json_object_set_new(j, "waves", watch_views_json(w));
 	if (j != NULL && w->tab.dropped > 0)
 		json_object_set_new(j, "dropped_counts",
 		    json_integer((json_int_t)w->tab.dropped));

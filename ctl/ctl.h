@@ -13,7 +13,8 @@
  *                   exit status, files posted as imports
  *   print.c         human output shared by the commands: aligned tables,
  *                   flattened objects, JSON values as text, JSON as sent
- *   cmd-status.c    status, metrics, events, rollbacks (and --follow)
+ *   cmd-status.c    status, metrics, events, rollbacks (and --follow),
+ *                   wave watch
  *   cmd-route.c     route set|rm|list|import, resolve
  *   cmd-wave.c      wave list|show and the wave transitions
  *   cmd-ledger.c    ledger add|import|show
@@ -172,6 +173,7 @@ int ctl_status(struct ctl *, int, char **);
 int ctl_metrics(struct ctl *, int, char **);
 int ctl_events(struct ctl *, int, char **);
 int ctl_rollbacks(struct ctl *, int, char **);
+int ctl_wave_watch(struct ctl *, int, char **);
 
 /* cmd-route.c */
 int ctl_route_set(struct ctl *, int, char **);

@@ -284,6 +284,43 @@ ctl_escape(struct ctl *c, const char *s)
 	return out;
 }
 
+/* GET PATH page by page and gather the arrays under KEY into *ALL. */
+int
+ctl_list(struct ctl *c, const char *path, const char *key, json_t **all)
+{
+	struct ctl_resp r;
+	json_t *next;
+	char *after = NULL, *p;
+	int rc;
+
+	*all = json_array();
+	do {
+		p = after == NULL ?
+		    xasprintf("%s?limit=%d", path, CTL_LIST_PAGE) :
+		    xasprintf("%s?limit=%d&after=%s", path, CTL_LIST_PAGE,
+			after);
+		free(after);
+		after = NULL;
+		rc = ctl_call(c, "GET", p, NULL, &r);
+		free(p);
+		if (rc != 0) {
+			json_decref(*all);
+			*all = NULL;
+			return rc;
+		}
+		json_array_extend(*all, json_object_get(r.json, key));
+		/* A floe that does not page answers all of it, without next. */
+		next = json_object_get(r.json, "next");
+		if (json_is_string(next))
+			after = ctl_escape(c, json_string_value(next));
+		else if (json_is_integer(next))
+			after = xasprintf("%" JSON_INTEGER_FORMAT,
+			    json_integer_value(next));
+		ctl_resp_clear(&r);
+	} while (after != NULL);
+	return CTL_OK;
+}
+
 /* Read all of PATH ("-": stdin) into a new buffer. NULL with a message. */
 static char *
 ctl_read_all(const struct ctl *c, const char *path, size_t *len)

@@ -79,7 +79,6 @@ ctl_route_rm(struct ctl *c, int argc, char **argv)
 int
 ctl_route_list(struct ctl *c, int argc, char **argv)
 {
-	struct ctl_resp r;
 	struct ctl_table t;
 	json_t *routes, *rt;
 	size_t i;
@@ -88,11 +87,10 @@ ctl_route_list(struct ctl *c, int argc, char **argv)
 
 	if ((rc = ctl_args(argc, argv, c, NULL, NULL, 0, 0)) != 0)
 		return rc;
-	if ((rc = ctl_call(c, "GET", "/routes", NULL, &r)) != 0)
+	if ((rc = ctl_list(c, "/routes", "routes", &routes)) != 0)
 		return rc;
-	routes = json_object_get(r.json, "routes");
 	if (c->json)
-		ctl_print_json(&r);
+		ctl_print_list("routes", routes);
 	else if (json_array_size(routes) == 0)
 		printf("no routes: every object reads from the warehouse\n");
 	else {
@@ -106,7 +104,7 @@ ctl_route_list(struct ctl *c, int argc, char **argv)
 		}
 		ctl_table_print(&t);
 	}
-	ctl_resp_clear(&r);
+	json_decref(routes);
 	return CTL_OK;
 }
 

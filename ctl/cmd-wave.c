@@ -23,7 +23,6 @@ ctl_wave_list(struct ctl *c, int argc, char **argv)
 {
 	static const char *const keys[] = { "wave", "state", "pct", "objects",
 		"rules", "since", "actor", "reason" };
-	struct ctl_resp r;
 	struct ctl_table t;
 	json_t *waves, *w;
 	char *cells[8];
@@ -32,11 +31,10 @@ ctl_wave_list(struct ctl *c, int argc, char **argv)
 
 	if ((rc = ctl_args(argc, argv, c, NULL, NULL, 0, 0)) != 0)
 		return rc;
-	if ((rc = ctl_call(c, "GET", "/waves", NULL, &r)) != 0)
+	if ((rc = ctl_list(c, "/waves", "waves", &waves)) != 0)
 		return rc;
-	waves = json_object_get(r.json, "waves");
 	if (c->json)
-		ctl_print_json(&r);
+		ctl_print_list("waves", waves);
 	else if (json_array_size(waves) == 0)
 		printf("no waves: no routes and no wave state yet\n");
 	else {
@@ -54,7 +52,7 @@ ctl_wave_list(struct ctl *c, int argc, char **argv)
 		}
 		ctl_table_print(&t);
 	}
-	ctl_resp_clear(&r);
+	json_decref(waves);
 	return CTL_OK;
 }
 
@@ -108,7 +106,10 @@ ctl_wave_show(struct ctl *c, int argc, char **argv)
 	return CTL_OK;
 }
 
-/* POST /waves/N/WHAT with BODY and print "wave N: from -> to". */
+/*
+ * POST /waves/N/WHAT with BODY and print "wave N: from -> to", with the
+ * share before and after when a canary is involved.
+ */
 static int
 ctl_wave_move(struct ctl *c, const char *n, const char *what, json_t *body)
 {
@@ -126,9 +127,13 @@ ctl_wave_move(struct ctl *c, const char *n, const char *what, json_t *body)
 	else if (strcmp(what, "signoff") == 0 || strcmp(what, "set") == 0 ||
 	    strcmp(what, "freeze") == 0)
 		printf("%s\n", ctl_str(r.json, "message"));
-	else if (strcmp(ctl_str(r.json, "state"), "canary") == 0)
-		printf("wave %s: %s -> canary (%" JSON_INTEGER_FORMAT "%%)\n",
-		    n, ctl_str(r.json, "from"),
+	else if (json_object_get(r.json, "from_pct") != NULL &&
+	    (strcmp(ctl_str(r.json, "state"), "canary") == 0 ||
+		strcmp(ctl_str(r.json, "from"), "canary") == 0))
+		printf("wave %s: %s -> %s (%" JSON_INTEGER_FORMAT
+		       " %% → %" JSON_INTEGER_FORMAT " %%)\n",
+		    n, ctl_str(r.json, "from"), ctl_str(r.json, "state"),
+		    json_integer_value(json_object_get(r.json, "from_pct")),
 		    json_integer_value(json_object_get(r.json, "pct")));
 	else
 		printf("wave %s: %s -> %s\n", n, ctl_str(r.json, "from"),

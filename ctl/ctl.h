@@ -37,6 +37,7 @@ typedef struct json_t json_t;
 
 #define CTL_DEFAULT_SOCKET "var/floe.sock"
 #define CTL_EVENTS_PAGE 1000
+#define CTL_LIST_PAGE 1000 /* routes or waves asked for at once */
 #define CTL_FOLLOW_MS 500
 #define CTL_TIMEOUT_S 60
 #define CTL_IMPORT_MAX (64 << 20) /* floe's admin body limit */
@@ -148,11 +149,19 @@ int ctl_call_raw(struct ctl *, const char *, const char *, const char *, size_t,
 void ctl_resp_clear(struct ctl_resp *);
 /* S percent-encoded for a path or a query. Caller frees. */
 char *ctl_escape(struct ctl *, const char *);
+/*
+ * GET PATH a page at a time (?limit=&after=, following "next") and gather
+ * the arrays under KEY into *ALL (caller decrefs). 0, or the exit status
+ * after the message.
+ */
+int ctl_list(struct ctl *, const char *path, const char *key, json_t **all);
 /* COMMAND FILE|-: the file posted to PATH as one import. */
 int ctl_import(struct ctl *, int, char **, const char *, struct ctl_resp *);
 
 /* print.c */
 void ctl_print_json(const struct ctl_resp *);
+/* {"KEY":LIST} on one line, as floe answers a whole list. */
+void ctl_print_list(const char *, json_t *);
 /* A JSON value as text ("-" for null), a string member or "-". */
 char *ctl_text(const json_t *);
 const char *ctl_str(const json_t *, const char *);

@@ -122,12 +122,14 @@ const struct ctl_cmd ctl_cmds[] = {
 	    .args = "N lakehouse [--canary PCT] [--reason TEXT]",
 	    .summary = "move wave N to the lakehouse (or a canary share)",
 	    .about = "Move wave N's readers to the lakehouse, or with "
-		     "--canary a sticky share of them (1 to 100). Every move "
-		     "towards the lakehouse must pass the cutover gate "
-		     "(floectl eligible N shows it); refused (exit 1) when "
-		     "it does not hold, or when the wave is rolled back (wave "
-		     "ack first), frozen or retired. Writes stay on the "
-		     "warehouse.",
+		     "--canary a sticky share of them (1 to 100); a "
+		     "lakehouse wave may step down to a canary share. Prints "
+		     "the share before and after. Every move towards the "
+		     "lakehouse must pass the cutover gate (floectl eligible "
+		     "N shows it); refused (exit 1) when it does not hold, "
+		     "when the wave is already at that share, or when it is "
+		     "rolled back (wave ack first), frozen or retired. "
+		     "Writes stay on the warehouse.",
 	    .example = "wave flip 3 lakehouse --canary 10 --reason \"clean "
 		       "for a week\"",
 	    .fn = ctl_wave_flip },

@@ -26,6 +26,19 @@ ctl_print_json(const struct ctl_resp *r)
 		putchar('\n');
 }
 
+/* {"KEY":LIST} on one line, as floe would answer it whole. */
+void
+ctl_print_list(const char *key, json_t *list)
+{
+	json_t *j = json_pack("{s:O}", key, list);
+	char *s = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
+
+	if (s != NULL)
+		printf("%s\n", s);
+	free(s);
+	json_decref(j);
+}
+
 /* A JSON value as table text: strings bare, null as "-". Caller frees. */
 char *
 ctl_text(const json_t *v)

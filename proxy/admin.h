@@ -3,7 +3,8 @@
  * routes, resolve, waves and their transitions, events, metrics. Owns no
  * state: every handler works on the store (LMDB writes are synced before
  * the answer). The socket itself belongs to server.c, its glue (who may
- * use it, the changes held behind imports) to admin_sock.c.
+ * use it, the changes held behind imports) to admin_sock.c; the API's
+ * parts, one file per resource, share proxy/admin_impl.h.
  */
 #ifndef FLOE_PROXY_ADMIN_H
 #define FLOE_PROXY_ADMIN_H

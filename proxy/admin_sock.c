@@ -187,7 +187,7 @@ admin_sock_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 	int n;
 
 	if (!admin_sock_uid_ok(as->f->conf, uid)) {
-		log_warnx("admin: uid %ld refused: not in admin_uids",
+		log_warnx("%s: uid %ld refused: not in admin_uids", __func__,
 		    uid == (uid_t)-1 ? -1L : (long)uid);
 		n = snprintf(body, sizeof(body),
 		    "{\"error\":{\"message\":\"uid %ld may not use the admin "

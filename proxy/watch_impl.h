@@ -1,8 +1,9 @@
 /*
- * floe: watch_impl.h -- what the parts of the watch module share: struct
- * watch, the poll list's entries and the pages in flight. watch.c runs the
- * triggers; watch_view.c shows them (GET /status, /metrics, the status
- * page). Not for other modules.
+ * floe: watch_impl.h -- private to the trigger watcher (watch.c,
+ * watch_trigger.c, watch_poll.c); nothing else includes it but its unit
+ * test. Owns struct watch (the counter table, the suspects, the timers,
+ * the poll list, the pages in flight) and the steps the files hand each
+ * other. Callers use proxy/watch.h. Loop thread only.
  */
 #ifndef FLOE_PROXY_WATCH_IMPL_H
 #define FLOE_PROXY_WATCH_IMPL_H
@@ -12,22 +13,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <event2/util.h>
+#include <jansson.h>
+
 #include "policy/trigger.h"
 #include "routing/route.h"
 #include "routing/store.h"
-
-typedef struct json_t json_t;
 
 struct event;
 struct evbuffer;
 struct fetch_req;
 struct floe;
 
-#define WATCH_POLL_MAX 8 /* LoadTable polls in flight at once */
-#define WATCH_POLL_BODY (16 << 20)
-#define WATCH_PAGE_TRIES 5
-#define WATCH_PAGE_FIRST_MS 1000 /* then doubling */
-#define WATCH_PAGE_TIMEOUT_MS 5000
 #define WATCH_SUSPECTS 64
 #define WATCH_PAGED 256
 #define WATCH_NAME_MAX (STORE_KEY_MAX * 3 + 8)
@@ -83,6 +80,7 @@ struct watch_paged {
 	uint64_t seq;
 };
 
+/* The watcher: one per floe (f->watch). */
 struct watch {
 	struct floe *f;
 	struct trigger_table tab;
@@ -115,8 +113,28 @@ struct watch {
 	uint64_t rollbacks;
 };
 
-/* watch_view.c: stats_status_cb and stats_metrics_cb (ARG: the watch). */
-json_t *watch_status_cb(void *);
+/* watch.c: the watcher's life and its pages. */
+int64_t watch_cached_ms(struct watch *);
+void watch_schedule(struct event *, uint64_t ms);
+void watch_page(struct watch *, uint32_t, json_t *);
+
+/* watch_trigger.c: the triggers evaluated, the waves moved back. */
+void watch_check_cb(evutil_socket_t, short, void *);
+void watch_tick_cb(evutil_socket_t, short, void *);
+void watch_check_wave(struct watch *, uint32_t, int64_t since_us);
+void watch_fire(struct watch *, uint32_t, enum trigger_kind, json_t *, json_t *,
+    int64_t, const char *, int64_t);
+void watch_cycle_end(struct watch *);
+
+/* watch_poll.c: the freshness and count polls. */
+void watch_poll_cb(evutil_socket_t, short, void *);
+void watch_rebuild(struct watch *);
+
+/*
+ * watch_view.c: every armed wave's view for GET /status (caller frees),
+ * and the triggers' metric families (a stats_metrics_cb; ARG: the watch).
+ */
+json_t *watch_views_json(struct watch *);
 void watch_metrics_cb(struct evbuffer *, void *);
 
 #endif

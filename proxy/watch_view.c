@@ -1,8 +1,9 @@
 /*
- * floe: watch_view.c -- what the rollback triggers show: their part of GET
- * /status, their metric families (each armed wave's error ratio beside its
- * threshold, its freshness lag beside its limit, the webhook's pages), and
- * one wave's view for the status page. Reads struct watch; changes nothing.
+ * floe: watch_view.c -- what the rollback triggers show: each armed wave's
+ * view in GET /status, their metric families (each armed wave's error ratio
+ * beside its threshold, its freshness lag beside its limit, the webhook's
+ * pages), and one wave's view for the status page. Reads struct watch; changes
+ * nothing.
  */
 #include <sys/queue.h>
 
@@ -25,15 +26,6 @@
 #include "routing/route.h"
 #include "routing/store.h"
 #include "routing/wave.h"
-
-static json_t *watch_views_json(struct watch *);
-
-/* stats_status_cb: the triggers' part of GET /status. */
-json_t *
-watch_status_cb(void *arg)
-{
-	return watch_status_json(arg);
-}
 
 int
 watch_wave_view(struct watch *w, const struct store_wave *sw,
@@ -110,7 +102,7 @@ watch_mwaves_cb(const struct store_wave *sw, void *arg)
  * "error_threshold", "requests", "errors", "min_requests", "lag_ms" (null:
  * not known), "max_lag_ms"}}. Caller frees.
  */
-static json_t *
+json_t *
 watch_views_json(struct watch *w)
 {
 	struct watch_mwaves m = { NULL, 0 };
@@ -213,114 +205,4 @@ watch_metrics_cb(struct evbuffer *b, void *arg)
 	    (unsigned long long)w->tries_failed);
 	free(views);
 	free(m.v);
-}
-
-/* The triggers' state for /status. */
-json_t *
-watch_status_json(struct watch *w)
-{
-	const struct conf_policy *pol;
-	struct trigger_wave *s;
-	struct store_wave sw;
-	json_t *j, *waves, *objs, *one, *side;
-	uint64_t req, err;
-	char dur[32], ts[40];
-	int64_t now;
-	size_t i;
-	int k;
-
-	if (w == NULL)
-		return json_null();
-	pol = &w->f->conf->policy;
-	now = units_now_ms();
-	waves = json_object();
-	for (i = 0; i < w->tab.cap; i++) {
-		s = &w->tab.slots[i];
-		if (!s->used || w->f->store == NULL ||
-		    store_wave_get(w->f->store, s->wave, &sw) != STORE_OK)
-			continue;
-		one = json_pack("{s:s}", "state", wave_state_name(sw.state));
-		for (k = 0; k < ROUTE_NSIDES; k++) {
-			trigger_ring_totals(&w->tab.win, &s->side[k], now, &req,
-			    &err);
-			side = json_pack("{s:I,s:I,s:f}", "requests",
-			    (json_int_t)req, "errors", (json_int_t)err, "rate",
-			    req > 0 ? (double)err / (double)req : 0.0);
-			json_object_set_new(one, route_side_name(k), side);
-		}
-		if (trigger_action_for(sw.state) != TRIGGER_NONE)
-			json_object_set_new(one, "baseline",
-			    json_pack("{s:I,s:I}", "requests",
-				(json_int_t)sw.base_requests, "errors",
-				(json_int_t)sw.base_errors));
-		snprintf(dur, sizeof(dur), "%u", s->wave);
-		json_object_set_new(waves, dur, one);
-	}
-	objs = json_object();
-	for (i = 0; i < w->nobjs; i++) {
-		struct watch_obj *o = w->objs[i];
-		const char *state;
-		char why[400];
-
-		if (o->fresh.last_ms == 0)
-			state = "not sampled yet";
-		else if (o->fresh.kind == TRIGGER_LAG_KNOWN)
-			state = "known";
-		else if (o->fresh.kind == TRIGGER_LAG_EMPTY)
-			state = "lakehouse has no snapshot";
-		else {
-			snprintf(why, sizeof(why),
-			    "unknown: warehouse %s, "
-			    "lakehouse %s",
-			    o->p[ROUTE_WAREHOUSE].known_last ?
-				"read" :
-				o->p[ROUTE_WAREHOUSE].why,
-			    o->p[ROUTE_LAKEHOUSE].known_last ?
-				"read" :
-				o->p[ROUTE_LAKEHOUSE].why);
-			state = why;
-		}
-		one = json_pack("{s:I,s:s}", "wave", (json_int_t)o->wave,
-		    "state", state);
-		if (o->fresh.last_ms != 0 &&
-		    o->fresh.kind == TRIGGER_LAG_KNOWN) {
-			json_object_set_new(one, "lag_ms",
-			    json_integer(o->fresh.lag_ms));
-			units_format_duration(o->fresh.lag_ms > 0 ?
-				(uint64_t)o->fresh.lag_ms :
-				0,
-			    dur, sizeof(dur));
-			json_object_set_new(one, "lag",
-			    json_string(o->fresh.lag_ms < 0 ? "ahead" : dur));
-		}
-		json_object_set_new(one, "held_ms",
-		    json_integer(o->fresh.held_since_ms != 0 ?
-			    now - o->fresh.held_since_ms :
-			    0));
-		json_object_set_new(one, "count",
-		    json_string(trigger_count_name(o->count)));
-		if (o->count_why != NULL)
-			json_object_set_new(one, "count_why",
-			    json_string(o->count_why));
-		json_object_set_new(objs, o->name, one);
-	}
-	j = json_pack("{s:o,s:{s:I,s:I,s:I,s:I,s:o},s:{s:I,s:I,s:I},s:I}",
-	    "errors", waves, "freshness", "interval_ms",
-	    (json_int_t)pol->freshness_interval_ms, "max_lag_ms",
-	    (json_int_t)pol->freshness_max_lag_ms, "for_ms",
-	    (json_int_t)pol->freshness_for_ms, "cycles", (json_int_t)w->cycles,
-	    "objects", objs, "pages", "sent", (json_int_t)w->pages_sent,
-	    "delivered", (json_int_t)w->pages_delivered, "failed",
-	    (json_int_t)w->pages_failed, "rollbacks", (json_int_t)w->rollbacks);
-	if (j != NULL && w->last_cycle_ms != 0) {
-		units_time_format(w->last_cycle_ms, ts, sizeof(ts));
-		json_object_set_new(json_object_get(j, "freshness"),
-		    "last_cycle", json_string(ts));
-	}
-	if (j != NULL)
-		json_object_set_new(j, "waves", watch_views_json(w));
-	if (j != NULL && w->tab.dropped > 0)
-		json_object_set_new(j, "dropped_counts",
-		    json_integer((json_int_t)w->tab.dropped));
-	return j;
 }

@@ -121,6 +121,9 @@ typedef int (*store_route_cb)(const void *key, size_t keylen,
     const struct store_route *, void *arg);
 typedef int (*store_wave_cb)(const struct store_wave *, void *arg);
 int store_route_foreach(struct store *, store_route_cb, void *);
+/* The same from the first key after AFTER (AFTERLEN bytes; NULL: all). */
+int store_route_foreach_after(struct store *, const void *after,
+    size_t afterlen, store_route_cb, void *);
 int store_wave_foreach(struct store *, store_wave_cb, void *);
 
 /*

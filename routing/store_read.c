@@ -191,21 +191,42 @@ store_wave_brief(struct store *s, uint32_t n, struct store_wave_brief *b)
 int
 store_route_foreach(struct store *s, store_route_cb cb, void *arg)
 {
+	return store_route_foreach_after(s, NULL, 0, cb, arg);
+}
+
+/*
+ * Call CB for every assignment whose key sorts after AFTER (AFTERLEN
+ * bytes; NULL or empty: from the first), in key order.
+ */
+int
+store_route_foreach_after(struct store *s, const void *after, size_t afterlen,
+    store_route_cb cb, void *arg)
+{
 	MDB_cursor *c;
 	MDB_val k, v;
-	unsigned char key[STORE_KEY_MAX];
+	unsigned char key[STORE_KEY_MAX], from[STORE_KEY_MAX];
 	struct store_route r;
 	size_t klen;
-	int rc, op;
+	int rc, op = MDB_FIRST;
 
-	if (store_walk_begin(s, s->objects, &c, "store_route_foreach") != 0)
+	if (after != NULL && afterlen > 0) {
+		if (afterlen > sizeof(from))
+			return STORE_ERROR;
+		memcpy(from, after, afterlen);
+		k.mv_data = from;
+		k.mv_size = afterlen;
+		op = MDB_SET_RANGE;
+	}
+	if (store_walk_begin(s, s->objects, &c, __func__) != 0)
 		return STORE_ERROR;
-	for (op = MDB_FIRST; (rc = mdb_cursor_get(c, &k, &v, op)) == 0;
-	     op = MDB_NEXT) {
+	for (; (rc = mdb_cursor_get(c, &k, &v, op)) == 0; op = MDB_NEXT) {
+		/* SET_RANGE lands on AFTER itself when it exists. */
+		if (op == MDB_SET_RANGE && k.mv_size == afterlen &&
+		    memcmp(k.mv_data, from, afterlen) == 0)
+			continue;
 		if (store_route_decode(&v, &r) == -1 ||
 		    k.mv_size > sizeof(key)) {
-			log_warnx("store_route_foreach: skipping a damaged "
-				  "record");
+			log_warnx("%s: skipping a damaged record", __func__);
 			continue;
 		}
 		/* Copy out: the callback may read the store again. */
@@ -216,7 +237,7 @@ store_route_foreach(struct store *s, store_route_cb cb, void *arg)
 			break;
 		}
 	}
-	return store_walk_end(s, c, rc, "store_route_foreach");
+	return store_walk_end(s, c, rc, __func__);
 }
 
 /* Call CB for every wave record in numeric order. */

@@ -233,7 +233,7 @@ wave_flip_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 {
 	struct wave_req *q = arg;
 	enum wave_state to = q->to;
-	unsigned pct = q->pct;
+	unsigned pct = q->pct, from_pct;
 
 	q->from = w->state;
 	if (to == WAVE_CANARY && pct == 100)
@@ -253,18 +253,18 @@ wave_flip_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 	}
 	switch (w->state) {
 	case WAVE_WAREHOUSE:
+		break;
 	case WAVE_CANARY:
+		if (to == WAVE_CANARY && pct == w->pct) {
+			wave_msg(q, "wave %u is already at %u %%", q->n, pct);
+			return wave_refuse(q, w, event, record);
+		}
 		break;
 	case WAVE_LAKEHOUSE:
-		if (to == WAVE_LAKEHOUSE)
-			wave_msg(q, "wave %u is already on the lakehouse",
-			    q->n);
-		else
-			wave_msg(q,
-			    "wave %u is on the lakehouse; to send "
-			    "readers back, roll it back: floectl wave "
-			    "rollback %u",
-			    q->n, q->n);
+		/* A step down to a canary share is a flip, not a rollback. */
+		if (to == WAVE_CANARY)
+			break;
+		wave_msg(q, "wave %u is already on the lakehouse", q->n);
 		return wave_refuse(q, w, event, record);
 	case WAVE_ROLLED_BACK:
 		wave_msg(q,
@@ -290,9 +290,12 @@ wave_flip_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 	}
 	/*
 	 * The cutover gate guards every move of readers towards the
-	 * lakehouse; lowering a canary share is the safe direction.
+	 * lakehouse. A smaller share (a lower canary, or a step down from
+	 * the lakehouse to a canary) is the safe direction: the warehouse
+	 * is still dual-written.
 	 */
-	if (!(to == WAVE_CANARY && w->state == WAVE_CANARY && pct <= w->pct) &&
+	from_pct = w->state == WAVE_WAREHOUSE ? 0 : w->pct;
+	if (!(to == WAVE_CANARY && pct <= from_pct) &&
 	    wave_gate_check(w, q, event) == -1)
 		return wave_refuse(q, w, event, record);
 
@@ -302,17 +305,22 @@ wave_flip_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 		w->base_errors = q->base != NULL ? q->base->errors : 0;
 	}
 	wave_enter(q, w, to, event, "wave.flip");
+	json_object_set_new(event, "from_pct", json_integer(from_pct));
 	json_object_set_new(event, "baseline",
 	    json_pack("{s:I,s:I}", "requests", (json_int_t)w->base_requests,
 		"errors", (json_int_t)w->base_errors));
 	if (to == WAVE_CANARY && q->from == WAVE_CANARY)
-		wave_msg(q, "wave %u canary share now %u%%", q->n, pct);
-	else if (to == WAVE_CANARY)
-		wave_msg(q, "wave %u flipped from %s to canary at %u%%", q->n,
-		    wave_state_name(q->from), pct);
+		wave_msg(q, "wave %u canary %u %% → %u %%", q->n, from_pct,
+		    pct);
+	else if (q->from == WAVE_LAKEHOUSE)
+		wave_msg(q,
+		    "wave %u stepped down from lakehouse to canary: %u %% "
+		    "→ %u %%",
+		    q->n, from_pct, pct);
 	else
-		wave_msg(q, "wave %u flipped from %s to lakehouse", q->n,
-		    wave_state_name(q->from));
+		wave_msg(q, "wave %u flipped from %s to %s: %u %% → %u %%",
+		    q->n, wave_state_name(q->from), wave_state_name(to),
+		    from_pct, (unsigned)w->pct);
 	return STORE_OK;
 }
 

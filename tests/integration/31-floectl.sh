@@ -306,7 +306,7 @@ else
 	bad "refused --json: exit $RC, $(cat "$T/o")"
 fi
 run wave flip 2 lakehouse --canary 25
-want "wave flip --canary" 0 '^wave 2: warehouse -> canary \(25%\)$'
+want "wave flip --canary" 0 '^wave 2: warehouse -> canary \(0 % → 25 %\)$'
 run route set db.java_bunnies 1
 want_err "route into a flipped wave: refused" 1 'wave 1 is lakehouse'
 run route set db.java_bunnies 1 --force

@@ -60,7 +60,7 @@ grep -q '1 of 2 objects blocking: db.items 2 clean, 0 dirty' "$T/ctl" &&
 	ok "only the short object blocks" || bad "$(cat "$T/ctl")"
 clean db.items 1 2
 ctl_ok "flip to a canary" wave flip 1 lakehouse --canary 10 &&
-	grep -q 'wave 1: warehouse -> canary (10%)' "$T/ctl" && ok "the gate holds: canary"
+	grep -qx 'wave 1: warehouse -> canary (0 % → 10 %)' "$T/ctl" && ok "the gate holds: canary"
 last_event
 jq -e '.type == "wave.flip" and .gate.pass == true and (.gate.objects | map(.clean) | sort) == [3,3]' \
 	"$T/ev" >/dev/null && ok "the flip's event carries the evidence" || bad "event: $(cat "$T/ev")"

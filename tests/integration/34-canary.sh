@@ -4,7 +4,10 @@
 # the percentage, no identity is ever served by both sides for one table,
 # raising the share never sends a lakehouse reader back, a client without a
 # token is sticky by its address, /resolve predicts the side, and 100 %
-# is the lakehouse. Exits 0 or 1.
+# is the lakehouse. Every share change says old -> new; the same share
+# again is refused; a step down from the lakehouse to a canary share is a
+# flip (not a rollback) that needs no gate, while raising it again does.
+# Exits 0 or 1.
 . "$(dirname "$0")/lib.sh"
 lib_init 34
 catalog warehouse
@@ -74,7 +77,9 @@ check() {
 ctl_ok "route" route set db.bunnies 1
 ctl_ok "route" route set db.nosuch 1
 ctl_ok "canary 30" wave flip 1 lakehouse --canary 30 &&
-	grep -q 'warehouse -> canary (30%)' "$T/ctl" && ok "wave 1 is a canary at 30%"
+	grep -qx 'wave 1: warehouse -> canary (0 % → 30 %)' "$T/ctl" &&
+	ok "wave 1 is a canary at 30%, and says it was at 0 %" ||
+	bad "canary 30: $(cat "$T/ctl")"
 
 echo "== 1,000 identities at 30%"
 sweep 30 "$T/s30.json"
@@ -91,7 +96,16 @@ done
 expect_eq "floectl resolve --client agrees with the data path" 6 "$agree"
 
 echo "== raising the share to 60%"
-ctl_ok "canary 60" wave flip 1 lakehouse --canary 60
+ctl_ok "canary 60" wave flip 1 lakehouse --canary 60 &&
+	grep -qx 'wave 1: canary -> canary (30 % → 60 %)' "$T/ctl" &&
+	ok "the raise shows old -> new share" || bad "canary 60: $(cat "$T/ctl")"
+ctl wave flip 1 lakehouse --canary 60
+expect_eq "the same share again: exit 1" 1 "$RC"
+grep -q 'wave 1 is already at 60 %' "$T/ctl" &&
+	ok "the same share again: \"already at 60 %\"" || bad "no-op canary: $(cat "$T/ctl")"
+admin POST /waves/1/flip '{"to":"canary","pct":60}'
+expect_error "the same share again: 409 from the API" 409 RefusedException \
+	"wave 1 is already at 60 %"
 sweep 60 "$T/s60.json"
 check 60 "$T/s60.json"
 jq -e --slurpfile a "$T/s30.json" '. as $b | $a[0] | to_entries
@@ -110,15 +124,43 @@ want=$(curl -s --unix-socket "$SOCK" 'http://floe/resolve/db.bunnies?client=127.
 expect_eq "/resolve?client=ADDRESS predicts it" "$want" "$(echo $sides | awk '{print $1}')"
 
 echo "== lowering, 100% and the events"
-ctl_ok "canary 20" wave flip 1 lakehouse --canary 20
+ctl_ok "canary 20" wave flip 1 lakehouse --canary 20 &&
+	grep -qx 'wave 1: canary -> canary (60 % → 20 %)' "$T/ctl" &&
+	ok "lowering shows old -> new share" || bad "canary 20: $(cat "$T/ctl")"
 ctl_ok "canary 100" wave flip 1 lakehouse --canary 100 &&
-	grep -q 'canary -> lakehouse' "$T/ctl" && ok "--canary 100 is the lakehouse"
+	grep -qx 'wave 1: canary -> lakehouse (20 % → 100 %)' "$T/ctl" &&
+	ok "--canary 100 is the lakehouse" || bad "canary 100: $(cat "$T/ctl")"
 get /v1/routed/namespaces/db/tables/bunnies -H 'Authorization: Bearer client-1'
 expect_header "every reader on the lakehouse" X-Floe-Target lakehouse
-ctl wave flip 1 lakehouse --canary 50
-expect_eq "a lakehouse wave does not go back to a canary" 1 "$RC"
+
+echo "== a step down from the lakehouse to a canary share"
+# The wave's own gate now blocks (no ledger records): a step down is the
+# safe direction and needs none, a raise afterwards does.
+ctl_ok "wave set --min-clean" wave set 1 --min-clean 5
+ctl_ok "step down to 50" wave flip 1 lakehouse --canary 50 &&
+	grep -qx 'wave 1: lakehouse -> canary (100 % → 50 %)' "$T/ctl" &&
+	ok "a lakehouse wave steps down to a canary, ungated, old -> new share" ||
+	bad "step down: $(cat "$T/ctl")"
+admin GET /waves/1
+expect_jq "wave 1 is a canary at 50% again" 200 '.state == "canary" and .pct == 50'
+ctl wave flip 1 lakehouse --canary 70
+expect_eq "raising it again passes the gate: refused" 1 "$RC"
+admin GET /rollbacks
+expect_jq "the step down is no rollback" 200 '.rollbacks | length == 0'
 curl -s --unix-socket "$SOCK" 'http://floe/events?limit=10000' >"$T/ev"
-jq -e '[.events[] | select(.type == "wave.flip") | .pct] == [30, 60, 20, 100]' "$T/ev" >/dev/null &&
+jq -e '[.events[] | select(.type == "wave.flip") | .pct] == [30, 60, 20, 100, 50]' "$T/ev" >/dev/null &&
 	ok "each share change is a wave.flip event with its pct" ||
 	bad "events: $(jq -c '[.events[] | select(.type == "wave.flip")]' "$T/ev")"
+jq -e '[.events[] | select(.type == "wave.flip")] | last
+	| .from == "lakehouse" and .to == "canary" and .from_pct == 100 and .pct == 50' "$T/ev" >/dev/null &&
+	ok "the step down's event: lakehouse 100 -> canary 50" ||
+	bad "step down event: $(jq -c '[.events[] | select(.type == "wave.flip")] | last' "$T/ev")"
+jq -e '[.events[] | select(.type == "wave.rollback")] | length == 0' "$T/ev" >/dev/null &&
+	ok "no rollback event" || bad "a rollback event was recorded"
+
+echo "== a refusal that can be overridden names --force"
+ctl route set db.other 1
+expect_eq "joining a canary wave: refused" 1 "$RC"
+grep -q 'override with --force' "$T/ctl" && ok "the refusal names --force" ||
+	bad "refusal: $(cat "$T/ctl")"
 finish

@@ -58,6 +58,30 @@ jq -e --argjson n "$N" '.events | length == 1 and .[0].type == "route.import"
 	bad "event: $(head -c 400 "$T/ev")"
 routes "$T/list"
 expect_eq "route list holds every route" "$N" "$(jq '.routes | length' "$T/list")"
+
+echo "== the lists in pages"
+# floectl asks for 1,000 at a time and follows "next": the pages hold
+# every route once, in the order of one unpaged GET /routes.
+curl -s --unix-socket "$SOCK" http://floe/routes >"$T/whole"
+jq -e --slurpfile w "$T/whole" '[.routes[].object] == [$w[0].routes[].object]
+	and ($w[0].next == null)' "$T/list" >/dev/null &&
+	ok "floectl route list: the pages are the whole list, in order" ||
+	bad "route list pages differ from GET /routes"
+curl -s --unix-socket "$SOCK" 'http://floe/routes?limit=1000' >"$T/p1"
+next=$(jq -r .next "$T/p1")
+jq -e --slurpfile w "$T/whole" '(.routes | length == 1000)
+	and .next == .routes[999].object and .routes == $w[0].routes[0:1000]' \
+	"$T/p1" >/dev/null && ok "GET /routes?limit=1000: a page and next" ||
+	bad "page 1: $(jq -c '{n: (.routes | length), next}' "$T/p1")"
+curl -s --unix-socket "$SOCK" -G --data-urlencode "after=$next" \
+	'http://floe/routes?limit=1000' >"$T/p2"
+jq -e --slurpfile w "$T/whole" '.routes == $w[0].routes[1000:2000]' "$T/p2" \
+	>/dev/null && ok "?after=NEXT: the next page" || bad "page 2 is not the next 1000"
+"$FLOECTL" -s "$SOCK" --json wave list >"$T/waves" 2>&1
+curl -s --unix-socket "$SOCK" 'http://floe/waves?limit=3&after=3' >"$T/wp"
+jq -e '[.waves[].wave] == [4, 5, 6] and .next == 6' "$T/wp" >/dev/null &&
+	ok "GET /waves?limit=3&after=3: waves 4..6, next 6" || bad "waves page: $(cat "$T/wp")"
+expect_eq "floectl wave list: every wave" 10 "$(jq '.waves | length' "$T/waves")"
 ctl_ok "resolve" --json resolve db.t00042 &&
 	expect_eq "resolve: db.t00042 in wave 3" 3 "$(jq .wave "$T/ctl")"
 get "$TBL"

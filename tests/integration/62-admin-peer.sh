@@ -41,7 +41,7 @@ expect_jq "a uid not in admin_uids: 403 on /status" 403 \
 	".error.code == 403 and .error.type == \"ForbiddenException\" and (.error.message | contains(\"uid $ME\"))"
 admin POST /waves/1/rollback '{"reason":"should not happen"}'
 expect_status "... and on a rollback" 403
-grep -q "admin: uid $ME refused" "$T/floe.log" && ok "the refusal is logged with the uid" ||
+grep -q "admin_sock_serve: uid $ME refused" "$T/floe.log" && ok "the refusal is logged with the uid" ||
 	bad "no refusal in the log"
 if ctl status; then bad "floectl status succeeded for a refused uid"; else ok "floectl fails for a refused uid (exit $RC)"; fi
 get /v1/routed/namespaces/db/tables/bunnies

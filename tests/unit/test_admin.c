@@ -455,6 +455,104 @@ test_routes(void **state)
 	json_decref(j);
 }
 
+/*
+ * GET /routes and GET /waves in pages: ?limit=N gives N and "next", the
+ * key to ask ?after= for the next page; the pages together are the
+ * whole list, in order, and the last one says "next": null.
+ */
+static void
+test_paging(void **state)
+{
+	static const char *const objects[] = { "db.a", "db.b", "db.c", "db.d",
+		"db.e", "mkt.*", "zz.last" };
+	struct fixture *fx = *state;
+	json_t *all, *j, *list, *next;
+	char target[128], *after = NULL;
+	size_t i, seen = 0, pages = 0;
+
+	for (i = 0; i < nitems(objects); i++)
+		route_set(fx, objects[i], (unsigned)(i % 3 + 1) * 10);
+	all = expect(fx, 200, "GET", "/routes", NULL);
+	assert_int_equal(json_array_size(json_object_get(all, "routes")),
+	    nitems(objects));
+	assert_true(json_is_null(json_object_get(all, "next")));
+	do {
+		if (after == NULL)
+			snprintf(target, sizeof(target), "/routes?limit=3");
+		else
+			snprintf(target, sizeof(target),
+			    "/routes?limit=3&after=%s", after);
+		free(after);
+		after = NULL;
+		j = expect(fx, 200, "GET", target, NULL);
+		list = json_object_get(j, "routes");
+		assert_true(json_array_size(list) >= 1);
+		assert_true(json_array_size(list) <= 3);
+		for (i = 0; i < json_array_size(list); i++, seen++)
+			assert_true(json_equal(json_array_get(list, i),
+			    json_array_get(json_object_get(all, "routes"),
+				seen)));
+		next = json_object_get(j, "next");
+		if (json_is_string(next)) {
+			assert_string_equal(json_string_value(next),
+			    str(json_array_get(list, 2), "object"));
+			after = xstrdup(json_string_value(next));
+		} else
+			assert_true(json_is_null(next));
+		json_decref(j);
+		pages++;
+	} while (after != NULL);
+	assert_int_equal(seen, nitems(objects));
+	assert_int_equal(pages, 3);
+	json_decref(all);
+	/* A page that ends the list exactly still says next; then none. */
+	j = expect(fx, 200, "GET", "/routes?limit=7", NULL);
+	assert_true(json_is_null(json_object_get(j, "next")));
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/routes?limit=6", NULL);
+	assert_string_equal(str(j, "next"), "mkt.*");
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/routes?after=mkt.*", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "routes")), 1);
+	assert_string_equal(str(json_array_get(json_object_get(j, "routes"), 0),
+				"object"),
+	    "zz.last");
+	json_decref(j);
+	/* An object that has no route still marks a place in the order. */
+	j = expect(fx, 200, "GET", "/routes?after=db.bb", NULL);
+	assert_string_equal(str(json_array_get(json_object_get(j, "routes"), 0),
+				"object"),
+	    "db.c");
+	json_decref(j);
+	json_decref(expect(fx, 400, "GET", "/routes?limit=0", NULL));
+	json_decref(expect(fx, 400, "GET", "/routes?limit=x", NULL));
+	json_decref(expect(fx, 400, "GET", "/routes?after=", NULL));
+
+	/* Waves 10, 20, 30: two pages of two. */
+	j = expect(fx, 200, "GET", "/waves?limit=2", NULL);
+	list = json_object_get(j, "waves");
+	assert_int_equal(json_array_size(list), 2);
+	assert_int_equal(num(json_array_get(list, 0), "wave"), 10);
+	assert_int_equal(num(json_array_get(list, 1), "wave"), 20);
+	assert_int_equal(num(j, "next"), 20);
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves?limit=2&after=20", NULL);
+	list = json_object_get(j, "waves");
+	assert_int_equal(json_array_size(list), 1);
+	assert_int_equal(num(json_array_get(list, 0), "wave"), 30);
+	assert_true(json_is_null(json_object_get(j, "next")));
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves?after=0", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "waves")), 3);
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "waves")), 3);
+	assert_true(json_is_null(json_object_get(j, "next")));
+	json_decref(j);
+	json_decref(expect(fx, 400, "GET", "/waves?limit=0", NULL));
+	json_decref(expect(fx, 400, "GET", "/waves?after=-1", NULL));
+}
+
 /* GET /resolve: unassigned, by object, by rule, canary per client. */
 static void
 test_resolve(void **state)
@@ -633,11 +731,27 @@ test_transitions(void **state)
 	assert_int_equal(num(j, "pct"), 10);
 	assert_string_equal(str(j, "actor"), "uid 1000");
 	assert_string_equal(str(j, "reason"), "first tenth");
+	assert_int_equal(num(j, "from_pct"), 0);
+	assert_string_equal(str(j, "message"),
+	    "wave 3 flipped from warehouse to canary: 0 % → 10 %");
 	json_decref(j);
+
+	/* The same share again: refused, and nothing changes. */
+	before = snapshot(fx);
+	seq = store_last_seq(fx->f.store);
+	j = expect(fx, 409, "POST", "/waves/3/flip",
+	    "{\"to\":\"canary\",\"pct\":10}");
+	e = json_object_get(j, "error");
+	assert_string_equal(str(e, "type"), "RefusedException");
+	assert_string_equal(str(e, "message"), "wave 3 is already at 10 %");
+	json_decref(j);
+	assert_refused(fx, before, seq, "wave.refused");
+	free(before);
 
 	j = expect(fx, 200, "POST", "/waves/3/flip", "{\"to\":\"lakehouse\"}");
 	assert_string_equal(str(j, "from"), "canary");
 	assert_string_equal(str(j, "state"), "lakehouse");
+	assert_int_equal(num(j, "from_pct"), 10);
 	json_decref(j);
 
 	assert_int_equal(rollback_lines(fx), 0);
@@ -700,6 +814,17 @@ test_transitions(void **state)
 	assert_string_equal(str(j, "state"), "lakehouse");
 	assert_int_equal(num(j, "pct"), 100);
 	json_decref(j);
+	/* A step down to a canary share is a flip, not a rollback. */
+	j = expect(fx, 200, "POST", "/waves/3/flip",
+	    "{\"to\":\"canary\",\"pct\":40}");
+	assert_string_equal(str(j, "from"), "lakehouse");
+	assert_string_equal(str(j, "state"), "canary");
+	assert_int_equal(num(j, "pct"), 40);
+	assert_int_equal(num(j, "from_pct"), 100);
+	assert_string_equal(str(j, "message"),
+	    "wave 3 stepped down from lakehouse to canary: 100 % → 40 %");
+	json_decref(j);
+	assert_int_equal(rollback_lines(fx), 1);
 	j = expect(fx, 200, "POST", "/waves/3/rollback", "");
 	assert_string_equal(str(j, "state"), "rolled_back");
 	json_decref(j);
@@ -970,8 +1095,9 @@ test_routes_import_guard(void **state)
 		{ "{\"object\":\"db.a\",\"wave\":1}\n"
 		  "{\"object\":\"db.frozen\",\"wave\":1}\n",
 		    "line 2: db.frozen is in wave 5, which is frozen: its "
-		    "warehouse copy is no longer written (force to override); "
-		    "nothing was imported",
+		    "warehouse copy is no longer written (override with "
+		    "--force, or \"force\":true in an import); nothing was "
+		    "imported",
 		    2 },
 		{ "[{\"object\":\"db.frozen\",\"wave\":1,\"force\":true},"
 		  "{\"object\":\"new.*\",\"wave\":3}]",
@@ -1531,6 +1657,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_routes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_paging, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_waves, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transitions, setup,

@@ -1,1 +1,3 @@
-T_admin = proxy/admin.c proxy/stats.c policy/rlog.c proxy/worker.c $(STORE_SRCS) routing/route.c routing/wave.c routing/ledger.c policy/gate.c
+T_admin = $(filter-out proxy/admin_sock.c,$(wildcard proxy/admin*.c)) \
+	  proxy/stats.c policy/rlog.c proxy/worker.c $(STORE_SRCS) \
+	  routing/route.c routing/wave.c routing/ledger.c policy/gate.c

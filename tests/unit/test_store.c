@@ -255,6 +255,33 @@ test_foreach_order(void **state)
 	assert_int_equal(store_route_foreach(t->store, collect_route_cb, &c),
 	    STORE_OK);
 	assert_int_equal(c.n, 3);
+
+	/* From after a key that exists, one that does not, and the last. */
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(store_route_foreach_after(t->store, "b", 1,
+			     collect_route_cb, &c),
+	    STORE_OK);
+	assert_int_equal(c.n, 2);
+	assert_string_equal(c.keys[0], "m");
+	assert_string_equal(c.keys[1], "zz");
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(store_route_foreach_after(t->store, "a\x1f", 2,
+			     collect_route_cb, &c),
+	    STORE_OK);
+	assert_int_equal(c.n, 4);
+	assert_string_equal(c.keys[0],
+	    "a\x1f"
+	    "b");
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(store_route_foreach_after(t->store, "zz", 2,
+			     collect_route_cb, &c),
+	    STORE_OK);
+	assert_int_equal(c.n, 0);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(store_route_foreach_after(t->store, NULL, 0,
+			     collect_route_cb, &c),
+	    STORE_OK);
+	assert_int_equal(c.n, nitems(sorted));
 }
 
 struct count {

@@ -147,7 +147,8 @@ static const struct row rows[] = {
 	{ WAVE_WAREHOUSE, 0, FLIP, WAVE_LAKEHOUSE, 0, false, WAVE_OK,
 	    WAVE_LAKEHOUSE, 100, "flipped from warehouse to lakehouse" },
 	{ WAVE_CANARY, 30, FLIP, WAVE_LAKEHOUSE, 0, false, WAVE_OK,
-	    WAVE_LAKEHOUSE, 100, "flipped from canary to lakehouse" },
+	    WAVE_LAKEHOUSE, 100,
+	    "flipped from canary to lakehouse: 30 % → 100 %" },
 	{ WAVE_LAKEHOUSE, 100, FLIP, WAVE_LAKEHOUSE, 0, false, WAVE_REFUSED,
 	    WAVE_LAKEHOUSE, 100, "is already on the lakehouse" },
 	{ WAVE_ROLLED_BACK, 0, FLIP, WAVE_LAKEHOUSE, 0, false, WAVE_REFUSED,
@@ -161,21 +162,26 @@ static const struct row rows[] = {
 	    "unknown state (9)" },
 	/* flip to a canary */
 	{ WAVE_WAREHOUSE, 0, FLIP, WAVE_CANARY, 10, false, WAVE_OK, WAVE_CANARY,
-	    10, "to canary at 10%" },
+	    10, "flipped from warehouse to canary: 0 % → 10 %" },
 	{ WAVE_CANARY, 10, FLIP, WAVE_CANARY, 40, false, WAVE_OK, WAVE_CANARY,
-	    40, "wave 108 canary share now 40%" },
+	    40, "wave 108 canary 10 % → 40 %" },
+	{ WAVE_CANARY, 40, FLIP, WAVE_CANARY, 20, false, WAVE_OK, WAVE_CANARY,
+	    20, "canary 40 % → 20 %" },
+	{ WAVE_CANARY, 20, FLIP, WAVE_CANARY, 20, false, WAVE_REFUSED,
+	    WAVE_CANARY, 20, "is already at 20 %" },
 	{ WAVE_CANARY, 10, FLIP, WAVE_CANARY, 100, false, WAVE_OK,
 	    WAVE_LAKEHOUSE, 100, "to lakehouse" },
 	{ WAVE_WAREHOUSE, 0, FLIP, WAVE_CANARY, 99, false, WAVE_OK, WAVE_CANARY,
-	    99, "at 99%" },
+	    99, "0 % → 99 %" },
 	{ WAVE_WAREHOUSE, 0, FLIP, WAVE_CANARY, 1, false, WAVE_OK, WAVE_CANARY,
-	    1, "at 1%" },
+	    1, "0 % → 1 %" },
 	{ WAVE_WAREHOUSE, 0, FLIP, WAVE_CANARY, 0, false, WAVE_REFUSED,
 	    WAVE_WAREHOUSE, 0, "a canary share is 1 to 99%" },
 	{ WAVE_WAREHOUSE, 0, FLIP, WAVE_CANARY, 101, false, WAVE_REFUSED,
 	    WAVE_WAREHOUSE, 0, "not 101%" },
-	{ WAVE_LAKEHOUSE, 100, FLIP, WAVE_CANARY, 10, false, WAVE_REFUSED,
-	    WAVE_LAKEHOUSE, 100, "roll it back" },
+	{ WAVE_LAKEHOUSE, 100, FLIP, WAVE_CANARY, 10, false, WAVE_OK,
+	    WAVE_CANARY, 10,
+	    "stepped down from lakehouse to canary: 100 % → 10 %" },
 	{ WAVE_ROLLED_BACK, 0, FLIP, WAVE_CANARY, 10, false, WAVE_REFUSED,
 	    WAVE_ROLLED_BACK, 0, "acknowledge the rollback first" },
 	{ WAVE_FROZEN, 100, FLIP, WAVE_CANARY, 10, false, WAVE_REFUSED,
@@ -516,6 +522,35 @@ test_gate_verdict(void **state)
 	assert_int_equal(wave_flip(t->store, 1, WAVE_CANARY, 5, &g, ACTOR, NULL,
 			     T0 + 3, msg, sizeof(msg)),
 	    WAVE_OK);
+	/* Nor does a step down from the lakehouse to a canary share. */
+	assert_int_equal(store_wave_get(t->store, 1, &w), STORE_OK);
+	g.pass = true;
+	g.seq = w.seq;
+	assert_int_equal(wave_flip(t->store, 1, WAVE_LAKEHOUSE, 100, &g, ACTOR,
+			     NULL, T0 + 4, msg, sizeof(msg)),
+	    WAVE_OK);
+	g.pass = false;
+	assert_int_equal(wave_flip(t->store, 1, WAVE_CANARY, 25, &g, ACTOR,
+			     NULL, T0 + 5, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_string_equal(msg,
+	    "wave 1 stepped down from lakehouse to canary: 100 % → 25 %");
+	assert_int_equal(store_wave_get(t->store, 1, &w), STORE_OK);
+	assert_int_equal(w.state, WAVE_CANARY);
+	assert_int_equal(w.pct, 25);
+	assert_int_equal(w.flipped_ms, T0 + 1);
+	all = routing_tmp_events(t->store, store_last_seq(t->store) - 1);
+	assert_string_equal(jstr(json_array_get(all, 0), "type"), "wave.flip");
+	assert_string_equal(jstr(json_array_get(all, 0), "from"), "lakehouse");
+	assert_string_equal(jstr(json_array_get(all, 0), "to"), "canary");
+	assert_int_equal(json_integer_value(
+			     json_object_get(json_array_get(all, 0),
+				 "from_pct")),
+	    100);
+	assert_int_equal(json_integer_value(
+			     json_object_get(json_array_get(all, 0), "pct")),
+	    25);
+	json_decref(all);
 	all = routing_tmp_events(t->store, 0);
 	assert_string_equal(jstr(json_array_get(all, 0), "type"),
 	    "wave.refused");

@@ -1,0 +1,399 @@
+/*
+ * floe: admin_evidence.c -- the gates' evidence of a wave, read from the
+ * ledger for its objects and the tables its rules cover, their verdicts
+ * (policy/gate.c decides), and GET /eligibility, which shows both gates,
+ * when a frozen wave may retire, and the open mismatches by bucket.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "lib/log.h"
+#include "lib/units.h"
+#include "lib/xmalloc.h"
+#include "policy/gate.h"
+#include "proxy/admin_impl.h"
+#include "proxy/conf.h"
+#include "proxy/floe.h"
+#include "routing/ledger.h"
+#include "routing/route.h"
+#include "routing/store.h"
+#include "routing/wave.h"
+
+static void admin_evidence_add(struct admin_evidence *,
+    const struct route_obj *);
+static int admin_evidence_route_cb(const void *, size_t,
+    const struct store_route *, void *);
+static int admin_evidence_ledger_cb(const void *, size_t, void *);
+static int admin_evidence_rec_cb(int64_t, const void *, size_t, void *);
+static json_t *admin_triage_json(const struct admin_evidence *);
+static json_t *admin_eligibility_wave(struct admin_req *, uint32_t);
+
+/* The effective policy: floe.conf's [policy] (conf.c has its defaults). */
+void
+admin_policy(const struct admin_req *r, struct gate_params *p,
+    uint64_t *grace_ms)
+{
+	const struct conf_policy *cp = &r->f->conf->policy;
+
+	p->min_clean = cp->gate_min_clean;
+	p->window_ms = (int64_t)cp->gate_window_ms;
+	p->decom_min_clean = cp->decommission_min_clean;
+	if (grace_ms != NULL)
+		*grace_ms = cp->grace_ms;
+}
+
+/* Free what admin_evidence gathered. */
+void
+admin_evidence_clear(struct admin_evidence *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++)
+		free(e->names[i]);
+	free(e->names);
+	free(e->keys);
+	free(e->cut);
+	free(e->dec);
+	free(e->recs);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Add OBJ (an object, or a rule with no tables) to the wave's list. */
+static void
+admin_evidence_add(struct admin_evidence *e, const struct route_obj *obj)
+{
+	char text[STORE_KEY_MAX * 3 + 8];
+
+	if (e->n == e->cap) {
+		e->cap = e->cap != 0 ? e->cap * 2 : 16;
+		e->names = xreallocarray(e->names, e->cap, sizeof(*e->names));
+		e->keys = xreallocarray(e->keys, e->cap, sizeof(*e->keys));
+		e->cut = xreallocarray(e->cut, e->cap, sizeof(*e->cut));
+		e->dec = xreallocarray(e->dec, e->cap, sizeof(*e->dec));
+	}
+	route_obj_format(obj, text, sizeof(text));
+	e->names[e->n] = xstrdup(text);
+	e->keys[e->n] = *obj;
+	memset(&e->cut[e->n], 0, sizeof(e->cut[e->n]));
+	memset(&e->dec[e->n], 0, sizeof(e->dec[e->n]));
+	e->n++;
+}
+
+/* Collect the objects and rules routed to wave E->wave. */
+static int
+admin_evidence_route_cb(const void *key, size_t keylen,
+    const struct store_route *rt, void *arg)
+{
+	struct admin_evidence *e = arg;
+	struct route_obj obj;
+
+	if (rt->wave != e->wave || route_obj_from_key(key, keylen, &obj) == -1)
+		return 0;
+	admin_evidence_add(e, &obj);
+	return 0;
+}
+
+/*
+ * A table found in the ledger under a rule of the wave: it belongs to the
+ * wave if it resolves to it through exactly that rule.
+ */
+static int
+admin_evidence_ledger_cb(const void *key, size_t keylen, void *arg)
+{
+	struct admin_evidence *e = arg;
+	struct route_result res;
+	struct route_obj obj;
+
+	if (route_obj_from_key(key, keylen, &obj) == -1 || obj.rule)
+		return 0;
+	if (route_resolve(e->st, &obj, 0, &res) == -1) {
+		e->failed = true;
+		return 1;
+	}
+	if (res.assigned && res.why == ROUTE_WHY_RULE && res.wave == e->wave &&
+	    res.matched.len == e->rule->len &&
+	    memcmp(res.matched.key, e->rule->key, e->rule->len) == 0) {
+		admin_evidence_add(e, &obj);
+		e->found++;
+	}
+	return 0;
+}
+
+/* Keep one ledger record of the object being read. */
+static int
+admin_evidence_rec_cb(int64_t ts, const void *val, size_t len, void *arg)
+{
+	struct admin_evidence *e = arg;
+	struct ledger_rec *rec;
+
+	if (e->nrecs == e->rcap) {
+		e->rcap = e->rcap != 0 ? e->rcap * 2 : 64;
+		e->recs = xreallocarray(e->recs, e->rcap, sizeof(*e->recs));
+	}
+	rec = &e->recs[e->nrecs];
+	rec->ts_ms = ts;
+	if (ledger_decode(val, len, rec) == -1) {
+		log_warnx("%s: skipping a damaged ledger record", __func__);
+		return 0;
+	}
+	e->nrecs++;
+	return 0;
+}
+
+/*
+ * Gather wave N's evidence (W is its record): its objects -- its own
+ * tables, and for each rule the tables of the ledger that resolve to the
+ * wave through it (a rule without any stands for itself, with no
+ * records) -- and for each the cutover and decommission evidence. 0, or -1
+ * on a store error.
+ */
+int
+admin_evidence(struct admin_req *r, uint32_t n, const struct store_wave *w,
+    struct admin_evidence *e)
+{
+	struct route_obj *rules = NULL, sub;
+	struct gate_params *p = &e->p;
+	size_t i, nrules = 0, nown;
+	int64_t from;
+	int k;
+
+	memset(e, 0, sizeof(*e));
+	e->wave = n;
+	e->st = r->st;
+	admin_policy(r, &e->defaults, NULL);
+	gate_params_for(&e->defaults, w->gate_min_clean, w->gate_window_ms, p);
+	if (store_route_foreach(r->st, admin_evidence_route_cb, e) < 0)
+		goto fail;
+	/* Take the rules out; their tables take their place. */
+	for (i = 0, nown = 0; i < e->n; i++) {
+		if (e->keys[i].rule) {
+			rules =
+			    xreallocarray(rules, nrules + 1, sizeof(*rules));
+			rules[nrules++] = e->keys[i];
+			free(e->names[i]);
+			continue;
+		}
+		e->names[nown] = e->names[i];
+		e->keys[nown] = e->keys[i];
+		nown++;
+	}
+	e->n = nown;
+	for (i = 0; i < nrules; i++) {
+		e->rule = &rules[i];
+		e->found = 0;
+		/* The namespace's own tables, then those of its children. */
+		for (k = 0; k < 2; k++) {
+			sub = rules[i];
+			sub.key[sub.len - 1] =
+			    k == 0 ? ROUTE_SEP_TABLE : ROUTE_SEP_LEVEL;
+			if (store_ledger_objects(r->st, sub.key, sub.len,
+				admin_evidence_ledger_cb, e) < 0 ||
+			    e->failed)
+				goto fail;
+		}
+		if (e->found == 0)
+			admin_evidence_add(e, &rules[i]);
+	}
+	free(rules);
+	rules = NULL;
+
+	for (i = 0; i < e->n; i++) {
+		e->nrecs = 0;
+		from = r->now_ms - p->window_ms;
+		if (w->flipped_ms != 0 && w->flipped_ms + 1 < from)
+			from = w->flipped_ms + 1;
+		if (!e->keys[i].rule &&
+		    store_ledger_foreach(r->st, e->keys[i].key, e->keys[i].len,
+			from, INT64_MAX, admin_evidence_rec_cb, e) < 0)
+			goto fail;
+		gate_cutover(e->recs, e->nrecs, p, r->now_ms, &e->cut[i]);
+		/* Before any flip nothing counts for the decommission gate. */
+		gate_decommission(e->recs, w->flipped_ms != 0 ? e->nrecs : 0, p,
+		    w->flipped_ms, &e->dec[i]);
+	}
+	return 0;
+fail:
+	free(rules);
+	admin_evidence_clear(e);
+	return -1;
+}
+
+/*
+ * The verdict of one gate over E into G (its sentence in MSG), with the
+ * evidence as JSON: every object (ALL) or only the blocking ones.
+ */
+bool
+admin_verdict(const struct admin_evidence *e, bool decom, const char *signoff,
+    char *msg, size_t msglen)
+{
+	struct gate_item *items;
+	size_t i;
+	bool pass;
+
+	items = xcalloc(e->n != 0 ? e->n : 1, sizeof(*items));
+	for (i = 0; i < e->n; i++) {
+		items[i].name = e->names[i];
+		items[i].ev = decom ? e->dec[i] : e->cut[i];
+	}
+	pass = gate_verdict(decom, e->wave, &e->p, items, e->n, signoff, msg,
+	    msglen);
+	free(items);
+	return pass;
+}
+
+/* The evidence of one gate as a JSON array; only the blocking ones if
+ * ONLY_BLOCKING. */
+json_t *
+admin_evidence_json(const struct admin_evidence *e, bool decom,
+    bool only_blocking)
+{
+	const struct gate_obj *o;
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < e->n; i++) {
+		o = decom ? &e->dec[i] : &e->cut[i];
+		if (only_blocking && o->pass)
+			continue;
+		json_array_append_new(a, gate_obj_json(e->names[i], o));
+	}
+	return a;
+}
+
+/* The open mismatches of E's objects by bucket, each with what to do. */
+static json_t *
+admin_triage_json(const struct admin_evidence *e)
+{
+	const struct gate_obj *o;
+	json_t *triage, *list;
+	unsigned b;
+	size_t i;
+
+	triage = json_array();
+	for (b = 1; b < LEDGER_NBUCKETS; b++) {
+		list = json_array();
+		for (i = 0; i < e->n; i++) {
+			o = &e->cut[i];
+			if (o->open == 0 || o->open_bucket != b)
+				continue;
+			json_array_append_new(list,
+			    json_pack("{s:s,s:i,s:o}", "object", e->names[i],
+				"records", o->open, "since",
+				admin_time_json(o->open_since_ms)));
+		}
+		if (json_array_size(list) == 0) {
+			json_decref(list);
+			continue;
+		}
+		json_array_append_new(triage,
+		    json_pack("{s:s,s:s,s:o}", "bucket", ledger_bucket_name(b),
+			"action", ledger_bucket_action(b), "objects", list));
+	}
+	return triage;
+}
+
+/* The eligibility of one wave: both gates' evidence and the triage. */
+static json_t *
+admin_eligibility_wave(struct admin_req *r, uint32_t n)
+{
+	struct admin_evidence ev;
+	struct store_wave w;
+	struct gate_params gp;
+	char cmsg[1024], dmsg[1024], rmsg[256], dur[32], grace[32], ends[40];
+	json_t *j, *triage;
+	bool cpass, dpass, rpass;
+	uint64_t grace_ms;
+
+	if (admin_wave_state(r, n, &w, NULL) == -1)
+		return NULL;
+	if (admin_evidence(r, n, &w, &ev) == -1) {
+		admin_error(r, 500, "store error reading the ledger");
+		return NULL;
+	}
+	cpass = admin_verdict(&ev, false, w.signoff, cmsg, sizeof(cmsg));
+	dpass = admin_verdict(&ev, true, w.signoff, dmsg, sizeof(dmsg));
+	units_format_duration((uint64_t)ev.p.window_ms, dur, sizeof(dur));
+
+	/* Retire, as wave_retire decides it: frozen and the grace over. */
+	admin_policy(r, &gp, &grace_ms);
+	units_format_duration(grace_ms, grace, sizeof(grace));
+	units_time_format(w.frozen_ms + (int64_t)grace_ms, ends, sizeof(ends));
+	rpass = w.state == WAVE_FROZEN &&
+	    r->now_ms >= w.frozen_ms + (int64_t)grace_ms;
+	if (w.state != WAVE_FROZEN)
+		snprintf(rmsg, sizeof(rmsg),
+		    "wave %u is %s: only a frozen wave can retire", n,
+		    wave_state_name(w.state));
+	else if (rpass)
+		snprintf(rmsg, sizeof(rmsg),
+		    "wave %u: the grace period (%s) ended %s: it can retire", n,
+		    grace, ends);
+	else
+		snprintf(rmsg, sizeof(rmsg),
+		    "wave %u is in its grace period (%s) until %s: it can "
+		    "retire after that",
+		    n, grace, ends);
+
+	triage = admin_triage_json(&ev);
+	j = json_pack("{s:I,s:s,s:i,s:{s:b,s:i,s:s,s:b,s:s,s:o},"
+		      "s:{s:b,s:i,s:o,s:o,s:s,s:o},s:{s:b,s:s,s:o,s:s},s:o}",
+	    "wave", (json_int_t)n, "state", wave_state_name(w.state), "pct",
+	    w.pct, "cutover", "pass", cpass, "min_clean", ev.p.min_clean,
+	    "window", dur, "off", ev.p.min_clean == 0, "message", cmsg,
+	    "objects", admin_evidence_json(&ev, false, false), "decommission",
+	    "pass", dpass, "min_clean", ev.p.decom_min_clean, "after",
+	    admin_time_json(w.flipped_ms), "signoff", admin_str_json(w.signoff),
+	    "message", dmsg, "objects", admin_evidence_json(&ev, true, false),
+	    "retire", "pass", rpass, "grace", grace, "grace_ends",
+	    w.state == WAVE_FROZEN ? json_string(ends) : json_null(), "message",
+	    rmsg, "triage", triage);
+	admin_evidence_clear(&ev);
+	return j;
+}
+
+/* GET /eligibility[?wave=N]: the gates' evidence for one wave or all. */
+void
+admin_eligibility(struct admin_req *r)
+{
+	struct admin_wave_list l;
+	json_t *list, *one;
+	uint32_t n;
+	char *v = NULL;
+	size_t i;
+
+	list = json_array();
+	if (admin_query_get(r, "wave", &v) == 1) {
+		if (admin_parse_wave(r, v, &n) == -1) {
+			free(v);
+			json_decref(list);
+			return;
+		}
+		free(v);
+		if ((one = admin_eligibility_wave(r, n)) == NULL) {
+			json_decref(list);
+			return;
+		}
+		json_array_append_new(list, one);
+	} else {
+		if (admin_waves_collect(r->st, &l) == -1) {
+			json_decref(list);
+			admin_error(r, 500, "store error listing waves");
+			return;
+		}
+		for (i = 0; i < l.len; i++) {
+			if ((one = admin_eligibility_wave(r, l.v[i].n)) ==
+			    NULL) {
+				free(l.v);
+				json_decref(list);
+				return;
+			}
+			json_array_append_new(list, one);
+		}
+		free(l.v);
+	}
+	admin_reply_json(r, 200, json_pack("{s:o}", "waves", list));
+}

@@ -1,0 +1,187 @@
+/*
+ * floe: admin_job.c -- the bulk imports (POST /routes/import, POST
+ * /ledger) as jobs of the worker: the import runs in its child, on a
+ * store of its own, and its answer, last seq and the records the
+ * reconcile trigger must see come back through the pipe to the loop.
+ * Without a worker (or a later answer) the job runs at once.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "lib/log.h"
+#include "lib/xmalloc.h"
+#include "proxy/admin_impl.h"
+#include "proxy/conf.h"
+#include "proxy/floe.h"
+#include "proxy/watch.h"
+#include "proxy/worker.h"
+#include "routing/store.h"
+
+/*
+ * A bulk import (POST /routes/import, POST /ledger) served by the worker:
+ * RUN parses, writes and answers in the worker's child; what the loop
+ * needs comes back through the pipe (admin_job_work, admin_job_done).
+ * The job owns its body, its answer, and a copy of the request without
+ * the parts that die with admin_handle (path, query, segments).
+ */
+struct admin_job {
+	struct admin_req r;
+	struct admin_reply rep;
+	admin_job_fn run;
+};
+
+static void admin_job_work(void *, struct evbuffer *);
+static void admin_job_done(void *, struct evbuffer *, const char *);
+static void admin_job_alarms(struct floe *, struct evbuffer *);
+
+/*
+ * Serve R through RUN: in the worker's child when floe has a worker and
+ * the caller takes a later answer (the job takes R's body), else here and
+ * now on the loop's own store.
+ */
+void
+admin_job_start(struct admin_req *r,
+    void (*run)(struct admin_req *, struct evbuffer *))
+{
+	struct evbuffer *alarms;
+	struct admin_job *j;
+
+	if (r->f->worker == NULL || r->later_cb == NULL) {
+		if ((alarms = evbuffer_new()) == NULL)
+			fatalx("%s: out of memory", __func__);
+		run(r, alarms);
+		admin_job_alarms(r->f, alarms);
+		evbuffer_free(alarms);
+		return;
+	}
+	j = xcalloc(1, sizeof(*j));
+	j->r = *r;
+	memset(j->r.seg, 0, sizeof(j->r.seg));
+	j->r.nseg = 0;
+	j->r.path = j->r.query = NULL;
+	j->r.reply = &j->rep;
+	j->r.body = NULL;
+	j->r.body_len = 0;
+	if ((j->r.in = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	if (r->in != NULL)
+		evbuffer_add_buffer(j->r.in, r->in);
+	j->run = run;
+	r->later = true;
+	worker_run(r->f->worker, admin_job_work, admin_job_done, j);
+}
+
+/*
+ * In the child: open the store (an LMDB environment is not shared across
+ * fork), run the job, and send back its answer, the last seq and the
+ * alarms: [status u32][seq u64][body length u32][body][alarms].
+ */
+static void
+admin_job_work(void *arg, struct evbuffer *out)
+{
+	struct admin_job *j = arg;
+	struct admin_req *r = &j->r;
+	struct evbuffer *alarms = evbuffer_new();
+	char err[512];
+	uint64_t seq = 0;
+	uint32_t n;
+
+	if (alarms == NULL)
+		admin_error(r, 500, "out of memory");
+	else if ((r->st = store_open(r->f->conf->state_dir, err,
+		      sizeof(err))) == NULL) {
+		log_warnx("%s: import: %s", __func__, err);
+		admin_error(r, 500, "the store cannot be opened: %s", err);
+	} else {
+		j->run(r, alarms);
+		seq = store_last_seq(r->st);
+		store_free(r->st);
+	}
+	n = (uint32_t)j->rep.status;
+	evbuffer_add(out, &n, sizeof(n));
+	evbuffer_add(out, &seq, sizeof(seq));
+	n = (uint32_t)j->rep.len;
+	evbuffer_add(out, &n, sizeof(n));
+	evbuffer_add(out, j->rep.body, j->rep.len);
+	if (alarms != NULL) {
+		evbuffer_add_buffer(out, alarms);
+		evbuffer_free(alarms);
+	}
+}
+
+/* On the loop: take the child's answer, let the triggers act, answer. */
+static void
+admin_job_done(void *arg, struct evbuffer *out, const char *status)
+{
+	struct admin_job *j = arg;
+	struct admin_req *r = &j->r;
+	uint32_t code, len;
+	uint64_t seq;
+
+	free(j->rep.body);
+	memset(&j->rep, 0, sizeof(j->rep));
+	r->outcome = NULL;
+	r->where[0] = '\0';
+	if (status != NULL && strncmp(status, "never ran", 9) == 0)
+		admin_error(r, 503, "the import %s; nothing was imported",
+		    status);
+	else if (status != NULL ||
+	    evbuffer_remove(out, &code, sizeof(code)) != sizeof(code) ||
+	    evbuffer_remove(out, &seq, sizeof(seq)) != sizeof(seq) ||
+	    evbuffer_remove(out, &len, sizeof(len)) != sizeof(len) ||
+	    evbuffer_get_length(out) < len || code < 200 || code > 599)
+		admin_error(r, 500,
+		    "the import's process %s before it answered; whether it "
+		    "was applied shows in GET /events",
+		    status != NULL ? status : "gave no answer");
+	else {
+		j->rep.status = (int)code;
+		j->rep.content_type = ADMIN_CT_JSON;
+		j->rep.body = xmalloc(len + 1);
+		evbuffer_remove(out, j->rep.body, len);
+		j->rep.body[len] = '\0';
+		j->rep.len = len;
+		if (r->f->store != NULL)
+			store_seq_seen(r->f->store, seq);
+		/* The reconcile trigger acts before the import is answered. */
+		admin_job_alarms(r->f, out);
+	}
+	r->later_cb(&j->rep, r->later_arg);
+	evbuffer_free(r->in);
+	free(j);
+}
+
+/* Tell the reconcile trigger about the records in ALARMS (emptied). */
+static void
+admin_job_alarms(struct floe *f, struct evbuffer *alarms)
+{
+	struct store_kv *kv = NULL;
+	unsigned char *p, *end;
+	size_t n = 0, cap = 0;
+	uint32_t len[2];
+
+	p = evbuffer_pullup(alarms, -1);
+	end = p + evbuffer_get_length(alarms);
+	while (p != NULL && (size_t)(end - p) >= sizeof(len)) {
+		memcpy(len, p, sizeof(len));
+		if ((size_t)(end - p) - sizeof(len) < (size_t)len[0] + len[1])
+			break;
+		if (n == cap) {
+			cap = cap != 0 ? cap * 2 : 16;
+			kv = xreallocarray(kv, cap, sizeof(*kv));
+		}
+		kv[n].key = p + sizeof(len);
+		kv[n].keylen = len[0];
+		kv[n].val = p + sizeof(len) + len[0];
+		kv[n].vallen = len[1];
+		n++;
+		p += sizeof(len) + len[0] + len[1];
+	}
+	if (n > 0)
+		watch_ledger_added(f, kv, n);
+	free(kv);
+	evbuffer_drain(alarms, evbuffer_get_length(alarms));
+}

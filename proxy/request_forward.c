@@ -1,0 +1,365 @@
+/*
+ * floe: request_forward.c -- a request as the catalog of one side gets it:
+ * the request line with the catalog's prefix and namespace form, the query
+ * without floe's own paging, the client headers that matter (its ETags
+ * translated, its credential only where it is the catalog's), floe's
+ * X-Forwarded-For and Via; then sent on that side's pool.
+ */
+#include <sys/types.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "lib/compat.h"
+#include "lib/log.h"
+#include "cache/cache.h"
+#include "policy/auth.h"
+#include "proxy/catalog.h"
+#include "proxy/conf.h"
+#include "proxy/etag.h"
+#include "proxy/floe.h"
+#include "proxy/h1.h"
+#include "proxy/request_impl.h"
+#include "proxy/rest.h"
+#include "proxy/server.h"
+#include "proxy/upstream.h"
+#include "routing/route.h"
+
+/* Headers forwarded to the upstream as they came. */
+static const char *const request_fwd_headers[] = {
+	"Content-Type",
+	"Accept",
+	"X-Iceberg-Access-Delegation",
+	"Idempotency-Key",
+	"User-Agent",
+	"X-Client-Version",
+	"X-Client-Git-Commit-Short",
+	"X-Request-Id",
+	"traceparent",
+};
+
+/* Is this query parameter one floe consumes for listings? */
+bool
+request_paging_param(const char *p, size_t len)
+{
+	return (len >= 10 && strncmp(p, "pageToken=", 10) == 0) ||
+	    (len >= 9 && strncmp(p, "pageToken", 9) == 0 && len == 9) ||
+	    (len >= 9 && strncmp(p, "pageSize=", 9) == 0);
+}
+
+/* What to do with the client's header NAME. */
+enum request_fwd
+request_fwd_kind(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < nitems(request_fwd_headers); i++)
+		if (h1_name_is(name, len, request_fwd_headers[i]))
+			return FWD_AS_IS;
+	if (h1_name_is(name, len, "Authorization"))
+		return FWD_AUTHZ;
+	if (h1_name_is(name, len, "If-None-Match"))
+		return FWD_INM;
+	return FWD_NO;
+}
+
+/*
+ * Encode the namespace NS (levels joined by 0x1f) for a catalog whose
+ * separator is SEP (NULL: 0x1f), each byte outside Java's URLEncoder safe
+ * set as %XX. The length, or -1 if it does not fit OUT.
+ */
+ssize_t
+request_ns_encode(const char *ns, size_t nslen, const char *sep, char *out,
+    size_t outlen)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const char *p, *end = ns + nslen, *s;
+	unsigned char c;
+	size_t n = 0;
+
+	if (sep == NULL)
+		sep = "\x1f";
+	for (p = ns; p < end; p++) {
+		s = *p == ROUTE_SEP_LEVEL ? sep : p;
+		do {
+			c = (unsigned char)*s;
+			if (n + 3 > outlen)
+				return -1;
+			if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			    (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+			    c == '*' || c == '_')
+				out[n++] = c;
+			else {
+				out[n++] = '%';
+				out[n++] = hex[c >> 4];
+				out[n++] = hex[c & 15];
+			}
+		} while (s != p && *++s != '\0');
+	}
+	return n;
+}
+
+/*
+ * The namespace of R in SIDE's form, when it must be rewritten: it has
+ * more than one level and floe or that catalog announces a separator of
+ * its own, so the client's form (floe's) is not the catalog's. NS gets
+ * the path segment, PARENT the value of a list's parent parameter (length
+ * 0 when there is none to rewrite). False when the path goes on as the
+ * client wrote it.
+ */
+static bool
+request_ns_translate(const struct request *r, const struct catalog *cat,
+    char *ns, size_t nssize, size_t *nslen, char *parent, size_t psize,
+    size_t *plen)
+{
+	const char *fsep = r->f->conf->namespace_separator;
+	char raw[REST_NAME_MAX], lv[REST_NAME_MAX];
+	size_t i, j, n = 0, sl;
+	ssize_t len;
+
+	*nslen = *plen = 0;
+	if (fsep == NULL && cat->separator == NULL)
+		return false;
+	if (r->rr.op == REST_LIST_NAMESPACES &&
+	    rest_query_get(r->msg->target + r->rr.query.off, r->rr.query.len,
+		"parent", raw, sizeof(raw)) == 0) {
+		/* Levels split on floe's separator or 0x1f, as in the path. */
+		sl = fsep != NULL ? strlen(fsep) : 0;
+		for (i = 0; raw[i] != '\0' && n < sizeof(lv); i++) {
+			if (sl > 0 && strncmp(raw + i, fsep, sl) == 0) {
+				lv[n++] = ROUTE_SEP_LEVEL;
+				i += sl - 1;
+			} else
+				lv[n++] = raw[i];
+		}
+		for (j = 0; j < n && lv[j] != ROUTE_SEP_LEVEL; j++)
+			;
+		if (j < n && n < sizeof(lv) &&
+		    (len = request_ns_encode(lv, n, cat->separator, parent,
+			 psize)) > 0)
+			*plen = len;
+	}
+	if (r->rr.nlevels > 1 && r->rr.ns_raw.len > 0 &&
+	    (len = request_ns_encode(r->rr.ns, r->rr.ns_len, cat->separator, ns,
+		 nssize)) > 0)
+		*nslen = len;
+	return *nslen > 0 || *plen > 0;
+}
+
+/* The namespace of a request in one catalog's form (request_ns_translate). */
+struct request_ns {
+	bool translated; /* false: the path goes on as the client wrote it */
+	char ns[REST_NAME_MAX * 3 + 64];
+	size_t nslen;
+	char parent[REST_NAME_MAX * 3 + 64];
+	size_t plen;
+};
+
+/*
+ * Write the request line for SIDE at *O: the method, the catalog's path
+ * and prefix, the rest of the path (its namespace in the catalog's form)
+ * and the query, without the paging floe does itself for listings.
+ */
+static void
+request_put_line(const struct request *r, enum route_side side,
+    const struct request_ns *ns, char **o)
+{
+	const struct conf_target *t = &r->f->conf->target[side];
+	const struct catalog *cat = r->f->cat[side];
+	const struct h1_msg *m = r->msg;
+	const struct rest_req *rr = &r->rr;
+	const char *q, *qe, *amp;
+	size_t plen = cat->prefix != NULL ? strlen(cat->prefix) : 0;
+	bool first = true;
+
+	request_put(o, m->method_name, strlen(m->method_name));
+	*(*o)++ = ' ';
+	request_put(o, t->path, strlen(t->path));
+	request_put(o, "/v1", 3);
+	if (plen > 0 && !r->no_prefix) {
+		*(*o)++ = '/';
+		request_put(o, cat->prefix, plen);
+	}
+	if (ns->translated && ns->nslen > 0) {
+		/* The namespace segment in the catalog's form. */
+		request_put(o, m->target + rr->rest.off,
+		    rr->ns_raw.off - rr->rest.off);
+		request_put(o, ns->ns, ns->nslen);
+		request_put(o, m->target + rr->ns_raw.off + rr->ns_raw.len,
+		    rr->rest.off + rr->rest.len - rr->ns_raw.off -
+			rr->ns_raw.len);
+	} else
+		request_put(o, m->target + rr->rest.off, rr->rest.len);
+	q = m->target + rr->query.off;
+	qe = q + rr->query.len;
+	while (q < qe) {
+		amp = memchr(q, '&', qe - q);
+		if (amp == NULL)
+			amp = qe;
+		if (amp > q &&
+		    !(r->mode == MODE_LIST &&
+			request_paging_param(q, amp - q))) {
+			*(*o)++ = first ? '?' : '&';
+			if (ns->translated && ns->plen > 0 && amp - q >= 7 &&
+			    strncmp(q, "parent=", 7) == 0) {
+				request_put(o, "parent=", 7);
+				request_put(o, ns->parent, ns->plen);
+			} else
+				request_put(o, q, amp - q);
+			first = false;
+		}
+		q = amp + 1;
+	}
+	request_put(o, " HTTP/1.1\r\n", 11);
+}
+
+/*
+ * Write the client's headers that go on to SIDE at *O, in one walk over
+ * them. True if one was an Idempotency-Key (the request may be retried).
+ */
+static bool
+request_put_headers(const struct request *r, enum route_side side,
+    bool pass_authz, char **o)
+{
+	const struct h1_msg *m = r->msg;
+	const struct h1_header *h;
+	char inm[ETAG_MAX];
+	bool idem = false;
+	unsigned i;
+	int n;
+
+	for (i = 0; i < m->nhdrs; i++) {
+		h = &m->hdrs[i];
+		switch (request_fwd_kind(h->name, h->name_len)) {
+		case FWD_NO:
+			continue;
+		case FWD_AUTHZ:
+			if (!pass_authz)
+				continue;
+			break;
+		case FWD_INM:
+			/*
+			 * Only when floe minted it for this side and this route
+			 * version: a 304 must never keep a client on the side
+			 * its table has left.
+			 */
+			if (r->revalidating || r->rr.op != REST_LOAD_TABLE)
+				continue;
+			n = etag_unmint(h->value, h->value_len, side,
+			    r->has_route ? r->route.version : 0, inm,
+			    sizeof(inm));
+			if (n > 0) {
+				request_put(o, "If-None-Match: ", 15);
+				request_put(o, inm, n);
+				request_put(o, "\r\n", 2);
+			}
+			continue;
+		case FWD_AS_IS:
+			if (h1_name_is(h->name, h->name_len, "Idempotency-Key"))
+				idem = true;
+			break;
+		}
+		request_put(o, h->name, h->name_len);
+		request_put(o, ": ", 2);
+		request_put(o, h->value, h->value_len);
+		request_put(o, "\r\n", 2);
+	}
+	return idem;
+}
+
+/*
+ * A cached entry past its TTL is revalidated with the catalog's tag:
+ * write its If-None-Match at *O, or stop revalidating R when the entry
+ * has gone or has no tag.
+ */
+static void
+request_put_revalidation(struct request *r, char **o)
+{
+	struct cache *c = r->f->cache;
+	const struct cache_entry *e;
+
+	e = cache_peek(c, r->ckey[0], r->ckeylen[0]);
+	if (e == NULL)
+		e = cache_peek(c, r->ckey[1], r->ckeylen[1]);
+	if (e != NULL && e->up_etag[0] != '\0' &&
+	    strlen(e->up_etag) < ETAG_MAX) {
+		request_put(o, "If-None-Match: ", 15);
+		request_put(o, e->up_etag, strlen(e->up_etag));
+		request_put(o, "\r\n", 2);
+	} else
+		r->revalidating = false;
+}
+
+/*
+ * Forward R to SIDE. The request head is written in one pass into one
+ * reserved extent of the head buffer: the request line with the catalog's
+ * prefix, the headers that matter (one walk over the client's), and floe's
+ * own X-Forwarded-For and Via. Host, the catalog's Authorization and
+ * Content-Length are added by the pool.
+ */
+void
+request_forward(struct request *r, enum route_side side)
+{
+	static struct evbuffer *head;
+	struct request_ns ns;
+	struct floe *f = r->f;
+	const struct conf_target *t = &f->conf->target[side];
+	const struct catalog *cat = f->cat[side];
+	const struct h1_msg *m = r->msg;
+	const char *peer = server_conn_peer(r->conn);
+	struct evbuffer_iovec v;
+	struct upstream_req ur;
+	bool pass_authz, idem;
+	size_t need;
+	char *o;
+	unsigned i;
+
+	if (head == NULL && (head = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	/*
+	 * The client's own credential goes on only to a catalog without a
+	 * token of floe's, and never in token mode: those tokens are floe's.
+	 */
+	pass_authz = t->token == NULL && auth_mode(f->auth) != AUTH_TOKEN;
+	ns.translated = request_ns_translate(r, cat, ns.ns, sizeof(ns.ns),
+	    &ns.nslen, ns.parent, sizeof(ns.parent), &ns.plen);
+	need = strlen(m->method_name) + strlen(t->path) +
+	    (cat->prefix != NULL ? strlen(cat->prefix) : 0) + m->target_len +
+	    ETAG_MAX + strlen(peer) + strlen(request_via) + 128;
+	if (ns.translated)
+		need += ns.nslen + ns.plen;
+	for (i = 0; i < m->nhdrs; i++)
+		need += m->hdrs[i].name_len + m->hdrs[i].value_len + 4;
+	if (evbuffer_reserve_space(head, need, &v, 1) != 1)
+		fatalx("%s: out of memory", __func__);
+	o = v.iov_base;
+	request_put_line(r, side, &ns, &o);
+	idem = request_put_headers(r, side, pass_authz, &o);
+	if (r->revalidating)
+		request_put_revalidation(r, &o);
+	request_put(&o, "X-Forwarded-For: ", 17);
+	request_put(&o, peer, strlen(peer));
+	request_put(&o, "\r\nVia: ", 7);
+	request_put(&o, request_via, strlen(request_via));
+	request_put(&o, "\r\n", 2);
+	v.iov_len = o - (char *)v.iov_base;
+	evbuffer_commit_space(head, &v, 1);
+
+	memset(&ur, 0, sizeof(ur));
+	ur.head = head;
+	ur.body = evbuffer_get_length(m->body) > 0 || m->method == H1_POST ||
+		m->method == H1_PUT ?
+	    m->body :
+	    NULL;
+	/* Listings and namespace reads are GET/HEAD: no body to share. */
+	if (r->mode != MODE_ONE)
+		ur.body = NULL;
+	ur.head_method = m->method == H1_HEAD;
+	ur.retryable = m->method == H1_GET || m->method == H1_HEAD || idem;
+	r->pending++;
+	f->stats.side[side].requests++;
+	r->x[side] = upstream_send(f->up[side], &ur, request_done_cb, r);
+}

@@ -1,0 +1,163 @@
+/*
+ * floe: request_impl.h -- private to the request path (request.c,
+ * request_route.c, request_cache.c, request_forward.c, request_answer.c);
+ * nothing else includes it but its unit test. Owns struct request, one
+ * engine request from its parse to its answer, and the steps the files
+ * hand each other. Callers use proxy/request.h. Loop thread only.
+ */
+#ifndef FLOE_PROXY_REQUEST_IMPL_H
+#define FLOE_PROXY_REQUEST_IMPL_H
+
+#include <sys/types.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "lib/compat.h"
+#include "policy/auth.h"
+#include "proxy/rest.h"
+#include "proxy/upstream.h"
+#include "routing/route.h"
+
+struct cache_entry;
+struct catalog;
+struct evbuffer;
+struct floe;
+struct h1_msg;
+struct server_conn;
+
+/* The prefixes floe announces: routed, or pinned to one side. */
+enum request_prefix {
+	PFX_ROUTED,
+	PFX_WAREHOUSE,
+	PFX_LAKEHOUSE,
+};
+
+/* How the answer is put together. */
+enum request_mode {
+	MODE_ONE, /* one side answers */
+	MODE_LIST, /* both sides list; floe merges and pages */
+	MODE_NS_READ, /* warehouse, then the lakehouse if it has no such ns */
+};
+
+/* Objects a request names, kept to invalidate their cached answers. */
+#define REQUEST_MAX_OBJS 8
+/* An answer's head as floe sends it: an upstream head is at most 64 KiB. */
+#define REQUEST_HDRS_MAX (64 * 1024 + 1024)
+/* A cache key: object, side, versions, variant. */
+#define REQUEST_CKEY_MAX 2048
+/* A large answer's config is merged from at most its last 64 KiB. */
+#define REQUEST_TAIL (64 * 1024)
+/* The Via pseudonym: "1.1 " and the node id. */
+#define REQUEST_VIA_MAX 80
+
+/*
+ * One request. Requests are recycled through a free list, and only the
+ * head of the struct is cleared for each: the large buffers of the tail
+ * (names, keys, the route) are written before they are read.
+ */
+struct request {
+	struct floe *f;
+	struct server_conn *conn;
+	struct h1_msg *msg;
+	SLIST_ENTRY(request) free;
+	bool no_prefix; /* /v1/oauth/tokens: no catalog prefix */
+	enum request_prefix pfx;
+	enum request_mode mode;
+	bool has_route;
+	enum route_side side; /* the side asked (MODE_ONE, MODE_NS_READ) */
+	bool commit; /* a lost answer is CommitStateUnknown */
+	bool merge_config; /* the answer is a LoadTableResult */
+	struct upstream_xfer *x[ROUTE_NSIDES];
+	struct evbuffer *ans[ROUTE_NSIDES]; /* MODE_LIST answers */
+	unsigned ans_status[ROUTE_NSIDES];
+	int pending;
+	int64_t start_us;
+	uint64_t upstream_us;
+	uint64_t client_hash;
+	unsigned nobjs;
+	bool objs_overflow;
+	/* LoadTable cache: the keys, and what happened (for the log). */
+	bool cacheable;
+	bool revalidating;
+	uint64_t cache_epoch; /* invalidations seen when it was sent */
+	size_t ckeylen[2];
+	const char *cache_state;
+
+	/* The tail: not cleared; each field is set before it is read. */
+	char ident[AUTH_IDENT_MAX]; /* the authenticated client, or "" */
+	char ans_error[ROUTE_NSIDES][160];
+	struct rest_req rr;
+	struct route_result route; /* valid when has_route */
+	struct route_obj objs[REQUEST_MAX_OBJS];
+	unsigned char ckey[2][REQUEST_CKEY_MAX]; /* shared, per client */
+};
+
+/* The request-header fields floe forwards or reads while forwarding. */
+enum request_fwd {
+	FWD_NO,
+	FWD_AS_IS, /* passed on as it came */
+	FWD_AUTHZ, /* only to a catalog without floe's own token */
+	FWD_INM, /* translated from floe's ETags */
+};
+
+/* This node's Via value, "1.1 NODE" (request.c). */
+extern char request_via[REQUEST_VIA_MAX];
+
+/* Copy N bytes to *O (every head floe writes is built with it). */
+static inline void
+request_put(char **o, const void *p, size_t n)
+{
+	memcpy(*o, p, n);
+	*o += n;
+}
+
+/* request.c: the life of a request. */
+struct request *request_new(void);
+void request_free(struct request *);
+void request_wave_str(const struct request *, char *, size_t);
+void request_log_access(struct request *, unsigned status, const char *target);
+void request_done_cb(struct upstream_xfer *, void *);
+
+/* request_route.c: which side answers. */
+int request_route(struct request *);
+int request_json_ns(json_t *levels, char *buf, size_t len, size_t *outlen);
+bool request_same_side(const struct route_result *,
+    const struct route_result *);
+
+/* request_cache.c: the LoadTable cache. */
+bool request_has_secrets(const char *body, size_t len);
+bool request_cache_keys(struct request *, enum route_side);
+bool request_inm_matches(const struct h1_msg *, const char *etag);
+bool request_cache_lookup(struct request *);
+void request_cache_reply(struct request *, const struct cache_entry *,
+    const char *how);
+void request_cache_store(struct request *, const struct h1_msg *,
+    const char *hdrs, size_t hlen, struct evbuffer *body, const char *etag);
+void request_cache_invalidate(struct request *);
+bool request_revalidated(struct request *, struct h1_msg *);
+
+/* request_forward.c: the request as a catalog gets it. */
+void request_forward(struct request *, enum route_side);
+bool request_paging_param(const char *, size_t);
+enum request_fwd request_fwd_kind(const char *name, size_t len);
+ssize_t request_ns_encode(const char *ns, size_t nslen, const char *sep,
+    char *out, size_t outlen);
+
+/* request_answer.c: what the client gets back. */
+void request_error_conn(struct floe *, struct server_conn *, unsigned status,
+    const char *type, const char *msg, const char *extra_hdrs);
+void request_errorf(struct request *, unsigned, const char *, const char *, ...)
+    __attribute__((__format__(__printf__, 4, 5)));
+bool request_health(struct floe *, struct server_conn *, const struct h1_msg *);
+void request_config(struct request *);
+void request_reply_upstream(struct request *, enum route_side, struct h1_msg *);
+void request_reply_failure(struct request *, enum route_side,
+    enum upstream_fail, const char *why);
+void request_reply_list(struct request *);
+
+#endif

@@ -75,11 +75,19 @@ grep -q '^floe_wave_state{wave="9",state="canary"} 1$' "$T/metrics.txt" &&
 grep -q '^floe_rollbacks_total{wave="3",trigger="reconcile"} 0$' \
 	"$T/metrics.txt" && ok "an armed wave's rollback counter starts at 0" ||
 	bad "rollbacks: $(grep rollbacks_total "$T/metrics.txt")"
+grep -q '^floe_request_duration_seconds_bucket{side="lakehouse",le="+Inf"} [1-9]' \
+	"$T/metrics.txt" &&
+	grep -q '^floe_requests_total{side="lakehouse",code="200"} [1-9]' \
+		"$T/metrics.txt" &&
+	grep -q '^floe_requests_total{side="floe",code="200"} [1-9]' \
+		"$T/metrics.txt" &&
+	ok "requests by side and code, latency by side" ||
+	bad "requests: $(grep -E '^floe_requests_total|le="\+Inf"' "$T/metrics.txt")"
 # Labels: sides, waves, states, triggers, codes, versions, le. Never a
 # table or a client.
 labels=$(grep -v '^#' "$T/metrics.txt" | grep -o '[a-z_]*="' | sort -u |
 	tr -d '="' | tr '\n' ' ')
-expect_eq "labels are bounded" "le side state trigger version wave " \
+expect_eq "labels are bounded" "code le side state trigger version wave " \
 	"$labels"
 grep -q athena "$T/metrics.txt" && bad "a table name is in /metrics" ||
 	ok "no table name in /metrics"

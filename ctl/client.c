@@ -22,6 +22,7 @@
 
 static size_t ctl_write_cb(char *, size_t, size_t, void *);
 static int ctl_unreachable(struct ctl *, const char *);
+static void ctl_warn_rollbacks(json_t *);
 static void ctl_say(struct ctl *, const char *, ...)
     __attribute__((__format__(__printf__, 2, 3)));
 static char *ctl_read_all(const struct ctl *, const char *, size_t *);
@@ -128,6 +129,31 @@ ctl_unreachable(struct ctl *c, const char *curl_err)
 }
 
 /*
+ * A change that made a trigger roll waves back (the answer's
+ * "rolled_back"): one warning line on stderr per wave, with the trigger
+ * and its evidence. The change itself was made: the exit status stays 0.
+ */
+static void
+ctl_warn_rollbacks(json_t *answer)
+{
+	json_t *rb = json_object_get(answer, "rolled_back"), *one;
+	const char *ev;
+	size_t i;
+
+	json_array_foreach(rb, i, one) {
+		ev = json_string_value(json_object_get(one, "evidence"));
+		fprintf(stderr,
+		    "floectl: warning: this rolled wave %" JSON_INTEGER_FORMAT
+		    " back to the warehouse: %s trigger%s%s\n",
+		    json_integer_value(json_object_get(one, "wave")),
+		    json_string_value(json_object_get(one, "trigger")) != NULL ?
+			json_string_value(json_object_get(one, "trigger")) :
+			"a",
+		    ev != NULL ? ", " : "", ev != NULL ? ev : "");
+	}
+}
+
+/*
  * METHOD PATH with the JSON BODY (or none). On a 2xx answer returns 0 with
  * the answer in *R (the caller clears it). Otherwise prints why (and the
  * error JSON to stdout with --json) and returns the exit status: 1 for a
@@ -208,6 +234,8 @@ ctl_call_raw(struct ctl *c, const char *method, const char *path,
 		r->body = xstrdup("");
 	r->json = json_loadb(r->body, r->len, 0, NULL);
 	if (r->status >= 200 && r->status < 300) {
+		if (r->json != NULL && strcmp(method, "GET") != 0)
+			ctl_warn_rollbacks(r->json);
 		if (r->json != NULL || strcmp(path, "/metrics") == 0)
 			return 0;
 		ctl_say(c, "floe at %s answered %ld with no JSON: %.200s",

@@ -19,6 +19,7 @@
 #include "ctl/ctl.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
+#include "policy/rlog.h"
 
 static volatile sig_atomic_t ctl_stop;
 
@@ -27,7 +28,6 @@ static void ctl_follow_init(void);
 static void ctl_sleep_ms(long);
 static int ctl_poll(struct ctl *, const char *, bool, bool *,
     struct ctl_resp *);
-static void ctl_dur(int64_t, char *, size_t);
 static void ctl_status_summary(json_t *, json_t *);
 static void ctl_print_event(json_t *);
 static bool ctl_is_short(json_t *);
@@ -102,27 +102,6 @@ ctl_poll(struct ctl *c, const char *path, bool follow, bool *lost,
 	}
 }
 
-/* MS for people, in its two largest units: "3d 4h", "5m 12s", "8s". */
-static void
-ctl_dur(int64_t ms, char *buf, size_t len)
-{
-	int64_t s = ms / 1000;
-
-	if (ms < 1000)
-		snprintf(buf, len, "%s", ms <= 0 ? "0s" : "<1s");
-	else if (s < 60)
-		snprintf(buf, len, "%llds", (long long)s);
-	else if (s < 3600)
-		snprintf(buf, len, "%lldm %llds", (long long)(s / 60),
-		    (long long)(s % 60));
-	else if (s < 86400)
-		snprintf(buf, len, "%lldh %lldm", (long long)(s / 3600),
-		    (long long)(s % 3600 / 60));
-	else
-		snprintf(buf, len, "%lldd %lldh", (long long)(s / 86400),
-		    (long long)(s % 86400 / 3600));
-}
-
 /* S's integer member KEY, or 0. */
 static json_int_t
 ctl_int(const json_t *o, const char *key)
@@ -144,7 +123,7 @@ ctl_status_summary(json_t *st, json_t *waves)
 	int first;
 	size_t i;
 
-	ctl_dur(ctl_int(st, "uptime_s") * 1000, d1, sizeof(d1));
+	units_format_human(ctl_int(st, "uptime_s") * 1000, d1, sizeof(d1));
 	printf("floe %s  %s%s  up %s  %" JSON_INTEGER_FORMAT
 	       " requests  %" JSON_INTEGER_FORMAT " connections\n",
 	    ctl_str(st, "version"),
@@ -197,9 +176,10 @@ ctl_status_summary(json_t *st, json_t *waves)
 		    ctl_int(w, "requests"),
 		    json_number_value(json_object_get(w, "error_threshold")) *
 			100);
-		ctl_dur(ctl_int(w, "max_lag_ms"), d2, sizeof(d2));
+		units_format_human(ctl_int(w, "max_lag_ms"), d2, sizeof(d2));
 		if (json_is_integer(json_object_get(w, "lag_ms"))) {
-			ctl_dur(ctl_int(w, "lag_ms"), d1, sizeof(d1));
+			units_format_human(ctl_int(w, "lag_ms"), d1,
+			    sizeof(d1));
 			printf(", lag %s (limit %s)\n", d1, d2);
 		} else
 			printf(", lag not known yet (limit %s)\n", d2);
@@ -474,23 +454,14 @@ ctl_events(struct ctl *c, int argc, char **argv)
 	return CTL_OK;
 }
 
-/*
- * A trigger's value V for people: a ratio of the errors trigger as a
- * percentage, a freshness lag as a duration, anything else as it is
- * (--json has it exact). Caller frees.
- */
+/* A trigger's value V for people (rlog.h says how). Caller frees. */
 static char *
 ctl_value_text(const char *trigger, const json_t *v)
 {
-	char d[32];
+	char buf[256];
 
-	if (json_is_number(v) && strcmp(trigger, "errors") == 0)
-		return xasprintf("%.2f%%", json_number_value(v) * 100);
-	if (json_is_integer(v) && strcmp(trigger, "freshness") == 0) {
-		ctl_dur(json_integer_value(v), d, sizeof(d));
-		return xstrdup(d);
-	}
-	return ctl_text(v);
+	rlog_value_text(trigger, v, buf, sizeof(buf));
+	return xstrdup(buf);
 }
 
 /*
@@ -515,7 +486,7 @@ ctl_print_rollback(json_t *l)
 	    json_object_get(l, "threshold"));
 	objs = ctl_text(json_object_get(l, "objects"));
 	held = json_integer_value(json_object_get(l, "held_ms"));
-	ctl_dur(held, dur, sizeof(dur));
+	units_format_human(held, dur, sizeof(dur));
 	printf("%s  wave %" JSON_INTEGER_FORMAT "  %s  %s -> %s  by %s\n",
 	    ctl_str(l, "ts"), json_integer_value(json_object_get(l, "wave")),
 	    ctl_str(l, "trigger"), ctl_str(l, "from"), ctl_str(l, "to"),
@@ -612,9 +583,10 @@ ctl_watch_line(json_t *wave, json_t *w, json_t *rb)
 		    ctl_int(w, "requests"),
 		    json_number_value(json_object_get(w, "error_threshold")) *
 			100);
-		ctl_dur(ctl_int(w, "max_lag_ms"), d2, sizeof(d2));
+		units_format_human(ctl_int(w, "max_lag_ms"), d2, sizeof(d2));
 		if (json_is_integer(json_object_get(w, "lag_ms"))) {
-			ctl_dur(ctl_int(w, "lag_ms"), d1, sizeof(d1));
+			units_format_human(ctl_int(w, "lag_ms"), d1,
+			    sizeof(d1));
 			printf("  lag %s (limit %s)", d1, d2);
 		} else
 			printf("  lag not known yet (limit %s)", d2);

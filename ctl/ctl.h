@@ -23,7 +23,8 @@
  *
  * One row of ctl_cmds[] per command, one ctl_<command> function per row,
  * defined in the cmd-*.c file of its family. A short-lived CLI: every call
- * blocks, nothing is shared with floe but lib/ and the conf loader.
+ * blocks, nothing is shared with floe but lib/, the conf loader and
+ * rlog_value_text (a trigger's values rounded as the status page does).
  */
 #ifndef FLOE_CTL_CTL_H
 #define FLOE_CTL_CTL_H

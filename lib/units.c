@@ -186,6 +186,26 @@ units_format_duration(uint64_t ms, char *buf, size_t len)
 	snprintf(buf, len, "%llums", (unsigned long long)ms);
 }
 
+void
+units_format_human(int64_t ms, char *buf, size_t len)
+{
+	int64_t s = ms / 1000;
+
+	if (ms < 1000)
+		snprintf(buf, len, "%s", ms <= 0 ? "0s" : "<1s");
+	else if (s < 60)
+		snprintf(buf, len, "%llds", (long long)s);
+	else if (s < 3600)
+		snprintf(buf, len, "%lldm %llds", (long long)(s / 60),
+		    (long long)(s % 60));
+	else if (s < 86400)
+		snprintf(buf, len, "%lldh %lldm", (long long)(s / 3600),
+		    (long long)(s % 3600 / 60));
+	else
+		snprintf(buf, len, "%lldd %lldh", (long long)(s / 86400),
+		    (long long)(s % 86400 / 3600));
+}
+
 /* Read exactly N digits at S into *v. */
 static int
 units_fixed(const char *s, int n, int *v)

@@ -189,3 +189,25 @@ rlog_read(const char *path, uint64_t after, size_t limit, char *msg,
 	return json_pack("{s:o,s:o,s:I}", "rollbacks", list, "lines", lines,
 	    "next", (json_int_t)(after + json_array_size(list)));
 }
+
+void
+rlog_value_text(const char *trigger, const json_t *v, char *buf, size_t len)
+{
+	char *s;
+
+	if (v == NULL || json_is_null(v))
+		snprintf(buf, len, "none");
+	else if (json_is_string(v))
+		snprintf(buf, len, "%s", json_string_value(v));
+	else if (trigger != NULL && strcmp(trigger, "freshness") == 0 &&
+	    json_is_integer(v))
+		units_format_human(json_integer_value(v), buf, len);
+	else if (trigger != NULL && strcmp(trigger, "errors") == 0 &&
+	    json_is_number(v))
+		snprintf(buf, len, "%.2f%%", json_number_value(v) * 100);
+	else if ((s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)) != NULL) {
+		snprintf(buf, len, "%s", s);
+		free(s);
+	} else
+		snprintf(buf, len, "?");
+}

@@ -47,6 +47,15 @@ json_t *rlog_objects(struct store *st, uint32_t wave);
  */
 json_t *rlog_line(const struct rlog_entry *e, struct store *st, int64_t now_ms);
 /*
+ * A trigger's measured value or threshold V for people, in BUF: a ratio
+ * of the errors trigger as a percentage rounded to 0.01 ("40.91%"), a
+ * freshness lag in ms as a duration ("16m 40s"), a string as it is,
+ * anything else as compact JSON; "none" for null or NULL. The log line
+ * keeps the exact value.
+ */
+void rlog_value_text(const char *trigger, const json_t *v, char *buf,
+    size_t len);
+/*
  * Append LINE (a JSON object, borrowed) as one line and fsync it. Returns
  * 0, or -1 (errno set) if the line could not be made durable, the log is
  * not open (L NULL: EBADF) or there is no line (LINE NULL: ENOMEM).

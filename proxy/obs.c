@@ -22,6 +22,7 @@
 #include "lib/log.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
+#include "policy/rlog.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
 #include "proxy/h1.h"
@@ -370,10 +371,10 @@ obs_rolled_back_cb(void *arg)
 				    json_object_get(ev, "measured"));
 				json_object_set(one, "threshold",
 				    json_object_get(ev, "threshold"));
-				obs_value_text(trig,
+				rlog_value_text(trig,
 				    json_object_get(ev, "measured"), m,
 				    sizeof(m));
-				obs_value_text(trig,
+				rlog_value_text(trig,
 				    json_object_get(ev, "threshold"), t,
 				    sizeof(t));
 				json_object_set_new(one, "evidence",

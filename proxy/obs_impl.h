@@ -15,7 +15,6 @@
 struct evbuffer;
 struct floe;
 struct server;
-typedef struct json_t json_t;
 
 /* The triggers the rollback counter is labelled with; the rest: "other". */
 #define OBS_NTRIGGERS 6
@@ -59,13 +58,6 @@ const struct obs_wave *obs_wave_get(const struct obs *, uint32_t n);
 /* Is an event of TYPE part of a wave's timeline? */
 bool obs_event_is_timeline(const char *type);
 
-/*
- * obs_page.c: a trigger's measured value or threshold V for people in
- * BUF: a ratio of the errors trigger as a percentage rounded to 0.01, a
- * freshness lag as a duration, anything else as it is.
- */
-void obs_value_text(const char *trigger, const json_t *v, char *buf,
-    size_t len);
 /*
  * obs_page.c: GET / with the query QUERY (after '?', may be empty) as
  * HTML into OUT.

@@ -23,6 +23,7 @@
 #include "lib/units.h"
 #include "lib/version.h"
 #include "lib/xmalloc.h"
+#include "policy/rlog.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
@@ -63,7 +64,6 @@ static bool page_needs_look(struct obs *, const struct store_wave *);
 static json_t *page_event(struct obs *, uint64_t);
 static void page_event_li(const json_t *, const char *, struct evbuffer *);
 static void page_value(const char *, const json_t *, struct evbuffer *);
-static void page_dur(int64_t, char *, size_t);
 static void page_ago(int64_t, int64_t, struct evbuffer *);
 static void page_bar(double, struct evbuffer *);
 static void page_timeline(struct obs *, uint32_t, uint64_t, struct evbuffer *);
@@ -186,27 +186,6 @@ page_esc(struct evbuffer *b, const char *s)
 		evbuffer_add(b, run, (size_t)(s - run));
 }
 
-/* MS for people, in its two largest units: "3d 4h", "5m 12s", "8s". */
-static void
-page_dur(int64_t ms, char *buf, size_t len)
-{
-	int64_t s = ms / 1000;
-
-	if (ms < 1000)
-		snprintf(buf, len, "%s", ms <= 0 ? "0s" : "<1s");
-	else if (s < 60)
-		snprintf(buf, len, "%llds", (long long)s);
-	else if (s < 3600)
-		snprintf(buf, len, "%lldm %llds", (long long)(s / 60),
-		    (long long)(s % 60));
-	else if (s < 86400)
-		snprintf(buf, len, "%lldh %lldm", (long long)(s / 3600),
-		    (long long)(s % 3600 / 60));
-	else
-		snprintf(buf, len, "%lldd %lldh", (long long)(s / 86400),
-		    (long long)(s % 86400 / 3600));
-}
-
 /* "TIME (5m 2s ago)" for a time THEN_MS, at NOW_MS; 0 is "never". */
 static void
 page_ago(int64_t then_ms, int64_t now_ms, struct evbuffer *b)
@@ -218,7 +197,7 @@ page_ago(int64_t then_ms, int64_t now_ms, struct evbuffer *b)
 		return;
 	}
 	units_time_format(then_ms, ts, sizeof(ts));
-	page_dur(now_ms - then_ms, d, sizeof(d));
+	units_format_human(now_ms - then_ms, d, sizeof(d));
 	evbuffer_add_printf(b, "<time datetime=\"%s\">%s</time> (%s ago)", ts,
 	    ts, d);
 }
@@ -245,7 +224,7 @@ page_head(struct obs *o, struct evbuffer *b)
 	struct floe *f = o->f;
 	char d[32], ts[40];
 
-	page_dur(units_now_ms() - f->started_ms, d, sizeof(d));
+	units_format_human(units_now_ms() - f->started_ms, d, sizeof(d));
 	units_time_format(units_now_ms(), ts, sizeof(ts));
 	evbuffer_add_printf(b,
 	    "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -342,35 +321,13 @@ page_event(struct obs *o, uint64_t seq)
 	return g.j;
 }
 
-void
-obs_value_text(const char *trigger, const json_t *v, char *buf, size_t len)
-{
-	char *s;
-
-	if (v == NULL || json_is_null(v))
-		snprintf(buf, len, "none");
-	else if (json_is_string(v))
-		snprintf(buf, len, "%s", json_string_value(v));
-	else if (trigger != NULL && strcmp(trigger, "freshness") == 0 &&
-	    json_is_integer(v) && json_integer_value(v) >= 0)
-		page_dur(json_integer_value(v), buf, len);
-	else if (json_is_number(v) && trigger != NULL &&
-	    strcmp(trigger, "errors") == 0)
-		snprintf(buf, len, "%.2f%%", json_number_value(v) * 100);
-	else if ((s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)) != NULL) {
-		snprintf(buf, len, "%s", s);
-		free(s);
-	} else
-		snprintf(buf, len, "?");
-}
-
 /* A trigger's value V for people, escaped. */
 static void
 page_value(const char *trigger, const json_t *v, struct evbuffer *b)
 {
 	char text[256];
 
-	obs_value_text(trigger, v, text, sizeof(text));
+	rlog_value_text(trigger, v, text, sizeof(text));
 	page_esc(b, text);
 }
 
@@ -520,9 +477,9 @@ page_card(struct obs *o, const struct store_wave *sw, bool full,
 			    "from %u reads)</span>",
 			    v.min_requests);
 		evbuffer_add_printf(b, "</dd><dt>freshness lag</dt><dd>");
-		page_dur(v.max_lag_ms, d2, sizeof(d2));
+		units_format_human(v.max_lag_ms, d2, sizeof(d2));
 		if (v.lag_known) {
-			page_dur(v.lag_ms, d1, sizeof(d1));
+			units_format_human(v.lag_ms, d1, sizeof(d1));
 			evbuffer_add_printf(b, "%s of %s", d1, d2);
 			page_bar(v.max_lag_ms > 0 ?
 				(double)v.lag_ms / (double)v.max_lag_ms :

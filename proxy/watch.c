@@ -130,7 +130,20 @@ watch_free(struct watch *w)
 	event_free(w->tick);
 	event_free(w->poll);
 	trigger_table_clear(&w->tab);
+	json_decref(w->fired);
 	free(w);
+}
+
+json_t *
+watch_fired_take(struct watch *w)
+{
+	json_t *f;
+
+	if (w == NULL)
+		return NULL;
+	f = w->fired;
+	w->fired = NULL;
+	return f;
 }
 
 /* New policy: a new window starts empty; the poll takes the new interval. */

@@ -82,6 +82,16 @@ struct watch_view {
 int watch_wave_view(struct watch *, const struct store_wave *,
     struct watch_view *);
 
+/*
+ * The rollbacks the triggers made since the last call, for whoever caused
+ * them (the admin answer to a ledger write or an error report): a JSON
+ * array of {"wave","trigger","from","measured","threshold","evidence",
+ * "reason"}, values exact and "evidence" rounded for people; NULL if
+ * none (and if W is NULL). Caller frees. A caller that acts for someone
+ * takes first to start clean, then again after acting.
+ */
+json_t *watch_fired_take(struct watch *);
+
 /* The triggers' state for GET /status. Caller frees. */
 json_t *watch_status_json(struct watch *);
 

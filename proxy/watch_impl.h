@@ -108,6 +108,8 @@ struct watch {
 	TAILQ_HEAD(, watch_page) pages;
 	uint64_t pages_sent, pages_delivered, pages_failed;
 	uint64_t tries_failed; /* every try that got no 2xx */
+	/* The rollbacks made since watch_fired_take last took them. */
+	json_t *fired;
 	struct watch_paged paged[WATCH_PAGED];
 	size_t npaged;
 	uint64_t rollbacks;

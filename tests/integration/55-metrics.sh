@@ -6,7 +6,8 @@
 # Prometheus (loopback port, temp dir, 1 s scrapes, floe-rules.yml loaded)
 # scrapes floe; after a reconcile rollback of wave 3 its HTTP API answers
 # floe_rollbacks_total{wave="3",trigger="reconcile"} = 1 and shows the
-# FloeWaveRolledBack alert firing, which this test prints.
+# FloeWaveRolledBack alert firing, which this test prints. The page of
+# that rollback, to a webhook nobody listens on, counts as failing.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/triggers.sh"
 lib_init 55
@@ -21,6 +22,8 @@ M=http://127.0.0.1:$MPORT
 echo "s3cr3t-catalog-token-55" >"$T/wh.token"
 WH_EXTRA="token_file = $T/wh.token"
 FLOE_EXTRA="metrics_listen = 127.0.0.1:$MPORT"
+# A webhook nobody listens on: its pages fail.
+POLICY_EXTRA="webhook = http://127.0.0.1:$(free_port)/page"
 write_conf
 start_floe
 
@@ -203,4 +206,15 @@ else
 fi
 kill "$PROM_PID"
 wait "$PROM_PID" 2>/dev/null
+
+# The rollback's page went to a webhook nobody listens on.
+for i in $(seq 100); do
+	mget /metrics
+	grep -q '^floe_webhook_attempt_failures_total [1-9]' "$T/m" && break
+	sleep 0.05
+done
+grep -q '^floe_webhook_pages_total 1$' "$T/m" &&
+	grep -q '^floe_webhook_attempt_failures_total [1-9]' "$T/m" &&
+	ok "a page that fails shows in the webhook's counters" ||
+	bad "webhook: $(grep webhook "$T/m" | grep -v '^#')"
 finish

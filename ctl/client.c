@@ -121,10 +121,13 @@ ctl_unreachable(struct ctl *c, const char *curl_err)
 		close(fd);
 		ctl_say(c, "cannot reach floe at %s: %s", c->sock,
 		    strerror(saved));
-		return CTL_UNREACHABLE;
+	} else {
+		close(fd);
+		ctl_say(c, "cannot reach floe at %s: %s", c->sock, curl_err);
 	}
-	close(fd);
-	ctl_say(c, "cannot reach floe at %s: %s", c->sock, curl_err);
+	if (!c->quiet && c->sock_from != NULL &&
+	    strcmp(c->sock_from, "-s") != 0)
+		fprintf(stderr, "floectl: (that path is %s)\n", c->sock_from);
 	return CTL_UNREACHABLE;
 }
 
@@ -261,6 +264,9 @@ ctl_call_raw(struct ctl *c, const char *method, const char *path,
 		fprintf(stderr, "floectl: refused: %s\n", msg ? msg : r->body);
 		if (!c->json)
 			ctl_print_blocking(json_object_get(e, "blocking"));
+		/* A reload's errors, one a line (PATH:LINE: ...). */
+		if (!c->json)
+			ctl_print_errors(json_object_get(e, "errors"));
 	} else if (status == CTL_USAGE)
 		fprintf(stderr, "floectl: %s\n", msg ? msg : r->body);
 	else

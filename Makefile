@@ -124,11 +124,13 @@ format:
 
 # The floors (tests/floors.sh: no include goes up a floor, no loop), the
 # man pages (mandoc -Tlint must say nothing; run from man/, where it finds
-# the pages they refer to), then the format.
+# the pages they refer to, with MANPATH there too, so that a floe package
+# installed on the machine does not make mandoc compare them with the
+# system's database), then the format.
 MANPAGES = floe.8 floectl.8 floe.conf.5
 lint:
 	tests/floors.sh
-	@out=$$(cd man && mandoc -Tlint $(MANPAGES) 2>&1); \
+	@out=$$(cd man && MANPATH=$$PWD mandoc -Tlint $(MANPAGES) 2>&1); \
 	    if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; \
 	    echo "man pages ok: mandoc -Tlint $(MANPAGES)"
 	clang-format --dry-run -Werror $(LIB_SRCS) $(CORE_SRCS) $(MAIN_SRCS) \

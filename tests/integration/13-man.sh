@@ -15,7 +15,7 @@ bad() { echo "FAIL $1"; fail=1; }
 
 command -v mandoc >/dev/null || { echo "FAIL mandoc is not installed (tests/deps.sh)"; exit 1; }
 # From man/, where mandoc finds the pages they refer to.
-out=$(cd man && mandoc -Tlint floe.8 floectl.8 floe.conf.5 2>&1)
+out=$(cd man && MANPATH=$PWD mandoc -Tlint floe.8 floectl.8 floe.conf.5 2>&1)
 [ $? = 0 ] && [ -z "$out" ] && ok "mandoc -Tlint: clean" || bad "mandoc -Tlint: $out"
 # The lint can fail: a page with a broken macro is reported.
 T=$(mktemp -d /tmp/floe-13.XXXXXX)

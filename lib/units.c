@@ -189,21 +189,26 @@ units_format_duration(uint64_t ms, char *buf, size_t len)
 void
 units_format_human(int64_t ms, char *buf, size_t len)
 {
-	int64_t s = ms / 1000;
+	static const struct {
+		const char *name;
+		int64_t s;
+	} u[] = { { "d", 86400 }, { "h", 3600 }, { "m", 60 }, { "s", 1 } };
+	int64_t s = ms / 1000, rest;
+	size_t i;
 
-	if (ms < 1000)
+	if (ms < 1000) {
 		snprintf(buf, len, "%s", ms <= 0 ? "0s" : "<1s");
-	else if (s < 60)
-		snprintf(buf, len, "%llds", (long long)s);
-	else if (s < 3600)
-		snprintf(buf, len, "%lldm %llds", (long long)(s / 60),
-		    (long long)(s % 60));
-	else if (s < 86400)
-		snprintf(buf, len, "%lldh %lldm", (long long)(s / 3600),
-		    (long long)(s % 3600 / 60));
+		return;
+	}
+	for (i = 0; s < u[i].s; i++)
+		;
+	rest = i + 1 < 4 ? s % u[i].s / u[i + 1].s : 0;
+	if (rest == 0)
+		snprintf(buf, len, "%lld%s", (long long)(s / u[i].s),
+		    u[i].name);
 	else
-		snprintf(buf, len, "%lldd %lldh", (long long)(s / 86400),
-		    (long long)(s % 86400 / 3600));
+		snprintf(buf, len, "%lld%s %lld%s", (long long)(s / u[i].s),
+		    u[i].name, (long long)rest, u[i + 1].name);
 }
 
 /* Read exactly N digits at S into *v. */

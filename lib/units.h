@@ -22,8 +22,9 @@ int units_ratio(const char *, double *);
 /* Format ms as the shortest exact unit ("90s", "15m", "7d"). */
 void units_format_duration(uint64_t ms, char *buf, size_t len);
 /*
- * Format ms for people, rounded to its two largest units: "3d 4h",
- * "5m 12s", "8s", "<1s", "0s" (0 or less).
+ * Format ms for people, rounded down to its two largest units: "3d 4h",
+ * "5m 12s", "15m" (a zero second unit left out), "8s", "<1s", "0s" (0 or
+ * less).
  */
 void units_format_human(int64_t ms, char *buf, size_t len);
 /*

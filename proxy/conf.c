@@ -778,6 +778,7 @@ conf_free(struct conf *c)
 	free(c->tls_cert);
 	free(c->tls_key);
 	free(c->listen_plain);
+	free(c->metrics_listen);
 	free(c->namespace_separator);
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		t = &c->target[side];

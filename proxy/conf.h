@@ -88,6 +88,7 @@ struct conf {
 	char *tls_cert;
 	char *tls_key;
 	char *listen_plain;
+	char *metrics_listen; /* read-only /metrics and status page, or NULL */
 	uid_t admin_uids[CONF_MAX_UIDS];
 	int nadmin_uids; /* 0: floe's own uid and root */
 	uint64_t config_refresh_ms; /* 5m */

@@ -40,6 +40,7 @@
 #include "proxy/discover.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
+#include "proxy/obs.h"
 #include "proxy/main_impl.h"
 #include "proxy/request.h"
 #include "proxy/server.h"
@@ -74,6 +75,7 @@ static void floe_tick_cb(evutil_socket_t, short, void *);
 static json_t *floe_status_cb(void *);
 static json_t *floe_catalogs_cb(void *);
 static json_t *floe_cache_cb(void *);
+static bool floe_catalog_is_up(const struct floe *, int);
 static void floe_metrics_cb(struct evbuffer *, void *);
 static void floe_cache_metrics_cb(struct evbuffer *, void *);
 static void floe_cred_metrics_cb(struct evbuffer *, void *);
@@ -511,6 +513,11 @@ floe_run(const char *conf_path, int verbose)
 	/* The catalogs hold each config read; answers use it from then on. */
 	f->discover = discover_new(f, NULL, NULL);
 	f->watch = watch_new(f);
+	if ((f->obs = obs_new(f, f->conf->metrics_listen, err, sizeof(err))) ==
+	    NULL) {
+		log_warnx("%s: metrics_listen: %s", __func__, err);
+		return 1;
+	}
 	log_info("floe listening on %s (port %d%s), admin socket %s",
 	    f->conf->listen, server_port(f->front),
 	    f->tls != NULL ? ", TLS" : "", f->conf->admin_socket);
@@ -518,6 +525,9 @@ floe_run(const char *conf_path, int verbose)
 		log_info("TLS certificate %s", tlsctx_subject(f->tls));
 	if (f->conf->listen_plain != NULL)
 		log_info("plain listener on %s", f->conf->listen_plain);
+	if (f->conf->metrics_listen != NULL)
+		log_info("metrics and status page on http://%s/",
+		    f->conf->metrics_listen);
 	floe_log_auth(f);
 	for (i = 0; i < ROUTE_NSIDES; i++)
 		floe_log_cred(f, i);
@@ -532,6 +542,7 @@ floe_run(const char *conf_path, int verbose)
 	request_flush_log(f);
 	/* Imports still queued are answered (503) before their peers go. */
 	worker_free(f->worker);
+	obs_free(f->obs);
 	watch_free(f->watch);
 	discover_free(f->discover);
 	server_free(f->front);
@@ -585,6 +596,7 @@ floe_signal_cb(evutil_socket_t sig, short ev __unused, void *arg)
 		f->draining = true;
 		server_drain(f->front);
 		server_drain(f->admin);
+		obs_drain(f->obs);
 		tv = units_ms_tv(f->conf->drain_ms);
 		event_base_loopexit(f->base, &tv);
 		return;
@@ -604,7 +616,7 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	else if (floe_ticks % 60 == 0)
 		store_maintain(f->store);
 	if (f->draining && server_nconns(f->front) == 0 &&
-	    server_nconns(f->admin) == 0)
+	    server_nconns(f->admin) == 0 && obs_nconns(f->obs) == 0)
 		event_base_loopbreak(f->base);
 }
 
@@ -731,6 +743,17 @@ floe_cache_cb(void *arg)
 	    (json_int_t)f->conf->cache_ttl_ms);
 }
 
+/*
+ * Catalog SIDE is up: its config was read, and the last read of it did
+ * not fail (discover.c reads it again every config_refresh, and at once
+ * after a failure).
+ */
+static bool
+floe_catalog_is_up(const struct floe *f, int side)
+{
+	return f->cat[side]->known && f->cat[side]->last_error == NULL;
+}
+
 /* stats_metrics_cb: floe's answers and readiness, and each catalog's. */
 static void
 floe_metrics_cb(struct evbuffer *b, void *arg)
@@ -738,15 +761,8 @@ floe_metrics_cb(struct evbuffer *b, void *arg)
 	struct floe *f = arg;
 	int i;
 
+	stats_requests_metrics(b, &f->stats);
 	evbuffer_add_printf(b,
-	    "# HELP floe_build_info The version floe was built from.\n"
-	    "# TYPE floe_build_info gauge\n"
-	    "floe_build_info{version=\"%s\"} 1\n",
-	    version_get());
-	evbuffer_add_printf(b,
-	    "# HELP floe_requests_total Requests answered by floe.\n"
-	    "# TYPE floe_requests_total counter\n"
-	    "floe_requests_total %llu\n"
 	    "# HELP floe_local_errors_total ErrorModel answers floe made "
 	    "itself.\n"
 	    "# TYPE floe_local_errors_total counter\n"
@@ -757,10 +773,19 @@ floe_metrics_cb(struct evbuffer *b, void *arg)
 	    "floe_ready %d\n"
 	    "# HELP floe_connections Open client connections.\n"
 	    "# TYPE floe_connections gauge\n"
-	    "floe_connections %u\n",
-	    (unsigned long long)f->stats.requests,
+	    "floe_connections %u\n"
+	    "# HELP floe_build_info The version floe was built from.\n"
+	    "# TYPE floe_build_info gauge\n"
+	    "floe_build_info{version=\"%s\"} 1\n",
 	    (unsigned long long)f->stats.local_errors, floe_is_ready(f) ? 1 : 0,
-	    server_nconns(f->front));
+	    server_nconns(f->front), version_get());
+	evbuffer_add_printf(b,
+	    "# HELP floe_catalog_up The catalog's config was read and its "
+	    "last answer was not a failure of floe's connection to it.\n"
+	    "# TYPE floe_catalog_up gauge\n");
+	for (i = 0; i < ROUTE_NSIDES; i++)
+		evbuffer_add_printf(b, "floe_catalog_up{side=\"%s\"} %d\n",
+		    route_side_name(i), floe_catalog_is_up(f, i) ? 1 : 0);
 	evbuffer_add_printf(b,
 	    "# HELP floe_upstream_requests_total Requests forwarded per "
 	    "catalog.\n"
@@ -772,9 +797,9 @@ floe_metrics_cb(struct evbuffer *b, void *arg)
 	    "# TYPE floe_upstream_failures_total counter\n");
 	for (i = 0; i < ROUTE_NSIDES; i++)
 		evbuffer_add_printf(b,
-		    "floe_upstream_requests_total{target=\"%s\"} %llu\n"
-		    "floe_upstream_5xx_total{target=\"%s\"} %llu\n"
-		    "floe_upstream_failures_total{target=\"%s\"} %llu\n",
+		    "floe_upstream_requests_total{side=\"%s\"} %llu\n"
+		    "floe_upstream_5xx_total{side=\"%s\"} %llu\n"
+		    "floe_upstream_failures_total{side=\"%s\"} %llu\n",
 		    route_side_name(i),
 		    (unsigned long long)f->stats.side[i].requests,
 		    route_side_name(i),
@@ -808,6 +833,10 @@ floe_cache_metrics_cb(struct evbuffer *b, void *arg)
 	    "budget.\n"
 	    "# TYPE floe_cache_evictions_total counter\n"
 	    "floe_cache_evictions_total %llu\n"
+	    "# HELP floe_cache_expirations_total Entries dropped because "
+	    "their cache_ttl ran out.\n"
+	    "# TYPE floe_cache_expirations_total counter\n"
+	    "floe_cache_expirations_total %llu\n"
 	    "# HELP floe_cache_invalidations_total Entries dropped by writes "
 	    "through floe.\n"
 	    "# TYPE floe_cache_invalidations_total counter\n"
@@ -821,6 +850,7 @@ floe_cache_metrics_cb(struct evbuffer *b, void *arg)
 	    (unsigned long long)cs.hits, (unsigned long long)cs.misses,
 	    (unsigned long long)cs.revalidations,
 	    (unsigned long long)cs.evictions,
+	    (unsigned long long)cs.expirations,
 	    (unsigned long long)cs.invalidations, (unsigned long long)cs.bytes,
 	    (unsigned long long)cs.entries);
 }
@@ -859,12 +889,12 @@ floe_cred_metrics_cb(struct evbuffer *b, void *arg)
 		token_info(t, &ti);
 		left = ti.expires_ms != 0 ? ti.expires_ms - units_now_ms() : 0;
 		evbuffer_add_printf(b,
-		    "floe_catalog_token_ok{target=\"%s\"} %d\n"
-		    "floe_catalog_token_refresh_failing{target=\"%s\"} %d\n"
-		    "floe_catalog_token_expiry_seconds{target=\"%s\"} %lld\n"
-		    "floe_catalog_token_fetches_total{target=\"%s\"} %llu\n"
-		    "floe_catalog_token_failures_total{target=\"%s\"} %llu\n"
-		    "floe_catalog_token_early_refreshes_total{target=\"%s\"} "
+		    "floe_catalog_token_ok{side=\"%s\"} %d\n"
+		    "floe_catalog_token_refresh_failing{side=\"%s\"} %d\n"
+		    "floe_catalog_token_expiry_seconds{side=\"%s\"} %lld\n"
+		    "floe_catalog_token_fetches_total{side=\"%s\"} %llu\n"
+		    "floe_catalog_token_failures_total{side=\"%s\"} %llu\n"
+		    "floe_catalog_token_early_refreshes_total{side=\"%s\"} "
 		    "%llu\n",
 		    route_side_name(i), ti.expires_ms != 0 ? 1 : 0,
 		    route_side_name(i),

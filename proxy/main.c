@@ -49,6 +49,7 @@
 
 #define FLOE_IMPORT_DEADLINE_MS (10 * 60 * 1000) /* an import's longest run */
 #define FLOE_HEAP_KEEP (16 << 20) /* freed memory glibc keeps */
+#define FLOE_TRIM_DROP (32 << 20) /* a fall of held answers worth a trim */
 
 static struct evdns_base *floe_dns;
 static int floe_ticks;
@@ -64,6 +65,7 @@ static int floe_run(const char *, int);
 static void floe_reload(struct floe *);
 static void floe_signal_cb(evutil_socket_t, short, void *);
 static void floe_tick_cb(evutil_socket_t, short, void *);
+static void floe_trim(void);
 static json_t *floe_status_cb(void *);
 static json_t *floe_catalogs_cb(void *);
 static json_t *floe_cache_cb(void *);
@@ -302,6 +304,7 @@ floe_run(const char *conf_path, int verbose)
 	so.write_timeout_ms = 60000;
 	f->front =
 	    server_new(f->base, &so, request_serve, request_serve_error, f);
+	server_set_budget(f->conf->output_budget);
 	/* The plain listener first: server_port() names the last one. */
 	if (f->conf->listen_plain != NULL &&
 	    server_listen_tcp(f->front, f->conf->listen_plain, err,
@@ -453,6 +456,7 @@ floe_reload(struct floe *f)
 	conf_free(f->conf);
 	f->conf = nc;
 	cache_configure(f->cache, nc->cache_size, nc->cache_ttl_ms);
+	server_set_budget(nc->output_budget);
 	log_info("reload: configuration %s applied", f->conf_path);
 	if (f->tls != NULL)
 		log_info("reload: TLS certificate %s", tlsctx_subject(f->tls));
@@ -500,9 +504,37 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 		floe_open_store(f);
 	else if (floe_ticks % 60 == 0)
 		store_maintain(f->store);
+	floe_trim();
 	if (f->draining && server_nconns(f->front) == 0 &&
 	    server_nconns(f->admin) == 0)
 		event_base_loopbreak(f->base);
+}
+
+/*
+ * Give back what a burst of answers left behind. glibc returns only the
+ * free top of its heap (past FLOE_HEAP_KEEP); the answers of clients that
+ * held them leave the rest in pieces that only malloc_trim hands back.
+ * When the bytes held for clients have fallen by FLOE_TRIM_DROP and to a
+ * quarter of their peak since the last trim, trim, keeping
+ * FLOE_HEAP_KEEP. Measured: see docs/performance.md, "Bounds".
+ */
+static void
+floe_trim(void)
+{
+	static size_t hi;
+	size_t peak = server_held_peak_take(), now = server_held_bytes();
+	int64_t t0;
+
+	if (peak > hi)
+		hi = peak;
+	if (hi - now < FLOE_TRIM_DROP || now > hi / 4)
+		return;
+	t0 = units_mono_us();
+	(void)malloc_trim(FLOE_HEAP_KEEP);
+	log_debug("%s: %zu MB held at the peak, %zu MB now: trimmed in "
+		  "%lld us",
+	    __func__, hi >> 20, now >> 20, (long long)(units_mono_us() - t0));
+	hi = now;
 }
 
 /* stats_status_cb: floe's own keys, at the top of GET /status. */
@@ -511,12 +543,15 @@ floe_status_cb(void *arg)
 {
 	struct floe *f = arg;
 
-	return json_pack("{s:b, s:b, s:I, s:I, s:I, s:I}", "ready",
-	    floe_is_ready(f), "draining", f->draining, "uptime_s",
+	return json_pack("{s:b, s:b, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}}",
+	    "ready", floe_is_ready(f), "draining", f->draining, "uptime_s",
 	    (json_int_t)((units_now_ms() - f->started_ms) / 1000), "requests",
 	    (json_int_t)f->stats.requests, "local_errors",
 	    (json_int_t)f->stats.local_errors, "connections",
-	    (json_int_t)server_nconns(f->front));
+	    (json_int_t)server_nconns(f->front), "output", "held_bytes",
+	    (json_int_t)server_held_bytes(), "budget",
+	    (json_int_t)f->conf->output_budget, "refused",
+	    (json_int_t)f->stats.refused_full);
 }
 
 /* stats_status_cb: each catalog's pool, config and counters. */
@@ -588,10 +623,19 @@ floe_metrics_cb(struct evbuffer *b, void *arg)
 	    "floe_ready %d\n"
 	    "# HELP floe_connections Open client connections.\n"
 	    "# TYPE floe_connections gauge\n"
-	    "floe_connections %u\n",
+	    "floe_connections %u\n"
+	    "# HELP floe_output_held_bytes Bytes of answers clients have "
+	    "not taken yet.\n"
+	    "# TYPE floe_output_held_bytes gauge\n"
+	    "floe_output_held_bytes %zu\n"
+	    "# HELP floe_output_refused_total Requests refused (503) while "
+	    "floe held its output_budget.\n"
+	    "# TYPE floe_output_refused_total counter\n"
+	    "floe_output_refused_total %llu\n",
 	    (unsigned long long)f->stats.requests,
 	    (unsigned long long)f->stats.local_errors, floe_is_ready(f) ? 1 : 0,
-	    server_nconns(f->front));
+	    server_nconns(f->front), server_held_bytes(),
+	    (unsigned long long)f->stats.refused_full);
 	evbuffer_add_printf(b,
 	    "# HELP floe_upstream_requests_total Requests forwarded per "
 	    "catalog.\n"

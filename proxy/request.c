@@ -474,6 +474,11 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 	r->msg = m;
 	r->start_us = units_mono_us();
 	server_conn_on_abort(conn, request_abort_cb, r);
+	/* Answers clients have not taken fill floe's budget: no new work. */
+	if (server_over_budget()) {
+		request_reply_full(r);
+		return;
+	}
 	if (request_is_loop(m)) {
 		request_errorf(r, 508, "LoopDetectedException",
 		    "Request loop: this request already passed through this "

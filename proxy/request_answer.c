@@ -86,6 +86,28 @@ request_errorf(struct request *r, unsigned status, const char *type,
 	request_free(r);
 }
 
+/*
+ * floe holds its output_budget of answers that clients have not taken:
+ * R is refused with a 503 the client may retry (never sent to a catalog,
+ * and no catalog's error: the error trigger does not count it).
+ */
+void
+request_reply_full(struct request *r)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg),
+	    "floe holds its output_budget (%llu bytes) of answers that "
+	    "clients have not read; retry shortly",
+	    (unsigned long long)r->f->conf->output_budget);
+	request_log_access(r, 503, "floe");
+	r->f->stats.requests++;
+	r->f->stats.refused_full++;
+	request_error_conn(r->f, r->conn, 503, "SlowDownException", msg,
+	    "Retry-After: 1\r\n");
+	request_free(r);
+}
+
 /* GET /healthz and /readyz. */
 bool
 request_health(struct floe *f, struct server_conn *conn, const struct h1_msg *m)
@@ -379,6 +401,10 @@ request_reply_failure(struct request *r, enum route_side side,
 {
 	unsigned status = fail == UPSTREAM_TIMEOUT ? 504 : 502;
 
+	if (fail == UPSTREAM_FULL) {
+		request_reply_full(r);
+		return;
+	}
 	r->f->stats.side[side].failures++;
 	if (r->has_route && r->route.assigned && !r->rr.write)
 		watch_count(r->f->watch, r->route.wave, r->route.state, side,

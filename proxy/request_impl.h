@@ -153,6 +153,7 @@ void request_error_conn(struct floe *, struct server_conn *, unsigned status,
     const char *type, const char *msg, const char *extra_hdrs);
 void request_errorf(struct request *, unsigned, const char *, const char *, ...)
     __attribute__((__format__(__printf__, 4, 5)));
+void request_reply_full(struct request *);
 bool request_health(struct floe *, struct server_conn *, const struct h1_msg *);
 void request_config(struct request *);
 void request_reply_upstream(struct request *, enum route_side, struct h1_msg *);

@@ -39,6 +39,7 @@ typedef void (*stats_metrics_cb)(struct evbuffer *out, void *arg);
 struct stats {
 	uint64_t requests; /* answered by floe, any status */
 	uint64_t local_errors; /* ErrorModel answers floe made itself */
+	uint64_t refused_full; /* 503s: over the output budget */
 	struct stats_side side[ROUTE_NSIDES];
 	/* The parts, in the order they were added: stats.c's own. */
 	struct stats_part *parts;

@@ -31,6 +31,7 @@
 #include "lib/xmalloc.h"
 #include "proxy/conf.h"
 #include "proxy/h1.h"
+#include "proxy/server.h"
 #include "proxy/sockio.h"
 #include "proxy/upstream.h"
 
@@ -90,6 +91,7 @@ struct upstream {
 	unsigned nidle;
 	unsigned nwaiting;
 	uint64_t sent, reused, connect_failures;
+	uint64_t refused; /* not sent: over the output budget */
 	LIST_HEAD(, upconn) idle;
 	LIST_HEAD(, upconn) busy;
 	TAILQ_HEAD(, upstream_xfer) waiting;
@@ -108,6 +110,7 @@ static void upstream_event_cb(struct bufferevent *, short, void *);
 static void upstream_timer_cb(evutil_socket_t, short, void *);
 static void upstream_conn_free(struct upconn *);
 static void upstream_start(struct upstream *, struct upstream_xfer *);
+static struct upstream_xfer *upstream_dequeue(struct upstream *);
 static void upstream_finish(struct upstream_xfer *, enum upstream_fail,
     const char *);
 
@@ -532,6 +535,30 @@ upstream_start(struct upstream *u, struct upstream_xfer *x)
 	evtimer_add(x->timer, x->retried ? u->timeout_q : u->connect_q);
 }
 
+/*
+ * The first waiting request, taken off the queue, or NULL. While the
+ * clients' output buffers hold more than floe's budget, a waiting request
+ * is not sent: it ends UPSTREAM_FULL (the client gets a 503), so that
+ * answers for clients that do not read stop piling up. A request that
+ * was never sent is safe to refuse, whatever its method.
+ */
+static struct upstream_xfer *
+upstream_dequeue(struct upstream *u)
+{
+	struct upstream_xfer *x;
+
+	while ((x = TAILQ_FIRST(&u->waiting)) != NULL) {
+		TAILQ_REMOVE(&u->waiting, x, wait);
+		u->nwaiting--;
+		if (!server_over_budget())
+			return x;
+		u->refused++;
+		upstream_finish(x, UPSTREAM_FULL,
+		    "floe holds its output_budget of answers for clients");
+	}
+	return NULL;
+}
+
 /* Return C to the idle list, or hand it to a waiting request. */
 static void
 upstream_release(struct upconn *c)
@@ -540,9 +567,7 @@ upstream_release(struct upconn *c)
 	struct upstream_xfer *x;
 
 	c->x = NULL;
-	if ((x = TAILQ_FIRST(&u->waiting)) != NULL) {
-		TAILQ_REMOVE(&u->waiting, x, wait);
-		u->nwaiting--;
+	if ((x = upstream_dequeue(u)) != NULL) {
 		u->reused++;
 		upstream_write(c, x);
 		return;
@@ -601,14 +626,11 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
 			c->x = NULL;
 			upstream_conn_free(c);
 			/* A slot opened: start a waiting request. */
-			if ((x->u->nconns < x->u->t->max_conns) &&
-			    !TAILQ_EMPTY(&x->u->waiting)) {
+			if (x->u->nconns < x->u->t->max_conns) {
 				struct upstream_xfer *w;
 
-				w = TAILQ_FIRST(&x->u->waiting);
-				TAILQ_REMOVE(&x->u->waiting, w, wait);
-				x->u->nwaiting--;
-				upstream_start(x->u, w);
+				if ((w = upstream_dequeue(x->u)) != NULL)
+					upstream_start(x->u, w);
 			}
 		}
 	}
@@ -818,9 +840,10 @@ upstream_xfer_usec(const struct upstream_xfer *x)
 json_t *
 upstream_status_json(const struct upstream *u)
 {
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "uri",
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "uri",
 	    u->t->uri, "connections", (json_int_t)u->nconns, "idle",
 	    (json_int_t)u->nidle, "waiting", (json_int_t)u->nwaiting, "sent",
 	    (json_int_t)u->sent, "reused", (json_int_t)u->reused,
-	    "connect_failures", (json_int_t)u->connect_failures);
+	    "connect_failures", (json_int_t)u->connect_failures,
+	    "refused_over_budget", (json_int_t)u->refused);
 }

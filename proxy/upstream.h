@@ -27,6 +27,7 @@ enum upstream_fail {
 	UPSTREAM_TIMEOUT, /* no complete answer within the timeout */
 	UPSTREAM_RESET, /* the connection closed before the answer ended */
 	UPSTREAM_GARBAGE, /* the answer is not HTTP/1.1 */
+	UPSTREAM_FULL, /* not sent: floe holds its budget of answers */
 };
 
 struct upstream_req {

@@ -129,8 +129,9 @@ echo "$N clients, nothing read: RSS ${rss0} kB before, peak $hwm kB," \
 	"now $rss kB; held $held bytes; refused $refused"
 if [ "${OUTPUT_OLD:-0}" != 1 ]; then
 	# The budget, what may be in flight past it (8 connections a side of
-	# 1 MB answers, read and rewritten) and slack for the heap.
-	bound=$(((BUDGET_MB + 48) * 1024))
+	# 1 MB answers, read and rewritten), slack for the heap, and each
+	# connection's own state (24 KiB).
+	bound=$(((BUDGET_MB + 48) * 1024 + N * 24))
 	[ $((hwm - rss0)) -lt "$bound" ] &&
 		ok "RSS peak within the budget: +$(((hwm - rss0) >> 10)) MB (bound $((bound >> 10)) MB)" ||
 		bad "RSS peak +$(((hwm - rss0) >> 10)) MB, bound $((bound >> 10)) MB"

@@ -1,0 +1,72 @@
+#!/bin/bash
+# One large answer must not hold up the other side's requests. In front
+# of bench-upstream, a client downloads a LARGE_MB (default 64) LoadTable
+# result from the warehouse, three times, while a probe asks the
+# lakehouse for a 4 KB one every 5 ms. The delay floe adds is the probe's
+# worst latency during the downloads less its worst in a baseline run of
+# the same probes just before, on the same machine: at most 50 ms.
+# LARGE_MB=200 is the figure in docs/performance.md.
+. "$(dirname "$0")/lib.sh"
+lib_init 67
+MB=${LARGE_MB:-64}
+FIXTURE=${BENCH_FIXTURE:-../shared/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
+BIG=/v1/warehouse/namespaces/bench/tables/long_history
+SMALL=/v1/lakehouse/namespaces/bench/tables/t1
+
+cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
+	$(pkg-config --cflags libevent) -o "$T/upstream" bench/upstream.c \
+	$(pkg-config --libs libevent) || { bad "building bench-upstream"; finish; }
+node bench/loadtable.js "$FIXTURE" 4096 "$T/small.json" >/dev/null ||
+	{ bad "generating the LoadTable result"; finish; }
+# The large one: the small one with a long table property.
+python3 - "$T/small.json" "$T/large.json" "$MB" <<'PY' || { bad "large.json"; finish; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["metadata"].setdefault("properties", {})["floe-test.pad"] = "x" * (int(sys.argv[3]) << 20)
+open(sys.argv[2], "w").write(json.dumps(d, separators=(",", ":")))
+PY
+WP=$(free_port)
+LP=$(free_port)
+"$T/upstream" -s "$T/small.json" -l "$T/large.json" -p "$WP" -p "$LP" \
+	>"$T/upstream.out" 2>&1 &
+pids+=($!)
+for i in $(seq 100); do
+	curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$WP/v1/config" && break
+	sleep 0.05
+done
+CAT_PORT[warehouse]=$WP
+CAT_PORT[lakehouse]=$LP
+write_conf
+start_floe
+
+get "$SMALL"
+expect_status "the lakehouse's 4 KB answer" 200
+python3 tests/integration/probe.py "$LISTEN" "$SMALL" 5 150 >"$T/base.json"
+base=$(jq .max "$T/base.json")
+echo "baseline: $(jq -c '{status, n, max, p50, p99}' "$T/base.json")"
+
+python3 tests/integration/probe.py "$LISTEN" "$SMALL" 5 100000 "$T/stop" \
+	>"$T/during.json" &
+PROBE=$!
+pids+=($PROBE)
+sleep 0.3
+for k in 1 2 3; do
+	curl -s -o /dev/null -w '%{http_code} %{size_download} %{time_total}\n' \
+		--max-time 60 "$BASE$BIG" >>"$T/big"
+done
+sleep 0.3
+touch "$T/stop"
+wait "$PROBE"
+echo "the large answers: $(tr '\n' ';' <"$T/big")"
+echo "during: $(jq -c '{status, n, max, p50, p99, top: (.lat | sort | reverse | .[0:5])}' "$T/during.json")"
+expect_eq "three ${MB} MB answers, whole" 3 \
+	"$(awk -v s=$((MB << 20)) '$1 == 200 && $2 > s {n++} END {print n + 0}' "$T/big")"
+expect_eq "every probe answered 200" "$(jq .n "$T/during.json")" \
+	"$(jq '.status["200"] // 0' "$T/during.json")"
+during=$(jq .max "$T/during.json")
+if awk -v d="$during" -v b="$base" 'BEGIN {exit !(d - b <= 50)}'; then
+	ok "the lakehouse waited at most $during ms during them (baseline $base ms)"
+else
+	bad "a lakehouse probe waited $during ms during them (baseline $base ms)"
+fi
+finish

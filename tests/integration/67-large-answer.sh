@@ -49,7 +49,7 @@ python3 tests/integration/probe.py "$LISTEN" "$SMALL" 5 100000 "$T/stop" \
 	>"$T/during.json" &
 PROBE=$!
 pids+=($PROBE)
-sleep 0.3
+for i in $(seq 100); do [ -e "$T/stop.ready" ] && break; sleep 0.05; done
 for k in 1 2 3; do
 	curl -s -o /dev/null -w '%{http_code} %{size_download} %{time_total}\n' \
 		--max-time 60 "$BASE$BIG" >>"$T/big"

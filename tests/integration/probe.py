@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # Latency probes: one keep-alive connection to 127.0.0.1:PORT, a GET of
 # PATH every INTERVAL_MS, COUNT times (or until STOP_FILE exists, when
-# given). Prints one JSON line: each answer's status counts and the
-# latencies in ms (max, p50, p99, and all of them).
+# given: STOP_FILE.ready is made once the first answer is in). Prints one
+# JSON line: each answer's status counts and the latencies in ms (max,
+# p50, p99, and all of them).
 #
 #   probe.py PORT PATH INTERVAL_MS COUNT [STOP_FILE]
 import json
@@ -54,6 +55,8 @@ for i in range(count):
     ms = (time.monotonic() - t0) * 1000
     lat.append(round(ms, 2))
     status[st] = status.get(st, 0) + 1
+    if stop and i == 0:
+        open(stop + ".ready", "w").close()
     time.sleep(interval)
 srt = sorted(lat)
 print(json.dumps({

@@ -273,7 +273,9 @@ request_rewrite(struct request *r, enum route_side side, struct evbuffer *body,
 			return blen;
 		goto whole;
 	}
-	if (catalog_body_has(body, uri, ulen))
+	/* A large answer was searched as it arrived (upstream_watch). */
+	if (r->has_uri == 1 ||
+	    (r->has_uri == -1 && catalog_body_has(body, uri, ulen)))
 		goto whole;
 	if (!merge)
 		return blen;

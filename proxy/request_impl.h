@@ -72,6 +72,7 @@ struct request {
 	enum route_side side; /* the side asked (MODE_ONE, MODE_NS_READ) */
 	bool commit; /* a lost answer is CommitStateUnknown */
 	bool merge_config; /* the answer is a LoadTableResult */
+	int has_uri; /* the answer holds the catalog's uri (-1: not known) */
 	struct upstream_xfer *x[ROUTE_NSIDES];
 	struct evbuffer *ans[ROUTE_NSIDES]; /* MODE_LIST answers */
 	unsigned ans_status[ROUTE_NSIDES];

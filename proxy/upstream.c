@@ -27,6 +27,7 @@
 
 #include "lib/compat.h"
 #include "lib/log.h"
+#include "lib/memfind.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/conf.h"
@@ -64,6 +65,9 @@ struct upstream_xfer {
 	bool retryable;
 	bool retried;
 	enum upstream_fail fail;
+	size_t watched; /* body bytes searched for the uri */
+	bool has_uri; /* ... and it was found */
+	bool watch_off; /* ... or the search gave up */
 	char error[160];
 	int64_t start_us;
 	uint64_t usec;
@@ -101,6 +105,7 @@ struct upstream {
 };
 
 static void upstream_read_cb(struct bufferevent *, void *);
+static void upstream_watch(struct upstream_xfer *, struct evbuffer *);
 static void upstream_write_cb(struct bufferevent *, void *);
 static void upstream_flush(struct upconn *);
 static void upstream_sock_cb(evutil_socket_t, short, void *);
@@ -670,6 +675,7 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 	for (;;) {
 		switch (h1_parse(c->h1, bufferevent_get_input(bev))) {
 		case H1_MORE:
+			upstream_watch(x, h1_msg(c->h1)->body);
 			return;
 		case H1_DONE:
 			/*
@@ -683,6 +689,7 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 				h1_set_head_response(c->h1, x->head_method);
 				continue;
 			}
+			upstream_watch(x, h1_msg(c->h1)->body);
 			upstream_finish(x, UPSTREAM_OK, NULL);
 			return;
 		case H1_ERROR:
@@ -692,6 +699,85 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 			return;
 		}
 	}
+}
+
+/*
+ * Search what BODY gained since the last read for the catalog's uri, once
+ * it is past UPSTREAM_WATCH_FROM: the search of a large answer is spread
+ * over its reads instead of held up at its end. The N - 1 bytes before
+ * the new ones are searched again, for a match across the seam; so are
+ * those before each batch of pieces. Pieces too small for a seam window
+ * give up (the caller searches the whole body at the end).
+ */
+static void
+upstream_watch(struct upstream_xfer *x, struct evbuffer *body)
+{
+	struct evbuffer_iovec v[8];
+	struct evbuffer_ptr pos;
+	const char *uri = x->u->t->uri;
+	size_t len = evbuffer_get_length(body), n = x->u->t->uri_len, from;
+	size_t start;
+	char seam[1024];
+	int i, nv;
+
+	if (x->has_uri || x->watch_off || len < UPSTREAM_WATCH_FROM)
+		return;
+	if (n == 0 || n > sizeof(seam) / 2) {
+		x->watch_off = true;
+		return;
+	}
+	from = x->watched > n - 1 ? x->watched - (n - 1) : 0;
+	x->watched = len;
+	while (from < len) {
+		start = from;
+		if (evbuffer_ptr_set(body, &pos, from, EVBUFFER_PTR_SET) ==
+			-1 ||
+		    (nv = evbuffer_peek(body, len - from, &pos, v, nitems(v))) <
+			1) {
+			x->watch_off = true;
+			return;
+		}
+		if (nv > (int)nitems(v))
+			nv = nitems(v);
+		for (i = 0; i < nv; i++) {
+			if (memfind(v[i].iov_base, v[i].iov_len, uri, n) !=
+			    NULL) {
+				x->has_uri = true;
+				return;
+			}
+			from += v[i].iov_len;
+			if (i + 1 == nv)
+				break;
+			if (v[i].iov_len < n - 1 || v[i + 1].iov_len < n - 1) {
+				x->watch_off = true;
+				return;
+			}
+			memcpy(seam,
+			    (char *)v[i].iov_base + v[i].iov_len - (n - 1),
+			    n - 1);
+			memcpy(seam + n - 1, v[i + 1].iov_base, n - 1);
+			if (memfind(seam, 2 * (n - 1), uri, n) != NULL) {
+				x->has_uri = true;
+				return;
+			}
+		}
+		/* The next batch starts N - 1 bytes back: its first seam. */
+		if (from < len) {
+			if (from - start <= n - 1) {
+				x->watch_off = true;
+				return;
+			}
+			from -= n - 1;
+		}
+	}
+}
+
+int
+upstream_xfer_has_uri(const struct upstream_xfer *x)
+{
+	if (x->watch_off || x->watched < UPSTREAM_WATCH_FROM)
+		return -1;
+	return x->has_uri;
 }
 
 static void

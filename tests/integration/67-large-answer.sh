@@ -34,8 +34,42 @@ for i in $(seq 100); do
 	curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$WP/v1/config" && break
 	sleep 0.05
 done
+
+# A large answer that names its catalog's uri (near its end) still has
+# it pointed back at floe: the search made as it arrives finds it.
+WP2=$(free_port)
+LP2=$(free_port)
+python3 - "$T/small.json" "$T/named.json" "http://127.0.0.1:$WP2" <<'PY' || { bad "named.json"; finish; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["metadata"].setdefault("properties", {})
+p["floe-test.pad"] = "x" * (3 << 20)
+p["floe-test.url"] = sys.argv[3] + "/v1/namespaces/bench/tables/long_history/x"
+open(sys.argv[2], "w").write(json.dumps(d, separators=(",", ":")))
+PY
+"$T/upstream" -s "$T/small.json" -l "$T/named.json" -p "$WP2" -p "$LP2" \
+	>"$T/upstream2.out" 2>&1 &
+pids+=($!)
+for i in $(seq 100); do
+	curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$WP2/v1/config" && break
+	sleep 0.05
+done
+CAT_PORT[warehouse]=$WP2
+CAT_PORT[lakehouse]=$LP2
+write_conf
+start_floe
+get "$BIG"
+expect_status "a 3 MB answer naming its catalog" 200
+grep -q "127.0.0.1:$WP2" "$T/b" && bad "... the catalog's uri was passed on" ||
+	ok "... the catalog's uri is not passed on"
+grep -q "127.0.0.1:$LISTEN/v1/warehouse/namespaces/bench/tables/long_history/x" "$T/b" &&
+	ok "... it points at floe, pinned to the warehouse" ||
+	bad "... no URL pointing at floe: $(grep -o '"floe-test.url":"[^"]*"' "$T/b")"
+stop_floe
+
 CAT_PORT[warehouse]=$WP
 CAT_PORT[lakehouse]=$LP
+unset WH_URI LH_URI
 write_conf
 start_floe
 

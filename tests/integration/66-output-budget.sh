@@ -45,6 +45,11 @@ LH_EXTRA="max_conns = 8"
 write_conf
 
 kb() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$FLOE_PID/status"; }
+# A sanitizer build keeps freed memory in quarantine: its RSS says nothing
+# of floe's own bounds, which are then checked by the held bytes alone.
+RSS_CHECKS=1 RSS_NOTE=
+nm -D "$FLOE" 2>/dev/null | grep -q __asan_init &&
+	RSS_CHECKS=0 RSS_NOTE=" (not checked: a sanitizer build)"
 st() { curl -s --max-time 5 --unix-socket "$SOCK" http://floe/status; }
 # settle: wait until floe has answered nothing more for a second (30 s).
 settle() {
@@ -99,8 +104,8 @@ echo "pipelining $PIPE_CONNS x $PIPE_N, nothing read: RSS ${rss0} kB before," \
 [ "$held" -le $((PIPE_CONNS * (1100 << 10))) ] &&
 	ok "held answers within one per connection ($((held >> 10)) KiB)" ||
 	bad "held $held bytes for $PIPE_CONNS connections"
-[ $((hwm - rss0)) -lt $((48 * 1024)) ] &&
-	ok "RSS grew by $(((hwm - rss0) >> 10)) MB" ||
+[ $RSS_CHECKS = 0 ] || [ $((hwm - rss0)) -lt $((48 * 1024)) ] &&
+	ok "RSS grew by $(((hwm - rss0) >> 10)) MB$RSS_NOTE" ||
 	bad "RSS grew by $(((hwm - rss0) >> 10)) MB (peak $hwm kB)"
 [ $((answered - 1)) -le $((PIPE_CONNS * 4)) ] &&
 	ok "no connection was read ahead ($((answered - 1)) answers made)" ||
@@ -132,8 +137,8 @@ if [ "${OUTPUT_OLD:-0}" != 1 ]; then
 	# 1 MB answers, read and rewritten), slack for the heap, and each
 	# connection's own state (24 KiB).
 	bound=$(((BUDGET_MB + 48) * 1024 + N * 24))
-	[ $((hwm - rss0)) -lt "$bound" ] &&
-		ok "RSS peak within the budget: +$(((hwm - rss0) >> 10)) MB (bound $((bound >> 10)) MB)" ||
+	[ $RSS_CHECKS = 0 ] || [ $((hwm - rss0)) -lt "$bound" ] &&
+		ok "RSS peak within the budget: +$(((hwm - rss0) >> 10)) MB (bound $((bound >> 10)) MB)$RSS_NOTE" ||
 		bad "RSS peak +$(((hwm - rss0) >> 10)) MB, bound $((bound >> 10)) MB"
 	[ "$held" -le $(((BUDGET_MB + 9) << 20)) ] &&
 		ok "held $((held >> 20)) MB for clients that do not read" ||
@@ -153,8 +158,8 @@ release close
 sleep 3
 rss1=$(kb VmRSS)
 echo "after they left: RSS $rss1 kB"
-[ "$rss1" -lt $((rss0 + 40 * 1024)) ] &&
-	ok "the memory went back: RSS $((rss1 >> 10)) MB (was $((rss0 >> 10)) MB)" ||
+[ $RSS_CHECKS = 0 ] || [ "$rss1" -lt $((rss0 + 40 * 1024)) ] &&
+	ok "the memory went back: RSS $((rss1 >> 10)) MB (was $((rss0 >> 10)) MB)$RSS_NOTE" ||
 	bad "RSS $rss1 kB after the crowd left (was $rss0 kB)"
 get "$BIG"
 expect_status "served again once they left" 200

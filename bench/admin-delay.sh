@@ -30,6 +30,9 @@ S=$T
 pids=()
 cleanup() {
 	local p
+	# floe's worker child (a long read) first: floe would wait for it.
+	[ -n "${FPID:-}" ] &&
+		for p in $(ps -o pid= --ppid "$FPID" 2>/dev/null); do kill "$p"; done
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 	rm -rf "$T"

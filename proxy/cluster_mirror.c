@@ -297,11 +297,10 @@ cluster_old_wave_cb(const struct store_wave *w, void *arg)
 static void
 cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 {
-	struct cluster_old_waves old = { NULL, 0 };
+	struct cluster_old_waves old = { NULL, 0 }, now = { NULL, 0 };
 	struct store_mirror *m;
-	struct store_wave w;
 	const char *name;
-	size_t i, nlen, nstate = 0;
+	size_t i, k, nlen, nstate = 0;
 	enum store_db db;
 	unsigned char kb[STORE_KEY_MAX];
 	size_t klen;
@@ -341,16 +340,27 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 		cluster_retry(c, CLUSTER_RETRY_MS * 4);
 		return;
 	}
-	/* The diff: every wave the resync moved. */
-	for (i = 0; i < old.n; i++) {
-		from = old.v[i].state;
-		if (store_wave_get(c->st, old.v[i].n, &w) != STORE_OK)
-			w.state = WAVE_WAREHOUSE;
-		if (w.state != from)
+	/* The diff: every wave the resync moved, either way. */
+	(void)store_wave_foreach(c->st, cluster_old_wave_cb, &now);
+	for (i = 0; i < now.n; i++) {
+		from = WAVE_WAREHOUSE;
+		for (k = 0; k < old.n; k++)
+			if (old.v[k].n == now.v[i].n)
+				from = old.v[k].state;
+		if (now.v[i].state != from)
 			log_info("cluster: resync: wave %u %s -> %s",
-			    old.v[i].n, wave_state_name(from),
-			    wave_state_name(w.state));
+			    now.v[i].n, wave_state_name(from),
+			    wave_state_name(now.v[i].state));
 	}
+	for (k = 0; k < old.n; k++) {
+		for (i = 0; i < now.n && now.v[i].n != old.v[k].n; i++)
+			;
+		if (i == now.n && old.v[k].state != WAVE_WAREHOUSE)
+			log_info("cluster: resync: wave %u %s -> warehouse "
+				 "(no record)",
+			    old.v[k].n, wave_state_name(old.v[k].state));
+	}
+	free(now.v);
 	free(old.v);
 	if (c->loaded && c->cluster_id != 0 && cid != c->cluster_id)
 		log_info("cluster: etcd's cluster id changed (%016llx -> "

@@ -17,6 +17,7 @@
 #include "proxy/cluster.h"
 
 #define CLUSTER_TXN_OPS 128 /* etcd's default --max-txn-ops */
+#define CLUSTER_PIPELINE 8 /* txns of one import in flight at once */
 #define CLUSTER_RETRY_MS 500 /* a watch or range that failed, again */
 #define CLUSTER_APPLY_WAIT_MS 10000 /* a write's answer waits this long */
 #define CLUSTER_WATCH_IDLE_MS (11 * 60 * 1000) /* past etcd's 10 min */

@@ -34,17 +34,30 @@ struct cluster_write {
 	struct etcd_cmp *cmps; /* one per wave put */
 	size_t nops;
 	size_t ncmps;
-	size_t next; /* the first op of the txn to send next */
+	struct cluster_chunk *chunks; /* txns of CLUSTER_TXN_OPS at most */
+	size_t nchunks;
+	size_t sent; /* chunks sent */
+	size_t taken; /* chunks etcd took */
+	size_t inflight; /* sent and not answered */
 	uint32_t wave; /* the wave compared, for the refusal */
 	int64_t decided; /* the mod_revision it was decided on */
-	int64_t revision; /* etcd's revision of the last txn */
-	struct etcd_call *call;
+	int64_t revision; /* etcd's highest revision of the txns */
+	struct etcd_call *range; /* reading the concurrent change */
 	struct event *timer; /* gives up waiting for the mirror */
 	cluster_done_cb done;
 	void *arg;
 };
 
-static void cluster_write_send(struct cluster_write *);
+/* One txn of a write. */
+struct cluster_chunk {
+	struct cluster_write *w;
+	struct etcd_call *call;
+	size_t first; /* its first op */
+	size_t n;
+};
+
+static void cluster_write_pump(struct cluster_write *);
+static void cluster_write_send(struct cluster_chunk *);
 static void cluster_write_cb(const struct etcd_result *, void *);
 static void cluster_conflict_cb(const struct etcd_result *, void *);
 static void cluster_write_end(struct cluster_write *, int, const char *);
@@ -144,35 +157,63 @@ cluster_commit(struct cluster *c, struct store_capture *cap,
 		cluster_write_end(w, 503, "a transition too large for one txn");
 		return;
 	}
-	cluster_write_send(w);
+	if (w->nops == 0) {
+		cluster_write_end(w, 200, "");
+		return;
+	}
+	w->nchunks = (w->nops + CLUSTER_TXN_OPS - 1) / CLUSTER_TXN_OPS;
+	w->chunks = xcalloc(w->nchunks + 1, sizeof(*w->chunks));
+	for (i = 0; i < w->nchunks; i++) {
+		w->chunks[i].w = w;
+		w->chunks[i].first = i * CLUSTER_TXN_OPS;
+		w->chunks[i].n = w->nops - w->chunks[i].first;
+		if (w->chunks[i].n > CLUSTER_TXN_OPS)
+			w->chunks[i].n = CLUSTER_TXN_OPS;
+	}
+	cluster_write_pump(w);
 }
 
-/* Send the next txn of W: its first CLUSTER_TXN_OPS operations left. */
+/*
+ * Send what W may send now: up to CLUSTER_PIPELINE txns at once, but the
+ * last one (which holds the change's event) only once every other one was
+ * taken, so that the event never shows a half-made change.
+ */
 static void
-cluster_write_send(struct cluster_write *w)
+cluster_write_pump(struct cluster_write *w)
 {
-	struct etcd_txn t = { 0 };
-	size_t n = w->nops - w->next;
+	while (w->inflight < CLUSTER_PIPELINE && w->sent + 1 < w->nchunks)
+		cluster_write_send(&w->chunks[w->sent]);
+	if (w->sent + 1 == w->nchunks && w->taken == w->sent)
+		cluster_write_send(&w->chunks[w->sent]);
+}
 
-	if (n > CLUSTER_TXN_OPS)
-		n = CLUSTER_TXN_OPS;
-	t.cmps = w->next == 0 ? w->cmps : NULL;
-	t.ncmps = w->next == 0 ? w->ncmps : 0;
-	t.success = w->ops + w->next;
-	t.nsuccess = n;
-	w->call = etcd_txn(w->c->etcd, &t, cluster_write_cb, w);
+/* Send chunk K of its write. */
+static void
+cluster_write_send(struct cluster_chunk *k)
+{
+	struct cluster_write *w = k->w;
+	struct etcd_txn t = { 0 };
+
+	t.cmps = k->first == 0 ? w->cmps : NULL;
+	t.ncmps = k->first == 0 ? w->ncmps : 0;
+	t.success = w->ops + k->first;
+	t.nsuccess = k->n;
+	w->sent++;
+	w->inflight++;
+	k->call = etcd_txn(w->c->etcd, &t, cluster_write_cb, k);
 }
 
 /* A txn of W answered. */
 static void
 cluster_write_cb(const struct etcd_result *res, void *arg)
 {
-	struct cluster_write *w = arg;
+	struct cluster_chunk *k = arg;
+	struct cluster_write *w = k->w;
 	struct etcd_op op = { .type = ETCD_OP_RANGE };
 	char msg[512];
-	size_t n;
 
-	w->call = NULL;
+	k->call = NULL;
+	w->inflight--;
 	if (res->err == ETCD_EUNAVAILABLE) {
 		snprintf(msg, sizeof(msg),
 		    "etcd is unreachable (%s): nothing changed; changes need "
@@ -188,24 +229,25 @@ cluster_write_cb(const struct etcd_result *res, void *arg)
 		    res->err == ETCD_ETIMEDOUT ?
 			": the change may or may not have been made" :
 			": nothing changed");
-		if (w->next > 0)
+		if (w->nchunks > 1)
 			snprintf(msg, sizeof(msg),
-			    "etcd failed after %zu of %zu changes (%s)",
-			    w->next, w->nops, res->error);
+			    "etcd failed after %zu of %zu txns of this import "
+			    "(%s): the routes of those are set, its event is "
+			    "not written",
+			    w->taken, w->nchunks, res->error);
 		cluster_write_end(w, 503, msg);
 		return;
 	}
 	if (!res->succeeded) {
 		/* Name the change that got there first. */
 		op.key = w->cmps[0].key;
-		w->call = etcd_range(w->c->etcd, &op, cluster_conflict_cb, w);
+		w->range = etcd_range(w->c->etcd, &op, cluster_conflict_cb, w);
 		return;
 	}
-	w->revision = res->header.revision;
-	n = w->nops - w->next;
-	w->next += n > CLUSTER_TXN_OPS ? CLUSTER_TXN_OPS : n;
-	if (w->next < w->nops) {
-		cluster_write_send(w);
+	if (res->header.revision > w->revision)
+		w->revision = res->header.revision;
+	if (++w->taken < w->nchunks) {
+		cluster_write_pump(w);
 		return;
 	}
 	/* Read your writes: answer once the mirror applied the revision. */
@@ -228,7 +270,7 @@ cluster_conflict_cb(const struct etcd_result *res, void *arg)
 	struct store_wave wv;
 	char msg[768];
 
-	w->call = NULL;
+	w->range = NULL;
 	if (res->err != ETCD_OK || res->nkvs == 0 ||
 	    store_wave_record(res->kvs[0].value, res->kvs[0].value_len, &wv) ==
 		-1) {
@@ -257,7 +299,7 @@ cluster_writes_applied(struct cluster *c)
 	struct cluster_write *w, *tmp;
 
 	TAILQ_FOREACH_SAFE(w, &c->writes, entry, tmp)
-		if (w->call == NULL && w->revision > 0 && w->next >= w->nops &&
+		if (w->taken == w->nchunks && w->nchunks > 0 &&
 		    c->applied >= w->revision)
 			cluster_write_end(w, 200, "");
 }
@@ -293,7 +335,10 @@ cluster_write_free(struct cluster_write *w)
 {
 	size_t i;
 
-	etcd_cancel(w->call);
+	for (i = 0; i < w->nchunks; i++)
+		etcd_cancel(w->chunks[i].call);
+	free(w->chunks);
+	etcd_cancel(w->range);
 	if (w->timer != NULL)
 		event_free(w->timer);
 	for (i = 0; i < w->nops; i++) {

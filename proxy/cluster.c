@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 #include <jansson.h>
 
@@ -33,6 +34,8 @@ static void cluster_lease_cb(const struct etcd_result *, void *);
 static void cluster_put_node(struct cluster *);
 static void cluster_put_cb(const struct etcd_result *, void *);
 static json_t *cluster_self(struct cluster *);
+static json_t *cluster_status_cb(void *);
+static void cluster_metrics_cb(struct evbuffer *, void *);
 
 /* Start cluster mode for F. */
 struct cluster *
@@ -72,6 +75,8 @@ cluster_new(struct floe *f, char *err, size_t errlen)
 		fatalx("%s: event_new failed", __func__);
 	log_info("cluster: node %s, etcd %s, keys under %s", c->name, k->etcd,
 	    c->prefix);
+	stats_add_status(&f->stats, "cluster", cluster_status_cb, c);
+	stats_add_metrics(&f->stats, cluster_metrics_cb, c);
 	cluster_mirror_start(c);
 	/* The first heartbeat now, then every third of the lease. */
 	if (event_base_once(f->base, -1, EV_TIMEOUT, cluster_beat_cb, c,
@@ -89,6 +94,7 @@ cluster_free(struct cluster *c)
 {
 	if (c == NULL)
 		return;
+	stats_remove(&c->f->stats, c);
 	cluster_writes_free(c);
 	cluster_mirror_stop(c);
 	etcd_cancel(c->lcall);
@@ -302,4 +308,55 @@ cluster_status(struct cluster *c)
 	    "loaded", c->loaded, "applied_revision", (json_int_t)c->applied,
 	    "stored_revision", (json_int_t)c->stored, "hash", mine, "resyncs",
 	    (json_int_t)c->resyncs, "nodes", nodes);
+}
+
+/* The "cluster" part of GET /status. */
+static json_t *
+cluster_status_cb(void *arg)
+{
+	return cluster_status(arg);
+}
+
+/* The cluster's part of GET /metrics. */
+static void
+cluster_metrics_cb(struct evbuffer *out, void *arg)
+{
+	struct cluster *c = arg;
+	json_t *st, *n;
+	size_t i, lagging = 0, disagree = 0, nodes = 0;
+
+	if ((st = cluster_status(c)) != NULL) {
+		json_array_foreach(json_object_get(st, "nodes"), i, n) {
+			nodes++;
+			lagging += json_is_true(json_object_get(n, "lagging"));
+			disagree +=
+			    json_is_true(json_object_get(n, "disagrees"));
+		}
+		json_decref(st);
+	}
+	evbuffer_add_printf(out,
+	    "# HELP floe_cluster_applied_revision The etcd revision this "
+	    "node's mirror has applied.\n"
+	    "# TYPE floe_cluster_applied_revision gauge\n"
+	    "floe_cluster_applied_revision %" PRId64 "\n"
+	    "# HELP floe_cluster_connected 1 while the mirror watches etcd.\n"
+	    "# TYPE floe_cluster_connected gauge\n"
+	    "floe_cluster_connected %d\n"
+	    "# HELP floe_cluster_resyncs_total Full reads of etcd into the "
+	    "store.\n"
+	    "# TYPE floe_cluster_resyncs_total counter\n"
+	    "floe_cluster_resyncs_total %u\n"
+	    "# HELP floe_cluster_nodes Nodes with a key in etcd.\n"
+	    "# TYPE floe_cluster_nodes gauge\n"
+	    "floe_cluster_nodes %zu\n"
+	    "# HELP floe_cluster_nodes_lagging Nodes behind the last change "
+	    "this node applied.\n"
+	    "# TYPE floe_cluster_nodes_lagging gauge\n"
+	    "floe_cluster_nodes_lagging %zu\n"
+	    "# HELP floe_cluster_nodes_disagreeing Caught-up nodes whose "
+	    "routes and waves hash differently.\n"
+	    "# TYPE floe_cluster_nodes_disagreeing gauge\n"
+	    "floe_cluster_nodes_disagreeing %zu\n",
+	    c->applied, c->watching ? 1 : 0, c->resyncs, nodes, lagging,
+	    disagree);
 }

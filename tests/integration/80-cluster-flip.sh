@@ -51,6 +51,20 @@ jq -e '(.nodes | length) == 3' "$T/b" >/dev/null && ok "GET /cluster lists 3 nod
 	bad "GET /cluster lists 3 nodes: $(cat "$T/b")"
 jq -e '([.nodes[].hash] | unique | length) == 1' "$T/b" >/dev/null &&
 	ok "the 3 nodes have the same hash" || bad "hashes differ: $(cat "$T/b")"
+nctl 3 cluster && [ "$(grep -c '^n[123] ' "$T/ctl")" = 3 ] &&
+	ok "floectl cluster on node 3: 3 nodes, none flagged" ||
+	bad "floectl cluster: exit $RC: $(cat "$T/ctl")"
+nctl 3 --json cluster && jq -e '[.nodes[] | has("name", "applied_revision",
+	"hash", "connected", "version", "heartbeat")] | all' "$T/ctl" >/dev/null &&
+	ok "floectl --json cluster: each node with its fields" ||
+	bad "floectl --json cluster: $(cat "$T/ctl")"
+nadmin 1 GET /status
+jq -e '.cluster.connected and .cluster.node == "n1"' "$T/b" >/dev/null &&
+	ok "GET /status has the cluster" || bad "GET /status: $(head -c 300 "$T/b")"
+nadmin 1 GET /metrics
+grep -q '^floe_cluster_connected 1$' "$T/b" && grep -q '^floe_cluster_nodes 3$' "$T/b" &&
+	ok "metrics: floe_cluster_connected 1, floe_cluster_nodes 3" ||
+	bad "metrics: $(grep floe_cluster "$T/b")"
 ectl get /floe/nodes/n3 --print-value-only | jq -e '.name == "n3" and .connected' \
 	>/dev/null && ok "etcd holds node 3's key" || bad "no node key for n3"
 

@@ -215,6 +215,28 @@ leaks=$(grep -l -e "$SECRET" -e "$LH_TOKEN" -E -e 'tok-[0-9]+-' \
 [ -z "$leaks" ] && ok "no secret or token in the log, access log, status or metrics" ||
 	bad "a secret or token in: $leaks"
 
+# --- the token endpoint down at start: not ready, 503 naming it; ready
+# once it answers
+stop_floe
+kill "$TOK_PID"
+wait "$TOK_PID" 2>/dev/null
+: >"$T/floe.log"
+start_floe noready
+for i in $(seq 50); do grep -q 'token_failed:' "$T/floe.log" && break; sleep 0.1; done
+get $WH
+expect_error "down at start: 503 naming the token endpoint" 503 ServiceUnavailableException \
+	"127.0.0.1:$TOK_PORT/oauth/tokens"
+expect_eq "... /readyz says not ready" 503 \
+	"$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")"
+grep -q "token_failed: the warehouse catalog's token endpoint 127.0.0.1:$TOK_PORT/oauth/tokens: .*; retrying, requests to it get 503 meanwhile" \
+	"$T/floe.log" && ok "... and the log says requests get 503 meanwhile" ||
+	bad "no first-fetch failure line: $(grep token_ "$T/floe.log")"
+start_tokens
+wait_ready 200 && ok "the endpoint up: ready, the config read with the first token" ||
+	bad "not ready after the token endpoint came up: $(tail -3 "$T/floe.log")"
+get $WH
+expect_status "... and the warehouse answers" 200
+
 # --- passthrough: floe's token on its own calls, the client's on requests
 stop_floe
 printf '[auth]\nmode = passthrough\n' >>"$T/floe.conf"

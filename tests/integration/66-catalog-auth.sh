@@ -214,6 +214,9 @@ leaks=$(grep -l -e "$SECRET" -e "$LH_TOKEN" -E -e 'tok-[0-9]+-' \
 	"$T/floe.log" "$T/access.log" "$T/status.json" "$T/metrics.txt" 2>/dev/null)
 [ -z "$leaks" ] && ok "no secret or token in the log, access log, status or metrics" ||
 	bad "a secret or token in: $leaks"
+out=$(promtool check metrics <"$T/metrics.txt" 2>&1) && [ -z "$out" ] &&
+	ok "promtool check metrics: nothing to say, token families included" ||
+	bad "promtool check metrics: $out"
 
 # --- the token endpoint down at start: not ready, 503 naming it; ready
 # once it answers

@@ -52,6 +52,8 @@ client_id = floe-wh
 client_secret_file = $T/wh.secret
 scope = PRINCIPAL_ROLE:ALL"
 LH_EXTRA="token_file = $T/lh.token"
+MPORT=$(free_port)
+FLOE_EXTRA="metrics_listen = 127.0.0.1:$MPORT"
 write_conf
 # floe at debug level: log_debug must not leak either.
 printf '#!/bin/sh\nexec "%s" -v "$@"\n' "$FLOE" >"$T/floe-v"
@@ -155,6 +157,11 @@ get $LH
 expect_status "... the lakehouse is not affected" 200
 expect_eq "status: gone, with the last error" "gone true" \
 	"$(status '.catalogs.warehouse.auth.token | "\(.state) \(.last_error != null)"')"
+page=$(curl -s --max-time 5 "http://127.0.0.1:$MPORT/")
+grep -q "id=\"cat-warehouse\"><h3>warehouse <span class=\"down\">down</span>" <<<"$page" &&
+	grep -q "<dt>token</dt><dd>gone, from 127.0.0.1:$TOK_PORT/oauth/tokens: " <<<"$page" &&
+	ok "the status page: the warehouse down, its token gone, the endpoint named" ||
+	bad "status page: $(grep -o '<div class="card" id="cat-warehouse">.\{0,600\}' <<<"$page")"
 admin GET /metrics
 grep -q '^floe_catalog_token_ok{side="warehouse"} 0$' "$T/b" &&
 	grep -q '^floe_catalog_token_refresh_failing{side="warehouse"} 1$' "$T/b" &&

@@ -36,6 +36,7 @@
 #include "proxy/admin_sock.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/discover.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
@@ -46,6 +47,7 @@
 #include "proxy/sockio.h"
 #include "proxy/stats.h"
 #include "proxy/tlsctx.h"
+#include "proxy/token.h"
 #include "proxy/upstream.h"
 #include "proxy/watch.h"
 #include "proxy/worker.h"
@@ -76,6 +78,7 @@ static json_t *floe_cache_cb(void *);
 static bool floe_catalog_is_up(const struct floe *, int);
 static void floe_metrics_cb(struct evbuffer *, void *);
 static void floe_cache_metrics_cb(struct evbuffer *, void *);
+static void floe_cred_metrics_cb(struct evbuffer *, void *);
 static void floe_stats_add(struct floe *);
 static int floe_check_files(const struct conf *, char *, size_t);
 static void floe_rlog_flush(struct floe *);
@@ -317,6 +320,66 @@ floe_log_auth(const struct floe *f)
 	}
 }
 
+/* Say how floe authenticates to catalog SIDE. */
+void
+floe_log_cred(const struct floe *f, int side)
+{
+	const struct conf_target *t = &f->conf->target[side];
+	const struct cred *c = f->cred[side];
+	struct token_info ti;
+
+	switch (cred_mode(c)) {
+	case CONF_CRED_OAUTH2:
+	case CONF_CRED_GOOGLE:
+		token_info(cred_token(c), &ti);
+		log_info("the %s catalog: %s, tokens from %s (%s)%s",
+		    route_side_name(side), conf_cred_name(cred_mode(c)),
+		    ti.endpoint, ti.grant,
+		    cred_on_data(c) ? "" :
+				      "; on floe's own calls only "
+				      "(passthrough)");
+		break;
+	case CONF_CRED_SIGV4:
+		log_info("the %s catalog: sigv4, %s %s", route_side_name(side),
+		    t->sigv4_region, t->sigv4_service);
+		break;
+	case CONF_CRED_TOKEN:
+		log_info("the %s catalog: token from %s%s",
+		    route_side_name(side), t->token_file,
+		    cred_on_data(c) ? "" :
+				      "; on floe's own calls only "
+				      "(passthrough)");
+		break;
+	default:
+		break;
+	}
+}
+
+/* The credential of catalog SIDE as T says, or NULL (logged). */
+struct cred *
+floe_new_cred(struct floe *f, const struct conf_target *t, int side)
+{
+	struct cred *c;
+	char err[512];
+
+	if ((c = cred_new(f->base, f->fetch, t, route_side_name(side), err,
+		 sizeof(err))) == NULL)
+		log_warnx("%s: the %s catalog: %s", __func__,
+		    route_side_name(side), err);
+	return c;
+}
+
+/* Make C (taken) the credential of catalog SIDE, and start it. */
+void
+floe_set_cred(struct floe *f, int side, struct cred *c)
+{
+	cred_set_passthrough(c, auth_mode(f->auth) == AUTH_PASSTHROUGH);
+	upstream_set_cred(f->up[side], c);
+	cred_free(f->cred[side]);
+	f->cred[side] = c;
+	cred_start(c);
+}
+
 /* Run floe with the config at CONF_PATH until it is stopped. Exit status. */
 static int
 floe_run(const char *conf_path, int verbose)
@@ -382,6 +445,14 @@ floe_run(const char *conf_path, int verbose)
 	}
 	if ((f->fetch = fetch_new(f->base)) == NULL)
 		fatalx("control-plane client: cannot start");
+	/* Tokens are asked for first: the catalogs' configs need them. */
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		struct cred *c;
+
+		if ((c = floe_new_cred(f, &f->conf->target[i], i)) == NULL)
+			return 1;
+		floe_set_cred(f, i, c);
+	}
 	floe_stats_add(f);
 
 	memset(&so, 0, sizeof(so));
@@ -458,6 +529,8 @@ floe_run(const char *conf_path, int verbose)
 		log_info("metrics and status page on http://%s/",
 		    f->conf->metrics_listen);
 	floe_log_auth(f);
+	for (i = 0; i < ROUTE_NSIDES; i++)
+		floe_log_cred(f, i);
 	if (sdnotifyf("READY=1\nMAINPID=%ld\nSTATUS=serving on %s, "
 		      "configuration generation 1",
 		(long)getpid(), f->conf->listen) == -1)
@@ -478,6 +551,7 @@ floe_run(const char *conf_path, int verbose)
 	for (i = 0; i < ROUTE_NSIDES; i++) {
 		upstream_free(f->up[i]);
 		catalog_free(f->cat[i]);
+		cred_free(f->cred[i]);
 	}
 	fetch_free(f->fetch);
 	cache_free(f->cache);
@@ -645,6 +719,7 @@ floe_catalogs_cb(void *arg)
 		    json_integer(f->stats.side[i].errors_5xx));
 		json_object_set_new(s, "failures",
 		    json_integer(f->stats.side[i].failures));
+		json_object_set_new(s, "auth", cred_status_json(f->cred[i]));
 		json_object_set_new(sides, route_side_name(i), s);
 	}
 	return sides;
@@ -780,6 +855,57 @@ floe_cache_metrics_cb(struct evbuffer *b, void *arg)
 	    (unsigned long long)cs.entries);
 }
 
+/* stats_metrics_cb: the access tokens floe holds for the catalogs. */
+static void
+floe_cred_metrics_cb(struct evbuffer *b, void *arg)
+{
+	struct floe *f = arg;
+	const struct token *t;
+	struct token_info ti;
+	int64_t left;
+	int i;
+
+	evbuffer_add_printf(b,
+	    "# HELP floe_catalog_token_ok 1 while floe holds an access token "
+	    "for the catalog.\n"
+	    "# TYPE floe_catalog_token_ok gauge\n"
+	    "# HELP floe_catalog_token_refresh_failing 1 while the catalog's "
+	    "token endpoint fails.\n"
+	    "# TYPE floe_catalog_token_refresh_failing gauge\n"
+	    "# HELP floe_catalog_token_expiry_seconds Seconds the current "
+	    "token has left.\n"
+	    "# TYPE floe_catalog_token_expiry_seconds gauge\n"
+	    "# HELP floe_catalog_token_fetches_total Token requests sent.\n"
+	    "# TYPE floe_catalog_token_fetches_total counter\n"
+	    "# HELP floe_catalog_token_failures_total Token requests that "
+	    "failed.\n"
+	    "# TYPE floe_catalog_token_failures_total counter\n"
+	    "# HELP floe_catalog_token_early_refreshes_total Refreshes a "
+	    "catalog's 401 started.\n"
+	    "# TYPE floe_catalog_token_early_refreshes_total counter\n");
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		if ((t = cred_token(f->cred[i])) == NULL)
+			continue;
+		token_info(t, &ti);
+		left = ti.expires_ms != 0 ? ti.expires_ms - units_now_ms() : 0;
+		evbuffer_add_printf(b,
+		    "floe_catalog_token_ok{side=\"%s\"} %d\n"
+		    "floe_catalog_token_refresh_failing{side=\"%s\"} %d\n"
+		    "floe_catalog_token_expiry_seconds{side=\"%s\"} %lld\n"
+		    "floe_catalog_token_fetches_total{side=\"%s\"} %llu\n"
+		    "floe_catalog_token_failures_total{side=\"%s\"} %llu\n"
+		    "floe_catalog_token_early_refreshes_total{side=\"%s\"} "
+		    "%llu\n",
+		    route_side_name(i), ti.expires_ms != 0 ? 1 : 0,
+		    route_side_name(i),
+		    ti.state == TOKEN_FAILING || ti.state == TOKEN_GONE ? 1 : 0,
+		    route_side_name(i), (long long)(left > 0 ? left / 1000 : 0),
+		    route_side_name(i), (unsigned long long)ti.fetches,
+		    route_side_name(i), (unsigned long long)ti.failures,
+		    route_side_name(i), (unsigned long long)ti.early);
+	}
+}
+
 /*
  * floe's parts of GET /status and /metrics, first; the admin API's and
  * the triggers' come after them, in the order their modules start.
@@ -794,6 +920,7 @@ floe_stats_add(struct floe *f)
 	stats_add_status(&f->stats, "rollback_log", floe_rlog_cb, f);
 	stats_add_metrics(&f->stats, floe_metrics_cb, f);
 	stats_add_metrics(&f->stats, floe_cache_metrics_cb, f);
+	stats_add_metrics(&f->stats, floe_cred_metrics_cb, f);
 	stats_add_metrics(&f->stats, floe_rlog_metrics_cb, f);
 }
 

@@ -144,6 +144,11 @@ json_t *admin_evidence_json(const struct admin_evidence *, bool, bool);
 
 /* admin_job.c: run a bulk import, in the worker's child if it can. */
 void admin_job_start(struct admin_req *, admin_job_fn);
+/*
+ * The same for a read that scans the store (GET /eligibility): the loop,
+ * and the engine requests on it, are not held while it reads.
+ */
+void admin_job_read(struct admin_req *, admin_job_fn);
 
 /* The resources, one handler each (admin_dispatch's table). */
 void admin_status(struct admin_req *);

@@ -32,8 +32,8 @@ struct tlsctx;
 struct cache;
 struct watch;
 struct admin_sock;
-struct obs;
 struct cred;
+struct obs;
 typedef struct json_t json_t;
 
 struct floe {

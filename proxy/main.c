@@ -57,6 +57,7 @@
 
 #define FLOE_IMPORT_DEADLINE_MS (10 * 60 * 1000) /* an import's longest run */
 #define FLOE_HEAP_KEEP (16 << 20) /* freed memory glibc keeps */
+#define FLOE_TRIM_DROP (32 << 20) /* a fall of held answers worth a trim */
 #ifndef FLOE_CONF_DEFAULT /* without -c; a build may set another */
 #define FLOE_CONF_DEFAULT "conf/floe.conf"
 #endif
@@ -72,6 +73,7 @@ static void floe_raise_nofile(void);
 static int floe_run(const char *, int);
 static void floe_signal_cb(evutil_socket_t, short, void *);
 static void floe_tick_cb(evutil_socket_t, short, void *);
+static void floe_trim(void);
 static json_t *floe_status_cb(void *);
 static json_t *floe_catalogs_cb(void *);
 static json_t *floe_cache_cb(void *);
@@ -465,6 +467,7 @@ floe_run(const char *conf_path, int verbose)
 	so.write_timeout_ms = 60000;
 	f->front =
 	    server_new(f->base, &so, request_serve, request_serve_error, f);
+	server_set_budget(f->conf->output_budget);
 	/* The plain listener first: server_port() names the last one. */
 	if (f->conf->listen_plain != NULL &&
 	    server_listen_tcp(f->front, f->conf->listen_plain, err,
@@ -615,9 +618,37 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 		floe_open_store(f);
 	else if (floe_ticks % 60 == 0)
 		store_maintain(f->store);
+	floe_trim();
 	if (f->draining && server_nconns(f->front) == 0 &&
 	    server_nconns(f->admin) == 0 && obs_nconns(f->obs) == 0)
 		event_base_loopbreak(f->base);
+}
+
+/*
+ * Give back what a burst of answers left behind. glibc returns only the
+ * free top of its heap (past FLOE_HEAP_KEEP); the answers of clients that
+ * held them leave the rest in pieces that only malloc_trim hands back.
+ * When the bytes held for clients have fallen by FLOE_TRIM_DROP and to a
+ * quarter of their peak since the last trim, trim, keeping
+ * FLOE_HEAP_KEEP. Measured: see docs/performance.md, "Bounds".
+ */
+static void
+floe_trim(void)
+{
+	static size_t hi;
+	size_t peak = server_held_peak_take(), now = server_held_bytes();
+	int64_t t0;
+
+	if (peak > hi)
+		hi = peak;
+	if (hi - now < FLOE_TRIM_DROP || now > hi / 4)
+		return;
+	t0 = units_mono_us();
+	(void)malloc_trim(FLOE_HEAP_KEEP);
+	log_debug("%s: %zu MB held at the peak, %zu MB now: trimmed in "
+		  "%lld us",
+	    __func__, hi >> 20, now >> 20, (long long)(units_mono_us() - t0));
+	hi = now;
 }
 
 /*
@@ -686,12 +717,16 @@ floe_status_cb(void *arg)
 {
 	struct floe *f = arg;
 
-	return json_pack("{s:s, s:b, s:b, s:I, s:I, s:I, s:I}", "version",
+	return json_pack(
+	    "{s:s, s:b, s:b, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}}", "version",
 	    version_get(), "ready", floe_is_ready(f), "draining", f->draining,
 	    "uptime_s", (json_int_t)((units_now_ms() - f->started_ms) / 1000),
 	    "requests", (json_int_t)f->stats.requests, "local_errors",
 	    (json_int_t)f->stats.local_errors, "connections",
-	    (json_int_t)server_nconns(f->front));
+	    (json_int_t)server_nconns(f->front), "output", "held_bytes",
+	    (json_int_t)server_held_bytes(), "budget",
+	    (json_int_t)f->conf->output_budget, "refused",
+	    (json_int_t)f->stats.refused_full);
 }
 
 /* stats_status_cb: each catalog's pool, config and counters. */
@@ -776,9 +811,18 @@ floe_metrics_cb(struct evbuffer *b, void *arg)
 	    "floe_connections %u\n"
 	    "# HELP floe_build_info The version floe was built from.\n"
 	    "# TYPE floe_build_info gauge\n"
-	    "floe_build_info{version=\"%s\"} 1\n",
+	    "floe_build_info{version=\"%s\"} 1\n"
+	    "# HELP floe_output_held_bytes Bytes of answers clients have "
+	    "not taken yet.\n"
+	    "# TYPE floe_output_held_bytes gauge\n"
+	    "floe_output_held_bytes %zu\n"
+	    "# HELP floe_output_refused_total Requests refused (503) while "
+	    "floe held its output_budget.\n"
+	    "# TYPE floe_output_refused_total counter\n"
+	    "floe_output_refused_total %llu\n",
 	    (unsigned long long)f->stats.local_errors, floe_is_ready(f) ? 1 : 0,
-	    server_nconns(f->front), version_get());
+	    server_nconns(f->front), version_get(), server_held_bytes(),
+	    (unsigned long long)f->stats.refused_full);
 	evbuffer_add_printf(b,
 	    "# HELP floe_catalog_up The catalog's config was read and its "
 	    "last answer was not a failure of floe's connection to it.\n"

@@ -250,6 +250,7 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 
 	r->x[side] = NULL;
 	r->pending--;
+	r->has_uri = upstream_xfer_has_uri(x);
 	/* Listings ask both sides at once: the slower one is the wait. */
 	if (upstream_xfer_usec(x) > r->upstream_us || r->mode != MODE_LIST)
 		r->upstream_us = r->mode == MODE_LIST ?
@@ -524,6 +525,11 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 	r->msg = m;
 	r->start_us = units_mono_us();
 	server_conn_on_abort(conn, request_abort_cb, r);
+	/* Answers clients have not taken fill floe's budget: no new work. */
+	if (server_over_budget()) {
+		request_reply_full(r);
+		return;
+	}
 	if (request_is_loop(m)) {
 		request_errorf(r, 508, "LoopDetectedException",
 		    "Request loop: this request already passed through this "

@@ -57,6 +57,7 @@ typedef void (*stats_metrics_cb)(struct evbuffer *out, void *arg);
 struct stats {
 	uint64_t requests; /* answered by floe, any status */
 	uint64_t local_errors; /* ErrorModel answers floe made itself */
+	uint64_t refused_full; /* 503s: over the output budget */
 	struct stats_side side[ROUTE_NSIDES];
 	/* Answers by side (STATS_FLOE: floe's own) and status code. */
 	uint64_t codes[STATS_NSIDES][STATS_NCODES];

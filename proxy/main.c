@@ -81,6 +81,7 @@ static bool floe_catalog_is_up(const struct floe *, int);
 static void floe_metrics_cb(struct evbuffer *, void *);
 static void floe_cache_metrics_cb(struct evbuffer *, void *);
 static void floe_cred_metrics_cb(struct evbuffer *, void *);
+static void floe_cred_changed_cb(struct cred *, void *);
 static void floe_stats_add(struct floe *);
 static int floe_check_files(const struct conf *, char *, size_t);
 static void floe_rlog_flush(struct floe *);
@@ -371,10 +372,27 @@ floe_new_cred(struct floe *f, const struct conf_target *t, int side)
 	return c;
 }
 
+/*
+ * cred_changed_cb: a catalog's first token (or one after an outage) came.
+ * A config not read yet is read now, not after discover's backoff.
+ */
+static void
+floe_cred_changed_cb(struct cred *c, void *arg)
+{
+	struct floe *f = arg;
+	int i;
+
+	for (i = 0; i < ROUTE_NSIDES; i++)
+		if (f->cred[i] == c && cred_is_ready(c) &&
+		    f->discover != NULL && !f->cat[i]->known)
+			discover_kick(f->discover);
+}
+
 /* Make C (taken) the credential of catalog SIDE, and start it. */
 void
 floe_set_cred(struct floe *f, int side, struct cred *c)
 {
+	cred_on_changed(c, floe_cred_changed_cb, f);
 	cred_set_passthrough(c, auth_mode(f->auth) == AUTH_PASSTHROUGH);
 	upstream_set_cred(f->up[side], c);
 	cred_free(f->cred[side]);

@@ -149,6 +149,8 @@ bool request_paging_param(const char *, size_t);
 enum request_fwd request_fwd_kind(const char *name, size_t len);
 ssize_t request_ns_encode(const char *ns, size_t nslen, const char *sep,
     char *out, size_t outlen);
+ssize_t request_ns_reframe(const char *raw, size_t len, const char *fsep,
+    const char *csep, char *out, size_t outlen, size_t *nsep);
 
 /* request_answer.c: what the client gets back. */
 void request_error_conn(struct floe *, struct server_conn *, unsigned status,

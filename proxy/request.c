@@ -213,6 +213,14 @@ request_done_list(struct request *r, enum route_side side,
 		    upstream_xfer_error(x));
 		return;
 	}
+	/* A page that is not JSON: that catalog failed, the listing too. */
+	if (m->status == 200 &&
+	    !request_body_is_json(m->body, evbuffer_get_length(m->body),
+		r->ans_error[side], sizeof(r->ans_error[side]))) {
+		request_reply_failure(r, side, UPSTREAM_GARBAGE,
+		    r->ans_error[side]);
+		return;
+	}
 	if ((r->ans[side] = evbuffer_new()) == NULL)
 		fatalx("%s: out of memory", __func__);
 	evbuffer_add_buffer(r->ans[side], m->body);
@@ -253,7 +261,6 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 		if (r->revalidating && request_revalidated(r, m))
 			return;
 		request_reply_upstream(r, side, m);
-		request_free(r);
 		return;
 	case MODE_NS_READ:
 		if (m == NULL) {
@@ -268,7 +275,6 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 			return;
 		}
 		request_reply_upstream(r, side, m);
-		request_free(r);
 		return;
 	case MODE_LIST:
 		request_done_list(r, side, x);

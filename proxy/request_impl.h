@@ -160,6 +160,7 @@ void request_errorf(struct request *, unsigned, const char *, const char *, ...)
 bool request_health(struct floe *, struct server_conn *, const struct h1_msg *);
 void request_config(struct request *);
 void request_reply_upstream(struct request *, enum route_side, struct h1_msg *);
+bool request_body_is_json(struct evbuffer *, size_t, char *why, size_t);
 void request_reply_failure(struct request *, enum route_side,
     enum upstream_fail, const char *why);
 void request_reply_list(struct request *);

@@ -71,6 +71,7 @@ static void floe_metrics_cb(struct evbuffer *, void *);
 static void floe_cache_metrics_cb(struct evbuffer *, void *);
 static void floe_stats_add(struct floe *);
 static int floe_check(const struct conf *, char *, size_t);
+static void floe_credential_note(const struct conf *, char *, size_t);
 static void floe_rlog_flush(struct floe *);
 static json_t *floe_rlog_cb(void *);
 static void floe_rlog_metrics_cb(struct evbuffer *, void *);
@@ -252,10 +253,37 @@ floe_check(const struct conf *c, char *err, size_t errlen)
 	return rc;
 }
 
+/*
+ * In token and jwt modes a client's credential is floe's, never a
+ * catalog's: a catalog without a token_file gets none. Say so, once per
+ * such catalog, into BUF (empty when there is nothing to say).
+ */
+static void
+floe_credential_note(const struct conf *c, char *buf, size_t len)
+{
+	int mode = auth_mode_parse(c->auth.mode), i;
+	size_t n = 0;
+
+	if (len > 0)
+		buf[0] = '\0';
+	if (mode != AUTH_TOKEN && mode != AUTH_JWT)
+		return;
+	for (i = 0; i < ROUTE_NSIDES && n < len; i++)
+		if (c->target[i].token == NULL)
+			n += snprintf(buf + n, len - n,
+			    "%s[%s] has no token_file: with [auth] mode %s it "
+			    "gets no credential (the clients' tokens are "
+			    "floe's; mode passthrough forwards them)",
+			    n > 0 ? "\n" : "", route_side_name(i),
+			    c->auth.mode);
+}
+
 /* Say how clients are authenticated. */
 static void
 floe_log_auth(const struct floe *f)
 {
+	char note[512];
+
 	switch (auth_mode(f->auth)) {
 	case AUTH_NONE:
 		break;
@@ -272,6 +300,9 @@ floe_log_auth(const struct floe *f)
 			 "check the clients' tokens)");
 		break;
 	}
+	floe_credential_note(f->conf, note, sizeof(note));
+	if (note[0] != '\0')
+		log_info("%s", note);
 }
 
 /* Run floe with the config at CONF_PATH until it is stopped. Exit status. */
@@ -818,6 +849,9 @@ main(int argc, char *argv[])
 			conf_free(c);
 			return 1;
 		}
+		floe_credential_note(c, err, sizeof(err));
+		if (err[0] != '\0')
+			fprintf(stderr, "floe: note: %s\n", err);
 		conf_free(c);
 		fprintf(stderr, "floe: configuration %s ok\n", path);
 		return 0;

@@ -392,9 +392,14 @@ request_forward(struct request *r, enum route_side side)
 		fatalx("%s: out of memory", __func__);
 	/*
 	 * The client's own credential goes on only to a catalog without a
-	 * token of floe's, and never in token mode: those tokens are floe's.
+	 * token of floe's, and only when floe does not check it itself (mode
+	 * none) or checks nothing but passes it on (passthrough): in token
+	 * and jwt modes it is the client's credential to floe (a JWT's
+	 * audience is floe), never a catalog's.
 	 */
-	pass_authz = t->token == NULL && auth_mode(f->auth) != AUTH_TOKEN;
+	pass_authz = t->token == NULL &&
+	    (auth_mode(f->auth) == AUTH_NONE ||
+		auth_mode(f->auth) == AUTH_PASSTHROUGH);
 	ns.translated = request_ns_translate(r, cat, ns.ns, sizeof(ns.ns),
 	    &ns.nslen, ns.parent, sizeof(ns.parent), &ns.plen);
 	need = strlen(m->method_name) + strlen(t->path) +

@@ -57,6 +57,7 @@ static void admin_sock_held_gone(void *);
 static void admin_sock_release(struct admin_sock *);
 static void admin_sock_run(struct admin_sock *, struct server_conn *,
     struct h1_msg *);
+static void admin_sock_reload(struct admin_sock *, struct server_conn *);
 
 struct admin_sock *
 admin_sock_new(struct floe *f)
@@ -243,6 +244,11 @@ admin_sock_run(struct admin_sock *as, struct server_conn *conn,
 	struct admin_sock_wait *w;
 	struct admin_reply rep;
 
+	if (m->method == H1_POST && m->target_len == 7 &&
+	    memcmp(m->target, "/reload", 7) == 0 && as->f->reload != NULL) {
+		admin_sock_reload(as, conn);
+		return;
+	}
 	w = xcalloc(1, sizeof(*w));
 	w->as = as;
 	w->conn = conn;
@@ -255,6 +261,36 @@ admin_sock_run(struct admin_sock *as, struct server_conn *conn,
 	free(w);
 	admin_sock_reply(conn, &rep);
 	free(rep.body);
+}
+
+/*
+ * POST /reload: read floe.conf again, as SIGHUP does. 200 with the outcome
+ * when the file applied (its restart_needed keys kept their running
+ * value); 409 naming every error when the file changed nothing.
+ */
+static void
+admin_sock_reload(struct admin_sock *as, struct server_conn *conn)
+{
+	json_t *o, *e;
+	char *s;
+	int status = 200;
+
+	o = as->f->reload(as->f);
+	if (!json_is_true(json_object_get(o, "applied"))) {
+		status = 409;
+		e = json_pack("{s:{s:O, s:s, s:i, s:O, s:O}}", "error",
+		    "message", json_object_get(o, "message"), "type",
+		    "RefusedException", "code", 409, "errors",
+		    json_object_get(o, "errors"), "generation",
+		    json_object_get(o, "generation"));
+		json_decref(o);
+		o = e;
+	}
+	if (o == NULL || (s = json_dumps(o, JSON_COMPACT)) == NULL)
+		fatalx("admin: out of memory");
+	json_decref(o);
+	server_reply_mem(conn, status, "application/json", s, strlen(s));
+	free(s);
 }
 
 void

@@ -4,7 +4,7 @@
  * JSON as is with --json. This file holds main: the global options, the
  * socket lookup, and the command table with its dispatch; the help of each
  * command is written in its row. Exit status: 0 done, 1 refused, 2 usage
- * error, 3 floe unreachable or failing.
+ * error, 3 floe unreachable or failing, 4 done with a warning.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -415,7 +415,9 @@ main(int argc, char **argv)
 		return ctl_help(&c, argc - i - used, argv + i + used);
 
 	if (sock == NULL && conf_path != NULL) {
-		if ((conf = conf_load(conf_path, err, sizeof(err))) == NULL) {
+		/* Only the socket: secret files are floe's to read. */
+		if ((conf = conf_load_flags(conf_path, CONF_NO_SECRETS, err,
+			 sizeof(err))) == NULL) {
 			fprintf(stderr, "floectl: %s\n", err);
 			return CTL_USAGE;
 		}

@@ -2,9 +2,10 @@
  * floe: floe.h -- struct floe, the daemon's root object, as data: the event
  * base, the active conf, the store, one upstream pool and one learned
  * catalog config per side, the control-plane client, the listeners and
- * the stats. main.c builds it, in order, and frees it; the modules it
- * holds borrow it. One per process; everything runs on its loop thread
- * (a bulk import's parse and write run in a child process: worker.h).
+ * the credentials floe presents to them, the stats. main.c builds it, in order,
+ * and frees it; the modules it holds borrow it. One per process; everything
+ * runs on its loop thread (a bulk import's parse and write run in a child
+ * process: worker.h).
  */
 #ifndef FLOE_PROXY_FLOE_H
 #define FLOE_PROXY_FLOE_H
@@ -31,6 +32,7 @@ struct tlsctx;
 struct cache;
 struct watch;
 struct admin_sock;
+struct cred;
 typedef struct json_t json_t;
 
 struct floe {
@@ -39,6 +41,7 @@ struct floe {
 	char *conf_path;
 	struct store *store;
 	struct upstream *up[ROUTE_NSIDES];
+	struct cred *cred[ROUTE_NSIDES]; /* how floe authenticates to each */
 	struct catalog *cat[ROUTE_NSIDES];
 	struct fetch *fetch;
 	struct discover *discover;

@@ -36,6 +36,7 @@
 #include "proxy/admin_sock.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/discover.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
@@ -45,6 +46,7 @@
 #include "proxy/sockio.h"
 #include "proxy/stats.h"
 #include "proxy/tlsctx.h"
+#include "proxy/token.h"
 #include "proxy/upstream.h"
 #include "proxy/watch.h"
 #include "proxy/worker.h"
@@ -74,6 +76,7 @@ static json_t *floe_catalogs_cb(void *);
 static json_t *floe_cache_cb(void *);
 static void floe_metrics_cb(struct evbuffer *, void *);
 static void floe_cache_metrics_cb(struct evbuffer *, void *);
+static void floe_cred_metrics_cb(struct evbuffer *, void *);
 static void floe_stats_add(struct floe *);
 static int floe_check_files(const struct conf *, char *, size_t);
 static void floe_credential_note(const struct conf *, char *, size_t);
@@ -299,8 +302,8 @@ floe_check_files(const struct conf *c, char *err, size_t errlen)
 
 /*
  * In token and jwt modes a client's credential is floe's, never a
- * catalog's: a catalog without a token_file gets none. Say so, once per
- * such catalog, into BUF (empty when there is nothing to say).
+ * catalog's: a catalog without a credential of floe's gets none. Say so, once
+ * per such catalog, into BUF (empty when there is nothing to say).
  */
 static void
 floe_credential_note(const struct conf *c, char *buf, size_t len)
@@ -313,11 +316,12 @@ floe_credential_note(const struct conf *c, char *buf, size_t len)
 	if (mode != AUTH_TOKEN && mode != AUTH_JWT)
 		return;
 	for (i = 0; i < ROUTE_NSIDES && n < len; i++)
-		if (c->target[i].token == NULL)
+		if (c->target[i].auth == CONF_CRED_NONE)
 			n += snprintf(buf + n, len - n,
-			    "%s[%s] has no token_file: with [auth] mode %s it "
-			    "gets no credential (the clients' tokens are "
-			    "floe's; mode passthrough forwards them)",
+			    "%s[%s] has no credential of floe's (auth, "
+			    "token_file): with [auth] mode %s it gets none (the "
+			    "clients' tokens are floe's; mode passthrough "
+			    "forwards them)",
 			    n > 0 ? "\n" : "", route_side_name(i),
 			    c->auth.mode);
 }
@@ -347,6 +351,66 @@ floe_log_auth(const struct floe *f)
 	floe_credential_note(f->conf, note, sizeof(note));
 	if (note[0] != '\0')
 		log_info("%s", note);
+}
+
+/* Say how floe authenticates to catalog SIDE. */
+void
+floe_log_cred(const struct floe *f, int side)
+{
+	const struct conf_target *t = &f->conf->target[side];
+	const struct cred *c = f->cred[side];
+	struct token_info ti;
+
+	switch (cred_mode(c)) {
+	case CONF_CRED_OAUTH2:
+	case CONF_CRED_GOOGLE:
+		token_info(cred_token(c), &ti);
+		log_info("the %s catalog: %s, tokens from %s (%s)%s",
+		    route_side_name(side), conf_cred_name(cred_mode(c)),
+		    ti.endpoint, ti.grant,
+		    cred_on_data(c) ? "" :
+				      "; on floe's own calls only "
+				      "(passthrough)");
+		break;
+	case CONF_CRED_SIGV4:
+		log_info("the %s catalog: sigv4, %s %s", route_side_name(side),
+		    t->sigv4_region, t->sigv4_service);
+		break;
+	case CONF_CRED_TOKEN:
+		log_info("the %s catalog: token from %s%s",
+		    route_side_name(side), t->token_file,
+		    cred_on_data(c) ? "" :
+				      "; on floe's own calls only "
+				      "(passthrough)");
+		break;
+	default:
+		break;
+	}
+}
+
+/* The credential of catalog SIDE as T says, or NULL (logged). */
+struct cred *
+floe_new_cred(struct floe *f, const struct conf_target *t, int side)
+{
+	struct cred *c;
+	char err[512];
+
+	if ((c = cred_new(f->base, f->fetch, t, route_side_name(side), err,
+		 sizeof(err))) == NULL)
+		log_warnx("%s: the %s catalog: %s", __func__,
+		    route_side_name(side), err);
+	return c;
+}
+
+/* Make C (taken) the credential of catalog SIDE, and start it. */
+void
+floe_set_cred(struct floe *f, int side, struct cred *c)
+{
+	cred_set_passthrough(c, auth_mode(f->auth) == AUTH_PASSTHROUGH);
+	upstream_set_cred(f->up[side], c);
+	cred_free(f->cred[side]);
+	f->cred[side] = c;
+	cred_start(c);
 }
 
 /* Run floe with the config at CONF_PATH until it is stopped. Exit status. */
@@ -414,6 +478,14 @@ floe_run(const char *conf_path, int verbose)
 	}
 	if ((f->fetch = fetch_new(f->base)) == NULL)
 		fatalx("control-plane client: cannot start");
+	/* Tokens are asked for first: the catalogs' configs need them. */
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		struct cred *c;
+
+		if ((c = floe_new_cred(f, &f->conf->target[i], i)) == NULL)
+			return 1;
+		floe_set_cred(f, i, c);
+	}
 	floe_stats_add(f);
 
 	memset(&so, 0, sizeof(so));
@@ -482,6 +554,8 @@ floe_run(const char *conf_path, int verbose)
 	if (f->conf->listen_plain != NULL)
 		log_info("plain listener on %s", f->conf->listen_plain);
 	floe_log_auth(f);
+	for (i = 0; i < ROUTE_NSIDES; i++)
+		floe_log_cred(f, i);
 	if (sdnotifyf("READY=1\nMAINPID=%ld\nSTATUS=serving on %s, "
 		      "configuration generation 1",
 		(long)getpid(), f->conf->listen) == -1)
@@ -501,6 +575,7 @@ floe_run(const char *conf_path, int verbose)
 	for (i = 0; i < ROUTE_NSIDES; i++) {
 		upstream_free(f->up[i]);
 		catalog_free(f->cat[i]);
+		cred_free(f->cred[i]);
 	}
 	fetch_free(f->fetch);
 	cache_free(f->cache);
@@ -667,6 +742,7 @@ floe_catalogs_cb(void *arg)
 		    json_integer(f->stats.side[i].errors_5xx));
 		json_object_set_new(s, "failures",
 		    json_integer(f->stats.side[i].failures));
+		json_object_set_new(s, "auth", cred_status_json(f->cred[i]));
 		json_object_set_new(sides, route_side_name(i), s);
 	}
 	return sides;
@@ -784,6 +860,57 @@ floe_cache_metrics_cb(struct evbuffer *b, void *arg)
 	    (unsigned long long)cs.entries);
 }
 
+/* stats_metrics_cb: the access tokens floe holds for the catalogs. */
+static void
+floe_cred_metrics_cb(struct evbuffer *b, void *arg)
+{
+	struct floe *f = arg;
+	const struct token *t;
+	struct token_info ti;
+	int64_t left;
+	int i;
+
+	evbuffer_add_printf(b,
+	    "# HELP floe_catalog_token_ok 1 while floe holds an access token "
+	    "for the catalog.\n"
+	    "# TYPE floe_catalog_token_ok gauge\n"
+	    "# HELP floe_catalog_token_refresh_failing 1 while the catalog's "
+	    "token endpoint fails.\n"
+	    "# TYPE floe_catalog_token_refresh_failing gauge\n"
+	    "# HELP floe_catalog_token_expiry_seconds Seconds the current "
+	    "token has left.\n"
+	    "# TYPE floe_catalog_token_expiry_seconds gauge\n"
+	    "# HELP floe_catalog_token_fetches_total Token requests sent.\n"
+	    "# TYPE floe_catalog_token_fetches_total counter\n"
+	    "# HELP floe_catalog_token_failures_total Token requests that "
+	    "failed.\n"
+	    "# TYPE floe_catalog_token_failures_total counter\n"
+	    "# HELP floe_catalog_token_early_refreshes_total Refreshes a "
+	    "catalog's 401 started.\n"
+	    "# TYPE floe_catalog_token_early_refreshes_total counter\n");
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		if ((t = cred_token(f->cred[i])) == NULL)
+			continue;
+		token_info(t, &ti);
+		left = ti.expires_ms != 0 ? ti.expires_ms - units_now_ms() : 0;
+		evbuffer_add_printf(b,
+		    "floe_catalog_token_ok{target=\"%s\"} %d\n"
+		    "floe_catalog_token_refresh_failing{target=\"%s\"} %d\n"
+		    "floe_catalog_token_expiry_seconds{target=\"%s\"} %lld\n"
+		    "floe_catalog_token_fetches_total{target=\"%s\"} %llu\n"
+		    "floe_catalog_token_failures_total{target=\"%s\"} %llu\n"
+		    "floe_catalog_token_early_refreshes_total{target=\"%s\"} "
+		    "%llu\n",
+		    route_side_name(i), ti.expires_ms != 0 ? 1 : 0,
+		    route_side_name(i),
+		    ti.state == TOKEN_FAILING || ti.state == TOKEN_GONE ? 1 : 0,
+		    route_side_name(i), (long long)(left > 0 ? left / 1000 : 0),
+		    route_side_name(i), (unsigned long long)ti.fetches,
+		    route_side_name(i), (unsigned long long)ti.failures,
+		    route_side_name(i), (unsigned long long)ti.early);
+	}
+}
+
 /*
  * floe's parts of GET /status and /metrics, first; the admin API's and
  * the triggers' come after them, in the order their modules start.
@@ -798,6 +925,7 @@ floe_stats_add(struct floe *f)
 	stats_add_status(&f->stats, "rollback_log", floe_rlog_cb, f);
 	stats_add_metrics(&f->stats, floe_metrics_cb, f);
 	stats_add_metrics(&f->stats, floe_cache_metrics_cb, f);
+	stats_add_metrics(&f->stats, floe_cred_metrics_cb, f);
 	stats_add_metrics(&f->stats, floe_rlog_metrics_cb, f);
 }
 

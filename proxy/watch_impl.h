@@ -42,6 +42,7 @@ struct watch_poll {
 	bool known; /* read in this cycle */
 	bool known_last; /* read in the last whole cycle */
 	char why[160]; /* why not, for /status */
+	uint64_t cred_gen; /* of floe's token the request carried */
 };
 
 /* An object of a moved wave, with what the poller knows of it. */

@@ -1,6 +1,6 @@
 # The request path and what it runs on: the listener, the pools, the
 # catalogs' configs, the route table, the cache (no doubles).
-T_request = proxy/request.c proxy/request_route.c proxy/request_cache.c \
+T_request = proxy/request.c proxy/cred.c proxy/token.c policy/oauth.c policy/awscred.c policy/sigv4.c proxy/request_route.c proxy/request_cache.c \
 	    proxy/request_forward.c proxy/request_answer.c proxy/floe.c \
 	    proxy/server.c proxy/h1.c proxy/h1_reason.c proxy/sockio.c \
 	    proxy/tlsctx.c \

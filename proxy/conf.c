@@ -651,6 +651,7 @@ conf_new(const char *path)
 	c->drain_ms = 10 * 1000;
 	c->cache_size = 64 << 20;
 	c->cache_ttl_ms = 5 * 1000;
+	c->output_budget = 256 << 20;
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		c->target[side].timeout_ms = 10 * 1000;
 		c->target[side].connect_timeout_ms = 2 * 1000;
@@ -778,6 +779,7 @@ conf_free(struct conf *c)
 	free(c->tls_cert);
 	free(c->tls_key);
 	free(c->listen_plain);
+	free(c->metrics_listen);
 	free(c->namespace_separator);
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		t = &c->target[side];

@@ -88,6 +88,7 @@ struct conf {
 	char *tls_cert;
 	char *tls_key;
 	char *listen_plain;
+	char *metrics_listen; /* read-only /metrics and status page, or NULL */
 	uid_t admin_uids[CONF_MAX_UIDS];
 	int nadmin_uids; /* 0: floe's own uid and root */
 	uint64_t config_refresh_ms; /* 5m */
@@ -99,6 +100,7 @@ struct conf {
 	uint64_t drain_ms; /* SIGTERM drain budget, 10s */
 	uint64_t cache_size; /* LoadTable cache bytes, 64M; 0 off */
 	uint64_t cache_ttl_ms; /* LoadTable cache entry life, 5s */
+	uint64_t output_budget; /* answers clients have not taken, 256M */
 	struct conf_target target[2]; /* indexed by enum route_side */
 	struct conf_policy policy;
 	struct conf_auth auth;

@@ -66,6 +66,7 @@ const struct conf_key conf_keys[] = {
 	{ "floe", "tls_cert", conf_parse_str, F(tls_cert) },
 	{ "floe", "tls_key", conf_parse_str, F(tls_key) },
 	{ "floe", "listen_plain", conf_parse_listen, F(listen_plain) },
+	{ "floe", "metrics_listen", conf_parse_listen, F(metrics_listen) },
 	{ "floe", "admin_uids", conf_parse_uids, F(admin_uids) },
 	{ "floe", "config_refresh", conf_parse_durpos, F(config_refresh_ms) },
 	{ "floe", "idle_timeout", conf_parse_durpos, F(idle_timeout_ms) },
@@ -77,6 +78,7 @@ const struct conf_key conf_keys[] = {
 	{ "floe", "drain", conf_parse_dur, F(drain_ms) },
 	{ "floe", "cache_size", conf_parse_size0, F(cache_size) },
 	{ "floe", "cache_ttl", conf_parse_durpos, F(cache_ttl_ms) },
+	{ "floe", "output_budget", conf_parse_size, F(output_budget) },
 
 	{ "warehouse", "uri", conf_parse_uri, W(uri) },
 	{ "warehouse", "warehouse", conf_parse_str, W(warehouse) },

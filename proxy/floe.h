@@ -33,6 +33,7 @@ struct cache;
 struct watch;
 struct admin_sock;
 struct cred;
+struct obs;
 typedef struct json_t json_t;
 
 struct floe {
@@ -52,6 +53,7 @@ struct floe {
 	struct watch *watch; /* the rollback triggers */
 	struct worker *worker; /* bulk imports, off the loop; NULL in tests */
 	struct admin_sock *admin_sock; /* who may, and the changes held */
+	struct obs *obs; /* metrics_listen, and the waves' metrics */
 	struct auth *auth; /* client authentication; NULL: mode none */
 	struct tlsctx *tls; /* the listener's TLS context, or NULL */
 	struct event *sig[4];

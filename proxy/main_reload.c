@@ -27,6 +27,7 @@
 #include "proxy/discover.h"
 #include "proxy/floe.h"
 #include "proxy/main_impl.h"
+#include "proxy/server.h"
 #include "proxy/tlsctx.h"
 #include "proxy/upstream.h"
 #include "proxy/watch.h"
@@ -169,6 +170,7 @@ floe_reload(struct floe *f)
 	f->conf_gen++;
 	f->conf_loaded_ms = units_now_ms();
 	cache_configure(f->cache, nc->cache_size, nc->cache_ttl_ms);
+	server_set_budget(nc->output_budget);
 	restart = json_array();
 	for (i = 0; i < n && i < nitems(keep); i++) {
 		log_warnx("reload: %s changes only on restart; the running "

@@ -72,6 +72,7 @@ struct request {
 	enum route_side side; /* the side asked (MODE_ONE, MODE_NS_READ) */
 	bool commit; /* a lost answer is CommitStateUnknown */
 	bool merge_config; /* the answer is a LoadTableResult */
+	int has_uri; /* the answer holds the catalog's uri (-1: not known) */
 	struct upstream_xfer *x[ROUTE_NSIDES];
 	struct evbuffer *ans[ROUTE_NSIDES]; /* MODE_LIST answers */
 	unsigned ans_status[ROUTE_NSIDES];
@@ -158,6 +159,7 @@ void request_error_conn(struct floe *, struct server_conn *, unsigned status,
     const char *type, const char *msg, const char *extra_hdrs);
 void request_errorf(struct request *, unsigned, const char *, const char *, ...)
     __attribute__((__format__(__printf__, 4, 5)));
+void request_reply_full(struct request *);
 bool request_health(struct floe *, struct server_conn *, const struct h1_msg *);
 void request_config(struct request *);
 void request_reply_upstream(struct request *, enum route_side, struct h1_msg *);

@@ -29,6 +29,7 @@ enum upstream_fail {
 	UPSTREAM_RESET, /* the connection closed before the answer ended */
 	UPSTREAM_GARBAGE, /* the answer is not HTTP/1.1 */
 	UPSTREAM_NOCRED, /* no credential for the catalog now: nothing sent */
+	UPSTREAM_FULL, /* not sent: floe holds its budget of answers */
 };
 
 struct upstream_req {
@@ -73,6 +74,14 @@ enum upstream_fail upstream_xfer_fail(const struct upstream_xfer *);
 const char *upstream_xfer_error(const struct upstream_xfer *);
 /* The answer (status, headers, body); NULL when it failed. */
 struct h1_msg *upstream_xfer_msg(struct upstream_xfer *);
+/*
+ * Whether the answer's body holds the catalog's uri: 1 or 0 for a body
+ * of more than UPSTREAM_WATCH_FROM bytes, searched piece by piece as it
+ * arrived (a search at the end would hold the loop: 40 ms for 200 MB);
+ * -1 for a smaller one, which the caller searches itself.
+ */
+#define UPSTREAM_WATCH_FROM (1u << 20)
+int upstream_xfer_has_uri(const struct upstream_xfer *);
 /* Microseconds from send to the end of the answer. */
 uint64_t upstream_xfer_usec(const struct upstream_xfer *);
 /* Connections open, idle, and requests waiting; for /status. */

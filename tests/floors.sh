@@ -37,7 +37,7 @@ module_of() {
 # module is on the first floor with a pattern that matches it.
 FLOORS=(
 	"main:   proxy/main ctl/*"
-	"front:  proxy/admin* proxy/request*"
+	"front:  proxy/admin* proxy/request* proxy/obs*"
 	"watch:  proxy/watch* proxy/discover*"
 	"daemon: proxy/stats* proxy/server* proxy/upstream* proxy/fetch*
 	         proxy/floe proxy/worker* proxy/conf* proxy/catalog*

@@ -79,10 +79,10 @@ setpriv --reuid=floe --regid=floe --init-groups /usr/sbin/floe -c /etc/floe/floe
 fpid=$!
 pids+=("$fpid")
 for _ in $(seq 100); do [ -S /run/floe/floe.sock ] && break; sleep 0.05; done
-timeout 10 /usr/sbin/floectl -c /etc/floe/floe.conf status >"$T/status" 2>&1 &&
+timeout 10 /usr/sbin/floectl -c /etc/floe/floe.conf status --all >"$T/status" 2>&1 &&
 	grep -q "^version  *$V\$" "$T/status" && ok "the packaged floe runs as floe; floectl -c /etc/floe/floe.conf status" ||
 	bad "running the package: $(cat "$T/status") $(tail -3 "$T/floe.log")"
-(cd "$T" && env -u FLOE_SOCKET timeout 10 /usr/sbin/floectl status >"$T/status" 2>&1) &&
+(cd "$T" && env -u FLOE_SOCKET timeout 10 /usr/sbin/floectl status --all >"$T/status" 2>&1) &&
 	grep -q "^version  *$V\$" "$T/status" && ok "floectl with no socket named finds the service's /run/floe/floe.sock" ||
 	bad "floectl without -c: $(cat "$T/status")"
 kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null

@@ -137,8 +137,8 @@ expect_eq "status: ok, 0 failures" "ok 0" \
 expect_eq "status: the endpoint, host and path" "127.0.0.1:$TOK_PORT/oauth/tokens" \
 	"$(status .catalogs.warehouse.auth.token.endpoint)"
 admin GET /metrics
-grep -q '^floe_catalog_token_ok{target="warehouse"} 1$' "$T/b" &&
-	grep -q '^floe_catalog_token_fetches_total{target="warehouse"} [1-9]' "$T/b" &&
+grep -q '^floe_catalog_token_ok{side="warehouse"} 1$' "$T/b" &&
+	grep -q '^floe_catalog_token_fetches_total{side="warehouse"} [1-9]' "$T/b" &&
 	ok "metrics: a token, fetches counted" || bad "metrics: $(grep token "$T/b")"
 
 # --- the token endpoint goes away: 503 on that side only, then back
@@ -156,8 +156,8 @@ expect_status "... the lakehouse is not affected" 200
 expect_eq "status: gone, with the last error" "gone true" \
 	"$(status '.catalogs.warehouse.auth.token | "\(.state) \(.last_error != null)"')"
 admin GET /metrics
-grep -q '^floe_catalog_token_ok{target="warehouse"} 0$' "$T/b" &&
-	grep -q '^floe_catalog_token_refresh_failing{target="warehouse"} 1$' "$T/b" &&
+grep -q '^floe_catalog_token_ok{side="warehouse"} 0$' "$T/b" &&
+	grep -q '^floe_catalog_token_refresh_failing{side="warehouse"} 1$' "$T/b" &&
 	ok "metrics: no token, refresh failing" || bad "metrics: $(grep token "$T/b")"
 sleep 2
 expect_eq "the outage is one warning line, whatever the retries" 1 \

@@ -631,10 +631,10 @@ floe_status_cb(void *arg)
 {
 	struct floe *f = arg;
 
-	return json_pack("{s:s, s:b, s:b, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}}",
-	    "version", version_get(), "ready", floe_is_ready(f), "draining",
-	    f->draining, "uptime_s",
-	    (json_int_t)((units_now_ms() - f->started_ms) / 1000),
+	return json_pack(
+	    "{s:s, s:b, s:b, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}}", "version",
+	    version_get(), "ready", floe_is_ready(f), "draining", f->draining,
+	    "uptime_s", (json_int_t)((units_now_ms() - f->started_ms) / 1000),
 	    "requests", (json_int_t)f->stats.requests, "local_errors",
 	    (json_int_t)f->stats.local_errors, "connections",
 	    (json_int_t)server_nconns(f->front), "output", "held_bytes",

@@ -104,6 +104,7 @@ typedef void (*admin_job_fn)(struct admin_req *, struct evbuffer *);
 void admin_error(struct admin_req *, int, const char *, ...)
     __attribute__((__format__(__printf__, 3, 4)));
 void admin_reply_json(struct admin_req *, int, json_t *);
+void admin_reply_fired(struct floe *, struct admin_reply *);
 void admin_refused(struct admin_req *, const char *, json_t *);
 json_t *admin_time_json(int64_t);
 json_t *admin_str_json(const char *);

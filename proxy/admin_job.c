@@ -169,8 +169,13 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 		j->rep.len = len;
 		if (r->f->store != NULL)
 			store_seq_seen(r->f->store, seq);
-		/* The reconcile trigger acts before the import is answered. */
+		/*
+		 * The reconcile trigger acts before the import is answered,
+		 * and the answer names what it rolled back.
+		 */
+		json_decref(watch_fired_take(r->f->watch));
 		admin_job_alarms(r->f, out);
+		admin_reply_fired(r->f, &j->rep);
 	}
 	r->later_cb(&j->rep, r->later_arg);
 	evbuffer_free(r->in);

@@ -17,6 +17,7 @@
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "policy/gate.h"
+#include "policy/rlog.h"
 #include "proxy/admin_impl.h"
 #include "proxy/floe.h"
 #include "proxy/watch.h"
@@ -42,6 +43,9 @@ static int admin_waves_route_cb(const void *, size_t,
     const struct store_route *, void *);
 static int admin_wave_sum_cmp(const void *, const void *);
 static void admin_waves_get_run(struct admin_req *, struct evbuffer *);
+static int admin_wave_event_cb(uint64_t, const char *, size_t, void *);
+static json_t *admin_wave_rollback_json(struct store *,
+    const struct store_wave *);
 static int admin_wave_routes_cb(const void *, size_t,
     const struct store_route *, void *);
 
@@ -356,7 +360,54 @@ admin_wave_get(struct admin_req *r)
 	    wr.objects, "rules", wr.rules);
 	json_object_set_new(j, "next",
 	    wr.more ? json_string(wr.last) : json_null());
+	if (j != NULL && w.state == WAVE_ROLLED_BACK)
+		json_object_set_new(j, "rollback",
+		    admin_wave_rollback_json(r->st, &w));
 	admin_reply_json(r, 200, j);
+}
+
+/* store_event_cb: keep the one event asked for. */
+static int
+admin_wave_event_cb(uint64_t seq, const char *json, size_t len, void *arg)
+{
+	(void)seq;
+	*(json_t **)arg = json_loadb(json, len, 0, NULL);
+	return 1;
+}
+
+/*
+ * The evidence of rolled-back wave W's rollback, from its event (the
+ * wave's last transition): the trigger ("operator" for a person), the
+ * measured value and threshold exact, and "evidence", the two rounded
+ * for people. Null if the event cannot be read. Caller frees.
+ */
+static json_t *
+admin_wave_rollback_json(struct store *st, const struct store_wave *w)
+{
+	json_t *ev = NULL, *j;
+	const char *trig;
+	char m[128], t[128];
+
+	if (w->seq == 0 ||
+	    store_event_foreach(st, w->seq - 1, 1, admin_wave_event_cb, &ev) <
+		0 ||
+	    ev == NULL)
+		return json_null();
+	trig = json_string_value(json_object_get(ev, "trigger"));
+	j = json_pack("{s:s,s:O?,s:O?,s:O?}", "trigger",
+	    trig != NULL ? trig : "operator", "at", json_object_get(ev, "ts"),
+	    "measured", json_object_get(ev, "measured"), "threshold",
+	    json_object_get(ev, "threshold"));
+	if (j != NULL && trig != NULL) {
+		rlog_value_text(trig, json_object_get(ev, "measured"), m,
+		    sizeof(m));
+		rlog_value_text(trig, json_object_get(ev, "threshold"), t,
+		    sizeof(t));
+		json_object_set_new(j, "evidence",
+		    json_sprintf("measured %s, threshold %s", m, t));
+	}
+	json_decref(ev);
+	return j != NULL ? j : json_null();
 }
 
 /*

@@ -29,6 +29,7 @@
 #include "proxy/request_impl.h"
 #include "proxy/rest.h"
 #include "proxy/server.h"
+#include "proxy/stats.h"
 #include "proxy/upstream.h"
 #include "routing/route.h"
 #include "policy/auth.h"
@@ -62,14 +63,26 @@ request_wave_str(const struct request *r, char *buf, size_t len)
 		strlcpy(buf, "none", len);
 }
 
-/* Append one access log line (buffered; flushed on the tick). */
+/*
+ * The answer to R is STATUS from TARGET ("warehouse", "lakehouse", or
+ * floe's own: "floe", "both"): counted by side and code with its
+ * latencies (stats.h), and one access log line appended (buffered;
+ * flushed on the tick).
+ */
 void
 request_log_access(struct request *r, unsigned status, const char *target)
 {
 	struct floe *f = r->f;
 	char ts[40], wave[16];
+	unsigned side = STATS_FLOE;
 	int64_t us;
 
+	if (strcmp(target, "warehouse") == 0)
+		side = ROUTE_WAREHOUSE;
+	else if (strcmp(target, "lakehouse") == 0)
+		side = ROUTE_LAKEHOUSE;
+	stats_answer(&f->stats, side, status, units_mono_us() - r->start_us,
+	    r->upstream_us > 0 ? (int64_t)r->upstream_us : -1);
 	if (f->access_fd == -1 || request_log == NULL)
 		return;
 	units_time_format(units_now_ms(), ts, sizeof(ts));
@@ -110,6 +123,7 @@ request_serve_error(struct server_conn *conn, int status, const char *why,
 	char msg[256];
 
 	f->stats.requests++;
+	stats_answer(&f->stats, STATS_FLOE, (unsigned)status, 0, -1);
 	snprintf(msg, sizeof(msg), "Malformed HTTP request: %s", why);
 	request_error_conn(f, conn, status,
 	    status == 408 ? "RequestTimeoutException" : "BadRequestException",

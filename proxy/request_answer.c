@@ -402,7 +402,10 @@ request_reply_upstream(struct request *r, enum route_side side,
 	    r->msg->method == H1_HEAD || m->status == 304 ? (int64_t)blen : -1);
 }
 
-/* SIDE failed to answer: 502 or 504 naming the target. */
+/*
+ * SIDE failed to answer: 502 or 504 naming the target; 503 when floe had
+ * no credential for it (its token expired), naming the token endpoint.
+ */
 void
 request_reply_failure(struct request *r, enum route_side side,
     enum upstream_fail fail, const char *why)
@@ -417,6 +420,16 @@ request_reply_failure(struct request *r, enum route_side side,
 	if (r->has_route && r->route.assigned && !r->rr.write)
 		watch_count(r->f->watch, r->route.wave, r->route.state, side,
 		    true);
+	/*
+	 * Nothing was sent (a commit either: its state is known). The token
+	 * holder logged the outage once; a line per request would drown it.
+	 */
+	if (fail == UPSTREAM_NOCRED) {
+		request_errorf(r, 503, "ServiceUnavailableException",
+		    "No token for the %s catalog: %s", route_side_name(side),
+		    why);
+		return;
+	}
 	log_warnx("%s %.*s: %s catalog failed: %s", r->msg->method_name,
 	    (int)r->rr.rest.len, r->msg->target + r->rr.rest.off,
 	    route_side_name(side), why);

@@ -146,6 +146,7 @@ bool request_revalidated(struct request *, struct h1_msg *);
 
 /* request_forward.c: the request as a catalog gets it. */
 void request_forward(struct request *, enum route_side);
+bool request_floe_cred(const struct floe *, enum route_side);
 bool request_paging_param(const char *, size_t);
 enum request_fwd request_fwd_kind(const char *name, size_t len);
 ssize_t request_ns_encode(const char *ns, size_t nslen, const char *sep,

@@ -2,7 +2,9 @@
  * floe: upstream.c -- the data-path pool. Each upstream catalog has a LIFO
  * list of idle keep-alive connections, a cap on open ones and a FIFO of
  * requests waiting for one. A request is written in one pass from the
- * caller's head, the upstream's fixed headers and the body; the answer is
+ * caller's head, the upstream's fixed headers, floe's credential for the
+ * catalog (a bearer token, or a SigV4 signature over the request as it
+ * is sent) and the body; the answer is
  * framed by h1 and handed to the caller, then the connection goes back to
  * the pool if the answer allowed it and was read to its end.
  */
@@ -32,6 +34,7 @@
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/h1.h"
 #include "proxy/server.h"
 #include "proxy/sockio.h"
@@ -65,11 +68,14 @@ struct upstream_xfer {
 	bool head_method;
 	bool retryable;
 	bool retried;
+	bool nocred; /* no credential: fails (503) on the next loop turn */
+	bool bearer; /* carried floe's bearer token of generation CRED_GEN */
+	uint64_t cred_gen;
 	enum upstream_fail fail;
 	size_t watched; /* body bytes searched for the uri */
 	bool has_uri; /* ... and it was found */
 	bool watch_off; /* ... or the search gave up */
-	char error[160];
+	char error[400];
 	int64_t start_us;
 	uint64_t usec;
 	upstream_done_cb cb;
@@ -82,8 +88,9 @@ struct upstream {
 	struct evdns_base *dns;
 	const struct conf_target *t;
 	char *name;
-	char *fixed; /* "Host: ...\r\n[Authorization: Bearer ...\r\n]" */
+	char *fixed; /* "Host: ...\r\n" */
 	size_t fixed_len;
+	struct cred *cred; /* floe's credential for the catalog, or NULL */
 	SSL_CTX *ssl;
 	struct h1_limits lim;
 	struct timeval timeout_tv, connect_tv, idle_tv;
@@ -119,6 +126,8 @@ static void upstream_start(struct upstream *, struct upstream_xfer *);
 static struct upstream_xfer *upstream_dequeue(struct upstream *);
 static void upstream_finish(struct upstream_xfer *, enum upstream_fail,
     const char *);
+static int upstream_cred(struct upstream *, struct upstream_xfer *,
+    struct evbuffer *, struct evbuffer *);
 
 /* The TLS client context: system trust store (plus ca_file), TLS >= 1.2. */
 static SSL_CTX *
@@ -157,20 +166,16 @@ static void
 upstream_configure(struct upstream *u, const struct conf_target *t)
 {
 	bool dflt_port = strcmp(t->port, t->tls ? "443" : "80") == 0;
+	bool v6 = strchr(t->host, ':') != NULL;
 
 	if (u->fixed != NULL) {
 		explicit_bzero(u->fixed, u->fixed_len);
 		free(u->fixed);
 	}
 	u->t = t;
-	if (t->token != NULL)
-		u->fixed = xasprintf("Host: %s%s%s\r\nAuthorization: Bearer "
-				     "%s\r\n",
-		    t->host, dflt_port ? "" : ":", dflt_port ? "" : t->port,
-		    t->token);
-	else
-		u->fixed = xasprintf("Host: %s%s%s\r\n", t->host,
-		    dflt_port ? "" : ":", dflt_port ? "" : t->port);
+	/* An IPv6 literal goes in brackets (RFC 9110 7.2). */
+	u->fixed = xasprintf("Host: %s%s%s%s%s\r\n", v6 ? "[" : "", t->host,
+	    v6 ? "]" : "", dflt_port ? "" : ":", dflt_port ? "" : t->port);
 	u->fixed_len = strlen(u->fixed);
 	u->timeout_tv = units_ms_tv(t->timeout_ms);
 	u->connect_tv = units_ms_tv(t->connect_timeout_ms);
@@ -188,6 +193,12 @@ void
 upstream_retarget(struct upstream *u, const struct conf_target *t)
 {
 	upstream_configure(u, t);
+}
+
+void
+upstream_set_cred(struct upstream *u, struct cred *c)
+{
+	u->cred = c;
 }
 
 struct upstream *
@@ -335,6 +346,21 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	}
 	evbuffer_add_buffer(req, r->head);
 	evbuffer_add(req, u->fixed, u->fixed_len);
+	if (u->cred != NULL && cred_on_data(u->cred) &&
+	    upstream_cred(u, x, req, r->body) == -1) {
+		/* Failed from the loop: the caller is not ready to hear it. */
+		evbuffer_drain(req, evbuffer_get_length(req));
+		if (r->body != NULL)
+			evbuffer_drain(r->body, blen);
+		x->u = u;
+		x->req = req;
+		x->nocred = true;
+		x->cb = cb;
+		x->arg = arg;
+		x->start_us = units_mono_us();
+		event_active(x->timer, EV_TIMEOUT, 0);
+		return x;
+	}
 	if (blen > 0 || r->body != NULL) {
 		n = snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n\r\n",
 		    blen);
@@ -353,6 +379,36 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	evtimer_add(x->timer, u->timeout_q);
 	upstream_start(u, x);
 	return x;
+}
+
+/*
+ * Add floe's credential to REQ (the request line and headers so far) for
+ * X, whose body is BODY (or NULL): the current bearer token, or a SigV4
+ * signature. -1 when there is none now (the token is not there yet or
+ * expired, or the request cannot be signed).
+ */
+static int
+upstream_cred(struct upstream *u, struct upstream_xfer *x, struct evbuffer *req,
+    struct evbuffer *body)
+{
+	const char *line;
+	uint64_t gen;
+	size_t len;
+
+	switch (cred_kind(u->cred)) {
+	case CRED_NONE:
+		return 0;
+	case CRED_SIGV4:
+		return cred_sign(u->cred, req, body);
+	case CRED_BEARER:
+		break;
+	}
+	if ((line = cred_authz(u->cred, &len, &gen)) == NULL)
+		return -1;
+	evbuffer_add(req, line, len);
+	x->bearer = true;
+	x->cred_gen = gen;
+	return 0;
 }
 
 /* Write X's request on C. */
@@ -626,6 +682,10 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
 		strlcpy(x->error, why, sizeof(x->error));
 	x->usec = units_mono_us() - x->start_us;
 	evtimer_del(x->timer);
+	/* The catalog refused floe's token: one early refresh, not more. */
+	if (fail == UPSTREAM_OK && x->bearer && c != NULL &&
+	    h1_msg(c->h1)->status == 401 && x->u->cred != NULL)
+		cred_unauthorized(x->u->cred, x->cred_gen);
 	x->cb(x, x->arg);
 	if (c != NULL) {
 		keep = fail == UPSTREAM_OK && h1_msg(c->h1)->keep_alive &&
@@ -658,7 +718,7 @@ upstream_cancel(struct upstream_xfer *x)
 		/* Its answer would arrive for nobody: close the connection. */
 		c->x = NULL;
 		upstream_conn_free(c);
-	} else {
+	} else if (!x->nocred) {
 		TAILQ_REMOVE(&x->u->waiting, x, wait);
 		x->u->nwaiting--;
 	}
@@ -878,8 +938,13 @@ upstream_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 {
 	struct upstream_xfer *x = arg;
 	struct upstream *u = x->u;
-	char why[160];
+	char why[400];
 
+	if (x->nocred) {
+		cred_why(u->cred, why, sizeof(why));
+		upstream_finish(x, UPSTREAM_NOCRED, why);
+		return;
+	}
 	if (x->c == NULL) {
 		TAILQ_REMOVE(&u->waiting, x, wait);
 		u->nwaiting--;

@@ -216,29 +216,41 @@ admin_wave_routes_cb(const void *key, size_t keylen,
 
 /*
  * stats_status_cb (ARG: the struct floe): how many waves are in each
- * state; null if the store cannot say.
+ * state; null if the store cannot say. Counting reads every route (to
+ * find the waves that have routes and no record: 0.1 to 0.3 s at
+ * 1,000,000 routes), and the counts change only with a new event: they
+ * are kept with the store's sequence and counted again after a change.
  */
 json_t *
 admin_waves_status_cb(void *arg)
 {
+	static const struct store *kept_st;
+	static uint64_t kept_seq;
+	static unsigned kept[WAVE_NSTATES];
 	struct floe *f = arg;
 	struct admin_wave_list l;
-	unsigned counts[WAVE_NSTATES];
+	uint64_t seq;
 	json_t *waves;
 	size_t i;
 	int s;
 
-	if (f->store == NULL || admin_waves_collect(f->store, &l) == -1)
+	if (f->store == NULL || store_seq_read(f->store, &seq) != STORE_OK)
 		return json_null();
-	memset(counts, 0, sizeof(counts));
-	for (i = 0; i < l.len; i++)
-		if (l.v[i].w.state < WAVE_NSTATES)
-			counts[l.v[i].w.state]++;
-	free(l.v);
+	if (kept_st != f->store || kept_seq != seq) {
+		if (admin_waves_collect(f->store, &l) == -1)
+			return json_null();
+		memset(kept, 0, sizeof(kept));
+		for (i = 0; i < l.len; i++)
+			if (l.v[i].w.state < WAVE_NSTATES)
+				kept[l.v[i].w.state]++;
+		free(l.v);
+		kept_st = f->store;
+		kept_seq = seq;
+	}
 	waves = json_object();
 	for (s = 0; s < WAVE_NSTATES; s++)
 		json_object_set_new(waves, wave_state_name(s),
-		    json_integer(counts[s]));
+		    json_integer(kept[s]));
 	return waves;
 }
 

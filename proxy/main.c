@@ -512,6 +512,7 @@ floe_run(const char *conf_path, int verbose)
 
 	memset(&so, 0, sizeof(so));
 	so.name = "rest";
+	so.budgeted = true;
 	so.lim.max_head = f->conf->max_header;
 	so.lim.max_headers = 100;
 	so.lim.max_body = f->conf->max_body;
@@ -536,6 +537,7 @@ floe_run(const char *conf_path, int verbose)
 		return 1;
 	}
 	so.name = "admin";
+	so.budgeted = false;
 	so.lim.max_body = 64 << 20; /* ledger imports */
 	f->admin_sock = admin_sock_new(f);
 	f->admin = server_new(f->base, &so, admin_sock_serve, admin_sock_error,

@@ -194,9 +194,11 @@ admin_job_alarms(struct floe *f, struct evbuffer *alarms)
 	size_t n = 0, cap = 0;
 	uint32_t len[2];
 
-	p = evbuffer_pullup(alarms, -1);
+	/* An empty buffer pulls up to NULL, which takes no offset. */
+	if ((p = evbuffer_pullup(alarms, -1)) == NULL)
+		return;
 	end = p + evbuffer_get_length(alarms);
-	while (p != NULL && (size_t)(end - p) >= sizeof(len)) {
+	while ((size_t)(end - p) >= sizeof(len)) {
 		memcpy(len, p, sizeof(len));
 		if ((size_t)(end - p) - sizeof(len) < (size_t)len[0] + len[1])
 			break;

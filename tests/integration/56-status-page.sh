@@ -7,7 +7,7 @@
 # states, the rollbacks with trigger and evidence, the timeline and the
 # escaped reason are there; the page is paged (50 waves, 100 events) and
 # stays small and quick. Screenshots at a desktop and a phone size go to
-# $FLOE_LOGDIR/56-status-page/ (tests/run.sh sets it).
+# $FLOE_TEST_LOGDIR/56-status-page/ (tests/run.sh sets it).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/triggers.sh"
 lib_init 56
@@ -15,7 +15,7 @@ command -v chromium >/dev/null || {
 	echo "chromium is needed: make deps"
 	exit 1
 }
-SHOTS=${FLOE_LOGDIR:-$T}/56-status-page
+SHOTS=${FLOE_TEST_LOGDIR:-$T}/56-status-page
 mkdir -p "$SHOTS"
 # The store on tmpfs: 10,000 synced transactions in seconds, not minutes.
 SHM=$(mktemp -d /dev/shm/floe-56.XXXXXX)

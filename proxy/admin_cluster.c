@@ -71,7 +71,18 @@ admin_cluster_done(int status, const char *msg, void *arg)
 	json_t *j;
 	char *s;
 
-	if (status != 200) {
+	if (status == 202) {
+		/* Applied here, pending for etcd: the answer says so. */
+		j = json_loadb(h->reply.body, h->reply.len, 0, NULL);
+		(void)json_object_set_new(j, "pending_etcd", json_string(msg));
+		s = j != NULL ? json_dumps(j, ADMIN_JSON_FLAGS) : NULL;
+		json_decref(j);
+		if (s != NULL) {
+			free(h->reply.body);
+			h->reply.body = s;
+			h->reply.len = strlen(s);
+		}
+	} else if (status != 200) {
 		log_info("admin: change refused in etcd: %s", msg);
 		j = json_pack("{s:{s:s,s:s,s:i}}", "error", "message", msg,
 		    "type",

@@ -61,6 +61,7 @@ cluster_new(struct floe *f, char *err, size_t errlen)
 	c->plen = strlen(c->prefix);
 	c->lease_ms = k->lease_ms < 2000 ? 2000 : k->lease_ms;
 	TAILQ_INIT(&c->writes);
+	TAILQ_INIT(&c->pending);
 	if ((c->nodes = json_object()) == NULL)
 		fatalx("%s: out of memory", __func__);
 	if ((c->etcd = etcd_new(f->base, f->fetch, &ec, err, errlen)) == NULL) {
@@ -96,6 +97,7 @@ cluster_free(struct cluster *c)
 		return;
 	stats_remove(&c->f->stats, c);
 	cluster_writes_free(c);
+	cluster_pending_free(c);
 	cluster_mirror_stop(c);
 	etcd_cancel(c->lcall);
 	etcd_cancel(c->pcall);
@@ -140,6 +142,8 @@ cluster_beat_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 {
 	struct cluster *c = arg;
 
+	if (c->watching)
+		cluster_pending_flush(c);
 	if (c->lcall != NULL)
 		return;
 	if (c->lease == 0)

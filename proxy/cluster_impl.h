@@ -28,7 +28,9 @@ struct etcd_kv;
 struct etcd_watch;
 struct event;
 struct store;
+struct store_mirror;
 struct cluster_write;
+struct cluster_pending;
 
 /* One key-value of a resync, copied out of a range page. */
 struct cluster_kv {
@@ -77,6 +79,8 @@ struct cluster {
 
 	/* Writes (cluster_write.c). */
 	TAILQ_HEAD(, cluster_write) writes;
+	/* Rollbacks etcd has not taken yet (cluster_pending.c). */
+	TAILQ_HEAD(, cluster_pending) pending;
 };
 
 /* cluster_mirror.c */
@@ -87,6 +91,14 @@ uint64_t cluster_kv_hash(const char *key, size_t len, int64_t rev);
 /* cluster_write.c */
 void cluster_writes_applied(struct cluster *);
 void cluster_writes_free(struct cluster *);
+
+/* cluster_pending.c */
+bool cluster_pending_has(const struct cluster *, uint32_t);
+int cluster_pending_add(struct cluster *, uint32_t, const char *, const char *,
+    size_t, const char *, size_t);
+void cluster_pending_flush(struct cluster *);
+int cluster_pending_reput(struct cluster *, struct store_mirror *, int64_t);
+void cluster_pending_free(struct cluster *);
 
 /* cluster.c */
 void cluster_node_seen(struct cluster *, const char *key, size_t len,

@@ -49,8 +49,8 @@ struct cluster_old_waves {
 
 static enum cluster_key_kind cluster_classify(const char *, size_t,
     enum store_db *, unsigned char *, size_t *, const char **, size_t *);
-static int cluster_put(struct store_mirror *, const char *, size_t,
-    const char *, size_t, int64_t);
+static int cluster_put(struct cluster *, struct store_mirror *, const char *,
+    size_t, const char *, size_t, int64_t);
 static void cluster_resync(struct cluster *);
 static void cluster_range_cb(const struct etcd_result *, void *);
 static void cluster_resync_apply(struct cluster *, int64_t, uint64_t);
@@ -150,8 +150,8 @@ cluster_classify(const char *key, size_t len, enum store_db *db,
  * txn is over).
  */
 static int
-cluster_put(struct store_mirror *m, const char *key, size_t len,
-    const char *val, size_t vlen, int64_t rev)
+cluster_put(struct cluster *c, struct store_mirror *m, const char *key,
+    size_t len, const char *val, size_t vlen, int64_t rev)
 {
 	unsigned char kb[STORE_KEY_MAX];
 	enum store_db db;
@@ -161,6 +161,12 @@ cluster_put(struct store_mirror *m, const char *key, size_t len,
 
 	if (cluster_classify(key, len, &db, kb, &klen, &name, &nlen) !=
 	    CLUSTER_KEY_STATE)
+		return STORE_NOTFOUND;
+	/* A wave with a rollback pending here keeps it until etcd has it. */
+	if (db == STORE_DB_WAVES &&
+	    cluster_pending_has(c,
+		(uint32_t)kb[0] << 24 | (uint32_t)kb[1] << 16 |
+		    (uint32_t)kb[2] << 8 | kb[3]))
 		return STORE_NOTFOUND;
 	return store_mirror_put(m, db, kb, klen, val, vlen, rev);
 }
@@ -317,7 +323,7 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 		switch (cluster_classify(kv->key, kv->key_len, &db, kb, &klen,
 		    &name, &nlen)) {
 		case CLUSTER_KEY_STATE:
-			rc = cluster_put(m, kv->key, kv->key_len, kv->value,
+			rc = cluster_put(c, m, kv->key, kv->key_len, kv->value,
 			    kv->value_len, kv->mod_revision);
 			nstate += rc == STORE_OK;
 			break;
@@ -329,6 +335,8 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 			break;
 		}
 	}
+	if (rc != STORE_ERROR)
+		rc = cluster_pending_reput(c, m, rev);
 	if (rc != STORE_ERROR)
 		rc = store_mirror_commit(m, rev, cid);
 	cluster_kvs_clear(c);
@@ -445,6 +453,7 @@ cluster_watch_cb(const struct etcd_watch_msg *msg, void *arg)
 		c->last_error[0] = '\0';
 		c->watching = true;
 		c->connected_ms = units_now_ms();
+		cluster_pending_flush(c);
 		return;
 	}
 	if (msg->nevents == 0) {
@@ -510,7 +519,7 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 		}
 		if (db != STORE_DB_EVENTS)
 			hash ^= cluster_kv_hash(key, len, ev->kv.mod_revision);
-		rc = cluster_put(m, key, len, ev->kv.value, ev->kv.value_len,
+		rc = cluster_put(c, m, key, len, ev->kv.value, ev->kv.value_len,
 		    ev->kv.mod_revision);
 		if (rc == STORE_NOTFOUND)
 			rc = STORE_OK;
@@ -579,6 +588,12 @@ cluster_rollback_seen(struct cluster *c, const struct etcd_watch_msg *msg,
 	event = cluster_event_of(c, msg, ev->kv.mod_revision);
 	trigger = json_string_value(json_object_get(event, "trigger"));
 	node = json_string_value(json_object_get(event, "node"));
+	/* This node logged it when it applied it, etcd being away. */
+	if (node != NULL && strcmp(node, c->name) == 0 &&
+	    json_is_true(json_object_get(event, "pending_etcd"))) {
+		json_decref(event);
+		return NULL;
+	}
 	memset(&e, 0, sizeof(e));
 	e.wave = n;
 	e.from = wave_state_name(prev.state);

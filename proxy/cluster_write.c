@@ -40,6 +40,7 @@ struct cluster_write {
 	size_t taken; /* chunks etcd took */
 	size_t inflight; /* sent and not answered */
 	uint32_t wave; /* the wave compared, for the refusal */
+	bool rollback; /* its new state is rolled_back */
 	int64_t decided; /* the mod_revision it was decided on */
 	int64_t revision; /* etcd's highest revision of the txns */
 	struct etcd_call *range; /* reading the concurrent change */
@@ -76,6 +77,7 @@ cluster_op_from(struct cluster *c, struct cluster_write *w,
 {
 	struct etcd_op *e = &w->ops[w->nops];
 	struct etcd_cmp *cmp;
+	struct store_wave wv;
 	json_t *ev;
 	char num[16], part[160], *key;
 	size_t klen;
@@ -99,6 +101,9 @@ cluster_op_from(struct cluster *c, struct cluster_write *w,
 		cmp->number = (int64_t)op->decided_seq;
 		w->wave = n;
 		w->decided = (int64_t)op->decided_seq;
+		w->rollback =
+		    store_wave_record(op->val, op->vallen, &wv) == 0 &&
+		    wv.state == WAVE_ROLLED_BACK;
 		break;
 	case STORE_DB_EVENTS:
 		/* Unique per node; the mirror numbers it by its revision. */
@@ -214,6 +219,24 @@ cluster_write_cb(const struct etcd_result *res, void *arg)
 
 	k->call = NULL;
 	w->inflight--;
+	/*
+	 * A rollback holds here at once and is written to etcd when it
+	 * answers again (a timed-out txn may have been taken: the pending
+	 * write then finds it done).
+	 */
+	if ((res->err == ETCD_EUNAVAILABLE || res->err == ETCD_ETIMEDOUT) &&
+	    w->rollback && w->nops == 2 &&
+	    cluster_pending_add(w->c, w->wave, w->ops[0].key, w->ops[0].value,
+		w->ops[0].value_len, w->ops[1].value,
+		w->ops[1].value_len) == 0) {
+		snprintf(msg, sizeof(msg),
+		    "rolled back on this node; etcd is unreachable (%s): the "
+		    "rollback is pending and is written to etcd when it "
+		    "answers again",
+		    res->error);
+		cluster_write_end(w, 202, msg);
+		return;
+	}
 	if (res->err == ETCD_EUNAVAILABLE) {
 		snprintf(msg, sizeof(msg),
 		    "etcd is unreachable (%s): nothing changed; changes need "

@@ -350,6 +350,10 @@ cluster_metrics_cb(struct evbuffer *out, void *arg)
 	    "store.\n"
 	    "# TYPE floe_cluster_resyncs_total counter\n"
 	    "floe_cluster_resyncs_total %u\n"
+	    "# HELP floe_cluster_state_hash The hash of this node's routes "
+	    "and waves (its low 52 bits: equal on converged nodes).\n"
+	    "# TYPE floe_cluster_state_hash gauge\n"
+	    "floe_cluster_state_hash %" PRIu64 "\n"
 	    "# HELP floe_cluster_nodes Nodes with a key in etcd.\n"
 	    "# TYPE floe_cluster_nodes gauge\n"
 	    "floe_cluster_nodes %zu\n"
@@ -361,6 +365,6 @@ cluster_metrics_cb(struct evbuffer *out, void *arg)
 	    "routes and waves hash differently.\n"
 	    "# TYPE floe_cluster_nodes_disagreeing gauge\n"
 	    "floe_cluster_nodes_disagreeing %zu\n",
-	    c->applied, c->watching ? 1 : 0, c->resyncs, nodes, lagging,
-	    disagree);
+	    c->applied, c->watching ? 1 : 0, c->resyncs,
+	    c->hash & ((UINT64_C(1) << 52) - 1), nodes, lagging, disagree);
 }

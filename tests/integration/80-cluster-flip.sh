@@ -84,4 +84,4 @@ for k in 1 2 3; do
 	[ "${n:-0}" -ge "$((RUNS + 1))" ] && ok "node $k's rollback log has $n rollbacks by n1" ||
 		bad "node $k's rollback log: ${n:-0} lines by n1, want $((RUNS + 1))"
 done
-finish
+cluster_finish

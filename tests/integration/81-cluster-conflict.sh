@@ -77,4 +77,4 @@ grep -q "$before" "$T/ctl" && ok "and the wave did not move ($before)" ||
 	bad "the wave moved: $(cat "$T/ctl")"
 [ "$(node_side 3 bunnies)" != error ] && ok "node 3 still serves from its mirror" ||
 	bad "node 3 serves no more"
-finish
+cluster_finish

@@ -18,7 +18,9 @@ node_start 3
 nctl 1 route set db.bunnies 1 && nctl 1 wave flip 1 lakehouse ||
 	bad "route set and flip: $(cat "$T/ctl")"
 wait_side 3 bunnies lakehouse && ok "node 3 follows the flip" || bad "node 3 did not follow"
-lease_before=$(ectl get /floe/nodes/n3 -w json | jq -r '.kvs[0].lease')
+# The node key's lease, exactly (jq would round the int64).
+node_lease() { ectl get /floe/nodes/n3 -w fields | awk -F' : ' '/^"Lease"/ { print $2 }'; }
+lease_before=$(node_lease)
 
 node_stop 3 KILL
 load=$(node tests/integration/cluster_load.js "$T/n1/floe.sock" "$CHANGES" 2) &&
@@ -63,7 +65,7 @@ n3=$(nctl 3 --json route list; jq '.routes | length' "$T/ctl")
 
 # Its name: the key moved to a new lease and outlives the old one (3 s).
 for i in $(seq 100); do
-	lease_after=$(ectl get /floe/nodes/n3 -w json | jq -r '.kvs[0].lease // empty')
+	lease_after=$(node_lease)
 	[ -n "$lease_after" ] && [ "$lease_after" != "$lease_before" ] && break
 	sleep 0.05
 done
@@ -79,4 +81,4 @@ done
 jq -e '(.nodes | length) == 3 and ([.nodes[].hash] | unique | length) == 1' "$T/b" >/dev/null &&
 	ok "after the old lease expired: 3 nodes, one hash" ||
 	bad "GET /cluster after the old lease: $(jq -c '[.nodes[] | [.name, .hash, .applied_revision]]' "$T/b")"
-finish
+cluster_finish

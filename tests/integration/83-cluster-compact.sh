@@ -52,4 +52,4 @@ jq -e '([.nodes[].hash] | unique | length) == 1' "$T/b" >/dev/null &&
 nctl 1 wave rollback 1 || bad "rollback: $(cat "$T/ctl")"
 wait_side 2 bunnies warehouse && ok "node 2 follows the watch again" ||
 	bad "node 2 after the resync: $(node_side 2 bunnies)"
-finish
+cluster_finish

@@ -52,4 +52,4 @@ rev=$(jq .applied_revision "$T/b")
 nctl 1 route import "$T/routes.jsonl"
 grep -q "^0 set, $N unchanged" "$T/ctl" && ok "the same import again: $N unchanged" ||
 	bad "import again: $(head -c 300 "$T/ctl")"
-finish
+cluster_finish

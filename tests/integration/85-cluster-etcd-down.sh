@@ -60,4 +60,4 @@ grep -q '"node":"n1"' "$T/n2/rollback.log" && ok "node 2 logged the rollback, by
 	bad "node 2's rollback log: $(cat "$T/n2/rollback.log" 2>/dev/null)"
 [ "$(grep -c . "$T/n1/rollback.log")" = 1 ] && ok "node 1 logged it once" ||
 	bad "node 1's rollback log: $(cat "$T/n1/rollback.log")"
-finish
+cluster_finish

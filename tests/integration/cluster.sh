@@ -143,3 +143,19 @@ wait_side() {
 	done
 	return 1
 }
+
+# cluster_finish: stop every node with TERM (a SAN=1 build reports leaks
+# at exit), check their logs for sanitizer reports, then finish.
+cluster_finish() {
+	local k
+	for k in "${!NODE_PID[@]}"; do
+		[ -n "${NODE_PID[$k]}" ] && node_stop "$k"
+	done
+	for k in "${!NODE_PID[@]}"; do
+		if grep -qE 'Sanitizer|runtime error:' "$T/n$k/floe.log" 2>/dev/null; then
+			bad "node $k's log has sanitizer reports:"
+			grep -E -A 12 'Sanitizer|runtime error:' "$T/n$k/floe.log" | head -40
+		fi
+	done
+	finish
+}

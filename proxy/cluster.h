@@ -31,8 +31,10 @@ void cluster_free(struct cluster *);
 
 /*
  * The end of a write: STATUS 200 once etcd took it and this node applied
- * it; else the HTTP status to answer (409: refused, nothing changed; 503:
- * etcd failed) with MSG saying why, naming etcd or the concurrent change.
+ * it; 202 for a rollback etcd could not take that holds on this node and
+ * is pending for etcd; else the HTTP status to answer (409: refused by
+ * etcd, a concurrent change or etcd unreachable or timing out, MSG naming
+ * which and whether anything may have changed; 503: floe is stopping).
  */
 typedef void (*cluster_done_cb)(int status, const char *msg, void *arg);
 /*

@@ -258,7 +258,7 @@ cluster_write_cb(const struct etcd_result *res, void *arg)
 			    "(%s): the routes of those are set, its event is "
 			    "not written",
 			    w->taken, w->nchunks, res->error);
-		cluster_write_end(w, 503, msg);
+		cluster_write_end(w, 409, msg);
 		return;
 	}
 	if (!res->succeeded) {

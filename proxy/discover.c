@@ -161,6 +161,9 @@ discover_start(struct discover_side *s)
 	/* The first token is on its way: wait for it without a warning. */
 	if (f->cred[s->side] != NULL && cred_is_pending(f->cred[s->side])) {
 		free(url);
+		cred_why(f->cred[s->side], why, sizeof(why));
+		free(f->cat[s->side]->last_error);
+		f->cat[s->side]->last_error = xstrdup(why);
 		discover_schedule(s, DISCOVER_TOKEN_WAIT_MS);
 		return;
 	}

@@ -81,6 +81,7 @@ static bool floe_catalog_is_up(const struct floe *, int);
 static void floe_metrics_cb(struct evbuffer *, void *);
 static void floe_cache_metrics_cb(struct evbuffer *, void *);
 static void floe_cred_metrics_cb(struct evbuffer *, void *);
+static void floe_cred_changed_cb(struct cred *, void *);
 static void floe_stats_add(struct floe *);
 static int floe_check_files(const struct conf *, char *, size_t);
 static void floe_credential_note(const struct conf *, char *, size_t);
@@ -406,10 +407,27 @@ floe_new_cred(struct floe *f, const struct conf_target *t, int side)
 	return c;
 }
 
+/*
+ * cred_changed_cb: a catalog's first token (or one after an outage) came.
+ * A config not read yet is read now, not after discover's backoff.
+ */
+static void
+floe_cred_changed_cb(struct cred *c, void *arg)
+{
+	struct floe *f = arg;
+	int i;
+
+	for (i = 0; i < ROUTE_NSIDES; i++)
+		if (f->cred[i] == c && cred_is_ready(c) &&
+		    f->discover != NULL && !f->cat[i]->known)
+			discover_kick(f->discover);
+}
+
 /* Make C (taken) the credential of catalog SIDE, and start it. */
 void
 floe_set_cred(struct floe *f, int side, struct cred *c)
 {
+	cred_on_changed(c, floe_cred_changed_cb, f);
 	cred_set_passthrough(c, auth_mode(f->auth) == AUTH_PASSTHROUGH);
 	upstream_set_cred(f->up[side], c);
 	cred_free(f->cred[side]);
@@ -494,6 +512,7 @@ floe_run(const char *conf_path, int verbose)
 
 	memset(&so, 0, sizeof(so));
 	so.name = "rest";
+	so.budgeted = true;
 	so.lim.max_head = f->conf->max_header;
 	so.lim.max_headers = 100;
 	so.lim.max_body = f->conf->max_body;
@@ -518,6 +537,7 @@ floe_run(const char *conf_path, int verbose)
 		return 1;
 	}
 	so.name = "admin";
+	so.budgeted = false;
 	so.lim.max_body = 64 << 20; /* ledger imports */
 	f->admin_sock = admin_sock_new(f);
 	f->admin = server_new(f->base, &so, admin_sock_serve, admin_sock_error,

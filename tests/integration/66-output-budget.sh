@@ -152,6 +152,12 @@ if [ "${OUTPUT_OLD:-0}" != 1 ]; then
 		expect_jq "... a SlowDownException" 503 '.error.type == "SlowDownException"'
 		expect_eq "... not a catalog failure" 0 \
 			"$(st | jq '.catalogs.warehouse.failures')"
+		# Requests that were waiting for a catalog connection when
+		# the budget was reached were refused there, never sent.
+		q=$(echo "$s" | jq '.catalogs.warehouse.refused_over_budget')
+		[ "${q:-0}" -gt 0 ] &&
+			ok "$q of them while waiting for a catalog connection" ||
+			bad "none refused while waiting for a connection ($q)"
 	fi
 fi
 release close

@@ -151,6 +151,8 @@ bool request_paging_param(const char *, size_t);
 enum request_fwd request_fwd_kind(const char *name, size_t len);
 ssize_t request_ns_encode(const char *ns, size_t nslen, const char *sep,
     char *out, size_t outlen);
+ssize_t request_ns_reframe(const char *raw, size_t len, const char *fsep,
+    const char *csep, char *out, size_t outlen, size_t *nsep);
 
 /* request_answer.c: what the client gets back. */
 void request_error_conn(struct floe *, struct server_conn *, unsigned status,
@@ -161,6 +163,7 @@ void request_reply_full(struct request *);
 bool request_health(struct floe *, struct server_conn *, const struct h1_msg *);
 void request_config(struct request *);
 void request_reply_upstream(struct request *, enum route_side, struct h1_msg *);
+bool request_body_is_json(struct evbuffer *, size_t, char *why, size_t);
 void request_reply_failure(struct request *, enum route_side,
     enum upstream_fail, const char *why);
 void request_reply_list(struct request *);

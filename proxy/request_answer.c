@@ -333,34 +333,38 @@ whole:
 }
 
 /*
- * Whether BODY (BLEN bytes) is one well-formed JSON text. A body in one
- * piece is checked where it is; one in pieces (a large answer, which the
- * config merge edits at its tail without joining it) is copied out for
- * the check. On false, WHY says where it goes wrong.
+ * Whether BODY (BLEN bytes), R's answer, is one well-formed JSON text: as
+ * the upstream checked it while it arrived (a large answer is never
+ * checked all at once at its end), else checked here, where it is (a body
+ * in pieces is copied out first). On false, WHY says where it goes wrong.
  */
 bool
-request_body_is_json(struct evbuffer *body, size_t blen, char *why,
-    size_t whylen)
+request_body_is_json(const struct request *r, struct evbuffer *body,
+    size_t blen, char *why, size_t whylen)
 {
 	const char *p;
 	char *copy = NULL;
-	size_t at;
-	bool ok;
+	size_t at = r->json_at;
+	bool ok = r->json_ok == 1;
 
-	if (evbuffer_get_contiguous_space(body) == blen)
-		p = (const char *)evbuffer_pullup(body, -1);
-	else {
-		copy = xmalloc(blen);
-		if (evbuffer_copyout(body, copy, blen) != (ev_ssize_t)blen)
-			fatalx("%s: evbuffer_copyout", __func__);
-		p = copy;
+	if (r->json_ok == -1) {
+		if (evbuffer_get_contiguous_space(body) == blen)
+			p = (const char *)evbuffer_pullup(body, -1);
+		else {
+			copy = xmalloc(blen);
+			if (evbuffer_copyout(body, copy, blen) !=
+			    (ev_ssize_t)blen)
+				fatalx("%s: evbuffer_copyout", __func__);
+			p = copy;
+		}
+		ok = jscheck_valid(p, blen, &at);
+		free(copy);
 	}
-	if (!(ok = jscheck_valid(p, blen, &at)))
+	if (!ok)
 		snprintf(why, whylen,
 		    "answered 2xx with a body that is not JSON (at byte %zu "
 		    "of %zu)",
 		    at, blen);
-	free(copy);
 	return ok;
 }
 
@@ -417,7 +421,7 @@ request_reply_upstream(struct request *r, enum route_side side,
 	blen = evbuffer_get_length(body);
 	if (m->status >= 200 && m->status < 300 && blen > 0 &&
 	    r->merge_config &&
-	    !request_body_is_json(body, blen, why, sizeof(why))) {
+	    !request_body_is_json(r, body, blen, why, sizeof(why))) {
 		request_reply_failure(r, side, UPSTREAM_GARBAGE, why);
 		return;
 	}

@@ -598,6 +598,8 @@ cluster_rollback_seen(struct cluster *c, const struct etcd_watch_msg *msg,
 	e.wave = n;
 	e.from = wave_state_name(prev.state);
 	e.trigger = trigger != NULL ? trigger : "operator";
+	e.measured = json_object_get(event, "measured");
+	e.threshold = json_object_get(event, "threshold");
 	e.actor = w.actor;
 	e.reason = w.reason[0] != '\0' ? w.reason : NULL;
 	if ((line = rlog_line(&e, c->st, units_now_ms())) == NULL) {

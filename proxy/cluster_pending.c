@@ -73,7 +73,7 @@ cluster_pending_add(struct cluster *c, uint32_t n, const char *key,
 	struct store_wave w;
 	struct rlog_entry e;
 	unsigned char kb[4];
-	json_t *line;
+	json_t *line, *ev;
 	int rc, from = WAVE_WAREHOUSE;
 
 	if (store_wave_get(c->st, n, &w) == STORE_OK)
@@ -105,10 +105,16 @@ cluster_pending_add(struct cluster *c, uint32_t n, const char *key,
 	p->reclen = reclen;
 	p->event = xstrndup(event, evlen);
 	TAILQ_INSERT_TAIL(&c->pending, p, entry);
+	/* An operator's, or a trigger's (its event names it). */
+	ev = json_loadb(event, evlen, 0, NULL);
 	memset(&e, 0, sizeof(e));
 	e.wave = n;
 	e.from = wave_state_name(from);
-	e.trigger = "operator";
+	e.trigger = json_string_value(json_object_get(ev, "trigger"));
+	if (e.trigger == NULL)
+		e.trigger = "operator";
+	e.measured = json_object_get(ev, "measured");
+	e.threshold = json_object_get(ev, "threshold");
 	if (store_wave_record(record, reclen, &w) == 0) {
 		e.actor = w.actor;
 		e.reason = w.reason[0] != '\0' ? w.reason : NULL;
@@ -121,6 +127,7 @@ cluster_pending_add(struct cluster *c, uint32_t n, const char *key,
 			    NULL);
 		json_decref(line);
 	}
+	json_decref(ev);
 	log_info("wave %u rolled back from %s on this node; etcd is "
 		 "unreachable, the rollback is pending until it answers",
 	    n, e.from);

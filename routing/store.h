@@ -296,6 +296,8 @@ struct store_capture {
 };
 
 void store_capture_begin(struct store *, struct store_capture *);
+/* Whether a capture is on (an outer caller commits what it records). */
+bool store_capturing(const struct store *);
 void store_capture_end(struct store *);
 void store_capture_clear(struct store_capture *);
 

@@ -38,6 +38,13 @@ store_capture_begin(struct store *s, struct store_capture *cap)
 	s->cap = cap;
 }
 
+/* Whether writes are being captured. */
+bool
+store_capturing(const struct store *s)
+{
+	return s->cap != NULL;
+}
+
 /* Make writes again. */
 void
 store_capture_end(struct store *s)

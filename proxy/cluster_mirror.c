@@ -676,6 +676,8 @@ cluster_hash_route_cb(const void *key, size_t keylen,
 	struct cluster *c = arg;
 	char buf[8 + STORE_KEY_MAX];
 
+	if (keylen > sizeof(buf) - 8)
+		return 0;
 	memcpy(buf, "objects/", 8);
 	memcpy(buf + 8, key, keylen);
 	c->hash ^= cluster_kv_hash(buf, 8 + keylen, (int64_t)r->seq);

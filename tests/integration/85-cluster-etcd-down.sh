@@ -35,6 +35,21 @@ nctl 1 wave rollback 1 --reason "etcd is down"
 	bad "node 2 answers $(node_side 2 bunnies)"
 s=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${NODE_PORT[2]}/readyz")
 [ "$s" = 200 ] && ok "node 2's /readyz stays 200" || bad "node 2's /readyz: $s"
+# Node 2 restarted while etcd is down: it serves its store's copy.
+node_stop 2
+"$FLOE" -c "$T/n2/floe.conf" >>"$T/n2/floe.log" 2>&1 &
+NODE_PID[2]=$!
+for i in $(seq 300); do
+	[ "$(node_side 2 bunnies)" != error ] && break
+	sleep 0.02
+done
+[ "$(node_side 2 bunnies)" = lakehouse ] &&
+	ok "node 2 restarted with etcd down serves its copy" ||
+	bad "node 2 restarted: $(node_side 2 bunnies)"
+nadmin 2 GET /status
+jq -e '.cluster.loaded and (.cluster.connected | not)' "$T/b" >/dev/null &&
+	ok "its /status says: loaded, not connected" ||
+	bad "node 2 /status cluster: $(jq -c .cluster "$T/b")"
 grep -q '"pending_etcd":true' "$T/n1/rollback.log" &&
 	ok "node 1's rollback log has the line, pending for etcd" ||
 	bad "node 1's rollback log: $(cat "$T/n1/rollback.log")"

@@ -19,6 +19,7 @@
  *   cmd-ledger.c    ledger add|import|show
  *   cmd-eligible.c  eligible: the gate of each wave's next step, its
  *                   evidence, the drift triage, and the exit status
+ *   cmd-readers.c   readers, readers forget: the reader inventory
  *
  * One row of ctl_cmds[] per command, one ctl_<command> function per row,
  * defined in the cmd-*.c file of its family. A short-lived CLI: every call
@@ -206,5 +207,9 @@ int ctl_ledger_show(struct ctl *, int, char **);
 
 /* cmd-eligible.c */
 int ctl_eligible(struct ctl *, int, char **);
+
+/* cmd-readers.c */
+int ctl_readers(struct ctl *, int, char **);
+int ctl_readers_forget(struct ctl *, int, char **);
 
 #endif

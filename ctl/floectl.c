@@ -231,6 +231,34 @@ const struct ctl_cmd ctl_cmds[] = {
 		     "retired), 0 when all may go on.",
 	    .example = "eligible 3 && floectl wave flip 3 lakehouse",
 	    .fn = ctl_eligible },
+	{ .word1 = "readers",
+	    .word2 = "forget",
+	    .args = "IDENTITY [OBJECT]",
+	    .summary = "excuse a stale reader of the warehouse copy",
+	    .about = "Excuse IDENTITY as a reader of the warehouse copy of "
+		     "OBJECT (of every table without one): it no longer "
+		     "counts as a stale reader, so it does not hold back a "
+		     "freeze; recorded as an event. A later load from the "
+		     "warehouse makes it stale again.",
+	    .example = "readers forget token:3f2a9c0d1e4b5a67 db.orders",
+	    .fn = ctl_readers_forget },
+	{ .word1 = "readers",
+	    .args = "OBJECT | --wave N [--limit N]",
+	    .summary =
+		"who loaded a table, or a wave's tables, from which side",
+	    .about = "The reader inventory of a table or of every table of "
+		     "wave N, newest first: each client identity (the "
+		     "authenticated client, else token:HASH of its "
+		     "credential, else its address) per side, with its first "
+		     "and last load, its count, its user agent and when it "
+		     "was last seen loading any table. Then the stale "
+		     "readers (they loaded the warehouse copy within "
+		     "readers_horizon before the flip and not the lakehouse "
+		     "copy since: a freeze waits for them) and the clients "
+		     "that revalidated with an old-side ETag since the flip. "
+		     "--limit caps the rows (1000).",
+	    .example = "readers --wave 3",
+	    .fn = ctl_readers },
 	{ .word1 = "events",
 	    .args = "[--follow] [--after SEQ]",
 	    .summary = "the event log, oldest first",

@@ -58,6 +58,8 @@ static const struct admin_cmd {
 	{ "POST", "/ledger", admin_ledger_post, false },
 	{ "GET", "/eligibility", admin_eligibility, false },
 	{ "GET", "/events", admin_events_get, false },
+	{ "GET", "/readers", admin_readers_get, false },
+	{ "POST", "/readers/forget", admin_readers_forget, false },
 };
 
 /* Fill the reply with an error object; the message is printf-formatted. */

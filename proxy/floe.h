@@ -31,6 +31,7 @@ struct tlsctx;
 struct cache;
 struct watch;
 struct admin_sock;
+struct inventory;
 
 struct floe {
 	struct event_base *base;
@@ -46,6 +47,7 @@ struct floe {
 	struct rlog *rlog; /* the rollback log, or NULL if it cannot open */
 	struct cache *cache; /* LoadTable answers */
 	struct watch *watch; /* the rollback triggers */
+	struct inventory *inv; /* who loads which table from which side */
 	struct worker *worker; /* bulk imports, off the loop; NULL in tests */
 	struct admin_sock *admin_sock; /* who may, and the changes held */
 	struct auth *auth; /* client authentication; NULL: mode none */

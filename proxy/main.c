@@ -35,6 +35,7 @@
 #include "proxy/discover.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
+#include "proxy/inventory.h"
 #include "proxy/request.h"
 #include "proxy/server.h"
 #include "proxy/sockio.h"
@@ -291,6 +292,7 @@ floe_run(const char *conf_path, int verbose)
 	if ((f->fetch = fetch_new(f->base)) == NULL)
 		fatalx("control-plane client: cannot start");
 	floe_stats_add(f);
+	f->inv = inventory_new(f);
 
 	memset(&so, 0, sizeof(so));
 	so.name = "rest";
@@ -363,6 +365,7 @@ floe_run(const char *conf_path, int verbose)
 	/* Imports still queued are answered (503) before their peers go. */
 	worker_free(f->worker);
 	watch_free(f->watch);
+	inventory_free(f->inv);
 	discover_free(f->discover);
 	server_free(f->front);
 	server_free(f->admin);

@@ -23,7 +23,9 @@
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
+#include "proxy/etag.h"
 #include "proxy/h1.h"
+#include "proxy/inventory.h"
 #include "proxy/listing.h"
 #include "proxy/request.h"
 #include "proxy/request_impl.h"
@@ -32,6 +34,7 @@
 #include "proxy/upstream.h"
 #include "routing/route.h"
 #include "policy/auth.h"
+#include "policy/readers.h"
 
 #define REQUEST_HEAD offsetof(struct request, ident)
 /* Requests kept for reuse. */
@@ -62,6 +65,34 @@ request_wave_str(const struct request *r, char *buf, size_t len)
 		strlcpy(buf, "none", len);
 }
 
+/*
+ * A table load answered: note its reader in the inventory under the canary
+ * identity, as it is shown (the authenticated client, else a hash of the
+ * credential, never the credential, else the address).
+ */
+static void
+request_note_reader(struct request *r)
+{
+	const struct h1_header *ua = h1_find(r->msg, "User-Agent");
+	const struct h1_header *inm = h1_find(r->msg, "If-None-Match");
+	char id[READERS_IDENT_MAX];
+	int n;
+
+	if (r->ident[0] != '\0')
+		n = (int)strlcpy(id, r->ident, sizeof(id));
+	else if (h1_find(r->msg, "Authorization") != NULL)
+		n = snprintf(id, sizeof(id), "token:%016llx",
+		    (unsigned long long)r->client_hash);
+	else
+		n = (int)strlcpy(id, server_conn_peer(r->conn), sizeof(id));
+	if (n <= 0 || (size_t)n >= sizeof(id))
+		return;
+	inventory_note(r->f->inv, &r->objs[0], r->side, id, (size_t)n,
+	    ua != NULL ? ua->value : NULL, ua != NULL ? ua->value_len : 0,
+	    inm != NULL &&
+		etag_is_other_side(inm->value, inm->value_len, r->side));
+}
+
 /* Append one access log line (buffered; flushed on the tick). */
 void
 request_log_access(struct request *r, unsigned status, const char *target)
@@ -70,6 +101,9 @@ request_log_access(struct request *r, unsigned status, const char *target)
 	char ts[40], wave[16];
 	int64_t us;
 
+	if (r->rr.op == REST_LOAD_TABLE && (status == 200 || status == 304) &&
+	    r->nobjs == 1 && r->msg->method == H1_GET)
+		request_note_reader(r);
 	if (f->access_fd == -1 || request_log == NULL)
 		return;
 	units_time_format(units_now_ms(), ts, sizeof(ts));

@@ -24,7 +24,7 @@
 
 #define STORE_SCHEMA 1
 #define STORE_MAPSIZE ((size_t)1 << 30)
-#define STORE_NDBS 5
+#define STORE_NDBS 6
 
 static char STORE_META_SCHEMA[] = "schema";
 static char STORE_META_SEQ[] = "seq";
@@ -194,7 +194,8 @@ store_open(const char *dir, char *err, size_t errlen)
 	    (rc = mdb_dbi_open(txn, "waves", MDB_CREATE, &s->waves)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "ledger", MDB_CREATE, &s->ledger)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "events", MDB_CREATE, &s->events)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) != 0)
+	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "readers", MDB_CREATE, &s->readers)) != 0)
 		goto fail;
 
 	k.mv_data = STORE_META_SCHEMA;

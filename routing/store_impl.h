@@ -37,6 +37,7 @@ struct store {
 	MDB_dbi ledger;
 	MDB_dbi events;
 	MDB_dbi meta;
+	MDB_dbi readers; /* store_readers.c */
 	MDB_txn *rtxn; /* the parked read txn, reset between uses */
 	int rdepth; /* nesting of store_read_begin */
 	bool rfailed; /* a read of the current bracket failed */
@@ -90,6 +91,10 @@ int store_grow(struct store *);
 int store_txn_begin(struct store *, MDB_txn **);
 int store_meta_seq(MDB_txn *, MDB_dbi meta, uint64_t *);
 int store_meta_seq_put(MDB_txn *, MDB_dbi meta, uint64_t);
+
+/* store_readers.c: the readers DBI's part of an excusing txn. */
+int store_readers_excuse_put(struct store *, MDB_txn *, const char *ident,
+    size_t idlen, const void *obj, size_t objlen, int64_t now_ms, size_t *n);
 
 /* store_codec.c: records (little-endian, versioned) and keys. */
 void store_put_u64(struct store_enc *, uint64_t);

@@ -8,5 +8,6 @@ T_request = proxy/request.c proxy/request_route.c proxy/request_cache.c \
 	    proxy/rest.c proxy/etag.c proxy/listing.c proxy/watch.c \
 	    proxy/watch_trigger.c proxy/watch_poll.c \
 	    proxy/fetch.c proxy/stats.c policy/auth.c policy/trigger.c \
+	    proxy/inventory.c policy/readers.c \
 	    policy/rlog.c cache/cache.c routing/route.c routing/wave.c \
 	    routing/ledger.c $(STORE_SRCS)

@@ -125,9 +125,11 @@ ctl_wave_move(struct ctl *c, const char *n, const char *what, json_t *body)
 	if (c->json)
 		ctl_print_json(&r);
 	else if (strcmp(what, "signoff") == 0 || strcmp(what, "set") == 0 ||
-	    strcmp(what, "freeze") == 0)
+	    strcmp(what, "freeze") == 0) {
 		printf("%s\n", ctl_str(r.json, "message"));
-	else if (json_object_get(r.json, "from_pct") != NULL &&
+		if (json_is_string(json_object_get(r.json, "warning")))
+			printf("warning: %s\n", ctl_str(r.json, "warning"));
+	} else if (json_object_get(r.json, "from_pct") != NULL &&
 	    (strcmp(ctl_str(r.json, "state"), "canary") == 0 ||
 		strcmp(ctl_str(r.json, "from"), "canary") == 0))
 		printf("wave %s: %s -> %s (%" JSON_INTEGER_FORMAT

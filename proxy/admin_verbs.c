@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "lib/compat.h"
 #include "lib/log.h"
 #include "lib/units.h"
 #include "policy/gate.h"
@@ -47,6 +48,8 @@ static int admin_set_overrides(struct admin_req *, json_t *,
     struct wave_overrides *);
 static void admin_rollback_logged(struct admin_req *, uint32_t, int,
     const char *, int, const char *);
+static int admin_freeze_readers(struct admin_req *, struct admin_move *, char *,
+    size_t, json_t **);
 
 /*
  * Begin a transition: the wave from the path and the body, which must be
@@ -322,12 +325,15 @@ admin_wave_freeze(struct admin_req *r)
 	static const char *const known[] = { "reason", NULL };
 	struct admin_move m;
 	const char *reason = NULL;
-	json_t *j;
+	char rmsg[1024];
+	json_t *j, *stale = NULL;
 	int rc;
 
+	rmsg[0] = '\0';
 	if (admin_move_begin(r, &m, true, known) == -1 ||
 	    admin_body_string(r, m.body, "reason", false, &reason) == -1 ||
-	    admin_move_load(r, &m, true, true) == -1)
+	    admin_move_load(r, &m, true, true) == -1 ||
+	    admin_freeze_readers(r, &m, rmsg, sizeof(rmsg), &stale) == -1)
 		goto out;
 	rc = wave_freeze(r->st, m.n, m.gp, m.grace_ms, r->actor, reason,
 	    r->now_ms, m.msg, sizeof(m.msg));
@@ -336,9 +342,44 @@ admin_wave_freeze(struct admin_req *r)
 	json_object_set_new(j, "frozen", admin_time_json(m.after.frozen_ms));
 	json_object_set_new(j, "grace_ends",
 	    admin_time_json(m.after.frozen_ms + (int64_t)m.grace_ms));
+	/* decommission_readers = warn: allowed, and named. */
+	if (rmsg[0] != '\0')
+		json_object_set_new(j, "warning", json_string(rmsg));
+	if (stale != NULL)
+		json_object_set(j, "stale_readers", stale);
 	admin_reply_json(r, 200, j);
 out:
+	json_decref(stale);
 	admin_move_clear(&m);
+}
+
+/*
+ * The decommission gate's readers part (decommission_readers): stale
+ * readers left turn M's verdict into a refusal that names them (block),
+ * or into a warning in MSG (warn). *STALE lists them. 0, or -1 with the
+ * reply set.
+ */
+static int
+admin_freeze_readers(struct admin_req *r, struct admin_move *m, char *msg,
+    size_t msglen, json_t **stale)
+{
+	size_t n;
+
+	msg[0] = '\0';
+	switch (admin_readers_gate(r, &m->ev, &m->before, msg, msglen, stale)) {
+	case -1:
+		return -1;
+	case 1:
+		if (m->gate.pass)
+			strlcpy(m->gmsg, msg, sizeof(m->gmsg));
+		else if ((n = strlen(m->gmsg)) + 2 < sizeof(m->gmsg))
+			snprintf(m->gmsg + n, sizeof(m->gmsg) - n, "; %s", msg);
+		m->gate.pass = false;
+		msg[0] = '\0';
+		return 0;
+	default:
+		return 0;
+	}
 }
 
 /* POST /waves/{n}/retire: a frozen wave, once its grace period is over. */

@@ -21,10 +21,12 @@ CPPFLAGS += -I. -I$(LLHTTP_INC) -MMD -MP \
 	    $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS	 += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
-# Every .c of a folder is part of it; main.c and floectl.c hold the mains.
+# Every .c of a folder is part of it; main.c and floectl.c hold the mains
+# (proxy/main_*.c are parts of floe's main, linked into floe alone).
 LIB_SRCS  = $(wildcard lib/*.c)
 CORE_SRCS = $(wildcard routing/*.c policy/*.c cache/*.c) \
-	    $(filter-out proxy/main.c,$(wildcard proxy/*.c))
+	    $(filter-out proxy/main.c proxy/main_%.c,$(wildcard proxy/*.c))
+MAIN_SRCS = proxy/main.c $(wildcard proxy/main_*.c)
 CTL_SRCS  = $(wildcard ctl/*.c)
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
 HDRS	  = $(wildcard lib/*.h proxy/*.h routing/*.h policy/*.h cache/*.h ctl/*.h)
@@ -62,7 +64,7 @@ $(B)/llhttp/%.o: $(LLHTTP_SRC)/%.c
 $(LIBFLOE): $(call obj,$(CORE_SRCS) $(LIB_SRCS)) $(LLHTTP_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(B)/floe: $(B)/proxy/main.o $(LIBFLOE)
+$(B)/floe: $(call obj,$(MAIN_SRCS)) $(LIBFLOE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/floectl: $(call obj,$(CTL_SRCS)) $(LIBFLOE)
@@ -95,9 +97,13 @@ valgrind: units
 deps:
 	tests/deps.sh
 
+# Each demo starts clean (var/ removed; DEMO_KEEP=1 keeps it).
 demo: deps
 	$(MAKE) all
 	conf/demo.sh $(B)
+
+demo-reset:
+	conf/demo.sh --reset
 
 bench: deps
 	$(MAKE) all
@@ -113,21 +119,104 @@ hdrcheck:
 		    -x c -fsyntax-only - || exit 1; done; echo "headers ok"
 
 format:
-	clang-format -i $(LIB_SRCS) $(CORE_SRCS) proxy/main.c $(CTL_SRCS) \
+	clang-format -i $(LIB_SRCS) $(CORE_SRCS) $(MAIN_SRCS) $(CTL_SRCS) \
 	    $(UNIT_SRCS) $(HDRS)
 
-# The floors (tests/floors.sh: no include goes up a floor, no loop), then
-# the format.
+# The floors (tests/floors.sh: no include goes up a floor, no loop), the
+# man pages (mandoc -Tlint must say nothing; run from man/, where it finds
+# the pages they refer to, with MANPATH there too, so that a floe package
+# installed on the machine does not make mandoc compare them with the
+# system's database), then the format.
+MANPAGES = floe.8 floectl.8 floe.conf.5
 lint:
 	tests/floors.sh
-	clang-format --dry-run -Werror $(LIB_SRCS) $(CORE_SRCS) proxy/main.c \
+	@out=$$(cd man && MANPATH=$$PWD mandoc -Tlint $(MANPAGES) 2>&1); \
+	    if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; \
+	    echo "man pages ok: mandoc -Tlint $(MANPAGES)"
+	clang-format --dry-run -Werror $(LIB_SRCS) $(CORE_SRCS) $(MAIN_SRCS) \
 	    $(CTL_SRCS) $(UNIT_SRCS) $(HDRS)
+
+# --- install: `make install` (PREFIX=/usr/local, DESTDIR, sysconfdir, ...)
+# The binaries, the man pages, the systemd unit and the bash completion;
+# floe.conf with the paths the unit provides, as an example under docdir
+# and as $(sysconfdir)/floe/floe.conf unless that exists (an operator's
+# file is never overwritten); the Prometheus rules when there are some.
+# `make uninstall` removes what install put, and floe.conf only while it
+# is still the example.
+PREFIX	?= /usr/local
+prefix	?= $(PREFIX)
+sbindir	?= $(prefix)/sbin
+datarootdir ?= $(prefix)/share
+mandir	?= $(datarootdir)/man
+docdir	?= $(datarootdir)/doc/floe
+sysconfdir ?= $(if $(filter /usr,$(prefix)),/etc,$(prefix)/etc)
+systemdunitdir ?= $(prefix)/lib/systemd/system
+bashcompdir ?= $(datarootdir)/bash-completion/completions
+rulesdir ?= $(datarootdir)/floe/prometheus
+# Where the unit puts floe's socket, state and logs (RuntimeDirectory,
+# StateDirectory, LogsDirectory); the installed floe.conf names them.
+FLOE_RUNDIR ?= /run/floe
+FLOE_STATEDIR ?= /var/lib/floe
+FLOE_LOGDIR ?= /var/log/floe
+INSTALL	?= install
+RULES	 = $(wildcard conf/prometheus/*.yml)
+
+$(B)/floe.conf: conf/floe.conf FORCE
+	@mkdir -p $(@D)
+	sed -e 's|^admin_socket = var/floe.sock$$|admin_socket = $(FLOE_RUNDIR)/floe.sock|' \
+	    -e 's|^state_dir = var/state$$|state_dir = $(FLOE_STATEDIR)|' \
+	    -e 's|^rollback_log = var/log/rollback.log$$|rollback_log = $(FLOE_LOGDIR)/rollback.log|' \
+	    $< >$@
+
+$(B)/floe.service: packaging/floe.service FORCE
+	@mkdir -p $(@D)
+	sed -e 's|/usr/sbin/floe|$(sbindir)/floe|g' \
+	    -e 's|/etc/floe/floe.conf|$(sysconfdir)/floe/floe.conf|g' $< >$@
+
+install: all $(B)/floe.conf $(B)/floe.service
+	$(INSTALL) -d $(DESTDIR)$(sbindir) $(DESTDIR)$(mandir)/man5 \
+	    $(DESTDIR)$(mandir)/man8 $(DESTDIR)$(docdir) \
+	    $(DESTDIR)$(sysconfdir)/floe $(DESTDIR)$(systemdunitdir) \
+	    $(DESTDIR)$(bashcompdir)
+	$(INSTALL) -m 755 $(B)/floe $(B)/floectl $(DESTDIR)$(sbindir)/
+	$(INSTALL) -m 644 man/floe.8 man/floectl.8 $(DESTDIR)$(mandir)/man8/
+	$(INSTALL) -m 644 man/floe.conf.5 $(DESTDIR)$(mandir)/man5/
+	$(INSTALL) -m 644 $(B)/floe.conf $(DESTDIR)$(docdir)/floe.conf.example
+	test -e $(DESTDIR)$(sysconfdir)/floe/floe.conf || \
+	    $(INSTALL) -m 644 $(B)/floe.conf $(DESTDIR)$(sysconfdir)/floe/floe.conf
+	$(INSTALL) -m 644 $(B)/floe.service $(DESTDIR)$(systemdunitdir)/floe.service
+	$(INSTALL) -m 644 packaging/floectl.bash-completion \
+	    $(DESTDIR)$(bashcompdir)/floectl
+ifneq ($(RULES),)
+	$(INSTALL) -d $(DESTDIR)$(rulesdir)
+	$(INSTALL) -m 644 $(RULES) $(DESTDIR)$(rulesdir)/
+endif
+
+uninstall:
+	rm -f $(DESTDIR)$(sbindir)/floe $(DESTDIR)$(sbindir)/floectl \
+	    $(DESTDIR)$(mandir)/man8/floe.8 $(DESTDIR)$(mandir)/man8/floectl.8 \
+	    $(DESTDIR)$(mandir)/man5/floe.conf.5 \
+	    $(DESTDIR)$(systemdunitdir)/floe.service \
+	    $(DESTDIR)$(bashcompdir)/floectl \
+	    $(addprefix $(DESTDIR)$(rulesdir)/,$(notdir $(RULES)))
+	if cmp -s $(DESTDIR)$(docdir)/floe.conf.example \
+	    $(DESTDIR)$(sysconfdir)/floe/floe.conf; then \
+		rm -f $(DESTDIR)$(sysconfdir)/floe/floe.conf; \
+	else test ! -e $(DESTDIR)$(sysconfdir)/floe/floe.conf || \
+		echo "uninstall: $(DESTDIR)$(sysconfdir)/floe/floe.conf was edited; it stays"; fi
+	rm -f $(DESTDIR)$(docdir)/floe.conf.example
+	-rmdir $(DESTDIR)$(docdir) $(DESTDIR)$(sysconfdir)/floe \
+	    $(DESTDIR)$(rulesdir) 2>/dev/null
+
+# --- make deb: floe_VERSION_ARCH.deb (packaging/deb/build.sh, dpkg-deb).
+deb: all
+	packaging/deb/build.sh $(B) '$(VERSION)'
 
 clean:
 	rm -rf build build-san
 
-.PHONY: all units test check valgrind deps demo bench hdrcheck format lint \
-	clean version FORCE
+.PHONY: all units test check valgrind deps demo demo-reset bench hdrcheck \
+	format lint clean version install uninstall deb FORCE
 .SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,9 +1,29 @@
 #!/bin/bash
 # make demo: two local Iceberg REST catalogs (warehouse on 9001, lakehouse on
 # 9002) and floe in front of them on 8181, with conf/demo.conf. Ctrl-C stops
-# all three. Everything runs from this checkout; state goes under var/.
+# all three. Everything runs from this checkout; state goes under var/,
+# which each run starts without: the routes, waves, ledger and logs of the
+# last demo are gone (DEMO_KEEP=1 keeps them).
+#   conf/demo.sh [BUILD_DIR]   run the demo
+#   conf/demo.sh --reset       only remove var/ (make demo-reset)
 set -u
 cd "$(dirname "$0")/.."
+
+# Remove the demo's state, logs and socket. A floe still running on them
+# is left alone: its socket answering means a demo is up.
+demo_reset() {
+	if [ -S var/floe.sock ] && curl -s -o /dev/null --max-time 1 \
+		--unix-socket var/floe.sock http://floe/status; then
+		echo "demo: a floe is running on var/floe.sock; stop it first" >&2
+		return 1
+	fi
+	rm -rf var
+	echo "demo: var/ removed: no routes, waves, ledger or logs of an earlier demo"
+}
+if [ "${1:-}" = --reset ]; then
+	demo_reset
+	exit
+fi
 B=${1:-build}
 FLOE=$B/floe FLOECTL=$B/floectl
 pids=()
@@ -14,6 +34,9 @@ stop() {
 	wait 2>/dev/null
 	exit 0
 }
+if [ "${DEMO_KEEP:-0}" != 1 ]; then
+	demo_reset || exit 1
+fi
 trap stop INT TERM EXIT
 mkdir -p var/log
 for port in 8181 9001 9002; do
@@ -65,6 +88,7 @@ Point an engine at floe (catalog uri http://127.0.0.1:8181):
                                      "uri": "http://127.0.0.1:8181"})
   (warehouse=warehouse or warehouse=lakehouse pins every request to one side)
 
-Logs: var/log/. Ctrl-C stops floe and both catalogs.
+Logs: var/log/. Ctrl-C stops floe and both catalogs; the next make demo
+starts from nothing again (make demo-reset only clears var/).
 EOT
 wait

@@ -98,11 +98,13 @@ ctl_unreachable(const struct ctl *c, const char *curl_err)
 		close(fd);
 		fprintf(stderr, "floectl: cannot reach floe at %s: %s\n",
 		    c->sock, strerror(saved));
-		return CTL_UNREACHABLE;
+	} else {
+		close(fd);
+		fprintf(stderr, "floectl: cannot reach floe at %s: %s\n",
+		    c->sock, curl_err);
 	}
-	close(fd);
-	fprintf(stderr, "floectl: cannot reach floe at %s: %s\n", c->sock,
-	    curl_err);
+	if (c->sock_from != NULL && strcmp(c->sock_from, "-s") != 0)
+		fprintf(stderr, "floectl: (that path is %s)\n", c->sock_from);
 	return CTL_UNREACHABLE;
 }
 
@@ -213,6 +215,9 @@ ctl_call_raw(struct ctl *c, const char *method, const char *path,
 		fprintf(stderr, "floectl: refused: %s\n", msg ? msg : r->body);
 		if (!c->json)
 			ctl_print_blocking(json_object_get(e, "blocking"));
+		/* A reload's errors, one a line (PATH:LINE: ...). */
+		if (!c->json)
+			ctl_print_errors(json_object_get(e, "errors"));
 	} else if (status == CTL_USAGE)
 		fprintf(stderr, "floectl: %s\n", msg ? msg : r->body);
 	else

@@ -94,6 +94,38 @@ ctl_metrics(struct ctl *c, int argc, char **argv)
 }
 
 /*
+ * floectl reload: POST /reload. 0 when every key applied; 1 when the file
+ * was refused (its errors, one a line, on stderr: client.c) or when some
+ * keys wait for a restart (named on stderr).
+ */
+int
+ctl_reload(struct ctl *c, int argc, char **argv)
+{
+	struct ctl_resp r;
+	json_t *restart, *k;
+	size_t i;
+	int rc;
+
+	if ((rc = ctl_args(argc, argv, c, NULL, NULL, 0, 0)) != 0)
+		return rc;
+	if ((rc = ctl_call(c, "POST", "/reload", NULL, &r)) != 0)
+		return rc;
+	restart = json_object_get(r.json, "restart_needed");
+	if (c->json)
+		ctl_print_json(&r);
+	else
+		printf("reloaded: %s\n", ctl_str(r.json, "message"));
+	json_array_foreach(restart, i, k)
+		fprintf(stderr,
+		    "floectl: reload: %s changes only on restart; the "
+		    "running value stays until then\n",
+		    json_string_value(k));
+	rc = json_array_size(restart) > 0 ? CTL_REFUSED : CTL_OK;
+	ctl_resp_clear(&r);
+	return rc;
+}
+
+/*
  * One event as a line: seq, time and type, then its other members as
  * key=value (nulls left out, strings quoted when they hold a space).
  */

@@ -16,6 +16,7 @@
 
 static int ctl_wave_move(struct ctl *, const char *, const char *, json_t *);
 static int ctl_wave_bare(struct ctl *, int, char **, const char *);
+static int ctl_rlog_warn(const char *, json_t *);
 
 /* floectl wave list */
 int
@@ -107,6 +108,37 @@ ctl_wave_show(struct ctl *c, int argc, char **argv)
 }
 
 /*
+ * A rollback is done even when its rollback log line is not written yet
+ * (a full disk): floe keeps the line and retries. Say so on stderr and
+ * exit CTL_WARNED, so neither the operator nor a script takes the log for
+ * complete. CTL_OK when the line was written (or the answer says
+ * nothing of it).
+ */
+static int
+ctl_rlog_warn(const char *n, json_t *ans)
+{
+	json_t *rl = json_object_get(ans, "rollback_log");
+	const char *err;
+
+	if (!json_is_object(rl) || json_is_true(json_object_get(rl, "written")))
+		return CTL_OK;
+	if ((err = json_string_value(json_object_get(rl, "error"))) == NULL)
+		err = "";
+	if (json_is_true(json_object_get(rl, "pending")))
+		fprintf(stderr,
+		    "floectl: warning: wave %s rolled back, but its rollback "
+		    "log line is not written yet%s%s%s; floe keeps it and "
+		    "retries every second (floectl status: rollback_log)\n",
+		    n, *err != '\0' ? " (" : "", err, *err != '\0' ? ")" : "");
+	else
+		fprintf(stderr,
+		    "floectl: warning: wave %s rolled back, but its rollback "
+		    "log line is lost%s%s%s: see floe's log\n",
+		    n, *err != '\0' ? " (" : "", err, *err != '\0' ? ")" : "");
+	return CTL_WARNED;
+}
+
+/*
  * POST /waves/N/WHAT with BODY and print "wave N: from -> to", with the
  * share before and after when a canary is involved.
  */
@@ -140,8 +172,9 @@ ctl_wave_move(struct ctl *c, const char *n, const char *what, json_t *body)
 	else
 		printf("wave %s: %s -> %s\n", n, ctl_str(r.json, "from"),
 		    ctl_str(r.json, "state"));
+	rc = ctl_rlog_warn(n, r.json);
 	ctl_resp_clear(&r);
-	return CTL_OK;
+	return rc;
 }
 
 /* floectl wave flip N lakehouse [--canary PCT] [--reason TEXT] */

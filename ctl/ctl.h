@@ -13,7 +13,8 @@
  *                   exit status, files posted as imports
  *   print.c         human output shared by the commands: aligned tables,
  *                   flattened objects, JSON values as text, JSON as sent
- *   cmd-status.c    status, metrics, events, rollbacks (and --follow)
+ *   cmd-status.c    status, metrics, reload, events, rollbacks (and
+ *                   --follow)
  *   cmd-route.c     route set|rm|list|import, resolve
  *   cmd-wave.c      wave list|show and the wave transitions
  *   cmd-ledger.c    ledger add|import|show
@@ -36,6 +37,7 @@
 typedef struct json_t json_t;
 
 #define CTL_DEFAULT_SOCKET "var/floe.sock"
+#define CTL_SERVICE_SOCKET "/run/floe/floe.sock" /* the installed unit's */
 #define CTL_EVENTS_PAGE 1000
 #define CTL_LIST_PAGE 1000 /* routes or waves asked for at once */
 #define CTL_FOLLOW_MS 500
@@ -48,6 +50,7 @@ enum ctl_exit {
 	CTL_REFUSED = 1,
 	CTL_USAGE = 2,
 	CTL_UNREACHABLE = 3,
+	CTL_WARNED = 4, /* done, with a warning on stderr */
 };
 
 struct ctl_cmd;
@@ -56,6 +59,7 @@ struct ctl_cmd;
 struct ctl {
 	const struct ctl_cmd *cmd; /* the command being run, or NULL */
 	const char *sock;
+	char *sock_from; /* where sock came from, said when floe is away */
 	bool json;
 	bool one_record; /* a POST of one ledger record: see ctl_call_raw */
 	void *curl; /* client.c's CURL easy handle */
@@ -174,10 +178,13 @@ void ctl_table_fprint(FILE *, struct ctl_table *);
 void ctl_flatten(struct ctl_table *, const char *, json_t *);
 /* A gate refusal's blocking objects as a table on stderr. */
 void ctl_print_blocking(json_t *);
+/* A refusal's "errors" (strings), one a line on stderr. */
+void ctl_print_errors(json_t *);
 
 /* cmd-status.c */
 int ctl_status(struct ctl *, int, char **);
 int ctl_metrics(struct ctl *, int, char **);
+int ctl_reload(struct ctl *, int, char **);
 int ctl_events(struct ctl *, int, char **);
 int ctl_rollbacks(struct ctl *, int, char **);
 

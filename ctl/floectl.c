@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl/ctl.h"
 #include "lib/compat.h"
 #include "lib/version.h"
+#include "lib/xmalloc.h"
 #include "proxy/conf.h"
 
 static const struct ctl_cmd *ctl_cmd_find(int, char **);
@@ -283,6 +285,19 @@ const struct ctl_cmd ctl_cmds[] = {
 	    .about = "Print floe's Prometheus metrics, as text.",
 	    .example = "metrics | grep '^floe_requests'",
 	    .fn = ctl_metrics },
+	{ .word1 = "reload",
+	    .args = "",
+	    .summary = "make floe read its configuration again",
+	    .about = "Make floe read floe.conf again, as SIGHUP does, and "
+		     "print the outcome. A file with errors changes nothing: "
+		     "each error is printed (PATH:LINE) and the exit status "
+		     "is 1. Keys taken only at start-up (listen, "
+		     "admin_socket, state_dir, the catalogs' uri, ...) keep "
+		     "their running value and are named, the rest applies, "
+		     "and the exit status is 1 as well; 0 means every key "
+		     "applied. The new generation shows in status.",
+	    .example = "reload",
+	    .fn = ctl_reload },
 	{ .word1 = "help",
 	    .args = "[COMMAND]",
 	    .summary = "this text, or what one command does",
@@ -432,21 +447,42 @@ main(int argc, char **argv)
 			fprintf(stderr, "floectl: %s\n", err);
 			return CTL_USAGE;
 		}
-		sock = conf->admin_socket != NULL ? conf->admin_socket :
-						    CTL_DEFAULT_SOCKET;
-	}
-	if (sock == NULL)
-		sock = getenv("FLOE_SOCKET");
-	if (sock == NULL || *sock == '\0')
+		sock = conf->admin_socket;
+		c.sock_from = xasprintf("admin_socket of %s, relative paths "
+					"taken from its directory",
+		    conf_path);
+	} else if (sock != NULL)
+		c.sock_from = xstrdup("-s");
+	if (sock == NULL && (sock = getenv("FLOE_SOCKET")) != NULL &&
+	    *sock != '\0')
+		c.sock_from = xstrdup("FLOE_SOCKET");
+	/*
+	 * The default: var/floe.sock in a checkout; on a machine where floe
+	 * is installed as a service and there is none, the service's socket.
+	 */
+	if ((sock == NULL || *sock == '\0') &&
+	    access(CTL_DEFAULT_SOCKET, F_OK) == -1 &&
+	    access(CTL_SERVICE_SOCKET, F_OK) == 0) {
+		sock = CTL_SERVICE_SOCKET;
+		c.sock_from = xstrdup("the installed service's socket, as "
+				      "there is no var/floe.sock here; -s, -c "
+				      "or FLOE_SOCKET name another");
+	} else if (sock == NULL || *sock == '\0') {
 		sock = CTL_DEFAULT_SOCKET;
+		c.sock_from = xstrdup("the default, relative to the current "
+				      "directory; -s, -c or FLOE_SOCKET name "
+				      "another");
+	}
 	c.sock = sock;
 
 	if (ctl_client_init(&c) == -1) {
 		conf_free(conf);
+		free(c.sock_from);
 		return CTL_UNREACHABLE;
 	}
 	rc = cmd->fn(&c, argc - i - used, argv + i + used);
 	ctl_client_free(&c);
 	conf_free(conf);
+	free(c.sock_from);
 	return rc;
 }

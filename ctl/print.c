@@ -211,3 +211,16 @@ ctl_print_blocking(json_t *list)
 	}
 	ctl_table_fprint(stderr, &t);
 }
+
+/* A refusal's list of error strings, one a line on stderr. */
+void
+ctl_print_errors(json_t *list)
+{
+	json_t *m;
+	size_t i;
+
+	json_array_foreach(list, i, m) {
+		if (json_is_string(m))
+			fprintf(stderr, "  %s\n", json_string_value(m));
+	}
+}

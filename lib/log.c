@@ -71,6 +71,23 @@ log_emit(int pri, const char *fmt, ...)
 	va_end(ap);
 }
 
+const char *
+log_strerror(int e)
+{
+	switch (e) {
+	case ENOSPC:
+		return "disk full (no space left on device)";
+#ifdef EDQUOT
+	case EDQUOT:
+		return "disk full (quota exceeded)";
+#endif
+	case EFBIG:
+		return "file too large (the file size limit, ulimit -f)";
+	default:
+		return strerror(e);
+	}
+}
+
 void
 log_warn(const char *fmt, ...)
 {
@@ -81,7 +98,7 @@ log_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	log_emit(LOG_WARNING, "%s: %s", buf, strerror(saved));
+	log_emit(LOG_WARNING, "%s: %s", buf, log_strerror(saved));
 	errno = saved;
 }
 
@@ -127,7 +144,7 @@ fatal(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	log_emit(LOG_CRIT, "fatal: %s: %s", buf, strerror(saved));
+	log_emit(LOG_CRIT, "fatal: %s: %s", buf, log_strerror(saved));
 	exit(1);
 }
 

@@ -11,7 +11,12 @@
 
 /* Set the destination and verbosity (0 info, 1+ debug). */
 void log_init(bool foreground, int verbose, const char *ident);
-/* Warning with ": strerror(errno)" appended; errno is preserved. */
+/*
+ * strerror(E) in an operator's words where the system's mislead: ENOSPC
+ * and EDQUOT are "disk full", EFBIG says which limit. Static text.
+ */
+const char *log_strerror(int e);
+/* Warning with ": log_strerror(errno)" appended; errno is preserved. */
 void log_warn(const char *, ...) LOG_ATTR(1, 2);
 /* Warning without errno. */
 void log_warnx(const char *, ...) LOG_ATTR(1, 2);

@@ -2,13 +2,16 @@
  * floe: rlog.h -- the rollback log: one JSON line per rollback (by a
  * trigger or an operator), appended and fsynced before anyone is paged, so
  * the SRE reading it at 3 a.m. sees every revert. What a line says
- * (rlog_line), writing it (rlog_write) and reading the log back
- * (rlog_read). Owns the file descriptor; logs nothing: its callers say
- * what went wrong.
+ * (rlog_line), writing it (rlog_append), retrying the lines the log could
+ * not take (rlog_flush: they wait in the store's rlog DBI) and reading the
+ * log back (rlog_read). Owns the file descriptor and the counters of
+ * failed appends; borrows the store. Logs nothing: its callers say what
+ * went wrong; it records an event when the log starts and stops failing.
  */
 #ifndef FLOE_POLICY_RLOG_H
 #define FLOE_POLICY_RLOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +19,8 @@ typedef struct json_t json_t;
 struct rlog;
 struct store;
 
+/* The most pending lines one rlog_flush writes. */
+#define RLOG_FLUSH_MAX 1000
 /* The most lines rlog_read returns at once. */
 #define RLOG_READ_MAX 10000
 
@@ -31,9 +36,26 @@ struct rlog_entry {
 	int64_t held_ms; /* how long its condition held */
 };
 
-/* Open PATH for appending (creating it, mode 0640). NULL with ERR. */
+/* How the log is doing, for /status and /metrics. */
+struct rlog_stats {
+	size_t pending; /* lines kept in the store, not yet in the log */
+	uint64_t failed; /* appends that did not land at once */
+	int err; /* errno of the last failure while lines are pending; 0 */
+};
+
+/*
+ * Open PATH for appending (creating it, mode 0640). Never NULL: a log
+ * that cannot be opened now has ERR say why (else ERR is "") and is
+ * opened again by each append.
+ */
 struct rlog *rlog_open(const char *path, char *err, size_t errlen);
 void rlog_free(struct rlog *);
+/*
+ * Keep pending lines in ST (borrowed; NULL: none kept, a line that cannot
+ * be written is lost). Reads how many are pending already.
+ */
+void rlog_attach(struct rlog *, struct store *st);
+void rlog_stats(const struct rlog *, struct rlog_stats *);
 
 /*
  * The objects and rules of WAVE in ST (NULL: none), in their text form,
@@ -47,11 +69,21 @@ json_t *rlog_objects(struct store *st, uint32_t wave);
  */
 json_t *rlog_line(const struct rlog_entry *e, struct store *st, int64_t now_ms);
 /*
- * Append LINE (a JSON object, borrowed) as one line and fsync it. Returns
- * 0, or -1 (errno set) if the line could not be made durable, the log is
- * not open (L NULL: EBADF) or there is no line (LINE NULL: ENOMEM).
+ * Append LINE (a JSON object, borrowed) as one whole line and fsync it,
+ * after the lines still pending. It is kept in the store first and
+ * forgotten once durable. Returns 0, or -1 (errno set) if it is not
+ * durable in the log yet: *PENDING (may be NULL) then says whether it
+ * waits in the store for rlog_flush, else it is lost (L NULL: EBADF;
+ * LINE NULL: ENOMEM). A failed or short write leaves no part of a line.
  */
+int rlog_append(struct rlog *l, json_t *line, int64_t now_ms, bool *pending);
+/* rlog_append at the current time, without *PENDING. */
 int rlog_write(struct rlog *l, json_t *line);
+/*
+ * Write the pending lines, oldest first, until one fails (at most
+ * RLOG_FLUSH_MAX): on the tick. 0 when none is left, -1 with errno.
+ */
+int rlog_flush(struct rlog *l, int64_t now_ms);
 /*
  * The lines of the log at PATH after the first AFTER, at most LIMIT (0 or
  * more than RLOG_READ_MAX: RLOG_READ_MAX), as {"rollbacks":[...],"next":N}

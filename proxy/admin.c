@@ -20,6 +20,7 @@
 #include "proxy/admin.h"
 #include "proxy/admin_impl.h"
 #include "proxy/floe.h"
+#include "routing/store.h"
 
 static char *admin_pct_decode(const char *, size_t, bool);
 static int admin_split(struct admin_req *, const char *, size_t);
@@ -76,6 +77,16 @@ admin_error(struct admin_req *r, int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
 	va_end(ap);
+	/*
+	 * A store failure says why, in the operator's words: "disk full
+	 * (no space left on device)" rather than a bare "store error".
+	 */
+	if (status == 500 && r->st != NULL && !store_is_healthy(r->st) &&
+	    strstr(msg, store_last_error(r->st)) == NULL) {
+		strlcat(msg, " (", sizeof(msg));
+		strlcat(msg, store_last_error(r->st), sizeof(msg));
+		strlcat(msg, ")", sizeof(msg));
+	}
 	if (r->outcome != NULL)
 		strlcat(msg, r->outcome, sizeof(msg));
 	switch (status) {
@@ -335,6 +346,8 @@ admin_dispatch(struct admin_req *r)
 		    sizeof(allowed) - strlen(allowed), "%s%s",
 		    allowed[0] != '\0' ? ", " : "", admin_cmds[k].method);
 	}
+	/* RFC 9110 15.5.6: a 405 says what is allowed, in Allow. */
+	strlcpy(r->reply->allow, allowed, sizeof(r->reply->allow));
 	admin_error(r, 405, "%s is not allowed on %s (allowed: %s)", r->method,
 	    r->path, allowed);
 }

@@ -21,6 +21,7 @@ struct admin_reply {
 	const char *content_type; /* static string */
 	char *body; /* malloc'd; caller frees */
 	size_t len;
+	char allow[64]; /* a 405's Allow header value; "" for none */
 };
 
 /* A later answer: the callee frees REPLY->body. */

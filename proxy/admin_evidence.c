@@ -331,9 +331,9 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 	/* Retire, as wave_retire decides it: frozen and the grace over. */
 	admin_policy(r, &gp, &grace_ms);
 	units_format_duration(grace_ms, grace, sizeof(grace));
-	units_time_format(w.frozen_ms + (int64_t)grace_ms, ends, sizeof(ends));
+	units_time_format(wave_grace_ends(&w, grace_ms), ends, sizeof(ends));
 	rpass = w.state == WAVE_FROZEN &&
-	    r->now_ms >= w.frozen_ms + (int64_t)grace_ms;
+	    r->now_ms >= wave_grace_ends(&w, grace_ms);
 	if (w.state != WAVE_FROZEN)
 		snprintf(rmsg, sizeof(rmsg),
 		    "wave %u is %s: only a frozen wave can retire", n,

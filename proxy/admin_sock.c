@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <jansson.h>
 
 #include "lib/compat.h"
@@ -51,10 +52,12 @@ static bool admin_sock_uid_ok(const struct conf *, uid_t);
 static json_t *admin_sock_status_cb(void *);
 static void admin_sock_gone(void *);
 static void admin_sock_later(struct admin_reply *, void *);
+static void admin_sock_reply(struct server_conn *, const struct admin_reply *);
 static void admin_sock_held_gone(void *);
 static void admin_sock_release(struct admin_sock *);
 static void admin_sock_run(struct admin_sock *, struct server_conn *,
     struct h1_msg *);
+static void admin_sock_reload(struct admin_sock *, struct server_conn *);
 
 struct admin_sock *
 admin_sock_new(struct floe *f)
@@ -131,6 +134,31 @@ admin_sock_gone(void *arg)
 	w->conn = NULL;
 }
 
+/* Send REP (its body borrowed) on CONN, with its Allow header if any. */
+static void
+admin_sock_reply(struct server_conn *conn, const struct admin_reply *rep)
+{
+	struct evbuffer *b;
+	char hdr[192];
+	int n;
+
+	if (rep->allow[0] == '\0') {
+		server_reply_mem(conn, rep->status,
+		    rep->content_type != NULL ? rep->content_type :
+						"application/json",
+		    rep->body, rep->len);
+		return;
+	}
+	n = snprintf(hdr, sizeof(hdr), "Content-Type: %s\r\nAllow: %s\r\n",
+	    rep->content_type != NULL ? rep->content_type : "application/json",
+	    rep->allow);
+	if ((b = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	evbuffer_add(b, rep->body, rep->len);
+	server_reply(conn, rep->status, hdr, n, b, rep->len);
+	evbuffer_free(b);
+}
+
 /* The import is done: answer its peer, then serve the changes held. */
 static void
 admin_sock_later(struct admin_reply *rep, void *arg)
@@ -139,10 +167,7 @@ admin_sock_later(struct admin_reply *rep, void *arg)
 	struct admin_sock *as = w->as;
 
 	if (w->conn != NULL)
-		server_reply_mem(w->conn, rep->status,
-		    rep->content_type != NULL ? rep->content_type :
-						"application/json",
-		    rep->body, rep->len);
+		admin_sock_reply(w->conn, rep);
 	free(rep->body);
 	free(w);
 	admin_sock_release(as);
@@ -219,6 +244,11 @@ admin_sock_run(struct admin_sock *as, struct server_conn *conn,
 	struct admin_sock_wait *w;
 	struct admin_reply rep;
 
+	if (m->method == H1_POST && m->target_len == 7 &&
+	    memcmp(m->target, "/reload", 7) == 0 && as->f->reload != NULL) {
+		admin_sock_reload(as, conn);
+		return;
+	}
 	w = xcalloc(1, sizeof(*w));
 	w->as = as;
 	w->conn = conn;
@@ -229,10 +259,38 @@ admin_sock_run(struct admin_sock *as, struct server_conn *conn,
 		return;
 	}
 	free(w);
-	server_reply_mem(conn, rep.status,
-	    rep.content_type != NULL ? rep.content_type : "application/json",
-	    rep.body, rep.len);
+	admin_sock_reply(conn, &rep);
 	free(rep.body);
+}
+
+/*
+ * POST /reload: read floe.conf again, as SIGHUP does. 200 with the outcome
+ * when the file applied (its restart_needed keys kept their running
+ * value); 409 naming every error when the file changed nothing.
+ */
+static void
+admin_sock_reload(struct admin_sock *as, struct server_conn *conn)
+{
+	json_t *o, *e;
+	char *s;
+	int status = 200;
+
+	o = as->f->reload(as->f);
+	if (!json_is_true(json_object_get(o, "applied"))) {
+		status = 409;
+		e = json_pack("{s:{s:O, s:s, s:i, s:O, s:O}}", "error",
+		    "message", json_object_get(o, "message"), "type",
+		    "RefusedException", "code", 409, "errors",
+		    json_object_get(o, "errors"), "generation",
+		    json_object_get(o, "generation"));
+		json_decref(o);
+		o = e;
+	}
+	if (o == NULL || (s = json_dumps(o, JSON_COMPACT)) == NULL)
+		fatalx("admin: out of memory");
+	json_decref(o);
+	server_reply_mem(conn, status, "application/json", s, strlen(s));
+	free(s);
 }
 
 void

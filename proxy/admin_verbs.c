@@ -6,6 +6,7 @@
  * body, gathers the gate's evidence and answers with the wave's summary
  * and "from", the state it left.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -46,7 +47,7 @@ static void admin_move_clear(struct admin_move *);
 static int admin_flip_pct(struct admin_req *, json_t *, int, json_int_t *);
 static int admin_set_overrides(struct admin_req *, json_t *,
     struct wave_overrides *);
-static void admin_rollback_logged(struct admin_req *, uint32_t, int,
+static json_t *admin_rollback_logged(struct admin_req *, uint32_t, int,
     const char *, int, const char *);
 static int admin_freeze_readers(struct admin_req *, struct admin_move *, char *,
     size_t, json_t **);
@@ -211,9 +212,11 @@ out:
 /*
  * An operator's rollback of wave N from FROM ended RC (MSG says how): the
  * one log line saying so (wave.c leaves it to the caller) and, done, its
- * line in the rollback log, like a trigger's.
+ * line in the rollback log, like a trigger's. Returns what the answer
+ * says of the line ({"written","pending","error"}), or NULL when there
+ * was no rollback.
  */
-static void
+static json_t *
 admin_rollback_logged(struct admin_req *r, uint32_t n, int from,
     const char *reason, int rc, const char *msg)
 {
@@ -223,24 +226,33 @@ admin_rollback_logged(struct admin_req *r, uint32_t n, int from,
 		.actor = r->actor,
 		.reason = reason };
 	json_t *line;
+	bool pending;
+	int wrc, err = 0;
 
 	if (rc == WAVE_REFUSED) {
 		log_info("wave %u: rollback refused (%s): %s", n, r->actor,
 		    msg);
-		return;
+		return NULL;
 	}
 	if (rc != WAVE_OK) {
 		log_warnx("%s: rollback by %s: %s", __func__, r->actor, msg);
-		return;
+		return NULL;
 	}
 	line = rlog_line(&e, r->st, r->now_ms);
-	if (rlog_write(r->f->rlog, line) == -1)
+	if ((wrc = rlog_append(r->f->rlog, line, r->now_ms, &pending)) == -1) {
+		err = errno;
 		log_warn("%s: wave %u: the rollback log line could not be "
-			 "written",
-		    __func__, n);
+			 "written%s",
+		    __func__, n,
+		    pending ?
+			" (kept in the flag store; retried every second)" :
+			"");
+	}
 	json_decref(line);
 	log_info("wave %u rolled back from %s by %s (operator)", n, e.from,
 	    r->actor);
+	return json_pack("{s:b, s:b, s:s?}", "written", wrc == 0, "pending",
+	    pending, "error", err != 0 ? log_strerror(err) : NULL);
 }
 
 /* POST /waves/{n}/rollback {"reason","force_stale"}: back to the warehouse. */
@@ -251,7 +263,7 @@ admin_wave_rollback(struct admin_req *r)
 	struct admin_move m;
 	const char *reason = NULL;
 	bool force_stale = false;
-	json_t *j;
+	json_t *j, *logged;
 	int rc;
 
 	if (admin_move_begin(r, &m, true, known) == -1 ||
@@ -261,9 +273,14 @@ admin_wave_rollback(struct admin_req *r)
 		goto out;
 	rc = wave_rollback(r->st, m.n, r->actor, reason, force_stale, r->now_ms,
 	    m.msg, sizeof(m.msg));
-	admin_rollback_logged(r, m.n, m.before.state, reason, rc, m.msg);
-	if ((j = admin_move_end(r, &m, rc)) != NULL)
+	logged =
+	    admin_rollback_logged(r, m.n, m.before.state, reason, rc, m.msg);
+	if ((j = admin_move_end(r, &m, rc)) != NULL) {
+		if (logged != NULL)
+			json_object_set(j, "rollback_log", logged);
 		admin_reply_json(r, 200, j);
+	}
+	json_decref(logged);
 out:
 	admin_move_clear(&m);
 }
@@ -341,7 +358,7 @@ admin_wave_freeze(struct admin_req *r)
 		goto out;
 	json_object_set_new(j, "frozen", admin_time_json(m.after.frozen_ms));
 	json_object_set_new(j, "grace_ends",
-	    admin_time_json(m.after.frozen_ms + (int64_t)m.grace_ms));
+	    admin_time_json(wave_grace_ends(&m.after, m.grace_ms)));
 	/* decommission_readers = warn: allowed, and named. */
 	if (rmsg[0] != '\0')
 		json_object_set_new(j, "warning", json_string(rmsg));

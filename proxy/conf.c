@@ -1,13 +1,15 @@
 /*
  * floe: conf.c -- read floe.conf into a new struct conf. inih splits the
  * lines; one handler finds each key in conf_keys[] (conf_keys.c) and hands
- * the value to the key's parser; the whole conf is then validated. The
- * first error wins and reads "PATH:LINE: [section] key: what is wrong".
+ * the value to the key's parser; relative paths are made relative to the
+ * file's directory; the whole conf is then validated. Every error is kept,
+ * in line order, each as "PATH:LINE: [section] key: what is wrong".
  */
 #include <sys/types.h>
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,6 +20,8 @@
 
 #include <ini.h>
 
+#include "lib/compat.h"
+#include "lib/log.h"
 #include "lib/xmalloc.h"
 #include "proxy/conf.h"
 #include "proxy/conf_impl.h"
@@ -30,30 +34,44 @@
  */
 #define CONF_MAX_LINE 200
 
-/* State of one conf_load: the conf being built and the first error. */
+/* One handler call inih is going to make: its line, and whether to skip it. */
+struct conf_event {
+	int line;
+	bool skip; /* a line already found wrong: not looked at again */
+};
+
+/* One error: its line (0: none) and what is wrong. */
+struct conf_err {
+	int line;
+	size_t seq; /* order found, for a stable sort */
+	char *msg;
+};
+
+/* State of one conf_read: the conf being built and its errors. */
 struct conf_ctx {
 	struct conf *c;
-	int *events; /* line of each handler call inih will make */
+	struct conf_event *events; /* each handler call inih will make */
 	size_t nevents;
 	size_t ncalls;
 	int lines[CONF_NKEYS_MAX]; /* line each key was set on, by row */
-	int errline; /* 0: no line */
-	bool failed;
-	char err[CONF_WHY + 128];
-	int scanline; /* the first error conf_scan found, or 0 */
-	char scanerr[CONF_WHY];
+	struct conf_err *errs;
+	size_t nerrs;
 };
 
 static char *conf_find_sep(char *, const char *);
 static void conf_fail(struct conf_ctx *, int, const char *, ...)
     __attribute__((__format__(__printf__, 3, 4)));
-static void conf_scan_fail(struct conf_ctx *, int, const char *, ...)
-    __attribute__((__format__(__printf__, 3, 4)));
+static void conf_event_add(struct conf_ctx *, int, bool);
+static void conf_scan_line(struct conf_ctx *, char *, char *, int, bool,
+    bool *);
 static int conf_scan(struct conf_ctx *, const char *);
+static int conf_err_cmp(const void *, const void *);
 static int conf_handler(void *, const char *, const char *, const char *);
 static int conf_key_line(struct conf_ctx *, const char *, const char *);
 static int conf_read_token(struct conf_ctx *, int);
-static int conf_validate(struct conf_ctx *);
+static void conf_resolve_one(char **, const char *);
+static void conf_resolve(struct conf *, const char *);
+static void conf_validate(struct conf_ctx *);
 static struct conf *conf_new(const char *);
 
 static const char *conf_side_names[ROUTE_NSIDES] = {
@@ -78,120 +96,143 @@ conf_find_sep(char *s, const char *chars)
 	return s;
 }
 
-/* Record the first error; LINE 0 means the error has no line. */
+/* Record an error; LINE 0 means the error has no line. */
 static void
 conf_fail(struct conf_ctx *ctx, int line, const char *fmt, ...)
 {
+	struct conf_err *e;
 	va_list ap;
 
-	if (ctx->failed)
-		return;
-	ctx->failed = true;
-	ctx->errline = line;
+	ctx->errs =
+	    xreallocarray(ctx->errs, ctx->nerrs + 1, sizeof(*ctx->errs));
+	e = &ctx->errs[ctx->nerrs];
+	e->line = line;
+	e->seq = ctx->nerrs++;
 	va_start(ap, fmt);
-	vsnprintf(ctx->err, sizeof(ctx->err), fmt, ap);
+	if (vasprintf(&e->msg, fmt, ap) == -1)
+		fatalx("conf: out of memory");
 	va_end(ap);
 }
 
+/* Note a handler call inih will make for LINE. */
+static void
+conf_event_add(struct conf_ctx *ctx, int line, bool skip)
+{
+	ctx->events =
+	    xreallocarray(ctx->events, ctx->nevents + 1, sizeof(*ctx->events));
+	ctx->events[ctx->nevents].line = line;
+	ctx->events[ctx->nevents].skip = skip;
+	ctx->nevents++;
+}
+
 /*
- * Note what conf_scan found wrong at LINE. It is kept apart, because an
- * error the handler finds on an earlier line comes first.
+ * Look at one line as inih r55 will: BUF holds what inih reads as a line
+ * (START is where to begin, past a BOM), LINENO the file's line. Refuse
+ * what r55 would get wrong or accept silently (indented continuation
+ * lines, unknown or broken section headers, lines that are not key =
+ * value), and note every handler call inih is going to make, so that the
+ * handler knows its line. With QUIET the line is already known to be
+ * wrong: its calls are noted as skipped and nothing more is said. *IN_KEY
+ * follows inih's "previous name" (an indented line continues its value).
  */
 static void
-conf_scan_fail(struct conf_ctx *ctx, int line, const char *fmt, ...)
+conf_scan_line(struct conf_ctx *ctx, char *buf, char *start, int lineno,
+    bool quiet, bool *in_key)
 {
-	va_list ap;
+	char *end, *sep;
 
-	ctx->scanline = line;
-	va_start(ap, fmt);
-	vsnprintf(ctx->scanerr, sizeof(ctx->scanerr), fmt, ap);
-	va_end(ap);
+	end = start + strlen(start);
+	while (end > start && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	while (isspace((unsigned char)*start))
+		start++;
+	if (*start == '\0' || *start == ';' || *start == '#')
+		return;
+	if (*in_key && start > buf) {
+		/* inih appends it to the value above: a handler call. */
+		if (!quiet)
+			conf_fail(ctx, lineno,
+			    "indented line: inih would append it to the value "
+			    "above; remove the indentation");
+		conf_event_add(ctx, lineno, true);
+		return;
+	}
+	if (*start == '[') {
+		sep = conf_find_sep(start + 1, "]");
+		if (*sep != ']') {
+			if (!quiet)
+				conf_fail(ctx, lineno,
+				    "section header without ']'");
+			return;
+		}
+		*sep++ = '\0';
+		*in_key = false;
+		while (isspace((unsigned char)*sep))
+			sep++;
+		if (quiet)
+			return;
+		if (*sep != '\0' && *sep != ';' && *sep != '#')
+			conf_fail(ctx, lineno, "[%s]: text after ']'",
+			    start + 1);
+		else if (!conf_is_section(start + 1))
+			conf_fail(ctx, lineno, "[%s]: unknown section",
+			    start + 1);
+		return;
+	}
+	sep = conf_find_sep(start, "=:");
+	if (*sep != '=' && *sep != ':') {
+		if (!quiet)
+			conf_fail(ctx, lineno,
+			    "\"%s\" is not key = value, a [section] or a "
+			    "comment",
+			    start);
+		return;
+	}
+	*in_key = sep > start;
+	conf_event_add(ctx, lineno, quiet);
 }
 
 /*
- * Read PATH once before inih does, as inih will: refuse what r55 would get
- * wrong or accept silently (long lines, indented continuation lines,
- * unknown or broken section headers, lines that are not key = value) and
- * note the line of every handler call inih is going to make, so that the
- * handler knows its line. Stops at the first error: calls after it are
- * not numbered and the handler ignores them, so a bad value on an earlier
- * line still wins. Returns -1 if the file cannot be read.
+ * Read PATH once before inih does, as inih will, and find what is wrong
+ * with its lines (conf_scan_line). r55 reads a line in pieces of at most
+ * CONF_MAX_LINE - 1 bytes, each piece a line of its own; a longer line is
+ * refused, and its pieces are followed only to keep the count of handler
+ * calls, so that every later line is still checked. Returns -1 if the
+ * file cannot be read.
  */
 static int
 conf_scan(struct conf_ctx *ctx, const char *path)
 {
 	FILE *f;
-	char *line = NULL, *start, *end, *sep;
-	size_t cap = 0, nalloc = 0;
+	char *line = NULL, piece[CONF_MAX_LINE], *start;
+	size_t cap = 0, off, n;
 	ssize_t len;
 	int lineno = 0, saved;
-	bool in_key = false;
+	bool in_key = false, quiet;
 
 	if ((f = fopen(path, "r")) == NULL)
 		return -1;
 	while ((len = getline(&line, &cap, f)) != -1) {
 		lineno++;
-		if (len >= CONF_MAX_LINE) {
-			conf_scan_fail(ctx, lineno,
+		quiet = len >= CONF_MAX_LINE;
+		if (quiet)
+			conf_fail(ctx, lineno,
 			    "line is %zd bytes long; lines must be shorter than "
 			    "%d bytes",
 			    len, CONF_MAX_LINE);
-			break;
+		for (off = 0; off < (size_t)len; off += n) {
+			n = (size_t)len - off;
+			if (n > sizeof(piece) - 1)
+				n = sizeof(piece) - 1;
+			memcpy(piece, line + off, n);
+			piece[n] = '\0';
+			start = piece;
+			if (lineno == 1 && off == 0 &&
+			    strncmp(start, "\xEF\xBB\xBF", 3) == 0)
+				start += 3;
+			conf_scan_line(ctx, piece, start, lineno, quiet,
+			    &in_key);
 		}
-		start = line;
-		if (lineno == 1 && strncmp(start, "\xEF\xBB\xBF", 3) == 0)
-			start += 3;
-		end = start + strlen(start);
-		while (end > start && isspace((unsigned char)end[-1]))
-			*--end = '\0';
-		while (isspace((unsigned char)*start))
-			start++;
-		if (*start == '\0' || *start == ';' || *start == '#')
-			continue;
-		if (in_key && start > line) {
-			conf_scan_fail(ctx, lineno,
-			    "indented line: inih would append it to the value "
-			    "above; remove the indentation");
-			break;
-		}
-		if (*start == '[') {
-			sep = conf_find_sep(start + 1, "]");
-			if (*sep != ']') {
-				conf_scan_fail(ctx, lineno,
-				    "section header without ']'");
-				break;
-			}
-			*sep++ = '\0';
-			while (isspace((unsigned char)*sep))
-				sep++;
-			if (*sep != '\0' && *sep != ';' && *sep != '#') {
-				conf_scan_fail(ctx, lineno,
-				    "[%s]: text after ']'", start + 1);
-				break;
-			}
-			if (!conf_is_section(start + 1)) {
-				conf_scan_fail(ctx, lineno,
-				    "[%s]: unknown section", start + 1);
-				break;
-			}
-			in_key = false;
-			continue;
-		}
-		sep = conf_find_sep(start, "=:");
-		if (*sep != '=' && *sep != ':') {
-			conf_scan_fail(ctx, lineno,
-			    "\"%s\" is not key = value, a [section] or a "
-			    "comment",
-			    start);
-			break;
-		}
-		in_key = sep > start;
-		if (ctx->nevents == nalloc) {
-			nalloc = nalloc == 0 ? 64 : nalloc * 2;
-			ctx->events = xreallocarray(ctx->events, nalloc,
-			    sizeof(*ctx->events));
-		}
-		ctx->events[ctx->nevents++] = lineno;
 	}
 	free(line);
 	if (ferror(f)) {
@@ -204,25 +245,43 @@ conf_scan(struct conf_ctx *ctx, const char *path)
 	return 0;
 }
 
+/* qsort: errors by line, those without a line last, else as found. */
+static int
+conf_err_cmp(const void *a, const void *b)
+{
+	const struct conf_err *x = a, *y = b;
+	unsigned lx = x->line == 0 ? UINT_MAX : (unsigned)x->line;
+	unsigned ly = y->line == 0 ? UINT_MAX : (unsigned)y->line;
+
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 /* The inih handler: look KEY up, refuse duplicates, parse the value. */
 static int
 conf_handler(void *user, const char *section, const char *key,
     const char *value)
 {
 	struct conf_ctx *ctx = user;
+	const struct conf_event *ev;
 	char why[CONF_WHY];
 	int i, line;
 
-	/* Past an error conf_scan found: not numbered, not looked at. */
+	/* A call conf_scan did not foresee: not numbered, not looked at. */
 	if (ctx->ncalls >= ctx->nevents)
 		return 1;
-	line = ctx->events[ctx->ncalls++];
-	if (ctx->failed)
+	ev = &ctx->events[ctx->ncalls++];
+	if (ev->skip)
 		return 1;
+	line = ev->line;
 	if (*section == '\0') {
 		conf_fail(ctx, line, "%s: outside any [section]", key);
 		return 0;
 	}
+	/* conf_scan said the section is unknown; its keys are not looked at. */
+	if (!conf_is_section(section))
+		return 1;
 	if ((i = conf_key_find(section, key)) == -1) {
 		conf_fail(ctx, line, "[%s] %s: unknown key", section, key);
 		return 0;
@@ -305,46 +364,85 @@ fail:
 	return rc;
 }
 
-/* Check the conf as a whole, once every key is read. */
-static int
+/*
+ * Check the conf as a whole, once every key is read: every error is
+ * recorded. A key given but refused is not said to be missing as well.
+ */
+static void
 conf_validate(struct conf_ctx *ctx)
 {
 	struct conf *c = ctx->c;
 	int side;
 
 	for (side = 0; side < ROUTE_NSIDES; side++) {
-		if (c->target[side].uri == NULL) {
+		if (c->target[side].uri == NULL &&
+		    conf_key_line(ctx, conf_side_names[side], "uri") == 0)
 			conf_fail(ctx, 0, "[%s] uri: missing",
 			    conf_side_names[side]);
-			return -1;
-		}
 	}
-	if (c->tls_cert != NULL && c->tls_key == NULL) {
+	if (c->tls_cert != NULL && c->tls_key == NULL &&
+	    conf_key_line(ctx, "floe", "tls_key") == 0)
 		conf_fail(ctx, conf_key_line(ctx, "floe", "tls_cert"),
 		    "[floe] tls_cert: set without tls_key");
-		return -1;
-	}
-	if (c->tls_key != NULL && c->tls_cert == NULL) {
+	if (c->tls_key != NULL && c->tls_cert == NULL &&
+	    conf_key_line(ctx, "floe", "tls_cert") == 0)
 		conf_fail(ctx, conf_key_line(ctx, "floe", "tls_key"),
 		    "[floe] tls_key: set without tls_cert");
-		return -1;
-	}
-	if (strcmp(c->auth.mode, "token") == 0 && c->auth.token_file == NULL) {
+	if (strcmp(c->auth.mode, "token") == 0 && c->auth.token_file == NULL)
 		conf_fail(ctx, conf_key_line(ctx, "auth", "mode"),
 		    "[auth] mode: token needs token_file");
-		return -1;
-	}
-	if (strcmp(c->auth.mode, "jwt") == 0 && c->auth.jwks_file == NULL) {
+	if (strcmp(c->auth.mode, "jwt") == 0 && c->auth.jwks_file == NULL)
 		conf_fail(ctx, conf_key_line(ctx, "auth", "mode"),
 		    "[auth] mode: jwt needs jwks_file");
-		return -1;
-	}
 	for (side = 0; side < ROUTE_NSIDES; side++) {
-		if (c->target[side].token_file != NULL &&
-		    conf_read_token(ctx, side) == -1)
-			return -1;
+		if (c->target[side].token_file != NULL)
+			(void)conf_read_token(ctx, side);
 	}
-	return 0;
+}
+
+/*
+ * Make the relative path in *P relative to DIR, the conf file's directory
+ * ("" for "/", NULL for the working directory itself).
+ */
+static void
+conf_resolve_one(char **p, const char *dir)
+{
+	char *abs;
+
+	if (*p == NULL || (*p)[0] == '/' || dir == NULL || strcmp(*p, "-") == 0)
+		return;
+	abs = xasprintf("%s/%s", dir, *p);
+	free(*p);
+	*p = abs;
+}
+
+/*
+ * Take every relative path of C, the defaults included, from the
+ * directory of PATH, the file it was read from: the same file means the
+ * same paths wherever floe or floectl is started.
+ */
+static void
+conf_resolve(struct conf *c, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = NULL;
+	int side;
+
+	if (slash != NULL)
+		dir = xstrndup(path, (size_t)(slash - path));
+	conf_resolve_one(&c->admin_socket, dir);
+	conf_resolve_one(&c->state_dir, dir);
+	conf_resolve_one(&c->rollback_log, dir);
+	conf_resolve_one(&c->access_log, dir);
+	conf_resolve_one(&c->tls_cert, dir);
+	conf_resolve_one(&c->tls_key, dir);
+	for (side = 0; side < ROUTE_NSIDES; side++) {
+		conf_resolve_one(&c->target[side].token_file, dir);
+		conf_resolve_one(&c->target[side].ca_file, dir);
+	}
+	conf_resolve_one(&c->auth.token_file, dir);
+	conf_resolve_one(&c->auth.jwks_file, dir);
+	free(dir);
 }
 
 /* A conf holding the defaults. Caller frees. */
@@ -391,47 +489,78 @@ conf_new(const char *path)
 	return c;
 }
 
-/* Read and validate PATH. */
+/* Read and validate PATH, keeping every error in ERRS. */
 struct conf *
-conf_load(const char *path, char *err, size_t errlen)
+conf_read(const char *path, struct conf_errors *errs)
 {
 	struct conf_ctx ctx;
+	size_t i;
 	int rc;
 
 	memset(&ctx, 0, sizeof(ctx));
+	memset(errs, 0, sizeof(*errs));
 	ctx.c = conf_new(path);
-	if (err != NULL && errlen > 0)
-		err[0] = '\0';
 	if (conf_scan(&ctx, path) == -1) {
 		conf_fail(&ctx, 0, "cannot open: %s", strerror(errno));
-		goto fail;
+		goto done;
 	}
 	rc = ini_parse(path, conf_handler, &ctx);
 	if (rc == -1) {
 		conf_fail(&ctx, 0, "cannot open: %s", strerror(errno));
-		goto fail;
+		goto done;
 	}
 	if (rc < 0)
 		conf_fail(&ctx, 0, "cannot read (inih error %d)", rc);
-	if (ctx.scanline != 0)
-		conf_fail(&ctx, ctx.scanline, "%s", ctx.scanerr);
-	if (rc > 0)
+	else if (rc > 0 && ctx.nerrs == 0)
 		conf_fail(&ctx, rc, "syntax error");
-	if (ctx.failed || conf_validate(&ctx) == -1)
-		goto fail;
+	conf_resolve(ctx.c, path);
+	conf_validate(&ctx);
+done:
 	free(ctx.events);
-	return ctx.c;
-fail:
-	if (err != NULL && errlen > 0) {
-		if (ctx.errline > 0)
-			snprintf(err, errlen, "%s:%d: %s", path, ctx.errline,
-			    ctx.err);
+	if (ctx.nerrs == 0)
+		return ctx.c;
+	qsort(ctx.errs, ctx.nerrs, sizeof(*ctx.errs), conf_err_cmp);
+	errs->msg = xcalloc(ctx.nerrs, sizeof(*errs->msg));
+	for (i = 0; i < ctx.nerrs; i++) {
+		if (ctx.errs[i].line > 0)
+			errs->msg[i] = xasprintf("%s:%d: %s", path,
+			    ctx.errs[i].line, ctx.errs[i].msg);
 		else
-			snprintf(err, errlen, "%s: %s", path, ctx.err);
+			errs->msg[i] =
+			    xasprintf("%s: %s", path, ctx.errs[i].msg);
+		free(ctx.errs[i].msg);
 	}
-	free(ctx.events);
+	errs->n = ctx.nerrs;
+	free(ctx.errs);
 	conf_free(ctx.c);
 	return NULL;
+}
+
+/* Free what ERRS holds. */
+void
+conf_errors_clear(struct conf_errors *errs)
+{
+	size_t i;
+
+	for (i = 0; i < errs->n; i++)
+		free(errs->msg[i]);
+	free(errs->msg);
+	memset(errs, 0, sizeof(*errs));
+}
+
+/* Read and validate PATH; the first error in ERR. */
+struct conf *
+conf_load(const char *path, char *err, size_t errlen)
+{
+	struct conf_errors errs;
+	struct conf *c;
+
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if ((c = conf_read(path, &errs)) == NULL && err != NULL && errlen > 0)
+		strlcpy(err, errs.msg[0], errlen);
+	conf_errors_clear(&errs);
+	return c;
 }
 
 /* Free a conf and wipe its tokens. Accepts NULL. */

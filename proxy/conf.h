@@ -91,11 +91,30 @@ struct conf {
 	struct conf_auth auth;
 };
 
+/* What is wrong with a file: each error "PATH[:LINE]: what", by line. */
+struct conf_errors {
+	char **msg;
+	size_t n;
+};
+
 /*
- * Read and validate PATH. Returns a new conf, or NULL with the first error
- * in ERR as "PATH:LINE: [section] key: what is wrong". Relative paths in
- * the file are kept as written (relative to floe's working directory).
+ * Read and validate PATH. Returns a new conf, or NULL with every error in
+ * ERRS, each as "PATH:LINE: [section] key: what is wrong" (the caller
+ * clears ERRS either way). Relative paths in the file, and those of the
+ * defaults, are taken from the directory PATH is in.
  */
+struct conf *conf_read(const char *path, struct conf_errors *errs);
+void conf_errors_clear(struct conf_errors *);
+/*
+ * The keys of NC, a reloaded conf, that differ from the running OC but
+ * change only on a restart (listen, admin_socket, state_dir, the catalogs'
+ * uri, ...): each is set back to OC's value in NC, so that NC says what
+ * runs, and named in NAMES ("[floe] listen", static strings), at most MAX.
+ * Returns how many there are (possibly more than MAX).
+ */
+size_t conf_keep_restart(struct conf *nc, const struct conf *oc,
+    const char **names, size_t max);
+/* conf_read with only the first error, in ERR. */
 struct conf *conf_load(const char *path, char *err, size_t errlen);
 void conf_free(struct conf *);
 

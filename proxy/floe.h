@@ -32,6 +32,7 @@ struct cache;
 struct watch;
 struct admin_sock;
 struct inventory;
+typedef struct json_t json_t;
 
 struct floe {
 	struct event_base *base;
@@ -56,6 +57,14 @@ struct floe {
 	struct event *tick; /* 1 s housekeeping */
 	int access_fd; /* -1: access log off */
 	int64_t started_ms;
+	uint64_t conf_gen; /* 1: the conf floe started with; +1 a reload */
+	int64_t conf_loaded_ms; /* when the running conf was read */
+	json_t *last_reload; /* the last reload's outcome, or NULL */
+	/*
+	 * Read the conf again now, as SIGHUP does (main.c sets it). Returns
+	 * the outcome (see docs/operating.md, "Reload"); caller decrefs.
+	 */
+	json_t *(*reload)(struct floe *);
 	bool draining;
 	struct stats stats; /* the counters; the parts of /status, /metrics */
 };

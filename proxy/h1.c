@@ -65,6 +65,7 @@ struct h1 {
 	uint64_t need; /* raw body bytes still to move */
 	int err_status;
 	const char *err_text;
+	char err_buf[96]; /* an answer's err_text, when it is made here */
 	struct h1_msg msg;
 	struct h1_header *hdrs;
 };
@@ -264,13 +265,21 @@ h1_error_text(const struct h1 *h)
 	return h->err_text != NULL ? h->err_text : "malformed HTTP message";
 }
 
-/* Record the first framing error. Returns -1 to stop the parser. */
+/*
+ * Record the first framing error. Returns -1 to stop the parser. TEXT
+ * is static; one that says "request" is said of the answer in an answer.
+ */
 static int
 h1_fail(struct h1 *h, int status, const char *text)
 {
-	if (h->err_status == 0) {
-		h->err_status = h->kind == H1_REQUEST ? status : 502;
-		h->err_text = text;
+	if (h->err_status != 0)
+		return -1;
+	h->err_status = h->kind == H1_REQUEST ? status : 502;
+	h->err_text = text;
+	/* In an answer "request body too large" is the answer's. */
+	if (h->kind == H1_RESPONSE && strncmp(text, "request ", 8) == 0) {
+		snprintf(h->err_buf, sizeof(h->err_buf), "answer %s", text + 8);
+		h->err_text = h->err_buf;
 	}
 	return -1;
 }
@@ -515,18 +524,33 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
 }
 
 /*
+ * Headers a request may carry once: a second one is read differently by
+ * different hops (which credential, which host, which length, which
+ * retry, which credentials to vend: floe keys its cache on the first),
+ * so floe refuses it rather than pick (RFC 9110 5.3, 9112 6.3).
+ */
+static const char *const h1_once[] = { "Host", "Authorization",
+	"Content-Length", "Transfer-Encoding", "Idempotency-Key",
+	"X-Iceberg-Access-Delegation" };
+
+/*
  * Framing a proxy must not pass on, checked here whatever the parser
  * allows: more than one Transfer-Encoding or one that is not just
  * "chunked" (floe would drop the coding), an HTTP/1.1 request without
- * Host or one with more than one, a GET or HEAD with a body (the next hop
- * may ignore it and read it as the next request), HTTP/2+ text, an
- * answer's status outside 100-599.
+ * Host, a request with two of a header of h1_once, a GET or HEAD with a
+ * body (the next hop may ignore it and read it as the next request),
+ * HTTP/2+ text, an answer's status outside 100-599.
  */
 static int
 h1_check_head(struct h1 *h, const llhttp_t *p)
 {
+	static const char *const twice[] = { "more than one Host",
+		"more than one Authorization", "more than one Content-Length",
+		"more than one Transfer-Encoding",
+		"more than one Idempotency-Key",
+		"more than one X-Iceberg-Access-Delegation" };
 	const struct h1_header *hd;
-	unsigned i, nte = 0, nhost = 0;
+	unsigned i, k, nte = 0, nhost = 0, seen[nitems(h1_once)] = { 0 };
 	const char *v;
 	size_t vl;
 
@@ -538,6 +562,10 @@ h1_check_head(struct h1 *h, const llhttp_t *p)
 		return h1_fail(h, 502, "status code outside 100-599");
 	for (i = 0; i < h->msg.nhdrs; i++) {
 		hd = &h->hdrs[i];
+		for (k = 0; h->kind == H1_REQUEST && k < nitems(h1_once); k++)
+			if (h1_name_is(hd->name, hd->name_len, h1_once[k]) &&
+			    seen[k]++ > 0)
+				return h1_fail(h, 400, twice[k]);
 		if (h1_name_is(hd->name, hd->name_len, "Host"))
 			nhost++;
 		if (!h1_name_is(hd->name, hd->name_len, "Transfer-Encoding"))
@@ -558,8 +586,6 @@ h1_check_head(struct h1 *h, const llhttp_t *p)
 	}
 	if (nte > 1)
 		return h1_fail(h, 400, "more than one Transfer-Encoding");
-	if (h->kind == H1_REQUEST && nhost > 1)
-		return h1_fail(h, 400, "more than one Host");
 	/* RFC 9112 3.2: an HTTP/1.1 request names its Host. */
 	if (h->kind == H1_REQUEST && nhost == 0 && p->http_minor >= 1)
 		return h1_fail(h, 400,
@@ -878,123 +904,4 @@ h1_eof(struct h1 *h)
 	    h->started ? "connection closed mid-message" : "connection closed");
 	h->state = H1_S_ERROR;
 	return H1_ERROR;
-}
-
-const struct h1_header *
-h1_find(const struct h1_msg *m, const char *name)
-{
-	unsigned i;
-
-	for (i = 0; i < m->nhdrs; i++)
-		if (h1_name_is(m->hdrs[i].name, m->hdrs[i].name_len, name))
-			return &m->hdrs[i];
-	return NULL;
-}
-
-/*
- * The reason phrases of RFC 9110 15 (and 419, which catalogs answer for an
- * expired token). A code with none registered gets an empty phrase: the
- * status line stays valid (RFC 9112 4) and clients read only the code.
- */
-const char *
-h1_reason(unsigned status)
-{
-	switch (status) {
-	case 100:
-		return "Continue";
-	case 101:
-		return "Switching Protocols";
-	case 200:
-		return "OK";
-	case 201:
-		return "Created";
-	case 202:
-		return "Accepted";
-	case 203:
-		return "Non-Authoritative Information";
-	case 204:
-		return "No Content";
-	case 205:
-		return "Reset Content";
-	case 206:
-		return "Partial Content";
-	case 300:
-		return "Multiple Choices";
-	case 301:
-		return "Moved Permanently";
-	case 302:
-		return "Found";
-	case 303:
-		return "See Other";
-	case 304:
-		return "Not Modified";
-	case 307:
-		return "Temporary Redirect";
-	case 308:
-		return "Permanent Redirect";
-	case 400:
-		return "Bad Request";
-	case 401:
-		return "Unauthorized";
-	case 403:
-		return "Forbidden";
-	case 404:
-		return "Not Found";
-	case 405:
-		return "Method Not Allowed";
-	case 406:
-		return "Not Acceptable";
-	case 407:
-		return "Proxy Authentication Required";
-	case 408:
-		return "Request Timeout";
-	case 409:
-		return "Conflict";
-	case 410:
-		return "Gone";
-	case 411:
-		return "Length Required";
-	case 412:
-		return "Precondition Failed";
-	case 413:
-		return "Content Too Large";
-	case 414:
-		return "URI Too Long";
-	case 415:
-		return "Unsupported Media Type";
-	case 416:
-		return "Range Not Satisfiable";
-	case 417:
-		return "Expectation Failed";
-	case 419:
-		return "Authentication Timeout";
-	case 421:
-		return "Misdirected Request";
-	case 422:
-		return "Unprocessable Content";
-	case 426:
-		return "Upgrade Required";
-	case 428:
-		return "Precondition Required";
-	case 429:
-		return "Too Many Requests";
-	case 431:
-		return "Request Header Fields Too Large";
-	case 500:
-		return "Internal Server Error";
-	case 501:
-		return "Not Implemented";
-	case 502:
-		return "Bad Gateway";
-	case 503:
-		return "Service Unavailable";
-	case 504:
-		return "Gateway Timeout";
-	case 505:
-		return "HTTP Version Not Supported";
-	case 508:
-		return "Loop Detected";
-	default:
-		return "";
-	}
 }

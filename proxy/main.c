@@ -2,8 +2,9 @@
  * floe: main.c -- the floe process, as relayd.c and nginx.c hold theirs:
  * the command line (run in the foreground, or check a configuration with
  * -t and exit, like nginx -t), start-up and shutdown of every part in
- * order, signals (SIGTERM drains, SIGHUP reloads), the 1 s tick, and
- * floe's own parts of GET /status and GET /metrics.
+ * order, signals (SIGTERM drains, SIGHUP reloads: main_reload.c), the
+ * service manager told (sd_notify), the 1 s tick, and floe's own parts
+ * of GET /status and GET /metrics.
  */
 #include <sys/types.h>
 #include <sys/resource.h>
@@ -11,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,7 +28,9 @@
 
 #include "lib/compat.h"
 #include "lib/log.h"
+#include "lib/sdnotify.h"
 #include "lib/units.h"
+#include "lib/version.h"
 #include "lib/xmalloc.h"
 #include "cache/cache.h"
 #include "proxy/admin_sock.h"
@@ -36,6 +40,7 @@
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
 #include "proxy/inventory.h"
+#include "proxy/main_impl.h"
 #include "proxy/request.h"
 #include "proxy/server.h"
 #include "proxy/sockio.h"
@@ -50,19 +55,19 @@
 
 #define FLOE_IMPORT_DEADLINE_MS (10 * 60 * 1000) /* an import's longest run */
 #define FLOE_HEAP_KEEP (16 << 20) /* freed memory glibc keeps */
+#ifndef FLOE_CONF_DEFAULT /* without -c; a build may set another */
+#define FLOE_CONF_DEFAULT "conf/floe.conf"
+#endif
 
 static struct evdns_base *floe_dns;
 static int floe_ticks;
 
 static void usage(FILE *);
+static int floe_check(const char *);
 static int floe_mkdirs(const char *, bool);
 static void floe_open_store(struct floe *);
 static void floe_raise_nofile(void);
-static void floe_open_access_log(struct floe *);
-static int floe_load_auth(const struct conf *, struct auth **, char *, size_t);
-static void floe_log_auth(const struct floe *);
 static int floe_run(const char *, int);
-static void floe_reload(struct floe *);
 static void floe_signal_cb(evutil_socket_t, short, void *);
 static void floe_tick_cb(evutil_socket_t, short, void *);
 static json_t *floe_status_cb(void *);
@@ -71,16 +76,56 @@ static json_t *floe_cache_cb(void *);
 static void floe_metrics_cb(struct evbuffer *, void *);
 static void floe_cache_metrics_cb(struct evbuffer *, void *);
 static void floe_stats_add(struct floe *);
+static int floe_check_files(const struct conf *, char *, size_t);
+static void floe_rlog_flush(struct floe *);
+static json_t *floe_rlog_cb(void *);
+static void floe_rlog_metrics_cb(struct evbuffer *, void *);
 
 /* The command line, on FP. */
 static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-	    "usage: floe [-tv] [-c FILE]\n"
-	    "  -c FILE  configuration (default conf/floe.conf)\n"
-	    "  -t       check the configuration and exit\n"
-	    "  -v       debug logging\n");
+	    "usage: floe [-htv] [-c FILE] [--help] [--version]\n"
+	    "  -c FILE    configuration (default %s)\n"
+	    "  -t         check the configuration, report every error, exit\n"
+	    "  -v         debug logging\n"
+	    "  -h, --help this text\n"
+	    "  --version  print floe's version and exit\n"
+	    "See floe(8) and floe.conf(5).\n",
+	    FLOE_CONF_DEFAULT);
+}
+
+/*
+ * floe -t: read PATH, say every error it has (one a line, PATH:LINE: ...)
+ * and how many; for a file without any, load what floe loads before it
+ * serves. Exit status: 0 for a good file, 1 otherwise.
+ */
+static int
+floe_check(const char *path)
+{
+	struct conf_errors errs;
+	struct conf *c;
+	char err[512];
+	size_t i;
+
+	if ((c = conf_read(path, &errs)) != NULL) {
+		/* Then the files floe loads before it serves. */
+		if (floe_check_files(c, err, sizeof(err)) == -1) {
+			fprintf(stderr, "floe: %s\n", err);
+			conf_free(c);
+			return 1;
+		}
+		conf_free(c);
+		fprintf(stderr, "floe: configuration %s ok\n", path);
+		return 0;
+	}
+	for (i = 0; i < errs.n; i++)
+		fprintf(stderr, "floe: %s\n", errs.msg[i]);
+	if (errs.n > 1)
+		fprintf(stderr, "floe: %zu errors in %s\n", errs.n, path);
+	conf_errors_clear(&errs);
+	return 1;
 }
 
 /* mkdir -p for the directory part of PATH. */
@@ -133,6 +178,7 @@ floe_open_store(struct floe *f)
 	if (warned)
 		log_info("flag store %s opened", f->conf->state_dir);
 	warned = false;
+	rlog_attach(f->rlog, f->store);
 }
 
 /*
@@ -167,7 +213,7 @@ floe_raise_nofile(void)
 }
 
 /* Open (or reopen) the access log. */
-static void
+void
 floe_open_access_log(struct floe *f)
 {
 	int fd = -1;
@@ -189,8 +235,8 @@ floe_open_access_log(struct floe *f)
 	f->access_fd = fd;
 }
 
-/* Load the [auth] verifier into F->auth. 0, or -1 with ERR. */
-static int
+/* Load the [auth] verifier into *OUT. 0, or -1 with ERR. */
+int
 floe_load_auth(const struct conf *c, struct auth **out, char *err,
     size_t errlen)
 {
@@ -210,8 +256,46 @@ floe_load_auth(const struct conf *c, struct auth **out, char *err,
 	return 0;
 }
 
+/*
+ * floe -t: load what floe_run loads before it serves (the [auth] token or
+ * key file, the listener's certificate, each catalog's TLS settings), so
+ * that a configuration -t passes does not stop floe. 0, or -1 with ERR.
+ */
+static int
+floe_check_files(const struct conf *c, char *err, size_t errlen)
+{
+	struct event_base *base;
+	struct auth *a;
+	struct tlsctx *t;
+	struct upstream *u;
+	int i, rc = 0;
+
+	if (floe_load_auth(c, &a, err, errlen) == -1)
+		return -1;
+	auth_free(a);
+	if (c->tls_cert != NULL) {
+		if ((t = tlsctx_new(c->tls_cert, c->tls_key, err, errlen)) ==
+		    NULL)
+			return -1;
+		tlsctx_free(t);
+	}
+	if ((base = event_base_new()) == NULL) {
+		snprintf(err, errlen, "event_base_new failed");
+		return -1;
+	}
+	/* No resolver: each pool is built, never used. */
+	for (i = 0; i < ROUTE_NSIDES && rc == 0; i++) {
+		if ((u = upstream_new(base, NULL, &c->target[i],
+			 route_side_name(i), err, errlen)) == NULL)
+			rc = -1;
+		upstream_free(u);
+	}
+	event_base_free(base);
+	return rc;
+}
+
 /* Say how clients are authenticated. */
-static void
+void
 floe_log_auth(const struct floe *f)
 {
 	switch (auth_mode(f->auth)) {
@@ -238,6 +322,7 @@ floe_run(const char *conf_path, int verbose)
 {
 	struct floe *f;
 	struct server_opts so;
+	struct conf_errors errs;
 	char err[512], node[64];
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
 	struct timeval one = { 1, 0 };
@@ -247,10 +332,15 @@ floe_run(const char *conf_path, int verbose)
 	f = xcalloc(1, sizeof(*f));
 	f->access_fd = -1;
 	f->conf_path = xstrdup(conf_path);
-	if ((f->conf = conf_load(conf_path, err, sizeof(err))) == NULL) {
-		log_warnx("%s: %s", __func__, err);
+	f->reload = floe_reload;
+	if ((f->conf = conf_read(conf_path, &errs)) == NULL) {
+		for (i = 0; i < (int)errs.n; i++)
+			log_warnx("%s: %s", __func__, errs.msg[i]);
+		conf_errors_clear(&errs);
 		return 1;
 	}
+	f->conf_gen = 1;
+	f->conf_loaded_ms = units_now_ms();
 	if (floe_load_auth(f->conf, &f->auth, err, sizeof(err)) == -1) {
 		log_warnx("%s: %s", __func__, err);
 		return 1;
@@ -334,12 +424,15 @@ floe_run(const char *conf_path, int verbose)
 	if (floe_mkdirs(f->conf->rollback_log, false) == -1)
 		snprintf(err, sizeof(err), "rollback log %s: %s",
 		    f->conf->rollback_log, strerror(errno));
-	if (f->rlog == NULL &&
-	    (f->rlog = rlog_open(f->conf->rollback_log, err, sizeof(err))) ==
-		NULL)
-		log_warnx("%s: %s; rollbacks will still happen, without "
-			  "their log line",
-		    __func__, err);
+	if (f->rlog == NULL) {
+		f->rlog = rlog_open(f->conf->rollback_log, err, sizeof(err));
+		if (err[0] != '\0')
+			log_warnx("%s: %s; rollbacks will still happen, their "
+				  "lines wait in the flag store until the log "
+				  "opens",
+			    __func__, err);
+		rlog_attach(f->rlog, f->store);
+	}
 	for (i = 0; i < (int)nitems(sigs); i++) {
 		f->sig[i] = evsignal_new(f->base, sigs[i], floe_signal_cb, f);
 		evsignal_add(f->sig[i], NULL);
@@ -357,6 +450,10 @@ floe_run(const char *conf_path, int verbose)
 	if (f->conf->listen_plain != NULL)
 		log_info("plain listener on %s", f->conf->listen_plain);
 	floe_log_auth(f);
+	if (sdnotifyf("READY=1\nMAINPID=%ld\nSTATUS=serving on %s, "
+		      "configuration generation 1",
+		(long)getpid(), f->conf->listen) == -1)
+		log_warn("%s: NOTIFY_SOCKET", __func__);
 
 	event_base_dispatch(f->base);
 
@@ -389,80 +486,10 @@ floe_run(const char *conf_path, int verbose)
 	if (f->access_fd != -1)
 		close(f->access_fd);
 	conf_free(f->conf);
+	json_decref(f->last_reload);
 	free(f->conf_path);
 	free(f);
 	return 0;
-}
-
-/* SIGHUP: re-read floe.conf; what needs a restart is said so. */
-static void
-floe_reload(struct floe *f)
-{
-	struct conf *nc;
-	struct auth *na;
-	char err[512];
-	int i;
-
-	if ((nc = conf_load(f->conf_path, err, sizeof(err))) == NULL) {
-		log_warnx("%s: %s; keeping the running configuration", __func__,
-		    err);
-		return;
-	}
-	if (strcmp(nc->listen, f->conf->listen) != 0 ||
-	    strcmp(nc->admin_socket, f->conf->admin_socket) != 0 ||
-	    strcmp(nc->state_dir, f->conf->state_dir) != 0 ||
-	    strcmp(nc->target[0].uri, f->conf->target[0].uri) != 0 ||
-	    strcmp(nc->target[1].uri, f->conf->target[1].uri) != 0 ||
-	    (nc->target[0].ca_file != NULL) !=
-		(f->conf->target[0].ca_file != NULL) ||
-	    (nc->target[1].ca_file != NULL) !=
-		(f->conf->target[1].ca_file != NULL) ||
-	    (nc->tls_cert != NULL) != (f->conf->tls_cert != NULL) ||
-	    (nc->listen_plain != NULL) != (f->conf->listen_plain != NULL) ||
-	    (nc->listen_plain != NULL &&
-		strcmp(nc->listen_plain, f->conf->listen_plain) != 0)) {
-		log_warnx("%s: listen, listen_plain, TLS on or off, "
-			  "admin_socket, state_dir, catalog uris and ca_file "
-			  "change only on restart; keeping the running "
-			  "configuration",
-		    __func__);
-		conf_free(nc);
-		return;
-	}
-	/*
-	 * New client tokens or keys, and the certificate read again: open
-	 * connections keep the context they started with.
-	 */
-	if (floe_load_auth(nc, &na, err, sizeof(err)) == -1) {
-		log_warnx("%s: %s; keeping the running configuration", __func__,
-		    err);
-		conf_free(nc);
-		return;
-	}
-	if (f->tls != NULL &&
-	    tlsctx_reload(f->tls, nc->tls_cert, nc->tls_key, err,
-		sizeof(err)) == -1) {
-		log_warnx("%s: %s; keeping the running configuration", __func__,
-		    err);
-		auth_free(na);
-		conf_free(nc);
-		return;
-	}
-	auth_free(f->auth);
-	f->auth = na;
-	/* Same uris: new tokens, timeouts and policy apply from now on. */
-	for (i = 0; i < ROUTE_NSIDES; i++)
-		upstream_retarget(f->up[i], &nc->target[i]);
-	conf_free(f->conf);
-	f->conf = nc;
-	cache_configure(f->cache, nc->cache_size, nc->cache_ttl_ms);
-	log_info("reload: configuration %s applied", f->conf_path);
-	if (f->tls != NULL)
-		log_info("reload: TLS certificate %s", tlsctx_subject(f->tls));
-	floe_log_auth(f);
-	floe_open_access_log(f);
-	discover_kick(f->discover);
-	watch_reload(f->watch);
 }
 
 static void
@@ -473,7 +500,7 @@ floe_signal_cb(evutil_socket_t sig, short ev __unused, void *arg)
 
 	switch (sig) {
 	case SIGHUP:
-		floe_reload(f);
+		json_decref(floe_reload(f));
 		return;
 	default:
 		if (f->draining) {
@@ -483,6 +510,7 @@ floe_signal_cb(evutil_socket_t sig, short ev __unused, void *arg)
 		}
 		log_info("signal %d: draining (%u connections)", (int)sig,
 		    server_nconns(f->front));
+		(void)sdnotify("STOPPING=1\nSTATUS=draining");
 		f->draining = true;
 		server_drain(f->front);
 		server_drain(f->admin);
@@ -499,6 +527,7 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 
 	floe_ticks++;
 	request_flush_log(f);
+	floe_rlog_flush(f);
 	if (f->store == NULL)
 		floe_open_store(f);
 	else if (floe_ticks % 60 == 0)
@@ -508,16 +537,76 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 		event_base_loopbreak(f->base);
 }
 
+/*
+ * On the tick: write the rollback log lines that are pending, and say so
+ * when the log takes them again.
+ */
+static void
+floe_rlog_flush(struct floe *f)
+{
+	struct rlog_stats rs;
+	size_t before;
+	int e;
+
+	rlog_stats(f->rlog, &rs);
+	if (rs.pending == 0 || f->store == NULL)
+		return;
+	before = rs.pending;
+	if (rlog_flush(f->rlog, units_now_ms()) == 0) {
+		log_info("rollback log %s: %zu pending line%s written",
+		    f->conf->rollback_log, before, before == 1 ? "" : "s");
+		return;
+	}
+	e = errno;
+	if (floe_ticks % 60 == 1)
+		log_warnx("rollback log %s: %zu line%s still pending: %s",
+		    f->conf->rollback_log, before, before == 1 ? "" : "s",
+		    log_strerror(e));
+}
+
+/* stats_status_cb: the rollback log's health. */
+static json_t *
+floe_rlog_cb(void *arg)
+{
+	struct floe *f = arg;
+	struct rlog_stats rs;
+
+	rlog_stats(f->rlog, &rs);
+	return json_pack("{s:s, s:I, s:I, s:s?}", "path", f->conf->rollback_log,
+	    "pending", (json_int_t)rs.pending, "failed", (json_int_t)rs.failed,
+	    "error", rs.err != 0 ? log_strerror(rs.err) : NULL);
+}
+
+/* stats_metrics_cb: the rollback log's health. */
+static void
+floe_rlog_metrics_cb(struct evbuffer *b, void *arg)
+{
+	struct floe *f = arg;
+	struct rlog_stats rs;
+
+	rlog_stats(f->rlog, &rs);
+	evbuffer_add_printf(b,
+	    "# HELP floe_rollback_log_pending Rollback log lines not yet "
+	    "written (kept in the flag store, retried every second).\n"
+	    "# TYPE floe_rollback_log_pending gauge\n"
+	    "floe_rollback_log_pending %zu\n"
+	    "# HELP floe_rollback_log_failures_total Rollback log appends "
+	    "that failed.\n"
+	    "# TYPE floe_rollback_log_failures_total counter\n"
+	    "floe_rollback_log_failures_total %llu\n",
+	    rs.pending, (unsigned long long)rs.failed);
+}
+
 /* stats_status_cb: floe's own keys, at the top of GET /status. */
 static json_t *
 floe_status_cb(void *arg)
 {
 	struct floe *f = arg;
 
-	return json_pack("{s:b, s:b, s:I, s:I, s:I, s:I}", "ready",
-	    floe_is_ready(f), "draining", f->draining, "uptime_s",
-	    (json_int_t)((units_now_ms() - f->started_ms) / 1000), "requests",
-	    (json_int_t)f->stats.requests, "local_errors",
+	return json_pack("{s:s, s:b, s:b, s:I, s:I, s:I, s:I}", "version",
+	    version_get(), "ready", floe_is_ready(f), "draining", f->draining,
+	    "uptime_s", (json_int_t)((units_now_ms() - f->started_ms) / 1000),
+	    "requests", (json_int_t)f->stats.requests, "local_errors",
 	    (json_int_t)f->stats.local_errors, "connections",
 	    (json_int_t)server_nconns(f->front));
 }
@@ -577,6 +666,11 @@ floe_metrics_cb(struct evbuffer *b, void *arg)
 	struct floe *f = arg;
 	int i;
 
+	evbuffer_add_printf(b,
+	    "# HELP floe_build_info The version floe was built from.\n"
+	    "# TYPE floe_build_info gauge\n"
+	    "floe_build_info{version=\"%s\"} 1\n",
+	    version_get());
 	evbuffer_add_printf(b,
 	    "# HELP floe_requests_total Requests answered by floe.\n"
 	    "# TYPE floe_requests_total counter\n"
@@ -667,22 +761,28 @@ static void
 floe_stats_add(struct floe *f)
 {
 	stats_add_status(&f->stats, NULL, floe_status_cb, f);
+	stats_add_status(&f->stats, "config", floe_config_status_cb, f);
 	stats_add_status(&f->stats, "catalogs", floe_catalogs_cb, f);
 	stats_add_status(&f->stats, "cache", floe_cache_cb, f);
+	stats_add_status(&f->stats, "rollback_log", floe_rlog_cb, f);
 	stats_add_metrics(&f->stats, floe_metrics_cb, f);
 	stats_add_metrics(&f->stats, floe_cache_metrics_cb, f);
+	stats_add_metrics(&f->stats, floe_rlog_metrics_cb, f);
 }
 
-/* floe [-tv] [-c FILE] */
+/* floe [-htv] [-c FILE] [--help] [--version] */
 int
 main(int argc, char *argv[])
 {
-	const char *path = "conf/floe.conf";
-	struct conf *c;
-	char err[1024];
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = FLOE_CONF_DEFAULT;
 	int ch, test = 0, verbose = 0, rc;
 
-	while ((ch = getopt(argc, argv, "c:thv")) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:thv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			path = optarg;
@@ -696,6 +796,9 @@ main(int argc, char *argv[])
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			printf("floe %s\n", version_get());
+			return 0;
 		default:
 			usage(stderr);
 			return 2;
@@ -705,15 +808,8 @@ main(int argc, char *argv[])
 		usage(stderr);
 		return 2;
 	}
-	if (test) {
-		if ((c = conf_load(path, err, sizeof(err))) == NULL) {
-			fprintf(stderr, "floe: %s\n", err);
-			return 1;
-		}
-		conf_free(c);
-		fprintf(stderr, "floe: configuration %s ok\n", path);
-		return 0;
-	}
+	if (test)
+		return floe_check(path);
 	/*
 	 * Answers of a megabyte pass through floe in 64 KiB buffers that
 	 * are freed as soon as they are written. With glibc's defaults the

@@ -372,6 +372,36 @@ request_authenticate(struct request *r)
 }
 
 /*
+ * Refuse a token request as the spec answers that operation: a 400
+ * OAuthError ({"error":"invalid_request","error_description":DESC}, RFC
+ * 6749 5.2), not an ErrorModel, which an OAuth client cannot read.
+ */
+static void
+request_oauth_error(struct request *r, const char *desc)
+{
+	struct evbuffer *b;
+	json_t *j;
+	char *body;
+	static const char hdrs[] = "Content-Type: application/json\r\n"
+				   "Cache-Control: no-store\r\n";
+
+	j = json_pack("{s:s, s:s}", "error", "invalid_request",
+	    "error_description", desc);
+	if (j == NULL || (body = json_dumps(j, JSON_COMPACT)) == NULL ||
+	    (b = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	json_decref(j);
+	evbuffer_add(b, body, strlen(body));
+	request_log_access(r, 400, "floe");
+	r->f->stats.requests++;
+	r->f->stats.local_errors++;
+	server_reply(r->conn, 400, hdrs, sizeof(hdrs) - 1, b, strlen(body));
+	free(body);
+	evbuffer_free(b);
+	request_free(r);
+}
+
+/*
  * POST /v1/oauth/tokens, deprecated by the spec: forwarded to the warehouse
  * catalog when clients authenticate there (passthrough), refused otherwise
  * with what to configure instead.
@@ -379,8 +409,10 @@ request_authenticate(struct request *r)
 static void
 request_oauth_tokens(struct request *r)
 {
+	char desc[512];
+
 	if (auth_mode(r->f->auth) != AUTH_PASSTHROUGH) {
-		request_errorf(r, 400, "BadRequestException",
+		snprintf(desc, sizeof(desc),
 		    "floe does not serve the deprecated /v1/oauth/tokens "
 		    "endpoint with [auth] mode = %s: configure the client with "
 		    "a \"token\" (%s), or set \"oauth2-server-uri\" to your "
@@ -389,6 +421,7 @@ request_oauth_tokens(struct request *r)
 		    auth_mode(r->f->auth) == AUTH_JWT ?
 			"a JWT from your identity provider" :
 			"one listed in floe's token file");
+		request_oauth_error(r, desc);
 		return;
 	}
 	r->mode = MODE_ONE;
@@ -433,6 +466,9 @@ request_parse(struct request *r)
 		    (int)strcspn(m->target, "?"), m->target);
 		return -1;
 	case REST_BADMETHOD:
+		/* RFC 9110 15.5.6: a 405 says what is allowed. */
+		snprintf(r->err_hdrs, sizeof(r->err_hdrs), "Allow: %s\r\n",
+		    r->rr.allow);
 		request_errorf(r, 405, "MethodNotAllowedException",
 		    "%s is not allowed on %.*s", m->method_name,
 		    (int)strcspn(m->target, "?"), m->target);

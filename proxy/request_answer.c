@@ -67,7 +67,7 @@ void
 request_errorf(struct request *r, unsigned status, const char *type,
     const char *fmt, ...)
 {
-	char msg[1024], hdr[160];
+	char msg[1024], hdr[256];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -80,6 +80,7 @@ request_errorf(struct request *r, unsigned status, const char *type,
 		request_wave_str(r, wave, sizeof(wave));
 		snprintf(hdr, sizeof(hdr), "X-Floe-Wave: %s\r\n", wave);
 	}
+	strlcat(hdr, r->err_hdrs, sizeof(hdr));
 	request_log_access(r, status, "floe");
 	r->f->stats.requests++;
 	request_error_conn(r->f, r->conn, status, type, msg, hdr);

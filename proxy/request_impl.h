@@ -87,6 +87,8 @@ struct request {
 	uint64_t cache_epoch; /* invalidations seen when it was sent */
 	size_t ckeylen[2];
 	const char *cache_state;
+	/* Headers floe's own error answer adds (Allow, Retry-After), CRLFs. */
+	char err_hdrs[96];
 
 	/* The tail: not cleared; each field is set before it is read. */
 	char ident[AUTH_IDENT_MAX]; /* the authenticated client, or "" */

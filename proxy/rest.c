@@ -6,6 +6,7 @@
  * struct rest_req for routing only. No allocation.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/units.h"
@@ -353,6 +354,7 @@ rest_parse(enum rest_method m, const char *t, size_t len, const char *sep,
 	r->ns_len = r->table_len = 0;
 	r->nlevels = 0;
 	r->has_table = false;
+	r->allow[0] = '\0';
 
 	if ((q = memchr(t, '?', len)) != NULL) {
 		plen = (size_t)(q - t);
@@ -404,8 +406,16 @@ rest_parse(enum rest_method m, const char *t, size_t len, const char *sep,
 		op = REST_NONE;
 		break;
 	}
-	if (op == REST_NONE)
+	if (op == REST_NONE) {
+		snprintf(r->allow, sizeof(r->allow), "%s%s%s%s",
+		    ms->get != REST_NONE ? "GET, " : "",
+		    ms->head != REST_NONE ? "HEAD, " : "",
+		    ms->post != REST_NONE ? "POST, " : "",
+		    ms->del != REST_NONE ? "DELETE, " : "");
+		/* Drop the last ", ": a path always has a method. */
+		r->allow[strlen(r->allow) - 2] = '\0';
 		return REST_BADMETHOD;
+	}
 
 	oi = &rest_ops[op];
 	r->op = op;

@@ -94,6 +94,8 @@ struct rest_req {
 	char table[REST_NAME_MAX];
 	size_t table_len;
 	bool has_table;
+	/* On REST_BADMETHOD: the methods the path has ("GET, HEAD"). */
+	char allow[32];
 };
 
 /* HTTP methods as rest.c knows them. */
@@ -110,7 +112,8 @@ enum rest_method {
  * Parse TARGET (the request-target, "/v1/..."[?query]) of length LEN. SEP is
  * the extra namespace separator floe announces (decoded bytes, e.g. "."),
  * or NULL: 0x1f (sent as %1F) is always accepted. Returns REST_OK and fills
- * R, or an enum rest_rc status with R->op possibly set for 405.
+ * R, or an enum rest_rc status; for 405, R->allow lists the methods the
+ * path has, for the Allow header.
  *
  * Percent-decoding is for routing only: '+' decodes to a space (Java
  * clients send URLEncoder output), %1F splits levels, and a decoded byte

@@ -58,6 +58,7 @@ struct server_conn {
 	bool close_after; /* the answer ends the connection */
 	bool head_req;
 	bool tls;
+	bool handshaking; /* TLS: bounded by header_timeout, not idle */
 	server_abort_cb abort_cb;
 	void *abort_arg;
 	uid_t uid;
@@ -345,10 +346,12 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	if (sa->sa_family != AF_UNIX)
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 	/*
-	 * A TLS connection handshakes inside its bufferevent; the idle timer
-	 * bounds a client that never finishes the handshake.
+	 * A TLS connection handshakes inside its bufferevent; header_timeout
+	 * bounds a client that never finishes the handshake (it has sent no
+	 * request yet, but it is not idle between two either).
 	 */
 	c->tls = tls != NULL;
+	c->handshaking = c->tls;
 	if (tls != NULL)
 		c->bev = tlsctx_accept(tls, s->base, fd);
 	else
@@ -395,7 +398,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		bufferevent_enable(c->bev, EV_READ);
 	}
 	c->idle_us = units_mono_us();
-	evtimer_add(c->timer, s->idle_q);
+	evtimer_add(c->timer, c->handshaking ? s->head_q : s->idle_q);
 	LIST_INSERT_HEAD(&s->conns, c, entry);
 	s->nconns++;
 }
@@ -568,8 +571,14 @@ server_event_cb(struct bufferevent *bev __unused, short what, void *arg)
 	struct server_conn *c = arg;
 
 	/* A TLS handshake completed: the request comes next. */
-	if (what & BEV_EVENT_CONNECTED)
+	if (what & BEV_EVENT_CONNECTED) {
+		if (c->handshaking) {
+			c->handshaking = false;
+			c->idle_us = units_mono_us();
+			evtimer_add(c->timer, c->srv->idle_q);
+		}
 		return;
+	}
 	if (what & BEV_EVENT_EOF && !c->busy && !c->closing &&
 	    h1_started(c->h1)) {
 		/* Half a request and a close: nothing to answer. */
@@ -583,7 +592,8 @@ server_event_cb(struct bufferevent *bev __unused, short what, void *arg)
 }
 
 /*
- * Idle too long, or the request head did not arrive in time. The idle
+ * Idle too long, the request head did not arrive in time, or the TLS
+ * handshake did not end within header_timeout. The idle
  * timer is not moved for every request (two timer operations each): it
  * stays armed while a request is served and, when it fires, is armed again
  * for what is left of idle_timeout since the connection last went idle.
@@ -604,6 +614,13 @@ server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	}
 	if (c->busy)
 		return;
+	if (c->handshaking) {
+		log_debug("%s: %s: %s: TLS handshake not finished in "
+			  "header_timeout",
+		    __func__, c->srv->opts.name, c->peer);
+		server_conn_free(c);
+		return;
+	}
 	if (!h1_started(c->h1)) {
 		left_us =
 		    units_left_us(c->idle_us, c->srv->opts.idle_timeout_ms);

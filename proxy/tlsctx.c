@@ -4,6 +4,7 @@
  * connection is idle (10,000 idle TLS clients stay cheap). Connections are
  * bufferevent_openssl in accepting state; the context is swapped on reload.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,13 @@ tlsctx_build(const char *cert, const char *key, char *subject, size_t sublen,
 	    SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
 		SSL_OP_NO_COMPRESSION);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	/* OpenSSL says "unknown error" for a file it cannot open. */
+	if (access(cert, R_OK) == -1 || access(key, R_OK) == -1) {
+		snprintf(err, errlen, "%s %s: %s",
+		    access(cert, R_OK) == -1 ? "tls_cert" : "tls_key",
+		    access(cert, R_OK) == -1 ? cert : key, strerror(errno));
+		goto fail;
+	}
 	if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
 		snprintf(err, errlen, "tls_cert %s: %s", cert, tlsctx_error());
 		goto fail;

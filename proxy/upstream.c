@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -124,6 +125,12 @@ upstream_ssl_ctx(const struct conf_target *t, char *err, size_t errlen)
 	}
 	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	if (t->ca_file != NULL && access(t->ca_file, R_OK) == -1) {
+		snprintf(err, errlen, "ca_file %s: %s", t->ca_file,
+		    strerror(errno));
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
 	if (SSL_CTX_set_default_verify_paths(ctx) != 1 ||
 	    (t->ca_file != NULL &&
 		SSL_CTX_load_verify_locations(ctx, t->ca_file, NULL) != 1)) {

@@ -171,7 +171,8 @@ watch_rollback(struct watch *w, uint32_t n, const struct store_wave *sw,
 	struct rlog_entry e;
 	char msg[1024];
 	int64_t t1;
-	json_t *line;
+	json_t *line, *page = NULL;
+	bool pending;
 
 	if (wave_rollback(f->store, n, "floe", reason, false, units_now_ms(),
 		msg, sizeof(msg)) != WAVE_OK) {
@@ -191,10 +192,19 @@ watch_rollback(struct watch *w, uint32_t n, const struct store_wave *sw,
 		.threshold = threshold,
 		.held_ms = held_ms };
 	line = rlog_line(&e, f->store, units_now_ms());
-	if (rlog_write(f->rlog, line) == -1)
+	if (rlog_append(f->rlog, line, units_now_ms(), &pending) == -1) {
 		log_warn("%s: wave %u: the rollback log line could not be "
-			 "written",
-		    __func__, n);
+			 "written%s",
+		    __func__, n,
+		    pending ?
+			" (kept in the flag store; retried every second)" :
+			"");
+		/* The page says so: the log does not have it yet. */
+		page = line != NULL ? json_deep_copy(line) : NULL;
+		if (page != NULL)
+			json_object_set_new(page, "rollback_log",
+			    json_string(pending ? "pending" : "lost"));
+	}
 	if (since_us > 0)
 		log_info("wave %u: %s trigger: rolled back in %lld us, %lld us "
 			 "after its condition was seen (from %s)",
@@ -205,8 +215,9 @@ watch_rollback(struct watch *w, uint32_t n, const struct store_wave *sw,
 			 "%s)",
 		    n, trigger_name(k), (long long)(t1 - t0), from);
 	watch_reset_wave(w, n);
-	if (line != NULL)
-		watch_page(w, n, line);
+	if (page != NULL || line != NULL)
+		watch_page(w, n, page != NULL ? page : line);
+	json_decref(page);
 	json_decref(line);
 }
 

@@ -1,11 +1,12 @@
 /*
  * floe: store.c -- the flag store on LMDB (STYLE.md section 10): one
- * environment, five named databases opened once, the parked read txn that
+ * environment, six named databases opened once, the parked read txn that
  * brackets reads, write txns that adopt or grow the map, the sequence kept
  * in meta, and the store's health. Records are store_codec.c's, lookups
  * store_read.c's and changes store_write.c's.
  */
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 
 #include <errno.h>
@@ -24,7 +25,7 @@
 
 #define STORE_SCHEMA 1
 #define STORE_MAPSIZE ((size_t)1 << 30)
-#define STORE_NDBS 6
+#define STORE_NDBS 7
 
 static char STORE_META_SCHEMA[] = "schema";
 static char STORE_META_SEQ[] = "seq";
@@ -70,8 +71,34 @@ store_mkdirs(const char *dir, char *err, size_t errlen)
 int
 store_fail(struct store *s, const char *what, int rc)
 {
-	store_damaged(s, "%s: %s", what, mdb_strerror(rc));
+	store_damaged(s, "%s: %s", what, store_strerror(s, rc));
 	return STORE_ERROR;
+}
+
+/*
+ * LMDB's text for RC, unless the disk is full: LMDB turns a short write
+ * (the last bytes of a full disk) into EIO, "Input/output error", which
+ * sends an operator looking for a broken disk. A failed write with less
+ * than a page free on state_dir's filesystem is "disk full".
+ */
+const char *
+store_strerror(const struct store *s, int rc)
+{
+	struct statvfs vfs;
+
+	if (rc == ENOSPC || rc == EDQUOT)
+		return log_strerror(rc);
+	if (rc == EIO && s != NULL && s->dir != NULL &&
+	    statvfs(s->dir, &vfs) == 0 &&
+	    (uint64_t)vfs.f_bavail * vfs.f_frsize < 65536)
+		return log_strerror(ENOSPC);
+	return mdb_strerror(rc);
+}
+
+const char *
+store_last_error(const struct store *s)
+{
+	return s->healthy ? "" : s->err;
 }
 
 /*
@@ -87,6 +114,7 @@ store_damaged(struct store *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	strlcpy(s->err, msg, sizeof(s->err));
 	if (s->healthy)
 		log_warnx("flag store: %s; tables it decides are served by the "
 			  "warehouse until it recovers",
@@ -167,6 +195,7 @@ store_open(const char *dir, char *err, size_t errlen)
 	if (store_mkdirs(dir, err, errlen) == -1)
 		return NULL;
 	s = xcalloc(1, sizeof(*s));
+	s->dir = xstrdup(dir);
 	what = "mdb_env_create";
 	if ((rc = mdb_env_create(&s->env)) != 0)
 		goto fail;
@@ -195,6 +224,7 @@ store_open(const char *dir, char *err, size_t errlen)
 	    (rc = mdb_dbi_open(txn, "ledger", MDB_CREATE, &s->ledger)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "events", MDB_CREATE, &s->events)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "rlog", MDB_CREATE, &s->rlog)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "readers", MDB_CREATE, &s->readers)) != 0)
 		goto fail;
 
@@ -219,6 +249,7 @@ store_open(const char *dir, char *err, size_t errlen)
 			    dir, (unsigned long long)schema, STORE_SCHEMA);
 			mdb_txn_abort(txn);
 			mdb_env_close(s->env);
+			free(s->dir);
 			free(s);
 			return NULL;
 		}
@@ -240,11 +271,12 @@ store_open(const char *dir, char *err, size_t errlen)
 	return s;
 
 fail:
-	snprintf(err, errlen, "%s: %s: %s", dir, what, mdb_strerror(rc));
+	snprintf(err, errlen, "%s: %s: %s", dir, what, store_strerror(s, rc));
 	if (txn != NULL)
 		mdb_txn_abort(txn);
 	if (s->env != NULL)
 		mdb_env_close(s->env);
+	free(s->dir);
 	free(s);
 	return NULL;
 }
@@ -258,6 +290,7 @@ store_free(struct store *s)
 	if (s->rtxn != NULL)
 		mdb_txn_abort(s->rtxn);
 	mdb_env_close(s->env);
+	free(s->dir);
 	free(s);
 }
 

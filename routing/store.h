@@ -1,9 +1,9 @@
 /*
  * floe: store.h -- the flag store. Owns the LMDB environment under
  * state_dir, its named databases (objects, waves, ledger, events, meta,
- * readers) and
- * the parked read txn. The only code that writes floe's state: every change
- * is one synced write txn that also appends its event. Loop thread only.
+ * rlog, readers) and the parked read txn. The only code that writes floe's
+ * state: every change is one synced write txn that also appends its event.
+ * Loop thread only.
  *
  * Records are stored in a versioned binary form (never JSON on the hot path);
  * a newer floe reads older, shorter records by zero-filling what is missing,
@@ -58,6 +58,11 @@ struct store_wave {
 	 */
 	uint64_t base_requests;
 	uint64_t base_errors;
+	/*
+	 * When the grace period announced at the last freeze ends (0: frozen
+	 * by a floe that did not record it).
+	 */
+	int64_t grace_ends_ms;
 };
 
 /* One key and value, borrowed (ledger appends). */
@@ -89,6 +94,11 @@ void store_set_mapsize(size_t);
 void store_free(struct store *);
 /* false once a read or write has failed until one succeeds again. */
 bool store_is_healthy(const struct store *);
+/*
+ * Why the store is not healthy ("events: disk full (no space left on
+ * device)"), or "" when it is. Valid until the next store call.
+ */
+const char *store_last_error(const struct store *);
 /* Housekeeping: mdb_reader_check; logs stale readers it cleared. */
 void store_maintain(struct store *);
 
@@ -242,6 +252,18 @@ int store_ledger_foreach(struct store *, const void *obj, size_t objlen,
 typedef int (*store_ledger_obj_cb)(const void *obj, size_t objlen, void *arg);
 int store_ledger_objects(struct store *, const void *prefix, size_t plen,
     store_ledger_obj_cb, void *arg);
+
+/*
+ * The rlog DBI: rollback log lines not yet durable in the log (policy/
+ * rlog.c). Not floe's state: no event, no sequence. Put LINE (LEN bytes,
+ * no newline) after the last one, its key in *ID; delete one that landed
+ * (STORE_NOTFOUND if it is not there); read the oldest (STORE_NOTFOUND:
+ * none; *LINE is NUL-terminated, caller frees); count them (no walk).
+ */
+int store_rlog_put(struct store *, const char *line, size_t len, uint64_t *id);
+int store_rlog_del(struct store *, uint64_t id);
+int store_rlog_first(struct store *, uint64_t *id, char **line, size_t *len);
+int store_rlog_count(struct store *, size_t *n);
 
 /*
  * The readers DBI (store_readers.c): who loaded which table from which

@@ -157,6 +157,7 @@ store_wave_encode(const struct store_wave *w, struct store_enc *e)
 	store_put_u64(e, (uint64_t)w->signoff_ms);
 	store_put_u64(e, w->base_requests);
 	store_put_u64(e, w->base_errors);
+	store_put_u64(e, (uint64_t)w->grace_ends_ms);
 }
 
 /* Decode a wave record of any version (see store_route_decode). */
@@ -186,6 +187,7 @@ store_wave_decode(const MDB_val *v, struct store_wave *w)
 	w->signoff_ms = (int64_t)store_get_uint(&d, 8);
 	w->base_requests = store_get_uint(&d, 8);
 	w->base_errors = store_get_uint(&d, 8);
+	w->grace_ends_ms = (int64_t)store_get_uint(&d, 8);
 	return 0;
 }
 

@@ -1,9 +1,9 @@
 /*
  * floe: store_impl.h -- private to the flag store (store.c, store_codec.c,
- * store_read.c, store_write.c); nothing else includes it. Owns the layout
- * of struct store (the LMDB env, its DBI handles, the parked read txn and
- * the read caches of one snapshot) and of the binary records. Callers use
- * routing/store.h, which never shows LMDB.
+ * store_read.c, store_write.c, store_rlog.c); nothing else includes it. Owns
+ * the layout of struct store (the LMDB env, its DBI handles, the parked read
+ * txn and the read caches of one snapshot) and of the binary records. Callers
+ * use routing/store.h, which never shows LMDB.
  */
 #ifndef FLOE_ROUTING_STORE_IMPL_H
 #define FLOE_ROUTING_STORE_IMPL_H
@@ -22,7 +22,7 @@
 #define STORE_ROUTE_V1_LEN (1 + 4 + 8 + 8)
 #define STORE_WAVE_V1_LEN                                                      \
 	(1 + 4 + 1 + 1 + 1 + 8 + 8 + 8 + 8 + 8 + 4 + 8 + 3 * 2 + 256 + 64 +    \
-	    64 + 8 + 8 + 8)
+	    64 + 8 + 8 + 8 + 8)
 /* Entries of the wave brief cache (direct-mapped by wave number). */
 #define STORE_WCACHE 64
 #define STORE_RCACHE 1024 /* routes a snapshot remembers (a power of 2) */
@@ -31,6 +31,8 @@
 #define STORE_LEDGER_TS 8
 
 struct store {
+	char *dir; /* state_dir */
+	char err[256]; /* the last failure, as logged */
 	MDB_env *env;
 	MDB_dbi objects;
 	MDB_dbi waves;
@@ -38,6 +40,7 @@ struct store {
 	MDB_dbi events;
 	MDB_dbi meta;
 	MDB_dbi readers; /* store_readers.c */
+	MDB_dbi rlog; /* pending rollback log lines (store_rlog.c) */
 	MDB_txn *rtxn; /* the parked read txn, reset between uses */
 	int rdepth; /* nesting of store_read_begin */
 	bool rfailed; /* a read of the current bracket failed */
@@ -84,6 +87,7 @@ struct store_enc {
 void store_damaged(struct store *, const char *, ...)
     __attribute__((__format__(__printf__, 2, 3)));
 int store_fail(struct store *, const char *what, int rc);
+const char *store_strerror(const struct store *, int rc);
 void store_ok(struct store *);
 int store_rbegin(struct store *);
 void store_rend(struct store *);

@@ -316,7 +316,7 @@ store_write(struct store *s, struct store_write *w)
 		(void)json_object_del(w->event, "seq");
 		(void)json_object_del(w->event, "ts");
 		json_decref(own);
-		store_damaged(s, "%s: %s", names[w->op], mdb_strerror(rc));
+		store_damaged(s, "%s: %s", names[w->op], store_strerror(s, rc));
 		return STORE_ERROR;
 	}
 	json_decref(own);

@@ -454,6 +454,7 @@ wave_freeze_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 		return wave_refuse(q, w, event, record);
 	}
 	w->frozen_ms = q->now_ms;
+	w->grace_ends_ms = q->now_ms + (int64_t)q->grace_ms;
 	wave_enter(q, w, WAVE_FROZEN, event, "wave.freeze");
 	units_time_format(q->now_ms + (int64_t)q->grace_ms, ends, sizeof(ends));
 	units_format_duration(q->grace_ms, dur, sizeof(dur));
@@ -498,23 +499,45 @@ wave_retire_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 			    q->n, wave_state_name(w->state), q->n);
 		return wave_refuse(q, w, event, record);
 	}
-	ends = w->frozen_ms + (int64_t)q->grace_ms;
+	ends = wave_grace_ends(w, q->grace_ms);
+	wave_time(ends, t1, sizeof(t1));
 	if (q->now_ms < ends) {
-		wave_time(ends, t1, sizeof(t1));
 		wave_time(w->frozen_ms, t2, sizeof(t2));
-		wave_msg(q,
-		    "wave %u is in its grace period until %s (frozen at %s, "
-		    "grace %s): it can retire after that",
-		    q->n, t1, t2, dur);
+		if (w->grace_ends_ms == ends)
+			wave_msg(q,
+			    "wave %u is in its grace period until %s (frozen "
+			    "at %s, as announced then): it can retire after "
+			    "that",
+			    q->n, t1, t2);
+		else
+			wave_msg(q,
+			    "wave %u is in its grace period until %s (frozen "
+			    "at %s, grace %s): it can retire after that",
+			    q->n, t1, t2, dur);
 		json_object_set_new(event, "grace_ends", json_string(t1));
 		return wave_refuse(q, w, event, record);
 	}
 	wave_enter(q, w, WAVE_RETIRED, event, "wave.retire");
+	wave_time(w->frozen_ms, t2, sizeof(t2));
+	json_object_set_new(event, "frozen", json_string(t2));
+	json_object_set_new(event, "grace_ends", json_string(t1));
 	wave_msg(q,
 	    "wave %u retired: final; the warehouse copy of its tables is no "
 	    "longer consulted",
 	    q->n);
 	return STORE_OK;
+}
+
+/*
+ * The grace announced at the freeze holds: a grace shortened since (a
+ * reload) never brings the end closer; a longer one moves it on.
+ */
+int64_t
+wave_grace_ends(const struct store_wave *w, uint64_t grace_ms)
+{
+	int64_t ends = w->frozen_ms + (int64_t)grace_ms;
+
+	return w->grace_ends_ms > ends ? w->grace_ends_ms : ends;
 }
 
 /* Overrides of the cutover gate; the state is unchanged. */
@@ -594,10 +617,12 @@ wave_run(struct store *s, struct wave_req *q, store_wave_update_cb cb,
 		log_info("wave %u: %s refused (%s): %s", q->n, verb,
 		    q->actor != NULL ? q->actor : "", q->msg);
 	else
-		log_warnx("wave %u: %s: the store failed", q->n, verb);
+		log_warnx("wave %u: %s: the store failed: %s", q->n, verb,
+		    store_last_error(s));
 out:
 	if (rc != STORE_OK && rc != STORE_REFUSED)
-		wave_msg(q, "wave %u: the store failed; nothing changed", q->n);
+		wave_msg(q, "wave %u: the store failed (%s); nothing changed",
+		    q->n, store_last_error(s));
 	if (msg != NULL && msglen > 0)
 		strlcpy(msg, q->msg, msglen);
 	if (rc == STORE_OK)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct store;
+struct store_wave;
 typedef struct json_t json_t;
 
 enum wave_state {
@@ -111,11 +112,17 @@ int wave_freeze(struct store *, uint32_t n, const struct wave_gate *gate,
     uint64_t grace_ms, const char *actor, const char *reason, int64_t now_ms,
     char *msg, size_t msglen);
 /*
- * Retire a frozen wave once GRACE_MS have passed since the freeze without
- * a rollback. Final.
+ * Retire a frozen wave once its grace period is over (wave_grace_ends)
+ * without a rollback since the freeze. Final. Its event carries "frozen"
+ * and "grace_ends".
  */
 int wave_retire(struct store *, uint32_t n, uint64_t grace_ms,
     const char *actor, int64_t now_ms, char *msg, size_t msglen);
+/*
+ * When W's grace period ends with GRACE_MS configured now: the end
+ * announced at its freeze, unless the grace has been lengthened since.
+ */
+int64_t wave_grace_ends(const struct store_wave *w, uint64_t grace_ms);
 /* Set or clear wave N's cutover gate overrides (any state but retired). */
 int wave_set(struct store *, uint32_t n, const struct wave_overrides *,
     const char *actor, int64_t now_ms, char *msg, size_t msglen);

@@ -1,13 +1,16 @@
 #!/bin/sh
 # Install what building and testing floe needs on Debian, only if missing.
 # python3-botocore, -jwt and -cryptography are independent verifiers: AWS's
-# SigV4 signer and an RS256 JWT checker (tests/catauth/).
+# SigV4 signer and an RS256 JWT checker (tests/catauth/). systemd gives
+# systemd-analyze (the unit is verified offline; systemd need not run),
+# mandoc lints the man pages, dpkg-dev and lintian build and check the
+# .deb.
 set -e
 PKGS="build-essential pkg-config libevent-dev libcurl4-openssl-dev
 libjansson-dev liblmdb-dev libinih-dev libcmocka-dev node-llhttp
 libbsd-dev libssl-dev jq curl valgrind nodejs npm clang lmdb-utils
 openssl python3 python3-botocore python3-jwt python3-cryptography
-etcd-server etcd-client"
+etcd-server etcd-client systemd mandoc dpkg-dev lintian"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -1216,6 +1216,7 @@ class Faults {
 			status: r.status ? Number(r.status) : 0,
 			reset: !!r.reset,
 			garbage: !!r.garbage,
+			body: typeof r.body === 'string' ? r.body : null,
 			count: r.count === undefined || r.count === null ? Infinity : Number(r.count),
 			hits: 0,
 		};
@@ -1330,6 +1331,13 @@ async function applyFault(rule, req, res) {
 	if (rule.garbage) {
 		const junk = Buffer.concat([Buffer.from('\x00\xffGARBAGE\r\n\x16\x03\x01 not http at all \x7f'), crypto.randomBytes(64)]);
 		req.socket.end(junk);
+		return true;
+	}
+	if (rule.body !== null) {
+		// A 200 that says it is JSON and is not (a corrupt catalog).
+		const b = Buffer.from(rule.body, 'latin1');
+		res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': b.length });
+		res.end(b);
 		return true;
 	}
 	if (rule.status) {

@@ -172,6 +172,9 @@ admin PUT /routes '{}'
 expect_error "wrong method" 405 MethodNotAllowedException "PUT is not allowed on /routes (allowed: GET, POST)"
 admin DELETE /status
 expect_error "wrong method on /status" 405 MethodNotAllowedException "allowed: GET"
+allow=$(curl -s -o /dev/null -D - -X PUT --unix-socket "$SOCK" http://floe/routes |
+	tr -d '\r' | awk -F': ' 'tolower($1) == "allow" {print $2}')
+expect_eq "a 405 says what is allowed in Allow" "GET, POST" "$allow"
 admin POST /routes '{"object":'
 expect_error "bad JSON" 400 BadRequestException "body is not JSON: "
 admin POST /routes "$(printf '{"object":"db.t",\n"wave":}')"

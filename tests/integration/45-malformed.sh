@@ -52,8 +52,22 @@ raw "GET /v1/routed/namespaces/db/tables/bunnies/nope HTTP/1.1${CRLF}${H}Connect
 expect_raw "unknown path below a table: 404" 404
 raw "DELETE /v1/routed/namespaces HTTP/1.1${CRLF}${H}Connection: close${CRLF}${CRLF}"
 expect_raw "DELETE on the namespace list: 405" 405
+if grep -qi '^allow: GET, POST\s*$' "$T/raw"; then
+	ok "... with Allow: GET, POST"
+else
+	bad "no Allow: $(head -c 300 "$T/raw" | tr '\r\n' '  ')"
+fi
 raw "PATCH /v1/routed/namespaces/db/tables/bunnies HTTP/1.1${CRLF}${H}Connection: close${CRLF}Content-Length: 0${CRLF}${CRLF}"
 expect_raw "PATCH on a table: 405" 405
+if grep -qi '^allow: GET, HEAD, POST, DELETE\s*$' "$T/raw"; then
+	ok "... with Allow: GET, HEAD, POST, DELETE"
+else
+	bad "no Allow: $(head -c 300 "$T/raw" | tr '\r\n' '  ')"
+fi
+raw "GET /v1/oauth/tokens HTTP/1.1${CRLF}${H}Connection: close${CRLF}${CRLF}"
+expect_raw "GET on the token endpoint: 405" 405
+grep -qi '^allow: POST\s*$' "$T/raw" && ok "... with Allow: POST" ||
+	bad "no Allow: $(head -c 300 "$T/raw" | tr '\r\n' '  ')"
 raw "GET /v1/routed/namespaces/db/tables/bun%zzies HTTP/1.1${CRLF}${H}Connection: close${CRLF}${CRLF}"
 expect_raw "bad percent-encoding: 400" 400 BadRequestException
 raw "GET /v1/routed/namespaces/db/tables/bun%4 HTTP/1.1${CRLF}${H}Connection: close${CRLF}${CRLF}"

@@ -27,7 +27,9 @@ catalog lakehouse --prefix lhp
 PLAIN=$(free_port)
 FLOE_EXTRA="tls_cert = $T/tls.pem
 tls_key = $T/tls.key
-listen_plain = 127.0.0.1:$PLAIN"
+listen_plain = 127.0.0.1:$PLAIN
+header_timeout = 1s
+idle_timeout = 30s"
 write_conf
 BASE=https://127.0.0.1:$LISTEN
 start_floe
@@ -48,6 +50,27 @@ expect_status "the plain listener beside it serves too" 200
 S=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
 	"http://127.0.0.1:$LISTEN/healthz")
 expect_eq "plain HTTP on the TLS port gets no HTTP answer" 000 "$S"
+
+# A handshake that stalls (nothing sent, or half a ClientHello) is closed
+# at header_timeout (1s), not at idle_timeout (30s).
+for what in nothing half; do
+	ms=$(node -e '
+		const s = require("net").connect(Number(process.argv[1]), "127.0.0.1");
+		const t0 = Date.now();
+		s.on("connect", () => {
+			if (process.argv[2] === "half")
+				s.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]));
+		});
+		s.on("close", () => { console.log(Date.now() - t0); process.exit(0); });
+		s.on("error", () => {});
+		setTimeout(() => { console.log("open"); process.exit(0); }, 8000);
+	' "$LISTEN" "$what")
+	if [ "$ms" != open ] && [ "$ms" -ge 800 ] && [ "$ms" -le 4000 ]; then
+		ok "a stalled handshake ($what sent) is closed at header_timeout ($ms ms)"
+	else
+		bad "a stalled handshake ($what sent): closed after $ms ms"
+	fi
+done
 curl -s -o /dev/null --max-time 5 --tls-max 1.1 "$BASE/healthz"
 rc=$?
 if [ $rc != 0 ]; then ok "TLS 1.1 is refused (curl exit $rc)"; else bad "TLS 1.1 was accepted"; fi

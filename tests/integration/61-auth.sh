@@ -62,8 +62,9 @@ for c in spark trino; do
 done
 
 post /v1/oauth/tokens 'grant_type=client_credentials' -H "Authorization: Bearer tok-spark-1"
-expect_error "/v1/oauth/tokens in token mode: 400 saying what to configure" 400 \
-	BadRequestException 'configure the client with a'
+expect_jq "/v1/oauth/tokens in token mode: a 400 OAuthError saying what to configure" 400 \
+	'(keys == ["error","error_description"]) and .error == "invalid_request" and
+	 (.error_description | contains("configure the client with a"))'
 
 # SIGHUP reads the token file again.
 printf 'spark %s\nflink %s\n' "$(sha tok-spark-1)" "$(sha tok-flink-3)" >"$T/clients.tokens"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Request smuggling and framing, on both sides. A request framed two ways
 # (Content-Length and Transfer-Encoding, two Content-Lengths, obsolete line
-# folding, a bare LF, a bad chunk size, a GET with a body) is a 400
+# folding, a bare LF, a bad chunk size, a GET with a body, two of a
+# header a request carries once: Host, Authorization, Idempotency-Key) is a 400
 # ErrorModel and a close, and nothing of it reaches a catalog. An answer
 # framed two ways is a 502 naming the catalog, and that connection is
 # closed, never reused: no byte of it can become the next client's answer.
@@ -26,6 +27,7 @@ const cases = {
 	"bad-chunk": "HTTP/1.1 200 OK" + C + "Transfer-Encoding: chunked" + C + C +
 		"2x" + C + "{}" + C + "0" + C + C,
 	"te-gzip": "HTTP/1.1 200 OK" + C + "Transfer-Encoding: gzip" + C + C + "{}",
+	"huge": "HTTP/1.1 200 OK" + C + "Content-Length: 2147483648" + C + C + "{}",
 	"extra": "HTTP/1.1 200 OK" + C + "Content-Length: 2" + C + C + "{}" +
 		"HTTP/1.1 200 OK" + C + "Content-Length: 17" + C + C +
 		"{\"smuggled\":true}",
@@ -109,6 +111,12 @@ front "two Transfer-Encodings" \
 	"POST /v1/routed/namespaces HTTP/1.1${CRLF}${H}Transfer-Encoding: chunked${CRLF}Transfer-Encoding: chunked${CRLF}${CRLF}0${CRLF}${CRLF}"
 front "two Hosts" \
 	"GET /v1/routed/namespaces HTTP/1.1${CRLF}${H}Host: evil${CRLF}${CRLF}"
+front "two Authorizations" \
+	"GET /v1/routed/namespaces HTTP/1.1${CRLF}${H}Authorization: Bearer a${CRLF}authorization: Bearer attacker-chosen${CRLF}${CRLF}"
+grep -q 'more than one Authorization' "$T/raw" &&
+	ok "... the message names the header" || bad "message: $(cat "$T/raw")"
+front "two Idempotency-Keys" \
+	"POST /v1/routed/namespaces HTTP/1.1${CRLF}${H}Idempotency-Key: a${CRLF}Content-Length: 2${CRLF}IDEMPOTENCY-KEY: b${CRLF}${CRLF}{}"
 raw "GET /v1/routed/namespaces HTTP/2.0${CRLF}${H}${CRLF}"
 expect_eq "front end: HTTP/2.0 text: 505" 505 "$(raw_status)"
 n=$(cat_requests warehouse | jq '[.requests[] | select(.url | test("smuggled|/namespaces$"))] | length')
@@ -133,6 +141,13 @@ for c in cl-te two-cl fold bare-lf bad-chunk te-gzip; do
 done
 grep -q 'invalid answer from lakehouse' "$T/b" && ok "... the message says the answer was invalid" ||
 	bad "message: $(cat "$T/b")"
+
+# A catalog's answer too large to read: the message says it is the
+# answer's, not the request's.
+get /v1/lakehouse/namespaces/db/tables/huge
+expect_error "answer side: a 2 GB Content-Length: 502" 502 BadGatewayException \
+	"answer body too large"
+grep -q 'request body' "$T/b" && bad "the message blames the request: $(cat "$T/b")"
 
 # Bytes after a complete answer never become the next answer.
 get /v1/lakehouse/namespaces/db/tables/extra

@@ -70,6 +70,15 @@ server_reply_mem(struct server_conn *c, unsigned status,
 }
 
 void
+server_reply(struct server_conn *c, unsigned status, const char *hdrs __unused,
+    size_t hlen __unused, struct evbuffer *body, int64_t len)
+{
+	assert_true(body != NULL && (size_t)len < sizeof(c->body));
+	server_reply_mem(c, status, NULL,
+	    (const char *)evbuffer_pullup(body, -1), (size_t)len);
+}
+
+void
 server_conn_close_after(struct server_conn *c)
 {
 	c->close_after = true;
@@ -127,7 +136,9 @@ admin_waves_status_cb(void *arg __unused)
 static void
 import_done(void)
 {
-	struct admin_reply rep = { 201, NULL, strdup("{\"imported\":1}"), 14 };
+	struct admin_reply rep = { .status = 201,
+		.body = strdup("{\"imported\":1}"),
+		.len = 14 };
 
 	assert_non_null(seen.later);
 	seen.pending--;

@@ -1,8 +1,9 @@
 /*
  * floe: test_conf.c -- proxy/conf.c and conf_keys.c: the good fixtures
  * load with the values they hold, every bad fixture fails with exactly the
- * message in its .err file, and conf/floe.conf loads and documents the
- * true defaults. Runs from the repository root, or from $FLOE_TOP.
+ * error of its .err file, relative paths are taken from the conf's
+ * directory, and conf/floe.conf loads and documents the true defaults.
+ * Runs from the repository root, or from $FLOE_TOP.
  */
 #include <sys/stat.h>
 
@@ -155,16 +156,23 @@ load_ok(const char *path)
 	return c;
 }
 
-/* Every default value, as conf.h documents them. */
+/*
+ * Every default value, as conf.h documents them; the default paths are
+ * taken from DIR, the conf file's directory.
+ */
 static void
-assert_defaults(const struct conf *c)
+assert_defaults(const struct conf *c, const char *dir)
 {
+	char want[256];
 	int side;
 
 	assert_string_equal(c->listen, "127.0.0.1:8181");
-	assert_string_equal(c->admin_socket, "var/floe.sock");
-	assert_string_equal(c->state_dir, "var/state");
-	assert_string_equal(c->rollback_log, "var/log/rollback.log");
+	snprintf(want, sizeof(want), "%s/var/floe.sock", dir);
+	assert_string_equal(c->admin_socket, want);
+	snprintf(want, sizeof(want), "%s/var/state", dir);
+	assert_string_equal(c->state_dir, want);
+	snprintf(want, sizeof(want), "%s/var/log/rollback.log", dir);
+	assert_string_equal(c->rollback_log, want);
 	assert_null(c->access_log);
 	assert_null(c->tls_cert);
 	assert_null(c->tls_key);
@@ -214,7 +222,7 @@ test_minimal(void **state __unused)
 
 	c = load_ok(GOOD_DIR "/minimal.conf");
 	assert_string_equal(c->path, GOOD_DIR "/minimal.conf");
-	assert_defaults(c);
+	assert_defaults(c, GOOD_DIR);
 	w = &c->target[ROUTE_WAREHOUSE];
 	l = &c->target[ROUTE_LAKEHOUSE];
 	assert_string_equal(w->uri, "http://127.0.0.1:9001");
@@ -246,8 +254,8 @@ test_full(void **state __unused)
 	assert_string_equal(c->state_dir, "/var/lib/floe");
 	assert_string_equal(c->rollback_log, "/var/log/floe/rollback.log");
 	assert_string_equal(c->access_log, "-");
-	assert_string_equal(c->tls_cert, "/etc/floe/tls.crt");
-	assert_string_equal(c->tls_key, "/etc/floe/tls.key");
+	assert_string_equal(c->tls_cert, "tests/fixtures/conf/good/tls.crt");
+	assert_string_equal(c->tls_key, "tests/fixtures/conf/good/tls.key");
 	assert_string_equal(c->listen_plain, "127.0.0.1:9180");
 	assert_int_equal(c->nadmin_uids, 4);
 	assert_int_equal(c->admin_uids[0], 0);
@@ -310,7 +318,8 @@ test_full(void **state __unused)
 
 	assert_string_equal(c->auth.mode, "jwt");
 	assert_string_equal(c->auth.token_file, "/etc/floe/clients.tokens");
-	assert_string_equal(c->auth.jwks_file, "/etc/floe/jwks.json");
+	assert_string_equal(c->auth.jwks_file,
+	    "tests/fixtures/conf/good/jwks.json");
 	assert_string_equal(c->auth.audience, "floe");
 	assert_string_equal(c->auth.issuer, "https://idp.example");
 	conf_free(c);
@@ -326,7 +335,7 @@ test_syntax(void **state __unused)
 	assert_string_equal(c->listen, "127.0.0.1:8282");
 	assert_null(c->access_log);
 	assert_string_equal(c->namespace_separator, "#");
-	assert_string_equal(c->admin_socket, "var/a;b.sock");
+	assert_string_equal(c->admin_socket, GOOD_DIR "/var/a;b.sock");
 	/* Written with a trailing '/': gone, and the length kept. */
 	assert_string_equal(c->target[ROUTE_WAREHOUSE].uri,
 	    "http://localhost:9001");
@@ -356,7 +365,7 @@ test_reference(void **state __unused)
 	struct conf *c;
 
 	c = load_ok("conf/floe.conf");
-	assert_defaults(c);
+	assert_defaults(c, "conf");
 	assert_string_equal(c->target[ROUTE_WAREHOUSE].uri,
 	    "http://127.0.0.1:9001");
 	assert_string_equal(c->target[ROUTE_LAKEHOUSE].uri,
@@ -390,15 +399,22 @@ test_good_dir(void **state __unused)
 	assert_true(n >= 3);
 }
 
-/* Every .conf under bad/ fails with exactly the line in its .err file. */
+/*
+ * Every .conf under bad/ fails with exactly the errors of its .err file,
+ * one a line, in order; conf_load gives the first.
+ */
 static void
 test_bad_dir(void **state __unused)
 {
+	struct conf_errors errs;
 	struct dirent *de;
 	char path[512], errpath[512], want[1024], err[1024];
+	char *line = NULL;
+	size_t len, cap = 0, i;
+	ssize_t n;
+	FILE *f;
 	DIR *d;
-	size_t len;
-	int n = 0;
+	int nfiles = 0, nmulti = 0;
 
 	if ((d = opendir(BAD_DIR)) == NULL)
 		fail_msg("%s: %s", BAD_DIR, strerror(errno));
@@ -415,10 +431,50 @@ test_bad_dir(void **state __unused)
 			fail_msg("%s: loaded, want \"%s\"", path, want);
 		if (strcmp(err, want) != 0)
 			fail_msg("%s:\n got: %s\nwant: %s", path, err, want);
-		n++;
+		if (conf_read(path, &errs) != NULL)
+			fail_msg("%s: conf_read loaded it", path);
+		if ((f = fopen(errpath, "r")) == NULL)
+			fail_msg("%s: %s", errpath, strerror(errno));
+		for (i = 0; (n = getline(&line, &cap, f)) != -1; i++) {
+			line[strcspn(line, "\n")] = '\0';
+			if (i >= errs.n)
+				fail_msg("%s: error %zu missing: %s", path,
+				    i + 1, line);
+			if (strcmp(errs.msg[i], line) != 0)
+				fail_msg("%s: error %zu:\n got: %s\nwant: %s",
+				    path, i + 1, errs.msg[i], line);
+		}
+		fclose(f);
+		if (i != errs.n)
+			fail_msg("%s: %zu errors, want %zu", path, errs.n, i);
+		nmulti += errs.n > 1;
+		conf_errors_clear(&errs);
+		nfiles++;
 	}
+	free(line);
 	closedir(d);
-	assert_true(n >= 12);
+	assert_true(nfiles >= 12);
+	assert_true(nmulti >= 2);
+}
+
+/*
+ * Relative paths, the defaults' too, are taken from the conf's directory;
+ * absolute ones, and "-" for stderr, are kept.
+ */
+static void
+test_relative(void **state __unused)
+{
+	struct conf *c;
+
+	c = load_ok(GOOD_DIR "/full.conf");
+	assert_string_equal(c->target[ROUTE_LAKEHOUSE].token_file,
+	    GOOD_DIR "/lakehouse.token");
+	assert_string_equal(c->access_log, "-");
+	assert_string_equal(c->auth.jwks_file, GOOD_DIR "/jwks.json");
+	conf_free(c);
+	c = load_ok("conf/demo.conf");
+	assert_string_equal(c->admin_socket, "conf/../var/floe.sock");
+	conf_free(c);
 }
 
 /* Small confs written on the fly: edges of each key and of the syntax. */
@@ -494,6 +550,52 @@ test_reload(void **state __unused)
 	conf_free(b);
 }
 
+/*
+ * conf_keep_restart: the keys read only at start that changed are named
+ * and put back to their running value; the others keep the new one.
+ */
+static void
+test_keep_restart(void **state __unused)
+{
+	struct conf *oc, *nc;
+	const char *names[4];
+
+	oc = load_ok(GOOD_DIR "/full.conf");
+	nc = load_ok(GOOD_DIR "/full.conf");
+	assert_int_equal(conf_keep_restart(nc, oc, names, 4), 0);
+	free(nc->listen);
+	nc->listen = strdup("127.0.0.1:1");
+	free(nc->target[ROUTE_LAKEHOUSE].uri);
+	nc->target[ROUTE_LAKEHOUSE].uri = strdup("http://elsewhere:1");
+	free(nc->target[ROUTE_LAKEHOUSE].host);
+	nc->target[ROUTE_LAKEHOUSE].host = strdup("elsewhere");
+	nc->max_body = 1;
+	nc->cache_ttl_ms = 1234;
+	free(nc->target[ROUTE_WAREHOUSE].ca_file);
+	nc->target[ROUTE_WAREHOUSE].ca_file = NULL;
+	free(nc->tls_cert);
+	nc->tls_cert = NULL;
+	/* Five changed (and cache_ttl); four names fit, five are counted. */
+	assert_int_equal(conf_keep_restart(nc, oc, names, 4), 5);
+	assert_string_equal(names[0], "[floe] listen");
+	assert_string_equal(names[1], "[floe] tls_cert");
+	assert_string_equal(names[2], "[floe] max_body");
+	assert_string_equal(names[3], "[warehouse] ca_file");
+	assert_string_equal(nc->listen, oc->listen);
+	assert_string_equal(nc->tls_cert, oc->tls_cert);
+	assert_string_equal(nc->target[ROUTE_LAKEHOUSE].uri,
+	    oc->target[ROUTE_LAKEHOUSE].uri);
+	assert_string_equal(nc->target[ROUTE_LAKEHOUSE].host, "2001:db8::1");
+	assert_string_equal(nc->target[ROUTE_WAREHOUSE].ca_file,
+	    "/etc/floe/ca.pem");
+	assert_int_equal(nc->max_body, oc->max_body);
+	assert_int_equal(nc->cache_ttl_ms, 1234);
+	/* Now the same: nothing more to say. */
+	assert_int_equal(conf_keep_restart(nc, oc, names, 4), 0);
+	conf_free(nc);
+	conf_free(oc);
+}
+
 /* Move to the repository root before any test. */
 static int
 setup(void **state __unused)
@@ -512,9 +614,11 @@ main(void)
 		cmocka_unit_test(test_reference),
 		cmocka_unit_test(test_good_dir),
 		cmocka_unit_test(test_bad_dir),
+		cmocka_unit_test(test_relative),
 		cmocka_unit_test(test_inline),
 		cmocka_unit_test(test_edges),
 		cmocka_unit_test(test_reload),
+		cmocka_unit_test(test_keep_restart),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

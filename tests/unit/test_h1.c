@@ -360,6 +360,85 @@ test_errors(void **state __unused)
 	}
 }
 
+/*
+ * What an error says: too large is the answer's in an answer (a catalog's
+ * 2 GB Content-Length is not "request body too large"), and a request
+ * with two of a header it may carry once is a 400 naming it (two
+ * Authorization headers passed before).
+ */
+static void
+test_error_texts(void **state __unused)
+{
+	static const struct {
+		enum h1_kind kind;
+		const char *msg; /* "%s": FILL when fill is 1 */
+		int fill;
+		int status;
+		const char *text;
+	} cases[] = {
+		/* Too large is the answer's, not a request's. */
+		{ H1_RESPONSE, "HTTP/1.1 200 OK\r\nContent-Length: 65\r\n\r\n",
+		    0, 502, "answer body too large" },
+		{ H1_RESPONSE,
+		    "HTTP/1.1 200 OK\r\nContent-Length: 2147483648\r\n\r\n", 0,
+		    502, "answer body too large" },
+		{ H1_RESPONSE,
+		    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "41\r\n%s",
+		    1, 502, "answer body too large" },
+		{ H1_RESPONSE, "HTTP/1.1 200 OK\r\nX: %s\r\n\r\n", 1, 502,
+		    "answer head too large" },
+		{ H1_REQUEST,
+		    "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 65\r\n\r\n",
+		    0, 413, "request body too large" },
+		/* Headers a request carries once (any case): twice is a 400. */
+		{ H1_REQUEST,
+		    "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\n"
+		    "authorization: Bearer b\r\n\r\n",
+		    0, 400, "more than one Authorization" },
+		{ H1_REQUEST,
+		    "POST / HTTP/1.1\r\nHost: x\r\nIdempotency-Key: a\r\n"
+		    "Content-Length: 0\r\nIDEMPOTENCY-KEY: a\r\n\r\n",
+		    0, 400, "more than one Idempotency-Key" },
+		{ H1_REQUEST,
+		    "GET / HTTP/1.1\r\nHost: x\r\nX-Iceberg-Access-Delegation: "
+		    "remote-signing\r\nX-Iceberg-Access-Delegation: "
+		    "vended-credentials\r\n\r\n",
+		    0, 400, "more than one X-Iceberg-Access-Delegation" },
+		{ H1_REQUEST, "GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n", 0,
+		    400, "more than one Host" },
+		{ H1_REQUEST,
+		    "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		    0, 400, "Transfer-Encoding" },
+		{ H1_REQUEST,
+		    "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n"
+		    "Content-Length: 1\r\n\r\na",
+		    0, 400, "Content-Length" },
+	};
+	char big[1200];
+	struct h1 *h;
+	struct evbuffer *in;
+	size_t i;
+
+	memset(big, 'a', 1100);
+	big[1100] = '\0';
+	for (i = 0; i < nitems(cases); i++) {
+		h = h1_new(cases[i].kind, &test_lim);
+		in = evbuffer_new();
+		test_add_filled(in, cases[i].msg, cases[i].fill ? big : "");
+		if (h1_parse(h, in) != H1_ERROR)
+			fail_msg("case %zu: not an error", i);
+		if (h1_error_status(h) != cases[i].status ||
+		    strstr(h1_error_text(h), cases[i].text) == NULL)
+			fail_msg("case %zu: %d \"%s\", want %d \"%s\"", i,
+			    h1_error_status(h), h1_error_text(h),
+			    cases[i].status, cases[i].text);
+		evbuffer_free(in);
+		h1_free(h);
+	}
+}
+
 /* Exactly max_body is accepted, by either framing. */
 static void
 test_body_at_limit(void **state __unused)
@@ -585,6 +664,7 @@ main(void)
 		cmocka_unit_test(test_content_length_moved),
 		cmocka_unit_test(test_pipelined),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_error_texts),
 		cmocka_unit_test(test_body_at_limit),
 		cmocka_unit_test(test_no_body_answers),
 		cmocka_unit_test(test_read_until_close),

@@ -2,7 +2,8 @@
 # catalogs' configs, the route table, the cache (no doubles).
 T_request = proxy/request.c proxy/request_route.c proxy/request_cache.c \
 	    proxy/request_forward.c proxy/request_answer.c proxy/floe.c \
-	    proxy/server.c proxy/h1.c proxy/sockio.c proxy/tlsctx.c \
+	    proxy/server.c proxy/h1.c proxy/h1_reason.c proxy/sockio.c \
+	    proxy/tlsctx.c \
 	    proxy/upstream.c proxy/catalog.c proxy/catalog_splice.c \
 	    proxy/catalog_rewrite.c proxy/conf.c proxy/conf_keys.c \
 	    proxy/rest.c proxy/etag.c proxy/listing.c proxy/watch.c \

@@ -2,11 +2,18 @@
  * floe: test_rlog.c -- the rollback log: what a line says (the wave's
  * objects and rules from the store, the trigger's numbers, a missing
  * reason), that each write is one whole line, that writing without a log
- * or a line fails with errno set, and reading pages back (after, limit,
+ * or a line fails with errno set, that a line the log cannot take waits
+ * in the store and lands later whole and in order, that a partial last
+ * line is cut back, and reading pages back (after, limit,
  * a line still being written, a line that is not JSON, no log yet).
  */
+#include <sys/resource.h>
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -80,6 +87,23 @@ slurp(const char *path)
 
 	assert_non_null(fp);
 	assert_non_null(buf);
+	n = fread(buf, 1, 65535, fp);
+	buf[n] = '\0';
+	fclose(fp);
+	return buf;
+}
+
+/* PATH from byte AT on. Caller frees. */
+static char *
+slurp_tail(const char *path, off_t at)
+{
+	FILE *fp = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+	size_t n;
+
+	assert_non_null(fp);
+	assert_non_null(buf);
+	assert_int_equal(fseeko(fp, at, SEEK_SET), 0);
 	n = fread(buf, 1, 65535, fp);
 	buf[n] = '\0';
 	fclose(fp);
@@ -174,11 +198,17 @@ test_write(void **state)
 	json_t *b = json_pack("{s:i}", "wave", 2);
 	char err[512], *s;
 
-	assert_null(
-	    rlog_open("/nonexistent-dir/rollback.log", err, sizeof(err)));
+	/* A log that cannot be opened is tried again by each write. */
+	l = rlog_open("/nonexistent-dir/rollback.log", err, sizeof(err));
+	assert_non_null(l);
 	assert_non_null(strstr(err, "rollback log /nonexistent-dir/"));
+	errno = 0;
+	assert_int_equal(rlog_write(l, a), -1);
+	assert_int_equal(errno, ENOENT);
+	rlog_free(l);
 	l = rlog_open(fx->path, err, sizeof(err));
 	assert_non_null(l);
+	assert_string_equal(err, "");
 	assert_int_equal(rlog_write(l, a), 0);
 	assert_int_equal(rlog_write(l, b), 0);
 	errno = 0;
@@ -289,6 +319,191 @@ test_read_odd(void **state)
 	assert_non_null(strstr(msg, "rollback log /etc/passwd/rollback.log: "));
 }
 
+/* The size of the file at PATH. */
+static off_t
+file_size(const char *path)
+{
+	struct stat sb;
+
+	assert_int_equal(stat(path, &sb), 0);
+	return sb.st_size;
+}
+
+/* Whether an event of TYPE is in the store. */
+struct find_ev {
+	const char *type;
+	int found;
+};
+
+static int
+find_ev_cb(uint64_t seq, const char *json, size_t len, void *arg)
+{
+	struct find_ev *fe = arg;
+	char want[128];
+
+	(void)seq;
+	(void)len;
+	snprintf(want, sizeof(want), "\"type\":\"%s\"", fe->type);
+	if (strstr(json, want) != NULL)
+		fe->found++;
+	return 0;
+}
+
+static int
+count_events(struct store *st, const char *type)
+{
+	struct find_ev fe = { type, 0 };
+
+	assert_int_equal(store_event_foreach(st, 0, 0, find_ev_cb, &fe),
+	    STORE_OK);
+	return fe.found;
+}
+
+/*
+ * The log's file cannot grow (a file-size limit: EFBIG, the way a full
+ * disk gives ENOSPC, and a short write first): the line is not left in
+ * part, it waits in the store, in order with the next one, and both land
+ * when the log can take them. Before the fix the first write left 30
+ * bytes of a line that the next one was glued onto.
+ */
+static void
+test_short_write(void **state)
+{
+	struct fixture *fx = *state;
+	struct rlog *l;
+	struct rlog_stats rs;
+	struct rlimit old, lim;
+	json_t *a = json_pack("{s:i,s:s}", "wave", 7, "reason",
+	    "a reason long enough to cross the limit in the middle");
+	json_t *b = json_pack("{s:i}", "wave", 8);
+	char err[512], pad[128], *s;
+	off_t size;
+	bool pending;
+	int i;
+	FILE *fp;
+
+	/*
+	 * A log larger than the store's files, so the limit below stops the
+	 * log and not LMDB.
+	 */
+	memset(pad, 'x', sizeof(pad));
+	fp = fopen(fx->path, "w");
+	assert_non_null(fp);
+	for (i = 0; i < 16384; i++)
+		fprintf(fp, "{\"wave\":0,\"pad\":\"%.*s\"}\n", 100, pad);
+	fclose(fp);
+	size = file_size(fx->path);
+	l = rlog_open(fx->path, err, sizeof(err));
+	rlog_attach(l, fx->tmp->store);
+	assert_int_equal(signal(SIGXFSZ, SIG_IGN) == SIG_ERR, 0);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = (rlim_t)size + 30;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+
+	errno = 0;
+	assert_int_equal(rlog_write(l, a), -1);
+	assert_int_equal(errno, EFBIG);
+	/* Cut back: no part of the line is in the log. */
+	assert_int_equal(file_size(fx->path), size);
+	assert_int_equal(rlog_append(l, b, T0, &pending), -1);
+	assert_true(pending);
+	assert_int_equal(file_size(fx->path), size);
+	rlog_stats(l, &rs);
+	assert_int_equal(rs.pending, 2);
+	assert_int_equal(rs.failed, 2);
+	assert_int_equal(rs.err, EFBIG);
+	assert_int_equal(count_events(fx->tmp->store, "rollback_log.failing"),
+	    1);
+	/* The tick tries again and fails again, no more events. */
+	assert_int_equal(rlog_flush(l, T0), -1);
+	assert_int_equal(count_events(fx->tmp->store, "rollback_log.failing"),
+	    1);
+
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_int_equal(rlog_flush(l, T0), 0);
+	rlog_stats(l, &rs);
+	assert_int_equal(rs.pending, 0);
+	assert_int_equal(rs.err, 0);
+	assert_int_equal(count_events(fx->tmp->store, "rollback_log.written"),
+	    1);
+	s = slurp_tail(fx->path, size);
+	assert_string_equal(s,
+	    "{\"wave\":7,\"reason\":\"a reason long enough to cross the "
+	    "limit in the middle\"}\n{\"wave\":8}\n");
+	free(s);
+	/* Nothing left to write: the tick is a no-op. */
+	assert_int_equal(rlog_flush(l, T0), 0);
+	assert_int_equal(file_size(fx->path), size + 87);
+	rlog_free(l);
+	json_decref(a);
+	json_decref(b);
+}
+
+/*
+ * A log that ends in part of a line (a crash in a write, an older floe):
+ * cut back to its last newline before the next line, never glued.
+ */
+static void
+test_partial_tail(void **state)
+{
+	struct fixture *fx = *state;
+	struct rlog *l;
+	json_t *b = json_pack("{s:i}", "wave", 2), *j;
+	char err[256], msg[256], *s;
+
+	append(fx->path, "{\"wave\":1}\n{\"wave\":1,\"objec");
+	l = rlog_open(fx->path, err, sizeof(err));
+	rlog_attach(l, fx->tmp->store);
+	assert_int_equal(rlog_write(l, b), 0);
+	rlog_free(l);
+	s = slurp(fx->path);
+	assert_string_equal(s, "{\"wave\":1}\n{\"wave\":2}\n");
+	free(s);
+	j = rlog_read(fx->path, 0, 0, msg, sizeof(msg));
+	assert_int_equal(json_array_size(json_object_get(j, "rollbacks")), 2);
+	json_decref(j);
+	/* A log that is one partial line: emptied. */
+	l = rlog_open(fx->path, err, sizeof(err));
+	assert_int_equal(truncate(fx->path, 5), 0);
+	assert_int_equal(rlog_write(l, b), 0);
+	rlog_free(l);
+	s = slurp(fx->path);
+	assert_string_equal(s, "{\"wave\":2}\n");
+	free(s);
+	json_decref(b);
+}
+
+/*
+ * A line written whose pending copy was not yet forgotten (a crash, or an
+ * fsync that failed after the write) is not written twice.
+ */
+static void
+test_landed_once(void **state)
+{
+	struct fixture *fx = *state;
+	struct rlog *l;
+	struct rlog_stats rs;
+	uint64_t id;
+	char err[256], *s;
+
+	append(fx->path, "{\"wave\":1}\n{\"wave\":3}\n");
+	assert_int_equal(store_rlog_put(fx->tmp->store, "{\"wave\":3}", 10,
+			     &id),
+	    STORE_OK);
+	l = rlog_open(fx->path, err, sizeof(err));
+	rlog_attach(l, fx->tmp->store);
+	rlog_stats(l, &rs);
+	assert_int_equal(rs.pending, 1);
+	assert_int_equal(rlog_flush(l, T0), 0);
+	rlog_stats(l, &rs);
+	assert_int_equal(rs.pending, 0);
+	rlog_free(l);
+	s = slurp(fx->path);
+	assert_string_equal(s, "{\"wave\":1}\n{\"wave\":3}\n");
+	free(s);
+}
+
 int
 main(void)
 {
@@ -297,6 +512,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_line_operator, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_write, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_partial_tail, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_landed_once, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_odd, setup, teardown),
 	};

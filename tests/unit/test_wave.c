@@ -657,6 +657,65 @@ test_decommission(void **state)
 	assert_string_equal(w.signoff, "");
 }
 
+/*
+ * The grace a freeze announces is the one retire honours: a grace set
+ * shorter afterwards (14 days at the freeze, 5 s on reload) does not
+ * retire the wave early, and the retire event carries grace_ends. Before
+ * the fix the wave retired 5 s after its freeze.
+ */
+static void
+test_retire_grace_recorded(void **state)
+{
+	struct routing_tmp *t = *state;
+	struct wave_gate g = { .pass = true, .msg = "ok" };
+	struct store_wave w;
+	const uint64_t days14 = 14 * 86400000ULL, s5 = 5000;
+	json_t *evs, *ev;
+	char msg[1024];
+
+	assert_int_equal(wave_flip(t->store, 4, WAVE_LAKEHOUSE, 0, NULL, ACTOR,
+			     NULL, T0, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_signoff(t->store, 4, "alice", ACTOR, T0 + 1, msg,
+			     sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(store_wave_get(t->store, 4, &w), STORE_OK);
+	g.seq = w.seq;
+	assert_int_equal(wave_freeze(t->store, 4, &g, days14, ACTOR, NULL,
+			     T0 + 2, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_non_null(strstr(msg, "ends 2023-11-28T22:13:20.002Z"));
+	assert_int_equal(store_wave_get(t->store, 4, &w), STORE_OK);
+	assert_int_equal(w.grace_ends_ms, T0 + 2 + (int64_t)days14);
+	/* Reloaded with grace = 5s: still the 14 days announced. */
+	assert_int_equal(wave_retire(t->store, 4, s5, ACTOR, T0 + 5002, msg,
+			     sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_non_null(strstr(msg, "until 2023-11-28T22:13:20.002Z"));
+	assert_non_null(strstr(msg, "as announced then"));
+	assert_int_equal(wave_retire(t->store, 4, s5, ACTOR,
+			     T0 + 1 + (int64_t)days14, msg, sizeof(msg)),
+	    WAVE_REFUSED);
+	/* A longer grace set since moves the end on. */
+	assert_int_equal(wave_retire(t->store, 4, days14 + 1000, ACTOR,
+			     T0 + 2 + (int64_t)days14, msg, sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_non_null(strstr(msg, "2023-11-28T22:13:21.002Z"));
+	assert_int_equal(wave_retire(t->store, 4, s5, ACTOR,
+			     T0 + 2 + (int64_t)days14, msg, sizeof(msg)),
+	    WAVE_OK);
+	evs = routing_tmp_events(t->store, 0);
+	ev = json_array_get(evs, json_array_size(evs) - 1);
+	assert_string_equal(json_string_value(json_object_get(ev, "type")),
+	    "wave.retire");
+	assert_string_equal(json_string_value(
+				json_object_get(ev, "grace_ends")),
+	    "2023-11-28T22:13:20.002Z");
+	assert_string_equal(json_string_value(json_object_get(ev, "frozen")),
+	    "2023-11-14T22:13:20.002Z");
+	json_decref(evs);
+}
+
 /* Run the tests. */
 int
 main(void)
@@ -669,6 +728,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_new_wave, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lifecycle, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_retire_grace_recorded,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_error, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_gate_verdict, setup,

@@ -1,0 +1,31 @@
+/*
+ * floe: main_impl.h -- private to the floe process's files (main.c, which
+ * starts and stops floe, and main_reload.c, which reads its conf again);
+ * nothing else includes it. Owns nothing: the parts of start-up a reload
+ * runs again.
+ */
+#ifndef FLOE_PROXY_MAIN_IMPL_H
+#define FLOE_PROXY_MAIN_IMPL_H
+
+#include <stddef.h>
+
+struct auth;
+struct conf;
+struct floe;
+typedef struct json_t json_t;
+
+/* main.c */
+/* Open (or reopen) the access log. */
+void floe_open_access_log(struct floe *);
+/* Load C's [auth] verifier into *OUT. 0, or -1 with ERR. */
+int floe_load_auth(const struct conf *, struct auth **, char *, size_t);
+/* Say how clients are authenticated. */
+void floe_log_auth(const struct floe *);
+
+/* main_reload.c */
+/* Read the conf again (SIGHUP, POST /reload); the outcome. Caller decrefs. */
+json_t *floe_reload(struct floe *);
+/* stats_status_cb: the running conf's path, generation and load time. */
+json_t *floe_config_status_cb(void *);
+
+#endif

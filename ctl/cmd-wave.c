@@ -157,7 +157,7 @@ ctl_wave_move(struct ctl *c, const char *n, const char *what, json_t *body)
 	if (c->json)
 		ctl_print_json(&r);
 	else if (strcmp(what, "signoff") == 0 || strcmp(what, "set") == 0 ||
-	    strcmp(what, "freeze") == 0) {
+	    strcmp(what, "freeze") == 0 || strcmp(what, "ack-alarm") == 0) {
 		printf("%s\n", ctl_str(r.json, "message"));
 		if (json_is_string(json_object_get(r.json, "warning")))
 			printf("warning: %s\n", ctl_str(r.json, "warning"));
@@ -267,6 +267,13 @@ int
 ctl_wave_retire(struct ctl *c, int argc, char **argv)
 {
 	return ctl_wave_bare(c, argc, argv, "retire");
+}
+
+/* floectl wave ack-alarm N */
+int
+ctl_wave_ack_alarm(struct ctl *c, int argc, char **argv)
+{
+	return ctl_wave_bare(c, argc, argv, "ack-alarm");
 }
 
 /* floectl wave signoff N --by NAME */

@@ -204,6 +204,7 @@ int ctl_wave_ack(struct ctl *, int, char **);
 int ctl_wave_signoff(struct ctl *, int, char **);
 int ctl_wave_freeze(struct ctl *, int, char **);
 int ctl_wave_retire(struct ctl *, int, char **);
+int ctl_wave_ack_alarm(struct ctl *, int, char **);
 int ctl_wave_set(struct ctl *, int, char **);
 int ctl_wave_report_errors(struct ctl *, int, char **);
 

@@ -169,6 +169,17 @@ const struct ctl_cmd ctl_cmds[] = {
 	    .example = "wave retire 3",
 	    .fn = ctl_wave_retire },
 	{ .word1 = "wave",
+	    .word2 = "ack-alarm",
+	    .args = "N",
+	    .summary = "acknowledge a frozen wave's split-brain alarm",
+	    .about = "Acknowledge the split-brain alarm of frozen wave N: its "
+		     "warehouse copy changed after the freeze, so a writer "
+		     "bypassed floe. Stop that writer first; the wave stays "
+		     "frozen either way. A later change raises the alarm "
+		     "again. Refused (exit 1) when there is none.",
+	    .example = "wave ack-alarm 3",
+	    .fn = ctl_wave_ack_alarm },
+	{ .word1 = "wave",
 	    .word2 = "set",
 	    .args = "N [--min-clean N|default] [--window DUR|default] "
 		    "[--count-check on|off]",

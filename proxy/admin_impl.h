@@ -166,6 +166,7 @@ void admin_wave_ack(struct admin_req *);
 void admin_wave_signoff(struct admin_req *);
 void admin_wave_freeze(struct admin_req *);
 void admin_wave_retire(struct admin_req *);
+void admin_wave_ack_alarm(struct admin_req *);
 void admin_wave_set(struct admin_req *);
 void admin_wave_errors(struct admin_req *);
 void admin_ledger_get(struct admin_req *);

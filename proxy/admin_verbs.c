@@ -399,6 +399,26 @@ admin_freeze_readers(struct admin_req *r, struct admin_move *m, char *msg,
 	}
 }
 
+/* POST /waves/{n}/ack-alarm: an operator acknowledges a split brain. */
+void
+admin_wave_ack_alarm(struct admin_req *r)
+{
+	static const char *const known[] = { NULL };
+	struct admin_move m;
+	json_t *j;
+	int rc;
+
+	if (admin_move_begin(r, &m, true, known) == -1 ||
+	    admin_move_load(r, &m, false, false) == -1)
+		goto out;
+	rc = wave_ack_alarm(r->st, m.n, r->actor, r->now_ms, m.msg,
+	    sizeof(m.msg));
+	if ((j = admin_move_end(r, &m, rc)) != NULL)
+		admin_reply_json(r, 200, j);
+out:
+	admin_move_clear(&m);
+}
+
 /* POST /waves/{n}/retire: a frozen wave, once its grace period is over. */
 void
 admin_wave_retire(struct admin_req *r)

@@ -63,6 +63,12 @@ struct store_wave {
 	 * by a floe that did not record it).
 	 */
 	int64_t grace_ends_ms;
+	/*
+	 * Split brain (frozen waves): when the alarm was raised (0: none)
+	 * and when an operator last acknowledged one (0: never).
+	 */
+	int64_t alarm_ms;
+	int64_t alarm_ack_ms;
 };
 
 /* One key and value, borrowed (ledger appends). */

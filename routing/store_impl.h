@@ -22,7 +22,7 @@
 #define STORE_ROUTE_V1_LEN (1 + 4 + 8 + 8)
 #define STORE_WAVE_V1_LEN                                                      \
 	(1 + 4 + 1 + 1 + 1 + 8 + 8 + 8 + 8 + 8 + 4 + 8 + 3 * 2 + 256 + 64 +    \
-	    64 + 8 + 8 + 8 + 8)
+	    64 + 8 + 8 + 8 + 8 + 8 + 8)
 /* Entries of the wave brief cache (direct-mapped by wave number). */
 #define STORE_WCACHE 64
 #define STORE_RCACHE 1024 /* routes a snapshot remembers (a power of 2) */

@@ -107,8 +107,8 @@ runx -s "$SOCK" eligible -5
 want_err "eligible -5: the wave's range" 2 'eligible: the wave must be a number from 0 to 2147483647, not "-5"'
 runx -s "$SOCK" wave
 want_err "wave alone lists the subcommands" 2 \
-	'^floectl: wave: missing subcommand; one of list, show, flip, rollback, ack, signoff, freeze, retire, set, report-errors$'
-[ "$(grep -Ec '^(usage: |       )floectl wave [a-z-]+' "$T/e")" = 10 ] &&
+	'^floectl: wave: missing subcommand; one of list, show, flip, rollback, ack, signoff, freeze, retire, ack-alarm, set, report-errors$'
+[ "$(grep -Ec '^(usage: |       )floectl wave [a-z-]+' "$T/e")" = 11 ] &&
 	ok "wave alone: a usage line per subcommand" || bad "wave usage lines: $(cat "$T/e")"
 runx -s "$SOCK" wave bogus
 want_err "wave bogus" 2 'wave: unknown subcommand "bogus"; one of list, show'
@@ -169,7 +169,7 @@ runx status --help
 want "status --help" 0 '^usage: floectl status$'
 runx help wave
 want "help wave" 0 '^wave subcommands:$'
-[ "$(grep -Ec '^  wave [a-z-]+' "$T/o")" = 10 ] && ok "help wave lists the ten" || bad "help wave: $(cat "$T/o")"
+[ "$(grep -Ec '^  wave [a-z-]+' "$T/o")" = 11 ] && ok "help wave lists the eleven" || bad "help wave: $(cat "$T/o")"
 cp "$T/o" "$T/help-wave"
 runx wave --help
 cmp -s "$T/o" "$T/help-wave" && [ "$RC" = 0 ] && ok "wave --help is help wave" || bad "wave --help: $RC $(cat "$T/o")"
@@ -178,7 +178,7 @@ want "help: the list points to help COMMAND" 0 'floectl help COMMAND, or floectl
 # Every command of the list has its help: usage, a sentence, an example.
 "$FLOECTL" help | sed -n '/^commands:$/,/^$/p' | grep -E '^  [a-z]' | awk '{
 	print $1, ($2 ~ /^[a-z-]+$/ && $1 ~ /^(route|wave|ledger|readers)$/) ? $2 : "" }' >"$T/cmds"
-[ "$(wc -l <"$T/cmds")" = 27 ] && ok "the list has 27 commands" || bad "commands: $(cat "$T/cmds")"
+[ "$(wc -l <"$T/cmds")" = 28 ] && ok "the list has 28 commands" || bad "commands: $(cat "$T/cmds")"
 while read -r w1 w2; do
 	# shellcheck disable=SC2086
 	runx help $w1 $w2

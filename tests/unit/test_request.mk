@@ -7,7 +7,7 @@ T_request = proxy/request.c proxy/request_route.c proxy/request_cache.c \
 	    proxy/upstream.c proxy/catalog.c proxy/catalog_splice.c \
 	    proxy/catalog_rewrite.c proxy/conf.c proxy/conf_keys.c \
 	    proxy/rest.c proxy/etag.c proxy/listing.c proxy/watch.c \
-	    proxy/watch_trigger.c proxy/watch_poll.c \
+	    proxy/watch_trigger.c proxy/watch_poll.c proxy/watch_split.c \
 	    proxy/fetch.c proxy/stats.c policy/auth.c policy/trigger.c \
 	    proxy/inventory.c policy/readers.c \
 	    policy/rlog.c cache/cache.c routing/route.c routing/wave.c \

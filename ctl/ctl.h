@@ -178,6 +178,8 @@ void ctl_table_fprint(FILE *, struct ctl_table *);
 void ctl_flatten(struct ctl_table *, const char *, json_t *);
 /* A gate refusal's blocking objects as a table on stderr. */
 void ctl_print_blocking(json_t *);
+/* A dry run's answer; CTL_REFUSED when it would be refused. */
+int ctl_print_dry(const struct ctl *, const struct ctl_resp *);
 /* A refusal's "errors" (strings), one a line on stderr. */
 void ctl_print_errors(json_t *);
 

@@ -37,14 +37,17 @@ const struct ctl_cmd ctl_cmds[] = {
 	    .fn = ctl_status },
 	{ .word1 = "route",
 	    .word2 = "set",
-	    .args = "OBJECT|NS.* WAVE [--force]",
+	    .args = "OBJECT|NS.* WAVE [--force] [--dry-run]",
 	    .summary = "assign a table or a namespace rule to a wave",
 	    .about = "Assign a table, or with NS.* every table under a "
 		     "namespace, to wave WAVE (a number from 0 to "
 		     "2147483647). Refused (exit 1) when it would move "
 		     "readers past a gate: joining a wave that is off the "
 		     "warehouse, or leaving a frozen or retired one; --force "
-		     "does it anyway and marks the event forced.",
+		     "does it anyway and marks the event forced. --dry-run "
+		     "says where its readers go before and after, whether it "
+		     "would be refused and who loaded it in the last day, "
+		     "and changes nothing.",
 	    .example = "route set db.orders 3",
 	    .fn = ctl_route_set },
 	{ .word1 = "route",
@@ -106,7 +109,7 @@ const struct ctl_cmd ctl_cmds[] = {
 	    .fn = ctl_wave_show },
 	{ .word1 = "wave",
 	    .word2 = "flip",
-	    .args = "N lakehouse [--canary PCT] [--reason TEXT]",
+	    .args = "N lakehouse [--canary PCT] [--reason TEXT] [--dry-run]",
 	    .summary = "move wave N to the lakehouse (or a canary share)",
 	    .about = "Move wave N's readers to the lakehouse, or with "
 		     "--canary a sticky share of them (1 to 100); a "
@@ -116,7 +119,10 @@ const struct ctl_cmd ctl_cmds[] = {
 		     "N shows it); refused (exit 1) when it does not hold, "
 		     "when the wave is already at that share, or when it is "
 		     "rolled back (wave ack first), frozen or retired. "
-		     "Writes stay on the warehouse.",
+		     "Writes stay on the warehouse. --dry-run says what "
+		     "would happen (the tables that move, the gate's "
+		     "verdict, who loaded them in the last day) and changes "
+		     "nothing; exit 1 when it would be refused.",
 	    .example = "wave flip 3 lakehouse --canary 10 --reason \"clean "
 		       "for a week\"",
 	    .fn = ctl_wave_flip },
@@ -149,23 +155,26 @@ const struct ctl_cmd ctl_cmds[] = {
 	    .fn = ctl_wave_signoff },
 	{ .word1 = "wave",
 	    .word2 = "freeze",
-	    .args = "N [--reason TEXT]",
+	    .args = "N [--reason TEXT] [--dry-run]",
 	    .summary =
 		"stop warehouse writes (decommission gate); grace starts",
 	    .about = "Declare that writes to wave N's warehouse copy have "
 		     "stopped: the lakehouse becomes authoritative and the "
 		     "grace period starts. Refused unless the wave is on the "
 		     "lakehouse and the decommission gate holds (clean "
-		     "records since the flip, and a sign-off).",
+		     "records since the flip, a sign-off, and no stale "
+		     "readers: see floectl readers). --dry-run says what "
+		     "would happen and changes nothing.",
 	    .example = "wave freeze 3 --reason \"dual-write off\"",
 	    .fn = ctl_wave_freeze },
 	{ .word1 = "wave",
 	    .word2 = "retire",
-	    .args = "N",
+	    .args = "N [--dry-run]",
 	    .summary = "retire a frozen wave after its grace period (final)",
 	    .about = "Retire frozen wave N once its grace period has passed. "
 		     "Final: the warehouse copy of its tables is no longer "
-		     "consulted, and every later move is refused.",
+		     "consulted, and every later move is refused. --dry-run "
+		     "says whether it could, and changes nothing.",
 	    .example = "wave retire 3",
 	    .fn = ctl_wave_retire },
 	{ .word1 = "wave",

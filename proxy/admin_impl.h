@@ -144,6 +144,10 @@ int admin_readers_stale(struct admin_req *, const struct admin_evidence *,
     const struct store_wave *, json_t **);
 int admin_readers_gate(struct admin_req *, const struct admin_evidence *,
     const struct store_wave *, char *, size_t, json_t **);
+json_t *admin_readers_recent(struct admin_req *, const struct route_obj *,
+    size_t, int64_t);
+/* Dry runs look this far back for who read what they would move. */
+#define ADMIN_DRY_READERS_MS (24 * 3600 * 1000LL)
 
 /* admin_job.c: run a bulk import, in the worker's child if it can. */
 void admin_job_start(struct admin_req *, admin_job_fn);

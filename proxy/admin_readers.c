@@ -78,6 +78,8 @@ static void admin_rd_scan_wave(struct admin_rd_scan *,
 static void admin_rd_scan_init(struct admin_rd_scan *, struct admin_req *,
     const struct store_wave *, bool);
 static int admin_rd_ident_cmp(const void *, const void *);
+static int admin_rd_recent_cb(const void *, size_t, const struct store_reader *,
+    void *);
 
 /* Keep one record of the object being read. */
 static int
@@ -478,4 +480,67 @@ admin_readers_forget(struct admin_req *r)
 out:
 	json_decref(ev);
 	json_decref(b);
+}
+
+/* Collect the identities of an object's records loaded since a time. */
+struct admin_rd_recent {
+	int64_t since_ms;
+	json_t *ids; /* identity -> true */
+};
+
+/* Keep IDENT if it loaded at or after the time asked. */
+static int
+admin_rd_recent_cb(const void *key, size_t keylen,
+    const struct store_reader *rec, void *arg)
+{
+	struct admin_rd_recent *rc = arg;
+	char ident[READERS_IDENT_MAX];
+	struct route_obj obj;
+	enum route_side side;
+
+	if (rec->last_ms >= rc->since_ms &&
+	    readers_key_split(key, keylen, &obj, &side, ident, sizeof(ident)) ==
+		0 &&
+	    obj.len > 0)
+		json_object_set_new(rc->ids, ident, json_true());
+	return 0;
+}
+
+/*
+ * The identities that loaded any of the N tables KEYS (from either side)
+ * since SINCE_MS: {"since","identities":count,"list":[first 50]}; null if
+ * the store cannot say. Caller frees.
+ */
+json_t *
+admin_readers_recent(struct admin_req *r, const struct route_obj *keys,
+    size_t n, int64_t since_ms)
+{
+	unsigned char prefix[STORE_KEY_MAX + 1];
+	struct admin_rd_recent rc = { since_ms, json_object() };
+	const char *id;
+	json_t *v, *list = json_array();
+	size_t i;
+
+	(void)inventory_flush(r->f->inv);
+	for (i = 0; i < n; i++) {
+		if (keys[i].rule || keys[i].len + 1 > STORE_KEY_MAX)
+			continue;
+		memcpy(prefix, keys[i].key, keys[i].len);
+		prefix[keys[i].len] = '\0';
+		if (store_reader_foreach(r->st, prefix, keys[i].len + 1,
+			admin_rd_recent_cb, &rc) != STORE_OK) {
+			json_decref(rc.ids);
+			json_decref(list);
+			return json_null();
+		}
+	}
+	json_object_foreach(rc.ids, id, v) {
+		if (json_array_size(list) == 50)
+			break;
+		json_array_append_new(list, json_string(id));
+	}
+	v = json_pack("{s:o,s:I,s:o}", "since", admin_time_json(since_ms),
+	    "identities", (json_int_t)json_object_size(rc.ids), "list", list);
+	json_decref(rc.ids);
+	return v;
 }

@@ -49,6 +49,8 @@ static int admin_set_overrides(struct admin_req *, json_t *,
     struct wave_overrides *);
 static json_t *admin_rollback_logged(struct admin_req *, uint32_t, int,
     const char *, int, const char *);
+static void admin_move_dry(struct admin_req *, struct admin_move *,
+    const struct wave_try *, const char *);
 static int admin_freeze_readers(struct admin_req *, struct admin_move *, char *,
     size_t, json_t **);
 
@@ -145,6 +147,43 @@ admin_move_end(struct admin_req *r, struct admin_move *m, int rc)
 	return j;
 }
 
+/*
+ * A dry run of M: T tried on the wave as stored now (wave_try: the same
+ * rules, nothing written, nothing recorded), with the tables it would
+ * move and who loaded them in the last day. 200 whether it would be done
+ * or refused: "would" says which.
+ */
+static void
+admin_move_dry(struct admin_req *r, struct admin_move *m,
+    const struct wave_try *t, const char *to)
+{
+	char msg[1024];
+	json_t *j, *objs;
+	size_t i;
+	int rc;
+
+	rc = wave_try(r->st, m->n, t, r->now_ms, msg, sizeof(msg));
+	if (rc == WAVE_ERROR) {
+		admin_error(r, 500, "%s; nothing changed", msg);
+		return;
+	}
+	objs = json_array();
+	for (i = 0; i < m->ev.n; i++)
+		json_array_append_new(objs, json_string(m->ev.names[i]));
+	j = json_pack("{s:b,s:I,s:s,s:s,s:s,s:s,s:o,s:o}", "dry_run", true,
+	    "wave", (json_int_t)m->n, "from", wave_state_name(m->before.state),
+	    "to", to, "would", rc == WAVE_OK ? "proceed" : "be refused",
+	    "message", msg, "objects", objs, "readers_last_day",
+	    admin_readers_recent(r, m->ev.keys, m->ev.n,
+		r->now_ms - ADMIN_DRY_READERS_MS));
+	if (m->gp != NULL)
+		json_object_set_new(j, "gate",
+		    json_pack("{s:s,s:b,s:s}", "name",
+			m->decom ? "decommission" : "cutover", "pass",
+			m->gate.pass, "message", m->gmsg));
+	admin_reply_json(r, 200, j);
+}
+
 /* Free what a transition holds. */
 static void
 admin_move_clear(struct admin_move *m)
@@ -174,17 +213,21 @@ admin_flip_pct(struct admin_req *r, json_t *b, int state, json_int_t *pct)
 void
 admin_wave_flip(struct admin_req *r)
 {
-	static const char *const known[] = { "to", "pct", "reason", NULL };
+	static const char *const known[] = { "to", "pct", "reason", "dry_run",
+		NULL };
 	struct admin_move m;
 	struct wave_baseline base;
+	struct wave_try t;
 	const char *to = NULL, *reason = NULL;
 	json_int_t pct = 0;
 	json_t *j;
+	bool dry = false;
 	int state, rc;
 
 	if (admin_move_begin(r, &m, false, known) == -1 ||
 	    admin_body_string(r, m.body, "to", true, &to) == -1 ||
-	    admin_body_string(r, m.body, "reason", false, &reason) == -1)
+	    admin_body_string(r, m.body, "reason", false, &reason) == -1 ||
+	    admin_body_bool(r, m.body, "dry_run", &dry) == -1)
 		goto out;
 	state = wave_state_parse(to);
 	if (state != WAVE_LAKEHOUSE && state != WAVE_CANARY) {
@@ -195,6 +238,14 @@ admin_wave_flip(struct admin_req *r)
 	if (admin_flip_pct(r, m.body, state, &pct) == -1 ||
 	    admin_move_load(r, &m, true, false) == -1)
 		goto out;
+	if (dry) {
+		t = (struct wave_try) { .verb = WAVE_TRY_FLIP,
+			.to = state,
+			.pct = (unsigned)pct,
+			.gate = m.gp };
+		admin_move_dry(r, &m, &t, to);
+		goto out;
+	}
 	/* The error trigger's baseline goes with the flip. */
 	watch_baseline(r->f->watch, m.n, &base);
 	rc = wave_flip_base(r->st, m.n, state, (unsigned)pct, m.gp, &base,
@@ -339,19 +390,29 @@ out:
 void
 admin_wave_freeze(struct admin_req *r)
 {
-	static const char *const known[] = { "reason", NULL };
+	static const char *const known[] = { "reason", "dry_run", NULL };
 	struct admin_move m;
+	struct wave_try t;
 	const char *reason = NULL;
 	char rmsg[1024];
 	json_t *j, *stale = NULL;
+	bool dry = false;
 	int rc;
 
 	rmsg[0] = '\0';
 	if (admin_move_begin(r, &m, true, known) == -1 ||
 	    admin_body_string(r, m.body, "reason", false, &reason) == -1 ||
+	    admin_body_bool(r, m.body, "dry_run", &dry) == -1 ||
 	    admin_move_load(r, &m, true, true) == -1 ||
 	    admin_freeze_readers(r, &m, rmsg, sizeof(rmsg), &stale) == -1)
 		goto out;
+	if (dry) {
+		t = (struct wave_try) { .verb = WAVE_TRY_FREEZE,
+			.gate = m.gp,
+			.grace_ms = m.grace_ms };
+		admin_move_dry(r, &m, &t, "frozen");
+		goto out;
+	}
 	rc = wave_freeze(r->st, m.n, m.gp, m.grace_ms, r->actor, reason,
 	    r->now_ms, m.msg, sizeof(m.msg));
 	if ((j = admin_move_end(r, &m, rc)) == NULL)
@@ -423,14 +484,25 @@ out:
 void
 admin_wave_retire(struct admin_req *r)
 {
-	static const char *const known[] = { NULL };
+	static const char *const known[] = { "dry_run", NULL };
 	struct admin_move m;
+	struct wave_try t;
 	json_t *j;
+	bool dry = false;
 	int rc;
 
+	/* A dry run gathers the wave's objects (the gate's evidence). */
 	if (admin_move_begin(r, &m, true, known) == -1 ||
-	    admin_move_load(r, &m, false, false) == -1)
+	    admin_body_bool(r, m.body, "dry_run", &dry) == -1 ||
+	    admin_move_load(r, &m, dry, true) == -1)
 		goto out;
+	if (dry) {
+		t = (struct wave_try) { .verb = WAVE_TRY_RETIRE,
+			.grace_ms = m.grace_ms };
+		m.gp = NULL; /* retire's only rule is the grace period */
+		admin_move_dry(r, &m, &t, "retired");
+		goto out;
+	}
 	rc = wave_retire(r->st, m.n, m.grace_ms, r->actor, r->now_ms, m.msg,
 	    sizeof(m.msg));
 	if ((j = admin_move_end(r, &m, rc)) != NULL)

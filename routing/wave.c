@@ -840,3 +840,63 @@ wave_ack_alarm(struct store *s, uint32_t n, const char *actor, int64_t now_ms,
 
 	return wave_run(s, &q, wave_ack_alarm_cb, "ack-alarm", msg, msglen);
 }
+
+/*
+ * A transition tried on the wave as stored now, with the rules its
+ * update callback applies, and nothing written (the callback edits a
+ * copy and a throwaway event).
+ */
+int
+wave_try(struct store *s, uint32_t n, const struct wave_try *t, int64_t now_ms,
+    char *msg, size_t msglen)
+{
+	static const struct wave_gate none = { .pass = false,
+		.msg = "no gate verdict was given" };
+	struct wave_req q = { .n = n,
+		.to = t->to,
+		.pct = t->pct,
+		.gate = t->gate != NULL ? t->gate : &none,
+		.grace_ms = t->grace_ms,
+		.now_ms = now_ms };
+	store_wave_update_cb cb;
+	struct store_wave w;
+	json_t *event;
+	bool record = false;
+	int rc;
+
+	switch (t->verb) {
+	case WAVE_TRY_FLIP:
+		q.action = WAVE_ACT_FLIP;
+		/* A flip without a gate is the gate turned off. */
+		q.gate = t->gate;
+		cb = wave_flip_cb;
+		break;
+	case WAVE_TRY_FREEZE:
+		q.action = WAVE_ACT_FREEZE;
+		cb = wave_freeze_cb;
+		break;
+	default:
+		q.action = WAVE_ACT_RETIRE;
+		cb = wave_retire_cb;
+		break;
+	}
+	rc = store_wave_get(s, n, &w);
+	if (rc == STORE_NOTFOUND) {
+		memset(&w, 0, sizeof(w));
+		w.n = n;
+	} else if (rc != STORE_OK) {
+		strlcpy(msg, "the store failed", msglen);
+		return WAVE_ERROR;
+	}
+	if ((event = json_object()) == NULL) {
+		strlcpy(msg, "out of memory", msglen);
+		return WAVE_ERROR;
+	}
+	q.msg[0] = '\0';
+	rc = cb(&w, event, &record, &q);
+	json_decref(event);
+	strlcpy(msg, q.msg, msglen);
+	return rc == STORE_OK	? WAVE_OK :
+	    rc == STORE_REFUSED ? WAVE_REFUSED :
+				  WAVE_ERROR;
+}

@@ -134,6 +134,25 @@ int wave_alarm(struct store *, uint32_t n, json_t *detail, int64_t now_ms,
     char *msg, size_t msglen);
 int wave_ack_alarm(struct store *, uint32_t n, const char *actor,
     int64_t now_ms, char *msg, size_t msglen);
+/*
+ * A dry run: VERB tried on wave N as stored now, by the same rules, and
+ * nothing written. WAVE_OK when it would be done (MSG says what it would
+ * say), WAVE_REFUSED with MSG saying why not, WAVE_ERROR.
+ */
+enum wave_try_verb {
+	WAVE_TRY_FLIP,
+	WAVE_TRY_FREEZE,
+	WAVE_TRY_RETIRE,
+};
+struct wave_try {
+	enum wave_try_verb verb;
+	enum wave_state to; /* flip */
+	unsigned pct; /* flip */
+	const struct wave_gate *gate; /* flip (NULL: off), freeze */
+	uint64_t grace_ms; /* freeze, retire */
+};
+int wave_try(struct store *, uint32_t n, const struct wave_try *,
+    int64_t now_ms, char *msg, size_t msglen);
 /* Set or clear wave N's cutover gate overrides (any state but retired). */
 int wave_set(struct store *, uint32_t n, const struct wave_overrides *,
     const char *actor, int64_t now_ms, char *msg, size_t msglen);

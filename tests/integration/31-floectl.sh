@@ -95,7 +95,7 @@ want_err "bad --after" 2 '--after takes a sequence number'
 echo "== usage errors name what is wrong and show the usage line"
 runx -s "$SOCK" wave flip 1
 want_err "wave flip N: names the missing lakehouse" 2 '^floectl: wave flip: missing argument lakehouse$'
-[ "$(sed -n 2p "$T/e")" = "usage: floectl wave flip N lakehouse [--canary PCT] [--reason TEXT]" ] &&
+[ "$(sed -n 2p "$T/e")" = "usage: floectl wave flip N lakehouse [--canary PCT] [--reason TEXT] [--dry-run]" ] &&
 	ok "wave flip: the usage line follows" || bad "wave flip usage: $(cat "$T/e")"
 runx -s "$SOCK" route set
 want_err "route set alone: both arguments named" 2 'route set: missing arguments OBJECT\|NS\.\* WAVE$'
@@ -155,7 +155,7 @@ EOF2
 
 echo "== help"
 runx help wave flip
-want "help wave flip" 0 '^usage: floectl wave flip N lakehouse \[--canary PCT\] \[--reason TEXT\]$'
+want "help wave flip" 0 '^usage: floectl wave flip N lakehouse \[--canary PCT\] \[--reason TEXT\] \[--dry-run\]$'
 grep -q '^example:$' "$T/o" && grep -q '^  floectl wave flip 3 lakehouse' "$T/o" &&
 	grep -q 'cutover gate' "$T/o" && ok "help wave flip: what it does and an example" ||
 	bad "help wave flip: $(cat "$T/o")"

@@ -16,6 +16,7 @@
 
 static int ctl_wave_move(struct ctl *, const char *, const char *, json_t *);
 static int ctl_wave_bare(struct ctl *, int, char **, const char *);
+static int ctl_wave_pages(struct ctl *, uint64_t, json_t *);
 static int ctl_rlog_warn(const char *, json_t *);
 
 /* floectl wave list */
@@ -57,6 +58,38 @@ ctl_wave_list(struct ctl *c, int argc, char **argv)
 	return CTL_OK;
 }
 
+/*
+ * The rest of wave N's objects and rules after the first page W: each
+ * next page's appended to W's, and "next" dropped. 0 or the exit status.
+ */
+static int
+ctl_wave_pages(struct ctl *c, uint64_t n, json_t *w)
+{
+	struct ctl_resp r;
+	json_t *next;
+	char *after, *path;
+	int rc;
+
+	while (json_is_string(next = json_object_get(w, "next"))) {
+		after = ctl_escape(c, json_string_value(next));
+		path = xasprintf("/waves/%" PRIu64 "?limit=%d&after=%s", n,
+		    CTL_LIST_PAGE, after);
+		free(after);
+		rc = ctl_call(c, "GET", path, NULL, &r);
+		free(path);
+		if (rc != 0)
+			return rc;
+		json_array_extend(json_object_get(w, "objects"),
+		    json_object_get(r.json, "objects"));
+		json_array_extend(json_object_get(w, "rules"),
+		    json_object_get(r.json, "rules"));
+		json_object_set(w, "next", json_object_get(r.json, "next"));
+		ctl_resp_clear(&r);
+	}
+	json_object_del(w, "next");
+	return CTL_OK;
+}
+
 /* floectl wave show N */
 int
 ctl_wave_show(struct ctl *c, int argc, char **argv)
@@ -74,13 +107,20 @@ ctl_wave_show(struct ctl *c, int argc, char **argv)
 		return rc;
 	if ((rc = ctl_wave_arg(c, pos[0], &n)) != 0)
 		return rc;
-	path = xasprintf("/waves/%" PRIu64, n);
+	path = xasprintf("/waves/%" PRIu64 "?limit=%d", n, CTL_LIST_PAGE);
 	rc = ctl_call(c, "GET", path, NULL, &r);
 	free(path);
 	if (rc != 0)
 		return rc;
+	if ((rc = ctl_wave_pages(c, n, r.json)) != 0) {
+		ctl_resp_clear(&r);
+		return rc;
+	}
 	if (c->json) {
-		ctl_print_json(&r);
+		text = json_dumps(r.json, JSON_COMPACT);
+		if (text != NULL)
+			printf("%s\n", text);
+		free(text);
 		ctl_resp_clear(&r);
 		return CTL_OK;
 	}

@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -297,6 +298,23 @@ admin_parse_object(struct admin_req *r, const char *text, struct route_obj *obj)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Query parameter KEY as an object into *OBJ; *HAS says whether it was
+ * given. 0, or -1 with a 400.
+ */
+int
+admin_query_object(struct admin_req *r, const char *key, struct route_obj *obj,
+    bool *has)
+{
+	char *text = NULL;
+	int rc = 0;
+
+	if ((*has = admin_query_get(r, key, &text) == 1))
+		rc = admin_parse_object(r, text, obj);
+	free(text);
+	return rc;
 }
 
 /* Parse a wave number from the path; answer 400 if bad. */

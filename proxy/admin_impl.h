@@ -123,6 +123,8 @@ int admin_body_int(struct admin_req *, json_t *, const char *, bool, json_int_t,
     json_int_t, json_int_t, json_int_t *);
 int admin_body_bool(struct admin_req *, json_t *, const char *, bool *);
 int admin_parse_object(struct admin_req *, const char *, struct route_obj *);
+int admin_query_object(struct admin_req *, const char *, struct route_obj *,
+    bool *);
 int admin_parse_wave(struct admin_req *, const char *, uint32_t *);
 
 /* admin_waves.c: a wave's state, every wave. */

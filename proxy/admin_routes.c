@@ -124,19 +124,14 @@ admin_routes_get(struct admin_req *r)
 	struct admin_routes_page pg;
 	struct route_obj after;
 	unsigned long long limit = 0;
-	char *text = NULL;
 	json_t *last, *next;
 	bool has_after;
 
 	if (admin_query_uint(r, "limit", 1, ADMIN_ROUTES_MAX, NULL, &limit) ==
 	    -1)
 		return;
-	if ((has_after = admin_query_get(r, "after", &text) == 1) &&
-	    admin_parse_object(r, text, &after) == -1) {
-		free(text);
+	if (admin_query_object(r, "after", &after, &has_after) == -1)
 		return;
-	}
-	free(text);
 	memset(&pg, 0, sizeof(pg));
 	pg.limit = (size_t)limit;
 	pg.list = json_array();

@@ -25,11 +25,15 @@
 
 #define ADMIN_WAVES_MAX 100000 /* the largest page of GET /waves */
 
-/* The routes of one wave, for GET /waves/{n}. */
+/* The routes of one wave, or a page of them, for GET /waves/{n}. */
 struct admin_wave_routes {
 	uint32_t n;
 	json_t *objects;
 	json_t *rules;
+	size_t limit; /* 0: no limit */
+	size_t count; /* objects and rules so far */
+	bool more; /* a route past the limit exists */
+	char last[ADMIN_TEXT_MAX]; /* the last one */
 };
 
 static int admin_waves_rec_cb(const struct store_wave *, void *);
@@ -174,20 +178,27 @@ admin_wave_sum_json(const struct admin_wave_sum *s)
 	    (json_int_t)s->objects, "rules", (json_int_t)s->rules);
 }
 
-/* Collect the objects and rules of one wave. */
+/*
+ * Collect the objects and rules of one wave; past the limit, only note
+ * that there are more and stop.
+ */
 static int
 admin_wave_routes_cb(const void *key, size_t keylen,
     const struct store_route *rt, void *arg)
 {
 	struct admin_wave_routes *wr = arg;
 	struct route_obj obj;
-	char text[STORE_KEY_MAX * 3 + 8];
 
 	if (rt->wave != wr->n || route_obj_from_key(key, keylen, &obj) == -1)
 		return 0;
-	route_obj_format(&obj, text, sizeof(text));
+	if (wr->limit > 0 && wr->count == wr->limit) {
+		wr->more = true;
+		return 1;
+	}
+	route_obj_format(&obj, wr->last, sizeof(wr->last));
+	wr->count++;
 	return json_array_append_new(obj.rule ? wr->rules : wr->objects,
-	    json_string(text));
+	    json_string(wr->last));
 }
 
 /*
@@ -264,24 +275,37 @@ admin_waves_get(struct admin_req *r)
 		next != NULL ? next : json_null()));
 }
 
-/* GET /waves/{n}: one wave in detail with its objects and rules. */
+/*
+ * GET /waves/{n}[?limit=N&after=OBJECT]: one wave in detail with its
+ * objects and rules, in key order; with a limit, N of them (objects and
+ * rules together) and "next", the one to ask after (null: none).
+ */
 void
 admin_wave_get(struct admin_req *r)
 {
 	struct admin_wave_routes wr;
 	struct store_wave w;
+	struct route_obj after;
+	unsigned long long limit = 0;
 	uint32_t n;
-	bool has_rec;
+	bool has_rec, has_after;
 	char dur[32];
 	json_t *j;
 
 	if (admin_parse_wave(r, r->seg[1], &n) == -1 ||
+	    admin_query_uint(r, "limit", 1, ADMIN_WAVES_MAX, NULL, &limit) ==
+		-1)
+		return;
+	if (admin_query_object(r, "after", &after, &has_after) == -1 ||
 	    admin_wave_state(r, n, &w, &has_rec) == -1)
 		return;
+	memset(&wr, 0, sizeof(wr));
 	wr.n = n;
+	wr.limit = (size_t)limit;
 	wr.objects = json_array();
 	wr.rules = json_array();
-	if (store_route_foreach(r->st, admin_wave_routes_cb, &wr) < 0) {
+	if (store_route_foreach_after(r->st, has_after ? after.key : NULL,
+		has_after ? after.len : 0, admin_wave_routes_cb, &wr) < 0) {
 		json_decref(wr.objects);
 		json_decref(wr.rules);
 		log_warnx("%s: listing routes of wave %u failed", __func__, n);
@@ -289,8 +313,7 @@ admin_wave_get(struct admin_req *r)
 		    n);
 		return;
 	}
-	if (!has_rec && json_array_size(wr.objects) == 0 &&
-	    json_array_size(wr.rules) == 0) {
+	if (!has_rec && !has_after && wr.count == 0) {
 		json_decref(wr.objects);
 		json_decref(wr.rules);
 		admin_error(r, 404, "wave %u has no routes and no state", n);
@@ -316,6 +339,8 @@ admin_wave_get(struct admin_req *r)
 	/* A frozen wave's split-brain alarm, until acknowledged. */
 	json_object_set_new(j, "split_brain", admin_time_json(w.alarm_ms));
 	json_object_set_new(j, "alarm_acked", admin_time_json(w.alarm_ack_ms));
+	json_object_set_new(j, "next",
+	    wr.more ? json_string(wr.last) : json_null());
 	admin_reply_json(r, 200, j);
 }
 

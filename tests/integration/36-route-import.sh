@@ -240,4 +240,18 @@ ctl_ok "resolve the abandoned change" --json resolve db.gaveup &&
 	expect_eq "a change abandoned while it waited is not applied" \
 		unassigned "$(jq -r .why "$T/ctl")"
 expect_eq "no change waits once the import is done" 0 "$(waiting)"
+
+echo "== a wave's objects in pages"
+curl -s --unix-socket "$SOCK" http://floe/waves/30 >"$T/w30whole"
+"$FLOECTL" -s "$SOCK" --json wave show 30 >"$T/w30" 2>&1
+jq -e --slurpfile w "$T/w30whole" --argjson n $((BIG / 10)) \
+	'(.objects | length == $n) and .objects == $w[0].objects
+	and (has("next") | not) and .state == "warehouse"' "$T/w30" >/dev/null &&
+	ok "floectl wave show 30: its $((BIG / 10)) objects, pages joined in order" ||
+	bad "wave show 30: $(head -c 300 "$T/w30")"
+curl -s --unix-socket "$SOCK" 'http://floe/waves/30?limit=1000' >"$T/wp1"
+jq -e --slurpfile w "$T/w30whole" '(.objects | length == 1000)
+	and .next == .objects[999] and .objects == $w[0].objects[0:1000]' \
+	"$T/wp1" >/dev/null && ok "GET /waves/30?limit=1000: a page and next" ||
+	bad "wave page: $(jq -c '{n: (.objects | length), next}' "$T/wp1")"
 finish

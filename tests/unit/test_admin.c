@@ -369,6 +369,50 @@ test_status(void **state)
 	}
 }
 
+/*
+ * Without a store (it could not be opened), /status and /metrics are
+ * still served, with their methods checked; every other path, known or
+ * not, is a 503.
+ */
+static void
+test_no_store(void **state)
+{
+	static const struct {
+		const char *method;
+		const char *target;
+		int status;
+	} tab[] = {
+		{ "GET", "/status", 200 },
+		{ "POST", "/status", 405 },
+		{ "GET", "/routes", 503 },
+		{ "POST", "/waves/3/flip", 503 },
+		{ "GET", "/nosuch", 503 },
+		{ "GET", "/", 503 },
+	};
+	struct fixture *fx = *state;
+	struct store *st = fx->f.store;
+	struct admin_reply rep;
+	json_t *j;
+	size_t i;
+
+	fx->f.store = NULL;
+	for (i = 0; i < nitems(tab); i++) {
+		j = expect(fx, tab[i].status, tab[i].method, tab[i].target,
+		    NULL);
+		if (tab[i].status == 503)
+			assert_string_equal(str(json_object_get(j, "error"),
+						"message"),
+			    "the store is not open");
+		json_decref(j);
+	}
+	assert_int_equal(admin_handle(&fx->f, "GET", "/metrics", 8, NULL, UID,
+			     &rep, NULL, NULL),
+	    0);
+	assert_int_equal(rep.status, 200);
+	free(rep.body);
+	fx->f.store = st;
+}
+
 /* GET /metrics: the registry's text with the Prometheus content type. */
 static void
 test_metrics(void **state)
@@ -456,7 +500,7 @@ test_routes(void **state)
 }
 
 /*
- * GET /routes and GET /waves in pages: ?limit=N gives N and "next", the
+ * GET /routes, /waves and /waves/N in pages: ?limit=N gives N and "next", the
  * key to ask ?after= for the next page; the pages together are the
  * whole list, in order, and the last one says "next": null.
  */
@@ -551,6 +595,40 @@ test_paging(void **state)
 	json_decref(j);
 	json_decref(expect(fx, 400, "GET", "/waves?limit=0", NULL));
 	json_decref(expect(fx, 400, "GET", "/waves?after=-1", NULL));
+
+	/* A wave's objects and rules, counted together in a page. */
+	j = expect(fx, 200, "GET", "/waves/10?limit=2", NULL);
+	list = json_object_get(j, "objects");
+	assert_int_equal(json_array_size(list), 2);
+	assert_string_equal(json_string_value(json_array_get(list, 0)), "db.a");
+	assert_string_equal(json_string_value(json_array_get(list, 1)), "db.d");
+	assert_string_equal(str(j, "next"), "db.d");
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves/10?limit=2&after=db.d", NULL);
+	list = json_object_get(j, "objects");
+	assert_int_equal(json_array_size(list), 1);
+	assert_string_equal(json_string_value(json_array_get(list, 0)),
+	    "zz.last");
+	assert_true(json_is_null(json_object_get(j, "next")));
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves/30?limit=1", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "objects")), 1);
+	assert_int_equal(json_array_size(json_object_get(j, "rules")), 0);
+	assert_string_equal(str(j, "next"), "db.c");
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves/30?limit=1&after=db.c", NULL);
+	assert_int_equal(json_array_size(json_object_get(j, "objects")), 0);
+	assert_string_equal(json_string_value(
+				json_array_get(json_object_get(j, "rules"), 0)),
+	    "mkt.*");
+	assert_true(json_is_null(json_object_get(j, "next")));
+	json_decref(j);
+	j = expect(fx, 200, "GET", "/waves/30", NULL);
+	assert_true(json_is_null(json_object_get(j, "next")));
+	json_decref(j);
+	json_decref(expect(fx, 404, "GET", "/waves/99", NULL));
+	json_decref(expect(fx, 400, "GET", "/waves/10?limit=0", NULL));
+	json_decref(expect(fx, 400, "GET", "/waves/10?after=", NULL));
 }
 
 /* GET /resolve: unassigned, by object, by rule, canary per client. */
@@ -1656,6 +1734,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_store, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_routes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paging, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resolve, setup, teardown),

@@ -73,21 +73,39 @@ request_wave_str(const struct request *r, char *buf, size_t len)
 static void
 request_note_reader(struct request *r)
 {
-	const struct h1_header *ua = h1_find(r->msg, "User-Agent");
-	const struct h1_header *inm = h1_find(r->msg, "If-None-Match");
+	const struct h1_header *ua = NULL, *inm = NULL, *h;
 	char id[READERS_IDENT_MAX];
-	int n;
+	bool authz = false;
+	unsigned k;
+	size_t n;
+	int i;
 
+	/* One pass over the headers (the length test rejects most). */
+	for (k = 0; k < r->msg->nhdrs; k++) {
+		h = &r->msg->hdrs[k];
+		if (h1_name_is(h->name, h->name_len, "User-Agent"))
+			ua = h;
+		else if (h1_name_is(h->name, h->name_len, "If-None-Match"))
+			inm = h;
+		else if (h1_name_is(h->name, h->name_len, "Authorization"))
+			authz = true;
+	}
 	if (r->ident[0] != '\0')
-		n = (int)strlcpy(id, r->ident, sizeof(id));
-	else if (h1_find(r->msg, "Authorization") != NULL)
-		n = snprintf(id, sizeof(id), "token:%016llx",
-		    (unsigned long long)r->client_hash);
-	else
-		n = (int)strlcpy(id, server_conn_peer(r->conn), sizeof(id));
-	if (n <= 0 || (size_t)n >= sizeof(id))
+		n = strlcpy(id, r->ident, sizeof(id));
+	else if (authz) {
+		/* "token:" and the hash in hex, by hand: every load runs it. */
+		memcpy(id, "token:", 6);
+		for (i = 0; i < 16; i++)
+			id[6 + i] = "0123456789abcdef"[(r->client_hash >>
+							   (60 - 4 * i)) &
+			    15];
+		id[22] = '\0';
+		n = 22;
+	} else
+		n = strlcpy(id, server_conn_peer(r->conn), sizeof(id));
+	if (n == 0 || n >= sizeof(id))
 		return;
-	inventory_note(r->f->inv, &r->objs[0], r->side, id, (size_t)n,
+	inventory_note(r->f->inv, &r->objs[0], r->side, id, n,
 	    ua != NULL ? ua->value : NULL, ua != NULL ? ua->value_len : 0,
 	    inm != NULL &&
 		etag_is_other_side(inm->value, inm->value_len, r->side));

@@ -441,8 +441,6 @@ static int
 admin_freeze_readers(struct admin_req *r, struct admin_move *m, char *msg,
     size_t msglen, json_t **stale)
 {
-	size_t n;
-
 	msg[0] = '\0';
 	switch (admin_readers_gate(r, &m->ev, &m->before, msg, msglen, stale)) {
 	case -1:
@@ -450,8 +448,10 @@ admin_freeze_readers(struct admin_req *r, struct admin_move *m, char *msg,
 	case 1:
 		if (m->gate.pass)
 			strlcpy(m->gmsg, msg, sizeof(m->gmsg));
-		else if ((n = strlen(m->gmsg)) + 2 < sizeof(m->gmsg))
-			snprintf(m->gmsg + n, sizeof(m->gmsg) - n, "; %s", msg);
+		else {
+			strlcat(m->gmsg, "; ", sizeof(m->gmsg));
+			strlcat(m->gmsg, msg, sizeof(m->gmsg));
+		}
 		m->gate.pass = false;
 		msg[0] = '\0';
 		return 0;

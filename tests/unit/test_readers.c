@@ -3,7 +3,8 @@
  * object, side and identity and per identity; sightings taken and given
  * back; the longest idle entry replaced when full, the index whole after
  * evictions; the memory bound with 10,000 identities x 1,000 tables; keys
- * too long; and the stale-reader rule at its edges.
+ * too long; the stale-reader rule at its edges; and the store's readers
+ * database: batches merged, read back by prefix, excused, pruned.
  */
 #include <malloc.h>
 #include <setjmp.h>
@@ -20,6 +21,7 @@
 #include "policy/readers.h"
 #include "routing/route.h"
 #include "routing/store.h"
+#include "tests/unit/routing_tmp.h"
 
 #define NOW 1800000000000LL
 #define D (24 * 3600 * 1000LL)
@@ -337,6 +339,103 @@ test_stale(void **state __unused)
 	assert_false(readers_is_stale(NULL, &lh, flip, hz));
 }
 
+/* A count of the records under PREFIX (PLEN bytes). */
+static int
+count_cb(const void *key __unused, size_t keylen __unused,
+    const struct store_reader *r __unused, void *arg)
+{
+	(*(int *)arg)++;
+	return 0;
+}
+
+/*
+ * The store's side: sightings merged into what is stored (earliest first,
+ * latest last, counts summed, the agent replaced when given), read back,
+ * excused with an event, pruned; all of it across a reopen.
+ */
+static void
+test_store_readers(void **state __unused)
+{
+	struct routing_tmp *t = routing_tmp_open();
+	unsigned char k1[READERS_KEY_MAX], k2[READERS_KEY_MAX],
+	    k3[READERS_KEY_MAX], pfx[STORE_KEY_MAX];
+	struct route_obj a = obj("orders"), b = obj("users");
+	struct store_reader_in in[3];
+	struct store_reader r;
+	json_t *ev, *evs;
+	size_t n1, n2, n3, pruned;
+	char err[256];
+	int count;
+
+	assert_non_null(t);
+	n1 = readers_key(k1, sizeof(k1), &a, ROUTE_WAREHOUSE, "alice", 5);
+	n2 = readers_key(k2, sizeof(k2), &b, ROUTE_WAREHOUSE, "alice", 5);
+	n3 = readers_key(k3, sizeof(k3), &a, ROUTE_LAKEHOUSE, "bob", 3);
+	memset(in, 0, sizeof(in));
+	in[0] = (struct store_reader_in) { k1, n1,
+		{ NOW + 10, NOW + 20, 2, 0, 0, "spark" } };
+	in[1] =
+	    (struct store_reader_in) { k2, n2, { NOW, NOW, 1, 0, 0, "spark" } };
+	in[2] = (struct store_reader_in) { k3, n3,
+		{ NOW, NOW + 5, 1, NOW + 5, 0, "trino" } };
+	assert_int_equal(store_readers_add(t->store, in, 3), STORE_OK);
+	/* A second batch: an earlier first, a later last, no agent. */
+	in[0].r = (struct store_reader) { NOW + 5, NOW + 30, 3, 0, 0, "" };
+	assert_int_equal(store_readers_add(t->store, in, 1), STORE_OK);
+	assert_int_equal(store_reader_get(t->store, k1, n1, &r), STORE_OK);
+	assert_int_equal(r.first_ms, NOW + 5);
+	assert_int_equal(r.last_ms, NOW + 30);
+	assert_int_equal(r.count, 5);
+	assert_string_equal(r.ua, "spark");
+	/* The records of one object, by prefix: a's two, not b's. */
+	memcpy(pfx, a.key, a.len);
+	pfx[a.len] = '\0';
+	count = 0;
+	assert_int_equal(store_reader_foreach(t->store, pfx, a.len + 1,
+			     count_cb, &count),
+	    STORE_OK);
+	assert_int_equal(count, 2);
+	/* Excused for a: one warehouse record, and its event. */
+	ev = json_pack("{s:s}", "type", "readers.forget");
+	assert_int_equal(store_readers_excuse(t->store, "alice", 5, a.key,
+			     a.len, NOW + 40, ev),
+	    STORE_OK);
+	json_decref(ev);
+	assert_int_equal(store_reader_get(t->store, k1, n1, &r), STORE_OK);
+	assert_int_equal(r.excused_ms, NOW + 40);
+	assert_int_equal(store_reader_get(t->store, k2, n2, &r), STORE_OK);
+	assert_int_equal(r.excused_ms, 0);
+	evs = routing_tmp_events(t->store, 0);
+	assert_int_equal(json_integer_value(
+			     json_object_get(json_array_get(evs, 0),
+				 "records")),
+	    1);
+	json_decref(evs);
+	/* Bob has no warehouse record: nothing to excuse, no event. */
+	ev = json_pack("{s:s}", "type", "readers.forget");
+	assert_int_equal(store_readers_excuse(t->store, "bob", 3, NULL, 0,
+			     NOW + 40, ev),
+	    STORE_NOTFOUND);
+	json_decref(ev);
+	/* The excuse survives the next batch; then a reopen keeps it all. */
+	in[0].r = (struct store_reader) { NOW + 50, NOW + 50, 1, 0, 0, "" };
+	assert_int_equal(store_readers_add(t->store, in, 1), STORE_OK);
+	store_free(t->store);
+	t->store = store_open(t->dir, err, sizeof(err));
+	assert_non_null(t->store);
+	assert_int_equal(store_reader_get(t->store, k1, n1, &r), STORE_OK);
+	assert_int_equal(r.count, 6);
+	assert_int_equal(r.excused_ms, NOW + 40);
+	/* Pruned: what was last loaded before NOW + 6 (b/alice, a/bob). */
+	assert_int_equal(store_readers_prune(t->store, NOW + 6, &pruned),
+	    STORE_OK);
+	assert_int_equal(pruned, 2);
+	assert_int_equal(store_reader_get(t->store, k3, n3, &r),
+	    STORE_NOTFOUND);
+	assert_int_equal(store_reader_get(t->store, k1, n1, &r), STORE_OK);
+	routing_tmp_close(t);
+}
+
 int
 main(void)
 {
@@ -347,6 +446,7 @@ main(void)
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_stale),
+		cmocka_unit_test(test_store_readers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -129,6 +129,14 @@ if (rr && rr.by_round.round.length > 0) {
 		`${rr.by_round.rps.map(fx).join(' ')} (nginx's own rounds: ` +
 		`${f0(Math.min(...spread))} to ${f0(Math.max(...spread))} req/s)`);
 }
+// What floe's own credential costs per request: the 10-route floe without
+// one, with a bearer token, with a SigV4 signature (CPU per request).
+const c10 = scen.get('floe-routed-10'), cb = scen.get('floe-bearer'), cs = scen.get('floe-sigv4');
+if (c10 && cb && cs)
+	console.log('catalog credentials, cpu/request: none ' +
+		`${fx(c10.cpu_us_per_req)} us, bearer ${fx(cb.cpu_us_per_req)} us, ` +
+		`sigv4 ${fx(cs.cpu_us_per_req)} us (sigv4 - bearer: ` +
+		`${fx(cs.cpu_us_per_req - cb.cpu_us_per_req)} us)`);
 for (const n of notes) console.log(n);
 
 // --- goals ---------------------------------------------------------------

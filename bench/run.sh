@@ -242,10 +242,10 @@ FRESH="freshness_interval = 1h"
 # bench.t00001 ... over 100 waves, and bench.long_history. The table
 # measured, BENCH_TABLE (bench.t05000 for 10,000 routes: the middle one),
 # and bench.long_history are in one wave, which is flipped to the
-# lakehouse. EXTRA: more [floe] lines. Sets FPORT, FPID, FSOCK,
-# LOAD_SECS, TBL, BIG.
+# lakehouse. EXTRA: more [floe] lines; LAKE: more [lakehouse] lines (how
+# floe authenticates to it). Sets FPORT, FPID, FSOCK, LOAD_SECS, TBL, BIG.
 start_floe() {
-	local name=$1 n=$2 extra=${3:-} d=$S/$1 i t0 t1 k w
+	local name=$1 n=$2 extra=${3:-} lake=${4:-} d=$S/$1 i t0 t1 k w
 	FPORT=$(free_port)
 	FSOCK=$T/$name.sock
 	mkdir -p "$d"
@@ -263,6 +263,7 @@ uri = http://127.0.0.1:$WH_PORT
 
 [lakehouse]
 uri = http://127.0.0.1:$LH_PORT
+$lake
 
 [policy]
 gate_min_clean = 0
@@ -470,6 +471,27 @@ LOADS+=("routed-10 10 $LOAD_SECS")
 scenario floe-routed-10 floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
 	"$SMALL_BYTES" "$LH"
 SMALL=(upstream nginx haproxy floe-routed floe-routed-10)
+# The same 10 routes with floe's own credential on every request to the
+# lakehouse: a bearer token, and an AWS SigV4 signature (with a session
+# token) over each request as it is sent. The upstream checks neither:
+# what is measured is floe's cost.
+printf 'bench-bearer-token-%s\n' "$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')" \
+	>"$T/lake.token"
+printf '[default]\naws_access_key_id = AKIABENCHEXAMPLE\naws_secret_access_key = %s\naws_session_token = %s\n' \
+	"$(head -c 30 /dev/urandom | base64)" "$(head -c 470 /dev/urandom | base64 -w0)" \
+	>"$T/aws.credentials"
+chmod 600 "$T/lake.token" "$T/aws.credentials"
+start_floe bearer 10 "$NOCACHE" "token_file = $T/lake.token"
+LOADS+=("bearer 10 $LOAD_SECS")
+scenario floe-bearer floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
+	"$SMALL_BYTES" "$LH"
+start_floe sigv4 10 "$NOCACHE" "auth = sigv4
+sigv4_region = us-east-1
+aws_credentials_file = $T/aws.credentials"
+LOADS+=("sigv4 10 $LOAD_SECS")
+scenario floe-sigv4 floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
+	"$SMALL_BYTES" "$LH"
+SMALL+=(floe-bearer floe-sigv4)
 if [ "$HAS_CACHE" = 1 ]; then
 	# The same table and routes, answered from floe's LoadTable cache
 	# (its default size and time to live).

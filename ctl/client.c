@@ -8,6 +8,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,10 @@
 #include "lib/xmalloc.h"
 
 static size_t ctl_write_cb(char *, size_t, size_t, void *);
-static int ctl_unreachable(const struct ctl *, const char *);
+static int ctl_unreachable(struct ctl *, const char *);
+static void ctl_warn_rollbacks(json_t *);
+static void ctl_say(struct ctl *, const char *, ...)
+    __attribute__((__format__(__printf__, 2, 3)));
 static char *ctl_read_all(const struct ctl *, const char *, size_t *);
 static char *ctl_one_record(const struct ctl *, const char *);
 
@@ -69,11 +73,32 @@ ctl_resp_clear(struct ctl_resp *r)
 }
 
 /*
+ * Say that floe cannot be reached (or did not answer): on stderr, or when
+ * C is quiet (a --follow riding out a restart) into C->errmsg, for the
+ * caller to say once.
+ */
+static void
+ctl_say(struct ctl *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (c->quiet)
+		vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
+	else {
+		fputs("floectl: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}
+
+/*
  * Say why floe cannot be reached. libcurl only says it could not connect;
  * a connect of our own gives the reason (no such file, refused, denied).
  */
 static int
-ctl_unreachable(const struct ctl *c, const char *curl_err)
+ctl_unreachable(struct ctl *c, const char *curl_err)
 {
 	struct sockaddr_un sun;
 	int fd, saved;
@@ -81,31 +106,54 @@ ctl_unreachable(const struct ctl *c, const char *curl_err)
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	if (strlen(c->sock) >= sizeof(sun.sun_path)) {
-		fprintf(stderr,
-		    "floectl: cannot reach floe at %s: socket path too long\n",
+		ctl_say(c, "cannot reach floe at %s: socket path too long",
 		    c->sock);
 		return CTL_UNREACHABLE;
 	}
 	memcpy(sun.sun_path, c->sock, strlen(c->sock));
 	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1) {
-		fprintf(stderr,
-		    "floectl: cannot reach floe at %s: socket: %s\n", c->sock,
+		ctl_say(c, "cannot reach floe at %s: socket: %s", c->sock,
 		    strerror(errno));
 		return CTL_UNREACHABLE;
 	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		saved = errno;
 		close(fd);
-		fprintf(stderr, "floectl: cannot reach floe at %s: %s\n",
-		    c->sock, strerror(saved));
+		ctl_say(c, "cannot reach floe at %s: %s", c->sock,
+		    strerror(saved));
 	} else {
 		close(fd);
-		fprintf(stderr, "floectl: cannot reach floe at %s: %s\n",
-		    c->sock, curl_err);
+		ctl_say(c, "cannot reach floe at %s: %s", c->sock, curl_err);
 	}
-	if (c->sock_from != NULL && strcmp(c->sock_from, "-s") != 0)
+	if (!c->quiet && c->sock_from != NULL &&
+	    strcmp(c->sock_from, "-s") != 0)
 		fprintf(stderr, "floectl: (that path is %s)\n", c->sock_from);
 	return CTL_UNREACHABLE;
+}
+
+/*
+ * A change that made a trigger roll waves back (the answer's
+ * "rolled_back"): one warning line on stderr per wave, with the trigger
+ * and its evidence. The change itself was made: the exit status stays 0.
+ */
+static void
+ctl_warn_rollbacks(json_t *answer)
+{
+	json_t *rb = json_object_get(answer, "rolled_back"), *one;
+	const char *ev;
+	size_t i;
+
+	json_array_foreach(rb, i, one) {
+		ev = json_string_value(json_object_get(one, "evidence"));
+		fprintf(stderr,
+		    "floectl: warning: this rolled wave %" JSON_INTEGER_FORMAT
+		    " back to the warehouse: %s trigger%s%s\n",
+		    json_integer_value(json_object_get(one, "wave")),
+		    json_string_value(json_object_get(one, "trigger")) != NULL ?
+			json_string_value(json_object_get(one, "trigger")) :
+			"a",
+		    ev != NULL ? ", " : "", ev != NULL ? ev : "");
+	}
 }
 
 /*
@@ -180,8 +228,8 @@ ctl_call_raw(struct ctl *c, const char *method, const char *path,
 		return ctl_unreachable(c,
 		    errbuf[0] ? errbuf : curl_easy_strerror(rc));
 	if (rc != CURLE_OK) {
-		fprintf(stderr, "floectl: no answer from floe at %s: %s\n",
-		    c->sock, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		ctl_say(c, "no answer from floe at %s: %s", c->sock,
+		    errbuf[0] ? errbuf : curl_easy_strerror(rc));
 		return CTL_UNREACHABLE;
 	}
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &r->status);
@@ -189,11 +237,11 @@ ctl_call_raw(struct ctl *c, const char *method, const char *path,
 		r->body = xstrdup("");
 	r->json = json_loadb(r->body, r->len, 0, NULL);
 	if (r->status >= 200 && r->status < 300) {
+		if (r->json != NULL && strcmp(method, "GET") != 0)
+			ctl_warn_rollbacks(r->json);
 		if (r->json != NULL || strcmp(path, "/metrics") == 0)
 			return 0;
-		fprintf(stderr,
-		    "floectl: floe at %s answered %ld with no JSON: "
-		    "%.200s\n",
+		ctl_say(c, "floe at %s answered %ld with no JSON: %.200s",
 		    c->sock, r->status, r->body);
 		ctl_resp_clear(r);
 		return CTL_UNREACHABLE;
@@ -207,7 +255,8 @@ ctl_call_raw(struct ctl *c, const char *method, const char *path,
 	e = json_object_get(r->json, "error");
 	if (json_is_string(json_object_get(e, "message")))
 		msg = json_string_value(json_object_get(e, "message"));
-	if (c->json && r->json != NULL)
+	if (c->json && r->json != NULL &&
+	    !(c->quiet && status == CTL_UNREACHABLE))
 		ctl_print_json(r);
 	if (msg != NULL && c->one_record)
 		msg = one = ctl_one_record(c, msg);
@@ -221,8 +270,8 @@ ctl_call_raw(struct ctl *c, const char *method, const char *path,
 	} else if (status == CTL_USAGE)
 		fprintf(stderr, "floectl: %s\n", msg ? msg : r->body);
 	else
-		fprintf(stderr, "floectl: floe at %s answered %ld: %s\n",
-		    c->sock, r->status, msg ? msg : r->body);
+		ctl_say(c, "floe at %s answered %ld: %s", c->sock, r->status,
+		    msg ? msg : r->body);
 	free(one);
 	ctl_resp_clear(r);
 	return status;

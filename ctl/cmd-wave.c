@@ -128,7 +128,16 @@ ctl_wave_show(struct ctl *c, int argc, char **argv)
 	json_object_foreach(r.json, key, v) {
 		if (json_is_array(v))
 			continue;
-		text = ctl_text(v);
+		if (strcmp(key, "rollback") == 0 && json_is_object(v))
+			/* Its evidence, rounded: --json has it exact. */
+			text = xasprintf("%s trigger%s%s",
+			    ctl_str(v, "trigger"),
+			    json_object_get(v, "evidence") != NULL ? ": " : "",
+			    json_object_get(v, "evidence") != NULL ?
+				ctl_str(v, "evidence") :
+				"");
+		else
+			text = ctl_text(v);
 		ctl_table_add(&t, key, text);
 		free(text);
 	}
@@ -491,6 +500,11 @@ ctl_wave_report_errors(struct ctl *c, int argc, char **argv)
 		return rc;
 	if (c->json)
 		ctl_print_json(&r);
+	else if (json_array_size(json_object_get(r.json, "rolled_back")) > 0)
+		/* The window starts again: the warning has the evidence. */
+		printf("wave %" PRIu64 ": %" PRIu64 " errors in %" PRIu64
+		       " %s reads counted; wave is %s\n",
+		    n, e, t, ctl_str(r.json, "side"), ctl_str(r.json, "state"));
 	else {
 		win = json_object_get(r.json, "window");
 		printf(

@@ -14,7 +14,7 @@
  *   print.c         human output shared by the commands: aligned tables,
  *                   flattened objects, JSON values as text, JSON as sent
  *   cmd-status.c    status, metrics, reload, events, rollbacks (and
- *                   --follow)
+ *                   --follow), wave watch
  *   cmd-route.c     route set|rm|list|import, resolve
  *   cmd-wave.c      wave list|show and the wave transitions
  *   cmd-ledger.c    ledger add|import|show
@@ -24,7 +24,8 @@
  *
  * One row of ctl_cmds[] per command, one ctl_<command> function per row,
  * defined in the cmd-*.c file of its family. A short-lived CLI: every call
- * blocks, nothing is shared with floe but lib/ and the conf loader.
+ * blocks, nothing is shared with floe but lib/, the conf loader and
+ * rlog_value_text (a trigger's values rounded as the status page does).
  */
 #ifndef FLOE_CTL_CTL_H
 #define FLOE_CTL_CTL_H
@@ -62,6 +63,8 @@ struct ctl {
 	char *sock_from; /* where sock came from, said when floe is away */
 	bool json;
 	bool one_record; /* a POST of one ledger record: see ctl_call_raw */
+	bool quiet; /* floe unreachable: say it in ERRMSG, not on stderr */
+	char errmsg[512];
 	void *curl; /* client.c's CURL easy handle */
 };
 
@@ -189,6 +192,7 @@ int ctl_metrics(struct ctl *, int, char **);
 int ctl_reload(struct ctl *, int, char **);
 int ctl_events(struct ctl *, int, char **);
 int ctl_rollbacks(struct ctl *, int, char **);
+int ctl_wave_watch(struct ctl *, int, char **);
 
 /* cmd-route.c */
 int ctl_route_set(struct ctl *, int, char **);

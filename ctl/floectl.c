@@ -4,7 +4,7 @@
  * JSON as is with --json. This file holds main: the global options, the
  * socket lookup, and the command table with its dispatch; the help of each
  * command is written in its row. Exit status: 0 done, 1 refused, 2 usage
- * error, 3 floe unreachable or failing.
+ * error, 3 floe unreachable or failing, 4 done with a warning.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -27,12 +27,15 @@ static bool ctl_wants_help(int, char **);
  */
 const struct ctl_cmd ctl_cmds[] = {
 	{ .word1 = "status",
-	    .args = "",
+	    .args = "[--all]",
 	    .summary = "floe, store and waves at a glance",
-	    .about = "Show floe at a glance: readiness, uptime, request "
-		     "counters, each catalog's pool, the store's health and "
-		     "last event sequence, and how many waves are in each "
-		     "state, one \"key  value\" line per member.",
+	    .about = "Show floe at a glance: version, readiness, uptime, "
+		     "the store, each catalog up or down, the waves by state, "
+		     "each armed wave's error ratio and lag against their "
+		     "thresholds, and each rolled-back wave with the evidence "
+		     "of its rollback. --all prints every member of the "
+		     "status, one \"key  value\" line each; --json the "
+		     "answer as it is.",
 	    .example = "--json status | jq .store",
 	    .fn = ctl_status },
 	{ .word1 = "route",
@@ -107,6 +110,18 @@ const struct ctl_cmd ctl_cmds[] = {
 		     "overrides, then its tables and rules.",
 	    .example = "wave show 3",
 	    .fn = ctl_wave_show },
+	{ .word1 = "wave",
+	    .word2 = "watch",
+	    .args = "N [--count K] [--interval SECONDS]",
+	    .summary = "one wave live, like a rollout's --watch",
+	    .about = "Show wave N live: every interval (2 s) a line with its "
+		     "state and share, its lakehouse error ratio and freshness "
+		     "lag against their thresholds (or the evidence of its "
+		     "rollback), then its events as they come (its last 5 "
+		     "first). --count stops after K lines; a restart of floe "
+		     "is waited out.",
+	    .example = "wave watch 3 --interval 5",
+	    .fn = ctl_wave_watch },
 	{ .word1 = "wave",
 	    .word2 = "flip",
 	    .args = "N lakehouse [--canary PCT] [--reason TEXT] [--dry-run]",
@@ -287,7 +302,9 @@ const struct ctl_cmd ctl_cmds[] = {
 	    .about = "Print the event log, oldest first: every route change, "
 		     "transition and refusal, with who made it. --after starts "
 		     "after that sequence number; --follow keeps printing new "
-		     "events until interrupted.",
+		     "events until interrupted, and across a restart of floe "
+		     "goes on after the last one printed. Long values get "
+		     "lines of their own, objects taken apart into fields.",
 	    .example = "events --follow --after 120",
 	    .fn = ctl_events },
 	{ .word1 = "rollbacks",
@@ -296,7 +313,8 @@ const struct ctl_cmd ctl_cmds[] = {
 	    .about = "Print the rollback log, oldest first: when, which wave, "
 		     "which trigger, the move and who; the tables, what was "
 		     "measured against which threshold, and the reason. "
-		     "--follow keeps printing new ones.",
+		     "--follow keeps printing new ones, across restarts of "
+		     "floe; --json prints the lines as they are in the file.",
 	    .example = "rollbacks --follow",
 	    .fn = ctl_rollbacks },
 	{ .word1 = "metrics",
@@ -463,7 +481,9 @@ main(int argc, char **argv)
 		return ctl_help(&c, argc - i - used, argv + i + used);
 
 	if (sock == NULL && conf_path != NULL) {
-		if ((conf = conf_load(conf_path, err, sizeof(err))) == NULL) {
+		/* Only the socket: secret files are floe's to read. */
+		if ((conf = conf_load_flags(conf_path, CONF_NO_SECRETS, err,
+			 sizeof(err))) == NULL) {
 			fprintf(stderr, "floectl: %s\n", err);
 			return CTL_USAGE;
 		}

@@ -137,15 +137,17 @@ ctl_usage(FILE *out)
 	    out);
 	for (k = 0; k < ctl_ncmds; k++)
 		ctl_usage_entry(out, &ctl_cmds[k]);
-	fputs("\n"
-	      "socket: -s SOCKET, else admin_socket from -c CONF, else "
-	      "$FLOE_SOCKET,\n"
-	      "        else var/floe.sock, else /run/floe/floe.sock (the "
-	      "service's)\n"
-	      "exit:   0 done, 1 refused, 2 usage error, 3 floe unreachable or "
-	      "failing\n"
-	      "help:   floectl help COMMAND, or floectl COMMAND --help, "
-	      "explains one\n",
+	fputs(
+	    "\n"
+	    "socket: -s SOCKET, else admin_socket from -c CONF, else "
+	    "$FLOE_SOCKET,\n"
+	    "        else var/floe.sock, else /run/floe/floe.sock (the "
+	    "service's)\n"
+	    "exit:   0 done, 1 refused, 2 usage error, 3 floe unreachable or "
+	    "failing,\n"
+	    "        4 done with a warning (a rollback whose log line waits)\n"
+	    "help:   floectl help COMMAND, or floectl COMMAND --help, "
+	    "explains one\n",
 	    out);
 }
 

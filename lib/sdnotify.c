@@ -19,6 +19,8 @@
 
 #include "lib/sdnotify.h"
 
+#define SDNOTIFY_MAX 1024 /* bytes of one message sdnotifyf sends */
+
 /* Send STATE to $NOTIFY_SOCKET, if there is one. */
 int
 sdnotify(const char *state)
@@ -55,20 +57,21 @@ sdnotify(const char *state)
 	return n == (ssize_t)strlen(state) ? 1 : -1;
 }
 
-/* sdnotify of a printf format. */
+/*
+ * sdnotify of a printf format. A message longer than SDNOTIFY_MAX is cut
+ * there: put READY=1 and the like first, STATUS= last.
+ */
 int
 sdnotifyf(const char *fmt, ...)
 {
-	char buf[512];
+	char buf[SDNOTIFY_MAX + 1];
 	va_list ap;
 	int n;
 
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(buf)) {
-		errno = EMSGSIZE;
+	if (n < 0)
 		return -1;
-	}
 	return sdnotify(buf);
 }

@@ -11,7 +11,7 @@
  * sent, 0 when no service manager asked for it, -1 with errno on failure.
  */
 int sdnotify(const char *state);
-/* sdnotify of a printf format. */
+/* sdnotify of a printf format, cut at 1 KiB (STATUS= goes last). */
 int sdnotifyf(const char *fmt, ...)
     __attribute__((__format__(__printf__, 1, 2)));
 

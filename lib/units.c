@@ -186,6 +186,31 @@ units_format_duration(uint64_t ms, char *buf, size_t len)
 	snprintf(buf, len, "%llums", (unsigned long long)ms);
 }
 
+void
+units_format_human(int64_t ms, char *buf, size_t len)
+{
+	static const struct {
+		const char *name;
+		int64_t s;
+	} u[] = { { "d", 86400 }, { "h", 3600 }, { "m", 60 }, { "s", 1 } };
+	int64_t s = ms / 1000, rest;
+	size_t i;
+
+	if (ms < 1000) {
+		snprintf(buf, len, "%s", ms <= 0 ? "0s" : "<1s");
+		return;
+	}
+	for (i = 0; s < u[i].s; i++)
+		;
+	rest = i + 1 < 4 ? s % u[i].s / u[i + 1].s : 0;
+	if (rest == 0)
+		snprintf(buf, len, "%lld%s", (long long)(s / u[i].s),
+		    u[i].name);
+	else
+		snprintf(buf, len, "%lld%s %lld%s", (long long)(s / u[i].s),
+		    u[i].name, (long long)rest, u[i + 1].name);
+}
+
 /* Read exactly N digits at S into *v. */
 static int
 units_fixed(const char *s, int n, int *v)

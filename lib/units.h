@@ -22,6 +22,12 @@ int units_ratio(const char *, double *);
 /* Format ms as the shortest exact unit ("90s", "15m", "7d"). */
 void units_format_duration(uint64_t ms, char *buf, size_t len);
 /*
+ * Format ms for people, rounded down to its two largest units: "3d 4h",
+ * "5m 12s", "15m" (a zero second unit left out), "8s", "<1s", "0s" (0 or
+ * less).
+ */
+void units_format_human(int64_t ms, char *buf, size_t len);
+/*
  * RFC 3339 / ISO 8601 UTC timestamp ("2026-11-29T06:00:00Z", optional
  * fraction, "+00:00" or other offsets) to ms since the epoch. 0 or -1.
  */

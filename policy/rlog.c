@@ -393,7 +393,7 @@ json_t *
 rlog_read(const char *path, uint64_t after, size_t limit, char *msg,
     size_t msglen)
 {
-	json_t *list, *one;
+	json_t *list, *lines, *one;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -403,13 +403,15 @@ rlog_read(const char *path, uint64_t after, size_t limit, char *msg,
 	if (limit == 0 || limit > RLOG_READ_MAX)
 		limit = RLOG_READ_MAX;
 	list = json_array();
+	lines = json_array();
 	if ((fp = fopen(path, "r")) == NULL) {
 		if (errno == ENOENT)
-			return json_pack("{s:o,s:I}", "rollbacks", list, "next",
-			    (json_int_t)0);
+			return json_pack("{s:o,s:o,s:I}", "rollbacks", list,
+			    "lines", lines, "next", (json_int_t)0);
 		snprintf(msg, msglen, "rollback log %s: %s", path,
 		    strerror(errno));
 		json_decref(list);
+		json_decref(lines);
 		return NULL;
 	}
 	while (json_array_size(list) < limit &&
@@ -423,9 +425,35 @@ rlog_read(const char *path, uint64_t after, size_t limit, char *msg,
 			one = json_pack("{s:s#}", "unparsed", line,
 			    (int)(len - 1));
 		json_array_append_new(list, one);
+		/* Not UTF-8: null (its "unparsed" is as near as JSON gets). */
+		if ((one = json_stringn(line, (size_t)(len - 1))) == NULL)
+			one = json_null();
+		json_array_append_new(lines, one);
 	}
 	free(line);
 	fclose(fp);
-	return json_pack("{s:o,s:I}", "rollbacks", list, "next",
-	    (json_int_t)(after + json_array_size(list)));
+	return json_pack("{s:o,s:o,s:I}", "rollbacks", list, "lines", lines,
+	    "next", (json_int_t)(after + json_array_size(list)));
+}
+
+void
+rlog_value_text(const char *trigger, const json_t *v, char *buf, size_t len)
+{
+	char *s;
+
+	if (v == NULL || json_is_null(v))
+		snprintf(buf, len, "none");
+	else if (json_is_string(v))
+		snprintf(buf, len, "%s", json_string_value(v));
+	else if (trigger != NULL && strcmp(trigger, "freshness") == 0 &&
+	    json_is_integer(v))
+		units_format_human(json_integer_value(v), buf, len);
+	else if (trigger != NULL && strcmp(trigger, "errors") == 0 &&
+	    json_is_number(v))
+		snprintf(buf, len, "%.2f%%", json_number_value(v) * 100);
+	else if ((s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT)) != NULL) {
+		snprintf(buf, len, "%s", s);
+		free(s);
+	} else
+		snprintf(buf, len, "?");
 }

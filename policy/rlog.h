@@ -69,6 +69,15 @@ json_t *rlog_objects(struct store *st, uint32_t wave);
  */
 json_t *rlog_line(const struct rlog_entry *e, struct store *st, int64_t now_ms);
 /*
+ * A trigger's measured value or threshold V for people, in BUF: a ratio
+ * of the errors trigger as a percentage rounded to 0.01 ("40.91%"), a
+ * freshness lag in ms as a duration ("16m 40s"), a string as it is,
+ * anything else as compact JSON; "none" for null or NULL. The log line
+ * keeps the exact value.
+ */
+void rlog_value_text(const char *trigger, const json_t *v, char *buf,
+    size_t len);
+/*
  * Append LINE (a JSON object, borrowed) as one whole line and fsync it,
  * after the lines still pending. It is kept in the store first and
  * forgotten once durable. Returns 0, or -1 (errno set) if it is not
@@ -86,8 +95,10 @@ int rlog_write(struct rlog *l, json_t *line);
 int rlog_flush(struct rlog *l, int64_t now_ms);
 /*
  * The lines of the log at PATH after the first AFTER, at most LIMIT (0 or
- * more than RLOG_READ_MAX: RLOG_READ_MAX), as {"rollbacks":[...],"next":N}
- * where N is the AFTER that reads on. A line that is not JSON comes as
+ * more than RLOG_READ_MAX: RLOG_READ_MAX), as {"rollbacks":[...],"lines":
+ * [...],"next":N} where N is the AFTER that reads on and "lines" holds
+ * the same lines as text, byte for byte without their newline (for
+ * floectl rollbacks --json). A line that is not JSON comes as
  * {"unparsed":TEXT}; a line still being written (no newline yet) is not
  * read. No log yet is an empty page. Caller frees; NULL with MSG if the
  * log cannot be read.

@@ -20,6 +20,7 @@
 #include "proxy/admin.h"
 #include "proxy/admin_impl.h"
 #include "proxy/floe.h"
+#include "proxy/watch.h"
 #include "routing/store.h"
 
 static char *admin_pct_decode(const char *, size_t, bool);
@@ -136,6 +137,42 @@ admin_reply_json(struct admin_req *r, int status, json_t *j)
 	r->reply->content_type = ADMIN_CT_JSON;
 	r->reply->body = s;
 	r->reply->len = strlen(s);
+}
+
+/*
+ * Add the rollbacks the triggers made while REP's request was served
+ * (watch_fired_take) to it as "rolled_back": [...], so that whoever
+ * caused them is told. Only a JSON object answer of 2xx takes them.
+ */
+void
+admin_reply_fired(struct floe *f, struct admin_reply *rep)
+{
+	json_t *fired, *j;
+	char *s;
+
+	if ((fired = watch_fired_take(f->watch)) == NULL)
+		return;
+	if (rep->status < 200 || rep->status > 299 || rep->body == NULL ||
+	    (j = json_loadb(rep->body, rep->len, 0, NULL)) == NULL) {
+		json_decref(fired);
+		return;
+	}
+	if (!json_is_object(j)) {
+		json_decref(fired);
+		json_decref(j);
+		return;
+	}
+	if (json_object_set_new(j, "rolled_back", fired) == -1 ||
+	    (s = json_dumps(j, ADMIN_JSON_FLAGS)) == NULL) {
+		log_warnx("%s: the rollbacks could not be added to the answer",
+		    __func__);
+		json_decref(j);
+		return;
+	}
+	json_decref(j);
+	free(rep->body);
+	rep->body = s;
+	rep->len = strlen(s);
 }
 
 /*
@@ -400,8 +437,13 @@ admin_handle(struct floe *f, const char *method, const char *target,
 	r.now_ms = units_now_ms();
 	snprintf(r.actor, sizeof(r.actor), "uid %lu", (unsigned long)peer_uid);
 
+	/* A change answers with the rollbacks it caused, and only those. */
+	if (strcmp(method, "GET") != 0)
+		json_decref(watch_fired_take(f->watch));
 	if (admin_split(&r, target, target_len) == 0)
 		admin_dispatch(&r);
+	if (strcmp(method, "GET") != 0 && !r.later)
+		admin_reply_fired(f, reply);
 	for (i = 0; i < r.nseg; i++)
 		free(r.seg[i]);
 	free(r.path);

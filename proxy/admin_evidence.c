@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "lib/compat.h"
 #include "lib/log.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
@@ -31,6 +32,7 @@ static int admin_evidence_ledger_cb(const void *, size_t, void *);
 static int admin_evidence_rec_cb(int64_t, const void *, size_t, void *);
 static json_t *admin_triage_json(const struct admin_evidence *);
 static json_t *admin_eligibility_wave(struct admin_req *, uint32_t);
+static void admin_eligibility_run(struct admin_req *, struct evbuffer *);
 
 /* The effective policy: floe.conf's [policy] (conf.c has its defaults). */
 void
@@ -369,9 +371,21 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 	return j;
 }
 
-/* GET /eligibility[?wave=N]: the gates' evidence for one wave or all. */
+/*
+ * GET /eligibility[?wave=N]: the gates' evidence for one wave or all. It
+ * reads every route once per wave (and the ledger of each object): on a
+ * large store, seconds to minutes. The worker's child does it, so that
+ * the loop goes on serving engine requests meanwhile.
+ */
 void
 admin_eligibility(struct admin_req *r)
+{
+	admin_job_read(r, admin_eligibility_run);
+}
+
+/* admin_eligibility's work, in the worker's child (or at once). */
+static void
+admin_eligibility_run(struct admin_req *r, struct evbuffer *alarms __unused)
 {
 	struct admin_wave_list l;
 	json_t *list, *one;

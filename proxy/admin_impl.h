@@ -104,6 +104,7 @@ typedef void (*admin_job_fn)(struct admin_req *, struct evbuffer *);
 void admin_error(struct admin_req *, int, const char *, ...)
     __attribute__((__format__(__printf__, 3, 4)));
 void admin_reply_json(struct admin_req *, int, json_t *);
+void admin_reply_fired(struct floe *, struct admin_reply *);
 void admin_refused(struct admin_req *, const char *, json_t *);
 json_t *admin_time_json(int64_t);
 json_t *admin_str_json(const char *);
@@ -153,6 +154,11 @@ json_t *admin_readers_recent(struct admin_req *, const struct route_obj *,
 
 /* admin_job.c: run a bulk import, in the worker's child if it can. */
 void admin_job_start(struct admin_req *, admin_job_fn);
+/*
+ * The same for a read that scans the store (GET /eligibility): the loop,
+ * and the engine requests on it, are not held while it reads.
+ */
+void admin_job_read(struct admin_req *, admin_job_fn);
 
 /* The resources, one handler each (admin_dispatch's table). */
 void admin_status(struct admin_req *);

@@ -3,7 +3,8 @@
  * /ledger) as jobs of the worker: the import runs in its child, on a
  * store of its own, and its answer, last seq and the records the
  * reconcile trigger must see come back through the pipe to the loop.
- * Without a worker (or a later answer) the job runs at once.
+ * Reads that scan the store (GET /eligibility) run the same way. Without
+ * a worker (or a later answer) the job runs at once.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,11 +32,14 @@ struct admin_job {
 	struct admin_req r;
 	struct admin_reply rep;
 	admin_job_fn run;
+	char *query; /* a copy of the request's query */
+	bool read; /* a read, not an import */
 };
 
 static void admin_job_work(void *, struct evbuffer *);
 static void admin_job_done(void *, struct evbuffer *, const char *);
 static void admin_job_alarms(struct floe *, struct evbuffer *);
+static void admin_job_begin(struct admin_req *, admin_job_fn, bool);
 
 /*
  * Serve R through RUN: in the worker's child when floe has a worker and
@@ -43,8 +47,20 @@ static void admin_job_alarms(struct floe *, struct evbuffer *);
  * now on the loop's own store.
  */
 void
-admin_job_start(struct admin_req *r,
-    void (*run)(struct admin_req *, struct evbuffer *))
+admin_job_start(struct admin_req *r, admin_job_fn run)
+{
+	admin_job_begin(r, run, false);
+}
+
+void
+admin_job_read(struct admin_req *r, admin_job_fn run)
+{
+	admin_job_begin(r, run, true);
+}
+
+/* Serve R through RUN (an import, or a READ), as admin_job_start says. */
+static void
+admin_job_begin(struct admin_req *r, admin_job_fn run, bool read)
 {
 	struct evbuffer *alarms;
 	struct admin_job *j;
@@ -61,7 +77,11 @@ admin_job_start(struct admin_req *r,
 	j->r = *r;
 	memset(j->r.seg, 0, sizeof(j->r.seg));
 	j->r.nseg = 0;
-	j->r.path = j->r.query = NULL;
+	j->r.path = NULL;
+	/* The query dies with admin_handle; the child reads a copy. */
+	j->query = r->query != NULL ? xstrdup(r->query) : NULL;
+	j->r.query = j->query;
+	j->read = read;
 	j->r.reply = &j->rep;
 	j->r.body = NULL;
 	j->r.body_len = 0;
@@ -125,7 +145,9 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 	memset(&j->rep, 0, sizeof(j->rep));
 	r->outcome = NULL;
 	r->where[0] = '\0';
-	if (status != NULL && strncmp(status, "never ran", 9) == 0)
+	if (status != NULL && strncmp(status, "never ran", 9) == 0 && j->read)
+		admin_error(r, 503, "the read %s", status);
+	else if (status != NULL && strncmp(status, "never ran", 9) == 0)
 		admin_error(r, 503, "the import %s; nothing was imported",
 		    status);
 	else if (status != NULL ||
@@ -134,8 +156,9 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 	    evbuffer_remove(out, &len, sizeof(len)) != sizeof(len) ||
 	    evbuffer_get_length(out) < len || code < 200 || code > 599)
 		admin_error(r, 500,
-		    "the import's process %s before it answered; whether it "
-		    "was applied shows in GET /events",
+		    j->read ? "the process reading the store %s" :
+			      "the import's process %s before it answered; "
+			      "whether it was applied shows in GET /events",
 		    status != NULL ? status : "gave no answer");
 	else {
 		j->rep.status = (int)code;
@@ -146,11 +169,17 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 		j->rep.len = len;
 		if (r->f->store != NULL)
 			store_seq_seen(r->f->store, seq);
-		/* The reconcile trigger acts before the import is answered. */
+		/*
+		 * The reconcile trigger acts before the import is answered,
+		 * and the answer names what it rolled back.
+		 */
+		json_decref(watch_fired_take(r->f->watch));
 		admin_job_alarms(r->f, out);
+		admin_reply_fired(r->f, &j->rep);
 	}
 	r->later_cb(&j->rep, r->later_arg);
 	evbuffer_free(r->in);
+	free(j->query);
 	free(j);
 }
 
@@ -163,9 +192,11 @@ admin_job_alarms(struct floe *f, struct evbuffer *alarms)
 	size_t n = 0, cap = 0;
 	uint32_t len[2];
 
-	p = evbuffer_pullup(alarms, -1);
+	/* An empty buffer pulls up to NULL, which takes no offset. */
+	if ((p = evbuffer_pullup(alarms, -1)) == NULL)
+		return;
 	end = p + evbuffer_get_length(alarms);
-	while (p != NULL && (size_t)(end - p) >= sizeof(len)) {
+	while ((size_t)(end - p) >= sizeof(len)) {
 		memcpy(len, p, sizeof(len));
 		if ((size_t)(end - p) - sizeof(len) < (size_t)len[0] + len[1])
 			break;

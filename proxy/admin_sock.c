@@ -9,6 +9,7 @@
 #include <sys/queue.h>
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,8 @@ static void admin_sock_held_gone(void *);
 static void admin_sock_release(struct admin_sock *);
 static void admin_sock_run(struct admin_sock *, struct server_conn *,
     struct h1_msg *);
-static void admin_sock_reload(struct admin_sock *, struct server_conn *);
+static void admin_sock_reload(struct admin_sock *, struct server_conn *,
+    const struct h1_msg *);
 
 struct admin_sock *
 admin_sock_new(struct floe *f)
@@ -223,6 +225,12 @@ admin_sock_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 		server_reply_mem(conn, 403, "application/json", body, n);
 		return;
 	}
+	/* A reload writes nothing to the store: it need not wait. */
+	if (m->target_len == 7 && memcmp(m->target, "/reload", 7) == 0 &&
+	    as->f->reload != NULL) {
+		admin_sock_reload(as, conn, m);
+		return;
+	}
 	if (m->method != H1_GET && m->method != H1_HEAD &&
 	    (worker_pending(as->f->worker) > 0 || !TAILQ_EMPTY(&as->held))) {
 		h = xcalloc(1, sizeof(*h));
@@ -244,11 +252,6 @@ admin_sock_run(struct admin_sock *as, struct server_conn *conn,
 	struct admin_sock_wait *w;
 	struct admin_reply rep;
 
-	if (m->method == H1_POST && m->target_len == 7 &&
-	    memcmp(m->target, "/reload", 7) == 0 && as->f->reload != NULL) {
-		admin_sock_reload(as, conn);
-		return;
-	}
 	w = xcalloc(1, sizeof(*w));
 	w->as = as;
 	w->conn = conn;
@@ -266,15 +269,30 @@ admin_sock_run(struct admin_sock *as, struct server_conn *conn,
 /*
  * POST /reload: read floe.conf again, as SIGHUP does. 200 with the outcome
  * when the file applied (its restart_needed keys kept their running
- * value); 409 naming every error when the file changed nothing.
+ * value); 409 naming every error when the file changed nothing; 405 for
+ * another method.
  */
 static void
-admin_sock_reload(struct admin_sock *as, struct server_conn *conn)
+admin_sock_reload(struct admin_sock *as, struct server_conn *conn,
+    const struct h1_msg *m)
 {
+	static const char not_post[] =
+	    "{\"error\":{\"message\":\"/reload takes POST\",\"type\":"
+	    "\"MethodNotAllowedException\",\"code\":405}}";
+	struct admin_reply rep;
 	json_t *o, *e;
 	char *s;
 	int status = 200;
 
+	if (m->method != H1_POST) {
+		memset(&rep, 0, sizeof(rep));
+		rep.status = 405;
+		rep.body = (char *)(uintptr_t)not_post;
+		rep.len = sizeof(not_post) - 1;
+		strlcpy(rep.allow, "POST", sizeof(rep.allow));
+		admin_sock_reply(conn, &rep);
+		return;
+	}
 	o = as->f->reload(as->f);
 	if (!json_is_true(json_object_get(o, "applied"))) {
 		status = 409;

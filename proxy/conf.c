@@ -23,6 +23,9 @@
 #include "lib/compat.h"
 #include "lib/log.h"
 #include "lib/xmalloc.h"
+#include "policy/awscred.h"
+#include "policy/oauth.h"
+#include "policy/sigv4.h"
 #include "proxy/conf.h"
 #include "proxy/conf_impl.h"
 #include "routing/route.h"
@@ -56,6 +59,7 @@ struct conf_ctx {
 	int lines[CONF_NKEYS_MAX]; /* line each key was set on, by row */
 	struct conf_err *errs;
 	size_t nerrs;
+	bool no_secrets; /* CONF_NO_SECRETS: leave secret files unread */
 };
 
 static char *conf_find_sep(char *, const char *);
@@ -71,6 +75,8 @@ static int conf_key_line(struct conf_ctx *, const char *, const char *);
 static int conf_read_token(struct conf_ctx *, int);
 static void conf_resolve_one(char **, const char *);
 static void conf_resolve(struct conf *, const char *);
+static void conf_check_cred(struct conf_ctx *, int);
+static bool conf_str_same(const char *, const char *);
 static void conf_validate(struct conf_ctx *);
 static struct conf *conf_new(const char *);
 
@@ -364,6 +370,181 @@ fail:
 	return rc;
 }
 
+/* The keys of a catalog's credential, and the auth modes they go with. */
+static const struct {
+	const char *key;
+	unsigned modes; /* a bit per enum conf_cred */
+} conf_cred_keys[] = {
+	{ "token_file", 1u << CONF_CRED_TOKEN },
+	{ "oauth_token_uri", 1u << CONF_CRED_OAUTH2 },
+	{ "client_id", 1u << CONF_CRED_OAUTH2 },
+	{ "client_secret_file", 1u << CONF_CRED_OAUTH2 },
+	{ "scope", 1u << CONF_CRED_OAUTH2 | 1u << CONF_CRED_GOOGLE },
+	{ "oauth_audience", 1u << CONF_CRED_OAUTH2 },
+	{ "sigv4_region", 1u << CONF_CRED_SIGV4 },
+	{ "sigv4_service", 1u << CONF_CRED_SIGV4 },
+	{ "aws_credentials_file", 1u << CONF_CRED_SIGV4 },
+	{ "aws_profile", 1u << CONF_CRED_SIGV4 },
+	{ "google_key_file", 1u << CONF_CRED_GOOGLE },
+};
+
+/*
+ * Check how floe authenticates to catalog SIDE: the auth mode's default,
+ * the keys it needs and no key of another mode, and its secrets, read as
+ * floe will read them at start (a secret file its group or others may
+ * read is refused, naming it), unless CONF_NO_SECRETS.
+ */
+static void
+conf_check_cred(struct conf_ctx *ctx, int side)
+{
+	struct conf_target *t = &ctx->c->target[side];
+	const char *name = conf_side_names[side];
+	int aline = conf_key_line(ctx, name, "auth"), line;
+	const char *need = NULL;
+	char why[CONF_WHY];
+	struct awscred ac;
+	struct oauth *o;
+	struct sigv4 *sv;
+	size_t i;
+	bool bad = false;
+
+	if (t->auth == CONF_CRED_DEFAULT)
+		t->auth =
+		    t->token_file != NULL ? CONF_CRED_TOKEN : CONF_CRED_NONE;
+	for (i = 0; i < nitems(conf_cred_keys); i++) {
+		line = conf_key_line(ctx, name, conf_cred_keys[i].key);
+		if (line != 0 && !(conf_cred_keys[i].modes & 1u << t->auth)) {
+			conf_fail(ctx, line, "[%s] %s: not used with auth = %s",
+			    name, conf_cred_keys[i].key,
+			    conf_cred_name(t->auth));
+			bad = true;
+		}
+	}
+	switch (t->auth) {
+	case CONF_CRED_TOKEN:
+		if (t->token_file == NULL)
+			need = "token_file";
+		break;
+	case CONF_CRED_OAUTH2:
+		if (t->client_id == NULL)
+			need = "client_id";
+		else if (t->client_secret_file == NULL)
+			need = "client_secret_file";
+		break;
+	case CONF_CRED_SIGV4:
+		if (t->sigv4_region == NULL)
+			need = "sigv4_region";
+		break;
+	case CONF_CRED_GOOGLE:
+		if (t->google_key_file == NULL)
+			need = "google_key_file";
+		break;
+	default:
+		break;
+	}
+	if (need != NULL) {
+		conf_fail(ctx, aline, "[%s] auth: %s needs %s", name,
+		    conf_cred_name(t->auth), need);
+		return;
+	}
+	if (t->auth == CONF_CRED_OAUTH2 && t->oauth_token_uri == NULL &&
+	    t->uri != NULL)
+		t->oauth_token_uri = xasprintf("%s/v1/oauth/tokens", t->uri);
+	if (t->auth == CONF_CRED_SIGV4 && t->sigv4_service == NULL)
+		t->sigv4_service = xstrdup("glue");
+	if (bad || ctx->no_secrets)
+		return;
+	switch (t->auth) {
+	case CONF_CRED_OAUTH2:
+		if (t->oauth_token_uri == NULL)
+			break;
+		o = oauth_client_load(t->oauth_token_uri, t->client_id,
+		    t->client_secret_file, t->scope, t->oauth_audience,
+		    OAUTH_AUTH_FORM, why, sizeof(why));
+		if (o == NULL)
+			conf_fail(ctx,
+			    conf_key_line(ctx, name, "client_secret_file"),
+			    "[%s] client_secret_file: %s", name, why);
+		oauth_free(o);
+		break;
+	case CONF_CRED_SIGV4:
+		if ((sv = sigv4_new(t->sigv4_region, t->sigv4_service, 0, why,
+			 sizeof(why))) == NULL) {
+			conf_fail(ctx, conf_key_line(ctx, name, "sigv4_region"),
+			    "[%s] sigv4_region: %s", name, why);
+			break;
+		}
+		sigv4_free(sv);
+		memset(&ac, 0, sizeof(ac));
+		if (awscred_load(&ac, t->aws_credentials_file, t->aws_profile,
+			why, sizeof(why)) == -1) {
+			line = conf_key_line(ctx, name, "aws_credentials_file");
+			conf_fail(ctx, line != 0 ? line : aline, "[%s] %s: %s",
+			    name, line != 0 ? "aws_credentials_file" : "auth",
+			    why);
+		}
+		awscred_clear(&ac);
+		break;
+	case CONF_CRED_GOOGLE:
+		if ((o = oauth_google_load(t->google_key_file, t->scope, why,
+			 sizeof(why))) == NULL)
+			conf_fail(ctx,
+			    conf_key_line(ctx, name, "google_key_file"),
+			    "[%s] google_key_file: %s", name, why);
+		oauth_free(o);
+		break;
+	default:
+		break;
+	}
+}
+
+const char *
+conf_cred_name(enum conf_cred m)
+{
+	switch (m) {
+	case CONF_CRED_DEFAULT:
+		return "default";
+	case CONF_CRED_NONE:
+		return "none";
+	case CONF_CRED_TOKEN:
+		return "token";
+	case CONF_CRED_OAUTH2:
+		return "oauth2";
+	case CONF_CRED_SIGV4:
+		return "sigv4";
+	case CONF_CRED_GOOGLE:
+		return "google";
+	}
+	return "?";
+}
+
+/* Both NULL, or the same string. */
+static bool
+conf_str_same(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+bool
+conf_cred_same(const struct conf_target *a, const struct conf_target *b)
+{
+	return a->auth == b->auth && conf_str_same(a->uri, b->uri) &&
+	    conf_str_same(a->token, b->token) &&
+	    conf_str_same(a->oauth_token_uri, b->oauth_token_uri) &&
+	    conf_str_same(a->client_id, b->client_id) &&
+	    conf_str_same(a->client_secret_file, b->client_secret_file) &&
+	    conf_str_same(a->scope, b->scope) &&
+	    conf_str_same(a->oauth_audience, b->oauth_audience) &&
+	    conf_str_same(a->sigv4_region, b->sigv4_region) &&
+	    conf_str_same(a->sigv4_service, b->sigv4_service) &&
+	    conf_str_same(a->aws_credentials_file, b->aws_credentials_file) &&
+	    conf_str_same(a->aws_profile, b->aws_profile) &&
+	    conf_str_same(a->google_key_file, b->google_key_file) &&
+	    conf_str_same(a->ca_file, b->ca_file) &&
+	    a->timeout_ms == b->timeout_ms &&
+	    a->connect_timeout_ms == b->connect_timeout_ms;
+}
+
 /*
  * Check the conf as a whole, once every key is read: every error is
  * recorded. A key given but refused is not said to be missing as well.
@@ -395,8 +576,9 @@ conf_validate(struct conf_ctx *ctx)
 		conf_fail(ctx, conf_key_line(ctx, "auth", "mode"),
 		    "[auth] mode: jwt needs jwks_file");
 	for (side = 0; side < ROUTE_NSIDES; side++) {
-		if (c->target[side].token_file != NULL)
+		if (c->target[side].token_file != NULL && !ctx->no_secrets)
 			(void)conf_read_token(ctx, side);
+		conf_check_cred(ctx, side);
 	}
 }
 
@@ -439,6 +621,9 @@ conf_resolve(struct conf *c, const char *path)
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		conf_resolve_one(&c->target[side].token_file, dir);
 		conf_resolve_one(&c->target[side].ca_file, dir);
+		conf_resolve_one(&c->target[side].client_secret_file, dir);
+		conf_resolve_one(&c->target[side].aws_credentials_file, dir);
+		conf_resolve_one(&c->target[side].google_key_file, dir);
 	}
 	conf_resolve_one(&c->auth.token_file, dir);
 	conf_resolve_one(&c->auth.jwks_file, dir);
@@ -466,6 +651,7 @@ conf_new(const char *path)
 	c->drain_ms = 10 * 1000;
 	c->cache_size = 64 << 20;
 	c->cache_ttl_ms = 5 * 1000;
+	c->output_budget = 256 << 20;
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		c->target[side].timeout_ms = 10 * 1000;
 		c->target[side].connect_timeout_ms = 2 * 1000;
@@ -493,12 +679,19 @@ conf_new(const char *path)
 struct conf *
 conf_read(const char *path, struct conf_errors *errs)
 {
+	return conf_read_flags(path, 0, errs);
+}
+
+struct conf *
+conf_read_flags(const char *path, unsigned flags, struct conf_errors *errs)
+{
 	struct conf_ctx ctx;
 	size_t i;
 	int rc;
 
 	memset(&ctx, 0, sizeof(ctx));
 	memset(errs, 0, sizeof(*errs));
+	ctx.no_secrets = (flags & CONF_NO_SECRETS) != 0;
 	ctx.c = conf_new(path);
 	if (conf_scan(&ctx, path) == -1) {
 		conf_fail(&ctx, 0, "cannot open: %s", strerror(errno));
@@ -552,12 +745,19 @@ conf_errors_clear(struct conf_errors *errs)
 struct conf *
 conf_load(const char *path, char *err, size_t errlen)
 {
+	return conf_load_flags(path, 0, err, errlen);
+}
+
+struct conf *
+conf_load_flags(const char *path, unsigned flags, char *err, size_t errlen)
+{
 	struct conf_errors errs;
 	struct conf *c;
 
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
-	if ((c = conf_read(path, &errs)) == NULL && err != NULL && errlen > 0)
+	if ((c = conf_read_flags(path, flags, &errs)) == NULL && err != NULL &&
+	    errlen > 0)
 		strlcpy(err, errs.msg[0], errlen);
 	conf_errors_clear(&errs);
 	return c;
@@ -581,6 +781,7 @@ conf_free(struct conf *c)
 	free(c->tls_cert);
 	free(c->tls_key);
 	free(c->listen_plain);
+	free(c->metrics_listen);
 	free(c->namespace_separator);
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		t = &c->target[side];
@@ -595,6 +796,16 @@ conf_free(struct conf *c)
 		free(t->port);
 		free(t->path);
 		free(t->ca_file);
+		free(t->oauth_token_uri);
+		free(t->client_id);
+		free(t->client_secret_file);
+		free(t->scope);
+		free(t->oauth_audience);
+		free(t->sigv4_region);
+		free(t->sigv4_service);
+		free(t->aws_credentials_file);
+		free(t->aws_profile);
+		free(t->google_key_file);
 	}
 	free(c->policy.webhook);
 	free(c->auth.mode);

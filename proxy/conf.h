@@ -13,6 +13,16 @@
 
 #define CONF_MAX_UIDS 16
 
+/* How floe authenticates to a catalog: its auth key. */
+enum conf_cred {
+	CONF_CRED_DEFAULT, /* unset: token with a token_file, else none */
+	CONF_CRED_NONE,
+	CONF_CRED_TOKEN, /* token_file's bearer token */
+	CONF_CRED_OAUTH2, /* OAuth2 client credentials */
+	CONF_CRED_SIGV4, /* AWS Signature Version 4 */
+	CONF_CRED_GOOGLE, /* a Google service account's JWT-bearer grant */
+};
+
 /* One upstream catalog: [warehouse] or [lakehouse]. */
 struct conf_target {
 	char *uri; /* base, without /v1 and without a trailing '/' */
@@ -30,6 +40,18 @@ struct conf_target {
 	char *port; /* always set: "80"/"443" by default */
 	char *path; /* base path, "" or "/catalog" (no trailing '/') */
 	char *ca_file; /* extra trust store for https, or NULL */
+	/* How floe authenticates to it; never CONF_CRED_DEFAULT once loaded. */
+	enum conf_cred auth;
+	char *oauth_token_uri; /* oauth2; default uri + /v1/oauth/tokens */
+	char *client_id;
+	char *client_secret_file;
+	char *scope; /* oauth2, google; NULL: none (google: cloud-platform) */
+	char *oauth_audience;
+	char *sigv4_region;
+	char *sigv4_service; /* default "glue" */
+	char *aws_credentials_file; /* NULL: the environment's AWS_* */
+	char *aws_profile; /* NULL: "default" */
+	char *google_key_file;
 };
 
 struct conf_policy {
@@ -75,6 +97,7 @@ struct conf {
 	char *tls_cert;
 	char *tls_key;
 	char *listen_plain;
+	char *metrics_listen; /* read-only /metrics and status page, or NULL */
 	uid_t admin_uids[CONF_MAX_UIDS];
 	int nadmin_uids; /* 0: floe's own uid and root */
 	uint64_t config_refresh_ms; /* 5m */
@@ -86,6 +109,7 @@ struct conf {
 	uint64_t drain_ms; /* SIGTERM drain budget, 10s */
 	uint64_t cache_size; /* LoadTable cache bytes, 64M; 0 off */
 	uint64_t cache_ttl_ms; /* LoadTable cache entry life, 5s */
+	uint64_t output_budget; /* answers clients have not taken, 256M */
 	struct conf_target target[2]; /* indexed by enum route_side */
 	struct conf_policy policy;
 	struct conf_auth auth;
@@ -104,6 +128,9 @@ struct conf_errors {
  * defaults, are taken from the directory PATH is in.
  */
 struct conf *conf_read(const char *path, struct conf_errors *errs);
+/* conf_read with FLAGS (CONF_NO_SECRETS, below). */
+struct conf *conf_read_flags(const char *path, unsigned flags,
+    struct conf_errors *errs);
 void conf_errors_clear(struct conf_errors *);
 /*
  * The keys of NC, a reloaded conf, that differ from the running OC but
@@ -116,6 +143,18 @@ size_t conf_keep_restart(struct conf *nc, const struct conf *oc,
     const char **names, size_t max);
 /* conf_read with only the first error, in ERR. */
 struct conf *conf_load(const char *path, char *err, size_t errlen);
+/*
+ * The same with FLAGS: CONF_NO_SECRETS leaves token_file and the secret
+ * files unread (no token, no check of their modes), for floectl, which
+ * needs only the admin socket and may not be allowed to read them.
+ */
+#define CONF_NO_SECRETS 0x1
+struct conf *conf_load_flags(const char *path, unsigned flags, char *err,
+    size_t errlen);
 void conf_free(struct conf *);
+/* "none", "token", "oauth2", "sigv4", "google". */
+const char *conf_cred_name(enum conf_cred);
+/* Whether A and B authenticate to their catalogs alike (same keys). */
+bool conf_cred_same(const struct conf_target *a, const struct conf_target *b);
 
 #endif

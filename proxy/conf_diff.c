@@ -76,6 +76,7 @@ conf_keep_restart(struct conf *nc, const struct conf *oc, const char **names,
 
 	KEEP_STR(listen, "[floe] listen");
 	KEEP_STR(listen_plain, "[floe] listen_plain");
+	KEEP_STR(metrics_listen, "[floe] metrics_listen");
 	/* A certificate is read again; TLS is not turned on or off. */
 	if ((nc->tls_cert != NULL) != (oc->tls_cert != NULL)) {
 		conf_str_keep(&nc->tls_cert, oc->tls_cert);

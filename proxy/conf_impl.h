@@ -13,7 +13,7 @@
 struct conf;
 
 #define CONF_WHY 256 /* room for what is wrong with one value */
-#define CONF_NKEYS_MAX 64 /* rows conf_keys[] may have */
+#define CONF_NKEYS_MAX 96 /* rows conf_keys[] may have */
 
 /*
  * Parse VALUE into FIELD (which points into C). Returns 0, or -1 with what

@@ -48,6 +48,7 @@ static int conf_parse_url(struct conf *, void *, const char *, char *, size_t);
 static int conf_parse_mode(struct conf *, void *, const char *, char *, size_t);
 static int conf_parse_readers(struct conf *, void *, const char *, char *,
     size_t);
+static int conf_parse_cred(struct conf *, void *, const char *, char *, size_t);
 static int conf_number(const char *, long long, long long, long long *);
 static int conf_split_uri(const char *, bool *, char **, char **, char **,
     char *, size_t);
@@ -67,6 +68,7 @@ const struct conf_key conf_keys[] = {
 	{ "floe", "tls_cert", conf_parse_str, F(tls_cert) },
 	{ "floe", "tls_key", conf_parse_str, F(tls_key) },
 	{ "floe", "listen_plain", conf_parse_listen, F(listen_plain) },
+	{ "floe", "metrics_listen", conf_parse_listen, F(metrics_listen) },
 	{ "floe", "admin_uids", conf_parse_uids, F(admin_uids) },
 	{ "floe", "config_refresh", conf_parse_durpos, F(config_refresh_ms) },
 	{ "floe", "idle_timeout", conf_parse_durpos, F(idle_timeout_ms) },
@@ -78,6 +80,7 @@ const struct conf_key conf_keys[] = {
 	{ "floe", "drain", conf_parse_dur, F(drain_ms) },
 	{ "floe", "cache_size", conf_parse_size0, F(cache_size) },
 	{ "floe", "cache_ttl", conf_parse_durpos, F(cache_ttl_ms) },
+	{ "floe", "output_budget", conf_parse_size, F(output_budget) },
 
 	{ "warehouse", "uri", conf_parse_uri, W(uri) },
 	{ "warehouse", "warehouse", conf_parse_str, W(warehouse) },
@@ -89,6 +92,19 @@ const struct conf_key conf_keys[] = {
 	    W(pool_idle_ms) },
 	{ "warehouse", "max_conns", conf_parse_conns, W(max_conns) },
 	{ "warehouse", "ca_file", conf_parse_str, W(ca_file) },
+	{ "warehouse", "auth", conf_parse_cred, W(auth) },
+	{ "warehouse", "oauth_token_uri", conf_parse_url, W(oauth_token_uri) },
+	{ "warehouse", "client_id", conf_parse_str, W(client_id) },
+	{ "warehouse", "client_secret_file", conf_parse_str,
+	    W(client_secret_file) },
+	{ "warehouse", "scope", conf_parse_str, W(scope) },
+	{ "warehouse", "oauth_audience", conf_parse_str, W(oauth_audience) },
+	{ "warehouse", "sigv4_region", conf_parse_str, W(sigv4_region) },
+	{ "warehouse", "sigv4_service", conf_parse_str, W(sigv4_service) },
+	{ "warehouse", "aws_credentials_file", conf_parse_str,
+	    W(aws_credentials_file) },
+	{ "warehouse", "aws_profile", conf_parse_str, W(aws_profile) },
+	{ "warehouse", "google_key_file", conf_parse_str, W(google_key_file) },
 
 	{ "lakehouse", "uri", conf_parse_uri, L(uri) },
 	{ "lakehouse", "warehouse", conf_parse_str, L(warehouse) },
@@ -100,6 +116,19 @@ const struct conf_key conf_keys[] = {
 	    L(pool_idle_ms) },
 	{ "lakehouse", "max_conns", conf_parse_conns, L(max_conns) },
 	{ "lakehouse", "ca_file", conf_parse_str, L(ca_file) },
+	{ "lakehouse", "auth", conf_parse_cred, L(auth) },
+	{ "lakehouse", "oauth_token_uri", conf_parse_url, L(oauth_token_uri) },
+	{ "lakehouse", "client_id", conf_parse_str, L(client_id) },
+	{ "lakehouse", "client_secret_file", conf_parse_str,
+	    L(client_secret_file) },
+	{ "lakehouse", "scope", conf_parse_str, L(scope) },
+	{ "lakehouse", "oauth_audience", conf_parse_str, L(oauth_audience) },
+	{ "lakehouse", "sigv4_region", conf_parse_str, L(sigv4_region) },
+	{ "lakehouse", "sigv4_service", conf_parse_str, L(sigv4_service) },
+	{ "lakehouse", "aws_credentials_file", conf_parse_str,
+	    L(aws_credentials_file) },
+	{ "lakehouse", "aws_profile", conf_parse_str, L(aws_profile) },
+	{ "lakehouse", "google_key_file", conf_parse_str, L(google_key_file) },
 
 	{ "policy", "gate_min_clean", conf_parse_count,
 	    F(policy.gate_min_clean) },
@@ -450,6 +479,23 @@ conf_parse_readers(struct conf *c __unused, void *field, const char *value,
 			return 0;
 		}
 	snprintf(why, whylen, "\"%s\" is not one of block, warn, off", value);
+	return -1;
+}
+
+/* How floe authenticates to a catalog (its auth key). */
+static int
+conf_parse_cred(struct conf *c __unused, void *field, const char *value,
+    char *why, size_t whylen)
+{
+	enum conf_cred m;
+
+	for (m = CONF_CRED_NONE; m <= CONF_CRED_GOOGLE; m++)
+		if (strcmp(value, conf_cred_name(m)) == 0) {
+			*(enum conf_cred *)field = m;
+			return 0;
+		}
+	snprintf(why, whylen,
+	    "\"%s\" is not one of none, token, oauth2, sigv4, google", value);
 	return -1;
 }
 

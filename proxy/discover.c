@@ -18,6 +18,7 @@
 #include "lib/xmalloc.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/discover.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
@@ -26,6 +27,7 @@
 #define DISCOVER_BACKOFF_MAX_MS 30000
 #define DISCOVER_REFRESH_MS (5 * 60 * 1000)
 #define DISCOVER_MAX_BODY (1024 * 1024)
+#define DISCOVER_TOKEN_WAIT_MS 100 /* while the first token is on its way */
 
 /* One side's reader: its timer, its request in flight, its backoff. */
 struct discover_side {
@@ -34,6 +36,7 @@ struct discover_side {
 	struct event *timer;
 	struct fetch_req *req;
 	uint64_t backoff_ms; /* the next retry delay */
+	uint64_t gen; /* of the token the request carries */
 	bool failing; /* in an outage that was already logged */
 };
 
@@ -141,9 +144,10 @@ discover_start(struct discover_side *s)
 {
 	struct floe *f = s->d->f;
 	const struct conf_target *t = &f->conf->target[s->side];
-	const char *headers[3] = { "Accept: application/json", NULL, NULL };
+	const char *headers[CRED_MAX_HDRS + 2] = { "Accept: application/json" };
+	char *url, *ch[CRED_MAX_HDRS], why[512];
 	struct fetch_opts o = { 0 };
-	char *url, *auth = NULL;
+	int i, n = 0;
 
 	evtimer_del(s->timer);
 	fetch_cancel(s->req);
@@ -152,23 +156,34 @@ discover_start(struct discover_side *s)
 		discover_failed(s, "no uri configured");
 		return;
 	}
-	if (t->token != NULL) {
-		auth = xasprintf("Authorization: Bearer %s", t->token);
-		headers[1] = auth;
+	url = discover_url(t);
+	/* The first token is on its way: wait for it without a warning. */
+	if (f->cred[s->side] != NULL && cred_is_pending(f->cred[s->side])) {
+		free(url);
+		discover_schedule(s, DISCOVER_TOKEN_WAIT_MS);
+		return;
 	}
+	if (f->cred[s->side] != NULL)
+		(void)cred_bearer(f->cred[s->side], &s->gen);
+	/* floe's credential for that catalog, in every [auth] mode. */
+	if (f->cred[s->side] != NULL &&
+	    (n = cred_headers(f->cred[s->side], "GET", url, NULL, 0, ch, why,
+		 sizeof(why))) == -1) {
+		free(url);
+		discover_failed(s, why);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		headers[i + 1] = ch[i];
 	o.headers = headers;
 	o.timeout_ms = t->timeout_ms;
 	o.connect_timeout_ms = t->connect_timeout_ms;
 	o.ca_file = t->ca_file;
 	o.max_body = DISCOVER_MAX_BODY;
-	url = discover_url(t);
 	/* fetch copies the headers; the callback never runs from here. */
 	s->req = fetch_start(f->fetch, url, &o, discover_done_cb, s);
 	free(url);
-	if (auth != NULL) {
-		explicit_bzero(auth, strlen(auth));
-		free(auth);
-	}
+	cred_headers_clear(ch, n);
 }
 
 /* Run discover_start for S after MS. */
@@ -235,6 +250,9 @@ discover_done_cb(int status, const char *body, size_t len, const char *error,
 		discover_failed(s, error != NULL ? error : "no answer");
 		return;
 	}
+	/* floe's token refused: one early refresh (rate-limited there). */
+	if (status == 401 && f->cred[s->side] != NULL)
+		cred_unauthorized(f->cred[s->side], s->gen);
 	if (status != 200) {
 		/* The body is not logged: it may echo credentials. */
 		snprintf(why, sizeof(why), "HTTP %d", status);

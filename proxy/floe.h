@@ -2,9 +2,10 @@
  * floe: floe.h -- struct floe, the daemon's root object, as data: the event
  * base, the active conf, the store, one upstream pool and one learned
  * catalog config per side, the control-plane client, the listeners and
- * the stats. main.c builds it, in order, and frees it; the modules it
- * holds borrow it. One per process; everything runs on its loop thread
- * (a bulk import's parse and write run in a child process: worker.h).
+ * the credentials floe presents to them, the stats. main.c builds it, in order,
+ * and frees it; the modules it holds borrow it. One per process; everything
+ * runs on its loop thread (a bulk import's parse and write run in a child
+ * process: worker.h).
  */
 #ifndef FLOE_PROXY_FLOE_H
 #define FLOE_PROXY_FLOE_H
@@ -32,6 +33,8 @@ struct cache;
 struct watch;
 struct admin_sock;
 struct inventory;
+struct cred;
+struct obs;
 typedef struct json_t json_t;
 
 struct floe {
@@ -40,6 +43,7 @@ struct floe {
 	char *conf_path;
 	struct store *store;
 	struct upstream *up[ROUTE_NSIDES];
+	struct cred *cred[ROUTE_NSIDES]; /* how floe authenticates to each */
 	struct catalog *cat[ROUTE_NSIDES];
 	struct fetch *fetch;
 	struct discover *discover;
@@ -51,6 +55,7 @@ struct floe {
 	struct inventory *inv; /* who loads which table from which side */
 	struct worker *worker; /* bulk imports, off the loop; NULL in tests */
 	struct admin_sock *admin_sock; /* who may, and the changes held */
+	struct obs *obs; /* metrics_listen, and the waves' metrics */
 	struct auth *auth; /* client authentication; NULL: mode none */
 	struct tlsctx *tls; /* the listener's TLS context, or NULL */
 	struct event *sig[4];

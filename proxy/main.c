@@ -36,16 +36,19 @@
 #include "proxy/admin_sock.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/discover.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
 #include "proxy/inventory.h"
+#include "proxy/obs.h"
 #include "proxy/main_impl.h"
 #include "proxy/request.h"
 #include "proxy/server.h"
 #include "proxy/sockio.h"
 #include "proxy/stats.h"
 #include "proxy/tlsctx.h"
+#include "proxy/token.h"
 #include "proxy/upstream.h"
 #include "proxy/watch.h"
 #include "proxy/worker.h"
@@ -55,6 +58,7 @@
 
 #define FLOE_IMPORT_DEADLINE_MS (10 * 60 * 1000) /* an import's longest run */
 #define FLOE_HEAP_KEEP (16 << 20) /* freed memory glibc keeps */
+#define FLOE_TRIM_DROP (32 << 20) /* a fall of held answers worth a trim */
 #ifndef FLOE_CONF_DEFAULT /* without -c; a build may set another */
 #define FLOE_CONF_DEFAULT "conf/floe.conf"
 #endif
@@ -70,11 +74,14 @@ static void floe_raise_nofile(void);
 static int floe_run(const char *, int);
 static void floe_signal_cb(evutil_socket_t, short, void *);
 static void floe_tick_cb(evutil_socket_t, short, void *);
+static void floe_trim(void);
 static json_t *floe_status_cb(void *);
 static json_t *floe_catalogs_cb(void *);
 static json_t *floe_cache_cb(void *);
+static bool floe_catalog_is_up(const struct floe *, int);
 static void floe_metrics_cb(struct evbuffer *, void *);
 static void floe_cache_metrics_cb(struct evbuffer *, void *);
+static void floe_cred_metrics_cb(struct evbuffer *, void *);
 static void floe_stats_add(struct floe *);
 static int floe_check_files(const struct conf *, char *, size_t);
 static void floe_rlog_flush(struct floe *);
@@ -316,6 +323,66 @@ floe_log_auth(const struct floe *f)
 	}
 }
 
+/* Say how floe authenticates to catalog SIDE. */
+void
+floe_log_cred(const struct floe *f, int side)
+{
+	const struct conf_target *t = &f->conf->target[side];
+	const struct cred *c = f->cred[side];
+	struct token_info ti;
+
+	switch (cred_mode(c)) {
+	case CONF_CRED_OAUTH2:
+	case CONF_CRED_GOOGLE:
+		token_info(cred_token(c), &ti);
+		log_info("the %s catalog: %s, tokens from %s (%s)%s",
+		    route_side_name(side), conf_cred_name(cred_mode(c)),
+		    ti.endpoint, ti.grant,
+		    cred_on_data(c) ? "" :
+				      "; on floe's own calls only "
+				      "(passthrough)");
+		break;
+	case CONF_CRED_SIGV4:
+		log_info("the %s catalog: sigv4, %s %s", route_side_name(side),
+		    t->sigv4_region, t->sigv4_service);
+		break;
+	case CONF_CRED_TOKEN:
+		log_info("the %s catalog: token from %s%s",
+		    route_side_name(side), t->token_file,
+		    cred_on_data(c) ? "" :
+				      "; on floe's own calls only "
+				      "(passthrough)");
+		break;
+	default:
+		break;
+	}
+}
+
+/* The credential of catalog SIDE as T says, or NULL (logged). */
+struct cred *
+floe_new_cred(struct floe *f, const struct conf_target *t, int side)
+{
+	struct cred *c;
+	char err[512];
+
+	if ((c = cred_new(f->base, f->fetch, t, route_side_name(side), err,
+		 sizeof(err))) == NULL)
+		log_warnx("%s: the %s catalog: %s", __func__,
+		    route_side_name(side), err);
+	return c;
+}
+
+/* Make C (taken) the credential of catalog SIDE, and start it. */
+void
+floe_set_cred(struct floe *f, int side, struct cred *c)
+{
+	cred_set_passthrough(c, auth_mode(f->auth) == AUTH_PASSTHROUGH);
+	upstream_set_cred(f->up[side], c);
+	cred_free(f->cred[side]);
+	f->cred[side] = c;
+	cred_start(c);
+}
+
 /* Run floe with the config at CONF_PATH until it is stopped. Exit status. */
 static int
 floe_run(const char *conf_path, int verbose)
@@ -381,6 +448,14 @@ floe_run(const char *conf_path, int verbose)
 	}
 	if ((f->fetch = fetch_new(f->base)) == NULL)
 		fatalx("control-plane client: cannot start");
+	/* Tokens are asked for first: the catalogs' configs need them. */
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		struct cred *c;
+
+		if ((c = floe_new_cred(f, &f->conf->target[i], i)) == NULL)
+			return 1;
+		floe_set_cred(f, i, c);
+	}
 	floe_stats_add(f);
 	f->inv = inventory_new(f);
 
@@ -394,6 +469,7 @@ floe_run(const char *conf_path, int verbose)
 	so.write_timeout_ms = 60000;
 	f->front =
 	    server_new(f->base, &so, request_serve, request_serve_error, f);
+	server_set_budget(f->conf->output_budget);
 	/* The plain listener first: server_port() names the last one. */
 	if (f->conf->listen_plain != NULL &&
 	    server_listen_tcp(f->front, f->conf->listen_plain, err,
@@ -442,6 +518,11 @@ floe_run(const char *conf_path, int verbose)
 	/* The catalogs hold each config read; answers use it from then on. */
 	f->discover = discover_new(f, NULL, NULL);
 	f->watch = watch_new(f);
+	if ((f->obs = obs_new(f, f->conf->metrics_listen, err, sizeof(err))) ==
+	    NULL) {
+		log_warnx("%s: metrics_listen: %s", __func__, err);
+		return 1;
+	}
 	log_info("floe listening on %s (port %d%s), admin socket %s",
 	    f->conf->listen, server_port(f->front),
 	    f->tls != NULL ? ", TLS" : "", f->conf->admin_socket);
@@ -449,7 +530,12 @@ floe_run(const char *conf_path, int verbose)
 		log_info("TLS certificate %s", tlsctx_subject(f->tls));
 	if (f->conf->listen_plain != NULL)
 		log_info("plain listener on %s", f->conf->listen_plain);
+	if (f->conf->metrics_listen != NULL)
+		log_info("metrics and status page on http://%s/",
+		    f->conf->metrics_listen);
 	floe_log_auth(f);
+	for (i = 0; i < ROUTE_NSIDES; i++)
+		floe_log_cred(f, i);
 	if (sdnotifyf("READY=1\nMAINPID=%ld\nSTATUS=serving on %s, "
 		      "configuration generation 1",
 		(long)getpid(), f->conf->listen) == -1)
@@ -461,6 +547,7 @@ floe_run(const char *conf_path, int verbose)
 	request_flush_log(f);
 	/* Imports still queued are answered (503) before their peers go. */
 	worker_free(f->worker);
+	obs_free(f->obs);
 	watch_free(f->watch);
 	inventory_free(f->inv);
 	discover_free(f->discover);
@@ -470,6 +557,7 @@ floe_run(const char *conf_path, int verbose)
 	for (i = 0; i < ROUTE_NSIDES; i++) {
 		upstream_free(f->up[i]);
 		catalog_free(f->cat[i]);
+		cred_free(f->cred[i]);
 	}
 	fetch_free(f->fetch);
 	cache_free(f->cache);
@@ -514,6 +602,7 @@ floe_signal_cb(evutil_socket_t sig, short ev __unused, void *arg)
 		f->draining = true;
 		server_drain(f->front);
 		server_drain(f->admin);
+		obs_drain(f->obs);
 		tv = units_ms_tv(f->conf->drain_ms);
 		event_base_loopexit(f->base, &tv);
 		return;
@@ -532,9 +621,37 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 		floe_open_store(f);
 	else if (floe_ticks % 60 == 0)
 		store_maintain(f->store);
+	floe_trim();
 	if (f->draining && server_nconns(f->front) == 0 &&
-	    server_nconns(f->admin) == 0)
+	    server_nconns(f->admin) == 0 && obs_nconns(f->obs) == 0)
 		event_base_loopbreak(f->base);
+}
+
+/*
+ * Give back what a burst of answers left behind. glibc returns only the
+ * free top of its heap (past FLOE_HEAP_KEEP); the answers of clients that
+ * held them leave the rest in pieces that only malloc_trim hands back.
+ * When the bytes held for clients have fallen by FLOE_TRIM_DROP and to a
+ * quarter of their peak since the last trim, trim, keeping
+ * FLOE_HEAP_KEEP. Measured: see docs/performance.md, "Bounds".
+ */
+static void
+floe_trim(void)
+{
+	static size_t hi;
+	size_t peak = server_held_peak_take(), now = server_held_bytes();
+	int64_t t0;
+
+	if (peak > hi)
+		hi = peak;
+	if (hi - now < FLOE_TRIM_DROP || now > hi / 4)
+		return;
+	t0 = units_mono_us();
+	(void)malloc_trim(FLOE_HEAP_KEEP);
+	log_debug("%s: %zu MB held at the peak, %zu MB now: trimmed in "
+		  "%lld us",
+	    __func__, hi >> 20, now >> 20, (long long)(units_mono_us() - t0));
+	hi = now;
 }
 
 /*
@@ -603,12 +720,16 @@ floe_status_cb(void *arg)
 {
 	struct floe *f = arg;
 
-	return json_pack("{s:s, s:b, s:b, s:I, s:I, s:I, s:I}", "version",
+	return json_pack(
+	    "{s:s, s:b, s:b, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}}", "version",
 	    version_get(), "ready", floe_is_ready(f), "draining", f->draining,
 	    "uptime_s", (json_int_t)((units_now_ms() - f->started_ms) / 1000),
 	    "requests", (json_int_t)f->stats.requests, "local_errors",
 	    (json_int_t)f->stats.local_errors, "connections",
-	    (json_int_t)server_nconns(f->front));
+	    (json_int_t)server_nconns(f->front), "output", "held_bytes",
+	    (json_int_t)server_held_bytes(), "budget",
+	    (json_int_t)f->conf->output_budget, "refused",
+	    (json_int_t)f->stats.refused_full);
 }
 
 /* stats_status_cb: each catalog's pool, config and counters. */
@@ -636,6 +757,7 @@ floe_catalogs_cb(void *arg)
 		    json_integer(f->stats.side[i].errors_5xx));
 		json_object_set_new(s, "failures",
 		    json_integer(f->stats.side[i].failures));
+		json_object_set_new(s, "auth", cred_status_json(f->cred[i]));
 		json_object_set_new(sides, route_side_name(i), s);
 	}
 	return sides;
@@ -659,6 +781,17 @@ floe_cache_cb(void *arg)
 	    (json_int_t)f->conf->cache_ttl_ms);
 }
 
+/*
+ * Catalog SIDE is up: its config was read, and the last read of it did
+ * not fail (discover.c reads it again every config_refresh, and at once
+ * after a failure).
+ */
+static bool
+floe_catalog_is_up(const struct floe *f, int side)
+{
+	return f->cat[side]->known && f->cat[side]->last_error == NULL;
+}
+
 /* stats_metrics_cb: floe's answers and readiness, and each catalog's. */
 static void
 floe_metrics_cb(struct evbuffer *b, void *arg)
@@ -666,15 +799,8 @@ floe_metrics_cb(struct evbuffer *b, void *arg)
 	struct floe *f = arg;
 	int i;
 
+	stats_requests_metrics(b, &f->stats);
 	evbuffer_add_printf(b,
-	    "# HELP floe_build_info The version floe was built from.\n"
-	    "# TYPE floe_build_info gauge\n"
-	    "floe_build_info{version=\"%s\"} 1\n",
-	    version_get());
-	evbuffer_add_printf(b,
-	    "# HELP floe_requests_total Requests answered by floe.\n"
-	    "# TYPE floe_requests_total counter\n"
-	    "floe_requests_total %llu\n"
 	    "# HELP floe_local_errors_total ErrorModel answers floe made "
 	    "itself.\n"
 	    "# TYPE floe_local_errors_total counter\n"
@@ -685,10 +811,28 @@ floe_metrics_cb(struct evbuffer *b, void *arg)
 	    "floe_ready %d\n"
 	    "# HELP floe_connections Open client connections.\n"
 	    "# TYPE floe_connections gauge\n"
-	    "floe_connections %u\n",
-	    (unsigned long long)f->stats.requests,
+	    "floe_connections %u\n"
+	    "# HELP floe_build_info The version floe was built from.\n"
+	    "# TYPE floe_build_info gauge\n"
+	    "floe_build_info{version=\"%s\"} 1\n"
+	    "# HELP floe_output_held_bytes Bytes of answers clients have "
+	    "not taken yet.\n"
+	    "# TYPE floe_output_held_bytes gauge\n"
+	    "floe_output_held_bytes %zu\n"
+	    "# HELP floe_output_refused_total Requests refused (503) while "
+	    "floe held its output_budget.\n"
+	    "# TYPE floe_output_refused_total counter\n"
+	    "floe_output_refused_total %llu\n",
 	    (unsigned long long)f->stats.local_errors, floe_is_ready(f) ? 1 : 0,
-	    server_nconns(f->front));
+	    server_nconns(f->front), version_get(), server_held_bytes(),
+	    (unsigned long long)f->stats.refused_full);
+	evbuffer_add_printf(b,
+	    "# HELP floe_catalog_up The catalog's config was read and its "
+	    "last answer was not a failure of floe's connection to it.\n"
+	    "# TYPE floe_catalog_up gauge\n");
+	for (i = 0; i < ROUTE_NSIDES; i++)
+		evbuffer_add_printf(b, "floe_catalog_up{side=\"%s\"} %d\n",
+		    route_side_name(i), floe_catalog_is_up(f, i) ? 1 : 0);
 	evbuffer_add_printf(b,
 	    "# HELP floe_upstream_requests_total Requests forwarded per "
 	    "catalog.\n"
@@ -700,9 +844,9 @@ floe_metrics_cb(struct evbuffer *b, void *arg)
 	    "# TYPE floe_upstream_failures_total counter\n");
 	for (i = 0; i < ROUTE_NSIDES; i++)
 		evbuffer_add_printf(b,
-		    "floe_upstream_requests_total{target=\"%s\"} %llu\n"
-		    "floe_upstream_5xx_total{target=\"%s\"} %llu\n"
-		    "floe_upstream_failures_total{target=\"%s\"} %llu\n",
+		    "floe_upstream_requests_total{side=\"%s\"} %llu\n"
+		    "floe_upstream_5xx_total{side=\"%s\"} %llu\n"
+		    "floe_upstream_failures_total{side=\"%s\"} %llu\n",
 		    route_side_name(i),
 		    (unsigned long long)f->stats.side[i].requests,
 		    route_side_name(i),
@@ -736,6 +880,10 @@ floe_cache_metrics_cb(struct evbuffer *b, void *arg)
 	    "budget.\n"
 	    "# TYPE floe_cache_evictions_total counter\n"
 	    "floe_cache_evictions_total %llu\n"
+	    "# HELP floe_cache_expirations_total Entries dropped because "
+	    "their cache_ttl ran out.\n"
+	    "# TYPE floe_cache_expirations_total counter\n"
+	    "floe_cache_expirations_total %llu\n"
 	    "# HELP floe_cache_invalidations_total Entries dropped by writes "
 	    "through floe.\n"
 	    "# TYPE floe_cache_invalidations_total counter\n"
@@ -749,8 +897,60 @@ floe_cache_metrics_cb(struct evbuffer *b, void *arg)
 	    (unsigned long long)cs.hits, (unsigned long long)cs.misses,
 	    (unsigned long long)cs.revalidations,
 	    (unsigned long long)cs.evictions,
+	    (unsigned long long)cs.expirations,
 	    (unsigned long long)cs.invalidations, (unsigned long long)cs.bytes,
 	    (unsigned long long)cs.entries);
+}
+
+/* stats_metrics_cb: the access tokens floe holds for the catalogs. */
+static void
+floe_cred_metrics_cb(struct evbuffer *b, void *arg)
+{
+	struct floe *f = arg;
+	const struct token *t;
+	struct token_info ti;
+	int64_t left;
+	int i;
+
+	evbuffer_add_printf(b,
+	    "# HELP floe_catalog_token_ok 1 while floe holds an access token "
+	    "for the catalog.\n"
+	    "# TYPE floe_catalog_token_ok gauge\n"
+	    "# HELP floe_catalog_token_refresh_failing 1 while the catalog's "
+	    "token endpoint fails.\n"
+	    "# TYPE floe_catalog_token_refresh_failing gauge\n"
+	    "# HELP floe_catalog_token_expiry_seconds Seconds the current "
+	    "token has left.\n"
+	    "# TYPE floe_catalog_token_expiry_seconds gauge\n"
+	    "# HELP floe_catalog_token_fetches_total Token requests sent.\n"
+	    "# TYPE floe_catalog_token_fetches_total counter\n"
+	    "# HELP floe_catalog_token_failures_total Token requests that "
+	    "failed.\n"
+	    "# TYPE floe_catalog_token_failures_total counter\n"
+	    "# HELP floe_catalog_token_early_refreshes_total Refreshes a "
+	    "catalog's 401 started.\n"
+	    "# TYPE floe_catalog_token_early_refreshes_total counter\n");
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		if ((t = cred_token(f->cred[i])) == NULL)
+			continue;
+		token_info(t, &ti);
+		left = ti.expires_ms != 0 ? ti.expires_ms - units_now_ms() : 0;
+		evbuffer_add_printf(b,
+		    "floe_catalog_token_ok{side=\"%s\"} %d\n"
+		    "floe_catalog_token_refresh_failing{side=\"%s\"} %d\n"
+		    "floe_catalog_token_expiry_seconds{side=\"%s\"} %lld\n"
+		    "floe_catalog_token_fetches_total{side=\"%s\"} %llu\n"
+		    "floe_catalog_token_failures_total{side=\"%s\"} %llu\n"
+		    "floe_catalog_token_early_refreshes_total{side=\"%s\"} "
+		    "%llu\n",
+		    route_side_name(i), ti.expires_ms != 0 ? 1 : 0,
+		    route_side_name(i),
+		    ti.state == TOKEN_FAILING || ti.state == TOKEN_GONE ? 1 : 0,
+		    route_side_name(i), (long long)(left > 0 ? left / 1000 : 0),
+		    route_side_name(i), (unsigned long long)ti.fetches,
+		    route_side_name(i), (unsigned long long)ti.failures,
+		    route_side_name(i), (unsigned long long)ti.early);
+	}
 }
 
 /*
@@ -767,6 +967,7 @@ floe_stats_add(struct floe *f)
 	stats_add_status(&f->stats, "rollback_log", floe_rlog_cb, f);
 	stats_add_metrics(&f->stats, floe_metrics_cb, f);
 	stats_add_metrics(&f->stats, floe_cache_metrics_cb, f);
+	stats_add_metrics(&f->stats, floe_cred_metrics_cb, f);
 	stats_add_metrics(&f->stats, floe_rlog_metrics_cb, f);
 }
 

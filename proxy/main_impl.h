@@ -11,6 +11,8 @@
 
 struct auth;
 struct conf;
+struct conf_target;
+struct cred;
 struct floe;
 typedef struct json_t json_t;
 
@@ -21,6 +23,13 @@ void floe_open_access_log(struct floe *);
 int floe_load_auth(const struct conf *, struct auth **, char *, size_t);
 /* Say how clients are authenticated. */
 void floe_log_auth(const struct floe *);
+/* Say how floe authenticates to catalog SIDE. */
+void floe_log_cred(const struct floe *, int side);
+/* The credential of catalog SIDE as T says, or NULL (logged). */
+struct cred *floe_new_cred(struct floe *, const struct conf_target *t,
+    int side);
+/* Make C (taken) the credential of catalog SIDE, and start it. */
+void floe_set_cred(struct floe *, int side, struct cred *c);
 
 /* main_reload.c */
 /* Read the conf again (SIGHUP, POST /reload); the outcome. Caller decrefs. */

@@ -23,9 +23,11 @@
 #include "lib/xmalloc.h"
 #include "cache/cache.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/discover.h"
 #include "proxy/floe.h"
 #include "proxy/main_impl.h"
+#include "proxy/server.h"
 #include "proxy/tlsctx.h"
 #include "proxy/upstream.h"
 #include "proxy/watch.h"
@@ -81,6 +83,7 @@ floe_reload(struct floe *f)
 	struct conf_errors errs;
 	struct conf *nc;
 	struct auth *na;
+	struct cred *ncred[ROUTE_NSIDES] = { NULL };
 	json_t *errors, *restart;
 	char err[512], what[600];
 	size_t n, i;
@@ -128,16 +131,46 @@ floe_reload(struct floe *f)
 		conf_free(nc);
 		return floe_reload_refused(f, errors, err);
 	}
+	/*
+	 * Each catalog's credential is built again, its secrets read again
+	 * (a rotated client secret or AWS key applies at once). A token
+	 * holder whose keys did not change takes the running token over
+	 * rather than ask for a new one: its next refresh uses the new
+	 * secret.
+	 */
+	for (side = 0; side < ROUTE_NSIDES; side++) {
+		if ((ncred[side] = floe_new_cred(f, &nc->target[side], side)) ==
+		    NULL) {
+			snprintf(err, sizeof(err),
+			    "the %s catalog's credential does not load",
+			    route_side_name(side));
+			log_warnx("reload: %s; keeping the running "
+				  "configuration",
+			    err);
+			json_array_append_new(errors, json_string(err));
+			cred_free(ncred[0]);
+			auth_free(na);
+			conf_free(nc);
+			return floe_reload_refused(f, errors, err);
+		}
+	}
 	auth_free(f->auth);
 	f->auth = na;
 	/* Same uris: new tokens, timeouts and policy apply from now on. */
-	for (side = 0; side < ROUTE_NSIDES; side++)
+	for (side = 0; side < ROUTE_NSIDES; side++) {
 		upstream_retarget(f->up[side], &nc->target[side]);
+		if (conf_cred_same(&nc->target[side], &f->conf->target[side]))
+			cred_adopt(ncred[side], f->cred[side]);
+		floe_set_cred(f, side, ncred[side]);
+		cred_set_passthrough(f->cred[side],
+		    auth_mode(f->auth) == AUTH_PASSTHROUGH);
+	}
 	conf_free(f->conf);
 	f->conf = nc;
 	f->conf_gen++;
 	f->conf_loaded_ms = units_now_ms();
 	cache_configure(f->cache, nc->cache_size, nc->cache_ttl_ms);
+	server_set_budget(nc->output_budget);
 	restart = json_array();
 	for (i = 0; i < n && i < nitems(keep); i++) {
 		log_warnx("reload: %s changes only on restart; the running "
@@ -159,6 +192,8 @@ floe_reload(struct floe *f)
 	if (f->tls != NULL)
 		log_info("reload: TLS certificate %s", tlsctx_subject(f->tls));
 	floe_log_auth(f);
+	for (side = 0; side < ROUTE_NSIDES; side++)
+		floe_log_cred(f, side);
 	floe_open_access_log(f);
 	discover_kick(f->discover);
 	watch_reload(f->watch);

@@ -31,6 +31,7 @@
 #include "proxy/request_impl.h"
 #include "proxy/rest.h"
 #include "proxy/server.h"
+#include "proxy/stats.h"
 #include "proxy/upstream.h"
 #include "routing/route.h"
 #include "policy/auth.h"
@@ -111,14 +112,26 @@ request_note_reader(struct request *r)
 		etag_is_other_side(inm->value, inm->value_len, r->side));
 }
 
-/* Append one access log line (buffered; flushed on the tick). */
+/*
+ * The answer to R is STATUS from TARGET ("warehouse", "lakehouse", or
+ * floe's own: "floe", "both"): counted by side and code with its
+ * latencies (stats.h), and one access log line appended (buffered;
+ * flushed on the tick).
+ */
 void
 request_log_access(struct request *r, unsigned status, const char *target)
 {
 	struct floe *f = r->f;
 	char ts[40], wave[16];
+	unsigned side = STATS_FLOE;
 	int64_t us;
 
+	if (strcmp(target, "warehouse") == 0)
+		side = ROUTE_WAREHOUSE;
+	else if (strcmp(target, "lakehouse") == 0)
+		side = ROUTE_LAKEHOUSE;
+	stats_answer(&f->stats, side, status, units_mono_us() - r->start_us,
+	    r->upstream_us > 0 ? (int64_t)r->upstream_us : -1);
 	if (r->rr.op == REST_LOAD_TABLE && (status == 200 || status == 304) &&
 	    r->nobjs == 1 && r->msg->method == H1_GET)
 		request_note_reader(r);
@@ -162,6 +175,7 @@ request_serve_error(struct server_conn *conn, int status, const char *why,
 	char msg[256];
 
 	f->stats.requests++;
+	stats_answer(&f->stats, STATS_FLOE, (unsigned)status, 0, -1);
 	snprintf(msg, sizeof(msg), "Malformed HTTP request: %s", why);
 	request_error_conn(f, conn, status,
 	    status == 408 ? "RequestTimeoutException" : "BadRequestException",
@@ -288,6 +302,7 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 
 	r->x[side] = NULL;
 	r->pending--;
+	r->has_uri = upstream_xfer_has_uri(x);
 	/* Listings ask both sides at once: the slower one is the wait. */
 	if (upstream_xfer_usec(x) > r->upstream_us || r->mode != MODE_LIST)
 		r->upstream_us = r->mode == MODE_LIST ?
@@ -562,6 +577,11 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 	r->msg = m;
 	r->start_us = units_mono_us();
 	server_conn_on_abort(conn, request_abort_cb, r);
+	/* Answers clients have not taken fill floe's budget: no new work. */
+	if (server_over_budget()) {
+		request_reply_full(r);
+		return;
+	}
 	if (request_is_loop(m)) {
 		request_errorf(r, 508, "LoopDetectedException",
 		    "Request loop: this request already passed through this "

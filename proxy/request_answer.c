@@ -35,6 +35,9 @@
 #include "routing/route.h"
 #include "routing/store.h"
 
+/* The largest answer copied into one piece (see request_rewrite). */
+#define REQUEST_PULLUP_MAX (4u << 20)
+
 /* Answer with an Iceberg ErrorModel. */
 void
 request_error_conn(struct floe *f, struct server_conn *conn, unsigned status,
@@ -84,6 +87,28 @@ request_errorf(struct request *r, unsigned status, const char *type,
 	request_log_access(r, status, "floe");
 	r->f->stats.requests++;
 	request_error_conn(r->f, r->conn, status, type, msg, hdr);
+	request_free(r);
+}
+
+/*
+ * floe holds its output_budget of answers that clients have not taken:
+ * R is refused with a 503 the client may retry (never sent to a catalog,
+ * and no catalog's error: the error trigger does not count it).
+ */
+void
+request_reply_full(struct request *r)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg),
+	    "floe holds its output_budget (%llu bytes) of answers that "
+	    "clients have not read; retry shortly",
+	    (unsigned long long)r->f->conf->output_budget);
+	request_log_access(r, 503, "floe");
+	r->f->stats.requests++;
+	r->f->stats.refused_full++;
+	request_error_conn(r->f, r->conn, 503, "SlowDownException", msg,
+	    "Retry-After: 1\r\n");
 	request_free(r);
 }
 
@@ -249,7 +274,9 @@ request_rewrite(struct request *r, enum route_side side, struct evbuffer *body,
 			return blen;
 		goto whole;
 	}
-	if (catalog_body_has(body, uri, ulen))
+	/* A large answer was searched as it arrived (upstream_watch). */
+	if (r->has_uri == 1 ||
+	    (r->has_uri == -1 && catalog_body_has(body, uri, ulen)))
 		goto whole;
 	if (!merge)
 		return blen;
@@ -282,9 +309,11 @@ request_rewrite(struct request *r, enum route_side side, struct evbuffer *body,
 		 * One copy into one piece, measured: sent from a megabyte of
 		 * 64 KiB pieces held until written, the answer cost more CPU
 		 * than copied once, its pieces freed (and reused, warm, by
-		 * the next read) at once.
+		 * the next read) at once. Not past REQUEST_PULLUP_MAX: the
+		 * copy of a 200 MB answer held the loop for 300 ms.
 		 */
-		evbuffer_pullup(body, -1);
+		if (blen + inslen <= REQUEST_PULLUP_MAX)
+			evbuffer_pullup(body, -1);
 		return blen + inslen;
 	}
 whole:
@@ -373,17 +402,34 @@ request_reply_upstream(struct request *r, enum route_side side,
 	    r->msg->method == H1_HEAD || m->status == 304 ? (int64_t)blen : -1);
 }
 
-/* SIDE failed to answer: 502 or 504 naming the target. */
+/*
+ * SIDE failed to answer: 502 or 504 naming the target; 503 when floe had
+ * no credential for it (its token expired), naming the token endpoint.
+ */
 void
 request_reply_failure(struct request *r, enum route_side side,
     enum upstream_fail fail, const char *why)
 {
 	unsigned status = fail == UPSTREAM_TIMEOUT ? 504 : 502;
 
+	if (fail == UPSTREAM_FULL) {
+		request_reply_full(r);
+		return;
+	}
 	r->f->stats.side[side].failures++;
 	if (r->has_route && r->route.assigned && !r->rr.write)
 		watch_count(r->f->watch, r->route.wave, r->route.state, side,
 		    true);
+	/*
+	 * Nothing was sent (a commit either: its state is known). The token
+	 * holder logged the outage once; a line per request would drown it.
+	 */
+	if (fail == UPSTREAM_NOCRED) {
+		request_errorf(r, 503, "ServiceUnavailableException",
+		    "No token for the %s catalog: %s", route_side_name(side),
+		    why);
+		return;
+	}
 	log_warnx("%s %.*s: %s catalog failed: %s", r->msg->method_name,
 	    (int)r->rr.rest.len, r->msg->target + r->rr.rest.off,
 	    route_side_name(side), why);

@@ -176,8 +176,8 @@ request_cache_lookup(struct request *r)
 		return false;
 	r->cache_state = "miss";
 	r->cache_epoch = request_cache_epoch;
-	/* A side with floe's own token answers every client alike. */
-	if (f->conf->target[r->side].token != NULL &&
+	/* A side with floe's own credential answers every client alike. */
+	if (request_floe_cred(f, r->side) &&
 	    cache_peek(f->cache, r->ckey[0], r->ckeylen[0]) != NULL)
 		i = 0;
 	e = cache_get(f->cache, r->ckey[i], r->ckeylen[i], units_now_ms(),
@@ -223,7 +223,7 @@ request_cache_store(struct request *r, const struct h1_msg *m, const char *hdrs,
 		upbuf[up->value_len] = '\0';
 	}
 	e.up_etag = upbuf;
-	i = r->f->conf->target[r->side].token != NULL &&
+	i = request_floe_cred(r->f, r->side) &&
 		!request_has_secrets(e.body, e.len) ?
 	    0 :
 	    1;

@@ -19,6 +19,7 @@
 #include "policy/auth.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/etag.h"
 #include "proxy/floe.h"
 #include "proxy/h1.h"
@@ -64,6 +65,16 @@ request_fwd_kind(const char *name, size_t len)
 	if (h1_name_is(name, len, "If-None-Match"))
 		return FWD_INM;
 	return FWD_NO;
+}
+
+/*
+ * Whether requests to SIDE carry floe's own credential rather than the
+ * client's: then every client gets the same answers from it.
+ */
+bool
+request_floe_cred(const struct floe *f, enum route_side side)
+{
+	return f->cred[side] != NULL && cred_on_data(f->cred[side]);
 }
 
 /*
@@ -320,10 +331,12 @@ request_forward(struct request *r, enum route_side side)
 	if (head == NULL && (head = evbuffer_new()) == NULL)
 		fatalx("%s: out of memory", __func__);
 	/*
-	 * The client's own credential goes on only to a catalog without a
-	 * token of floe's, and never in token mode: those tokens are floe's.
+	 * The client's own credential goes on only to a catalog that does
+	 * not get floe's (cred.h says when it does), and never in token
+	 * mode: those tokens are floe's.
 	 */
-	pass_authz = t->token == NULL && auth_mode(f->auth) != AUTH_TOKEN;
+	pass_authz =
+	    !request_floe_cred(f, side) && auth_mode(f->auth) != AUTH_TOKEN;
 	ns.translated = request_ns_translate(r, cat, ns.ns, sizeof(ns.ns),
 	    &ns.nslen, ns.parent, sizeof(ns.parent), &ns.plen);
 	need = strlen(m->method_name) + strlen(t->path) +

@@ -72,6 +72,7 @@ struct request {
 	enum route_side side; /* the side asked (MODE_ONE, MODE_NS_READ) */
 	bool commit; /* a lost answer is CommitStateUnknown */
 	bool merge_config; /* the answer is a LoadTableResult */
+	int has_uri; /* the answer holds the catalog's uri (-1: not known) */
 	struct upstream_xfer *x[ROUTE_NSIDES];
 	struct evbuffer *ans[ROUTE_NSIDES]; /* MODE_LIST answers */
 	unsigned ans_status[ROUTE_NSIDES];
@@ -145,6 +146,7 @@ bool request_revalidated(struct request *, struct h1_msg *);
 
 /* request_forward.c: the request as a catalog gets it. */
 void request_forward(struct request *, enum route_side);
+bool request_floe_cred(const struct floe *, enum route_side);
 bool request_paging_param(const char *, size_t);
 enum request_fwd request_fwd_kind(const char *name, size_t len);
 ssize_t request_ns_encode(const char *ns, size_t nslen, const char *sep,
@@ -155,6 +157,7 @@ void request_error_conn(struct floe *, struct server_conn *, unsigned status,
     const char *type, const char *msg, const char *extra_hdrs);
 void request_errorf(struct request *, unsigned, const char *, const char *, ...)
     __attribute__((__format__(__printf__, 4, 5)));
+void request_reply_full(struct request *);
 bool request_health(struct floe *, struct server_conn *, const struct h1_msg *);
 void request_config(struct request *);
 void request_reply_upstream(struct request *, enum route_side, struct h1_msg *);

@@ -35,6 +35,13 @@
 
 #define SERVER_HEAD_NOW 2048 /* the largest head written straight */
 #define SERVER_SEND_VECS 15 /* body pieces written straight with it */
+/*
+ * A connection whose output buffer holds more than this once an answer is
+ * queued (what the socket did not take) is not read, and its next
+ * pipelined request not parsed, until the output drains below it: one
+ * answer beyond the socket buffer per connection, plus this.
+ */
+#define SERVER_CONN_BUDGET (64 * 1024)
 
 struct server_listener {
 	struct evconnlistener *l;
@@ -53,6 +60,8 @@ struct server_conn {
 	int64_t idle_us; /* when it last went idle (monotonic) */
 	bool busy; /* a request is with its owner */
 	bool closing; /* close once the output is written */
+	bool stalled; /* not read until its output drains (see above) */
+	size_t held; /* its output buffer's length, as last accounted */
 	struct event *rev; /* floe's own reads of a plain connection */
 	bool continued; /* "100 Continue" sent for this request */
 	bool close_after; /* the answer ends the connection */
@@ -82,6 +91,13 @@ struct server {
 	LIST_HEAD(, server_conn) conns;
 };
 
+/*
+ * The bytes every connection's output buffer holds (as last accounted:
+ * a buffer drained by its bufferevent is counted when it reaches
+ * SERVER_CONN_BUDGET), the peak since the last look, and the budget.
+ */
+static size_t server_held, server_held_peak, server_budget = SIZE_MAX;
+
 static void server_accept_cb(struct evconnlistener *, evutil_socket_t,
     struct sockaddr *, int, void *);
 static void server_read_cb(struct bufferevent *, void *);
@@ -97,6 +113,8 @@ static void server_send_now(struct server_conn *, const char *, size_t,
     struct evbuffer *);
 static void server_conn_free(struct server_conn *);
 static void server_conn_process(struct server_conn *);
+static void server_account(struct server_conn *);
+static void server_resume(struct server_conn *);
 
 struct server *
 server_new(struct event_base *base, const struct server_opts *opts,
@@ -384,6 +402,8 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	bufferevent_setcb(c->bev, server_read_cb, server_write_cb,
 	    server_event_cb, c);
 	bufferevent_set_timeouts(c->bev, NULL, &s->write_tv);
+	/* server_write_cb resumes a stalled connection at this mark. */
+	bufferevent_setwatermark(c->bev, EV_WRITE, SERVER_CONN_BUDGET, 0);
 	/*
 	 * Stop reading while a large backlog waits behind a busy request:
 	 * server_sock_cb sees to it on a plain connection, a watermark on a
@@ -414,6 +434,7 @@ server_conn_free(struct server_conn *c)
 	}
 	LIST_REMOVE(c, entry);
 	c->srv->nconns--;
+	server_held -= c->held;
 	event_free(c->timer);
 	if (c->rev != NULL)
 		event_free(c->rev);
@@ -440,8 +461,6 @@ server_continue(struct server_conn *c)
 	c->continued = true;
 	evbuffer_add(bufferevent_get_output(c->bev),
 	    "HTTP/1.1 100 Continue\r\n\r\n", 25);
-	if (c->tls)
-		return;
 	server_flush(c);
 }
 
@@ -453,7 +472,7 @@ server_conn_process(struct server_conn *c)
 	struct evbuffer *in = bufferevent_get_input(c->bev);
 	bool was_started;
 
-	if (c->busy || c->closing)
+	if (c->busy || c->closing || c->stalled)
 		return;
 	was_started = h1_started(c->h1);
 	switch (h1_parse(c->h1, in)) {
@@ -515,12 +534,21 @@ server_sock_cb(evutil_socket_t fd, short what __unused, void *arg)
 	}
 }
 
-/* The answer is written: close, or wait for the next request. */
+/*
+ * The output drained to SERVER_CONN_BUDGET or below (after each write
+ * that leaves it there): a stalled connection is read again; once it is
+ * empty, close, or wait for the next request.
+ */
 static void
 server_write_cb(struct bufferevent *bev __unused, void *arg)
 {
 	struct server_conn *c = arg;
 
+	server_account(c);
+	if (c->stalled)
+		server_resume(c);
+	if (c->held > 0)
+		return;
 	if (!c->tls)
 		bufferevent_disable(c->bev, EV_WRITE);
 	if (c->closing)
@@ -541,8 +569,10 @@ server_flush(struct server_conn *c)
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 	ssize_t n;
 
-	if (c->tls)
+	if (c->tls) {
+		server_account(c);
 		return;
+	}
 	if (evbuffer_get_length(out) == 0)
 		n = 0;
 	else {
@@ -559,7 +589,8 @@ server_flush(struct server_conn *c)
 		evbuffer_drain(out, evbuffer_get_length(out));
 		c->closing = true;
 	}
-	if (evbuffer_get_length(out) > 0)
+	server_account(c);
+	if (c->held > 0)
 		bufferevent_enable(c->bev, EV_WRITE);
 	else if (c->closing)
 		event_active(c->timer, EV_TIMEOUT, 1);
@@ -755,20 +786,84 @@ server_reply(struct server_conn *c, unsigned status, const char *hdrs,
 		server_flush(c);
 		return;
 	}
-	if (c->rev != NULL && !event_pending(c->rev, EV_READ, NULL))
-		event_add(c->rev, NULL);
 	h1_reset(c->h1);
 	c->idle_us = units_mono_us();
 	if (!evtimer_pending(c->timer, NULL))
 		evtimer_add(c->timer, c->srv->idle_q);
 	server_flush(c);
 	/*
-	 * A pipelined request may already be waiting: parse it on a later
-	 * loop turn, so answers never recurse into the next request.
+	 * A client that does not take its answers is not read: its next
+	 * request waits (in its socket) until the output drains.
 	 */
+	if (c->held > SERVER_CONN_BUDGET && !c->closing) {
+		c->stalled = true;
+		if (c->rev != NULL)
+			event_del(c->rev);
+		else
+			bufferevent_disable(c->bev, EV_READ);
+		return;
+	}
+	server_resume(c);
+}
+
+/*
+ * Read C again and parse a pipelined request that may already be waiting,
+ * on a later loop turn, so answers never recurse into the next request.
+ */
+static void
+server_resume(struct server_conn *c)
+{
+	c->stalled = false;
+	if (c->closing || c->busy)
+		return;
+	if (c->rev != NULL) {
+		if (!event_pending(c->rev, EV_READ, NULL))
+			event_add(c->rev, NULL);
+	} else
+		bufferevent_enable(c->bev, EV_READ);
 	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
 		bufferevent_trigger(c->bev, EV_READ,
 		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+}
+
+/* Count C's output buffer, as it is now, in the total held. */
+static void
+server_account(struct server_conn *c)
+{
+	size_t n = evbuffer_get_length(bufferevent_get_output(c->bev));
+
+	/* Unsigned arithmetic: a shrink wraps around to the right sum. */
+	server_held += n - c->held;
+	c->held = n;
+	if (server_held > server_held_peak)
+		server_held_peak = server_held;
+}
+
+void
+server_set_budget(size_t max)
+{
+	server_budget = max > 0 ? max : SIZE_MAX;
+}
+
+bool
+server_over_budget(void)
+{
+	return server_held > server_budget;
+}
+
+size_t
+server_held_bytes(void)
+{
+	return server_held;
+}
+
+size_t
+server_held_peak_take(void)
+{
+	size_t peak = server_held_peak;
+
+	server_held_peak = server_held;
+	return peak;
 }
 
 void

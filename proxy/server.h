@@ -3,7 +3,8 @@
  * listener and the admin socket alike. Owns the listeners, every client
  * connection, its h1 parser and its timers (idle between requests, a
  * deadline for the whole request head). One request per connection is in
- * flight at a time; pipelined requests wait in the input buffer.
+ * flight at a time; pipelined requests wait in the input buffer, and a
+ * connection whose answers are not being taken is not read.
  */
 #ifndef FLOE_PROXY_SERVER_H
 #define FLOE_PROXY_SERVER_H
@@ -59,6 +60,17 @@ int server_listen_tls(struct server *, const char *hostport, struct tlsctx *,
 /* Listen on a Unix socket PATH, mode 0600 (replacing a stale socket). */
 int server_listen_unix(struct server *, const char *path, char *err,
     size_t errlen);
+/*
+ * The bytes answers hold in every connection's output buffer (what their
+ * sockets have not taken), process-wide. Over the budget MAX (0: none),
+ * server_over_budget says so and floe takes no new work (see
+ * docs/internals.md, "Bounds"). The peak is the largest total since the
+ * last server_held_peak_take.
+ */
+void server_set_budget(size_t max);
+bool server_over_budget(void);
+size_t server_held_bytes(void);
+size_t server_held_peak_take(void);
 /* The bound TCP port (for listen ports chosen by the kernel). */
 int server_port(const struct server *);
 /*

@@ -22,7 +22,16 @@ struct stats_part {
 	void *arg;
 };
 
+/* The buckets' upper bounds, in seconds; the last is +Inf. */
+static const double stats_le[STATS_NBUCKETS - 1] = { 0.0005, 0.001, 0.0025,
+	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
+static const char *const stats_side_names[STATS_NSIDES] = { "warehouse",
+	"lakehouse", "floe" };
+
 static struct stats_part *stats_part_add(struct stats *);
+static void stats_hist_add(struct stats_hist *, int64_t);
+static void stats_hist_print(struct evbuffer *, const char *, const char *,
+    const struct stats_hist *);
 
 /* A new, empty slot at the end of the list. */
 static struct stats_part *
@@ -129,4 +138,86 @@ stats_metrics_text(const struct stats *st)
 	out[len] = '\0';
 	evbuffer_free(b);
 	return out;
+}
+
+/* Count one duration of US microseconds into H. */
+static void
+stats_hist_add(struct stats_hist *h, int64_t us)
+{
+	double s = us > 0 ? (double)us / 1e6 : 0;
+	size_t i;
+
+	for (i = 0; i < STATS_NBUCKETS - 1 && s > stats_le[i]; i++)
+		;
+	h->bucket[i]++;
+	h->count++;
+	h->sum += s;
+}
+
+void
+stats_answer(struct stats *st, unsigned side, unsigned status, int64_t us,
+    int64_t upstream_us)
+{
+	if (side >= STATS_NSIDES)
+		side = STATS_FLOE;
+	if (status >= STATS_CODE_MIN && status < STATS_CODE_MIN + STATS_NCODES)
+		st->codes[side][status - STATS_CODE_MIN]++;
+	stats_hist_add(&st->duration[side], us);
+	if (side < ROUTE_NSIDES && upstream_us >= 0)
+		stats_hist_add(&st->upstream[side], upstream_us);
+}
+
+/* The samples of histogram H of family NAME for SIDE, cumulative. */
+static void
+stats_hist_print(struct evbuffer *b, const char *name, const char *side,
+    const struct stats_hist *h)
+{
+	uint64_t cum = 0;
+	size_t i;
+
+	for (i = 0; i < STATS_NBUCKETS - 1; i++) {
+		cum += h->bucket[i];
+		evbuffer_add_printf(b,
+		    "%s_bucket{side=\"%s\",le=\"%g\"} %llu\n", name, side,
+		    stats_le[i], (unsigned long long)cum);
+	}
+	evbuffer_add_printf(b,
+	    "%s_bucket{side=\"%s\",le=\"+Inf\"} %llu\n"
+	    "%s_sum{side=\"%s\"} %.6f\n"
+	    "%s_count{side=\"%s\"} %llu\n",
+	    name, side, (unsigned long long)h->count, name, side, h->sum, name,
+	    side, (unsigned long long)h->count);
+}
+
+void
+stats_requests_metrics(struct evbuffer *b, const struct stats *st)
+{
+	size_t s, c;
+
+	evbuffer_add_printf(b,
+	    "# HELP floe_requests_total Requests answered, by the side that "
+	    "answered (floe: floe itself) and status code.\n"
+	    "# TYPE floe_requests_total counter\n");
+	for (s = 0; s < STATS_NSIDES; s++)
+		for (c = 0; c < STATS_NCODES; c++)
+			if (st->codes[s][c] != 0)
+				evbuffer_add_printf(b,
+				    "floe_requests_total{side=\"%s\","
+				    "code=\"%zu\"} %llu\n",
+				    stats_side_names[s], c + STATS_CODE_MIN,
+				    (unsigned long long)st->codes[s][c]);
+	evbuffer_add_printf(b,
+	    "# HELP floe_request_duration_seconds Time from a request's head "
+	    "to its answer, by the side that answered.\n"
+	    "# TYPE floe_request_duration_seconds histogram\n");
+	for (s = 0; s < STATS_NSIDES; s++)
+		stats_hist_print(b, "floe_request_duration_seconds",
+		    stats_side_names[s], &st->duration[s]);
+	evbuffer_add_printf(b,
+	    "# HELP floe_upstream_request_duration_seconds Time waiting for "
+	    "a catalog's answer, by catalog.\n"
+	    "# TYPE floe_upstream_request_duration_seconds histogram\n");
+	for (s = 0; s < ROUTE_NSIDES; s++)
+		stats_hist_print(b, "floe_upstream_request_duration_seconds",
+		    stats_side_names[s], &st->upstream[s]);
 }

@@ -19,6 +19,24 @@ struct evbuffer;
 struct stats_part;
 typedef struct json_t json_t;
 
+/*
+ * The latency histograms' upper bounds in seconds (Prometheus's le), the
+ * last one +Inf; and the status codes counted one by one (100..599).
+ */
+#define STATS_NBUCKETS 15
+#define STATS_CODE_MIN 100
+#define STATS_NCODES 500
+/* Who answered, for the counters by side: a catalog, or floe itself. */
+#define STATS_FLOE ROUTE_NSIDES
+#define STATS_NSIDES (ROUTE_NSIDES + 1)
+
+/* One latency histogram: per-bucket counts (not cumulative), the sum. */
+struct stats_hist {
+	uint64_t bucket[STATS_NBUCKETS];
+	uint64_t count;
+	double sum; /* seconds */
+};
+
 /* Counters per catalog, bumped by the request path. */
 struct stats_side {
 	uint64_t requests;
@@ -39,7 +57,12 @@ typedef void (*stats_metrics_cb)(struct evbuffer *out, void *arg);
 struct stats {
 	uint64_t requests; /* answered by floe, any status */
 	uint64_t local_errors; /* ErrorModel answers floe made itself */
+	uint64_t refused_full; /* 503s: over the output budget */
 	struct stats_side side[ROUTE_NSIDES];
+	/* Answers by side (STATS_FLOE: floe's own) and status code. */
+	uint64_t codes[STATS_NSIDES][STATS_NCODES];
+	struct stats_hist duration[STATS_NSIDES]; /* whole requests */
+	struct stats_hist upstream[ROUTE_NSIDES]; /* the catalog's part */
 	/* The parts, in the order they were added: stats.c's own. */
 	struct stats_part *parts;
 	size_t nparts;
@@ -55,6 +78,19 @@ void stats_add_metrics(struct stats *, stats_metrics_cb, void *arg);
 void stats_remove(struct stats *, const void *arg);
 /* Drop every part; the counters stay. */
 void stats_clear(struct stats *);
+
+/*
+ * One answer with STATUS by SIDE (a route_side, or STATS_FLOE) that took
+ * US microseconds, UPSTREAM_US of them waiting for the catalog (-1: none
+ * asked). O(1), no allocation.
+ */
+void stats_answer(struct stats *, unsigned side, unsigned status, int64_t us,
+    int64_t upstream_us);
+/*
+ * The families of those counters, floe_requests_total{side,code} and the
+ * two duration histograms, as Prometheus text added to OUT.
+ */
+void stats_requests_metrics(struct evbuffer *out, const struct stats *);
 
 /* GET /status: every part in order. Caller frees; NULL if out of memory. */
 json_t *stats_status_json(const struct stats *);

@@ -45,6 +45,7 @@ struct token {
 	char *tok; /* the access token, or NULL */
 	uint64_t gen; /* bumped with every new token */
 	int64_t expires_ms; /* wall clock */
+	int64_t refresh_ms; /* wall clock of the planned refresh */
 	int64_t last_ok_ms;
 	enum token_state state;
 	char *last_error;
@@ -61,6 +62,7 @@ struct token {
 };
 
 static void token_fetch(struct token *);
+static void token_arm(struct event *, int64_t);
 static void token_done_cb(int, const char *, size_t, const char *, void *);
 static void token_refresh_cb(evutil_socket_t, short, void *);
 static void token_expire_cb(evutil_socket_t, short, void *);
@@ -119,8 +121,33 @@ token_free(struct token *t)
 void
 token_start(struct token *t)
 {
+	/* A token taken over from another holder keeps its schedule. */
+	if (t->tok != NULL)
+		return;
 	evtimer_del(t->refresh);
 	token_fetch(t);
+}
+
+void
+token_adopt(struct token *t, struct token *old)
+{
+	int64_t now = units_now_ms();
+
+	t->fetches = old->fetches;
+	t->failures = old->failures;
+	t->early = old->early;
+	t->last_ok_ms = old->last_ok_ms;
+	if (old->tok == NULL)
+		return;
+	secret_free_str(t->tok);
+	t->tok = old->tok;
+	old->tok = NULL;
+	t->gen = old->gen;
+	t->expires_ms = old->expires_ms;
+	t->refresh_ms = old->refresh_ms;
+	t->state = TOKEN_OK;
+	token_arm(t->refresh, (t->refresh_ms - now) * 1000);
+	token_arm(t->expire, (t->expires_ms - now) * 1000);
 }
 
 const char *
@@ -184,6 +211,8 @@ token_set(struct token *t, struct oauth_token *tok)
 	tok->access_token = NULL;
 	t->gen++;
 	t->expires_ms = t->req_ms + tok->expires_in * 1000;
+	t->refresh_ms =
+	    t->req_ms + tok->expires_in * 1000 * TOKEN_REFRESH_PCT / 100;
 	t->last_ok_ms = units_now_ms();
 	t->state = TOKEN_OK;
 	t->tries = 0;

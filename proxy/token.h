@@ -51,8 +51,18 @@ struct token *token_new(struct event_base *, struct fetch *f,
     struct oauth *grant, const struct token_opts *);
 /* Cancel the fetch and the timers, wipe the token, free. NULL is fine. */
 void token_free(struct token *);
-/* Fetch the first token now (and keep it fresh from then on). */
+/*
+ * Fetch the first token now (and keep it fresh from then on); nothing to
+ * fetch when it took a token over (token_adopt).
+ */
 void token_start(struct token *);
+/*
+ * Take OLD's token over, with its expiry and refresh time, and its
+ * counters (a reload rebuilds the holder with the secret read again:
+ * requests go on with the token, the next refresh uses the new grant).
+ * Call before token_start; OLD is freed after.
+ */
+void token_adopt(struct token *, struct token *old);
 
 /*
  * The current access token, NUL-terminated, or NULL when there is none.

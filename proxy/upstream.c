@@ -2,7 +2,9 @@
  * floe: upstream.c -- the data-path pool. Each upstream catalog has a LIFO
  * list of idle keep-alive connections, a cap on open ones and a FIFO of
  * requests waiting for one. A request is written in one pass from the
- * caller's head, the upstream's fixed headers and the body; the answer is
+ * caller's head, the upstream's fixed headers, floe's credential for the
+ * catalog (a bearer token, or a SigV4 signature over the request as it
+ * is sent) and the body; the answer is
  * framed by h1 and handed to the caller, then the connection goes back to
  * the pool if the answer allowed it and was read to its end.
  */
@@ -28,10 +30,13 @@
 
 #include "lib/compat.h"
 #include "lib/log.h"
+#include "lib/memfind.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/h1.h"
+#include "proxy/server.h"
 #include "proxy/sockio.h"
 #include "proxy/upstream.h"
 
@@ -63,8 +68,14 @@ struct upstream_xfer {
 	bool head_method;
 	bool retryable;
 	bool retried;
+	bool nocred; /* no credential: fails (503) on the next loop turn */
+	bool bearer; /* carried floe's bearer token of generation CRED_GEN */
+	uint64_t cred_gen;
 	enum upstream_fail fail;
-	char error[160];
+	size_t watched; /* body bytes searched for the uri */
+	bool has_uri; /* ... and it was found */
+	bool watch_off; /* ... or the search gave up */
+	char error[400];
 	int64_t start_us;
 	uint64_t usec;
 	upstream_done_cb cb;
@@ -77,8 +88,9 @@ struct upstream {
 	struct evdns_base *dns;
 	const struct conf_target *t;
 	char *name;
-	char *fixed; /* "Host: ...\r\n[Authorization: Bearer ...\r\n]" */
+	char *fixed; /* "Host: ...\r\n" */
 	size_t fixed_len;
+	struct cred *cred; /* floe's credential for the catalog, or NULL */
 	SSL_CTX *ssl;
 	struct h1_limits lim;
 	struct timeval timeout_tv, connect_tv, idle_tv;
@@ -91,6 +103,7 @@ struct upstream {
 	unsigned nidle;
 	unsigned nwaiting;
 	uint64_t sent, reused, connect_failures;
+	uint64_t refused; /* not sent: over the output budget */
 	LIST_HEAD(, upconn) idle;
 	LIST_HEAD(, upconn) busy;
 	TAILQ_HEAD(, upstream_xfer) waiting;
@@ -100,6 +113,7 @@ struct upstream {
 };
 
 static void upstream_read_cb(struct bufferevent *, void *);
+static void upstream_watch(struct upstream_xfer *, struct evbuffer *);
 static void upstream_write_cb(struct bufferevent *, void *);
 static void upstream_flush(struct upconn *);
 static void upstream_sock_cb(evutil_socket_t, short, void *);
@@ -109,8 +123,11 @@ static void upstream_event_cb(struct bufferevent *, short, void *);
 static void upstream_timer_cb(evutil_socket_t, short, void *);
 static void upstream_conn_free(struct upconn *);
 static void upstream_start(struct upstream *, struct upstream_xfer *);
+static struct upstream_xfer *upstream_dequeue(struct upstream *);
 static void upstream_finish(struct upstream_xfer *, enum upstream_fail,
     const char *);
+static int upstream_cred(struct upstream *, struct upstream_xfer *,
+    struct evbuffer *, struct evbuffer *);
 
 /* The TLS client context: system trust store (plus ca_file), TLS >= 1.2. */
 static SSL_CTX *
@@ -149,20 +166,16 @@ static void
 upstream_configure(struct upstream *u, const struct conf_target *t)
 {
 	bool dflt_port = strcmp(t->port, t->tls ? "443" : "80") == 0;
+	bool v6 = strchr(t->host, ':') != NULL;
 
 	if (u->fixed != NULL) {
 		explicit_bzero(u->fixed, u->fixed_len);
 		free(u->fixed);
 	}
 	u->t = t;
-	if (t->token != NULL)
-		u->fixed = xasprintf("Host: %s%s%s\r\nAuthorization: Bearer "
-				     "%s\r\n",
-		    t->host, dflt_port ? "" : ":", dflt_port ? "" : t->port,
-		    t->token);
-	else
-		u->fixed = xasprintf("Host: %s%s%s\r\n", t->host,
-		    dflt_port ? "" : ":", dflt_port ? "" : t->port);
+	/* An IPv6 literal goes in brackets (RFC 9110 7.2). */
+	u->fixed = xasprintf("Host: %s%s%s%s%s\r\n", v6 ? "[" : "", t->host,
+	    v6 ? "]" : "", dflt_port ? "" : ":", dflt_port ? "" : t->port);
 	u->fixed_len = strlen(u->fixed);
 	u->timeout_tv = units_ms_tv(t->timeout_ms);
 	u->connect_tv = units_ms_tv(t->connect_timeout_ms);
@@ -180,6 +193,12 @@ void
 upstream_retarget(struct upstream *u, const struct conf_target *t)
 {
 	upstream_configure(u, t);
+}
+
+void
+upstream_set_cred(struct upstream *u, struct cred *c)
+{
+	u->cred = c;
 }
 
 struct upstream *
@@ -327,6 +346,21 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	}
 	evbuffer_add_buffer(req, r->head);
 	evbuffer_add(req, u->fixed, u->fixed_len);
+	if (u->cred != NULL && cred_on_data(u->cred) &&
+	    upstream_cred(u, x, req, r->body) == -1) {
+		/* Failed from the loop: the caller is not ready to hear it. */
+		evbuffer_drain(req, evbuffer_get_length(req));
+		if (r->body != NULL)
+			evbuffer_drain(r->body, blen);
+		x->u = u;
+		x->req = req;
+		x->nocred = true;
+		x->cb = cb;
+		x->arg = arg;
+		x->start_us = units_mono_us();
+		event_active(x->timer, EV_TIMEOUT, 0);
+		return x;
+	}
 	if (blen > 0 || r->body != NULL) {
 		n = snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n\r\n",
 		    blen);
@@ -345,6 +379,36 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	evtimer_add(x->timer, u->timeout_q);
 	upstream_start(u, x);
 	return x;
+}
+
+/*
+ * Add floe's credential to REQ (the request line and headers so far) for
+ * X, whose body is BODY (or NULL): the current bearer token, or a SigV4
+ * signature. -1 when there is none now (the token is not there yet or
+ * expired, or the request cannot be signed).
+ */
+static int
+upstream_cred(struct upstream *u, struct upstream_xfer *x, struct evbuffer *req,
+    struct evbuffer *body)
+{
+	const char *line;
+	uint64_t gen;
+	size_t len;
+
+	switch (cred_kind(u->cred)) {
+	case CRED_NONE:
+		return 0;
+	case CRED_SIGV4:
+		return cred_sign(u->cred, req, body);
+	case CRED_BEARER:
+		break;
+	}
+	if ((line = cred_authz(u->cred, &len, &gen)) == NULL)
+		return -1;
+	evbuffer_add(req, line, len);
+	x->bearer = true;
+	x->cred_gen = gen;
+	return 0;
 }
 
 /* Write X's request on C. */
@@ -539,6 +603,30 @@ upstream_start(struct upstream *u, struct upstream_xfer *x)
 	evtimer_add(x->timer, x->retried ? u->timeout_q : u->connect_q);
 }
 
+/*
+ * The first waiting request, taken off the queue, or NULL. While the
+ * clients' output buffers hold more than floe's budget, a waiting request
+ * is not sent: it ends UPSTREAM_FULL (the client gets a 503), so that
+ * answers for clients that do not read stop piling up. A request that
+ * was never sent is safe to refuse, whatever its method.
+ */
+static struct upstream_xfer *
+upstream_dequeue(struct upstream *u)
+{
+	struct upstream_xfer *x;
+
+	while ((x = TAILQ_FIRST(&u->waiting)) != NULL) {
+		TAILQ_REMOVE(&u->waiting, x, wait);
+		u->nwaiting--;
+		if (!server_over_budget())
+			return x;
+		u->refused++;
+		upstream_finish(x, UPSTREAM_FULL,
+		    "floe holds its output_budget of answers for clients");
+	}
+	return NULL;
+}
+
 /* Return C to the idle list, or hand it to a waiting request. */
 static void
 upstream_release(struct upconn *c)
@@ -547,9 +635,7 @@ upstream_release(struct upconn *c)
 	struct upstream_xfer *x;
 
 	c->x = NULL;
-	if ((x = TAILQ_FIRST(&u->waiting)) != NULL) {
-		TAILQ_REMOVE(&u->waiting, x, wait);
-		u->nwaiting--;
+	if ((x = upstream_dequeue(u)) != NULL) {
 		u->reused++;
 		upstream_write(c, x);
 		return;
@@ -596,6 +682,10 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
 		strlcpy(x->error, why, sizeof(x->error));
 	x->usec = units_mono_us() - x->start_us;
 	evtimer_del(x->timer);
+	/* The catalog refused floe's token: one early refresh, not more. */
+	if (fail == UPSTREAM_OK && x->bearer && c != NULL &&
+	    h1_msg(c->h1)->status == 401 && x->u->cred != NULL)
+		cred_unauthorized(x->u->cred, x->cred_gen);
 	x->cb(x, x->arg);
 	if (c != NULL) {
 		keep = fail == UPSTREAM_OK && h1_msg(c->h1)->keep_alive &&
@@ -608,14 +698,11 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
 			c->x = NULL;
 			upstream_conn_free(c);
 			/* A slot opened: start a waiting request. */
-			if ((x->u->nconns < x->u->t->max_conns) &&
-			    !TAILQ_EMPTY(&x->u->waiting)) {
+			if (x->u->nconns < x->u->t->max_conns) {
 				struct upstream_xfer *w;
 
-				w = TAILQ_FIRST(&x->u->waiting);
-				TAILQ_REMOVE(&x->u->waiting, w, wait);
-				x->u->nwaiting--;
-				upstream_start(x->u, w);
+				if ((w = upstream_dequeue(x->u)) != NULL)
+					upstream_start(x->u, w);
 			}
 		}
 	}
@@ -631,7 +718,7 @@ upstream_cancel(struct upstream_xfer *x)
 		/* Its answer would arrive for nobody: close the connection. */
 		c->x = NULL;
 		upstream_conn_free(c);
-	} else {
+	} else if (!x->nocred) {
 		TAILQ_REMOVE(&x->u->waiting, x, wait);
 		x->u->nwaiting--;
 	}
@@ -655,6 +742,7 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 	for (;;) {
 		switch (h1_parse(c->h1, bufferevent_get_input(bev))) {
 		case H1_MORE:
+			upstream_watch(x, h1_msg(c->h1)->body);
 			return;
 		case H1_DONE:
 			/*
@@ -668,6 +756,7 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 				h1_set_head_response(c->h1, x->head_method);
 				continue;
 			}
+			upstream_watch(x, h1_msg(c->h1)->body);
 			upstream_finish(x, UPSTREAM_OK, NULL);
 			return;
 		case H1_ERROR:
@@ -677,6 +766,85 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 			return;
 		}
 	}
+}
+
+/*
+ * Search what BODY gained since the last read for the catalog's uri, once
+ * it is past UPSTREAM_WATCH_FROM: the search of a large answer is spread
+ * over its reads instead of held up at its end. The N - 1 bytes before
+ * the new ones are searched again, for a match across the seam; so are
+ * those before each batch of pieces. Pieces too small for a seam window
+ * give up (the caller searches the whole body at the end).
+ */
+static void
+upstream_watch(struct upstream_xfer *x, struct evbuffer *body)
+{
+	struct evbuffer_iovec v[8];
+	struct evbuffer_ptr pos;
+	const char *uri = x->u->t->uri;
+	size_t len = evbuffer_get_length(body), n = x->u->t->uri_len, from;
+	size_t start;
+	char seam[1024];
+	int i, nv;
+
+	if (x->has_uri || x->watch_off || len < UPSTREAM_WATCH_FROM)
+		return;
+	if (n == 0 || n > sizeof(seam) / 2) {
+		x->watch_off = true;
+		return;
+	}
+	from = x->watched > n - 1 ? x->watched - (n - 1) : 0;
+	x->watched = len;
+	while (from < len) {
+		start = from;
+		if (evbuffer_ptr_set(body, &pos, from, EVBUFFER_PTR_SET) ==
+			-1 ||
+		    (nv = evbuffer_peek(body, len - from, &pos, v, nitems(v))) <
+			1) {
+			x->watch_off = true;
+			return;
+		}
+		if (nv > (int)nitems(v))
+			nv = nitems(v);
+		for (i = 0; i < nv; i++) {
+			if (memfind(v[i].iov_base, v[i].iov_len, uri, n) !=
+			    NULL) {
+				x->has_uri = true;
+				return;
+			}
+			from += v[i].iov_len;
+			if (i + 1 == nv)
+				break;
+			if (v[i].iov_len < n - 1 || v[i + 1].iov_len < n - 1) {
+				x->watch_off = true;
+				return;
+			}
+			memcpy(seam,
+			    (char *)v[i].iov_base + v[i].iov_len - (n - 1),
+			    n - 1);
+			memcpy(seam + n - 1, v[i + 1].iov_base, n - 1);
+			if (memfind(seam, 2 * (n - 1), uri, n) != NULL) {
+				x->has_uri = true;
+				return;
+			}
+		}
+		/* The next batch starts N - 1 bytes back: its first seam. */
+		if (from < len) {
+			if (from - start <= n - 1) {
+				x->watch_off = true;
+				return;
+			}
+			from -= n - 1;
+		}
+	}
+}
+
+int
+upstream_xfer_has_uri(const struct upstream_xfer *x)
+{
+	if (x->watch_off || x->watched < UPSTREAM_WATCH_FROM)
+		return -1;
+	return x->has_uri;
 }
 
 static void
@@ -770,8 +938,13 @@ upstream_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 {
 	struct upstream_xfer *x = arg;
 	struct upstream *u = x->u;
-	char why[160];
+	char why[400];
 
+	if (x->nocred) {
+		cred_why(u->cred, why, sizeof(why));
+		upstream_finish(x, UPSTREAM_NOCRED, why);
+		return;
+	}
 	if (x->c == NULL) {
 		TAILQ_REMOVE(&u->waiting, x, wait);
 		u->nwaiting--;
@@ -825,9 +998,10 @@ upstream_xfer_usec(const struct upstream_xfer *x)
 json_t *
 upstream_status_json(const struct upstream *u)
 {
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "uri",
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "uri",
 	    u->t->uri, "connections", (json_int_t)u->nconns, "idle",
 	    (json_int_t)u->nidle, "waiting", (json_int_t)u->nwaiting, "sent",
 	    (json_int_t)u->sent, "reused", (json_int_t)u->reused,
-	    "connect_failures", (json_int_t)u->connect_failures);
+	    "connect_failures", (json_int_t)u->connect_failures,
+	    "refused_over_budget", (json_int_t)u->refused);
 }

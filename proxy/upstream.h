@@ -17,6 +17,7 @@ struct evbuffer;
 struct evdns_base;
 struct h1_msg;
 struct conf_target;
+struct cred;
 struct upstream;
 struct upstream_xfer;
 typedef struct json_t json_t;
@@ -27,13 +28,15 @@ enum upstream_fail {
 	UPSTREAM_TIMEOUT, /* no complete answer within the timeout */
 	UPSTREAM_RESET, /* the connection closed before the answer ended */
 	UPSTREAM_GARBAGE, /* the answer is not HTTP/1.1 */
+	UPSTREAM_NOCRED, /* no credential for the catalog now: nothing sent */
+	UPSTREAM_FULL, /* not sent: floe holds its budget of answers */
 };
 
 struct upstream_req {
 	/*
-	 * The request line and the forwarded headers, without Host,
-	 * Authorization (added when the target has a token), Content-Length
-	 * and the blank line. Moved out (emptied).
+	 * The request line and the forwarded headers, without Host, floe's
+	 * credential (added when the catalog has one: see upstream_set_cred),
+	 * Content-Length and the blank line. Moved out (emptied).
 	 */
 	struct evbuffer *head;
 	struct evbuffer *body; /* or NULL; moved out */
@@ -52,6 +55,15 @@ void upstream_free(struct upstream *);
  * which must outlive the upstream. Requests in flight keep their timers.
  */
 void upstream_retarget(struct upstream *, const struct conf_target *);
+/*
+ * Present C (or nothing, for NULL) to the catalog on each request from now
+ * on, when cred_on_data says so. C must outlive the upstream or be
+ * replaced first. With no credential at the time of a request (a token
+ * not fetched yet or expired), the transfer fails UPSTREAM_NOCRED on the
+ * next loop turn, saying why; a 401 to a request that carried floe's
+ * token asks the credential for an early refresh.
+ */
+void upstream_set_cred(struct upstream *, struct cred *c);
 struct upstream_xfer *upstream_send(struct upstream *, struct upstream_req *,
     upstream_done_cb, void *arg);
 /* Forget a transfer; its callback will not be called. */
@@ -62,6 +74,14 @@ enum upstream_fail upstream_xfer_fail(const struct upstream_xfer *);
 const char *upstream_xfer_error(const struct upstream_xfer *);
 /* The answer (status, headers, body); NULL when it failed. */
 struct h1_msg *upstream_xfer_msg(struct upstream_xfer *);
+/*
+ * Whether the answer's body holds the catalog's uri: 1 or 0 for a body
+ * of more than UPSTREAM_WATCH_FROM bytes, searched piece by piece as it
+ * arrived (a search at the end would hold the loop: 40 ms for 200 MB);
+ * -1 for a smaller one, which the caller searches itself.
+ */
+#define UPSTREAM_WATCH_FROM (1u << 20)
+int upstream_xfer_has_uri(const struct upstream_xfer *);
 /* Microseconds from send to the end of the answer. */
 uint64_t upstream_xfer_usec(const struct upstream_xfer *);
 /* Connections open, idle, and requests waiting; for /status. */

@@ -81,6 +81,7 @@ watch_new(struct floe *f)
 	watch_schedule(w->poll, f->conf->policy.freshness_interval_ms);
 	stats_add_status(&f->stats, "triggers", watch_status_cb, w);
 	stats_add_metrics(&f->stats, watch_split_metrics_cb, w);
+	stats_add_metrics(&f->stats, watch_metrics_cb, w);
 	return w;
 }
 
@@ -130,7 +131,20 @@ watch_free(struct watch *w)
 	event_free(w->tick);
 	event_free(w->poll);
 	trigger_table_clear(&w->tab);
+	json_decref(w->fired);
 	free(w);
+}
+
+json_t *
+watch_fired_take(struct watch *w)
+{
+	json_t *f;
+
+	if (w == NULL)
+		return NULL;
+	f = w->fired;
+	w->fired = NULL;
+	return f;
 }
 
 /* New policy: a new window starts empty; the poll takes the new interval. */
@@ -279,6 +293,7 @@ watch_page_done_cb(int status, const char *body __unused, size_t len __unused,
 		watch_page_free(p);
 		return;
 	}
+	w->tries_failed++;
 	if (status == 0)
 		snprintf(why, sizeof(why), "%s",
 		    error != NULL ? error : "no answer");
@@ -418,6 +433,8 @@ watch_status_json(struct watch *w)
 		json_object_set_new(json_object_get(j, "freshness"),
 		    "last_cycle", json_string(ts));
 	}
+	if (j != NULL)
+		json_object_set_new(j, "waves", watch_views_json(w));
 	if (j != NULL && w->tab.dropped > 0)
 		json_object_set_new(j, "dropped_counts",
 		    json_integer((json_int_t)w->tab.dropped));

@@ -22,6 +22,7 @@
 struct floe;
 struct watch;
 struct store_kv;
+struct store_wave;
 struct wave_baseline;
 typedef struct json_t json_t;
 
@@ -60,6 +61,36 @@ void watch_ledger_added(struct floe *, const struct store_kv *kv, size_t n);
  */
 json_t *watch_report_errors(struct floe *, uint32_t n, int side,
     uint64_t errors, uint64_t total, char *msg, size_t msglen);
+
+/* What the status page shows of a wave's triggers (watch_wave_view). */
+struct watch_view {
+	bool armed; /* its triggers run: canary, lakehouse, frozen */
+	uint64_t requests; /* lakehouse reads over error_window */
+	uint64_t errors;
+	double ratio; /* errors / requests; 0 without reads */
+	double threshold; /* the error trigger's limit for RATIO */
+	double baseline; /* the warehouse ratio before the flip */
+	uint32_t min_requests; /* reads needed before it may fire */
+	bool lag_known;
+	int64_t lag_ms; /* the worst known freshness lag of its objects */
+	int64_t max_lag_ms; /* freshness_max_lag */
+	unsigned objects; /* of it, polled */
+	unsigned objects_unknown; /* whose lag is not known */
+};
+
+/* The triggers' view of wave SW into V. 0, or -1 if W is NULL. */
+int watch_wave_view(struct watch *, const struct store_wave *,
+    struct watch_view *);
+
+/*
+ * The rollbacks the triggers made since the last call, for whoever caused
+ * them (the admin answer to a ledger write or an error report): a JSON
+ * array of {"wave","trigger","from","measured","threshold","evidence",
+ * "reason"}, values exact and "evidence" rounded for people; NULL if
+ * none (and if W is NULL). Caller frees. A caller that acts for someone
+ * takes first to start clean, then again after acting.
+ */
+json_t *watch_fired_take(struct watch *);
 
 /* The triggers' state for GET /status. Caller frees. */
 json_t *watch_status_json(struct watch *);

@@ -43,6 +43,7 @@ struct watch_poll {
 	bool known; /* read in this cycle */
 	bool known_last; /* read in the last whole cycle */
 	char why[160]; /* why not, for /status */
+	uint64_t cred_gen; /* of floe's token the request carried */
 };
 
 /* An object of a moved wave, with what the poller knows of it. */
@@ -111,6 +112,9 @@ struct watch {
 	int64_t last_cycle_ms;
 	TAILQ_HEAD(, watch_page) pages;
 	uint64_t pages_sent, pages_delivered, pages_failed;
+	uint64_t tries_failed; /* every try that got no 2xx */
+	/* The rollbacks made since watch_fired_take last took them. */
+	json_t *fired;
 	struct watch_paged paged[WATCH_PAGED];
 	size_t npaged;
 	uint64_t rollbacks;
@@ -136,5 +140,12 @@ void watch_split_metrics_cb(struct evbuffer *, void *);
 /* watch_poll.c: the freshness and count polls. */
 void watch_poll_cb(evutil_socket_t, short, void *);
 void watch_rebuild(struct watch *);
+
+/*
+ * watch_view.c: every armed wave's view for GET /status (caller frees),
+ * and the triggers' metric families (a stats_metrics_cb; ARG: the watch).
+ */
+json_t *watch_views_json(struct watch *);
+void watch_metrics_cb(struct evbuffer *, void *);
 
 #endif

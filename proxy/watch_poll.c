@@ -18,6 +18,7 @@
 #include "policy/trigger.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
 #include "proxy/watch.h"
@@ -301,10 +302,10 @@ watch_poll_more(struct watch *w)
 	struct watch_obj *o;
 	struct watch_poll *p;
 	const struct conf_target *t;
-	const char *headers[4];
+	const char *headers[CRED_MAX_HDRS + 3];
 	struct fetch_opts fo;
-	char *url, *auth, *inm;
-	int h;
+	char *url, *inm, *ch[CRED_MAX_HDRS];
+	int h, i, n;
 
 	while (w->inflight < WATCH_POLL_MAX && w->next_job < w->nobjs * 2) {
 		o = w->objs[w->next_job / 2];
@@ -317,12 +318,22 @@ watch_poll_more(struct watch *w)
 			    route_side_name(p->side));
 			continue;
 		}
-		auth = inm = NULL;
+		url = watch_url(w, o, p->side);
+		/* floe's credential for that catalog, in every [auth] mode. */
+		n = 0;
+		if (f->cred[p->side] != NULL)
+			(void)cred_bearer(f->cred[p->side], &p->cred_gen);
+		if (f->cred[p->side] != NULL &&
+		    (n = cred_headers(f->cred[p->side], "GET", url, NULL, 0, ch,
+			 p->why, sizeof(p->why))) == -1) {
+			free(url);
+			continue;
+		}
+		inm = NULL;
 		h = 0;
 		headers[h++] = "Accept: application/json";
-		if (t->token != NULL)
-			headers[h++] = auth =
-			    xasprintf("Authorization: Bearer %s", t->token);
+		for (i = 0; i < n; i++)
+			headers[h++] = ch[i];
 		if (p->ever && p->etag[0] != '\0')
 			headers[h++] = inm =
 			    xasprintf("If-None-Match: %s", p->etag);
@@ -335,15 +346,11 @@ watch_poll_more(struct watch *w)
 		fo.max_body = WATCH_POLL_BODY;
 		fo.etag = p->etag_new;
 		fo.etag_size = sizeof(p->etag_new);
-		url = watch_url(w, o, p->side);
 		w->inflight++;
 		p->req = fetch_start(f->fetch, url, &fo, watch_poll_done_cb, p);
 		free(url);
 		free(inm);
-		if (auth != NULL) {
-			explicit_bzero(auth, strlen(auth));
-			free(auth);
-		}
+		cred_headers_clear(ch, n);
 	}
 }
 
@@ -375,6 +382,9 @@ watch_poll_done_cb(int status, const char *body, size_t len, const char *error,
 		    error != NULL ? error : "no answer");
 	else
 		snprintf(p->why, sizeof(p->why), "HTTP %d", status);
+	/* floe's token refused: one early refresh (rate-limited there). */
+	if (status == 401 && w->f->cred[p->side] != NULL)
+		cred_unauthorized(w->f->cred[p->side], p->cred_gen);
 	watch_poll_more(w);
 	if (w->inflight == 0 && w->next_job >= w->nobjs * 2)
 		watch_cycle_end(w);

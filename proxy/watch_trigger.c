@@ -32,6 +32,8 @@
 #include "routing/wave.h"
 
 static void watch_count_record(struct watch *, struct watch_obj *);
+static void watch_fired_add(struct watch *, uint32_t, const char *,
+    enum trigger_kind, json_t *, json_t *, const char *);
 
 /* Check the suspects (all waves after an overflow). */
 void
@@ -156,6 +158,33 @@ watch_reset_wave(struct watch *w, uint32_t n)
 }
 
 /*
+ * Keep the rollback of wave N (from FROM, by trigger K, MEASURED against
+ * THRESHOLD, both borrowed) for whoever caused it: the admin answer that
+ * brought the record or the report takes it (watch_fired_take).
+ */
+static void
+watch_fired_add(struct watch *w, uint32_t n, const char *from,
+    enum trigger_kind k, json_t *measured, json_t *threshold,
+    const char *reason)
+{
+	char m[128], t[128];
+	json_t *one;
+
+	rlog_value_text(trigger_name(k), measured, m, sizeof(m));
+	rlog_value_text(trigger_name(k), threshold, t, sizeof(t));
+	one = json_pack("{s:I,s:s,s:s,s:O?,s:O?,s:s,s:s}", "wave",
+	    (json_int_t)n, "trigger", trigger_name(k), "from", from, "measured",
+	    measured, "threshold", threshold, "evidence", "", "reason", reason);
+	if (one == NULL)
+		return;
+	json_object_set_new(one, "evidence",
+	    json_sprintf("measured %s, threshold %s", m, t));
+	if (w->fired == NULL)
+		w->fired = json_array();
+	json_array_append_new(w->fired, one);
+}
+
+/*
  * Roll wave N (read as SW) back for trigger K, then write the rollback log
  * line and say it in one log line, the place where it is decided; then
  * page. T0 is when the trigger fired, SINCE_US (0: unknown) when its
@@ -168,14 +197,15 @@ watch_rollback(struct watch *w, uint32_t n, const struct store_wave *sw,
 {
 	struct floe *f = w->f;
 	const char *from = wave_state_name(sw->state);
+	struct wave_evidence ev = { trigger_name(k), measured, threshold };
 	struct rlog_entry e;
 	char msg[1024];
 	int64_t t1;
 	json_t *line, *page = NULL;
 	bool pending;
 
-	if (wave_rollback(f->store, n, "floe", reason, false, units_now_ms(),
-		msg, sizeof(msg)) != WAVE_OK) {
+	if (wave_rollback_why(f->store, n, &ev, "floe", reason, false,
+		units_now_ms(), msg, sizeof(msg)) != WAVE_OK) {
 		log_warnx("wave %u: the %s trigger fired but the rollback "
 			  "failed: %s",
 		    n, trigger_name(k), msg);
@@ -183,6 +213,7 @@ watch_rollback(struct watch *w, uint32_t n, const struct store_wave *sw,
 	}
 	t1 = units_mono_us();
 	w->rollbacks++;
+	watch_fired_add(w, n, from, k, measured, threshold, reason);
 	e = (struct rlog_entry) { .wave = n,
 		.from = from,
 		.trigger = trigger_name(k),

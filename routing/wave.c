@@ -54,6 +54,7 @@ struct wave_req {
 	const struct wave_overrides *ov; /* set */
 	const struct wave_baseline *base; /* flip */
 	json_t *detail; /* alarm: copied into the event */
+	const struct wave_evidence *ev; /* rollback by a trigger */
 	char msg[1024]; /* the sentence for the operator */
 	uint8_t from; /* state found */
 };
@@ -377,6 +378,14 @@ wave_rollback_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 	w->signoff[0] = '\0';
 	w->signoff_ms = 0;
 	wave_enter(q, w, WAVE_ROLLED_BACK, event, "wave.rollback");
+	if (q->ev != NULL && q->ev->trigger != NULL) {
+		json_object_set_new(event, "trigger",
+		    json_string(q->ev->trigger));
+		json_object_set(event, "measured",
+		    q->ev->measured != NULL ? q->ev->measured : json_null());
+		json_object_set(event, "threshold",
+		    q->ev->threshold != NULL ? q->ev->threshold : json_null());
+	}
 	wave_msg(q, "wave %u rolled back from %s to the warehouse", q->n,
 	    wave_state_name(q->from));
 	return STORE_OK;
@@ -672,11 +681,22 @@ wave_rollback(struct store *s, uint32_t n, const char *actor,
     const char *reason, bool force_stale, int64_t now_ms, char *msg,
     size_t msglen)
 {
+	return wave_rollback_why(s, n, NULL, actor, reason, force_stale, now_ms,
+	    msg, msglen);
+}
+
+/* Roll wave N back, recording the trigger's evidence EV in the event. */
+int
+wave_rollback_why(struct store *s, uint32_t n, const struct wave_evidence *ev,
+    const char *actor, const char *reason, bool force_stale, int64_t now_ms,
+    char *msg, size_t msglen)
+{
 	struct wave_req q = { .action = WAVE_ACT_ROLLBACK,
 		.n = n,
 		.force_stale = force_stale,
 		.actor = actor,
 		.reason = reason,
+		.ev = ev,
 		.now_ms = now_ms };
 
 	return wave_run(s, &q, wave_rollback_cb, "rollback", msg, msglen);

@@ -76,6 +76,17 @@ struct wave_baseline {
 };
 
 /*
+ * What a trigger measured when it rolled a wave back (wave_rollback_why),
+ * copied into the event: the rollback log's trigger name and its values.
+ * Borrowed for the call.
+ */
+struct wave_evidence {
+	const char *trigger; /* "errors", "freshness", "reconcile" */
+	json_t *measured; /* NULL: null */
+	json_t *threshold; /* NULL: null */
+};
+
+/*
  * Transitions. ACTOR is "floe" or the operator ("uid 1000"); REASON may be
  * NULL. On WAVE_REFUSED, MSG says why in one sentence for the operator.
  *
@@ -98,6 +109,10 @@ int wave_flip_base(struct store *, uint32_t n, enum wave_state to, unsigned pct,
 int wave_rollback(struct store *, uint32_t n, const char *actor,
     const char *reason, bool force_stale, int64_t now_ms, char *msg,
     size_t msglen);
+/* wave_rollback by a trigger: its evidence EV goes into the event. */
+int wave_rollback_why(struct store *, uint32_t n, const struct wave_evidence *,
+    const char *actor, const char *reason, bool force_stale, int64_t now_ms,
+    char *msg, size_t msglen);
 int wave_ack(struct store *, uint32_t n, const char *actor, int64_t now_ms,
     char *msg, size_t msglen);
 /* Record BY's sign-off of a canary or lakehouse wave (decommission gate). */

@@ -4,13 +4,16 @@
 # SigV4 signer and an RS256 JWT checker (tests/catauth/). systemd gives
 # systemd-analyze (the unit is verified offline; systemd need not run),
 # mandoc lints the man pages, dpkg-dev and lintian build and check the
-# .deb.
+# .deb. prometheus gives promtool and a real server for the scrape test;
+# chromium, headless, loads the status page (tests/integration/55-metrics.sh,
+# 56-status-page.sh).
 set -e
 PKGS="build-essential pkg-config libevent-dev libcurl4-openssl-dev
 libjansson-dev liblmdb-dev libinih-dev libcmocka-dev node-llhttp
 libbsd-dev libssl-dev jq curl valgrind nodejs npm clang lmdb-utils
 openssl python3 python3-botocore python3-jwt python3-cryptography
-etcd-server etcd-client systemd mandoc dpkg-dev lintian"
+etcd-server etcd-client systemd mandoc dpkg-dev lintian prometheus
+chromium"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

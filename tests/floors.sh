@@ -37,12 +37,13 @@ module_of() {
 # module is on the first floor with a pattern that matches it.
 FLOORS=(
 	"main:   proxy/main ctl/*"
-	"front:  proxy/admin* proxy/request*"
+	"front:  proxy/admin* proxy/request* proxy/obs*"
 	"watch:  proxy/watch* proxy/discover* proxy/inventory*"
 	"daemon: proxy/stats* proxy/server* proxy/upstream* proxy/fetch*
 	         proxy/floe proxy/worker* proxy/conf* proxy/catalog*
 	         proxy/h1* proxy/sockio* proxy/tlsctx* proxy/rest*
-	         proxy/etag* proxy/listing* proxy/etcd* proxy/token*"
+	         proxy/etag* proxy/listing* proxy/etcd* proxy/token*
+	         proxy/cred*"
 	"core:   routing/* policy/* cache/*"
 	"lib:    lib/*"
 )

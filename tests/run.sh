@@ -11,6 +11,8 @@ FILTER=${2:-}
 export FLOE_TOP=$PWD
 export FLOE=$PWD/$B/floe FLOECTL=$PWD/$B/floectl
 LOGDIR=$(mktemp -d /tmp/floe-tests.XXXXXX)
+# Tests keep what people look at afterwards (screenshots) under it.
+export FLOE_TEST_LOGDIR=$LOGDIR
 pass=0 fail=0 failed=()
 
 run() { # NAME CMD...

@@ -165,7 +165,8 @@ function usage(msg) {
 	if (msg) process.stderr.write(`catalog: ${msg}\n`);
 	process.stderr.write(
 		'usage: catalog.js --port P --name warehouse|lakehouse [--prefix PFX] ' +
-			'[--data DIR] [--fixtures DIR] [--token TOKEN] [--tls-cert PEM --tls-key PEM]\n'
+			'[--data DIR] [--fixtures DIR] [--token TOKEN] [--introspect URL] [--sigv4 FILE]\n' +
+			'       [--tls-cert PEM --tls-key PEM]\n'
 	);
 	process.exit(2);
 }
@@ -177,6 +178,8 @@ function parseArgs(argv) {
 		prefix: null,
 		data: null,
 		token: null,
+		introspect: null,
+		sigv4: null,
 		tlsCert: null,
 		tlsKey: null,
 		fixtures: path.resolve(__dirname, '../../../shared/fixtures/iceberg'),
@@ -193,6 +196,8 @@ function parseArgs(argv) {
 		else if (a === '--data') o.data = next();
 		else if (a === '--fixtures') o.fixtures = path.resolve(next());
 		else if (a === '--token') o.token = next();
+		else if (a === '--introspect') o.introspect = next();
+		else if (a === '--sigv4') o.sigv4 = next();
 		else if (a === '--tls-cert') o.tlsCert = next();
 		else if (a === '--tls-key') o.tlsKey = next();
 		else if (a === '-h' || a === '--help') usage();
@@ -1350,6 +1355,65 @@ async function applyFault(rule, req, res) {
 }
 
 // ---------------------------------------------------------------------------
+// Catalog authentication, checked by independent verifiers.
+
+// Bearer tokens issued by a token server (tests/catauth/tokens.py): each
+// new one is looked up at its /introspect and then trusted until it expires.
+class Introspect {
+	constructor(url) {
+		this.url = url;
+		this.known = new Map(); // Authorization value -> expiry (ms)
+	}
+	async check(req) {
+		const a = req.headers.authorization || '';
+		const exp = this.known.get(a);
+		if (exp !== undefined && exp > Date.now()) return;
+		this.known.delete(a);
+		const r = await new Promise((resolve, reject) => {
+			const q = http.get(this.url, { headers: { authorization: a } }, (res) => {
+				let b = '';
+				res.on('data', (d) => (b += d));
+				res.on('end', () => resolve({ status: res.statusCode, body: b }));
+			});
+			q.on('error', reject);
+		});
+		if (r.status !== 200) throw new HttpError(401, 'NotAuthorizedException', 'Not authorized: unknown or expired token');
+		this.known.set(a, Date.now() + JSON.parse(r.body).expires_in * 1000);
+	}
+}
+
+// AWS SigV4 signatures, recomputed with botocore by tests/catauth/sigcheck.py
+// (one process, a JSON line per request). A refusal is AWS's 403.
+class SigCheck {
+	constructor(file) {
+		const script = path.resolve(__dirname, '../catauth/sigcheck.py');
+		this.p = require('node:child_process').spawn('/usr/bin/python3', [script, file], { stdio: ['pipe', 'pipe', 'inherit'] });
+		this.waiting = [];
+		let buf = '';
+		this.p.stdout.on('data', (d) => {
+			buf += d;
+			let nl;
+			while ((nl = buf.indexOf('\n')) >= 0) {
+				const line = buf.slice(0, nl);
+				buf = buf.slice(nl + 1);
+				this.waiting.shift()(JSON.parse(line));
+			}
+		});
+		process.on('exit', () => this.p.kill());
+	}
+	async check(req, record) {
+		const r = await new Promise((resolve) => {
+			this.waiting.push(resolve);
+			this.p.stdin.write(
+				JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body: req.rawBody.toString('base64') }) + '\n'
+			);
+		});
+		record.sigv4 = r.ok ? 'ok' : r.why;
+		if (!r.ok) throw new HttpError(403, 'InvalidSignatureException', `Signature refused: ${r.why}`);
+	}
+}
+
+// ---------------------------------------------------------------------------
 // Server.
 
 // The request log keeps the newest entries only (a long demo stays small).
@@ -1363,6 +1427,8 @@ function main() {
 	const cat = new Catalog(opts);
 	preloadAll(cat);
 	const state = { requests: [], faults: new Faults(), conns: 0 };
+	const introspect = opts.introspect ? new Introspect(opts.introspect) : null;
+	const sigcheck = opts.sigv4 ? new SigCheck(opts.sigv4) : null;
 
 	// With a certificate the catalog speaks HTTPS (floe's TLS upstream path).
 	const tls = opts.tlsCert ? { cert: fs.readFileSync(opts.tlsCert), key: fs.readFileSync(opts.tlsKey) } : null;
@@ -1392,6 +1458,8 @@ function main() {
 			if (segs[0] === 'files') return serveFile(cat, req, res, segs.slice(1));
 			if (opts.token && req.headers.authorization !== `Bearer ${opts.token}`)
 				throw new HttpError(401, 'NotAuthorizedException', 'Not authorized: missing or invalid bearer token');
+			if (introspect) await introspect.check(req);
+			if (sigcheck) await sigcheck.check(req, record);
 			if (segs[0] !== 'v1') throw new HttpError(404, 'NotFoundException', `No route for ${req.method} ${req.url}`);
 			await api(cat, req, res, segs.slice(1), u.searchParams);
 		} catch (e) {

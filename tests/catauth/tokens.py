@@ -5,8 +5,9 @@
 # (Debian's python3-jwt), independently of floe's OpenSSL code.
 #
 # Usage: tokens.py --client-id ID --secret-file FILE
-#                  [--google-pub PEM --google-email EMAIL]
-# Binds 127.0.0.1 on a port the kernel picks and prints "ready PORT".
+#                  [--google-pub PEM --google-email EMAIL] [--port P]
+# Binds 127.0.0.1 on port P (default: one the kernel picks; give the same
+# one again to bring a stopped server back) and prints "ready PORT".
 # SIGTERM stops it. Behaviour is set over HTTP:
 #   POST /control {"lifetime": s, "refuse": status|0, "delay_ms": n,
 #                  "expires_in": "int"|"string"|"none", "reset": true}
@@ -192,6 +193,7 @@ p.add_argument("--client-id", required=True)
 p.add_argument("--secret-file", required=True)
 p.add_argument("--google-pub")
 p.add_argument("--google-email")
+p.add_argument("--port", type=int, default=0)
 args = p.parse_args()
 with open(args.secret_file) as f:
     SECRET = f.read().strip()
@@ -199,6 +201,7 @@ GOOGLE_PUB = open(args.google_pub).read() if args.google_pub else None
 reset()
 class Server(ThreadingHTTPServer):
     daemon_threads = True
+    allow_reuse_address = True
 
     # A client that hung up (floe cancelling a slow request) is no error.
     def handle_error(self, request, client_address):
@@ -207,7 +210,7 @@ class Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-server = Server(("127.0.0.1", 0), Handler)
+server = Server(("127.0.0.1", args.port), Handler)
 port = server.server_address[1]
 print("ready %d" % port, flush=True)
 server.serve_forever()

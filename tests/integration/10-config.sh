@@ -80,6 +80,18 @@ done
 
 check "$T/no-such.conf" 1 "$T/no-such.conf: cannot open: No such file or directory"
 
+# The command line: --help and --version on stdout, exit 0; an unknown
+# option is a usage error (2) with the usage on stderr.
+out=$("$FLOE" --help 2>/dev/null) && echo "$out" | grep -q '^usage: floe \[-htv\] \[-c FILE\] \[--help\] \[--version\]$' &&
+	echo "ok: floe --help" || { echo "FAIL: floe --help: $out"; fail=1; }
+v=$(cat "$(dirname "$FLOE")/version" 2>/dev/null)
+[ "$("$FLOE" --version 2>/dev/null)" = "floe $v" ] && echo "ok: floe --version: floe $v" ||
+	{ echo "FAIL: floe --version: $("$FLOE" --version 2>&1)"; fail=1; }
+"$FLOE" --bogus >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc = 2 ] && [ ! -s "$T/out" ] && grep -q '^usage: floe' "$T/err" && echo "ok: floe --bogus: exit 2, usage on stderr" ||
+	{ echo "FAIL: floe --bogus: exit $rc: $(cat "$T/err")"; fail=1; }
+
 # A file with eleven errors: each is reported, lines after a long line
 # keep their numbers, and the count says how many.
 [ "$(wc -l <tests/fixtures/conf/bad/every-error.err)" -ge 10 ] ||

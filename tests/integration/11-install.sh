@@ -5,16 +5,10 @@
 # passes systemd-analyze verify with them, and the completion loads.
 # An edited floe.conf survives a second install and uninstall; make
 # uninstall removes everything else. PREFIX and sysconfdir are honoured.
-set -u
-cd "${FLOE_TOP:-$(dirname "$0")/../..}" || exit 1
-FLOE=${FLOE:-build/floe}
+. "$(dirname "$0")/lib.sh"
+lib_init 11
 case $FLOE in /*) ;; *) FLOE=$PWD/$FLOE ;; esac
 B=$(basename "$(dirname "$FLOE")")
-T=$(mktemp -d /tmp/floe-11.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fail=0 npass=0
-ok() { npass=$((npass + 1)); echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
 D=$T/root
 # The same build the tests run: a sanitizer build is made with SAN=1.
 MK=(make -s B="$B")
@@ -42,6 +36,8 @@ done
 "$P/sbin/floe" -t -c "$P/etc/floe/floe.conf" 2>"$T/err" &&
 	grep -qx "floe: configuration $P/etc/floe/floe.conf ok" "$T/err" &&
 	ok "installed floe -t on the installed floe.conf" || bad "floe -t: $(cat "$T/err")"
+"$P/sbin/floe" -t -c "$P/share/doc/floe/floe.conf.example" 2>"$T/err" &&
+	ok "and on the installed example" || bad "floe -t example: $(cat "$T/err")"
 grep -qx 'admin_socket = /run/floe/floe.sock' "$P/etc/floe/floe.conf" &&
 	grep -qx 'state_dir = /var/lib/floe' "$P/etc/floe/floe.conf" &&
 	grep -qx 'rollback_log = /var/log/floe/rollback.log' "$P/etc/floe/floe.conf" &&
@@ -89,6 +85,4 @@ timeout 120 "${MK[@]}" install DESTDIR="$T/r3" sysconfdir=/opt/etc >"$T/out" 2>&
 timeout 60 "${MK[@]}" uninstall DESTDIR="$T/r2" PREFIX=/usr >/dev/null 2>&1
 [ -z "$(find "$T/r2" -type f)" ] && ok "uninstall PREFIX=/usr leaves nothing" || bad "left: $(find "$T/r2" -type f)"
 
-[ $fail = 0 ] && { echo "all $npass checks passed"; exit 0; }
-echo "some checks failed ($npass passed)"
-exit 1
+finish

@@ -5,21 +5,14 @@
 # option of their usage lines; floe.conf.5 every key of proxy/conf_keys.c;
 # floe.8 every option of `floe --help` and every signal floe handles; and
 # each page has its exit statuses.
-set -u
-cd "${FLOE_TOP:-$(dirname "$0")/../..}" || exit 1
-FLOE=${FLOE:-build/floe}
-FLOECTL=${FLOECTL:-build/floectl}
-fail=0 npass=0
-ok() { npass=$((npass + 1)); echo "ok   $1"; }
-bad() { echo "FAIL $1"; fail=1; }
+. "$(dirname "$0")/lib.sh"
+lib_init 13
 
 command -v mandoc >/dev/null || { echo "FAIL mandoc is not installed (tests/deps.sh)"; exit 1; }
 # From man/, where mandoc finds the pages they refer to.
 out=$(cd man && MANPATH=$PWD mandoc -Tlint floe.8 floectl.8 floe.conf.5 2>&1)
 [ $? = 0 ] && [ -z "$out" ] && ok "mandoc -Tlint: clean" || bad "mandoc -Tlint: $out"
 # The lint can fail: a page with a broken macro is reported.
-T=$(mktemp -d /tmp/floe-13.XXXXXX)
-trap 'rm -rf "$T"' EXIT
 sed 's/^\.Sh EXIT STATUS$/.Sh EXIT STATUS\n.Bl -tag/' man/floe.8 >"$T/broken.8"
 [ -n "$(mandoc -Tlint "$T/broken.8" 2>&1)" ] && ok "mandoc -Tlint reports a broken page" ||
 	bad "mandoc -Tlint said nothing of an unclosed list"
@@ -45,9 +38,14 @@ for o in s c h; do grep -q "^\.It Fl $o\b" man/floectl.8 || missing="$missing -$
 [ -z "$missing" ] && ok "floectl.8 has every option ($(echo $opts | wc -w) of commands)" ||
 	bad "floectl.8 lacks options:$missing"
 grep -q 'Ev FLOE_SOCKET' man/floectl.8 && ok "floectl.8: FLOE_SOCKET" || bad "floectl.8 lacks FLOE_SOCKET"
-for s in 0 1 2 3; do
-	sed -n '/^\.Sh EXIT STATUS/,/^\.Sh/p' man/floectl.8 | grep -qx "\.It $s" || bad "floectl.8: no exit status $s"
-done && ok "floectl.8: exit statuses 0 to 3"
+# Every exit status of ctl.h's enum ctl_exit.
+codes=$(sed -n '/^enum ctl_exit {/,/^};/p' ctl/ctl.h | grep -Eo '= [0-9]+' | tr -d '= ')
+[ "$(echo $codes | wc -w)" -ge 4 ] || bad "no exit codes read from ctl/ctl.h"
+missing=""
+for s in $codes; do
+	sed -n '/^\.Sh EXIT STATUS/,/^\.Sh/p' man/floectl.8 | grep -qx "\.It $s" || missing="$missing $s"
+done
+[ -z "$missing" ] && ok "floectl.8: exit statuses $(echo $codes)" || bad "floectl.8 lacks exit statuses:$missing"
 
 # floe.conf.5: every key of the table, as "Cm KEY" on an .It line.
 awk -F'"' '/^\t\{ "[a-z]+", "[a-z_]+",/ { print $2, $4 }' proxy/conf_keys.c | sort -u >"$T/keys"
@@ -81,6 +79,4 @@ done && ok "floe.8: exit statuses"
 grep -q 'man/floectl.8' README.md && grep -q 'man/floe.conf.5' docs/configuration.md &&
 	ok "README and docs link the man pages" || bad "README.md or docs/configuration.md do not link the man pages"
 
-[ $fail = 0 ] && { echo "all $npass checks passed"; exit 0; }
-echo "some checks failed ($npass passed)"
-exit 1
+finish

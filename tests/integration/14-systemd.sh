@@ -91,6 +91,23 @@ for addr in "$T/notify" "@floe-test-notify-$$"; do
 	wait "$FLOE_PID"
 	FLOE_PID=
 done
+# A conf path of 700 bytes: the messages that name it are cut, READY=1
+# still comes after the reload.
+long=$T/$(printf 'x%.0s' $(seq 200))/$(printf 'y%.0s' $(seq 200))/$(printf 'z%.0s' $(seq 200))
+mkdir -p "$long"
+cp "$T/floe.conf" "$long/floe.conf"
+notes=$T/notes.long
+notify_listen "$T/notify.long" "$notes"
+NOTIFY_SOCKET=$T/notify.long "$FLOE" -c "$long/floe.conf" >>"$T/floe.log" 2>&1 &
+FLOE_PID=$!
+wait_note "$notes" '^READY=1$' || bad "long path: no READY=1 at start"
+: >"$notes"
+ctl reload
+wait_note "$notes" '^READY=1$' && grep -q '^RELOADING=1$' "$notes" &&
+	ok "a 700-byte conf path: READY=1 after the reload all the same" ||
+	bad "long path reload: $(head -c 300 "$notes")"
+stop_floe
+
 # Without NOTIFY_SOCKET, nothing is sent and nothing is said of it.
 env -u NOTIFY_SOCKET true && start_floe
 grep -q NOTIFY "$T/floe.log" && bad "a line about NOTIFY_SOCKET without one" ||

@@ -25,6 +25,11 @@ admin GET /metrics
 grep -q "^floe_build_info{version=\"$v\"} 1\$" "$T/b" &&
 	ok "metrics: floe_build_info with the version" || bad "no floe_build_info: $(grep build "$T/b")"
 
+curl -s -D "$T/h" -o "$T/b" --max-time 5 --unix-socket "$SOCK" http://floe/reload >/dev/null
+grep -qi '^HTTP/1.1 405' "$T/h" && grep -qi '^allow: POST' "$T/h" &&
+	jq -e '.error.type == "MethodNotAllowedException"' "$T/b" >/dev/null &&
+	ok "GET /reload: 405, Allow: POST" || bad "GET /reload: $(head -1 "$T/h") $(cat "$T/b")"
+
 echo "== floectl reload, nothing changed"
 ctl reload
 expect_eq "reload of the same file: exit 0" 0 "$RC"

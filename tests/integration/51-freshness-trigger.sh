@@ -67,9 +67,9 @@ if jq -e '."db.java_bunnies".state | startswith("unknown")' "$T/objs" \
 else
 	bad "java_bunnies: $(jq -c '."db.java_bunnies"' "$T/objs")"
 fi
-ctl_ok "floectl status" status
+ctl_ok "floectl status --all" status --all
 if grep -q 'triggers.freshness.objects.db.athena.lag_ms' "$T/ctl"; then
-	ok "floectl status shows the lag per object"
+	ok "floectl status --all shows the lag per object"
 else
 	bad "floectl status: $(grep -i fresh "$T/ctl" | head -5)"
 fi

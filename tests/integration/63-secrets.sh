@@ -1,7 +1,9 @@
 #!/bin/bash
 # Secret hygiene: a scenario with known secret values -- the catalogs' own
-# tokens, client tokens, JWTs, a client's passthrough token and the storage
-# credentials the catalogs vend -- then every file and stream floe wrote
+# tokens, client tokens, JWTs, a client's passthrough token, the storage
+# credentials the catalogs vend, an OAuth2 client secret and the tokens
+# issued for it, AWS keys, a session token and the signatures made with
+# them -- then every file and stream floe wrote
 # (its log at debug level, the access log, the rollback log, the store, the
 # admin API's /status, /metrics and events, floectl's output, every error
 # answer) is searched for each of them.
@@ -108,12 +110,72 @@ get /v1/warehouse/namespaces/db/tables/bunnies -H "Authorization: Bearer $WH_TOK
 curl -s --max-time 5 --unix-socket "$SOCK" http://floe/status >"$OUT/admin.status2"
 stop_floe
 
+# A fourth run with floe's own catalog credentials: OAuth2 tokens for the
+# warehouse (2 s lifetimes, its token endpoint then gone: a 503), SigV4
+# with a session token for the lakehouse, a reload between.
+OA_SECRET=S3CRET-OAUTH-CLIENT-51ab
+AWS_SK=S3CRET-AWS-SECRET-KEY-9e0f
+AWS_ST=S3CRET-AWS-SESSION-TOKEN-77c2
+printf '%s\n' "$OA_SECRET" >"$T/oa.secret"
+chmod 600 "$T/oa.secret"
+/usr/bin/python3 tests/catauth/tokens.py --client-id floe --secret-file "$T/oa.secret" \
+	>"$T/tok.out" 2>"$T/tok.err" &
+TOK_PID=$!
+pids+=($TOK_PID)
+for i in $(seq 100); do grep -q '^ready ' "$T/tok.out" && break; sleep 0.05; done
+TOK_PORT=$(awk '/^ready /{print $2}' "$T/tok.out")
+curl -s -o /dev/null -X POST --data-binary '{"lifetime": 2}' "http://127.0.0.1:$TOK_PORT/control"
+jq -n --arg s "$AWS_SK" --arg t "$AWS_ST" '{akid: "AKIASECRETSTEST", secret: $s,
+	token: $t, region: "us-east-1", service: "glue"}' >"$T/aws.json"
+printf '[default]\naws_access_key_id = AKIASECRETSTEST\naws_secret_access_key = %s\naws_session_token = %s\n' \
+	"$AWS_SK" "$AWS_ST" >"$T/aws.credentials"
+chmod 600 "$T/aws.credentials"
+stop_catalog warehouse
+catalog warehouse --introspect "http://127.0.0.1:$TOK_PORT/introspect"
+catalog lakehouse --prefix lhp --sigv4 "$T/aws.json"
+WH_URI=http://127.0.0.1:${CAT_PORT[warehouse]}
+LH_URI=http://127.0.0.1:${CAT_PORT[lakehouse]}
+WH_EXTRA="auth = oauth2
+oauth_token_uri = http://127.0.0.1:$TOK_PORT/oauth/tokens
+client_id = floe
+client_secret_file = $T/oa.secret"
+LH_EXTRA="auth = sigv4
+sigv4_region = us-east-1
+aws_credentials_file = $T/aws.credentials"
+write_conf
+start_floe
+get /v1/warehouse/namespaces/db/tables/bunnies; keep
+expect_status "oauth2: a load on the warehouse" 200
+get /v1/lakehouse/namespaces/db/tables/bunnies; keep
+expect_status "sigv4: a load on the lakehouse" 200
+kill -HUP "$FLOE_PID"
+sleep 0.3
+kill "$TOK_PID"
+wait "$TOK_PID" 2>/dev/null
+for i in $(seq 60); do
+	get /v1/warehouse/namespaces/db/tables/bunnies
+	[ "$S" = 503 ] && break
+	sleep 0.1
+done
+keep
+expect_status "the token endpoint gone: 503" 503
+for p in /status /metrics; do
+	curl -s --max-time 5 --unix-socket "$SOCK" "http://floe$p" >"$OUT/admin.cred${p//[^a-z]/_}"
+done
+ctl status; cp "$T/ctl" "$OUT/ctl.cred_status"
+ISSUED=$(cat_requests warehouse | jq -r '.requests[].headers.authorization // empty' | sed -n 's/^Bearer //p' | sort -u)
+SIGS=$(cat_requests lakehouse | jq -r '.requests[].headers.authorization // empty' | sed -n 's/.*Signature=//p' | sort -u)
+[ -n "$ISSUED" ] && [ -n "$SIGS" ] && ok "(issued tokens and signatures collected to search for)" ||
+	bad "no issued token or signature seen by the catalogs"
+stop_floe
+
 # Everything floe wrote, and every error it answered.
 files=("$T/floe.log" "$T/access.log" "$T/rollback.log" "$OUT"/*)
 for f in "$T"/state/*; do files+=("$f"); done
 for s in "$WH_TOK" "$LH_TOK" "$CL_TOK" "$BAD_TOK" "$PASS_TOK" "$JWT" \
 	"$JWT_SIG" "${BAD_JWT##*.}" "$VENDED_SECRET" "$VENDED_SESSION" \
-	"$LH_SECRET" S3CRET-STALE-UPSTREAM; do
+	"$LH_SECRET" S3CRET-STALE-UPSTREAM "$OA_SECRET" "$AWS_SK" "$AWS_ST" \
+	$ISSUED $SIGS; do
 	[ -n "$s" ] && [ "$s" != null ] || { bad "a secret value is empty"; continue; }
 	hits=$(grep -laF -- "$s" "${files[@]}" 2>/dev/null | grep -v '/answer\.' )
 	# Answers may hold vended credentials (they are the client's), never tokens.

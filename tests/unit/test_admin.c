@@ -71,6 +71,7 @@ static struct {
 	int baselines;
 	int ledger_calls;
 	size_t ledger_records;
+	json_t *fired; /* what the next watch_fired_take gives */
 } watch_calls;
 
 void
@@ -90,6 +91,20 @@ watch_ledger_added(struct floe *f, const struct store_kv *kv, size_t n)
 	(void)kv;
 	watch_calls.ledger_calls++;
 	watch_calls.ledger_records += n;
+	/* The dirty record rolls wave 5 back. */
+	watch_calls.fired = json_pack("[{s:i,s:s,s:s,s:s}]", "wave", 5,
+	    "trigger", "reconcile", "measured", "gap", "evidence",
+	    "measured gap, threshold clean or stale");
+}
+
+json_t *
+watch_fired_take(struct watch *w)
+{
+	json_t *f = watch_calls.fired;
+
+	(void)w;
+	watch_calls.fired = NULL;
+	return f;
 }
 
 json_t *
@@ -99,6 +114,10 @@ watch_report_errors(struct floe *f, uint32_t n, int side, uint64_t errors,
 	(void)f;
 	(void)msg;
 	(void)msglen;
+	if (errors > 5)
+		watch_calls.fired = json_pack("[{s:I,s:s,s:f}]", "wave",
+		    (json_int_t)n, "trigger", "errors", "measured",
+		    (double)errors / (double)total);
 	return json_pack("{s:I,s:i,s:I,s:I}", "wave", (json_int_t)n, "side",
 	    side, "errors", (json_int_t)errors, "total", (json_int_t)total);
 }
@@ -1480,9 +1499,11 @@ test_triggers(void **state)
 {
 	struct fixture *fx = *state;
 	struct store_wave w;
-	json_t *j;
+	json_t *j, *rb;
 
 	memset(&watch_calls, 0, sizeof(watch_calls));
+	/* A rollback made before a change is not that change's. */
+	watch_calls.fired = json_pack("[{s:i}]", "wave", 9);
 	route_set(fx, "db.orders", 5);
 	json_decref(
 	    expect(fx, 200, "POST", "/waves/5/flip", "{\"to\":\"lakehouse\"}"));
@@ -1491,14 +1512,20 @@ test_triggers(void **state)
 	assert_int_equal(w.base_requests, 200);
 	assert_int_equal(w.base_errors, 3);
 
-	json_decref(expect(fx, 200, "POST", "/ledger",
+	j = expect(fx, 200, "POST", "/ledger",
 	    "{\"object\":\"db.orders\",\"ts\":\"2026-01-01T00:00:00Z\","
 	    "\"count_match\":false,\"aggregate_match\":false,"
 	    "\"hash_match\":false,\"bucket\":\"gap\"}\n"
 	    "{\"object\":\"db.orders\",\"ts\":\"2026-01-01T00:01:00Z\","
 	    "\"count_match\":true,\"aggregate_match\":true,"
-	    "\"hash_match\":true}\n"));
+	    "\"hash_match\":true}\n");
 	assert_int_equal(watch_calls.ledger_calls, 1);
+	/* The import's answer names the rollback its record caused. */
+	rb = json_object_get(j, "rolled_back");
+	assert_int_equal(json_array_size(rb), 1);
+	assert_int_equal(num(json_array_get(rb, 0), "wave"), 5);
+	assert_int_equal(num(j, "added"), 2);
+	json_decref(j);
 	/* The clean record is not the trigger's business. */
 	assert_int_equal(watch_calls.ledger_records, 1);
 	/* A refused import reaches no trigger. */
@@ -1510,6 +1537,17 @@ test_triggers(void **state)
 	assert_int_equal(num(j, "wave"), 5);
 	assert_int_equal(num(j, "side"), -1);
 	assert_int_equal(num(j, "errors"), 4);
+	assert_null(json_object_get(j, "rolled_back"));
+	json_decref(j);
+	/* A report that rolls the wave back says so. */
+	j = expect(fx, 200, "POST", "/waves/5/errors",
+	    "{\"errors\":8,\"total\":10}");
+	rb = json_object_get(j, "rolled_back");
+	assert_int_equal(json_array_size(rb), 1);
+	assert_string_equal(json_string_value(
+				json_object_get(json_array_get(rb, 0),
+				    "trigger")),
+	    "errors");
 	json_decref(j);
 	j = expect(fx, 200, "POST", "/waves/5/errors",
 	    "{\"errors\":0,\"total\":10,\"side\":\"warehouse\"}");

@@ -29,6 +29,7 @@
 #include "lib/log.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/discover.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
@@ -142,6 +143,8 @@ setup(void **state)
 {
 	static char uri[ROUTE_NSIDES][64];
 	static char wh_name[] = "my wh/1", token[] = "s3cret";
+	static char host[] = "127.0.0.1", port[8];
+	char err[256];
 	struct env *env = calloc(1, sizeof(*env));
 	struct evhttp_bound_socket *bs;
 	struct sockaddr_in sin;
@@ -170,10 +173,18 @@ setup(void **state)
 	}
 	env->conf.target[0].warehouse = wh_name;
 	env->conf.target[0].token = token;
+	env->conf.target[0].auth = CONF_CRED_TOKEN;
+	env->conf.target[0].host = host;
+	env->conf.target[0].port = port;
+	snprintf(port, sizeof(port), "%d", env->port);
 	env->f.base = env->base;
 	env->f.conf = &env->conf;
 	env->f.fetch = fetch_new(env->base);
 	assert_non_null(env->f.fetch);
+	/* floe's token for the warehouse goes on /v1/config. */
+	env->f.cred[0] = cred_new(env->base, env->f.fetch, &env->conf.target[0],
+	    "warehouse", err, sizeof(err));
+	assert_non_null(env->f.cred[0]);
 	*state = env;
 	return 0;
 }
@@ -186,6 +197,7 @@ teardown(void **state)
 	int i;
 
 	discover_free(env->f.discover);
+	cred_free(env->f.cred[0]);
 	fetch_free(env->f.fetch);
 	for (i = 0; i < ROUTE_NSIDES; i++)
 		catalog_free(env->f.cat[i]);

@@ -32,6 +32,7 @@
 #include "cache/cache.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/floe.h"
 #include "proxy/h1.h"
 #include "proxy/request.h"
@@ -748,7 +749,8 @@ test_cache_store(void **state)
 	struct h1_header nostore = { "Cache-Control", 13, "no-store", 8 };
 	struct h1_msg m, mw, a;
 	struct request *r, *w;
-	char **token = &fx->f.conf->target[ROUTE_WAREHOUSE].token;
+	struct conf_target *tw = &fx->f.conf->target[ROUTE_WAREHOUSE];
+	char err[256];
 
 	/* A write between the send and the answer: it may be stale. */
 	r = cache_miss(fx, &m, t);
@@ -779,7 +781,11 @@ test_cache_store(void **state)
 	request_free(r);
 
 	/* With floe's token: shared, unless the answer has credentials. */
-	*token = floe_token;
+	tw->token = floe_token;
+	tw->auth = CONF_CRED_TOKEN;
+	fx->f.cred[ROUTE_WAREHOUSE] =
+	    cred_new(fx->base, NULL, tw, "warehouse", err, sizeof(err));
+	assert_non_null(fx->f.cred[ROUTE_WAREHOUSE]);
 	r = cache_miss(fx, &m, t);
 	offer(r, answer_init(&a, 200, NULL, 0, "{}"), "\"e3\"");
 	assert_true(cached(fx, r, 0));
@@ -791,7 +797,10 @@ test_cache_store(void **state)
 	    "\"e4\"");
 	assert_false(cached(fx, r, 0));
 	assert_true(cached(fx, r, 1));
-	*token = NULL;
+	cred_free(fx->f.cred[ROUTE_WAREHOUSE]);
+	fx->f.cred[ROUTE_WAREHOUSE] = NULL;
+	tw->token = NULL;
+	tw->auth = CONF_CRED_NONE;
 	request_free(r);
 	cache_clear(fx->f.cache);
 }

@@ -302,6 +302,11 @@ test_read_odd(void **state)
 				json_object_get(json_array_get(list, 1),
 				    "unparsed")),
 	    "not json");
+	/* The lines as text, byte for byte, beside the parsed ones. */
+	assert_int_equal(json_array_size(json_object_get(j, "lines")), 2);
+	assert_string_equal(json_string_value(
+				json_array_get(json_object_get(j, "lines"), 1)),
+	    "not json");
 	assert_int_equal(json_integer_value(json_object_get(j, "next")), 2);
 	json_decref(j);
 	/* The line ends: the next page has it. */
@@ -317,6 +322,36 @@ test_read_odd(void **state)
 	assert_null(
 	    rlog_read("/etc/passwd/rollback.log", 0, 0, msg, sizeof(msg)));
 	assert_non_null(strstr(msg, "rollback log /etc/passwd/rollback.log: "));
+}
+
+/* A trigger's values for people: ratios, lags, words; null is "none". */
+static void
+test_value_text(void **state)
+{
+	char buf[64];
+	json_t *v;
+
+	(void)state;
+	v = json_real(40.0 / 110.0);
+	rlog_value_text("errors", v, buf, sizeof(buf));
+	assert_string_equal(buf, "36.36%");
+	rlog_value_text("reconcile", v, buf, sizeof(buf));
+	assert_string_equal(buf, "0.36363636363636365");
+	json_decref(v);
+	v = json_integer(1000000);
+	rlog_value_text("freshness", v, buf, sizeof(buf));
+	assert_string_equal(buf, "16m 40s");
+	json_decref(v);
+	v = json_string("clean or stale");
+	rlog_value_text("reconcile", v, buf, sizeof(buf));
+	assert_string_equal(buf, "clean or stale");
+	json_decref(v);
+	v = json_null();
+	rlog_value_text("errors", v, buf, sizeof(buf));
+	assert_string_equal(buf, "none");
+	rlog_value_text(NULL, NULL, buf, sizeof(buf));
+	assert_string_equal(buf, "none");
+	json_decref(v);
 }
 
 /* The size of the file at PATH. */
@@ -520,6 +555,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_odd, setup, teardown),
+		cmocka_unit_test(test_value_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,8 +2,8 @@
  * floe: test_server.c -- the front end's answers on a real socket: an
  * answer is written at once when the socket takes it, and what a slow
  * client's socket does not take (4 KiB buffers on both ends) waits in the
- * output buffer and follows, whole and in order, with the next pipelined
- * answer behind it.
+ * output buffer, counted as held, the next pipelined request unread until
+ * it drains; then both follow, whole and in order.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -175,14 +175,23 @@ test_slow_reader(void **state __attribute__((unused)))
 	fcntl(fd, F_SETFL, O_NONBLOCK);
 
 	/*
-	 * Serve without reading: the first answer cannot all be written;
-	 * the second is queued behind what is left of it.
+	 * Serve without reading: the first answer cannot all be written,
+	 * and while it waits the second request is not even parsed (the
+	 * connection's output budget); what waits is counted as held.
 	 */
 	for (turns = 0; turns < 50; turns++) {
 		event_base_loop(base, EVLOOP_NONBLOCK);
 		usleep(1000);
 	}
-	assert_int_equal(answered, 2);
+	assert_int_equal(answered, 1);
+	assert_true(server_held_bytes() > BIG / 2);
+	assert_true(server_held_bytes() <= BIG + 64);
+	assert_true(server_held_peak_take() >= server_held_bytes());
+	/* Over a budget, floe says so (request.c then answers 503). */
+	server_set_budget(BIG / 4);
+	assert_true(server_over_budget());
+	server_set_budget(0);
+	assert_false(server_over_budget());
 
 	got = malloc(want);
 	for (turns = 0; have < want && turns < 100000; turns++) {
@@ -203,7 +212,9 @@ test_slow_reader(void **state __attribute__((unused)))
 				       "Content-Length: 1048576\r\n\r\n")))
 			break;
 	}
+	/* Once the client reads, the second answer follows the first. */
 	assert_int_equal(answered, 2);
+	assert_int_equal(server_held_bytes(), 0);
 	off = check_answer(0, got, have);
 	off += check_answer(1, got + off, have - off);
 	assert_int_equal(off, have);

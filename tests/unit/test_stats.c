@@ -220,6 +220,85 @@ test_many(void **state)
 	stats_clear(&st);
 }
 
+/* The text of ST's request families, as /metrics prints them. Caller frees. */
+static char *
+requests_text(const struct stats *st)
+{
+	struct evbuffer *b = evbuffer_new();
+	size_t len;
+	char *out;
+
+	stats_requests_metrics(b, st);
+	len = evbuffer_get_length(b);
+	out = malloc(len + 1);
+	evbuffer_remove(b, out, len);
+	out[len] = '\0';
+	evbuffer_free(b);
+	return out;
+}
+
+/*
+ * Answers by side and code, their latencies in cumulative buckets in
+ * seconds, the catalog's part only when one was asked.
+ */
+static void
+test_answers(void **state)
+{
+	struct stats st;
+	char *t;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	stats_answer(&st, ROUTE_LAKEHOUSE, 200, 800, 600); /* 0.8 ms */
+	stats_answer(&st, ROUTE_LAKEHOUSE, 200, 30000, 25000); /* 30 ms */
+	stats_answer(&st, ROUTE_LAKEHOUSE, 503, 20000000, 19000000); /* 20 s */
+	stats_answer(&st, ROUTE_WAREHOUSE, 200, 100, -1); /* a cache hit */
+	stats_answer(&st, STATS_FLOE, 404, 50, -1);
+	stats_answer(&st, STATS_FLOE, 99, 50, -1); /* no such code */
+	stats_answer(&st, 7, 200, 50, -1); /* no such side: floe's */
+	t = requests_text(&st);
+	assert_non_null(strstr(t,
+	    "floe_requests_total{side=\"lakehouse\",code=\"200\"} 2\n"));
+	assert_non_null(strstr(t,
+	    "floe_requests_total{side=\"lakehouse\",code=\"503\"} 1\n"));
+	assert_non_null(
+	    strstr(t, "floe_requests_total{side=\"floe\",code=\"404\"} 1\n"));
+	assert_non_null(
+	    strstr(t, "floe_requests_total{side=\"floe\",code=\"200\"} 1\n"));
+	assert_null(strstr(t, "code=\"99\""));
+	assert_null(strstr(t, "side=\"warehouse\",code=\"404\""));
+	assert_non_null(strstr(t,
+	    "floe_request_duration_seconds_bucket{side="
+	    "\"lakehouse\",le=\"0.001\"} 1\n"));
+	assert_non_null(strstr(t,
+	    "floe_request_duration_seconds_bucket{side="
+	    "\"lakehouse\",le=\"0.05\"} 2\n"));
+	assert_non_null(strstr(t,
+	    "floe_request_duration_seconds_bucket{side="
+	    "\"lakehouse\",le=\"10\"} 2\n"));
+	assert_non_null(strstr(t,
+	    "floe_request_duration_seconds_bucket{side="
+	    "\"lakehouse\",le=\"+Inf\"} 3\n"));
+	assert_non_null(strstr(t,
+	    "floe_request_duration_seconds_sum{side=\"lakehouse\"} "
+	    "20.030800\n"));
+	assert_non_null(strstr(t,
+	    "floe_request_duration_seconds_count{side=\"floe\"} 3\n"));
+	assert_non_null(strstr(t,
+	    "floe_upstream_request_duration_seconds_"
+	    "count{side=\"lakehouse\"} 3\n"));
+	assert_non_null(strstr(t,
+	    "floe_upstream_request_duration_seconds_"
+	    "count{side=\"warehouse\"} 0\n"));
+	assert_null(strstr(t,
+	    "floe_upstream_request_duration_seconds_count{"
+	    "side=\"floe\"}"));
+	assert_non_null(strstr(t,
+	    "# TYPE floe_request_duration_seconds "
+	    "histogram\n"));
+	free(t);
+}
+
 int
 main(void)
 {
@@ -228,6 +307,7 @@ main(void)
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_remove),
 		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_answers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

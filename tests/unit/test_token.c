@@ -651,6 +651,47 @@ test_refresh(void **state)
 }
 
 /*
+ * A reload's new holder takes the running token over: the same token and
+ * generation at once, no token request, and its own refresh on the old
+ * schedule (at 80 % of the 3 s life).
+ */
+static void
+test_adopt(void **state)
+{
+	struct env *env = *state;
+	struct token *a, *b;
+	struct token_info i;
+	const char *tok;
+	uint64_t gen, gen_b;
+	char *copy;
+
+	control(env, "{\"lifetime\":3}");
+	a = holder(env, "/oauth/tokens", OAUTH_AUTH_FORM, NULL);
+	token_start(a);
+	assert_true(wait_gen(env, a, 1, 5000));
+	copy = xstrdup(token_get(a, &gen));
+	b = holder(env, "/oauth/tokens", OAUTH_AUTH_FORM, NULL);
+	token_adopt(b, a);
+	token_start(b);
+	drop(env, a);
+	tok = token_get(b, &gen_b);
+	assert_non_null(tok);
+	assert_string_equal(tok, copy);
+	assert_int_equal(gen_b, gen);
+	token_info(b, &i);
+	assert_int_equal(i.state, TOKEN_OK);
+	assert_int_equal(i.fetches, 1);
+	assert_int_equal(stat_int(env, "issued"), 1);
+	/* Its own refresh, before the adopted token expires. */
+	assert_true(wait_gen(env, b, gen + 1, 4000));
+	assert_string_not_equal(token_get(b, NULL), copy);
+	assert_int_equal(stat_int(env, "issued"), 2);
+	free(copy);
+	drop(env, b);
+	log_clean(env);
+}
+
+/*
  * A refusing endpoint: the token is kept until it expires, then gone with
  * the endpoint and its words named; one log line when the outage starts,
  * one when the token goes, one when the endpoint answers again, whatever
@@ -904,6 +945,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_first, reset, after),
 		cmocka_unit_test_setup_teardown(test_refresh, reset, after),
+		cmocka_unit_test_setup_teardown(test_adopt, reset, after),
 		cmocka_unit_test_setup_teardown(test_refusal, reset, after),
 		cmocka_unit_test_setup_teardown(test_slow, reset, after),
 		cmocka_unit_test_setup_teardown(test_unauthorized, reset,

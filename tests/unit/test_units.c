@@ -310,6 +310,37 @@ test_format_duration(void **state __unused)
 	assert_string_equal(buf, "7");
 }
 
+/* Durations for people: the two largest units, rounded down. */
+static void
+test_format_human(void **state __unused)
+{
+	static const struct {
+		int64_t ms;
+		const char *out;
+	} cases[] = {
+		{ -5, "0s" },
+		{ 0, "0s" },
+		{ 999, "<1s" },
+		{ 1000, "1s" },
+		{ 59999, "59s" },
+		{ 60000, "1m" },
+		{ 900000, "15m" },
+		{ 1000000, "16m 40s" },
+		{ 3600000, "1h" },
+		{ 86399999, "23h 59m" },
+		{ 90061000, "1d 1h" },
+	};
+	char buf[32];
+	size_t i;
+
+	for (i = 0; i < nitems(cases); i++) {
+		units_format_human(cases[i].ms, buf, sizeof(buf));
+		assert_string_equal(buf, cases[i].out);
+	}
+	units_format_human(1000000, buf, 4);
+	assert_string_equal(buf, "16m");
+}
+
 /* Every timestamp case gives its ms or is refused. */
 static void
 test_time_parse(void **state __unused)
@@ -468,6 +499,7 @@ main(void)
 		cmocka_unit_test(test_mono_us),
 		cmocka_unit_test(test_utoa),
 		cmocka_unit_test(test_timevals),
+		cmocka_unit_test(test_format_human),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

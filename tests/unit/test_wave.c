@@ -392,6 +392,50 @@ test_new_wave(void **state)
 	assert_string_equal(w.actor, "floe");
 }
 
+/*
+ * A trigger's rollback carries its evidence in the event; an operator's
+ * carries none.
+ */
+static void
+test_rollback_evidence(void **state)
+{
+	struct routing_tmp *t = *state;
+	json_t *m = json_real(0.36363636363636365), *th = json_real(0.02), *ev;
+	struct wave_evidence e = { "errors", m, th };
+	char msg[256];
+
+	assert_int_equal(wave_flip(t->store, 4, WAVE_LAKEHOUSE, 0, NULL, ACTOR,
+			     NULL, T0 + 1, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_rollback_why(t->store, 4, &e, "floe",
+			     "40 of 110 reads", false, T0 + 2, msg,
+			     sizeof(msg)),
+	    WAVE_OK);
+	ev = last_event(t->store);
+	assert_string_equal(json_string_value(json_object_get(ev, "type")),
+	    "wave.rollback");
+	assert_string_equal(json_string_value(json_object_get(ev, "trigger")),
+	    "errors");
+	assert_true(json_real_value(json_object_get(ev, "measured")) ==
+	    0.36363636363636365);
+	assert_true(json_real_value(json_object_get(ev, "threshold")) == 0.02);
+	json_decref(ev);
+	assert_int_equal(wave_ack(t->store, 4, ACTOR, T0 + 3, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_flip(t->store, 4, WAVE_LAKEHOUSE, 0, NULL, ACTOR,
+			     NULL, T0 + 4, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_rollback(t->store, 4, ACTOR, NULL, false, T0 + 5,
+			     msg, sizeof(msg)),
+	    WAVE_OK);
+	ev = last_event(t->store);
+	assert_null(json_object_get(ev, "trigger"));
+	assert_null(json_object_get(ev, "measured"));
+	json_decref(ev);
+	json_decref(m);
+	json_decref(th);
+}
+
 /* A whole life: canary, ramp, lakehouse, rollback, ack, flip again. */
 static void
 test_lifecycle(void **state)
@@ -790,6 +834,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_lifecycle, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_split_brain_alarm, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_rollback_evidence, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_retire_grace_recorded,
 		    setup, teardown),

@@ -428,7 +428,7 @@ page_needs_look(struct obs *o, const struct store_wave *sw)
 {
 	struct watch_view v;
 
-	if (sw->state == WAVE_ROLLED_BACK)
+	if (sw->state == WAVE_ROLLED_BACK || sw->alarm_ms != 0)
 		return true;
 	if (watch_wave_view(o->f->watch, sw, &v) == -1 || !v.armed)
 		return false;
@@ -464,6 +464,16 @@ page_card(struct obs *o, const struct store_wave *sw, bool full,
 	}
 	evbuffer_add_printf(b, "</dd><dt>canary share</dt><dd>%u%%</dd>",
 	    sw->pct);
+	/* A frozen wave's warehouse copy changed behind floe's back. */
+	if (sw->alarm_ms != 0) {
+		evbuffer_add_printf(b,
+		    "<dt>split brain</dt><dd class=\"why\">"
+		    "the warehouse copy changed after the "
+		    "freeze, ");
+		page_ago(sw->alarm_ms, now, b);
+		evbuffer_add_printf(b, "; floectl wave ack-alarm %u</dd>",
+		    sw->n);
+	}
 	if (watch_wave_view(o->f->watch, sw, &v) == 0 && v.armed) {
 		evbuffer_add_printf(b,
 		    "<dt>error ratio</dt><dd>%.2f%% of %llu reads &middot; "

@@ -798,7 +798,8 @@ wave_alarm_cb(struct store_wave *w, json_t *event, bool *record __unused,
 	w->alarm_ms = q->now_ms;
 	if (q->detail != NULL)
 		json_object_update(event, q->detail);
-	json_object_set_new(event, "type", json_string("wave.split_brain"));
+	json_object_set_new(event, "type",
+	    json_string("wave.split_brain_alarm"));
 	json_object_set_new(event, "state", json_string("frozen"));
 	wave_msg(q,
 	    "wave %u: split brain: the warehouse copy of %s changed after "

@@ -68,12 +68,12 @@ else
 fi
 expect_eq "the wave stays frozen" frozen "$(wave_state 1)"
 admin GET '/events?after=0'
-jq -e --argjson s "$SNAP" '[.events[] | select(.type == "wave.split_brain" and
+jq -e --argjson s "$SNAP" '[.events[] | select(.type == "wave.split_brain_alarm" and
 	.wave == 1 and .object == "db.bunnies" and .snapshot_now.id == $s and
 	.snapshot_now.ts != null and .snapshot_before.id != $s and
 	.actor == "floe")] | length == 1' "$T/a" >/dev/null &&
 	ok "an event with the object and both snapshots" ||
-	bad "events: $(jq -c '[.events[] | select(.type == "wave.split_brain")]' "$T/a")"
+	bad "events: $(jq -c '[.events[] | select(.type == "wave.split_brain_alarm")]' "$T/a")"
 line=$(grep '"split-brain"' "$T/rollback.log" | tail -n 1)
 echo "$line" | jq -e --argjson s "$SNAP" '.trigger == "split-brain" and .wave == 1 and
 	.from == "frozen" and .to == "frozen" and .snapshot_now.id == $s and
@@ -94,7 +94,7 @@ grep -Eq '^split_brain +20' "$T/ctl" && ok "floectl wave show has the alarm" ||
 sleep 1.2
 admin GET '/events?after=0'
 expect_eq "raised once, not every poll" 1 \
-	"$(jq '[.events[] | select(.type == "wave.split_brain")] | length' "$T/a")"
+	"$(jq '[.events[] | select(.type == "wave.split_brain_alarm")] | length' "$T/a")"
 
 echo "== acknowledged"
 ctl_ok "ack-alarm" wave ack-alarm 1

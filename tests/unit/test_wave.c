@@ -807,7 +807,7 @@ test_split_brain_alarm(void **state)
 	evs = routing_tmp_events(t->store, 0);
 	ev = json_array_get(evs, json_array_size(evs) - 1);
 	assert_string_equal(json_string_value(json_object_get(ev, "type")),
-	    "wave.split_brain");
+	    "wave.split_brain_alarm");
 	assert_string_equal(json_string_value(json_object_get(ev, "object")),
 	    "db.orders");
 	json_decref(evs);

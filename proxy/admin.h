@@ -46,5 +46,9 @@ int admin_handle(struct floe *, const char *method, const char *target,
  */
 json_t *admin_store_status_cb(void *arg);
 json_t *admin_waves_status_cb(void *arg);
+/* stats_metrics_cb (ARG: the struct floe): floe_stale_readers{wave}. */
+void admin_readers_metrics_cb(struct evbuffer *, void *arg);
+/* Free what admin_readers_metrics_cb keeps. */
+void admin_readers_metrics_free(void);
 
 #endif

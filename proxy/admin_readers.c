@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <jansson.h>
 
 #include "lib/compat.h"
@@ -30,6 +31,8 @@
 /* Rows GET /readers gives by default, and at most. */
 #define ADMIN_READERS_LIMIT 1000
 #define ADMIN_READERS_MAX 100000
+/* floe_stale_readers is computed at most this often. */
+#define ADMIN_STALE_EVERY_MS 60000
 
 /* One record of an object: an identity on one side. */
 struct admin_rd {
@@ -543,4 +546,86 @@ admin_readers_recent(struct admin_req *r, const struct route_obj *keys,
 	    "identities", (json_int_t)json_object_size(rc.ids), "list", list);
 	json_decref(rc.ids);
 	return v;
+}
+
+/* The moved waves' stale reader counts, as /metrics last computed them. */
+static struct admin_stale_count {
+	uint32_t wave;
+	unsigned n;
+} * admin_stale_counts;
+static size_t admin_stale_ncounts;
+static int64_t admin_stale_at_ms;
+
+/* Count the stale readers of one moved wave (store_wave_cb). */
+static int
+admin_stale_wave_cb(const struct store_wave *w, void *arg)
+{
+	struct admin_req *r = arg;
+	struct admin_evidence ev;
+	struct admin_rd_scan sc;
+
+	if (w->state != WAVE_CANARY && w->state != WAVE_LAKEHOUSE &&
+	    w->state != WAVE_FROZEN)
+		return 0;
+	if (admin_evidence(r, w->n, w, &ev) == -1)
+		return 0;
+	admin_rd_scan_init(&sc, r, w, false);
+	admin_rd_scan_wave(&sc, &ev);
+	if (!sc.failed) {
+		admin_stale_counts = xreallocarray(admin_stale_counts,
+		    admin_stale_ncounts + 1, sizeof(*admin_stale_counts));
+		admin_stale_counts[admin_stale_ncounts].wave = w->n;
+		admin_stale_counts[admin_stale_ncounts].n =
+		    (unsigned)json_array_size(sc.stale);
+		admin_stale_ncounts++;
+	}
+	admin_rd_scan_clear(&sc);
+	admin_evidence_clear(&ev);
+	return 0;
+}
+
+/*
+ * stats_metrics_cb (ARG: the struct floe): floe_stale_readers{wave} for
+ * each canary, lakehouse or frozen wave. Finding a wave's tables scans
+ * the routes, so the counts are computed at most once a minute and
+ * shown as computed then.
+ */
+void
+admin_readers_metrics_cb(struct evbuffer *out, void *arg)
+{
+	struct floe *f = arg;
+	struct admin_req r;
+	int64_t now = units_now_ms();
+	size_t i;
+
+	if (f->store != NULL &&
+	    (admin_stale_at_ms == 0 ||
+		now - admin_stale_at_ms >= ADMIN_STALE_EVERY_MS)) {
+		memset(&r, 0, sizeof(r));
+		r.f = f;
+		r.st = f->store;
+		r.now_ms = now;
+		(void)inventory_flush(f->inv);
+		admin_stale_ncounts = 0;
+		(void)store_wave_foreach(f->store, admin_stale_wave_cb, &r);
+		admin_stale_at_ms = now;
+	}
+	evbuffer_add_printf(out,
+	    "# HELP floe_stale_readers Clients that loaded a moved wave's "
+	    "tables from the warehouse before the flip and not from the "
+	    "lakehouse since (computed at most once a minute).\n"
+	    "# TYPE floe_stale_readers gauge\n");
+	for (i = 0; i < admin_stale_ncounts; i++)
+		evbuffer_add_printf(out, "floe_stale_readers{wave=\"%u\"} %u\n",
+		    admin_stale_counts[i].wave, admin_stale_counts[i].n);
+}
+
+/* Free what the metrics keep (at exit). */
+void
+admin_readers_metrics_free(void)
+{
+	free(admin_stale_counts);
+	admin_stale_counts = NULL;
+	admin_stale_ncounts = 0;
+	admin_stale_at_ms = 0;
 }

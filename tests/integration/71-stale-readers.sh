@@ -59,6 +59,10 @@ jq -e --arg b "$BOB" --arg c "$CAROL" '(.stale | map(.identity) | sort) ==
 	.last_load != null and .last_seen != null))' "$T/a" >/dev/null &&
 	ok "bob and carol are stale readers, alice is not" ||
 	bad "stale: $(jq -c .stale "$T/a")"
+curl -s --unix-socket "$SOCK" http://floe/metrics >"$T/m"
+grep -qx 'floe_stale_readers{wave="1"} 2' "$T/m" &&
+	ok "/metrics: floe_stale_readers{wave=\"1\"} 2" ||
+	bad "metrics: $(grep stale_readers "$T/m")"
 jq -e --arg a "$ALICE" '.old_etag | length == 1 and .[0].identity == $a and
 	.[0].side == "lakehouse"' "$T/a" >/dev/null &&
 	ok "alice revalidated with an old-side ETag since the flip" ||

@@ -585,6 +585,45 @@ admin_stale_wave_cb(const struct store_wave *w, void *arg)
 }
 
 /*
+ * Count the moved waves' stale readers again if the last count is a
+ * minute old: finding a wave's tables scans the routes.
+ */
+static void
+admin_stale_refresh(struct floe *f)
+{
+	struct admin_req r;
+	int64_t now = units_now_ms();
+
+	if (f->store == NULL ||
+	    (admin_stale_at_ms != 0 &&
+		now - admin_stale_at_ms < ADMIN_STALE_EVERY_MS))
+		return;
+	memset(&r, 0, sizeof(r));
+	r.f = f;
+	r.st = f->store;
+	r.now_ms = now;
+	(void)inventory_flush(f->inv);
+	admin_stale_ncounts = 0;
+	(void)store_wave_foreach(f->store, admin_stale_wave_cb, &r);
+	admin_stale_at_ms = now;
+}
+
+/* Wave N's stale readers as last counted (at most a minute old). */
+bool
+admin_readers_stale_of(struct floe *f, uint32_t n, unsigned *count)
+{
+	size_t i;
+
+	admin_stale_refresh(f);
+	for (i = 0; i < admin_stale_ncounts; i++)
+		if (admin_stale_counts[i].wave == n) {
+			*count = admin_stale_counts[i].n;
+			return true;
+		}
+	return false;
+}
+
+/*
  * stats_metrics_cb (ARG: the struct floe): floe_stale_readers{wave} for
  * each canary, lakehouse or frozen wave. Finding a wave's tables scans
  * the routes, so the counts are computed at most once a minute and
@@ -593,23 +632,9 @@ admin_stale_wave_cb(const struct store_wave *w, void *arg)
 void
 admin_readers_metrics_cb(struct evbuffer *out, void *arg)
 {
-	struct floe *f = arg;
-	struct admin_req r;
-	int64_t now = units_now_ms();
 	size_t i;
 
-	if (f->store != NULL &&
-	    (admin_stale_at_ms == 0 ||
-		now - admin_stale_at_ms >= ADMIN_STALE_EVERY_MS)) {
-		memset(&r, 0, sizeof(r));
-		r.f = f;
-		r.st = f->store;
-		r.now_ms = now;
-		(void)inventory_flush(f->inv);
-		admin_stale_ncounts = 0;
-		(void)store_wave_foreach(f->store, admin_stale_wave_cb, &r);
-		admin_stale_at_ms = now;
-	}
+	admin_stale_refresh(arg);
 	evbuffer_add_printf(out,
 	    "# HELP floe_stale_readers Clients that loaded a moved wave's "
 	    "tables from the warehouse before the flip and not from the "

@@ -24,6 +24,7 @@
 #include "lib/version.h"
 #include "lib/xmalloc.h"
 #include "policy/rlog.h"
+#include "proxy/admin.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
@@ -450,6 +451,7 @@ page_card(struct obs *o, const struct store_wave *sw, bool full,
 	char d1[32], d2[32];
 	json_t *ev;
 	size_t i, k, t;
+	unsigned nstale;
 	int64_t now = units_now_ms();
 
 	evbuffer_add_printf(b,
@@ -464,6 +466,11 @@ page_card(struct obs *o, const struct store_wave *sw, bool full,
 	}
 	evbuffer_add_printf(b, "</dd><dt>canary share</dt><dd>%u%%</dd>",
 	    sw->pct);
+	if (admin_readers_stale_of(o->f, sw->n, &nstale) && nstale > 0)
+		evbuffer_add_printf(b,
+		    "<dt>stale readers</dt><dd class=\"why\">%u: floectl "
+		    "readers --wave %u (a freeze waits for them)</dd>",
+		    nstale, sw->n);
 	/* A frozen wave's warehouse copy changed behind floe's back. */
 	if (sw->alarm_ms != 0) {
 		evbuffer_add_printf(b,

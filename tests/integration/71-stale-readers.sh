@@ -12,6 +12,8 @@ lib_init 71
 catalog warehouse
 catalog lakehouse --prefix lhp
 POLICY_EXTRA="decommission_min_clean = 1"
+MPORT=$(free_port)
+FLOE_EXTRA="metrics_listen = 127.0.0.1:$MPORT"
 write_conf
 start_floe
 TOKA=token-of-alice-0123456789
@@ -60,6 +62,10 @@ jq -e --arg b "$BOB" --arg c "$CAROL" '(.stale | map(.identity) | sort) ==
 	ok "bob and carol are stale readers, alice is not" ||
 	bad "stale: $(jq -c .stale "$T/a")"
 curl -s --unix-socket "$SOCK" http://floe/metrics >"$T/m"
+curl -s "http://127.0.0.1:$MPORT/?wave=1" >"$T/page"
+grep -q 'stale readers</dt><dd class="why">2: floectl readers --wave 1' "$T/page" &&
+	ok "the status page shows the wave's stale readers" ||
+	bad "page: $(grep -o 'stale readers[^<]*<[^<]*<[^<]*' "$T/page" | head -3)"
 grep -qx 'floe_stale_readers{wave="1"} 2' "$T/m" &&
 	ok "/metrics: floe_stale_readers{wave=\"1\"} 2" ||
 	bad "metrics: $(grep stale_readers "$T/m")"

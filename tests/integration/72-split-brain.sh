@@ -14,6 +14,8 @@ catalog warehouse
 catalog lakehouse --prefix lhp
 webhook_start
 INTERVAL_MS=500
+MPORT=$(free_port)
+FLOE_EXTRA="metrics_listen = 127.0.0.1:$MPORT"
 POLICY_EXTRA="webhook = $WEBHOOK_URL
 decommission_min_clean = 1
 freshness_interval = ${INTERVAL_MS}ms"
@@ -88,6 +90,11 @@ webhook_posts | jq -e '[.posts[] | select(.body.trigger == "split-brain" and
 	.body.wave == 1)] | length == 1' >/dev/null && ok "paged once" ||
 	bad "pages: $(webhook_posts | head -c 600)"
 expect_eq "floe_split_brain 1" 1 "$(metric 1)"
+curl -s "http://127.0.0.1:$MPORT/?wave=1" >"$T/page"
+grep -q 'split brain</dt><dd class="why">the warehouse copy changed after the freeze' "$T/page" &&
+	grep -q 'data-type="wave.split_brain_alarm"' "$T/page" &&
+	ok "the status page shows the alarm on the card and in the timeline" ||
+	bad "page: $(grep -o 'split[^<]*' "$T/page" | head -5)"
 ctl_ok "wave show" wave show 1
 grep -Eq '^split_brain +20' "$T/ctl" && ok "floectl wave show has the alarm" ||
 	bad "wave show: $(cat "$T/ctl")"

@@ -29,7 +29,7 @@ struct inventory {
 	struct floe *f;
 	struct readers *t;
 	struct event *timer; /* every INVENTORY_FLUSH_MS */
-	struct event *soon; /* activated by the request path */
+	struct event *soon; /* a batch soon: armed by the request path */
 	bool soon_pending;
 	struct readers_item *items; /* INVENTORY_BATCH */
 	struct store_reader_in *in; /* INVENTORY_BATCH */
@@ -46,6 +46,8 @@ static int inventory_in_cmp(const void *, const void *);
 static json_t *inventory_status_cb(void *);
 static void inventory_metrics_cb(struct evbuffer *, void *);
 static void inventory_prune(struct inventory *, int64_t);
+static int inventory_flush_some(struct inventory *, size_t);
+static void inventory_soon(struct inventory *);
 
 /* The memory held: the table and the two flush buffers. */
 size_t
@@ -108,10 +110,8 @@ inventory_note(struct inventory *inv, const struct route_obj *obj,
 	readers_note(inv->t, obj, side, ident, idlen, ua, ualen, oldtag,
 	    units_now_ms());
 	/* Flush before new readers would push out sightings not stored. */
-	if (!inv->soon_pending && readers_dirty(inv->t) >= READERS_CAP / 4) {
-		inv->soon_pending = true;
-		event_active(inv->soon, EV_TIMEOUT, 0);
-	}
+	if (!inv->soon_pending && readers_dirty(inv->t) >= READERS_CAP / 4)
+		inventory_soon(inv);
 }
 
 /* Order a batch by key: one txn touches each page once. */
@@ -123,15 +123,26 @@ inventory_in_cmp(const void *a, const void *b)
 	return store_key_cmp(x->key, x->keylen, y->key, y->keylen);
 }
 
-/* Everything noted, into the store, INVENTORY_BATCH records per txn. */
+/* Everything noted, into the store. */
 int
 inventory_flush(struct inventory *inv)
 {
-	size_t n, i;
+	return inventory_flush_some(inv, SIZE_MAX);
+}
+
+/*
+ * What was noted into the store, INVENTORY_BATCH records per synced txn,
+ * at most MAX txns. 0, or -1 if the store is not open or failed.
+ */
+static int
+inventory_flush_some(struct inventory *inv, size_t max)
+{
+	size_t n, i, txns = 0;
 
 	if (inv == NULL || inv->f->store == NULL)
 		return -1;
-	while ((n = readers_take(inv->t, inv->items, INVENTORY_BATCH)) > 0) {
+	while (txns++ < max &&
+	    (n = readers_take(inv->t, inv->items, INVENTORY_BATCH)) > 0) {
 		for (i = 0; i < n; i++) {
 			inv->in[i].key = inv->items[i].key;
 			inv->in[i].keylen = inv->items[i].keylen;
@@ -181,14 +192,33 @@ inventory_timer_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 	inventory_prune(inv, units_now_ms());
 }
 
-/* A quarter of the table waits: flush on this loop turn's end. */
+/*
+ * A quarter of the table waits: one batch on this loop turn's end, and
+ * the next on the next turn while that many wait, so that requests run
+ * between the synced txns.
+ */
 static void
 inventory_soon_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 {
 	struct inventory *inv = arg;
 
 	inv->soon_pending = false;
-	(void)inventory_flush(inv);
+	if (inventory_flush_some(inv, 1) == 0 &&
+	    readers_dirty(inv->t) >= READERS_CAP / 4)
+		inventory_soon(inv);
+}
+
+/*
+ * Flush a batch soon: a timer of 0, which runs after the loop's next poll
+ * for I/O, so that requests waiting run first.
+ */
+static void
+inventory_soon(struct inventory *inv)
+{
+	struct timeval zero = { 0, 0 };
+
+	inv->soon_pending = true;
+	evtimer_add(inv->soon, &zero);
 }
 
 /* GET /status "readers": the bound and what the table did. */

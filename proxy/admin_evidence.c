@@ -19,6 +19,7 @@
 #include "proxy/admin_impl.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
+#include "proxy/inventory.h"
 #include "routing/ledger.h"
 #include "routing/route.h"
 #include "routing/store.h"
@@ -380,6 +381,8 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 void
 admin_eligibility(struct admin_req *r)
 {
+	/* The stale readers the child reads: what was noted until now. */
+	(void)inventory_flush(r->f->inv);
 	admin_job_read(r, admin_eligibility_run);
 }
 

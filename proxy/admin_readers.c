@@ -292,7 +292,12 @@ admin_readers_stale(struct admin_req *r, const struct admin_evidence *ev,
 	int n;
 
 	*stale = NULL;
-	if (inventory_flush(r->f->inv) == -1)
+	/*
+	 * On the loop, what was noted goes to the store first. A worker's
+	 * child (GET /eligibility) has its own store and must not touch the
+	 * loop's: the loop flushed before it forked.
+	 */
+	if (r->st == r->f->store && inventory_flush(r->f->inv) == -1)
 		log_debug("%s: the inventory could not be flushed", __func__);
 	admin_rd_scan_init(&sc, r, w, false);
 	admin_rd_scan_wave(&sc, ev);

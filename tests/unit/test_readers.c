@@ -417,6 +417,15 @@ test_store_readers(void **state __unused)
 			     NOW + 40, ev),
 	    STORE_NOTFOUND);
 	json_decref(ev);
+	/* Without an object: every warehouse record of alice (a and b). */
+	ev = json_pack("{s:s}", "type", "readers.forget");
+	assert_int_equal(store_readers_excuse(t->store, "alice", 5, NULL, 0,
+			     NOW + 40, ev),
+	    STORE_OK);
+	assert_int_equal(json_integer_value(json_object_get(ev, "records")), 2);
+	json_decref(ev);
+	assert_int_equal(store_reader_get(t->store, k2, n2, &r), STORE_OK);
+	assert_int_equal(r.excused_ms, NOW + 40);
 	/* The excuse survives the next batch; then a reopen keeps it all. */
 	in[0].r = (struct store_reader) { NOW + 50, NOW + 50, 1, 0, 0, "" };
 	assert_int_equal(store_readers_add(t->store, in, 1), STORE_OK);

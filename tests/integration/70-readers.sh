@@ -88,4 +88,15 @@ admin GET '/readers?object=db.bunnies'
 jq -e --arg a "$ALICE" '(.readers[0].identity == $a) and
 	(.readers[0].count == 3)' "$T/a" >/dev/null &&
 	ok "new loads add to the stored count" || bad "$(head -c 600 "$T/a")"
+
+echo "== an authenticated client is its name"
+stop_floe
+printf 'spark-etl %s\n' "$(printf '%s' "$TOKA" | sha256sum | cut -d' ' -f1)" >"$T/clients.tokens"
+chmod 600 "$T/clients.tokens"
+printf '[auth]\nmode = token\ntoken_file = %s\n' "$T/clients.tokens" >>"$T/floe.conf"
+start_floe
+expect_eq "spark-etl loads" 200 "$(load bunnies $TOKA)"
+admin GET '/readers?object=db.bunnies'
+jq -e '.readers[0].identity == "spark-etl" and .readers[0].count == 1' "$T/a" >/dev/null &&
+	ok "the identity is the name authentication gave" || bad "auth: $(head -c 400 "$T/a")"
 finish

@@ -33,6 +33,7 @@ struct cache;
 struct watch;
 struct admin_sock;
 struct inventory;
+struct cluster;
 struct cred;
 struct obs;
 typedef struct json_t json_t;
@@ -58,6 +59,7 @@ struct floe {
 	struct obs *obs; /* metrics_listen, and the waves' metrics */
 	struct auth *auth; /* client authentication; NULL: mode none */
 	struct tlsctx *tls; /* the listener's TLS context, or NULL */
+	struct cluster *cluster; /* cluster mode ([cluster]), or NULL */
 	struct event *sig[4];
 	struct event *tick; /* 1 s housekeeping */
 	int access_fd; /* -1: access log off */

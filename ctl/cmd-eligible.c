@@ -32,6 +32,31 @@ static const struct ctl_gate ctl_gates[] = {
 };
 
 static void ctl_print_evidence(const char *, json_t *);
+static void ctl_print_stale(json_t *);
+
+/* The stale readers a freeze waits for, as an indented table. */
+static void
+ctl_print_stale(json_t *stale)
+{
+	struct ctl_table t;
+	json_t *o;
+	char *id;
+	size_t i;
+
+	if (json_array_size(stale) == 0)
+		return;
+	printf("    stale readers: loaded the warehouse copy, not the "
+	       "lakehouse since the flip\n");
+	ctl_table_init(&t, 4);
+	ctl_table_add(&t, "    IDENTITY", "OBJECT", "LAST LOAD", "LAST SEEN");
+	json_array_foreach(stale, i, o) {
+		id = xasprintf("    %s", ctl_str(o, "identity"));
+		ctl_table_add(&t, id, ctl_str(o, "object"),
+		    ctl_str(o, "last_load"), ctl_str(o, "last_seen"));
+		free(id);
+	}
+	ctl_table_print(&t);
+}
 static bool ctl_eligible_wave(json_t *, bool, bool);
 
 /* One gate's per-object evidence as an indented table. */
@@ -46,6 +71,7 @@ ctl_print_evidence(const char *title, json_t *g)
 	printf("  %s: %s\n    %s\n", title,
 	    json_is_true(json_object_get(g, "pass")) ? "holds" : "BLOCKED",
 	    ctl_str(g, "message"));
+	ctl_print_stale(json_object_get(g, "stale_readers"));
 	if (json_array_size(objs) == 0)
 		return;
 	ctl_table_init(&t, 6);

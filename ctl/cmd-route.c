@@ -16,6 +16,7 @@ int
 ctl_route_set(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_opt opts[] = { { "--force", false, false, NULL },
+		{ "--dry-run", false, false, NULL },
 		{ NULL, false, false, NULL } };
 	struct ctl_resp r;
 	char *pos[2];
@@ -31,10 +32,17 @@ ctl_route_set(struct ctl *c, int argc, char **argv)
 	    json_pack("{s:s,s:I}", "object", pos[0], "wave", (json_int_t)wave);
 	if (opts[0].set)
 		json_object_set_new(body, "force", json_true());
+	if (opts[1].set)
+		json_object_set_new(body, "dry_run", json_true());
 	rc = ctl_call(c, "POST", "/routes", body, &r);
 	json_decref(body);
 	if (rc != 0)
 		return rc;
+	if (opts[1].set) {
+		rc = ctl_print_dry(c, &r);
+		ctl_resp_clear(&r);
+		return rc;
+	}
 	if (c->json)
 		ctl_print_json(&r);
 	else

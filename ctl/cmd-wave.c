@@ -203,12 +203,19 @@ ctl_wave_move(struct ctl *c, const char *n, const char *what, json_t *body)
 	free(path);
 	if (rc != 0)
 		return rc;
+	if (json_is_true(json_object_get(r.json, "dry_run"))) {
+		rc = ctl_print_dry(c, &r);
+		ctl_resp_clear(&r);
+		return rc;
+	}
 	if (c->json)
 		ctl_print_json(&r);
 	else if (strcmp(what, "signoff") == 0 || strcmp(what, "set") == 0 ||
-	    strcmp(what, "freeze") == 0)
+	    strcmp(what, "freeze") == 0 || strcmp(what, "ack-alarm") == 0) {
 		printf("%s\n", ctl_str(r.json, "message"));
-	else if (json_object_get(r.json, "from_pct") != NULL &&
+		if (json_is_string(json_object_get(r.json, "warning")))
+			printf("warning: %s\n", ctl_str(r.json, "warning"));
+	} else if (json_object_get(r.json, "from_pct") != NULL &&
 	    (strcmp(ctl_str(r.json, "state"), "canary") == 0 ||
 		strcmp(ctl_str(r.json, "from"), "canary") == 0))
 		printf("wave %s: %s -> %s (%" JSON_INTEGER_FORMAT
@@ -232,6 +239,7 @@ ctl_wave_flip(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_opt opts[] = { { "--canary", true, false, NULL },
 		{ "--reason", true, false, NULL },
+		{ "--dry-run", false, false, NULL },
 		{ NULL, false, false, NULL } };
 	char *pos[2], num[16];
 	uint64_t n, pct = 100;
@@ -255,6 +263,8 @@ ctl_wave_flip(struct ctl *c, int argc, char **argv)
 		json_object_set_new(body, "pct", json_integer((json_int_t)pct));
 	if (opts[1].set)
 		json_object_set_new(body, "reason", json_string(opts[1].val));
+	if (opts[2].set)
+		json_object_set_new(body, "dry_run", json_true());
 	snprintf(num, sizeof(num), "%" PRIu64, n);
 	rc = ctl_wave_move(c, num, "flip", body);
 	json_decref(body);
@@ -315,7 +325,29 @@ ctl_wave_ack(struct ctl *c, int argc, char **argv)
 int
 ctl_wave_retire(struct ctl *c, int argc, char **argv)
 {
-	return ctl_wave_bare(c, argc, argv, "retire");
+	struct ctl_opt opts[] = { { "--dry-run", false, false, NULL },
+		{ NULL, false, false, NULL } };
+	char *pos[1], num[16];
+	uint64_t n;
+	json_t *body;
+	int rc;
+
+	if ((rc = ctl_args(argc, argv, c, opts, pos, 1, 1)) != 0)
+		return rc;
+	if ((rc = ctl_wave_arg(c, pos[0], &n)) != 0)
+		return rc;
+	body = opts[0].set ? json_pack("{s:b}", "dry_run", true) : NULL;
+	snprintf(num, sizeof(num), "%" PRIu64, n);
+	rc = ctl_wave_move(c, num, "retire", body);
+	json_decref(body);
+	return rc;
+}
+
+/* floectl wave ack-alarm N */
+int
+ctl_wave_ack_alarm(struct ctl *c, int argc, char **argv)
+{
+	return ctl_wave_bare(c, argc, argv, "ack-alarm");
 }
 
 /* floectl wave signoff N --by NAME */
@@ -347,6 +379,7 @@ int
 ctl_wave_freeze(struct ctl *c, int argc, char **argv)
 {
 	struct ctl_opt opts[] = { { "--reason", true, false, NULL },
+		{ "--dry-run", false, false, NULL },
 		{ NULL, false, false, NULL } };
 	char *pos[1], num[16];
 	uint64_t n;
@@ -360,6 +393,8 @@ ctl_wave_freeze(struct ctl *c, int argc, char **argv)
 	body = json_object();
 	if (opts[0].set)
 		json_object_set_new(body, "reason", json_string(opts[0].val));
+	if (opts[1].set)
+		json_object_set_new(body, "dry_run", json_true());
 	snprintf(num, sizeof(num), "%" PRIu64, n);
 	rc = ctl_wave_move(c, num, "freeze", body);
 	json_decref(body);

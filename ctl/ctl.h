@@ -20,6 +20,7 @@
  *   cmd-ledger.c    ledger add|import|show
  *   cmd-eligible.c  eligible: the gate of each wave's next step, its
  *                   evidence, the drift triage, and the exit status
+ *   cmd-readers.c   readers, readers forget: the reader inventory
  *
  * One row of ctl_cmds[] per command, one ctl_<command> function per row,
  * defined in the cmd-*.c file of its family. A short-lived CLI: every call
@@ -180,6 +181,8 @@ void ctl_table_fprint(FILE *, struct ctl_table *);
 void ctl_flatten(struct ctl_table *, const char *, json_t *);
 /* A gate refusal's blocking objects as a table on stderr. */
 void ctl_print_blocking(json_t *);
+/* A dry run's answer; CTL_REFUSED when it would be refused. */
+int ctl_print_dry(const struct ctl *, const struct ctl_resp *);
 /* A refusal's "errors" (strings), one a line on stderr. */
 void ctl_print_errors(json_t *);
 
@@ -210,6 +213,7 @@ int ctl_wave_ack(struct ctl *, int, char **);
 int ctl_wave_signoff(struct ctl *, int, char **);
 int ctl_wave_freeze(struct ctl *, int, char **);
 int ctl_wave_retire(struct ctl *, int, char **);
+int ctl_wave_ack_alarm(struct ctl *, int, char **);
 int ctl_wave_set(struct ctl *, int, char **);
 int ctl_wave_report_errors(struct ctl *, int, char **);
 
@@ -220,5 +224,9 @@ int ctl_ledger_show(struct ctl *, int, char **);
 
 /* cmd-eligible.c */
 int ctl_eligible(struct ctl *, int, char **);
+
+/* cmd-readers.c */
+int ctl_readers(struct ctl *, int, char **);
+int ctl_readers_forget(struct ctl *, int, char **);
 
 #endif

@@ -40,14 +40,17 @@ const struct ctl_cmd ctl_cmds[] = {
 	    .fn = ctl_status },
 	{ .word1 = "route",
 	    .word2 = "set",
-	    .args = "OBJECT|NS.* WAVE [--force]",
+	    .args = "OBJECT|NS.* WAVE [--force] [--dry-run]",
 	    .summary = "assign a table or a namespace rule to a wave",
 	    .about = "Assign a table, or with NS.* every table under a "
 		     "namespace, to wave WAVE (a number from 0 to "
 		     "2147483647). Refused (exit 1) when it would move "
 		     "readers past a gate: joining a wave that is off the "
 		     "warehouse, or leaving a frozen or retired one; --force "
-		     "does it anyway and marks the event forced.",
+		     "does it anyway and marks the event forced. --dry-run "
+		     "says where its readers go before and after, whether it "
+		     "would be refused and who loaded it in the last day, "
+		     "and changes nothing.",
 	    .example = "route set db.orders 3",
 	    .fn = ctl_route_set },
 	{ .word1 = "route",
@@ -121,7 +124,7 @@ const struct ctl_cmd ctl_cmds[] = {
 	    .fn = ctl_wave_watch },
 	{ .word1 = "wave",
 	    .word2 = "flip",
-	    .args = "N lakehouse [--canary PCT] [--reason TEXT]",
+	    .args = "N lakehouse [--canary PCT] [--reason TEXT] [--dry-run]",
 	    .summary = "move wave N to the lakehouse (or a canary share)",
 	    .about = "Move wave N's readers to the lakehouse, or with "
 		     "--canary a sticky share of them (1 to 100); a "
@@ -131,7 +134,10 @@ const struct ctl_cmd ctl_cmds[] = {
 		     "N shows it); refused (exit 1) when it does not hold, "
 		     "when the wave is already at that share, or when it is "
 		     "rolled back (wave ack first), frozen or retired. "
-		     "Writes stay on the warehouse.",
+		     "Writes stay on the warehouse. --dry-run says what "
+		     "would happen (the tables that move, the gate's "
+		     "verdict, who loaded them in the last day) and changes "
+		     "nothing; exit 1 when it would be refused.",
 	    .example = "wave flip 3 lakehouse --canary 10 --reason \"clean "
 		       "for a week\"",
 	    .fn = ctl_wave_flip },
@@ -164,25 +170,39 @@ const struct ctl_cmd ctl_cmds[] = {
 	    .fn = ctl_wave_signoff },
 	{ .word1 = "wave",
 	    .word2 = "freeze",
-	    .args = "N [--reason TEXT]",
+	    .args = "N [--reason TEXT] [--dry-run]",
 	    .summary =
 		"stop warehouse writes (decommission gate); grace starts",
 	    .about = "Declare that writes to wave N's warehouse copy have "
 		     "stopped: the lakehouse becomes authoritative and the "
 		     "grace period starts. Refused unless the wave is on the "
 		     "lakehouse and the decommission gate holds (clean "
-		     "records since the flip, and a sign-off).",
+		     "records since the flip, a sign-off, and no stale "
+		     "readers: see floectl readers). --dry-run says what "
+		     "would happen and changes nothing.",
 	    .example = "wave freeze 3 --reason \"dual-write off\"",
 	    .fn = ctl_wave_freeze },
 	{ .word1 = "wave",
 	    .word2 = "retire",
-	    .args = "N",
+	    .args = "N [--dry-run]",
 	    .summary = "retire a frozen wave after its grace period (final)",
 	    .about = "Retire frozen wave N once its grace period has passed. "
 		     "Final: the warehouse copy of its tables is no longer "
-		     "consulted, and every later move is refused.",
+		     "consulted, and every later move is refused. --dry-run "
+		     "says whether it could, and changes nothing.",
 	    .example = "wave retire 3",
 	    .fn = ctl_wave_retire },
+	{ .word1 = "wave",
+	    .word2 = "ack-alarm",
+	    .args = "N",
+	    .summary = "acknowledge a frozen wave's split-brain alarm",
+	    .about = "Acknowledge the split-brain alarm of frozen wave N: its "
+		     "warehouse copy changed after the freeze, so a writer "
+		     "bypassed floe. Stop that writer first; the wave stays "
+		     "frozen either way. A later change raises the alarm "
+		     "again. Refused (exit 1) when there is none.",
+	    .example = "wave ack-alarm 3",
+	    .fn = ctl_wave_ack_alarm },
 	{ .word1 = "wave",
 	    .word2 = "set",
 	    .args = "N [--min-clean N|default] [--window DUR|default] "
@@ -248,6 +268,34 @@ const struct ctl_cmd ctl_cmds[] = {
 		     "retired), 0 when all may go on.",
 	    .example = "eligible 3 && floectl wave flip 3 lakehouse",
 	    .fn = ctl_eligible },
+	{ .word1 = "readers",
+	    .word2 = "forget",
+	    .args = "IDENTITY [OBJECT]",
+	    .summary = "excuse a stale reader of the warehouse copy",
+	    .about = "Excuse IDENTITY as a reader of the warehouse copy of "
+		     "OBJECT (of every table without one): it no longer "
+		     "counts as a stale reader, so it does not hold back a "
+		     "freeze; recorded as an event. A later load from the "
+		     "warehouse makes it stale again.",
+	    .example = "readers forget token:3f2a9c0d1e4b5a67 db.orders",
+	    .fn = ctl_readers_forget },
+	{ .word1 = "readers",
+	    .args = "OBJECT | --wave N [--limit N]",
+	    .summary =
+		"who loaded a table, or a wave's tables, from which side",
+	    .about = "The reader inventory of a table or of every table of "
+		     "wave N, newest first: each client identity (the "
+		     "authenticated client, else token:HASH of its "
+		     "credential, else its address) per side, with its first "
+		     "and last load, its count, its user agent and when it "
+		     "was last seen loading any table. Then the stale "
+		     "readers (they loaded the warehouse copy within "
+		     "readers_horizon before the flip and not the lakehouse "
+		     "copy since: a freeze waits for them) and the clients "
+		     "that revalidated with an old-side ETag since the flip. "
+		     "--limit caps the rows (1000).",
+	    .example = "readers --wave 3",
+	    .fn = ctl_readers },
 	{ .word1 = "events",
 	    .args = "[--follow] [--after SEQ]",
 	    .summary = "the event log, oldest first",

@@ -224,3 +224,73 @@ ctl_print_errors(json_t *list)
 			fprintf(stderr, "  %s\n", json_string_value(m));
 	}
 }
+
+/*
+ * A dry run's answer (a wave move or a route set) for people: what would
+ * happen, the gate, the tables it moves and who loaded them in the last
+ * day. CTL_REFUSED when it would be refused, else CTL_OK.
+ */
+int
+ctl_print_dry(const struct ctl *c, const struct ctl_resp *r)
+{
+	json_t *j = r->json, *rd = json_object_get(j, "readers_last_day");
+	json_t *objs = json_object_get(j, "objects"), *g, *o;
+	const char *would = ctl_str(j, "would");
+	size_t i;
+
+	if (c->json)
+		ctl_print_json(r);
+	else {
+		if (json_is_string(json_object_get(j, "from")))
+			printf("dry run: wave %" JSON_INTEGER_FORMAT
+			       ": %s -> %s would %s\n",
+			    json_integer_value(json_object_get(j, "wave")),
+			    ctl_str(j, "from"), ctl_str(j, "to"), would);
+		else
+			printf("dry run: %s: wave %s (reads %s) -> wave "
+			       "%" JSON_INTEGER_FORMAT
+			       " %s (reads %s) would %s\n",
+			    ctl_str(j, "object"),
+			    json_is_null(json_object_get(j, "from_wave")) ?
+				"none" :
+				ctl_str(j, "from_state"),
+			    ctl_str(j, "reads_now"),
+			    json_integer_value(json_object_get(j, "wave")),
+			    ctl_str(j, "state"), ctl_str(j, "reads_after"),
+			    would);
+		printf("  %s\n", ctl_str(j, "message"));
+		if ((g = json_object_get(j, "gate")) != NULL)
+			printf("  %s gate: %s\n", ctl_str(g, "name"),
+			    json_is_true(json_object_get(g, "pass")) ?
+				"holds" :
+				"BLOCKED");
+		if (json_is_array(objs)) {
+			printf("  tables it moves: %zu", json_array_size(objs));
+			json_array_foreach(objs, i, o) {
+				if (i == 20) {
+					printf(" ...");
+					break;
+				}
+				printf("%s%s", i == 0 ? ": " : ", ",
+				    json_string_value(o));
+			}
+			printf("\n");
+		}
+		if (json_is_object(rd)) {
+			printf("  identities that loaded them since %s: "
+			       "%" JSON_INTEGER_FORMAT,
+			    ctl_str(rd, "since"),
+			    json_integer_value(
+				json_object_get(rd, "identities")));
+			json_array_foreach(json_object_get(rd, "list"), i, o)
+				printf("%s%s", i == 0 ? " (" : ", ",
+				    json_string_value(o));
+			printf("%s\n",
+			    json_array_size(json_object_get(rd, "list")) > 0 ?
+				")" :
+				"");
+		}
+		printf("  nothing changed\n");
+	}
+	return strcmp(would, "be refused") == 0 ? CTL_REFUSED : CTL_OK;
+}

@@ -53,6 +53,7 @@ static const struct admin_cmd {
 	{ "POST", "/waves/*/signoff", admin_wave_signoff, false },
 	{ "POST", "/waves/*/freeze", admin_wave_freeze, false },
 	{ "POST", "/waves/*/retire", admin_wave_retire, false },
+	{ "POST", "/waves/*/ack-alarm", admin_wave_ack_alarm, false },
 	{ "POST", "/waves/*/set", admin_wave_set, false },
 	{ "POST", "/waves/*/errors", admin_wave_errors, false },
 	{ "GET", "/rollbacks", admin_rollbacks_get, false },
@@ -60,6 +61,8 @@ static const struct admin_cmd {
 	{ "POST", "/ledger", admin_ledger_post, false },
 	{ "GET", "/eligibility", admin_eligibility, false },
 	{ "GET", "/events", admin_events_get, false },
+	{ "GET", "/readers", admin_readers_get, false },
+	{ "POST", "/readers/forget", admin_readers_forget, false },
 	{ "GET", "/cluster", admin_cluster_get, false },
 };
 

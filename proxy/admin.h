@@ -9,8 +9,11 @@
 #ifndef FLOE_PROXY_ADMIN_H
 #define FLOE_PROXY_ADMIN_H
 
-#include <stddef.h>
 #include <sys/types.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 struct evbuffer;
 struct floe;
@@ -46,5 +49,14 @@ int admin_handle(struct floe *, const char *method, const char *target,
  */
 json_t *admin_store_status_cb(void *arg);
 json_t *admin_waves_status_cb(void *arg);
+/* stats_metrics_cb (ARG: the struct floe): floe_stale_readers{wave}. */
+void admin_readers_metrics_cb(struct evbuffer *, void *arg);
+/*
+ * Wave N's stale readers into *COUNT, as counted at most a minute ago;
+ * false for a wave that is not canary, lakehouse or frozen.
+ */
+bool admin_readers_stale_of(struct floe *, uint32_t n, unsigned *count);
+/* Free what admin_readers_metrics_cb keeps. */
+void admin_readers_metrics_free(void);
 
 #endif

@@ -19,6 +19,7 @@
 #include "proxy/admin_impl.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
+#include "proxy/inventory.h"
 #include "routing/ledger.h"
 #include "routing/route.h"
 #include "routing/store.h"
@@ -306,7 +307,8 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 	struct store_wave w;
 	struct gate_params gp;
 	char cmsg[1024], dmsg[1024], rmsg[256], dur[32], grace[32], ends[40];
-	json_t *j, *triage;
+	char smsg[1024];
+	json_t *j, *triage, *stale = NULL;
 	bool cpass, dpass, rpass;
 	uint64_t grace_ms;
 
@@ -318,6 +320,15 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 	}
 	cpass = admin_verdict(&ev, false, w.signoff, cmsg, sizeof(cmsg));
 	dpass = admin_verdict(&ev, true, w.signoff, dmsg, sizeof(dmsg));
+	/* The stale readers a freeze would wait for (decommission_readers). */
+	switch (admin_readers_gate(r, &ev, &w, smsg, sizeof(smsg), &stale)) {
+	case -1:
+		admin_evidence_clear(&ev);
+		return NULL;
+	case 1:
+		dpass = false;
+		break;
+	}
 	units_format_duration((uint64_t)ev.p.window_ms, dur, sizeof(dur));
 
 	/* Retire, as wave_retire decides it: frozen and the grace over. */
@@ -353,6 +364,10 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 	    "retire", "pass", rpass, "grace", grace, "grace_ends",
 	    w.state == WAVE_FROZEN ? json_string(ends) : json_null(), "message",
 	    rmsg, "triage", triage);
+	json_object_set_new(json_object_get(j, "decommission"), "stale_readers",
+	    stale != NULL ? stale : json_array());
+	json_object_set_new(json_object_get(j, "decommission"), "readers",
+	    smsg[0] != '\0' ? json_string(smsg) : json_null());
 	admin_evidence_clear(&ev);
 	return j;
 }
@@ -366,6 +381,8 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 void
 admin_eligibility(struct admin_req *r)
 {
+	/* The stale readers the child reads: what was noted until now. */
+	(void)inventory_flush(r->f->inv);
 	admin_job_read(r, admin_eligibility_run);
 }
 

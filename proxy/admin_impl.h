@@ -142,6 +142,16 @@ bool admin_verdict(const struct admin_evidence *, bool, const char *, char *,
     size_t);
 json_t *admin_evidence_json(const struct admin_evidence *, bool, bool);
 
+/* admin_readers.c: the stale readers of a wave, as its gate sees them. */
+int admin_readers_stale(struct admin_req *, const struct admin_evidence *,
+    const struct store_wave *, json_t **);
+int admin_readers_gate(struct admin_req *, const struct admin_evidence *,
+    const struct store_wave *, char *, size_t, json_t **);
+json_t *admin_readers_recent(struct admin_req *, const struct route_obj *,
+    size_t, int64_t);
+/* Dry runs look this far back for who read what they would move. */
+#define ADMIN_DRY_READERS_MS (24 * 3600 * 1000LL)
+
 /* admin_job.c: run a bulk import, in the worker's child if it can. */
 void admin_job_start(struct admin_req *, admin_job_fn);
 /*
@@ -173,10 +183,13 @@ void admin_wave_ack(struct admin_req *);
 void admin_wave_signoff(struct admin_req *);
 void admin_wave_freeze(struct admin_req *);
 void admin_wave_retire(struct admin_req *);
+void admin_wave_ack_alarm(struct admin_req *);
 void admin_wave_set(struct admin_req *);
 void admin_wave_errors(struct admin_req *);
 void admin_ledger_get(struct admin_req *);
 void admin_ledger_post(struct admin_req *);
 void admin_eligibility(struct admin_req *);
+void admin_readers_get(struct admin_req *);
+void admin_readers_forget(struct admin_req *);
 
 #endif

@@ -59,6 +59,9 @@ static bool admin_guard_check(const struct route_obj *, bool, uint32_t, int,
     bool, uint32_t, int, char *, size_t);
 static int admin_route_guard(struct admin_req *, const struct route_obj *,
     uint32_t, bool, uint32_t, bool);
+static void admin_route_dry(struct admin_req *, const struct route_obj *,
+    const struct store_route *, uint32_t, bool);
+static const char *admin_read_side(const struct store_wave *, char *, size_t);
 static void admin_import_clear(struct admin_import *);
 static int admin_import_one(struct admin_req *, json_t *, size_t, void *);
 static int admin_import_dups(struct admin_req *, struct admin_import *);
@@ -232,17 +235,93 @@ admin_route_guard(struct admin_req *r, const struct route_obj *obj,
 	return -1;
 }
 
+/* Where a wave in W's state reads from, for people ("canary 10%"). */
+static const char *
+admin_read_side(const struct store_wave *w, char *buf, size_t len)
+{
+	switch (w->state) {
+	case WAVE_CANARY:
+		snprintf(buf, len, "canary %u%% on the lakehouse", w->pct);
+		return buf;
+	case WAVE_LAKEHOUSE:
+	case WAVE_FROZEN:
+	case WAVE_RETIRED:
+		return "lakehouse";
+	default:
+		return "warehouse";
+	}
+}
+
+/*
+ * A dry run of moving OBJ from its route OLD (NULL: none) to wave NEW:
+ * where its readers go before and after, whether the guard would refuse
+ * it (unless FORCE) and who loaded it in the last day. Nothing written.
+ */
+static void
+admin_route_dry(struct admin_req *r, const struct route_obj *obj,
+    const struct store_route *old, uint32_t new, bool force)
+{
+	struct store_wave ow, nw, cw;
+	struct route_result res;
+	char msg[ADMIN_MSG_MAX], text[ADMIN_TEXT_MAX], b1[64], b2[64];
+	const char *would;
+	bool refused;
+
+	memset(&ow, 0, sizeof(ow));
+	if ((old != NULL && admin_wave_state(r, old->wave, &ow, NULL) == -1) ||
+	    admin_wave_state(r, new, &nw, NULL) == -1)
+		return;
+	route_obj_format(obj, text, sizeof(text));
+	msg[0] = '\0';
+	refused = !force &&
+	    admin_guard_check(obj, old != NULL, old != NULL ? old->wave : 0,
+		ow.state, true, new, nw.state, msg, sizeof(msg));
+	if (old != NULL && old->wave == new) {
+		would = "change nothing";
+		snprintf(msg, sizeof(msg), "%s is already in wave %u", text,
+		    new);
+	} else if (refused)
+		would = "be refused";
+	else {
+		would = "proceed";
+		snprintf(msg, sizeof(msg), "%s would move to wave %u (%s)%s",
+		    text, new, wave_state_name(nw.state),
+		    force ? ", forced" : "");
+	}
+	(void)route_resolve(r->st, obj, 0, &res);
+	memset(&cw, 0, sizeof(cw));
+	if (res.assigned && admin_wave_state(r, res.wave, &cw, NULL) == -1)
+		return;
+	admin_reply_json(r, 200,
+	    json_pack("{s:b,s:s,s:o,s:o,s:I,s:s,s:s,s:s,s:s,s:s,s:o}",
+		"dry_run", true, "object", text, "from_wave",
+		old != NULL ? json_integer(old->wave) : json_null(),
+		"from_state",
+		old != NULL ? json_string(wave_state_name(ow.state)) :
+			      json_null(),
+		"wave", (json_int_t) new, "state", wave_state_name(nw.state),
+		"reads_now",
+		obj->rule ? "(a rule: each table as its wave says)" :
+			    admin_read_side(&cw, b1, sizeof(b1)),
+		"reads_after", admin_read_side(&nw, b2, sizeof(b2)), "would",
+		would, "message", msg, "readers_last_day",
+		obj->rule ? json_null() :
+			    admin_readers_recent(r, obj, 1,
+				r->now_ms - ADMIN_DRY_READERS_MS)));
+}
+
 /* POST /routes {"object","wave"[,"force"]}: assign an object or rule. */
 void
 admin_routes_post(struct admin_req *r)
 {
-	static const char *const known[] = { "object", "wave", "force", NULL };
+	static const char *const known[] = { "object", "wave", "force",
+		"dry_run", NULL };
 	struct route_obj obj;
 	struct store_route old = { 0 }, rt;
 	const char *text;
 	json_int_t wave;
 	json_t *b, *ev = NULL;
-	bool force, has_old;
+	bool force, has_old, dry = false;
 	char canon[STORE_KEY_MAX * 3 + 8];
 	int rc;
 
@@ -252,6 +331,7 @@ admin_routes_post(struct admin_req *r)
 	    admin_body_string(r, b, "object", true, &text) == -1 ||
 	    admin_body_int(r, b, "wave", true, 0, 0, WAVE_MAX, &wave) == -1 ||
 	    admin_body_bool(r, b, "force", &force) == -1 ||
+	    admin_body_bool(r, b, "dry_run", &dry) == -1 ||
 	    admin_parse_object(r, text, &obj) == -1)
 		goto out;
 	route_obj_format(&obj, canon, sizeof(canon));
@@ -265,6 +345,11 @@ admin_routes_post(struct admin_req *r)
 		goto out;
 	}
 	has_old = rc == STORE_OK;
+	if (dry) {
+		admin_route_dry(r, &obj, has_old ? &old : NULL, (uint32_t)wave,
+		    force);
+		goto out;
+	}
 	if (has_old && old.wave == (uint32_t)wave) {
 		/* Already so: nothing to write, no event. */
 		admin_reply_json(r, 200, admin_route_json(&obj, &old));

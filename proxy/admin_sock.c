@@ -72,6 +72,7 @@ admin_sock_new(struct floe *f)
 	stats_add_status(&f->stats, "admin", admin_sock_status_cb, as);
 	stats_add_status(&f->stats, "store", admin_store_status_cb, f);
 	stats_add_status(&f->stats, "waves", admin_waves_status_cb, f);
+	stats_add_metrics(&f->stats, admin_readers_metrics_cb, f);
 	return as;
 }
 
@@ -83,6 +84,7 @@ admin_sock_free(struct admin_sock *as)
 	if (as == NULL)
 		return;
 	stats_remove(&as->f->stats, as);
+	admin_readers_metrics_free();
 	/* Freed before its server: the changes held go unanswered. */
 	while ((h = TAILQ_FIRST(&as->held)) != NULL) {
 		TAILQ_REMOVE(&as->held, h, entry);

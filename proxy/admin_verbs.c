@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "lib/compat.h"
 #include "lib/log.h"
 #include "lib/units.h"
 #include "policy/gate.h"
@@ -48,6 +49,10 @@ static int admin_set_overrides(struct admin_req *, json_t *,
     struct wave_overrides *);
 static json_t *admin_rollback_logged(struct admin_req *, uint32_t, int,
     const char *, int, const char *);
+static void admin_move_dry(struct admin_req *, struct admin_move *,
+    const struct wave_try *, const char *);
+static int admin_freeze_readers(struct admin_req *, struct admin_move *, char *,
+    size_t, json_t **);
 
 /*
  * Begin a transition: the wave from the path and the body, which must be
@@ -142,6 +147,43 @@ admin_move_end(struct admin_req *r, struct admin_move *m, int rc)
 	return j;
 }
 
+/*
+ * A dry run of M: T tried on the wave as stored now (wave_try: the same
+ * rules, nothing written, nothing recorded), with the tables it would
+ * move and who loaded them in the last day. 200 whether it would be done
+ * or refused: "would" says which.
+ */
+static void
+admin_move_dry(struct admin_req *r, struct admin_move *m,
+    const struct wave_try *t, const char *to)
+{
+	char msg[1024];
+	json_t *j, *objs;
+	size_t i;
+	int rc;
+
+	rc = wave_try(r->st, m->n, t, r->now_ms, msg, sizeof(msg));
+	if (rc == WAVE_ERROR) {
+		admin_error(r, 500, "%s; nothing changed", msg);
+		return;
+	}
+	objs = json_array();
+	for (i = 0; i < m->ev.n; i++)
+		json_array_append_new(objs, json_string(m->ev.names[i]));
+	j = json_pack("{s:b,s:I,s:s,s:s,s:s,s:s,s:o,s:o}", "dry_run", true,
+	    "wave", (json_int_t)m->n, "from", wave_state_name(m->before.state),
+	    "to", to, "would", rc == WAVE_OK ? "proceed" : "be refused",
+	    "message", msg, "objects", objs, "readers_last_day",
+	    admin_readers_recent(r, m->ev.keys, m->ev.n,
+		r->now_ms - ADMIN_DRY_READERS_MS));
+	if (m->gp != NULL)
+		json_object_set_new(j, "gate",
+		    json_pack("{s:s,s:b,s:s}", "name",
+			m->decom ? "decommission" : "cutover", "pass",
+			m->gate.pass, "message", m->gmsg));
+	admin_reply_json(r, 200, j);
+}
+
 /* Free what a transition holds. */
 static void
 admin_move_clear(struct admin_move *m)
@@ -171,17 +213,21 @@ admin_flip_pct(struct admin_req *r, json_t *b, int state, json_int_t *pct)
 void
 admin_wave_flip(struct admin_req *r)
 {
-	static const char *const known[] = { "to", "pct", "reason", NULL };
+	static const char *const known[] = { "to", "pct", "reason", "dry_run",
+		NULL };
 	struct admin_move m;
 	struct wave_baseline base;
+	struct wave_try t;
 	const char *to = NULL, *reason = NULL;
 	json_int_t pct = 0;
 	json_t *j;
+	bool dry = false;
 	int state, rc;
 
 	if (admin_move_begin(r, &m, false, known) == -1 ||
 	    admin_body_string(r, m.body, "to", true, &to) == -1 ||
-	    admin_body_string(r, m.body, "reason", false, &reason) == -1)
+	    admin_body_string(r, m.body, "reason", false, &reason) == -1 ||
+	    admin_body_bool(r, m.body, "dry_run", &dry) == -1)
 		goto out;
 	state = wave_state_parse(to);
 	if (state != WAVE_LAKEHOUSE && state != WAVE_CANARY) {
@@ -192,6 +238,14 @@ admin_wave_flip(struct admin_req *r)
 	if (admin_flip_pct(r, m.body, state, &pct) == -1 ||
 	    admin_move_load(r, &m, true, false) == -1)
 		goto out;
+	if (dry) {
+		t = (struct wave_try) { .verb = WAVE_TRY_FLIP,
+			.to = state,
+			.pct = (unsigned)pct,
+			.gate = m.gp };
+		admin_move_dry(r, &m, &t, to);
+		goto out;
+	}
 	/* The error trigger's baseline goes with the flip. */
 	watch_baseline(r->f->watch, m.n, &base);
 	rc = wave_flip_base(r->st, m.n, state, (unsigned)pct, m.gp, &base,
@@ -343,16 +397,29 @@ out:
 void
 admin_wave_freeze(struct admin_req *r)
 {
-	static const char *const known[] = { "reason", NULL };
+	static const char *const known[] = { "reason", "dry_run", NULL };
 	struct admin_move m;
+	struct wave_try t;
 	const char *reason = NULL;
-	json_t *j;
+	char rmsg[1024];
+	json_t *j, *stale = NULL;
+	bool dry = false;
 	int rc;
 
+	rmsg[0] = '\0';
 	if (admin_move_begin(r, &m, true, known) == -1 ||
 	    admin_body_string(r, m.body, "reason", false, &reason) == -1 ||
-	    admin_move_load(r, &m, true, true) == -1)
+	    admin_body_bool(r, m.body, "dry_run", &dry) == -1 ||
+	    admin_move_load(r, &m, true, true) == -1 ||
+	    admin_freeze_readers(r, &m, rmsg, sizeof(rmsg), &stale) == -1)
 		goto out;
+	if (dry) {
+		t = (struct wave_try) { .verb = WAVE_TRY_FREEZE,
+			.gate = m.gp,
+			.grace_ms = m.grace_ms };
+		admin_move_dry(r, &m, &t, "frozen");
+		goto out;
+	}
 	rc = wave_freeze(r->st, m.n, m.gp, m.grace_ms, r->actor, reason,
 	    r->now_ms, m.msg, sizeof(m.msg));
 	if ((j = admin_move_end(r, &m, rc)) == NULL)
@@ -360,14 +427,49 @@ admin_wave_freeze(struct admin_req *r)
 	json_object_set_new(j, "frozen", admin_time_json(m.after.frozen_ms));
 	json_object_set_new(j, "grace_ends",
 	    admin_time_json(wave_grace_ends(&m.after, m.grace_ms)));
+	/* decommission_readers = warn: allowed, and named. */
+	if (rmsg[0] != '\0')
+		json_object_set_new(j, "warning", json_string(rmsg));
+	if (stale != NULL)
+		json_object_set(j, "stale_readers", stale);
 	admin_reply_json(r, 200, j);
 out:
+	json_decref(stale);
 	admin_move_clear(&m);
 }
 
-/* POST /waves/{n}/retire: a frozen wave, once its grace period is over. */
+/*
+ * The decommission gate's readers part (decommission_readers): stale
+ * readers left turn M's verdict into a refusal that names them (block),
+ * or into a warning in MSG (warn). *STALE lists them. 0, or -1 with the
+ * reply set.
+ */
+static int
+admin_freeze_readers(struct admin_req *r, struct admin_move *m, char *msg,
+    size_t msglen, json_t **stale)
+{
+	msg[0] = '\0';
+	switch (admin_readers_gate(r, &m->ev, &m->before, msg, msglen, stale)) {
+	case -1:
+		return -1;
+	case 1:
+		if (m->gate.pass)
+			strlcpy(m->gmsg, msg, sizeof(m->gmsg));
+		else {
+			strlcat(m->gmsg, "; ", sizeof(m->gmsg));
+			strlcat(m->gmsg, msg, sizeof(m->gmsg));
+		}
+		m->gate.pass = false;
+		msg[0] = '\0';
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* POST /waves/{n}/ack-alarm: an operator acknowledges a split brain. */
 void
-admin_wave_retire(struct admin_req *r)
+admin_wave_ack_alarm(struct admin_req *r)
 {
 	static const char *const known[] = { NULL };
 	struct admin_move m;
@@ -377,6 +479,37 @@ admin_wave_retire(struct admin_req *r)
 	if (admin_move_begin(r, &m, true, known) == -1 ||
 	    admin_move_load(r, &m, false, false) == -1)
 		goto out;
+	rc = wave_ack_alarm(r->st, m.n, r->actor, r->now_ms, m.msg,
+	    sizeof(m.msg));
+	if ((j = admin_move_end(r, &m, rc)) != NULL)
+		admin_reply_json(r, 200, j);
+out:
+	admin_move_clear(&m);
+}
+
+/* POST /waves/{n}/retire: a frozen wave, once its grace period is over. */
+void
+admin_wave_retire(struct admin_req *r)
+{
+	static const char *const known[] = { "dry_run", NULL };
+	struct admin_move m;
+	struct wave_try t;
+	json_t *j;
+	bool dry = false;
+	int rc;
+
+	/* A dry run gathers the wave's objects (the gate's evidence). */
+	if (admin_move_begin(r, &m, true, known) == -1 ||
+	    admin_body_bool(r, m.body, "dry_run", &dry) == -1 ||
+	    admin_move_load(r, &m, dry, true) == -1)
+		goto out;
+	if (dry) {
+		t = (struct wave_try) { .verb = WAVE_TRY_RETIRE,
+			.grace_ms = m.grace_ms };
+		m.gp = NULL; /* retire's only rule is the grace period */
+		admin_move_dry(r, &m, &t, "retired");
+		goto out;
+	}
 	rc = wave_retire(r->st, m.n, m.grace_ms, r->actor, r->now_ms, m.msg,
 	    sizeof(m.msg));
 	if ((j = admin_move_end(r, &m, rc)) != NULL)

@@ -370,6 +370,9 @@ admin_wave_get(struct admin_req *r)
 	    "gate_window",
 	    w.gate_window_ms > 0 ? json_string(dur) : json_null(), "objects",
 	    wr.objects, "rules", wr.rules);
+	/* A frozen wave's split-brain alarm, until acknowledged. */
+	json_object_set_new(j, "split_brain", admin_time_json(w.alarm_ms));
+	json_object_set_new(j, "alarm_acked", admin_time_json(w.alarm_ack_ms));
 	json_object_set_new(j, "next",
 	    wr.more ? json_string(wr.last) : json_null());
 	if (j != NULL && w.state == WAVE_ROLLED_BACK)

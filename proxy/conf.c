@@ -687,6 +687,8 @@ conf_new(const char *path)
 	c->policy.error_floor = 0.01;
 	c->policy.error_window_ms = 5 * 60 * 1000;
 	c->policy.error_min_requests = 50;
+	c->policy.readers_horizon_ms = 14 * 24 * 3600 * 1000ULL;
+	c->policy.decommission_readers = CONF_READERS_BLOCK;
 	c->auth.mode = xstrdup("none");
 	conf_cluster_defaults(c);
 	return c;

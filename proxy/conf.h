@@ -67,6 +67,15 @@ struct conf_policy {
 	uint64_t error_window_ms; /* 5m */
 	uint32_t error_min_requests; /* 50 */
 	char *webhook; /* or NULL */
+	uint64_t readers_horizon_ms; /* 14d: stale readers look this far back */
+	int decommission_readers; /* enum conf_readers: CONF_READERS_BLOCK */
+};
+
+/* [policy] decommission_readers: what stale readers do to a freeze. */
+enum conf_readers {
+	CONF_READERS_BLOCK = 0, /* refuse it, naming them */
+	CONF_READERS_WARN = 1, /* allow it, naming them */
+	CONF_READERS_OFF = 2, /* not asked */
 };
 
 struct conf_auth {

@@ -46,6 +46,8 @@ static int conf_parse_ratio(struct conf *, void *, const char *, char *,
 static int conf_parse_uri(struct conf *, void *, const char *, char *, size_t);
 static int conf_parse_url(struct conf *, void *, const char *, char *, size_t);
 static int conf_parse_mode(struct conf *, void *, const char *, char *, size_t);
+static int conf_parse_readers(struct conf *, void *, const char *, char *,
+    size_t);
 static int conf_parse_cred(struct conf *, void *, const char *, char *, size_t);
 static int conf_number(const char *, long long, long long, long long *);
 static int conf_split_uri(const char *, bool *, char **, char **, char **,
@@ -148,6 +150,10 @@ const struct conf_key conf_keys[] = {
 	{ "policy", "error_min_requests", conf_parse_count,
 	    F(policy.error_min_requests) },
 	{ "policy", "webhook", conf_parse_url, F(policy.webhook) },
+	{ "policy", "readers_horizon", conf_parse_durpos,
+	    F(policy.readers_horizon_ms) },
+	{ "policy", "decommission_readers", conf_parse_readers,
+	    F(policy.decommission_readers) },
 
 	{ "auth", "mode", conf_parse_mode, F(auth.mode) },
 	{ "auth", "token_file", conf_parse_str, F(auth.token_file) },
@@ -467,6 +473,25 @@ conf_parse_mode(struct conf *c, void *field, const char *value, char *why,
 			return conf_parse_str(c, field, value, why, whylen);
 	snprintf(why, whylen,
 	    "\"%s\" is not one of none, token, jwt, passthrough", value);
+	return -1;
+}
+
+/* block | warn | off: what stale readers do to a freeze. */
+static int
+conf_parse_readers(struct conf *c __unused, void *field, const char *value,
+    char *why, size_t whylen)
+{
+	static const char *const modes[] = { [CONF_READERS_BLOCK] = "block",
+		[CONF_READERS_WARN] = "warn",
+		[CONF_READERS_OFF] = "off" };
+	size_t i;
+
+	for (i = 0; i < nitems(modes); i++)
+		if (strcmp(value, modes[i]) == 0) {
+			*(int *)field = (int)i;
+			return 0;
+		}
+	snprintf(why, whylen, "\"%s\" is not one of block, warn, off", value);
 	return -1;
 }
 

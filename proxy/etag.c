@@ -175,3 +175,24 @@ etag_unmint(const char *inm, size_t len, enum route_side side, uint64_t version,
 	}
 	return (int)o;
 }
+
+/* Is a tag of INM floe's, minted for the other side? */
+bool
+etag_is_other_side(const char *inm, size_t len, enum route_side side)
+{
+	struct etag_tag t;
+	size_t pos = 0, m = sizeof(ETAG_MAGIC) - 1;
+	char other = etag_side_char(
+	    side == ROUTE_LAKEHOUSE ? ROUTE_WAREHOUSE : ROUTE_LAKEHOUSE);
+
+	while (pos < len) {
+		while (pos < len && (inm[pos] == ',' || etag_is_ows(inm[pos])))
+			pos++;
+		if (pos == len || etag_parse(inm, len, &pos, &t) == -1)
+			return false;
+		if (t.len > m + 1 && memcmp(t.opaque, ETAG_MAGIC, m) == 0 &&
+		    t.opaque[m] == other)
+			return true;
+	}
+	return false;
+}

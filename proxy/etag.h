@@ -33,4 +33,10 @@ int etag_mint(const char *up, size_t uplen, enum route_side, uint64_t version,
 int etag_unmint(const char *inm, size_t len, enum route_side, uint64_t version,
     char *out, size_t outlen);
 
+/*
+ * Does the If-None-Match value INM name a tag floe minted for the side
+ * other than SIDE? (A client revalidating a table that has moved.)
+ */
+bool etag_is_other_side(const char *inm, size_t len, enum route_side);
+
 #endif

@@ -32,6 +32,7 @@ struct tlsctx;
 struct cache;
 struct watch;
 struct admin_sock;
+struct inventory;
 struct cluster;
 struct cred;
 struct obs;
@@ -52,6 +53,7 @@ struct floe {
 	struct rlog *rlog; /* the rollback log, or NULL if it cannot open */
 	struct cache *cache; /* LoadTable answers */
 	struct watch *watch; /* the rollback triggers */
+	struct inventory *inv; /* who loads which table from which side */
 	struct worker *worker; /* bulk imports, off the loop; NULL in tests */
 	struct admin_sock *admin_sock; /* who may, and the changes held */
 	struct obs *obs; /* metrics_listen, and the waves' metrics */

@@ -41,6 +41,7 @@
 #include "proxy/discover.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
+#include "proxy/inventory.h"
 #include "proxy/obs.h"
 #include "proxy/main_impl.h"
 #include "proxy/request.h"
@@ -515,6 +516,7 @@ floe_run(const char *conf_path, int verbose)
 		floe_set_cred(f, i, c);
 	}
 	floe_stats_add(f);
+	f->inv = inventory_new(f);
 
 	memset(&so, 0, sizeof(so));
 	so.name = "rest";
@@ -609,6 +611,7 @@ floe_run(const char *conf_path, int verbose)
 	worker_free(f->worker);
 	obs_free(f->obs);
 	watch_free(f->watch);
+	inventory_free(f->inv);
 	discover_free(f->discover);
 	server_free(f->front);
 	server_free(f->admin);

@@ -24,6 +24,7 @@
 #include "lib/version.h"
 #include "lib/xmalloc.h"
 #include "policy/rlog.h"
+#include "proxy/admin.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
 #include "proxy/cred.h"
@@ -446,7 +447,7 @@ page_needs_look(struct obs *o, const struct store_wave *sw)
 {
 	struct watch_view v;
 
-	if (sw->state == WAVE_ROLLED_BACK)
+	if (sw->state == WAVE_ROLLED_BACK || sw->alarm_ms != 0)
 		return true;
 	if (watch_wave_view(o->f->watch, sw, &v) == -1 || !v.armed)
 		return false;
@@ -468,6 +469,7 @@ page_card(struct obs *o, const struct store_wave *sw, bool full,
 	char d1[32], d2[32];
 	json_t *ev;
 	size_t i, k, t;
+	unsigned nstale;
 	int64_t now = units_now_ms();
 
 	evbuffer_add_printf(b,
@@ -482,6 +484,21 @@ page_card(struct obs *o, const struct store_wave *sw, bool full,
 	}
 	evbuffer_add_printf(b, "</dd><dt>canary share</dt><dd>%u%%</dd>",
 	    sw->pct);
+	if (admin_readers_stale_of(o->f, sw->n, &nstale) && nstale > 0)
+		evbuffer_add_printf(b,
+		    "<dt>stale readers</dt><dd class=\"why\">%u: floectl "
+		    "readers --wave %u (a freeze waits for them)</dd>",
+		    nstale, sw->n);
+	/* A frozen wave's warehouse copy changed behind floe's back. */
+	if (sw->alarm_ms != 0) {
+		evbuffer_add_printf(b,
+		    "<dt>split brain</dt><dd class=\"why\">"
+		    "the warehouse copy changed after the "
+		    "freeze, ");
+		page_ago(sw->alarm_ms, now, b);
+		evbuffer_add_printf(b, "; floectl wave ack-alarm %u</dd>",
+		    sw->n);
+	}
 	if (watch_wave_view(o->f->watch, sw, &v) == 0 && v.armed) {
 		evbuffer_add_printf(b,
 		    "<dt>error ratio</dt><dd>%.2f%% of %llu reads &middot; "

@@ -24,7 +24,9 @@
 #include "proxy/conf.h"
 #include "proxy/discover.h"
 #include "proxy/floe.h"
+#include "proxy/etag.h"
 #include "proxy/h1.h"
+#include "proxy/inventory.h"
 #include "proxy/listing.h"
 #include "proxy/request.h"
 #include "proxy/request_impl.h"
@@ -34,6 +36,7 @@
 #include "proxy/upstream.h"
 #include "routing/route.h"
 #include "policy/auth.h"
+#include "policy/readers.h"
 
 #define REQUEST_HEAD offsetof(struct request, ident)
 /* Requests kept for reuse. */
@@ -67,6 +70,52 @@ request_wave_str(const struct request *r, char *buf, size_t len)
 }
 
 /*
+ * A table load answered: note its reader in the inventory under the canary
+ * identity, as it is shown (the authenticated client, else a hash of the
+ * credential, never the credential, else the address).
+ */
+static void
+request_note_reader(struct request *r)
+{
+	const struct h1_header *ua = NULL, *inm = NULL, *h;
+	char id[READERS_IDENT_MAX];
+	bool authz = false;
+	unsigned k;
+	size_t n;
+	int i;
+
+	/* One pass over the headers (the length test rejects most). */
+	for (k = 0; k < r->msg->nhdrs; k++) {
+		h = &r->msg->hdrs[k];
+		if (h1_name_is(h->name, h->name_len, "User-Agent"))
+			ua = h;
+		else if (h1_name_is(h->name, h->name_len, "If-None-Match"))
+			inm = h;
+		else if (h1_name_is(h->name, h->name_len, "Authorization"))
+			authz = true;
+	}
+	if (r->ident[0] != '\0')
+		n = strlcpy(id, r->ident, sizeof(id));
+	else if (authz) {
+		/* "token:" and the hash in hex, by hand: every load runs it. */
+		memcpy(id, "token:", 6);
+		for (i = 0; i < 16; i++)
+			id[6 + i] = "0123456789abcdef"[(r->client_hash >>
+							   (60 - 4 * i)) &
+			    15];
+		id[22] = '\0';
+		n = 22;
+	} else
+		n = strlcpy(id, server_conn_peer(r->conn), sizeof(id));
+	if (n == 0 || n >= sizeof(id))
+		return;
+	inventory_note(r->f->inv, &r->objs[0], r->side, id, n,
+	    ua != NULL ? ua->value : NULL, ua != NULL ? ua->value_len : 0,
+	    inm != NULL &&
+		etag_is_other_side(inm->value, inm->value_len, r->side));
+}
+
+/*
  * The answer to R is STATUS from TARGET ("warehouse", "lakehouse", or
  * floe's own: "floe", "both"): counted by side and code with its
  * latencies (stats.h), and one access log line appended (buffered;
@@ -86,6 +135,9 @@ request_log_access(struct request *r, unsigned status, const char *target)
 		side = ROUTE_LAKEHOUSE;
 	stats_answer(&f->stats, side, status, units_mono_us() - r->start_us,
 	    r->upstream_us > 0 ? (int64_t)r->upstream_us : -1);
+	if (r->rr.op == REST_LOAD_TABLE && (status == 200 || status == 304) &&
+	    r->nobjs == 1 && r->msg->method == H1_GET)
+		request_note_reader(r);
 	if (f->access_fd == -1 || request_log == NULL)
 		return;
 	units_time_format(units_now_ms(), ts, sizeof(ts));

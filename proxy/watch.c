@@ -80,6 +80,7 @@ watch_new(struct floe *f)
 	watch_schedule(w->tick, (uint64_t)w->tab.win.width_ms);
 	watch_schedule(w->poll, f->conf->policy.freshness_interval_ms);
 	stats_add_status(&f->stats, "triggers", watch_status_cb, w);
+	stats_add_metrics(&f->stats, watch_split_metrics_cb, w);
 	stats_add_metrics(&f->stats, watch_metrics_cb, w);
 	return w;
 }

@@ -61,6 +61,10 @@ struct watch_obj {
 	/* The snapshot pair of the last mismatch recorded in the ledger. */
 	bool recorded;
 	int64_t rec_id[ROUTE_NSIDES];
+	/* Split brain: the warehouse snapshot last seen while frozen. */
+	bool sb_has;
+	int64_t sb_id;
+	int64_t sb_ts_ms;
 };
 
 /* A webhook page being delivered. */
@@ -128,6 +132,10 @@ void watch_check_wave(struct watch *, uint32_t, int64_t since_us);
 void watch_fire(struct watch *, uint32_t, enum trigger_kind, json_t *, json_t *,
     int64_t, const char *, int64_t);
 void watch_cycle_end(struct watch *);
+
+/* watch_split.c: the split-brain alarm of frozen waves. */
+void watch_split_sample(struct watch *, struct watch_obj *, int64_t);
+void watch_split_metrics_cb(struct evbuffer *, void *);
 
 /* watch_poll.c: the freshness and count polls. */
 void watch_poll_cb(evutil_socket_t, short, void *);

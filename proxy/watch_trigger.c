@@ -570,6 +570,7 @@ watch_cycle_end(struct watch *w)
 		    o->fresh.held_since_ms + fp.for_ms < due)
 			due = o->fresh.held_since_ms + fp.for_ms;
 		watch_count_sample(w, o, kind);
+		watch_split_sample(w, o, now);
 	}
 	/*
 	 * A run that will have lasted freshness_for before the next poll is

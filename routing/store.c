@@ -25,7 +25,7 @@
 
 #define STORE_SCHEMA 1
 #define STORE_MAPSIZE ((size_t)1 << 30)
-#define STORE_NDBS 6
+#define STORE_NDBS 7
 
 static char STORE_META_SCHEMA[] = "schema";
 static char STORE_META_SEQ[] = "seq";
@@ -224,7 +224,8 @@ store_open(const char *dir, char *err, size_t errlen)
 	    (rc = mdb_dbi_open(txn, "ledger", MDB_CREATE, &s->ledger)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "events", MDB_CREATE, &s->events)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "rlog", MDB_CREATE, &s->rlog)) != 0)
+	    (rc = mdb_dbi_open(txn, "rlog", MDB_CREATE, &s->rlog)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "readers", MDB_CREATE, &s->readers)) != 0)
 		goto fail;
 
 	k.mv_data = STORE_META_SCHEMA;

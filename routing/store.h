@@ -1,8 +1,9 @@
 /*
  * floe: store.h -- the flag store. Owns the LMDB environment under
- * state_dir, its named databases (objects, waves, ledger, events, meta, rlog)
- * and the parked read txn. The only code that writes floe's state: every change
- * is one synced write txn that also appends its event. Loop thread only.
+ * state_dir, its named databases (objects, waves, ledger, events, meta,
+ * rlog, readers) and the parked read txn. The only code that writes floe's
+ * state: every change is one synced write txn that also appends its event.
+ * Loop thread only.
  *
  * Records are stored in a versioned binary form (never JSON on the hot path);
  * a newer floe reads older, shorter records by zero-filling what is missing,
@@ -62,6 +63,12 @@ struct store_wave {
 	 * by a floe that did not record it).
 	 */
 	int64_t grace_ends_ms;
+	/*
+	 * Split brain (frozen waves): when the alarm was raised (0: none)
+	 * and when an operator last acknowledged one (0: never).
+	 */
+	int64_t alarm_ms;
+	int64_t alarm_ack_ms;
 };
 
 /* One key and value, borrowed (ledger appends). */
@@ -263,6 +270,56 @@ int store_rlog_put(struct store *, const char *line, size_t len, uint64_t *id);
 int store_rlog_del(struct store *, uint64_t id);
 int store_rlog_first(struct store *, uint64_t *id, char **line, size_t *len);
 int store_rlog_count(struct store *, size_t *n);
+
+/*
+ * The readers DBI (store_readers.c): who loaded which table from which
+ * side. A key is either an object's reader, OBJECT 0x00 SIDE IDENTITY
+ * (SIDE 'w' or 'l'), or an identity seen anywhere, 0x00 IDENTITY. Names
+ * never hold a 0 byte, so the two never meet. Not state: flushed in
+ * batches from memory (policy/readers.h), never on the request path.
+ */
+#define STORE_UA_MAX 64
+struct store_reader {
+	int64_t first_ms; /* first load */
+	int64_t last_ms; /* last load */
+	uint64_t count; /* loads */
+	int64_t oldtag_ms; /* last revalidation with the other side's ETag */
+	int64_t excused_ms; /* forgotten by an operator at (0: never) */
+	char ua[STORE_UA_MAX]; /* the last User-Agent, cut */
+};
+
+/* One reader's sightings since the last flush: KEY borrowed. */
+struct store_reader_in {
+	const void *key;
+	size_t keylen;
+	struct store_reader r;
+};
+
+/*
+ * Add N batches of sightings in one synced txn, each merged into the
+ * record stored under its key: the earliest first, the latest last and
+ * ua (when given), the counts summed; excused_ms stays as stored.
+ */
+int store_readers_add(struct store *, const struct store_reader_in *, size_t n);
+/* The record under KEY: STORE_OK, STORE_NOTFOUND or STORE_ERROR. */
+int store_reader_get(struct store *, const void *key, size_t keylen,
+    struct store_reader *);
+/* Every record whose key starts with PREFIX (PLEN bytes), in key order. */
+typedef int (*store_reader_cb)(const void *key, size_t keylen,
+    const struct store_reader *, void *arg);
+int store_reader_foreach(struct store *, const void *prefix, size_t plen,
+    store_reader_cb, void *arg);
+/*
+ * Excuse IDENTITY (IDLEN bytes) as a reader of the warehouse copy of
+ * OBJECT (OBJLEN bytes; 0: of every object): set excused_ms to NOW_MS in
+ * its warehouse records, and append EVENT in the same synced txn. The
+ * store sets "records" in EVENT, how many it excused; with none, nothing
+ * is written and the answer is STORE_NOTFOUND.
+ */
+int store_readers_excuse(struct store *, const char *ident, size_t idlen,
+    const void *obj, size_t objlen, int64_t now_ms, json_t *event);
+/* Delete records last loaded before BEFORE_MS; the count deleted in *N. */
+int store_readers_prune(struct store *, int64_t before_ms, size_t *n);
 
 /*
  * Cluster mode (proxy/cluster.h): etcd holds floe's state and this store

@@ -158,6 +158,8 @@ store_wave_encode(const struct store_wave *w, struct store_enc *e)
 	store_put_u64(e, w->base_requests);
 	store_put_u64(e, w->base_errors);
 	store_put_u64(e, (uint64_t)w->grace_ends_ms);
+	store_put_u64(e, (uint64_t)w->alarm_ms);
+	store_put_u64(e, (uint64_t)w->alarm_ack_ms);
 }
 
 /* Decode a wave record of any version (see store_route_decode). */
@@ -188,6 +190,8 @@ store_wave_decode(const MDB_val *v, struct store_wave *w)
 	w->base_requests = store_get_uint(&d, 8);
 	w->base_errors = store_get_uint(&d, 8);
 	w->grace_ends_ms = (int64_t)store_get_uint(&d, 8);
+	w->alarm_ms = (int64_t)store_get_uint(&d, 8);
+	w->alarm_ack_ms = (int64_t)store_get_uint(&d, 8);
 	return 0;
 }
 

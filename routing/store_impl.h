@@ -22,7 +22,7 @@
 #define STORE_ROUTE_V1_LEN (1 + 4 + 8 + 8)
 #define STORE_WAVE_V1_LEN                                                      \
 	(1 + 4 + 1 + 1 + 1 + 8 + 8 + 8 + 8 + 8 + 4 + 8 + 3 * 2 + 256 + 64 +    \
-	    64 + 8 + 8 + 8 + 8)
+	    64 + 8 + 8 + 8 + 8 + 8 + 8)
 /* Entries of the wave brief cache (direct-mapped by wave number). */
 #define STORE_WCACHE 64
 #define STORE_RCACHE 1024 /* routes a snapshot remembers (a power of 2) */
@@ -39,6 +39,7 @@ struct store {
 	MDB_dbi ledger;
 	MDB_dbi events;
 	MDB_dbi meta;
+	MDB_dbi readers; /* store_readers.c */
 	MDB_dbi rlog; /* pending rollback log lines (store_rlog.c) */
 	MDB_txn *rtxn; /* the parked read txn, reset between uses */
 	int rdepth; /* nesting of store_read_begin */
@@ -95,6 +96,10 @@ int store_grow(struct store *);
 int store_txn_begin(struct store *, MDB_txn **);
 int store_meta_seq(MDB_txn *, MDB_dbi meta, uint64_t *);
 int store_meta_seq_put(MDB_txn *, MDB_dbi meta, uint64_t);
+
+/* store_readers.c: the readers DBI's part of an excusing txn. */
+int store_readers_excuse_put(struct store *, MDB_txn *, const char *ident,
+    size_t idlen, const void *obj, size_t objlen, int64_t now_ms, size_t *n);
 
 /* store_mirror.c: cluster mode's capture and mirror. */
 int store_cap_put(struct store *, MDB_dbi, const MDB_val *, const MDB_val *,

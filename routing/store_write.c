@@ -40,6 +40,7 @@ enum store_op {
 	STORE_OP_EVENT,
 	STORE_OP_LEDGER,
 	STORE_OP_ROUTE_IMPORT,
+	STORE_OP_READERS_EXCUSE,
 };
 
 struct store_write {
@@ -58,6 +59,8 @@ struct store_write {
 	size_t nrin;
 	store_route_import_cb icb;
 	struct store_import_res *ires;
+	const void *obj; /* STORE_OP_READERS_EXCUSE, with KEY the identity */
+	size_t objlen;
 };
 
 static int store_write_txn(struct store *, struct store_write *, int *);
@@ -246,6 +249,21 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 			return 0;
 		}
 		break;
+	case STORE_OP_READERS_EXCUSE:
+		if ((rc = store_readers_excuse_put(s, txn, w->key, w->keylen,
+			 w->obj, w->objlen, w->now_ms, &w->nkv)) != 0)
+			goto abort;
+		if (w->nkv == 0) {
+			mdb_txn_abort(txn);
+			*res = STORE_NOTFOUND;
+			return 0;
+		}
+		if (json_object_set_new(w->event, "records",
+			json_integer((json_int_t)w->nkv)) == -1) {
+			rc = ENOMEM;
+			goto abort;
+		}
+		break;
 	case STORE_OP_ROUTE_IMPORT:
 		if ((rc = store_import_put(s, txn, w, seq, res)) != 0)
 			goto abort;
@@ -292,6 +310,7 @@ store_write(struct store *s, struct store_write *w)
 		[STORE_OP_EVENT] = "event",
 		[STORE_OP_LEDGER] = "ledger.import",
 		[STORE_OP_ROUTE_IMPORT] = "route.import",
+		[STORE_OP_READERS_EXCUSE] = "readers.forget",
 	};
 	json_t *own = NULL;
 	int rc, res, tries;
@@ -636,5 +655,23 @@ store_route_import(struct store *s, const struct store_route_in *in, size_t n,
 			return STORE_ERROR;
 		}
 	}
+	return store_write(s, &w);
+}
+
+/* Excuse a reader of warehouse copies, with EVENT. */
+int
+store_readers_excuse(struct store *s, const char *ident, size_t idlen,
+    const void *obj, size_t objlen, int64_t now_ms, json_t *event)
+{
+	struct store_write w = { .op = STORE_OP_READERS_EXCUSE,
+		.key = ident,
+		.keylen = idlen,
+		.obj = obj,
+		.objlen = objlen,
+		.now_ms = now_ms,
+		.event = event };
+
+	if (idlen == 0 || idlen > STORE_KEY_MAX || objlen > STORE_KEY_MAX)
+		return STORE_NOTFOUND;
 	return store_write(s, &w);
 }

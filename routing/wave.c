@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "lib/compat.h"
 #include "lib/log.h"
 #include "lib/units.h"
 #include "routing/store.h"
@@ -33,6 +34,8 @@ enum wave_action {
 	WAVE_ACT_FREEZE,
 	WAVE_ACT_RETIRE,
 	WAVE_ACT_SET,
+	WAVE_ACT_ALARM,
+	WAVE_ACT_ACK_ALARM,
 };
 
 /* One transition request, handed to the update callback. */
@@ -50,6 +53,7 @@ struct wave_req {
 	const char *by; /* signoff */
 	const struct wave_overrides *ov; /* set */
 	const struct wave_baseline *base; /* flip */
+	json_t *detail; /* alarm: copied into the event */
 	const struct wave_evidence *ev; /* rollback by a trigger */
 	char msg[1024]; /* the sentence for the operator */
 	uint8_t from; /* state found */
@@ -69,6 +73,8 @@ static int wave_signoff_cb(struct store_wave *, json_t *, bool *, void *);
 static int wave_freeze_cb(struct store_wave *, json_t *, bool *, void *);
 static int wave_retire_cb(struct store_wave *, json_t *, bool *, void *);
 static int wave_set_cb(struct store_wave *, json_t *, bool *, void *);
+static int wave_alarm_cb(struct store_wave *, json_t *, bool *, void *);
+static int wave_ack_alarm_cb(struct store_wave *, json_t *, bool *, void *);
 static void wave_enter(struct wave_req *, struct store_wave *, enum wave_state,
     json_t *, const char *);
 static int wave_run(struct store *, struct wave_req *, store_wave_update_cb,
@@ -136,7 +142,7 @@ wave_refuse(struct wave_req *q, struct store_wave *w, json_t *event,
     bool *record)
 {
 	static const char *const actions[] = { "flip", "rollback", "ack",
-		"signoff", "freeze", "retire", "set" };
+		"signoff", "freeze", "retire", "set", "alarm", "ack-alarm" };
 	enum wave_state to = q->to;
 
 	if (q->action == WAVE_ACT_ROLLBACK)
@@ -768,4 +774,150 @@ wave_set(struct store *s, uint32_t n, const struct wave_overrides *ov,
 		.now_ms = now_ms };
 
 	return wave_run(s, &q, wave_set_cb, "set", msg, msglen);
+}
+
+/* Split-brain alarm rules: a frozen wave without one raised. */
+static int
+wave_alarm_cb(struct store_wave *w, json_t *event, bool *record __unused,
+    void *arg)
+{
+	struct wave_req *q = arg;
+
+	q->from = w->state;
+	if (w->state != WAVE_FROZEN) {
+		wave_msg(q,
+		    "wave %u is %s: only a frozen wave has a "
+		    "split-brain alarm",
+		    q->n, wave_state_name(w->state));
+		return STORE_REFUSED;
+	}
+	if (w->alarm_ms != 0) {
+		wave_msg(q, "wave %u already has a split-brain alarm", q->n);
+		return STORE_REFUSED;
+	}
+	w->alarm_ms = q->now_ms;
+	if (q->detail != NULL)
+		json_object_update(event, q->detail);
+	json_object_set_new(event, "type",
+	    json_string("wave.split_brain_alarm"));
+	json_object_set_new(event, "state", json_string("frozen"));
+	wave_msg(q,
+	    "wave %u: split brain: the warehouse copy of %s changed after "
+	    "the freeze (a writer bypassed floe); the wave stays frozen "
+	    "until an operator acts (floectl wave ack-alarm %u)",
+	    q->n, json_string_value(json_object_get(event, "object")), q->n);
+	return STORE_OK;
+}
+
+/* Acknowledge rules: a raised alarm. */
+static int
+wave_ack_alarm_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
+{
+	struct wave_req *q = arg;
+	char since[40];
+
+	q->from = w->state;
+	if (w->alarm_ms == 0) {
+		wave_msg(q, "wave %u has no split-brain alarm to acknowledge",
+		    q->n);
+		return wave_refuse(q, w, event, record);
+	}
+	wave_time(w->alarm_ms, since, sizeof(since));
+	json_object_set_new(event, "type", json_string("wave.ack_alarm"));
+	json_object_set_new(event, "alarm", json_string("split-brain"));
+	json_object_set_new(event, "raised", json_string(since));
+	w->alarm_ms = 0;
+	w->alarm_ack_ms = q->now_ms;
+	wave_msg(q,
+	    "wave %u: the split-brain alarm raised %s is acknowledged; "
+	    "a later change of the warehouse copy raises it again",
+	    q->n, since);
+	return STORE_OK;
+}
+
+/* Raise wave N's split-brain alarm, with DETAIL in its event. */
+int
+wave_alarm(struct store *s, uint32_t n, json_t *detail, int64_t now_ms,
+    char *msg, size_t msglen)
+{
+	struct wave_req q = { .action = WAVE_ACT_ALARM,
+		.n = n,
+		.detail = detail,
+		.actor = "floe",
+		.now_ms = now_ms };
+
+	return wave_run(s, &q, wave_alarm_cb, "split-brain alarm", msg, msglen);
+}
+
+/* Acknowledge wave N's split-brain alarm. */
+int
+wave_ack_alarm(struct store *s, uint32_t n, const char *actor, int64_t now_ms,
+    char *msg, size_t msglen)
+{
+	struct wave_req q = { .action = WAVE_ACT_ACK_ALARM,
+		.n = n,
+		.actor = actor,
+		.now_ms = now_ms };
+
+	return wave_run(s, &q, wave_ack_alarm_cb, "ack-alarm", msg, msglen);
+}
+
+/*
+ * A transition tried on the wave as stored now, with the rules its
+ * update callback applies, and nothing written (the callback edits a
+ * copy and a throwaway event).
+ */
+int
+wave_try(struct store *s, uint32_t n, const struct wave_try *t, int64_t now_ms,
+    char *msg, size_t msglen)
+{
+	static const struct wave_gate none = { .pass = false,
+		.msg = "no gate verdict was given" };
+	struct wave_req q = { .n = n,
+		.to = t->to,
+		.pct = t->pct,
+		.gate = t->gate != NULL ? t->gate : &none,
+		.grace_ms = t->grace_ms,
+		.now_ms = now_ms };
+	store_wave_update_cb cb;
+	struct store_wave w;
+	json_t *event;
+	bool record = false;
+	int rc;
+
+	switch (t->verb) {
+	case WAVE_TRY_FLIP:
+		q.action = WAVE_ACT_FLIP;
+		/* A flip without a gate is the gate turned off. */
+		q.gate = t->gate;
+		cb = wave_flip_cb;
+		break;
+	case WAVE_TRY_FREEZE:
+		q.action = WAVE_ACT_FREEZE;
+		cb = wave_freeze_cb;
+		break;
+	default:
+		q.action = WAVE_ACT_RETIRE;
+		cb = wave_retire_cb;
+		break;
+	}
+	rc = store_wave_get(s, n, &w);
+	if (rc == STORE_NOTFOUND) {
+		memset(&w, 0, sizeof(w));
+		w.n = n;
+	} else if (rc != STORE_OK) {
+		strlcpy(msg, "the store failed", msglen);
+		return WAVE_ERROR;
+	}
+	if ((event = json_object()) == NULL) {
+		strlcpy(msg, "out of memory", msglen);
+		return WAVE_ERROR;
+	}
+	q.msg[0] = '\0';
+	rc = cb(&w, event, &record, &q);
+	json_decref(event);
+	strlcpy(msg, q.msg, msglen);
+	return rc == STORE_OK	? WAVE_OK :
+	    rc == STORE_REFUSED ? WAVE_REFUSED :
+				  WAVE_ERROR;
 }

@@ -138,6 +138,36 @@ int wave_retire(struct store *, uint32_t n, uint64_t grace_ms,
  * announced at its freeze, unless the grace has been lengthened since.
  */
 int64_t wave_grace_ends(const struct store_wave *w, uint64_t grace_ms);
+/*
+ * The split-brain alarm of a frozen wave: its warehouse copy changed
+ * after the freeze. wave_alarm raises it (refused if the wave is not
+ * frozen or has one already; DETAIL, borrowed, goes into the event: the
+ * object and the snapshots); wave_ack_alarm is an operator's
+ * acknowledgement (refused without one). The state never changes.
+ */
+int wave_alarm(struct store *, uint32_t n, json_t *detail, int64_t now_ms,
+    char *msg, size_t msglen);
+int wave_ack_alarm(struct store *, uint32_t n, const char *actor,
+    int64_t now_ms, char *msg, size_t msglen);
+/*
+ * A dry run: VERB tried on wave N as stored now, by the same rules, and
+ * nothing written. WAVE_OK when it would be done (MSG says what it would
+ * say), WAVE_REFUSED with MSG saying why not, WAVE_ERROR.
+ */
+enum wave_try_verb {
+	WAVE_TRY_FLIP,
+	WAVE_TRY_FREEZE,
+	WAVE_TRY_RETIRE,
+};
+struct wave_try {
+	enum wave_try_verb verb;
+	enum wave_state to; /* flip */
+	unsigned pct; /* flip */
+	const struct wave_gate *gate; /* flip (NULL: off), freeze */
+	uint64_t grace_ms; /* freeze, retire */
+};
+int wave_try(struct store *, uint32_t n, const struct wave_try *,
+    int64_t now_ms, char *msg, size_t msglen);
 /* Set or clear wave N's cutover gate overrides (any state but retired). */
 int wave_set(struct store *, uint32_t n, const struct wave_overrides *,
     const char *actor, int64_t now_ms, char *msg, size_t msglen);

@@ -38,7 +38,7 @@ module_of() {
 FLOORS=(
 	"main:   proxy/main ctl/*"
 	"front:  proxy/admin* proxy/request* proxy/obs*"
-	"watch:  proxy/watch* proxy/discover*"
+	"watch:  proxy/watch* proxy/discover* proxy/inventory*"
 	"daemon: proxy/stats* proxy/server* proxy/upstream* proxy/fetch*
 	         proxy/floe proxy/worker* proxy/conf* proxy/catalog*
 	         proxy/h1* proxy/sockio* proxy/tlsctx* proxy/rest*

@@ -95,7 +95,7 @@ want_err "bad --after" 2 '--after takes a sequence number'
 echo "== usage errors name what is wrong and show the usage line"
 runx -s "$SOCK" wave flip 1
 want_err "wave flip N: names the missing lakehouse" 2 '^floectl: wave flip: missing argument lakehouse$'
-[ "$(sed -n 2p "$T/e")" = "usage: floectl wave flip N lakehouse [--canary PCT] [--reason TEXT]" ] &&
+[ "$(sed -n 2p "$T/e")" = "usage: floectl wave flip N lakehouse [--canary PCT] [--reason TEXT] [--dry-run]" ] &&
 	ok "wave flip: the usage line follows" || bad "wave flip usage: $(cat "$T/e")"
 runx -s "$SOCK" route set
 want_err "route set alone: both arguments named" 2 'route set: missing arguments OBJECT\|NS\.\* WAVE$'
@@ -107,8 +107,8 @@ runx -s "$SOCK" eligible -5
 want_err "eligible -5: the wave's range" 2 'eligible: the wave must be a number from 0 to 2147483647, not "-5"'
 runx -s "$SOCK" wave
 want_err "wave alone lists the subcommands" 2 \
-	'^floectl: wave: missing subcommand; one of list, show, watch, flip, rollback, ack, signoff, freeze, retire, set, report-errors$'
-[ "$(grep -Ec '^(usage: |       )floectl wave [a-z-]+' "$T/e")" = 11 ] &&
+	'^floectl: wave: missing subcommand; one of list, show, watch, flip, rollback, ack, signoff, freeze, retire, ack-alarm, set, report-errors$'
+[ "$(grep -Ec '^(usage: |       )floectl wave [a-z-]+' "$T/e")" = 12 ] &&
 	ok "wave alone: a usage line per subcommand" || bad "wave usage lines: $(cat "$T/e")"
 runx -s "$SOCK" wave bogus
 want_err "wave bogus" 2 'wave: unknown subcommand "bogus"; one of list, show'
@@ -155,7 +155,7 @@ EOF2
 
 echo "== help"
 runx help wave flip
-want "help wave flip" 0 '^usage: floectl wave flip N lakehouse \[--canary PCT\] \[--reason TEXT\]$'
+want "help wave flip" 0 '^usage: floectl wave flip N lakehouse \[--canary PCT\] \[--reason TEXT\] \[--dry-run\]$'
 grep -q '^example:$' "$T/o" && grep -q '^  floectl wave flip 3 lakehouse' "$T/o" &&
 	grep -q 'cutover gate' "$T/o" && ok "help wave flip: what it does and an example" ||
 	bad "help wave flip: $(cat "$T/o")"
@@ -169,7 +169,7 @@ runx status --help
 want "status --help" 0 '^usage: floectl status \[--all\]$'
 runx help wave
 want "help wave" 0 '^wave subcommands:$'
-[ "$(grep -Ec '^  wave [a-z-]+' "$T/o")" = 11 ] && ok "help wave lists the eleven" || bad "help wave: $(cat "$T/o")"
+[ "$(grep -Ec '^  wave [a-z-]+' "$T/o")" = 12 ] && ok "help wave lists the twelve" || bad "help wave: $(cat "$T/o")"
 cp "$T/o" "$T/help-wave"
 runx wave --help
 cmp -s "$T/o" "$T/help-wave" && [ "$RC" = 0 ] && ok "wave --help is help wave" || bad "wave --help: $RC $(cat "$T/o")"
@@ -177,8 +177,8 @@ runx help
 want "help: the list points to help COMMAND" 0 'floectl help COMMAND, or floectl COMMAND --help'
 # Every command of the list has its help: usage, a sentence, an example.
 "$FLOECTL" help | sed -n '/^commands:$/,/^$/p' | grep -E '^  [a-z]' | awk '{
-	print $1, ($2 ~ /^[a-z-]+$/ && $1 ~ /^(route|wave|ledger)$/) ? $2 : "" }' >"$T/cmds"
-[ "$(wc -l <"$T/cmds")" = 27 ] && ok "the list has 27 commands" || bad "commands: $(cat "$T/cmds")"
+	print $1, ($2 ~ /^[a-z-]+$/ && $1 ~ /^(route|wave|ledger|readers)$/) ? $2 : "" }' >"$T/cmds"
+[ "$(wc -l <"$T/cmds")" = 30 ] && ok "the list has 30 commands" || bad "commands: $(cat "$T/cmds")"
 while read -r w1 w2; do
 	# shellcheck disable=SC2086
 	runx help $w1 $w2

@@ -132,6 +132,16 @@ admin_waves_status_cb(void *arg __unused)
 	return json_string("waves");
 }
 
+void
+admin_readers_metrics_cb(struct evbuffer *out __unused, void *arg __unused)
+{
+}
+
+void
+admin_readers_metrics_free(void)
+{
+}
+
 /* The import is done: the worker's count drops, then its answer comes. */
 static void
 import_done(void)

@@ -760,6 +760,67 @@ test_retire_grace_recorded(void **state)
 	json_decref(evs);
 }
 
+/*
+ * The split-brain alarm: only a frozen wave has one, raised once, its
+ * detail in the event, acknowledged by an operator; the state never
+ * moves.
+ */
+static void
+test_split_brain_alarm(void **state)
+{
+	struct routing_tmp *t = *state;
+	struct wave_gate g = { .pass = true, .msg = "ok" };
+	struct store_wave w;
+	json_t *detail, *evs, *ev;
+	char msg[1024];
+
+	detail = json_pack("{s:s,s:{s:I}}", "object", "db.orders",
+	    "snapshot_now", "id", (json_int_t)42);
+	assert_int_equal(wave_flip(t->store, 5, WAVE_LAKEHOUSE, 0, NULL, ACTOR,
+			     NULL, T0, msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_alarm(t->store, 5, detail, T0 + 1, msg,
+			     sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_non_null(strstr(msg, "only a frozen wave"));
+	assert_int_equal(wave_signoff(t->store, 5, "alice", ACTOR, T0 + 1, msg,
+			     sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(store_wave_get(t->store, 5, &w), STORE_OK);
+	g.seq = w.seq;
+	assert_int_equal(wave_freeze(t->store, 5, &g, 1000, ACTOR, NULL, T0 + 2,
+			     msg, sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(wave_ack_alarm(t->store, 5, ACTOR, T0 + 3, msg,
+			     sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_int_equal(wave_alarm(t->store, 5, detail, T0 + 4, msg,
+			     sizeof(msg)),
+	    WAVE_OK);
+	assert_non_null(strstr(msg, "split brain"));
+	assert_int_equal(wave_alarm(t->store, 5, detail, T0 + 5, msg,
+			     sizeof(msg)),
+	    WAVE_REFUSED);
+	assert_int_equal(store_wave_get(t->store, 5, &w), STORE_OK);
+	assert_int_equal(w.state, WAVE_FROZEN);
+	assert_int_equal(w.alarm_ms, T0 + 4);
+	evs = routing_tmp_events(t->store, 0);
+	ev = json_array_get(evs, json_array_size(evs) - 1);
+	assert_string_equal(json_string_value(json_object_get(ev, "type")),
+	    "wave.split_brain_alarm");
+	assert_string_equal(json_string_value(json_object_get(ev, "object")),
+	    "db.orders");
+	json_decref(evs);
+	assert_int_equal(wave_ack_alarm(t->store, 5, ACTOR, T0 + 6, msg,
+			     sizeof(msg)),
+	    WAVE_OK);
+	assert_int_equal(store_wave_get(t->store, 5, &w), STORE_OK);
+	assert_int_equal(w.alarm_ms, 0);
+	assert_int_equal(w.alarm_ack_ms, T0 + 6);
+	assert_int_equal(w.state, WAVE_FROZEN);
+	json_decref(detail);
+}
+
 /* Run the tests. */
 int
 main(void)
@@ -771,6 +832,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_new_wave, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lifecycle, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_split_brain_alarm, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_rollback_evidence, setup,
 		    teardown),

@@ -1,0 +1,272 @@
+/*
+ * floe: inventory.c -- the reader inventory's life in the daemon: its
+ * table, the request path's note, the flushes to the store in batches
+ * (timer, or soon after a quarter of the table waits), the hourly prune
+ * and its parts of GET /status and GET /metrics.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "lib/compat.h"
+#include "lib/log.h"
+#include "lib/units.h"
+#include "lib/xmalloc.h"
+#include "policy/readers.h"
+#include "proxy/floe.h"
+#include "proxy/inventory.h"
+#include "proxy/stats.h"
+#include "routing/store.h"
+
+#define INVENTORY_PRUNE_MS (3600LL * 1000)
+
+struct inventory {
+	struct floe *f;
+	struct readers *t;
+	struct event *timer; /* every INVENTORY_FLUSH_MS */
+	struct event *soon; /* a batch soon: armed by the request path */
+	bool soon_pending;
+	struct readers_item *items; /* INVENTORY_BATCH */
+	struct store_reader_in *in; /* INVENTORY_BATCH */
+	uint64_t failures;
+	uint64_t flushed; /* records written */
+	int64_t last_flush_ms;
+	int64_t last_prune_ms;
+	uint64_t pruned;
+};
+
+static void inventory_timer_cb(evutil_socket_t, short, void *);
+static void inventory_soon_cb(evutil_socket_t, short, void *);
+static int inventory_in_cmp(const void *, const void *);
+static json_t *inventory_status_cb(void *);
+static void inventory_metrics_cb(struct evbuffer *, void *);
+static void inventory_prune(struct inventory *, int64_t);
+static int inventory_flush_some(struct inventory *, size_t);
+static void inventory_soon(struct inventory *);
+
+/* The memory held: the table and the two flush buffers. */
+size_t
+inventory_bytes(void)
+{
+	return readers_bytes(READERS_CAP) + sizeof(struct inventory) +
+	    INVENTORY_BATCH *
+	    (sizeof(struct readers_item) + sizeof(struct store_reader_in));
+}
+
+/* Start the inventory. */
+struct inventory *
+inventory_new(struct floe *f)
+{
+	struct inventory *inv = xcalloc(1, sizeof(*inv));
+	struct timeval tv = units_ms_tv(INVENTORY_FLUSH_MS);
+
+	inv->f = f;
+	inv->t = readers_new(READERS_CAP);
+	inv->items = xcalloc(INVENTORY_BATCH, sizeof(*inv->items));
+	inv->in = xcalloc(INVENTORY_BATCH, sizeof(*inv->in));
+	inv->timer =
+	    event_new(f->base, -1, EV_PERSIST, inventory_timer_cb, inv);
+	inv->soon = event_new(f->base, -1, 0, inventory_soon_cb, inv);
+	if (inv->timer == NULL || inv->soon == NULL)
+		fatalx("%s: out of memory", __func__);
+	evtimer_add(inv->timer, &tv);
+	inv->last_prune_ms = units_now_ms();
+	stats_add_status(&f->stats, "readers", inventory_status_cb, inv);
+	stats_add_metrics(&f->stats, inventory_metrics_cb, inv);
+	return inv;
+}
+
+/* Flush what is left and free. */
+void
+inventory_free(struct inventory *inv)
+{
+	if (inv == NULL)
+		return;
+	if (readers_dirty(inv->t) > 0 && inventory_flush(inv) == -1)
+		log_warnx("%s: %zu reader records could not be stored",
+		    __func__, readers_dirty(inv->t));
+	stats_remove(&inv->f->stats, inv);
+	event_free(inv->timer);
+	event_free(inv->soon);
+	readers_free(inv->t);
+	free(inv->items);
+	free(inv->in);
+	free(inv);
+}
+
+/* A load, noted in memory. */
+void
+inventory_note(struct inventory *inv, const struct route_obj *obj,
+    enum route_side side, const char *ident, size_t idlen, const char *ua,
+    size_t ualen, bool oldtag)
+{
+	if (inv == NULL)
+		return;
+	readers_note(inv->t, obj, side, ident, idlen, ua, ualen, oldtag,
+	    units_now_ms());
+	/* Flush before new readers would push out sightings not stored. */
+	if (!inv->soon_pending && readers_dirty(inv->t) >= READERS_CAP / 4)
+		inventory_soon(inv);
+}
+
+/* Order a batch by key: one txn touches each page once. */
+static int
+inventory_in_cmp(const void *a, const void *b)
+{
+	const struct store_reader_in *x = a, *y = b;
+
+	return store_key_cmp(x->key, x->keylen, y->key, y->keylen);
+}
+
+/* Everything noted, into the store. */
+int
+inventory_flush(struct inventory *inv)
+{
+	return inventory_flush_some(inv, SIZE_MAX);
+}
+
+/*
+ * What was noted into the store, INVENTORY_BATCH records per synced txn,
+ * at most MAX txns. 0, or -1 if the store is not open or failed.
+ */
+static int
+inventory_flush_some(struct inventory *inv, size_t max)
+{
+	size_t n, i, txns = 0;
+
+	if (inv == NULL || inv->f->store == NULL)
+		return -1;
+	while (txns++ < max &&
+	    (n = readers_take(inv->t, inv->items, INVENTORY_BATCH)) > 0) {
+		for (i = 0; i < n; i++) {
+			inv->in[i].key = inv->items[i].key;
+			inv->in[i].keylen = inv->items[i].keylen;
+			inv->in[i].r = inv->items[i].r;
+		}
+		qsort(inv->in, n, sizeof(*inv->in), inventory_in_cmp);
+		if (store_readers_add(inv->f->store, inv->in, n) != STORE_OK) {
+			readers_give_back(inv->t, inv->items, n);
+			inv->failures++;
+			return -1;
+		}
+		inv->flushed += n;
+	}
+	inv->last_flush_ms = units_now_ms();
+	return 0;
+}
+
+/* Prune the records idle past INVENTORY_KEEP_MS, once an hour. */
+static void
+inventory_prune(struct inventory *inv, int64_t now)
+{
+	size_t n = 0;
+
+	if (now - inv->last_prune_ms < INVENTORY_PRUNE_MS ||
+	    inv->f->store == NULL)
+		return;
+	inv->last_prune_ms = now;
+	if (store_readers_prune(inv->f->store, now - INVENTORY_KEEP_MS, &n) !=
+	    STORE_OK)
+		log_warnx("%s: pruning idle reader records failed", __func__);
+	else if (n > 0) {
+		inv->pruned += n;
+		log_info("reader inventory: pruned %zu records idle for 90 "
+			 "days",
+		    n);
+	}
+}
+
+/* Every INVENTORY_FLUSH_MS. */
+static void
+inventory_timer_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
+{
+	struct inventory *inv = arg;
+
+	if (readers_dirty(inv->t) > 0)
+		(void)inventory_flush(inv);
+	inventory_prune(inv, units_now_ms());
+}
+
+/*
+ * A quarter of the table waits: one batch on this loop turn's end, and
+ * the next on the next turn while that many wait, so that requests run
+ * between the synced txns.
+ */
+static void
+inventory_soon_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
+{
+	struct inventory *inv = arg;
+
+	inv->soon_pending = false;
+	if (inventory_flush_some(inv, 1) == 0 &&
+	    readers_dirty(inv->t) >= READERS_CAP / 4)
+		inventory_soon(inv);
+}
+
+/*
+ * Flush a batch soon: a timer of 0, which runs after the loop's next poll
+ * for I/O, so that requests waiting run first.
+ */
+static void
+inventory_soon(struct inventory *inv)
+{
+	struct timeval zero = { 0, 0 };
+
+	inv->soon_pending = true;
+	evtimer_add(inv->soon, &zero);
+}
+
+/* GET /status "readers": the bound and what the table did. */
+static json_t *
+inventory_status_cb(void *arg)
+{
+	struct inventory *inv = arg;
+	struct readers_stats st;
+	char ts[40];
+
+	readers_stats(inv->t, &st);
+	units_time_format(inv->last_flush_ms, ts, sizeof(ts));
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o}",
+	    "capacity", (json_int_t)st.cap, "entries", (json_int_t)st.used,
+	    "bytes", (json_int_t)inventory_bytes(), "unflushed",
+	    (json_int_t)st.dirty, "loads", (json_int_t)st.noted, "evicted",
+	    (json_int_t)st.evicted, "evicted_unflushed",
+	    (json_int_t)st.evicted_dirty, "too_long", (json_int_t)st.too_long,
+	    "flushed", (json_int_t)inv->flushed, "flush_failures",
+	    (json_int_t)inv->failures, "pruned", (json_int_t)inv->pruned,
+	    "last_flush",
+	    inv->last_flush_ms != 0 ? json_string(ts) : json_null());
+}
+
+/* GET /metrics: the table's size and its evictions. */
+static void
+inventory_metrics_cb(struct evbuffer *out, void *arg)
+{
+	struct inventory *inv = arg;
+	struct readers_stats st;
+
+	readers_stats(inv->t, &st);
+	evbuffer_add_printf(out,
+	    "# HELP floe_readers_entries Reader inventory entries in memory.\n"
+	    "# TYPE floe_readers_entries gauge\n"
+	    "floe_readers_entries %zu\n"
+	    "# HELP floe_readers_capacity Reader inventory entries memory "
+	    "holds at most.\n"
+	    "# TYPE floe_readers_capacity gauge\n"
+	    "floe_readers_capacity %zu\n"
+	    "# HELP floe_readers_evicted_total Reader inventory entries "
+	    "dropped for newer ones.\n"
+	    "# TYPE floe_readers_evicted_total counter\n"
+	    "floe_readers_evicted_total %llu\n"
+	    "# HELP floe_readers_evicted_unflushed_total Of those, entries "
+	    "whose last loads were not stored.\n"
+	    "# TYPE floe_readers_evicted_unflushed_total counter\n"
+	    "floe_readers_evicted_unflushed_total %llu\n",
+	    st.used, st.cap, (unsigned long long)st.evicted,
+	    (unsigned long long)st.evicted_dirty);
+}

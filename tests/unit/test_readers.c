@@ -1,0 +1,462 @@
+/*
+ * floe: test_readers.c -- the reader inventory's table: a load noted per
+ * object, side and identity and per identity; sightings taken and given
+ * back; the longest idle entry replaced when full, the index whole after
+ * evictions; the memory bound with 10,000 identities x 1,000 tables; keys
+ * too long; the stale-reader rule at its edges; and the store's readers
+ * database: batches merged, read back by prefix, excused, pruned.
+ */
+#include <malloc.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lib/compat.h"
+#include "policy/readers.h"
+#include "routing/route.h"
+#include "routing/store.h"
+#include "tests/unit/routing_tmp.h"
+
+#define NOW 1800000000000LL
+#define D (24 * 3600 * 1000LL)
+
+/* The table db.TNAME. */
+static struct route_obj
+obj(const char *tname)
+{
+	struct route_obj o;
+
+	assert_int_equal(route_obj_table("db", 2, tname, strlen(tname), &o), 0);
+	return o;
+}
+
+/* Take everything dirty; how many. */
+static size_t
+take_all(struct readers *t, struct readers_item *it, size_t max)
+{
+	return readers_take(t, it, max);
+}
+
+/* The item of OBJ/SIDE/IDENT (OBJ NULL: the identity's) in IT, or NULL. */
+static const struct readers_item *
+find(const struct readers_item *it, size_t n, const struct route_obj *o,
+    enum route_side side, const char *ident)
+{
+	unsigned char key[READERS_KEY_MAX];
+	size_t len =
+		   readers_key(key, sizeof(key), o, side, ident, strlen(ident)),
+	       i;
+
+	for (i = 0; i < n; i++)
+		if (it[i].keylen == len && memcmp(it[i].key, key, len) == 0)
+			return &it[i];
+	return NULL;
+}
+
+/* Loads noted per object, side and identity, and per identity. */
+static void
+test_note_take(void **state __unused)
+{
+	struct readers *t = readers_new(64);
+	struct readers_item it[16];
+	struct route_obj a = obj("orders"), b = obj("users");
+	const struct readers_item *x;
+	struct readers_stats st;
+	size_t n;
+
+	readers_note(t, &a, ROUTE_WAREHOUSE, "alice", 5, "spark/3.5", 9, false,
+	    NOW);
+	readers_note(t, &a, ROUTE_WAREHOUSE, "alice", 5, NULL, 0, false,
+	    NOW + 10);
+	readers_note(t, &a, ROUTE_LAKEHOUSE, "alice", 5, "spark/3.5", 9, true,
+	    NOW + 20);
+	readers_note(t, &b, ROUTE_WAREHOUSE, "bob", 3, "trino", 5, false,
+	    NOW + 30);
+	/* Objects: a/w/alice, a/l/alice, b/w/bob; identities: alice, bob. */
+	assert_int_equal(readers_dirty(t), 5);
+	n = take_all(t, it, 16);
+	assert_int_equal(n, 5);
+	assert_int_equal(readers_dirty(t), 0);
+	x = find(it, n, &a, ROUTE_WAREHOUSE, "alice");
+	assert_non_null(x);
+	assert_int_equal(x->r.count, 2);
+	assert_int_equal(x->r.first_ms, NOW);
+	assert_int_equal(x->r.last_ms, NOW + 10);
+	assert_int_equal(x->r.oldtag_ms, 0);
+	assert_string_equal(x->r.ua, "spark/3.5");
+	x = find(it, n, &a, ROUTE_LAKEHOUSE, "alice");
+	assert_non_null(x);
+	assert_int_equal(x->r.oldtag_ms, NOW + 20);
+	x = find(it, n, NULL, ROUTE_WAREHOUSE, "alice");
+	assert_non_null(x);
+	assert_int_equal(x->r.count, 3);
+	assert_int_equal(x->r.last_ms, NOW + 20);
+	/* Taken once: the counts start again, the times stay. */
+	readers_note(t, &a, ROUTE_WAREHOUSE, "alice", 5, NULL, 0, false,
+	    NOW + 40);
+	n = take_all(t, it, 16);
+	assert_int_equal(n, 2);
+	x = find(it, n, &a, ROUTE_WAREHOUSE, "alice");
+	assert_int_equal(x->r.count, 1);
+	assert_int_equal(x->r.first_ms, NOW);
+	/* A failed flush gives the counts back. */
+	readers_give_back(t, it, n);
+	assert_int_equal(readers_dirty(t), 2);
+	n = take_all(t, it, 16);
+	x = find(it, n, NULL, ROUTE_WAREHOUSE, "alice");
+	assert_int_equal(x->r.count, 1);
+	/* Take at most MAX at a time. */
+	readers_note(t, &a, ROUTE_WAREHOUSE, "carol", 5, NULL, 0, false, NOW);
+	assert_int_equal(readers_take(t, it, 1), 1);
+	assert_int_equal(readers_take(t, it, 16), 1);
+	readers_stats(t, &st);
+	assert_int_equal(st.noted, 6);
+	assert_int_equal(st.evicted, 0);
+	assert_int_equal(st.used, 7);
+	readers_free(t);
+}
+
+/* Full: the longest idle goes, whatever was noted first. */
+static void
+test_eviction(void **state __unused)
+{
+	struct readers *t = readers_new(4);
+	struct readers_item it[8];
+	struct route_obj a = obj("a"), b = obj("b"), c = obj("c");
+	struct readers_stats st;
+	size_t n;
+
+	/* x: a/x and x; then b/x: 3 entries. */
+	readers_note(t, &a, ROUTE_WAREHOUSE, "x", 1, NULL, 0, false, NOW + 1);
+	readers_note(t, &b, ROUTE_WAREHOUSE, "x", 1, NULL, 0, false, NOW + 2);
+	assert_int_equal(take_all(t, it, 8), 3);
+	/* a/x touched again: now b/x is the longest idle. */
+	readers_note(t, &a, ROUTE_WAREHOUSE, "x", 1, NULL, 0, false, NOW + 3);
+	readers_note(t, &c, ROUTE_WAREHOUSE, "x", 1, NULL, 0, false, NOW + 4);
+	readers_stats(t, &st);
+	assert_int_equal(st.used, 4);
+	assert_int_equal(st.evicted, 0);
+	/* y: c/y and y: two more, so b/x (clean) and then a/x go. */
+	readers_note(t, &c, ROUTE_WAREHOUSE, "y", 1, NULL, 0, false, NOW + 5);
+	readers_stats(t, &st);
+	assert_int_equal(st.used, 4);
+	assert_int_equal(st.evicted, 2);
+	assert_int_equal(st.evicted_dirty, 1); /* a/x had a load not taken */
+	n = take_all(t, it, 8);
+	assert_null(find(it, n, &b, ROUTE_WAREHOUSE, "x"));
+	assert_null(find(it, n, &a, ROUTE_WAREHOUSE, "x"));
+	assert_non_null(find(it, n, &c, ROUTE_WAREHOUSE, "y"));
+	assert_non_null(find(it, n, &c, ROUTE_WAREHOUSE, "x"));
+	readers_free(t);
+}
+
+/*
+ * Many evictions through a small table: every entry held is still found
+ * (noting it again makes no new entry), so the backward shift kept every
+ * probe chain whole.
+ */
+static void
+test_index_whole(void **state __unused)
+{
+	struct readers *t = readers_new(100);
+	struct readers_stats st, st2;
+	struct route_obj o;
+	char name[32], id[32];
+	unsigned i, k;
+	uint64_t ev;
+
+	for (i = 0; i < 20000; i++) {
+		snprintf(name, sizeof(name), "t%u", i % 997);
+		snprintf(id, sizeof(id), "c%u", (i * 7919) % 131);
+		o = obj(name);
+		readers_note(t, &o, i & 1 ? ROUTE_LAKEHOUSE : ROUTE_WAREHOUSE,
+		    id, strlen(id), NULL, 0, false, NOW + i);
+	}
+	readers_stats(t, &st);
+	assert_int_equal(st.used, 100);
+	ev = st.evicted;
+	/* The newest 10 loads are held: noting them again evicts nothing. */
+	for (k = 0; k < 3; k++)
+		for (i = 20000 - 10; i < 20000; i++) {
+			snprintf(name, sizeof(name), "t%u", i % 997);
+			snprintf(id, sizeof(id), "c%u", (i * 7919) % 131);
+			o = obj(name);
+			readers_note(t, &o,
+			    i & 1 ? ROUTE_LAKEHOUSE : ROUTE_WAREHOUSE, id,
+			    strlen(id), NULL, 0, false, NOW + 30000 + i);
+		}
+	readers_stats(t, &st2);
+	assert_int_equal(st2.evicted, ev);
+	assert_int_equal(st2.used, 100);
+	readers_free(t);
+}
+
+/* Keys: split back, too long refused, never a raw 0 byte inside. */
+static void
+test_keys(void **state __unused)
+{
+	unsigned char key[READERS_KEY_MAX];
+	struct route_obj o = obj("orders"), back, big;
+	enum route_side side;
+	char ident[READERS_IDENT_MAX], longname[400];
+	size_t len;
+
+	len = readers_key(key, sizeof(key), &o, ROUTE_LAKEHOUSE, "alice", 5);
+	assert_int_equal(len, o.len + 2 + 5);
+	assert_int_equal(readers_key_split(key, len, &back, &side, ident,
+			     sizeof(ident)),
+	    0);
+	assert_int_equal(back.len, o.len);
+	assert_memory_equal(back.key, o.key, o.len);
+	assert_int_equal(side, ROUTE_LAKEHOUSE);
+	assert_string_equal(ident, "alice");
+	len = readers_key(key, sizeof(key), NULL, ROUTE_WAREHOUSE, "bob", 3);
+	assert_int_equal(len, 4);
+	assert_int_equal(readers_key_split(key, len, &back, &side, ident,
+			     sizeof(ident)),
+	    0);
+	assert_int_equal(back.len, 0);
+	assert_string_equal(ident, "bob");
+	assert_int_equal(readers_key(key, sizeof(key), &o, ROUTE_WAREHOUSE,
+			     "a\0b", 3),
+	    0);
+	assert_int_equal(readers_key(key, sizeof(key), &o, ROUTE_WAREHOUSE, "",
+			     0),
+	    0);
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	big = obj(longname);
+	assert_int_equal(readers_key(key, sizeof(key), &big, ROUTE_WAREHOUSE,
+			     "alice", 5),
+	    0);
+	{
+		struct readers *t = readers_new(8);
+		struct readers_stats st;
+
+		readers_note(t, &big, ROUTE_WAREHOUSE, "alice", 5, NULL, 0,
+		    false, NOW);
+		readers_stats(t, &st);
+		assert_int_equal(st.too_long, 1);
+		assert_int_equal(st.used, 1); /* the identity is still seen */
+		readers_free(t);
+	}
+}
+
+/*
+ * The bound: the daemon's table after 10,000 identities have each loaded
+ * 1,000 tables holds READERS_CAP entries, what it allocated is
+ * readers_bytes(), under READERS_BOUND_BYTES, and the heap grew by no
+ * more (measured with mallinfo2).
+ */
+static void
+test_bound(void **state __unused)
+{
+	struct mallinfo2 m0, m1;
+	struct readers *t;
+	struct readers_stats st;
+	struct route_obj objs[1000];
+	char id[32];
+	size_t grew, bytes = readers_bytes(READERS_CAP);
+	unsigned i, k;
+	int n;
+
+	printf("table of %u entries: %zu bytes (bound %u)\n", READERS_CAP,
+	    bytes, READERS_BOUND_BYTES);
+	assert_true(bytes <= READERS_BOUND_BYTES);
+	for (k = 0; k < 1000; k++) {
+		snprintf(id, sizeof(id), "table_%04u", k);
+		objs[k] = obj(id);
+	}
+	m0 = mallinfo2();
+	t = readers_new(READERS_CAP);
+	for (i = 0; i < 10000; i++) {
+		n = snprintf(id, sizeof(id), "token:%016x", i * 2654435761u);
+		for (k = 0; k < 1000; k++)
+			readers_note(t, &objs[k], ROUTE_WAREHOUSE, id,
+			    (size_t)n, "spark/3.5", 9, false,
+			    NOW + (int64_t)i * 1000 + k);
+	}
+	m1 = mallinfo2();
+	readers_stats(t, &st);
+	/* Both the heap and the mmapped blocks count. */
+	grew = (m1.arena + m1.hblkhd) - (m0.arena + m0.hblkhd);
+	printf("10,000 identities x 1,000 tables: %zu entries held, "
+	       "%llu evicted, heap grew %zu bytes\n",
+	    st.used, (unsigned long long)st.evicted, grew);
+	assert_int_equal(st.used, READERS_CAP);
+	assert_int_equal(st.noted, 10000000);
+	/* Every load makes or touches two entries. */
+	assert_true(st.evicted >= 10000000 - READERS_CAP);
+	assert_int_equal(st.bytes, bytes);
+	assert_true(grew <= READERS_BOUND_BYTES);
+	readers_free(t);
+}
+
+/* The stale-reader rule at its edges. */
+static void
+test_stale(void **state __unused)
+{
+	const int64_t flip = NOW, hz = 14 * D;
+	struct store_reader wh, lh;
+
+	memset(&wh, 0, sizeof(wh));
+	memset(&lh, 0, sizeof(lh));
+	wh.count = lh.count = 1;
+	/* Loaded the warehouse 13 days before the flip, nothing since. */
+	wh.last_ms = flip - 13 * D;
+	assert_true(readers_is_stale(&wh, NULL, flip, hz));
+	/* 15 days before: out of the horizon. */
+	wh.last_ms = flip - 15 * D;
+	assert_false(readers_is_stale(&wh, NULL, flip, hz));
+	/* Exactly at the horizon's edge: in. */
+	wh.last_ms = flip - hz;
+	assert_true(readers_is_stale(&wh, NULL, flip, hz));
+	/* Reloaded from the lakehouse after the flip: not stale. */
+	wh.last_ms = flip - D;
+	lh.last_ms = flip + 1;
+	assert_false(readers_is_stale(&wh, &lh, flip, hz));
+	/* A lakehouse load before the flip (a canary) does not count. */
+	lh.last_ms = flip - 1;
+	assert_true(readers_is_stale(&wh, &lh, flip, hz));
+	/* Back on the warehouse after its lakehouse load (a pinned prefix). */
+	lh.last_ms = flip + 10;
+	wh.last_ms = flip + 20;
+	assert_true(readers_is_stale(&wh, &lh, flip, hz));
+	/* Excused after its last warehouse load; then it loads again. */
+	wh.last_ms = flip - D;
+	wh.excused_ms = flip + 5;
+	assert_false(readers_is_stale(&wh, NULL, flip, hz));
+	wh.last_ms = flip + 6;
+	assert_true(readers_is_stale(&wh, NULL, flip, hz));
+	/* A wave that never left the warehouse has no stale reader. */
+	assert_false(readers_is_stale(&wh, NULL, 0, hz));
+	assert_false(readers_is_stale(NULL, &lh, flip, hz));
+}
+
+/* A count of the records under PREFIX (PLEN bytes). */
+static int
+count_cb(const void *key __unused, size_t keylen __unused,
+    const struct store_reader *r __unused, void *arg)
+{
+	(*(int *)arg)++;
+	return 0;
+}
+
+/*
+ * The store's side: sightings merged into what is stored (earliest first,
+ * latest last, counts summed, the agent replaced when given), read back,
+ * excused with an event, pruned; all of it across a reopen.
+ */
+static void
+test_store_readers(void **state __unused)
+{
+	struct routing_tmp *t = routing_tmp_open();
+	unsigned char k1[READERS_KEY_MAX], k2[READERS_KEY_MAX],
+	    k3[READERS_KEY_MAX], pfx[STORE_KEY_MAX];
+	struct route_obj a = obj("orders"), b = obj("users");
+	struct store_reader_in in[3];
+	struct store_reader r;
+	json_t *ev, *evs;
+	size_t n1, n2, n3, pruned;
+	char err[256];
+	int count;
+
+	assert_non_null(t);
+	n1 = readers_key(k1, sizeof(k1), &a, ROUTE_WAREHOUSE, "alice", 5);
+	n2 = readers_key(k2, sizeof(k2), &b, ROUTE_WAREHOUSE, "alice", 5);
+	n3 = readers_key(k3, sizeof(k3), &a, ROUTE_LAKEHOUSE, "bob", 3);
+	memset(in, 0, sizeof(in));
+	in[0] = (struct store_reader_in) { k1, n1,
+		{ NOW + 10, NOW + 20, 2, 0, 0, "spark" } };
+	in[1] =
+	    (struct store_reader_in) { k2, n2, { NOW, NOW, 1, 0, 0, "spark" } };
+	in[2] = (struct store_reader_in) { k3, n3,
+		{ NOW, NOW + 5, 1, NOW + 5, 0, "trino" } };
+	assert_int_equal(store_readers_add(t->store, in, 3), STORE_OK);
+	/* A second batch: an earlier first, a later last, no agent. */
+	in[0].r = (struct store_reader) { NOW + 5, NOW + 30, 3, 0, 0, "" };
+	assert_int_equal(store_readers_add(t->store, in, 1), STORE_OK);
+	assert_int_equal(store_reader_get(t->store, k1, n1, &r), STORE_OK);
+	assert_int_equal(r.first_ms, NOW + 5);
+	assert_int_equal(r.last_ms, NOW + 30);
+	assert_int_equal(r.count, 5);
+	assert_string_equal(r.ua, "spark");
+	/* The records of one object, by prefix: a's two, not b's. */
+	memcpy(pfx, a.key, a.len);
+	pfx[a.len] = '\0';
+	count = 0;
+	assert_int_equal(store_reader_foreach(t->store, pfx, a.len + 1,
+			     count_cb, &count),
+	    STORE_OK);
+	assert_int_equal(count, 2);
+	/* Excused for a: one warehouse record, and its event. */
+	ev = json_pack("{s:s}", "type", "readers.forget");
+	assert_int_equal(store_readers_excuse(t->store, "alice", 5, a.key,
+			     a.len, NOW + 40, ev),
+	    STORE_OK);
+	json_decref(ev);
+	assert_int_equal(store_reader_get(t->store, k1, n1, &r), STORE_OK);
+	assert_int_equal(r.excused_ms, NOW + 40);
+	assert_int_equal(store_reader_get(t->store, k2, n2, &r), STORE_OK);
+	assert_int_equal(r.excused_ms, 0);
+	evs = routing_tmp_events(t->store, 0);
+	assert_int_equal(json_integer_value(
+			     json_object_get(json_array_get(evs, 0),
+				 "records")),
+	    1);
+	json_decref(evs);
+	/* Bob has no warehouse record: nothing to excuse, no event. */
+	ev = json_pack("{s:s}", "type", "readers.forget");
+	assert_int_equal(store_readers_excuse(t->store, "bob", 3, NULL, 0,
+			     NOW + 40, ev),
+	    STORE_NOTFOUND);
+	json_decref(ev);
+	/* Without an object: every warehouse record of alice (a and b). */
+	ev = json_pack("{s:s}", "type", "readers.forget");
+	assert_int_equal(store_readers_excuse(t->store, "alice", 5, NULL, 0,
+			     NOW + 40, ev),
+	    STORE_OK);
+	assert_int_equal(json_integer_value(json_object_get(ev, "records")), 2);
+	json_decref(ev);
+	assert_int_equal(store_reader_get(t->store, k2, n2, &r), STORE_OK);
+	assert_int_equal(r.excused_ms, NOW + 40);
+	/* The excuse survives the next batch; then a reopen keeps it all. */
+	in[0].r = (struct store_reader) { NOW + 50, NOW + 50, 1, 0, 0, "" };
+	assert_int_equal(store_readers_add(t->store, in, 1), STORE_OK);
+	store_free(t->store);
+	t->store = store_open(t->dir, err, sizeof(err));
+	assert_non_null(t->store);
+	assert_int_equal(store_reader_get(t->store, k1, n1, &r), STORE_OK);
+	assert_int_equal(r.count, 6);
+	assert_int_equal(r.excused_ms, NOW + 40);
+	/* Pruned: what was last loaded before NOW + 6 (b/alice, a/bob). */
+	assert_int_equal(store_readers_prune(t->store, NOW + 6, &pruned),
+	    STORE_OK);
+	assert_int_equal(pruned, 2);
+	assert_int_equal(store_reader_get(t->store, k3, n3, &r),
+	    STORE_NOTFOUND);
+	assert_int_equal(store_reader_get(t->store, k1, n1, &r), STORE_OK);
+	routing_tmp_close(t);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_note_take),
+		cmocka_unit_test(test_eviction),
+		cmocka_unit_test(test_index_whole),
+		cmocka_unit_test(test_keys),
+		cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_stale),
+		cmocka_unit_test(test_store_readers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

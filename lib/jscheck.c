@@ -1,9 +1,11 @@
 /*
  * floe: jscheck.c -- a JSON well-formedness check (RFC 8259) in one pass
- * over the bytes, with an explicit stack of open containers and no
- * allocation. Strings are scanned a run of plain ASCII at a time; UTF-8
- * is checked as RFC 3629 has it (no overlong forms, no surrogates, nothing
- * past U+10FFFF), as jansson checks it.
+ * over the bytes, resumable at any byte: an explicit stack of open
+ * containers (a bit each) and, for a token a piece ends inside, where in
+ * it the check is, all in struct jscheck; no allocation. Strings are
+ * scanned a run of plain ASCII at a time; UTF-8 is checked as RFC 3629
+ * has it (no overlong forms, no surrogates, nothing past U+10FFFF), as
+ * jansson checks it.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,8 +17,8 @@
 
 #define JS_ONES 0x0101010101010101ULL
 
-/* What may come next. */
-enum jscheck_state {
+/* What may come next (next). */
+enum {
 	JS_VALUE, /* a value (the start, after ':', after ',' in an array) */
 	JS_VALUE_OR_CLOSE, /* after '[' */
 	JS_KEY_OR_CLOSE, /* after '{' */
@@ -25,255 +27,451 @@ enum jscheck_state {
 	JS_NEXT, /* after a value: ',' or the container's end */
 };
 
-static const unsigned char *jscheck_string(const unsigned char *,
-    const unsigned char *);
-static const unsigned char *jscheck_escape(const unsigned char *,
-    const unsigned char *);
-static const unsigned char *jscheck_utf8(const unsigned char *,
-    const unsigned char *);
-static const unsigned char *jscheck_number(const unsigned char *,
-    const unsigned char *);
-static int jscheck_hex4(const unsigned char *, const unsigned char *);
+/* The token in progress (tok). */
+enum {
+	JT_NONE,
+	JT_STRING,
+	JT_NUMBER,
+	JT_LITERAL, /* sub: which of js_literals */
+};
 
-/* The value of the 4 hex digits at P, or -1. */
-static int
-jscheck_hex4(const unsigned char *p, const unsigned char *end)
+/* Where in a string (sub). */
+enum {
+	JS_CHARS,
+	JS_UTF8, /* LEFT continuation bytes due, the next in [LO, HI] */
+	JS_ESC, /* after a backslash */
+	JS_HEX, /* LEFT hex digits of a \u escape due */
+	JS_LOW_BACKSLASH, /* after a high surrogate: its low one's \u */
+	JS_LOW_U,
+	JS_LOW_HEX, /* LEFT hex digits of the low surrogate due */
+};
+
+/* Where in a number (sub); the ones marked may end it. */
+enum {
+	JN_MINUS, /* after '-' */
+	JN_ZERO, /* a leading 0 (may end) */
+	JN_INT, /* (may end) */
+	JN_DOT,
+	JN_FRAC, /* (may end) */
+	JN_E,
+	JN_ESIGN,
+	JN_EXP, /* (may end) */
+};
+
+static const char *const js_literals[] = { "true", "false", "null" };
+
+static const unsigned char *jscheck_string(struct jscheck *,
+    const unsigned char *, const unsigned char *);
+static const unsigned char *jscheck_number(struct jscheck *,
+    const unsigned char *, const unsigned char *);
+static const unsigned char *jscheck_literal(struct jscheck *,
+    const unsigned char *, const unsigned char *);
+
+void
+jscheck_init(struct jscheck *st)
 {
-	int v = 0, d, i;
-
-	if (end - p < 4)
-		return -1;
-	for (i = 0; i < 4; i++) {
-		if ((d = units_hexval(p[i])) < 0)
-			return -1;
-		v = v << 4 | d;
-	}
-	return v;
+	memset(st, 0, sizeof(*st));
+	st->next = JS_VALUE;
+	st->tok = JT_NONE;
 }
 
-/* The escape after the backslash at P; past it, or NULL. */
+/*
+ * The string in progress from P: past its closing quote (tok is then
+ * JT_NONE), END when it goes on past END, or NULL when it is wrong.
+ */
 static const unsigned char *
-jscheck_escape(const unsigned char *p, const unsigned char *end)
-{
-	int u, lo;
-
-	if (++p == end)
-		return NULL;
-	if (*p != 'u')
-		return memchr("\"\\/bfnrt", *p, 8) != NULL ? p + 1 : NULL;
-	if ((u = jscheck_hex4(p + 1, end)) < 0)
-		return NULL;
-	p += 5;
-	if (u >= 0xdc00 && u <= 0xdfff)
-		return NULL; /* a low surrogate alone */
-	if (u < 0xd800 || u > 0xdbff)
-		return p;
-	/* A high surrogate: its low one must follow. */
-	if (end - p < 6 || p[0] != '\\' || p[1] != 'u' ||
-	    (lo = jscheck_hex4(p + 2, end)) < 0xdc00 || lo > 0xdfff)
-		return NULL;
-	return p + 6;
-}
-
-/* The UTF-8 sequence at P (its lead byte >= 0x80); past it, or NULL. */
-static const unsigned char *
-jscheck_utf8(const unsigned char *p, const unsigned char *end)
-{
-	unsigned char c = *p, lo = 0x80, hi = 0xbf;
-	int n, i;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 1;
-	else if (c >= 0xe0 && c <= 0xef) {
-		n = 2;
-		if (c == 0xe0)
-			lo = 0xa0; /* overlong */
-		else if (c == 0xed)
-			hi = 0x9f; /* surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 3;
-		if (c == 0xf0)
-			lo = 0x90; /* overlong */
-		else if (c == 0xf4)
-			hi = 0x8f; /* past U+10FFFF */
-	} else
-		return NULL;
-	if (end - p <= n)
-		return NULL;
-	if (p[1] < lo || p[1] > hi)
-		return NULL;
-	for (i = 2; i <= n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return NULL;
-	return p + n + 1;
-}
-
-/* The string whose opening quote is at P; past its closing quote, or NULL. */
-static const unsigned char *
-jscheck_string(const unsigned char *p, const unsigned char *end)
+jscheck_string(struct jscheck *st, const unsigned char *p,
+    const unsigned char *end)
 {
 	uint64_t w, q, b, t;
+	unsigned char c;
+	int d;
 
-	p++;
 	for (;;) {
-		/*
-		 * The common case: a run of printable ASCII, 8 bytes at a
-		 * time: a byte below 0x20, at or above 0x80, a quote or a
-		 * backslash sets its high bit in T (the usual SWAR tests).
-		 */
-		while (end - p >= 8) {
-			memcpy(&w, p, 8);
-			q = w ^ JS_ONES * '"';
-			b = w ^ JS_ONES * '\\';
-			t = (((w - JS_ONES * 0x20) & ~w) | w |
-				((q - JS_ONES) & ~q) | ((b - JS_ONES) & ~b)) &
-			    JS_ONES * 0x80;
-			if (t != 0)
-				break;
-			p += 8;
-		}
-		while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' &&
-		    *p != '\\')
-			p++;
 		if (p == end)
-			return NULL;
-		if (*p == '"')
-			return p + 1;
-		if (*p == '\\')
-			p = jscheck_escape(p, end);
-		else if (*p < 0x20)
-			return NULL;
-		else
-			p = jscheck_utf8(p, end);
-		if (p == NULL)
-			return NULL;
+			return p;
+		switch (st->sub) {
+		case JS_CHARS:
+			/*
+			 * The common case: a run of printable ASCII, 8 bytes
+			 * at a time: a byte below 0x20, at or above 0x80, a
+			 * quote or a backslash sets its high bit in T (the
+			 * usual SWAR tests).
+			 */
+			while (end - p >= 8) {
+				memcpy(&w, p, 8);
+				q = w ^ JS_ONES * '"';
+				b = w ^ JS_ONES * '\\';
+				t = (((w - JS_ONES * 0x20) & ~w) | w |
+					((q - JS_ONES) & ~q) |
+					((b - JS_ONES) & ~b)) &
+				    JS_ONES * 0x80;
+				if (t != 0)
+					break;
+				p += 8;
+			}
+			while (p < end && *p >= 0x20 && *p < 0x80 &&
+			    *p != '"' && *p != '\\')
+				p++;
+			if (p == end)
+				return p;
+			c = *p++;
+			if (c == '"') {
+				st->tok = JT_NONE;
+				return p;
+			}
+			if (c == '\\')
+				st->sub = JS_ESC;
+			else if (c < 0x20)
+				return NULL;
+			else {
+				/* A UTF-8 lead byte. */
+				st->lo = 0x80;
+				st->hi = 0xbf;
+				if (c >= 0xc2 && c <= 0xdf)
+					st->left = 1;
+				else if (c >= 0xe0 && c <= 0xef) {
+					st->left = 2;
+					if (c == 0xe0)
+						st->lo = 0xa0; /* overlong */
+					else if (c == 0xed)
+						st->hi = 0x9f; /* surrogates */
+				} else if (c >= 0xf0 && c <= 0xf4) {
+					st->left = 3;
+					if (c == 0xf0)
+						st->lo = 0x90; /* overlong */
+					else if (c == 0xf4)
+						st->hi = 0x8f; /* > U+10FFFF */
+				} else
+					return NULL;
+				st->sub = JS_UTF8;
+			}
+			break;
+		case JS_UTF8:
+			c = *p++;
+			if (c < st->lo || c > st->hi)
+				return NULL;
+			st->lo = 0x80;
+			st->hi = 0xbf;
+			if (--st->left == 0)
+				st->sub = JS_CHARS;
+			break;
+		case JS_ESC:
+			c = *p++;
+			if (c == 'u') {
+				st->sub = JS_HEX;
+				st->left = 4;
+				st->hex = 0;
+			} else if (c != 0 && memchr("\"\\/bfnrt", c, 8) != NULL)
+				st->sub = JS_CHARS;
+			else
+				return NULL;
+			break;
+		case JS_HEX:
+		case JS_LOW_HEX:
+			if ((d = units_hexval(*p++)) < 0)
+				return NULL;
+			st->hex = (unsigned short)(st->hex << 4 | d);
+			if (--st->left > 0)
+				break;
+			if (st->hex >= 0xdc00 && st->hex <= 0xdfff) {
+				/* A low surrogate: only after a high one. */
+				if (st->sub != JS_LOW_HEX)
+					return NULL;
+			} else if (st->sub == JS_LOW_HEX)
+				return NULL;
+			else if (st->hex >= 0xd800 && st->hex <= 0xdbff) {
+				st->sub = JS_LOW_BACKSLASH;
+				break;
+			}
+			st->sub = JS_CHARS;
+			break;
+		case JS_LOW_BACKSLASH:
+			if (*p++ != '\\')
+				return NULL;
+			st->sub = JS_LOW_U;
+			break;
+		case JS_LOW_U:
+			if (*p++ != 'u')
+				return NULL;
+			st->sub = JS_LOW_HEX;
+			st->left = 4;
+			st->hex = 0;
+			break;
+		}
 	}
 }
 
-/* The number at P; past it, or NULL. */
+/*
+ * The number in progress from P: past it (tok is then JT_NONE; the byte
+ * there is not the number's), END when it may go on past END, or NULL
+ * when it is wrong.
+ */
 static const unsigned char *
-jscheck_number(const unsigned char *p, const unsigned char *end)
+jscheck_number(struct jscheck *st, const unsigned char *p,
+    const unsigned char *end)
 {
-	if (p < end && *p == '-')
-		p++;
-	if (p == end || *p < '0' || *p > '9')
-		return NULL;
-	if (*p++ != '0')
-		while (p < end && *p >= '0' && *p <= '9')
+	unsigned char c;
+
+	while (p < end) {
+		c = *p;
+		switch (st->sub) {
+		case JN_MINUS:
+			if (c < '0' || c > '9')
+				return NULL;
+			st->sub = c == '0' ? JN_ZERO : JN_INT;
 			p++;
-	if (p < end && *p == '.') {
-		if (++p == end || *p < '0' || *p > '9')
-			return NULL;
-		while (p < end && *p >= '0' && *p <= '9')
+			continue;
+		case JN_INT:
+			while (p < end && *p >= '0' && *p <= '9')
+				p++;
+			if (p == end)
+				return p;
+			c = *p;
+			/* FALLTHROUGH */
+		case JN_ZERO:
+			if (c == '.')
+				st->sub = JN_DOT;
+			else if (c == 'e' || c == 'E')
+				st->sub = JN_E;
+			else
+				break;
 			p++;
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		if (++p < end && (*p == '+' || *p == '-'))
+			continue;
+		case JN_DOT:
+			if (c < '0' || c > '9')
+				return NULL;
+			st->sub = JN_FRAC;
 			p++;
-		if (p == end || *p < '0' || *p > '9')
-			return NULL;
-		while (p < end && *p >= '0' && *p <= '9')
+			continue;
+		case JN_FRAC:
+			while (p < end && *p >= '0' && *p <= '9')
+				p++;
+			if (p == end)
+				return p;
+			if (*p != 'e' && *p != 'E')
+				break;
+			st->sub = JN_E;
 			p++;
+			continue;
+		case JN_E:
+			if (c == '+' || c == '-') {
+				st->sub = JN_ESIGN;
+				p++;
+				continue;
+			}
+			/* FALLTHROUGH */
+		case JN_ESIGN:
+			if (c < '0' || c > '9')
+				return NULL;
+			st->sub = JN_EXP;
+			p++;
+			continue;
+		case JN_EXP:
+			while (p < end && *p >= '0' && *p <= '9')
+				p++;
+			if (p == end)
+				return p;
+			break;
+		}
+		/* Ended by the byte at P. */
+		st->tok = JT_NONE;
+		return p;
 	}
 	return p;
 }
 
-bool
-jscheck_valid(const char *s, size_t len, size_t *at)
+/* The literal in progress from P: as jscheck_string. */
+static const unsigned char *
+jscheck_literal(struct jscheck *st, const unsigned char *p,
+    const unsigned char *end)
 {
-	const unsigned char *p = (const unsigned char *)s, *end = p + len, *q;
-	unsigned char stack[JSCHECK_MAX_DEPTH];
-	enum jscheck_state st = JS_VALUE;
-	size_t depth = 0;
+	const char *lit = js_literals[st->sub];
 
-	for (;;) {
-		while (p < end &&
-		    (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-			p++;
-		if (p == end) {
-			if (st == JS_NEXT && depth == 0)
-				return true;
-			goto bad;
+	for (; p < end; p++) {
+		if (*p != (unsigned char)lit[st->left])
+			return NULL;
+		if (lit[++st->left] == '\0') {
+			st->tok = JT_NONE;
+			return p + 1;
 		}
-		switch (st) {
+	}
+	return p;
+}
+
+/* Go on with the token in progress from P (as jscheck_string). */
+static const unsigned char *
+jscheck_token(struct jscheck *st, const unsigned char *p,
+    const unsigned char *end)
+{
+	switch (st->tok) {
+	case JT_STRING:
+		return jscheck_string(st, p, end);
+	case JT_NUMBER:
+		return jscheck_number(st, p, end);
+	default:
+		return jscheck_literal(st, p, end);
+	}
+}
+
+bool
+jscheck_feed(struct jscheck *st, const void *buf, size_t n)
+{
+	const unsigned char *p = buf, *base = p, *end = p + n;
+	unsigned char c;
+	bool obj;
+
+	if (st->failed)
+		return false;
+	if (st->tok != JT_NONE && (p = jscheck_token(st, p, end)) == NULL)
+		goto bad_token;
+	while (p < end) {
+		c = *p;
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			p++;
+			continue;
+		}
+		switch (st->next) {
 		case JS_COLON:
-			if (*p++ != ':')
-				goto bad_prev;
-			st = JS_VALUE;
+			if (c != ':')
+				goto bad;
+			p++;
+			st->next = JS_VALUE;
 			continue;
 		case JS_NEXT:
-			if (depth == 0)
+			if (st->depth == 0)
 				goto bad; /* something after the value */
-			if (*p == ',')
-				st =
-				    stack[depth - 1] == '{' ? JS_KEY : JS_VALUE;
-			else if (*p == (stack[depth - 1] == '{' ? '}' : ']'))
-				depth--;
+			obj = st->objs[(st->depth - 1) / 64] >>
+			    ((st->depth - 1) % 64) & 1;
+			if (c == ',')
+				st->next = obj ? JS_KEY : JS_VALUE;
+			else if (c == (obj ? '}' : ']'))
+				st->depth--;
 			else
 				goto bad;
 			p++;
 			continue;
 		case JS_KEY_OR_CLOSE:
 		case JS_KEY:
-			if (*p == '}' && st == JS_KEY_OR_CLOSE) {
-				depth--;
+			if (c == '}' && st->next == JS_KEY_OR_CLOSE) {
+				st->depth--;
 				p++;
-				st = JS_NEXT;
+				st->next = JS_NEXT;
 				continue;
 			}
-			if (*p != '"' || (q = jscheck_string(p, end)) == NULL)
+			if (c != '"')
 				goto bad;
-			p = q;
-			st = JS_COLON;
-			continue;
+			st->next = JS_COLON; /* once the key ends */
+			goto string;
 		case JS_VALUE_OR_CLOSE:
-			if (*p == ']') {
-				depth--;
+			if (c == ']') {
+				st->depth--;
 				p++;
-				st = JS_NEXT;
+				st->next = JS_NEXT;
 				continue;
 			}
-			break;
-		case JS_VALUE:
 			break;
 		}
 		/* A value. */
-		switch (*p) {
+		st->tok_at = st->off + (size_t)(p - base);
+		switch (c) {
 		case '{':
 		case '[':
-			if (depth == sizeof(stack))
+			if (st->depth == JSCHECK_MAX_DEPTH)
 				goto bad;
-			stack[depth++] = *p;
-			st = *p++ == '{' ? JS_KEY_OR_CLOSE : JS_VALUE_OR_CLOSE;
+			if (c == '{')
+				st->objs[st->depth / 64] |= 1ULL
+				    << (st->depth % 64);
+			else
+				st->objs[st->depth / 64] &=
+				    ~(1ULL << (st->depth % 64));
+			st->depth++;
+			st->next = c == '{' ? JS_KEY_OR_CLOSE :
+					      JS_VALUE_OR_CLOSE;
+			p++;
 			continue;
 		case '"':
-			q = jscheck_string(p, end);
-			break;
+			st->next = JS_NEXT;
+			goto string;
 		case 't':
-			q = end - p >= 4 && memcmp(p, "true", 4) == 0 ? p + 4 :
-									NULL;
-			break;
 		case 'f':
-			q = end - p >= 5 && memcmp(p, "false", 5) == 0 ? p + 5 :
-									 NULL;
-			break;
 		case 'n':
-			q = end - p >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 :
-									NULL;
+			st->tok = JT_LITERAL;
+			st->sub = c == 't' ? 0 : c == 'f' ? 1 : 2;
+			st->left = 0;
+			p = jscheck_literal(st, p, end);
+			break;
+		case '-':
+		case '0':
+		case '1':
+		case '2':
+		case '3':
+		case '4':
+		case '5':
+		case '6':
+		case '7':
+		case '8':
+		case '9':
+			st->tok = JT_NUMBER;
+			st->sub = c == '-' ? JN_MINUS :
+			    c == '0'	   ? JN_ZERO :
+					     JN_INT;
+			p = jscheck_number(st, p + 1, end);
 			break;
 		default:
-			q = jscheck_number(p, end);
-			break;
-		}
-		if (q == NULL)
 			goto bad;
-		p = q;
-		st = JS_NEXT;
+		}
+		if (p == NULL)
+			goto bad_token;
+		st->next = JS_NEXT;
+		continue;
+string:
+		st->tok_at = st->off + (size_t)(p - base);
+		st->tok = JT_STRING;
+		st->sub = JS_CHARS;
+		if ((p = jscheck_string(st, p + 1, end)) == NULL)
+			goto bad_token;
 	}
-bad_prev:
-	p--;
-bad:
-	if (at != NULL)
-		*at = (size_t)(p - (const unsigned char *)s);
+	st->off += n;
+	return true;
+bad_token:
+	st->err_at = st->tok_at;
+	st->failed = true;
 	return false;
+bad:
+	st->err_at = st->off + (size_t)(p - base);
+	st->failed = true;
+	return false;
+}
+
+bool
+jscheck_end(struct jscheck *st, size_t *at)
+{
+	if (!st->failed) {
+		/* A number may end with the text; nothing else may. */
+		if (st->tok == JT_NUMBER &&
+		    (st->sub == JN_ZERO || st->sub == JN_INT ||
+			st->sub == JN_FRAC || st->sub == JN_EXP))
+			st->tok = JT_NONE;
+		if (st->tok != JT_NONE) {
+			st->err_at = st->tok_at;
+			st->failed = true;
+		} else if (st->next != JS_NEXT || st->depth != 0) {
+			st->err_at = st->off;
+			st->failed = true;
+		}
+	}
+	if (st->failed && at != NULL)
+		*at = st->err_at;
+	return !st->failed;
+}
+
+bool
+jscheck_valid(const char *s, size_t len, size_t *at)
+{
+	struct jscheck st;
+
+	jscheck_init(&st);
+	jscheck_feed(&st, s, len);
+	return jscheck_end(&st, at);
 }

@@ -342,7 +342,8 @@ jscheck_feed(struct jscheck *st, const void *buf, size_t n)
 			if (st->depth == 0)
 				goto bad; /* something after the value */
 			obj = st->objs[(st->depth - 1) / 64] >>
-			    ((st->depth - 1) % 64) & 1;
+				((st->depth - 1) % 64) &
+			    1;
 			if (c == ',')
 				st->next = obj ? JS_KEY : JS_VALUE;
 			else if (c == (obj ? '}' : ']'))
@@ -386,8 +387,8 @@ jscheck_feed(struct jscheck *st, const void *buf, size_t n)
 				st->objs[st->depth / 64] &=
 				    ~(1ULL << (st->depth % 64));
 			st->depth++;
-			st->next = c == '{' ? JS_KEY_OR_CLOSE :
-					      JS_VALUE_OR_CLOSE;
+			st->next =
+			    c == '{' ? JS_KEY_OR_CLOSE : JS_VALUE_OR_CLOSE;
 			p++;
 			continue;
 		case '"':
@@ -425,7 +426,7 @@ jscheck_feed(struct jscheck *st, const void *buf, size_t n)
 			goto bad_token;
 		st->next = JS_NEXT;
 		continue;
-string:
+	string:
 		st->tok_at = st->off + (size_t)(p - base);
 		st->tok = JT_STRING;
 		st->sub = JS_CHARS;

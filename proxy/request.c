@@ -232,7 +232,7 @@ request_done_list(struct request *r, enum route_side side,
 	}
 	/* A page that is not JSON: that catalog failed, the listing too. */
 	if (m->status == 200 &&
-	    !request_body_is_json(m->body, evbuffer_get_length(m->body),
+	    !request_body_is_json(r, m->body, evbuffer_get_length(m->body),
 		r->ans_error[side], sizeof(r->ans_error[side]))) {
 		request_reply_failure(r, side, UPSTREAM_GARBAGE,
 		    r->ans_error[side]);
@@ -262,6 +262,7 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 	r->x[side] = NULL;
 	r->pending--;
 	r->has_uri = upstream_xfer_has_uri(x);
+	r->json = upstream_xfer_json(x, &r->json_at);
 	/* Listings ask both sides at once: the slower one is the wait. */
 	if (upstream_xfer_usec(x) > r->upstream_us || r->mode != MODE_LIST)
 		r->upstream_us = r->mode == MODE_LIST ?

@@ -73,6 +73,8 @@ struct request {
 	bool commit; /* a lost answer is CommitStateUnknown */
 	bool merge_config; /* the answer is a LoadTableResult */
 	int has_uri; /* the answer holds the catalog's uri (-1: not known) */
+	int json; /* its body is JSON (upstream_xfer_json; -1: not known) */
+	size_t json_at; /* ... not: the first wrong byte */
 	struct upstream_xfer *x[ROUTE_NSIDES];
 	struct evbuffer *ans[ROUTE_NSIDES]; /* MODE_LIST answers */
 	unsigned ans_status[ROUTE_NSIDES];
@@ -163,7 +165,8 @@ void request_reply_full(struct request *);
 bool request_health(struct floe *, struct server_conn *, const struct h1_msg *);
 void request_config(struct request *);
 void request_reply_upstream(struct request *, enum route_side, struct h1_msg *);
-bool request_body_is_json(struct evbuffer *, size_t, char *why, size_t);
+bool request_body_is_json(const struct request *, struct evbuffer *, size_t,
+    char *why, size_t);
 void request_reply_failure(struct request *, enum route_side,
     enum upstream_fail, const char *why);
 void request_reply_list(struct request *);

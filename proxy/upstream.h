@@ -42,6 +42,11 @@ struct upstream_req {
 	struct evbuffer *body; /* or NULL; moved out */
 	bool head_method; /* HEAD: the answer has no body */
 	bool retryable; /* idempotent: may be sent twice */
+	/*
+	 * A 2xx answer's body is checked as JSON as it arrives (see
+	 * upstream_xfer_json), not gone over again at its end.
+	 */
+	bool check_json;
 };
 
 /* The transfer ended; inspect it with the accessors. It is freed after. */
@@ -82,6 +87,13 @@ struct h1_msg *upstream_xfer_msg(struct upstream_xfer *);
  */
 #define UPSTREAM_WATCH_FROM (1u << 20)
 int upstream_xfer_has_uri(const struct upstream_xfer *);
+/*
+ * For a transfer sent with check_json and answered 2xx: 1 when the body
+ * is one well-formed JSON text (lib/jscheck.h), 0 when not (*AT, may be
+ * NULL, is the offset of the first wrong byte); -1 when it was not
+ * checked (not asked, or another status).
+ */
+int upstream_xfer_json(const struct upstream_xfer *, size_t *at);
 /* Microseconds from send to the end of the answer. */
 uint64_t upstream_xfer_usec(const struct upstream_xfer *);
 /* Connections open, idle, and requests waiting; for /status. */

@@ -42,8 +42,8 @@ check_pieces(const char *s, size_t len)
 		got = jscheck_end(&st, &piece_at);
 		if (got != whole || (!whole && piece_at != whole_at))
 			fail_msg("%.*s cut at %zu: %s at %zu, whole: %s at %zu",
-			    (int)len, s, i, got ? "valid" : "invalid",
-			    piece_at, whole ? "valid" : "invalid", whole_at);
+			    (int)len, s, i, got ? "valid" : "invalid", piece_at,
+			    whole ? "valid" : "invalid", whole_at);
 	}
 	jscheck_init(&st);
 	for (i = 0; i < len; i++)
@@ -71,8 +71,7 @@ check_pieces_at(const char *s, size_t len, size_t cut)
 	jscheck_init(&st);
 	jscheck_feed(&st, s, cut);
 	jscheck_feed(&st, s + cut, len - cut);
-	if (jscheck_end(&st, &piece_at) != whole ||
-	    (!whole && piece_at != at))
+	if (jscheck_end(&st, &piece_at) != whole || (!whole && piece_at != at))
 		fail_msg("%.*s cut at %zu: not as whole", (int)len, s, cut);
 }
 

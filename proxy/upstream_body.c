@@ -144,8 +144,12 @@ upstream_check(struct upstream_xfer *x, struct h1_msg *m, bool end)
 				x->checked = len;
 		}
 	}
-	if (end)
-		x->json = jscheck_end(&x->jsc, &x->json_at) ? 1 : 0;
+	if (!end)
+		return;
+	x->json = jscheck_end(&x->jsc, &x->json_at) ? 1 : 0;
+	if (x->json == 0)
+		log_debug("%s: %s: the answer is not JSON at byte %zu",
+		    __func__, x->u->name, x->json_at);
 }
 
 int

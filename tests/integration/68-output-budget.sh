@@ -11,7 +11,7 @@
 # after they leave floe gives the memory back (malloc_trim on the tick).
 # OUTPUT_N=2000 is the figure in docs/performance.md.
 . "$(dirname "$0")/lib.sh"
-lib_init 66
+lib_init 68
 N=${OUTPUT_N:-300}
 PIPE_CONNS=10
 PIPE_N=${OUTPUT_PIPE:-100}

@@ -59,7 +59,10 @@ enum {
 };
 
 static const char *const js_literals[] = { "true", "false", "null" };
+static const size_t js_lens[] = { 4, 5, 4 };
 
+static const unsigned char *jscheck_run(const unsigned char *,
+    const unsigned char *);
 static const unsigned char *jscheck_string(struct jscheck *,
     const unsigned char *, const unsigned char *);
 static const unsigned char *jscheck_number(struct jscheck *,
@@ -76,6 +79,33 @@ jscheck_init(struct jscheck *st)
 }
 
 /*
+ * Past the run of printable ASCII (not a quote or a backslash) at P, the
+ * common case in a string, 8 bytes at a time: a byte below 0x20, at or
+ * above 0x80, a quote or a backslash sets its high bit in T (the usual
+ * SWAR tests).
+ */
+static inline const unsigned char *
+jscheck_run(const unsigned char *p, const unsigned char *end)
+{
+	uint64_t w, q, b, t;
+
+	while (end - p >= 8) {
+		memcpy(&w, p, 8);
+		q = w ^ JS_ONES * '"';
+		b = w ^ JS_ONES * '\\';
+		t = (((w - JS_ONES * 0x20) & ~w) | w | ((q - JS_ONES) & ~q) |
+			((b - JS_ONES) & ~b)) &
+		    JS_ONES * 0x80;
+		if (t != 0)
+			break;
+		p += 8;
+	}
+	while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+		p++;
+	return p;
+}
+
+/*
  * The string in progress from P: past its closing quote (tok is then
  * JT_NONE), END when it goes on past END, or NULL when it is wrong.
  */
@@ -83,7 +113,6 @@ static const unsigned char *
 jscheck_string(struct jscheck *st, const unsigned char *p,
     const unsigned char *end)
 {
-	uint64_t w, q, b, t;
 	unsigned char c;
 	int d;
 
@@ -92,28 +121,7 @@ jscheck_string(struct jscheck *st, const unsigned char *p,
 			return p;
 		switch (st->sub) {
 		case JS_CHARS:
-			/*
-			 * The common case: a run of printable ASCII, 8 bytes
-			 * at a time: a byte below 0x20, at or above 0x80, a
-			 * quote or a backslash sets its high bit in T (the
-			 * usual SWAR tests).
-			 */
-			while (end - p >= 8) {
-				memcpy(&w, p, 8);
-				q = w ^ JS_ONES * '"';
-				b = w ^ JS_ONES * '\\';
-				t = (((w - JS_ONES * 0x20) & ~w) | w |
-					((q - JS_ONES) & ~q) |
-					((b - JS_ONES) & ~b)) &
-				    JS_ONES * 0x80;
-				if (t != 0)
-					break;
-				p += 8;
-			}
-			while (p < end && *p >= 0x20 && *p < 0x80 &&
-			    *p != '"' && *p != '\\')
-				p++;
-			if (p == end)
+			if ((p = jscheck_run(p, end)) == end)
 				return p;
 			c = *p++;
 			if (c == '"') {
@@ -317,7 +325,7 @@ jscheck_token(struct jscheck *st, const unsigned char *p,
 bool
 jscheck_feed(struct jscheck *st, const void *buf, size_t n)
 {
-	const unsigned char *p = buf, *base = p, *end = p + n;
+	const unsigned char *p = buf, *base = p, *end = p + n, *q;
 	unsigned char c;
 	bool obj;
 
@@ -397,8 +405,15 @@ jscheck_feed(struct jscheck *st, const void *buf, size_t n)
 		case 't':
 		case 'f':
 		case 'n':
-			st->tok = JT_LITERAL;
 			st->sub = c == 't' ? 0 : c == 'f' ? 1 : 2;
+			/* Whole in this piece: no state to keep. */
+			if ((size_t)(end - p) >= js_lens[st->sub] &&
+			    memcmp(p, js_literals[st->sub], js_lens[st->sub]) ==
+				0) {
+				p += js_lens[st->sub];
+				break;
+			}
+			st->tok = JT_LITERAL;
 			st->left = 0;
 			p = jscheck_literal(st, p, end);
 			break;
@@ -413,6 +428,20 @@ jscheck_feed(struct jscheck *st, const void *buf, size_t n)
 		case '7':
 		case '8':
 		case '9':
+			/*
+			 * An integer whole in this piece (followed by
+			 * something that is not its own): no state to keep.
+			 */
+			q = p + (c == '-');
+			if (q < end && *q >= '1' && *q <= '9') {
+				while (++q < end && *q >= '0' && *q <= '9')
+					;
+				if (q < end && *q != '.' && *q != 'e' &&
+				    *q != 'E') {
+					p = q;
+					break;
+				}
+			}
 			st->tok = JT_NUMBER;
 			st->sub = c == '-' ? JN_MINUS :
 			    c == '0'	   ? JN_ZERO :
@@ -428,9 +457,14 @@ jscheck_feed(struct jscheck *st, const void *buf, size_t n)
 		continue;
 	string:
 		st->tok_at = st->off + (size_t)(p - base);
+		/* Plain ASCII to its end in this piece: no state to keep. */
+		if ((p = jscheck_run(p + 1, end)) < end && *p == '"') {
+			p++;
+			continue;
+		}
 		st->tok = JT_STRING;
 		st->sub = JS_CHARS;
-		if ((p = jscheck_string(st, p + 1, end)) == NULL)
+		if ((p = jscheck_string(st, p, end)) == NULL)
 			goto bad_token;
 	}
 	st->off += n;

@@ -130,8 +130,10 @@ upstream_check(struct upstream_xfer *x, struct h1_msg *m, bool end)
 		if (evbuffer_ptr_set(m->body, &pos, x->checked,
 			EVBUFFER_PTR_SET) == -1 ||
 		    (nv = evbuffer_peek(m->body, len - x->checked, &pos, v,
-			 nitems(v))) < 1)
-			fatalx("%s: evbuffer_peek", __func__);
+			 nitems(v))) < 1) {
+			x->check = false; /* not checked: the caller does */
+			return;
+		}
 		if (nv > (int)nitems(v))
 			nv = nitems(v);
 		for (i = 0; i < nv && x->checked < len; i++) {

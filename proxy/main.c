@@ -66,6 +66,7 @@
 
 static struct evdns_base *floe_dns;
 static int floe_ticks;
+static const int floe_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
 
 static void usage(FILE *);
 static int floe_check(const char *);
@@ -73,6 +74,12 @@ static int floe_mkdirs(const char *, bool);
 static void floe_open_store(struct floe *);
 static void floe_raise_nofile(void);
 static int floe_run(const char *, int);
+static int floe_start_conf(struct floe *);
+static int floe_start_parts(struct floe *);
+static int floe_start_listeners(struct floe *);
+static int floe_start_events(struct floe *);
+static void floe_log_start(struct floe *);
+static void floe_stop(struct floe *);
 static void floe_signal_cb(evutil_socket_t, short, void *);
 static void floe_tick_cb(evutil_socket_t, short, void *);
 static void floe_trim(void);
@@ -432,36 +439,65 @@ static int
 floe_run(const char *conf_path, int verbose)
 {
 	struct floe *f;
-	struct server_opts so;
-	struct conf_errors errs;
-	char err[512], node[64];
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
-	struct timeval one = { 1, 0 };
-	int i;
 
 	log_init(true, verbose, "floe");
 	f = xcalloc(1, sizeof(*f));
 	f->access_fd = -1;
 	f->conf_path = xstrdup(conf_path);
 	f->reload = floe_reload;
-	if ((f->conf = conf_read(conf_path, &errs)) == NULL) {
-		for (i = 0; i < (int)errs.n; i++)
+	if (floe_start_conf(f) == -1 || floe_start_parts(f) == -1 ||
+	    floe_start_listeners(f) == -1 || floe_start_events(f) == -1)
+		return 1;
+	floe_log_start(f);
+
+	event_base_dispatch(f->base);
+
+	log_info("floe stopped");
+	floe_stop(f);
+	return 0;
+}
+
+/* Read the conf, its [auth] files and the TLS certificate. 0, or -1. */
+static int
+floe_start_conf(struct floe *f)
+{
+	struct conf_errors errs;
+	char err[512];
+	size_t i;
+
+	if ((f->conf = conf_read(f->conf_path, &errs)) == NULL) {
+		for (i = 0; i < errs.n; i++)
 			log_warnx("%s: %s", __func__, errs.msg[i]);
 		conf_errors_clear(&errs);
-		return 1;
+		return -1;
 	}
 	f->conf_gen = 1;
 	f->conf_loaded_ms = units_now_ms();
 	if (floe_load_auth(f->conf, &f->auth, err, sizeof(err)) == -1) {
 		log_warnx("%s: %s", __func__, err);
-		return 1;
+		return -1;
 	}
 	if (f->conf->tls_cert != NULL &&
 	    (f->tls = tlsctx_new(f->conf->tls_cert, f->conf->tls_key, err,
 		 sizeof(err))) == NULL) {
 		log_warnx("%s: %s", __func__, err);
-		return 1;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The loop and what runs on it before any listener: the store, the
+ * worker, the cache, each catalog's pool and credential, the control
+ * plane, the cluster, the stats registry. 0, or -1 (logged).
+ */
+static int
+floe_start_parts(struct floe *f)
+{
+	char err[512], node[64];
+	struct cred *c;
+	int i;
+
 	signal(SIGPIPE, SIG_IGN);
 	floe_raise_nofile();
 	f->started_ms = units_now_ms();
@@ -477,7 +513,7 @@ floe_run(const char *conf_path, int verbose)
 	if ((f->worker = worker_new(f->base, FLOE_IMPORT_DEADLINE_MS, err,
 		 sizeof(err))) == NULL) {
 		log_warnx("%s: %s", __func__, err);
-		return 1;
+		return -1;
 	}
 	f->cache = cache_new(f->conf->cache_size, f->conf->cache_ttl_ms);
 	for (i = 0; i < ROUTE_NSIDES; i++) {
@@ -487,7 +523,7 @@ floe_run(const char *conf_path, int verbose)
 		if (f->up[i] == NULL) {
 			log_warnx("%s: %s catalog: %s", __func__,
 			    route_side_name(i), err);
-			return 1;
+			return -1;
 		}
 	}
 	if ((f->fetch = fetch_new(f->base)) == NULL)
@@ -495,18 +531,28 @@ floe_run(const char *conf_path, int verbose)
 	if (f->conf->cluster.etcd != NULL && f->store != NULL &&
 	    (f->cluster = cluster_new(f, err, sizeof(err))) == NULL) {
 		log_warnx("%s: [cluster]: %s", __func__, err);
-		return 1;
+		return -1;
 	}
 	/* Tokens are asked for first: the catalogs' configs need them. */
 	for (i = 0; i < ROUTE_NSIDES; i++) {
-		struct cred *c;
-
 		if ((c = floe_new_cred(f, &f->conf->target[i], i)) == NULL)
-			return 1;
+			return -1;
 		floe_set_cred(f, i, c);
 	}
 	floe_stats_add(f);
 	f->inv = inventory_new(f);
+	return 0;
+}
+
+/*
+ * The engines' listeners (plain, then TLS or plain), the admin socket,
+ * the access log and the rollback log. 0, or -1 (logged).
+ */
+static int
+floe_start_listeners(struct floe *f)
+{
+	struct server_opts so;
+	char err[512];
 
 	memset(&so, 0, sizeof(so));
 	so.name = "rest";
@@ -525,14 +571,14 @@ floe_run(const char *conf_path, int verbose)
 	    server_listen_tcp(f->front, f->conf->listen_plain, err,
 		sizeof(err)) == -1) {
 		log_warnx("%s: %s", __func__, err);
-		return 1;
+		return -1;
 	}
 	if ((f->tls != NULL ? server_listen_tls(f->front, f->conf->listen,
 				  f->tls, err, sizeof(err)) :
 			      server_listen_tcp(f->front, f->conf->listen, err,
 				  sizeof(err))) == -1) {
 		log_warnx("%s: %s", __func__, err);
-		return 1;
+		return -1;
 	}
 	so.name = "admin";
 	so.budgeted = false;
@@ -540,17 +586,17 @@ floe_run(const char *conf_path, int verbose)
 	f->admin_sock = admin_sock_new(f);
 	f->admin = server_new(f->base, &so, admin_sock_serve, admin_sock_error,
 	    f->admin_sock);
+	err[0] = '\0';
 	if (floe_mkdirs(f->conf->admin_socket, false) == -1 ||
 	    server_listen_unix(f->admin, f->conf->admin_socket, err,
 		sizeof(err)) == -1) {
 		log_warnx("%s: %s", __func__,
 		    err[0] != '\0' ? err : strerror(errno));
-		return 1;
+		return -1;
 	}
 	floe_open_access_log(f);
-	if (floe_mkdirs(f->conf->rollback_log, false) == -1)
-		snprintf(err, sizeof(err), "rollback log %s: %s",
-		    f->conf->rollback_log, strerror(errno));
+	/* A directory that cannot be made shows as rlog_open's error. */
+	(void)floe_mkdirs(f->conf->rollback_log, false);
 	if (f->rlog == NULL) {
 		f->rlog = rlog_open(f->conf->rollback_log, err, sizeof(err));
 		if (err[0] != '\0')
@@ -560,8 +606,23 @@ floe_run(const char *conf_path, int verbose)
 			    __func__, err);
 		rlog_attach(f->rlog, f->store);
 	}
-	for (i = 0; i < (int)nitems(sigs); i++) {
-		f->sig[i] = evsignal_new(f->base, sigs[i], floe_signal_cb, f);
+	return 0;
+}
+
+/*
+ * Signals, the tick, and the modules that act on their own: the config
+ * reads, the triggers, the metrics listener. 0, or -1 (logged).
+ */
+static int
+floe_start_events(struct floe *f)
+{
+	struct timeval one = { 1, 0 };
+	char err[512];
+	size_t i;
+
+	for (i = 0; i < nitems(floe_sigs); i++) {
+		f->sig[i] =
+		    evsignal_new(f->base, floe_sigs[i], floe_signal_cb, f);
 		evsignal_add(f->sig[i], NULL);
 	}
 	f->tick = event_new(f->base, -1, EV_PERSIST, floe_tick_cb, f);
@@ -572,8 +633,17 @@ floe_run(const char *conf_path, int verbose)
 	if ((f->obs = obs_new(f, f->conf->metrics_listen, err, sizeof(err))) ==
 	    NULL) {
 		log_warnx("%s: metrics_listen: %s", __func__, err);
-		return 1;
+		return -1;
 	}
+	return 0;
+}
+
+/* Say what floe serves and how, and tell systemd it is ready. */
+static void
+floe_log_start(struct floe *f)
+{
+	int i;
+
 	log_info("floe listening on %s (port %d%s), admin socket %s",
 	    f->conf->listen, server_port(f->front),
 	    f->tls != NULL ? ", TLS" : "", f->conf->admin_socket);
@@ -591,10 +661,14 @@ floe_run(const char *conf_path, int verbose)
 		      "configuration generation 1",
 		(long)getpid(), f->conf->listen) == -1)
 		log_warn("%s: NOTIFY_SOCKET", __func__);
+}
 
-	event_base_dispatch(f->base);
+/* Free everything floe_run started, in the order that keeps peers valid. */
+static void
+floe_stop(struct floe *f)
+{
+	size_t i;
 
-	log_info("floe stopped");
 	request_flush_log(f);
 	/* Imports still queued are answered (503) before their peers go. */
 	cluster_free(f->cluster);
@@ -613,7 +687,7 @@ floe_run(const char *conf_path, int verbose)
 	}
 	fetch_free(f->fetch);
 	cache_free(f->cache);
-	for (i = 0; i < (int)nitems(sigs); i++)
+	for (i = 0; i < nitems(floe_sigs); i++)
 		event_free(f->sig[i]);
 	event_free(f->tick);
 	evdns_base_free(floe_dns, 0);
@@ -629,7 +703,6 @@ floe_run(const char *conf_path, int verbose)
 	json_decref(f->last_reload);
 	free(f->conf_path);
 	free(f);
-	return 0;
 }
 
 static void

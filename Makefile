@@ -126,11 +126,14 @@ format:
 # man pages (mandoc -Tlint must say nothing; run from man/, where it finds
 # the pages they refer to, with MANPATH there too, so that a floe package
 # installed on the machine does not make mandoc compare them with the
-# system's database), then the format.
+# system's database; while a floe package is being installed by a test,
+# mandoc may still say the system's mandoc.db is outdated, which is about
+# the machine, not the pages, and is left out), then the format.
 MANPAGES = floe.8 floectl.8 floe.conf.5
 lint:
 	tests/floors.sh
-	@out=$$(cd man && MANPATH=$$PWD mandoc -Tlint $(MANPAGES) 2>&1); \
+	@out=$$(cd man && MANPATH=$$PWD mandoc -Tlint $(MANPAGES) 2>&1 | \
+	    grep -v '^mandoc: outdated mandoc.db lacks .* entry, run makewhatis'); \
 	    if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; \
 	    echo "man pages ok: mandoc -Tlint $(MANPAGES)"
 	clang-format --dry-run -Werror $(LIB_SRCS) $(CORE_SRCS) $(MAIN_SRCS) \

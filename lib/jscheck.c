@@ -1,12 +1,11 @@
 /*
- * floe: jscheck.c -- a JSON well-formedness check (RFC 8259) that is fed
- * a text in pieces as they arrive, with no allocation: the grammar's
- * state, an explicit stack of open containers, and the token being read
- * (a string, an escape, a UTF-8 sequence, a number, a literal) are kept
- * between pieces, so a piece may end anywhere. Strings are scanned a run
- * of plain ASCII 8 bytes at a time; UTF-8 is checked as RFC 3629 has it
- * (no overlong forms, no surrogates, nothing past U+10FFFF), as jansson
- * checks it.
+ * floe: jscheck.c -- a JSON well-formedness check (RFC 8259) in one pass
+ * over the bytes, resumable at any byte: an explicit stack of open
+ * containers (a bit each) and, for a token a piece ends inside, where in
+ * it the check is, all in struct jscheck; no allocation. Strings are
+ * scanned a run of plain ASCII at a time; UTF-8 is checked as RFC 3629
+ * has it (no overlong forms, no surrogates, nothing past U+10FFFF), as
+ * jansson checks it.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,8 +17,8 @@
 
 #define JS_ONES 0x0101010101010101ULL
 
-/* What may come next, between tokens. */
-enum jscheck_state {
+/* What may come next (next). */
+enum {
 	JS_VALUE, /* a value (the start, after ':', after ',' in an array) */
 	JS_VALUE_OR_CLOSE, /* after '[' */
 	JS_KEY_OR_CLOSE, /* after '{' */
@@ -28,45 +27,64 @@ enum jscheck_state {
 	JS_NEXT, /* after a value: ',' or the container's end */
 };
 
-/* The token being read. */
-enum jscheck_lex {
-	JL_NONE, /* between tokens */
-	JL_STR, /* in a string */
-	JL_ESC, /* after a backslash */
-	JL_U, /* the hex digits of \u (aux: how many so far) */
-	JL_U2_BS, /* a high surrogate's low one: its backslash */
-	JL_U2_U, /* ... its 'u' */
-	JL_UTF8, /* continuation bytes (aux: how many are left) */
-	JL_NUM, /* a number (aux: enum jscheck_num) */
-	JL_LIT, /* true, false or null (u: which, aux: bytes matched) */
+/* The token in progress (tok). */
+enum {
+	JT_NONE,
+	JT_STRING,
+	JT_NUMBER,
+	JT_LITERAL, /* sub: which of js_literals */
 };
 
-/* Where a number is. */
-enum jscheck_num {
-	JN_MINUS, /* after '-': a digit must follow */
-	JN_ZERO, /* a leading 0: no more digits */
-	JN_INT,
-	JN_DOT, /* after '.': a digit must follow */
-	JN_FRAC,
-	JN_E, /* after 'e': a sign or a digit */
-	JN_ESIGN, /* after its sign: a digit */
-	JN_EXP,
+/* Where in a string (sub). */
+enum {
+	JS_CHARS,
+	JS_UTF8, /* LEFT continuation bytes due, the next in [LO, HI] */
+	JS_ESC, /* after a backslash */
+	JS_HEX, /* LEFT hex digits of a \u escape due */
+	JS_LOW_BACKSLASH, /* after a high surrogate: its low one's \u */
+	JS_LOW_U,
+	JS_LOW_HEX, /* LEFT hex digits of the low surrogate due */
 };
 
-static const char *const jscheck_lits[] = { "true", "false", "null" };
+/* Where in a number (sub); the ones marked may end it. */
+enum {
+	JN_MINUS, /* after '-' */
+	JN_ZERO, /* a leading 0 (may end) */
+	JN_INT, /* (may end) */
+	JN_DOT,
+	JN_FRAC, /* (may end) */
+	JN_E,
+	JN_ESIGN,
+	JN_EXP, /* (may end) */
+};
+
+static const char *const js_literals[] = { "true", "false", "null" };
+static const size_t js_lens[] = { 4, 5, 4 };
 
 static const unsigned char *jscheck_run(const unsigned char *,
     const unsigned char *);
-static bool jscheck_num(struct jscheck *, unsigned char);
-static bool jscheck_num_done(const struct jscheck *);
-static int jscheck_utf8_lead(struct jscheck *, unsigned char);
+static const unsigned char *jscheck_string(struct jscheck *,
+    const unsigned char *, const unsigned char *);
+static const unsigned char *jscheck_number(struct jscheck *,
+    const unsigned char *, const unsigned char *);
+static const unsigned char *jscheck_literal(struct jscheck *,
+    const unsigned char *, const unsigned char *);
+
+void
+jscheck_init(struct jscheck *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->next = JS_VALUE;
+	st->tok = JT_NONE;
+}
 
 /*
- * Past the run of printable ASCII (not a quote or a backslash) at P, 8
- * bytes at a time: a byte below 0x20, at or above 0x80, a quote or a
- * backslash sets its high bit in T (the usual SWAR tests).
+ * Past the run of printable ASCII (not a quote or a backslash) at P, the
+ * common case in a string, 8 bytes at a time: a byte below 0x20, at or
+ * above 0x80, a quote or a backslash sets its high bit in T (the usual
+ * SWAR tests).
  */
-static const unsigned char *
+static inline const unsigned char *
 jscheck_run(const unsigned char *p, const unsigned char *end)
 {
 	uint64_t w, q, b, t;
@@ -87,329 +105,408 @@ jscheck_run(const unsigned char *p, const unsigned char *end)
 	return p;
 }
 
-/* C starts a UTF-8 sequence of J's string: its rules in J. 0 or -1. */
-static int
-jscheck_utf8_lead(struct jscheck *j, unsigned char c)
+/*
+ * The string in progress from P: past its closing quote (tok is then
+ * JT_NONE), END when it goes on past END, or NULL when it is wrong.
+ */
+static const unsigned char *
+jscheck_string(struct jscheck *st, const unsigned char *p,
+    const unsigned char *end)
 {
-	j->lo = 0x80;
-	j->hi = 0xbf;
-	if (c >= 0xc2 && c <= 0xdf)
-		j->aux = 1;
-	else if (c >= 0xe0 && c <= 0xef) {
-		j->aux = 2;
-		if (c == 0xe0)
-			j->lo = 0xa0; /* overlong */
-		else if (c == 0xed)
-			j->hi = 0x9f; /* surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		j->aux = 3;
-		if (c == 0xf0)
-			j->lo = 0x90; /* overlong */
-		else if (c == 0xf4)
-			j->hi = 0x8f; /* past U+10FFFF */
-	} else
-		return -1;
-	return 0;
-}
-
-/* Whether the number being read may end here. */
-static bool
-jscheck_num_done(const struct jscheck *j)
-{
-	return j->aux == JN_ZERO || j->aux == JN_INT || j->aux == JN_FRAC ||
-	    j->aux == JN_EXP;
-}
-
-/* Whether C goes on the number being read (J's state moves on). */
-static bool
-jscheck_num(struct jscheck *j, unsigned char c)
-{
-	bool digit = c >= '0' && c <= '9';
-
-	switch (j->aux) {
-	case JN_MINUS:
-		if (!digit)
-			return false;
-		j->aux = c == '0' ? JN_ZERO : JN_INT;
-		return true;
-	case JN_ZERO:
-	case JN_INT:
-		if (digit && j->aux == JN_INT)
-			return true;
-		if (c == '.')
-			j->aux = JN_DOT;
-		else if (c == 'e' || c == 'E')
-			j->aux = JN_E;
-		else
-			return false;
-		return true;
-	case JN_DOT:
-	case JN_FRAC:
-		if (digit) {
-			j->aux = JN_FRAC;
-			return true;
-		}
-		if (j->aux == JN_FRAC && (c == 'e' || c == 'E')) {
-			j->aux = JN_E;
-			return true;
-		}
-		return false;
-	case JN_E:
-		if (c == '+' || c == '-') {
-			j->aux = JN_ESIGN;
-			return true;
-		}
-		/* FALLTHROUGH */
-	case JN_ESIGN:
-	case JN_EXP:
-		if (!digit)
-			return false;
-		j->aux = JN_EXP;
-		return true;
-	}
-	return false;
-}
-
-void
-jscheck_init(struct jscheck *j)
-{
-	j->off = 0;
-	j->bad_at = 0;
-	j->depth = 0;
-	j->st = JS_VALUE;
-	j->lex = JL_NONE;
-	j->aux = 0;
-	j->u = 0;
-	j->hs = false;
-	j->key = false;
-	j->bad = false;
-}
-
-bool
-jscheck_feed(struct jscheck *j, const char *s, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)s, *end = p + n;
 	unsigned char c;
 	int d;
 
-	if (j->bad)
-		return false;
-	while (p < end) {
-		c = *p;
-		switch (j->lex) {
-		case JL_STR:
+	for (;;) {
+		if (p == end)
+			return p;
+		switch (st->sub) {
+		case JS_CHARS:
 			if ((p = jscheck_run(p, end)) == end)
-				continue;
+				return p;
 			c = *p++;
 			if (c == '"') {
-				j->lex = JL_NONE;
-				j->st = j->key ? JS_COLON : JS_NEXT;
-			} else if (c == '\\')
-				j->lex = JL_ESC;
-			else if (c < 0x20 || jscheck_utf8_lead(j, c) == -1)
-				goto bad_prev;
-			else
-				j->lex = JL_UTF8;
-			continue;
-		case JL_UTF8:
-			if (c < j->lo || c > j->hi)
-				goto bad;
-			j->lo = 0x80;
-			j->hi = 0xbf;
-			if (--j->aux == 0)
-				j->lex = JL_STR;
-			p++;
-			continue;
-		case JL_ESC:
+				st->tok = JT_NONE;
+				return p;
+			}
+			if (c == '\\')
+				st->sub = JS_ESC;
+			else if (c < 0x20)
+				return NULL;
+			else {
+				/* A UTF-8 lead byte. */
+				st->lo = 0x80;
+				st->hi = 0xbf;
+				if (c >= 0xc2 && c <= 0xdf)
+					st->left = 1;
+				else if (c >= 0xe0 && c <= 0xef) {
+					st->left = 2;
+					if (c == 0xe0)
+						st->lo = 0xa0; /* overlong */
+					else if (c == 0xed)
+						st->hi = 0x9f; /* surrogates */
+				} else if (c >= 0xf0 && c <= 0xf4) {
+					st->left = 3;
+					if (c == 0xf0)
+						st->lo = 0x90; /* overlong */
+					else if (c == 0xf4)
+						st->hi = 0x8f; /* > U+10FFFF */
+				} else
+					return NULL;
+				st->sub = JS_UTF8;
+			}
+			break;
+		case JS_UTF8:
+			c = *p++;
+			if (c < st->lo || c > st->hi)
+				return NULL;
+			st->lo = 0x80;
+			st->hi = 0xbf;
+			if (--st->left == 0)
+				st->sub = JS_CHARS;
+			break;
+		case JS_ESC:
+			c = *p++;
 			if (c == 'u') {
-				j->lex = JL_U;
-				j->aux = 0;
-				j->u = 0;
+				st->sub = JS_HEX;
+				st->left = 4;
+				st->hex = 0;
 			} else if (c != 0 && memchr("\"\\/bfnrt", c, 8) != NULL)
-				j->lex = JL_STR;
+				st->sub = JS_CHARS;
 			else
-				goto bad;
-			p++;
-			continue;
-		case JL_U:
-			if ((d = units_hexval(c)) < 0)
-				goto bad;
-			j->u = (uint16_t)(j->u << 4 | d);
-			p++;
-			if (++j->aux < 4)
-				continue;
-			if (j->hs) {
-				/* The low surrogate after a high one. */
-				if (j->u < 0xdc00 || j->u > 0xdfff)
-					goto bad_prev;
-				j->hs = false;
-				j->lex = JL_STR;
-			} else if (j->u >= 0xdc00 && j->u <= 0xdfff)
-				goto bad_prev; /* a low surrogate alone */
-			else if (j->u >= 0xd800 && j->u <= 0xdbff) {
-				j->hs = true;
-				j->lex = JL_U2_BS;
-			} else
-				j->lex = JL_STR;
-			continue;
-		case JL_U2_BS:
-		case JL_U2_U:
-			if (c != (j->lex == JL_U2_BS ? '\\' : 'u'))
-				goto bad;
-			if (j->lex == JL_U2_U) {
-				j->aux = 0;
-				j->u = 0;
+				return NULL;
+			break;
+		case JS_HEX:
+		case JS_LOW_HEX:
+			if ((d = units_hexval(*p++)) < 0)
+				return NULL;
+			st->hex = (unsigned short)(st->hex << 4 | d);
+			if (--st->left > 0)
+				break;
+			if (st->hex >= 0xdc00 && st->hex <= 0xdfff) {
+				/* A low surrogate: only after a high one. */
+				if (st->sub != JS_LOW_HEX)
+					return NULL;
+			} else if (st->sub == JS_LOW_HEX)
+				return NULL;
+			else if (st->hex >= 0xd800 && st->hex <= 0xdbff) {
+				st->sub = JS_LOW_BACKSLASH;
+				break;
 			}
-			j->lex = j->lex == JL_U2_BS ? JL_U2_U : JL_U;
+			st->sub = JS_CHARS;
+			break;
+		case JS_LOW_BACKSLASH:
+			if (*p++ != '\\')
+				return NULL;
+			st->sub = JS_LOW_U;
+			break;
+		case JS_LOW_U:
+			if (*p++ != 'u')
+				return NULL;
+			st->sub = JS_LOW_HEX;
+			st->left = 4;
+			st->hex = 0;
+			break;
+		}
+	}
+}
+
+/*
+ * The number in progress from P: past it (tok is then JT_NONE; the byte
+ * there is not the number's), END when it may go on past END, or NULL
+ * when it is wrong.
+ */
+static const unsigned char *
+jscheck_number(struct jscheck *st, const unsigned char *p,
+    const unsigned char *end)
+{
+	unsigned char c;
+
+	while (p < end) {
+		c = *p;
+		switch (st->sub) {
+		case JN_MINUS:
+			if (c < '0' || c > '9')
+				return NULL;
+			st->sub = c == '0' ? JN_ZERO : JN_INT;
 			p++;
 			continue;
-		case JL_NUM:
-			/* A run of digits, the bulk of a number, in one go. */
-			if (j->aux == JN_INT || j->aux == JN_FRAC ||
-			    j->aux == JN_EXP) {
-				while (p < end && *p >= '0' && *p <= '9')
-					p++;
-				if (p == end)
-					continue;
-				c = *p;
-			}
-			if (jscheck_num(j, c)) {
+		case JN_INT:
+			while (p < end && *p >= '0' && *p <= '9')
+				p++;
+			if (p == end)
+				return p;
+			c = *p;
+			/* FALLTHROUGH */
+		case JN_ZERO:
+			if (c == '.')
+				st->sub = JN_DOT;
+			else if (c == 'e' || c == 'E')
+				st->sub = JN_E;
+			else
+				break;
+			p++;
+			continue;
+		case JN_DOT:
+			if (c < '0' || c > '9')
+				return NULL;
+			st->sub = JN_FRAC;
+			p++;
+			continue;
+		case JN_FRAC:
+			while (p < end && *p >= '0' && *p <= '9')
+				p++;
+			if (p == end)
+				return p;
+			if (*p != 'e' && *p != 'E')
+				break;
+			st->sub = JN_E;
+			p++;
+			continue;
+		case JN_E:
+			if (c == '+' || c == '-') {
+				st->sub = JN_ESIGN;
 				p++;
 				continue;
 			}
-			if (!jscheck_num_done(j))
-				goto bad;
-			/* C ends the number: read it again between tokens. */
-			j->lex = JL_NONE;
-			j->st = JS_NEXT;
-			continue;
-		case JL_LIT:
-			if (c != (unsigned char)jscheck_lits[j->u][j->aux])
-				goto bad;
+			/* FALLTHROUGH */
+		case JN_ESIGN:
+			if (c < '0' || c > '9')
+				return NULL;
+			st->sub = JN_EXP;
 			p++;
-			if (jscheck_lits[j->u][++j->aux] == '\0') {
-				j->lex = JL_NONE;
-				j->st = JS_NEXT;
-			}
 			continue;
-		case JL_NONE:
+		case JN_EXP:
+			while (p < end && *p >= '0' && *p <= '9')
+				p++;
+			if (p == end)
+				return p;
 			break;
 		}
-		/* Between tokens. */
+		/* Ended by the byte at P. */
+		st->tok = JT_NONE;
+		return p;
+	}
+	return p;
+}
+
+/* The literal in progress from P: as jscheck_string. */
+static const unsigned char *
+jscheck_literal(struct jscheck *st, const unsigned char *p,
+    const unsigned char *end)
+{
+	const char *lit = js_literals[st->sub];
+
+	for (; p < end; p++) {
+		if (*p != (unsigned char)lit[st->left])
+			return NULL;
+		if (lit[++st->left] == '\0') {
+			st->tok = JT_NONE;
+			return p + 1;
+		}
+	}
+	return p;
+}
+
+/* Go on with the token in progress from P (as jscheck_string). */
+static const unsigned char *
+jscheck_token(struct jscheck *st, const unsigned char *p,
+    const unsigned char *end)
+{
+	switch (st->tok) {
+	case JT_STRING:
+		return jscheck_string(st, p, end);
+	case JT_NUMBER:
+		return jscheck_number(st, p, end);
+	default:
+		return jscheck_literal(st, p, end);
+	}
+}
+
+bool
+jscheck_feed(struct jscheck *st, const void *buf, size_t n)
+{
+	const unsigned char *p = buf, *base = p, *end = p + n, *q;
+	unsigned char c;
+	bool obj;
+
+	if (st->failed)
+		return false;
+	if (st->tok != JT_NONE && (p = jscheck_token(st, p, end)) == NULL)
+		goto bad_token;
+	while (p < end) {
+		c = *p;
 		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
 			p++;
 			continue;
 		}
-		switch (j->st) {
+		switch (st->next) {
 		case JS_COLON:
 			if (c != ':')
 				goto bad;
-			j->st = JS_VALUE;
 			p++;
+			st->next = JS_VALUE;
 			continue;
 		case JS_NEXT:
-			if (j->depth == 0)
+			if (st->depth == 0)
 				goto bad; /* something after the value */
+			obj = st->objs[(st->depth - 1) / 64] >>
+				((st->depth - 1) % 64) &
+			    1;
 			if (c == ',')
-				j->st = j->stack[j->depth - 1] == '{' ?
-				    JS_KEY :
-				    JS_VALUE;
-			else if (c ==
-			    (j->stack[j->depth - 1] == '{' ? '}' : ']'))
-				j->depth--;
+				st->next = obj ? JS_KEY : JS_VALUE;
+			else if (c == (obj ? '}' : ']'))
+				st->depth--;
 			else
 				goto bad;
 			p++;
 			continue;
 		case JS_KEY_OR_CLOSE:
 		case JS_KEY:
-			if (c == '}' && j->st == JS_KEY_OR_CLOSE) {
-				j->depth--;
-				j->st = JS_NEXT;
-			} else if (c == '"') {
-				j->lex = JL_STR;
-				j->key = true;
-			} else
+			if (c == '}' && st->next == JS_KEY_OR_CLOSE) {
+				st->depth--;
+				p++;
+				st->next = JS_NEXT;
+				continue;
+			}
+			if (c != '"')
 				goto bad;
-			p++;
-			continue;
+			st->next = JS_COLON; /* once the key ends */
+			goto string;
 		case JS_VALUE_OR_CLOSE:
 			if (c == ']') {
-				j->depth--;
-				j->st = JS_NEXT;
+				st->depth--;
 				p++;
+				st->next = JS_NEXT;
 				continue;
 			}
 			break;
-		case JS_VALUE:
-			break;
 		}
-		/* A value starts. */
+		/* A value. */
+		st->tok_at = st->off + (size_t)(p - base);
 		switch (c) {
 		case '{':
 		case '[':
-			if (j->depth == sizeof(j->stack))
+			if (st->depth == JSCHECK_MAX_DEPTH)
 				goto bad;
-			j->stack[j->depth++] = c;
-			j->st = c == '{' ? JS_KEY_OR_CLOSE : JS_VALUE_OR_CLOSE;
-			break;
+			if (c == '{')
+				st->objs[st->depth / 64] |= 1ULL
+				    << (st->depth % 64);
+			else
+				st->objs[st->depth / 64] &=
+				    ~(1ULL << (st->depth % 64));
+			st->depth++;
+			st->next =
+			    c == '{' ? JS_KEY_OR_CLOSE : JS_VALUE_OR_CLOSE;
+			p++;
+			continue;
 		case '"':
-			j->lex = JL_STR;
-			j->key = false;
-			break;
+			st->next = JS_NEXT;
+			goto string;
 		case 't':
 		case 'f':
 		case 'n':
-			j->lex = JL_LIT;
-			j->u = c == 't' ? 0 : c == 'f' ? 1 : 2;
-			j->aux = 1;
+			st->sub = c == 't' ? 0 : c == 'f' ? 1 : 2;
+			/* Whole in this piece: no state to keep. */
+			if ((size_t)(end - p) >= js_lens[st->sub] &&
+			    memcmp(p, js_literals[st->sub], js_lens[st->sub]) ==
+				0) {
+				p += js_lens[st->sub];
+				break;
+			}
+			st->tok = JT_LITERAL;
+			st->left = 0;
+			p = jscheck_literal(st, p, end);
 			break;
 		case '-':
-			j->lex = JL_NUM;
-			j->aux = JN_MINUS;
+		case '0':
+		case '1':
+		case '2':
+		case '3':
+		case '4':
+		case '5':
+		case '6':
+		case '7':
+		case '8':
+		case '9':
+			/*
+			 * An integer whole in this piece (followed by
+			 * something that is not its own): no state to keep.
+			 */
+			q = p + (c == '-');
+			if (q < end && *q >= '1' && *q <= '9') {
+				while (++q < end && *q >= '0' && *q <= '9')
+					;
+				if (q < end && *q != '.' && *q != 'e' &&
+				    *q != 'E') {
+					p = q;
+					break;
+				}
+			}
+			st->tok = JT_NUMBER;
+			st->sub = c == '-' ? JN_MINUS :
+			    c == '0'	   ? JN_ZERO :
+					     JN_INT;
+			p = jscheck_number(st, p + 1, end);
 			break;
 		default:
-			if (c < '0' || c > '9')
-				goto bad;
-			j->lex = JL_NUM;
-			j->aux = c == '0' ? JN_ZERO : JN_INT;
-			break;
+			goto bad;
 		}
-		p++;
+		if (p == NULL)
+			goto bad_token;
+		st->next = JS_NEXT;
+		continue;
+	string:
+		st->tok_at = st->off + (size_t)(p - base);
+		/* Plain ASCII to its end in this piece: no state to keep. */
+		if ((p = jscheck_run(p + 1, end)) < end && *p == '"') {
+			p++;
+			continue;
+		}
+		st->tok = JT_STRING;
+		st->sub = JS_CHARS;
+		if ((p = jscheck_string(st, p, end)) == NULL)
+			goto bad_token;
 	}
-	j->off += n;
+	st->off += n;
 	return true;
-bad_prev:
-	p--;
+bad_token:
+	st->err_at = st->tok_at;
+	st->failed = true;
+	return false;
 bad:
-	j->bad = true;
-	j->bad_at = j->off + (size_t)(p - (const unsigned char *)s);
+	st->err_at = st->off + (size_t)(p - base);
+	st->failed = true;
 	return false;
 }
 
 bool
-jscheck_end(struct jscheck *j, size_t *at)
+jscheck_end(struct jscheck *st, size_t *at)
 {
-	if (!j->bad && j->lex == JL_NUM && jscheck_num_done(j)) {
-		j->lex = JL_NONE;
-		j->st = JS_NEXT;
+	if (!st->failed) {
+		/* A number may end with the text; nothing else may. */
+		if (st->tok == JT_NUMBER &&
+		    (st->sub == JN_ZERO || st->sub == JN_INT ||
+			st->sub == JN_FRAC || st->sub == JN_EXP))
+			st->tok = JT_NONE;
+		if (st->tok != JT_NONE) {
+			st->err_at = st->tok_at;
+			st->failed = true;
+		} else if (st->next != JS_NEXT || st->depth != 0) {
+			st->err_at = st->off;
+			st->failed = true;
+		}
 	}
-	if (!j->bad &&
-	    (j->lex != JL_NONE || j->st != JS_NEXT || j->depth != 0)) {
-		j->bad = true;
-		j->bad_at = j->off; /* it ends too soon */
-	}
-	if (j->bad && at != NULL)
-		*at = (size_t)j->bad_at;
-	return !j->bad;
+	if (st->failed && at != NULL)
+		*at = st->err_at;
+	return !st->failed;
 }
 
 bool
 jscheck_valid(const char *s, size_t len, size_t *at)
 {
-	struct jscheck j;
+	struct jscheck st;
 
-	jscheck_init(&j);
-	(void)jscheck_feed(&j, s, len);
-	return jscheck_end(&j, at);
+	jscheck_init(&st);
+	jscheck_feed(&st, s, len);
+	return jscheck_end(&st, at);
 }

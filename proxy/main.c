@@ -66,6 +66,7 @@
 
 static struct evdns_base *floe_dns;
 static int floe_ticks;
+static const int floe_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
 
 static void usage(FILE *);
 static int floe_check(const char *);
@@ -73,23 +74,19 @@ static int floe_mkdirs(const char *, bool);
 static void floe_open_store(struct floe *);
 static void floe_raise_nofile(void);
 static int floe_run(const char *, int);
+static int floe_start_conf(struct floe *);
+static int floe_start_parts(struct floe *);
+static int floe_start_listeners(struct floe *);
+static int floe_start_events(struct floe *);
+static void floe_log_start(struct floe *);
+static void floe_stop(struct floe *);
 static void floe_signal_cb(evutil_socket_t, short, void *);
 static void floe_tick_cb(evutil_socket_t, short, void *);
 static void floe_trim(void);
-static json_t *floe_status_cb(void *);
-static json_t *floe_catalogs_cb(void *);
-static json_t *floe_cache_cb(void *);
-static bool floe_catalog_is_up(const struct floe *, int);
-static void floe_metrics_cb(struct evbuffer *, void *);
-static void floe_cache_metrics_cb(struct evbuffer *, void *);
-static void floe_cred_metrics_cb(struct evbuffer *, void *);
 static void floe_cred_changed_cb(struct cred *, void *);
-static void floe_stats_add(struct floe *);
 static int floe_check_files(const struct conf *, char *, size_t);
 static void floe_credential_note(const struct conf *, char *, size_t);
 static void floe_rlog_flush(struct floe *);
-static json_t *floe_rlog_cb(void *);
-static void floe_rlog_metrics_cb(struct evbuffer *, void *);
 
 /* The command line, on FP. */
 static void
@@ -442,36 +439,65 @@ static int
 floe_run(const char *conf_path, int verbose)
 {
 	struct floe *f;
-	struct server_opts so;
-	struct conf_errors errs;
-	char err[512], node[64];
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
-	struct timeval one = { 1, 0 };
-	int i;
 
 	log_init(true, verbose, "floe");
 	f = xcalloc(1, sizeof(*f));
 	f->access_fd = -1;
 	f->conf_path = xstrdup(conf_path);
 	f->reload = floe_reload;
-	if ((f->conf = conf_read(conf_path, &errs)) == NULL) {
-		for (i = 0; i < (int)errs.n; i++)
+	if (floe_start_conf(f) == -1 || floe_start_parts(f) == -1 ||
+	    floe_start_listeners(f) == -1 || floe_start_events(f) == -1)
+		return 1;
+	floe_log_start(f);
+
+	event_base_dispatch(f->base);
+
+	log_info("floe stopped");
+	floe_stop(f);
+	return 0;
+}
+
+/* Read the conf, its [auth] files and the TLS certificate. 0, or -1. */
+static int
+floe_start_conf(struct floe *f)
+{
+	struct conf_errors errs;
+	char err[512];
+	size_t i;
+
+	if ((f->conf = conf_read(f->conf_path, &errs)) == NULL) {
+		for (i = 0; i < errs.n; i++)
 			log_warnx("%s: %s", __func__, errs.msg[i]);
 		conf_errors_clear(&errs);
-		return 1;
+		return -1;
 	}
 	f->conf_gen = 1;
 	f->conf_loaded_ms = units_now_ms();
 	if (floe_load_auth(f->conf, &f->auth, err, sizeof(err)) == -1) {
 		log_warnx("%s: %s", __func__, err);
-		return 1;
+		return -1;
 	}
 	if (f->conf->tls_cert != NULL &&
 	    (f->tls = tlsctx_new(f->conf->tls_cert, f->conf->tls_key, err,
 		 sizeof(err))) == NULL) {
 		log_warnx("%s: %s", __func__, err);
-		return 1;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The loop and what runs on it before any listener: the store, the
+ * worker, the cache, each catalog's pool and credential, the control
+ * plane, the cluster, the stats registry. 0, or -1 (logged).
+ */
+static int
+floe_start_parts(struct floe *f)
+{
+	char err[512], node[64];
+	struct cred *c;
+	int i;
+
 	signal(SIGPIPE, SIG_IGN);
 	floe_raise_nofile();
 	f->started_ms = units_now_ms();
@@ -487,7 +513,7 @@ floe_run(const char *conf_path, int verbose)
 	if ((f->worker = worker_new(f->base, FLOE_IMPORT_DEADLINE_MS, err,
 		 sizeof(err))) == NULL) {
 		log_warnx("%s: %s", __func__, err);
-		return 1;
+		return -1;
 	}
 	f->cache = cache_new(f->conf->cache_size, f->conf->cache_ttl_ms);
 	for (i = 0; i < ROUTE_NSIDES; i++) {
@@ -497,7 +523,7 @@ floe_run(const char *conf_path, int verbose)
 		if (f->up[i] == NULL) {
 			log_warnx("%s: %s catalog: %s", __func__,
 			    route_side_name(i), err);
-			return 1;
+			return -1;
 		}
 	}
 	if ((f->fetch = fetch_new(f->base)) == NULL)
@@ -505,18 +531,28 @@ floe_run(const char *conf_path, int verbose)
 	if (f->conf->cluster.etcd != NULL && f->store != NULL &&
 	    (f->cluster = cluster_new(f, err, sizeof(err))) == NULL) {
 		log_warnx("%s: [cluster]: %s", __func__, err);
-		return 1;
+		return -1;
 	}
 	/* Tokens are asked for first: the catalogs' configs need them. */
 	for (i = 0; i < ROUTE_NSIDES; i++) {
-		struct cred *c;
-
 		if ((c = floe_new_cred(f, &f->conf->target[i], i)) == NULL)
-			return 1;
+			return -1;
 		floe_set_cred(f, i, c);
 	}
 	floe_stats_add(f);
 	f->inv = inventory_new(f);
+	return 0;
+}
+
+/*
+ * The engines' listeners (plain, then TLS or plain), the admin socket,
+ * the access log and the rollback log. 0, or -1 (logged).
+ */
+static int
+floe_start_listeners(struct floe *f)
+{
+	struct server_opts so;
+	char err[512];
 
 	memset(&so, 0, sizeof(so));
 	so.name = "rest";
@@ -535,14 +571,14 @@ floe_run(const char *conf_path, int verbose)
 	    server_listen_tcp(f->front, f->conf->listen_plain, err,
 		sizeof(err)) == -1) {
 		log_warnx("%s: %s", __func__, err);
-		return 1;
+		return -1;
 	}
 	if ((f->tls != NULL ? server_listen_tls(f->front, f->conf->listen,
 				  f->tls, err, sizeof(err)) :
 			      server_listen_tcp(f->front, f->conf->listen, err,
 				  sizeof(err))) == -1) {
 		log_warnx("%s: %s", __func__, err);
-		return 1;
+		return -1;
 	}
 	so.name = "admin";
 	so.budgeted = false;
@@ -550,17 +586,17 @@ floe_run(const char *conf_path, int verbose)
 	f->admin_sock = admin_sock_new(f);
 	f->admin = server_new(f->base, &so, admin_sock_serve, admin_sock_error,
 	    f->admin_sock);
+	err[0] = '\0';
 	if (floe_mkdirs(f->conf->admin_socket, false) == -1 ||
 	    server_listen_unix(f->admin, f->conf->admin_socket, err,
 		sizeof(err)) == -1) {
 		log_warnx("%s: %s", __func__,
 		    err[0] != '\0' ? err : strerror(errno));
-		return 1;
+		return -1;
 	}
 	floe_open_access_log(f);
-	if (floe_mkdirs(f->conf->rollback_log, false) == -1)
-		snprintf(err, sizeof(err), "rollback log %s: %s",
-		    f->conf->rollback_log, strerror(errno));
+	/* A directory that cannot be made shows as rlog_open's error. */
+	(void)floe_mkdirs(f->conf->rollback_log, false);
 	if (f->rlog == NULL) {
 		f->rlog = rlog_open(f->conf->rollback_log, err, sizeof(err));
 		if (err[0] != '\0')
@@ -570,8 +606,23 @@ floe_run(const char *conf_path, int verbose)
 			    __func__, err);
 		rlog_attach(f->rlog, f->store);
 	}
-	for (i = 0; i < (int)nitems(sigs); i++) {
-		f->sig[i] = evsignal_new(f->base, sigs[i], floe_signal_cb, f);
+	return 0;
+}
+
+/*
+ * Signals, the tick, and the modules that act on their own: the config
+ * reads, the triggers, the metrics listener. 0, or -1 (logged).
+ */
+static int
+floe_start_events(struct floe *f)
+{
+	struct timeval one = { 1, 0 };
+	char err[512];
+	size_t i;
+
+	for (i = 0; i < nitems(floe_sigs); i++) {
+		f->sig[i] =
+		    evsignal_new(f->base, floe_sigs[i], floe_signal_cb, f);
 		evsignal_add(f->sig[i], NULL);
 	}
 	f->tick = event_new(f->base, -1, EV_PERSIST, floe_tick_cb, f);
@@ -582,8 +633,17 @@ floe_run(const char *conf_path, int verbose)
 	if ((f->obs = obs_new(f, f->conf->metrics_listen, err, sizeof(err))) ==
 	    NULL) {
 		log_warnx("%s: metrics_listen: %s", __func__, err);
-		return 1;
+		return -1;
 	}
+	return 0;
+}
+
+/* Say what floe serves and how, and tell systemd it is ready. */
+static void
+floe_log_start(struct floe *f)
+{
+	int i;
+
 	log_info("floe listening on %s (port %d%s), admin socket %s",
 	    f->conf->listen, server_port(f->front),
 	    f->tls != NULL ? ", TLS" : "", f->conf->admin_socket);
@@ -601,10 +661,14 @@ floe_run(const char *conf_path, int verbose)
 		      "configuration generation 1",
 		(long)getpid(), f->conf->listen) == -1)
 		log_warn("%s: NOTIFY_SOCKET", __func__);
+}
 
-	event_base_dispatch(f->base);
+/* Free everything floe_run started, in the order that keeps peers valid. */
+static void
+floe_stop(struct floe *f)
+{
+	size_t i;
 
-	log_info("floe stopped");
 	request_flush_log(f);
 	/* Imports still queued are answered (503) before their peers go. */
 	cluster_free(f->cluster);
@@ -623,7 +687,7 @@ floe_run(const char *conf_path, int verbose)
 	}
 	fetch_free(f->fetch);
 	cache_free(f->cache);
-	for (i = 0; i < (int)nitems(sigs); i++)
+	for (i = 0; i < nitems(floe_sigs); i++)
 		event_free(f->sig[i]);
 	event_free(f->tick);
 	evdns_base_free(floe_dns, 0);
@@ -639,7 +703,6 @@ floe_run(const char *conf_path, int verbose)
 	json_decref(f->last_reload);
 	free(f->conf_path);
 	free(f);
-	return 0;
 }
 
 static void
@@ -741,296 +804,6 @@ floe_rlog_flush(struct floe *f)
 		log_warnx("rollback log %s: %zu line%s still pending: %s",
 		    f->conf->rollback_log, before, before == 1 ? "" : "s",
 		    log_strerror(e));
-}
-
-/* stats_status_cb: the rollback log's health. */
-static json_t *
-floe_rlog_cb(void *arg)
-{
-	struct floe *f = arg;
-	struct rlog_stats rs;
-
-	rlog_stats(f->rlog, &rs);
-	return json_pack("{s:s, s:I, s:I, s:s?}", "path", f->conf->rollback_log,
-	    "pending", (json_int_t)rs.pending, "failed", (json_int_t)rs.failed,
-	    "error", rs.err != 0 ? log_strerror(rs.err) : NULL);
-}
-
-/* stats_metrics_cb: the rollback log's health. */
-static void
-floe_rlog_metrics_cb(struct evbuffer *b, void *arg)
-{
-	struct floe *f = arg;
-	struct rlog_stats rs;
-
-	rlog_stats(f->rlog, &rs);
-	evbuffer_add_printf(b,
-	    "# HELP floe_rollback_log_pending Rollback log lines not yet "
-	    "written (kept in the flag store, retried every second).\n"
-	    "# TYPE floe_rollback_log_pending gauge\n"
-	    "floe_rollback_log_pending %zu\n"
-	    "# HELP floe_rollback_log_failures_total Rollback log appends "
-	    "that failed.\n"
-	    "# TYPE floe_rollback_log_failures_total counter\n"
-	    "floe_rollback_log_failures_total %llu\n",
-	    rs.pending, (unsigned long long)rs.failed);
-}
-
-/* stats_status_cb: floe's own keys, at the top of GET /status. */
-static json_t *
-floe_status_cb(void *arg)
-{
-	struct floe *f = arg;
-
-	return json_pack(
-	    "{s:s, s:b, s:b, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}}", "version",
-	    version_get(), "ready", floe_is_ready(f), "draining", f->draining,
-	    "uptime_s", (json_int_t)((units_now_ms() - f->started_ms) / 1000),
-	    "requests", (json_int_t)f->stats.requests, "local_errors",
-	    (json_int_t)f->stats.local_errors, "connections",
-	    (json_int_t)server_nconns(f->front), "output", "held_bytes",
-	    (json_int_t)server_held_bytes(), "budget",
-	    (json_int_t)f->conf->output_budget, "refused",
-	    (json_int_t)f->stats.refused_full);
-}
-
-/* stats_status_cb: each catalog's pool, config and counters. */
-static json_t *
-floe_catalogs_cb(void *arg)
-{
-	struct floe *f = arg;
-	json_t *sides, *s;
-	int i;
-
-	sides = json_object();
-	for (i = 0; i < ROUTE_NSIDES; i++) {
-		s = upstream_status_json(f->up[i]);
-		json_object_set_new(s, "config_known",
-		    json_boolean(f->cat[i]->known));
-		if (f->cat[i]->prefix != NULL)
-			json_object_set_new(s, "prefix",
-			    json_string(f->cat[i]->prefix));
-		if (f->cat[i]->last_error != NULL)
-			json_object_set_new(s, "last_error",
-			    json_string(f->cat[i]->last_error));
-		json_object_set_new(s, "requests",
-		    json_integer(f->stats.side[i].requests));
-		json_object_set_new(s, "errors_5xx",
-		    json_integer(f->stats.side[i].errors_5xx));
-		json_object_set_new(s, "failures",
-		    json_integer(f->stats.side[i].failures));
-		json_object_set_new(s, "auth", cred_status_json(f->cred[i]));
-		json_object_set_new(sides, route_side_name(i), s);
-	}
-	return sides;
-}
-
-/* stats_status_cb: the LoadTable cache. */
-static json_t *
-floe_cache_cb(void *arg)
-{
-	struct floe *f = arg;
-	struct cache_stats cs;
-
-	cache_get_stats(f->cache, &cs);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-	    "budget", (json_int_t)cs.budget, "bytes", (json_int_t)cs.bytes,
-	    "entries", (json_int_t)cs.entries, "hits", (json_int_t)cs.hits,
-	    "misses", (json_int_t)cs.misses, "revalidations",
-	    (json_int_t)cs.revalidations, "evictions", (json_int_t)cs.evictions,
-	    "expirations", (json_int_t)cs.expirations, "invalidations",
-	    (json_int_t)cs.invalidations, "ttl_ms",
-	    (json_int_t)f->conf->cache_ttl_ms);
-}
-
-/*
- * Catalog SIDE is up: its config was read, and the last read of it did
- * not fail (discover.c reads it again every config_refresh, and at once
- * after a failure).
- */
-static bool
-floe_catalog_is_up(const struct floe *f, int side)
-{
-	return f->cat[side]->known && f->cat[side]->last_error == NULL;
-}
-
-/* stats_metrics_cb: floe's answers and readiness, and each catalog's. */
-static void
-floe_metrics_cb(struct evbuffer *b, void *arg)
-{
-	struct floe *f = arg;
-	int i;
-
-	stats_requests_metrics(b, &f->stats);
-	evbuffer_add_printf(b,
-	    "# HELP floe_local_errors_total ErrorModel answers floe made "
-	    "itself.\n"
-	    "# TYPE floe_local_errors_total counter\n"
-	    "floe_local_errors_total %llu\n"
-	    "# HELP floe_ready Both catalog configs known and the store "
-	    "open.\n"
-	    "# TYPE floe_ready gauge\n"
-	    "floe_ready %d\n"
-	    "# HELP floe_connections Open client connections.\n"
-	    "# TYPE floe_connections gauge\n"
-	    "floe_connections %u\n"
-	    "# HELP floe_build_info The version floe was built from.\n"
-	    "# TYPE floe_build_info gauge\n"
-	    "floe_build_info{version=\"%s\"} 1\n"
-	    "# HELP floe_output_held_bytes Bytes of answers clients have "
-	    "not taken yet.\n"
-	    "# TYPE floe_output_held_bytes gauge\n"
-	    "floe_output_held_bytes %zu\n"
-	    "# HELP floe_output_refused_total Requests refused (503) while "
-	    "floe held its output_budget.\n"
-	    "# TYPE floe_output_refused_total counter\n"
-	    "floe_output_refused_total %llu\n",
-	    (unsigned long long)f->stats.local_errors, floe_is_ready(f) ? 1 : 0,
-	    server_nconns(f->front), version_get(), server_held_bytes(),
-	    (unsigned long long)f->stats.refused_full);
-	evbuffer_add_printf(b,
-	    "# HELP floe_catalog_up The catalog's config was read and its "
-	    "last answer was not a failure of floe's connection to it.\n"
-	    "# TYPE floe_catalog_up gauge\n");
-	for (i = 0; i < ROUTE_NSIDES; i++)
-		evbuffer_add_printf(b, "floe_catalog_up{side=\"%s\"} %d\n",
-		    route_side_name(i), floe_catalog_is_up(f, i) ? 1 : 0);
-	evbuffer_add_printf(b,
-	    "# HELP floe_upstream_requests_total Requests forwarded per "
-	    "catalog.\n"
-	    "# TYPE floe_upstream_requests_total counter\n"
-	    "# HELP floe_upstream_5xx_total 5xx answers per catalog.\n"
-	    "# TYPE floe_upstream_5xx_total counter\n"
-	    "# HELP floe_upstream_failures_total Connect failures, "
-	    "timeouts and garbage per catalog.\n"
-	    "# TYPE floe_upstream_failures_total counter\n");
-	for (i = 0; i < ROUTE_NSIDES; i++)
-		evbuffer_add_printf(b,
-		    "floe_upstream_requests_total{side=\"%s\"} %llu\n"
-		    "floe_upstream_5xx_total{side=\"%s\"} %llu\n"
-		    "floe_upstream_failures_total{side=\"%s\"} %llu\n",
-		    route_side_name(i),
-		    (unsigned long long)f->stats.side[i].requests,
-		    route_side_name(i),
-		    (unsigned long long)f->stats.side[i].errors_5xx,
-		    route_side_name(i),
-		    (unsigned long long)f->stats.side[i].failures);
-}
-
-/* stats_metrics_cb: the LoadTable cache. */
-static void
-floe_cache_metrics_cb(struct evbuffer *b, void *arg)
-{
-	struct floe *f = arg;
-	struct cache_stats cs;
-
-	cache_get_stats(f->cache, &cs);
-	evbuffer_add_printf(b,
-	    "# HELP floe_cache_hits_total LoadTable answers served from the "
-	    "cache.\n"
-	    "# TYPE floe_cache_hits_total counter\n"
-	    "floe_cache_hits_total %llu\n"
-	    "# HELP floe_cache_misses_total LoadTable lookups the cache could "
-	    "not answer.\n"
-	    "# TYPE floe_cache_misses_total counter\n"
-	    "floe_cache_misses_total %llu\n"
-	    "# HELP floe_cache_revalidations_total Expired entries a catalog "
-	    "confirmed with 304.\n"
-	    "# TYPE floe_cache_revalidations_total counter\n"
-	    "floe_cache_revalidations_total %llu\n"
-	    "# HELP floe_cache_evictions_total Entries dropped for the byte "
-	    "budget.\n"
-	    "# TYPE floe_cache_evictions_total counter\n"
-	    "floe_cache_evictions_total %llu\n"
-	    "# HELP floe_cache_expirations_total Entries dropped because "
-	    "their cache_ttl ran out.\n"
-	    "# TYPE floe_cache_expirations_total counter\n"
-	    "floe_cache_expirations_total %llu\n"
-	    "# HELP floe_cache_invalidations_total Entries dropped by writes "
-	    "through floe.\n"
-	    "# TYPE floe_cache_invalidations_total counter\n"
-	    "floe_cache_invalidations_total %llu\n"
-	    "# HELP floe_cache_bytes Bytes the cache holds.\n"
-	    "# TYPE floe_cache_bytes gauge\n"
-	    "floe_cache_bytes %llu\n"
-	    "# HELP floe_cache_entries Answers the cache holds.\n"
-	    "# TYPE floe_cache_entries gauge\n"
-	    "floe_cache_entries %llu\n",
-	    (unsigned long long)cs.hits, (unsigned long long)cs.misses,
-	    (unsigned long long)cs.revalidations,
-	    (unsigned long long)cs.evictions,
-	    (unsigned long long)cs.expirations,
-	    (unsigned long long)cs.invalidations, (unsigned long long)cs.bytes,
-	    (unsigned long long)cs.entries);
-}
-
-/* stats_metrics_cb: the access tokens floe holds for the catalogs. */
-static void
-floe_cred_metrics_cb(struct evbuffer *b, void *arg)
-{
-	struct floe *f = arg;
-	const struct token *t;
-	struct token_info ti;
-	int64_t left;
-	int i;
-
-	evbuffer_add_printf(b,
-	    "# HELP floe_catalog_token_ok 1 while floe holds an access token "
-	    "for the catalog.\n"
-	    "# TYPE floe_catalog_token_ok gauge\n"
-	    "# HELP floe_catalog_token_refresh_failing 1 while the catalog's "
-	    "token endpoint fails.\n"
-	    "# TYPE floe_catalog_token_refresh_failing gauge\n"
-	    "# HELP floe_catalog_token_expiry_seconds Seconds the current "
-	    "token has left.\n"
-	    "# TYPE floe_catalog_token_expiry_seconds gauge\n"
-	    "# HELP floe_catalog_token_fetches_total Token requests sent.\n"
-	    "# TYPE floe_catalog_token_fetches_total counter\n"
-	    "# HELP floe_catalog_token_failures_total Token requests that "
-	    "failed.\n"
-	    "# TYPE floe_catalog_token_failures_total counter\n"
-	    "# HELP floe_catalog_token_early_refreshes_total Refreshes a "
-	    "catalog's 401 started.\n"
-	    "# TYPE floe_catalog_token_early_refreshes_total counter\n");
-	for (i = 0; i < ROUTE_NSIDES; i++) {
-		if ((t = cred_token(f->cred[i])) == NULL)
-			continue;
-		token_info(t, &ti);
-		left = ti.expires_ms != 0 ? ti.expires_ms - units_now_ms() : 0;
-		evbuffer_add_printf(b,
-		    "floe_catalog_token_ok{side=\"%s\"} %d\n"
-		    "floe_catalog_token_refresh_failing{side=\"%s\"} %d\n"
-		    "floe_catalog_token_expiry_seconds{side=\"%s\"} %lld\n"
-		    "floe_catalog_token_fetches_total{side=\"%s\"} %llu\n"
-		    "floe_catalog_token_failures_total{side=\"%s\"} %llu\n"
-		    "floe_catalog_token_early_refreshes_total{side=\"%s\"} "
-		    "%llu\n",
-		    route_side_name(i), ti.expires_ms != 0 ? 1 : 0,
-		    route_side_name(i),
-		    ti.state == TOKEN_FAILING || ti.state == TOKEN_GONE ? 1 : 0,
-		    route_side_name(i), (long long)(left > 0 ? left / 1000 : 0),
-		    route_side_name(i), (unsigned long long)ti.fetches,
-		    route_side_name(i), (unsigned long long)ti.failures,
-		    route_side_name(i), (unsigned long long)ti.early);
-	}
-}
-
-/*
- * floe's parts of GET /status and /metrics, first; the admin API's and
- * the triggers' come after them, in the order their modules start.
- */
-static void
-floe_stats_add(struct floe *f)
-{
-	stats_add_status(&f->stats, NULL, floe_status_cb, f);
-	stats_add_status(&f->stats, "config", floe_config_status_cb, f);
-	stats_add_status(&f->stats, "catalogs", floe_catalogs_cb, f);
-	stats_add_status(&f->stats, "cache", floe_cache_cb, f);
-	stats_add_status(&f->stats, "rollback_log", floe_rlog_cb, f);
-	stats_add_metrics(&f->stats, floe_metrics_cb, f);
-	stats_add_metrics(&f->stats, floe_cache_metrics_cb, f);
-	stats_add_metrics(&f->stats, floe_cred_metrics_cb, f);
-	stats_add_metrics(&f->stats, floe_rlog_metrics_cb, f);
 }
 
 /* floe [-htv] [-c FILE] [--help] [--version] */

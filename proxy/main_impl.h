@@ -1,6 +1,7 @@
 /*
  * floe: main_impl.h -- private to the floe process's files (main.c, which
- * starts and stops floe, and main_reload.c, which reads its conf again);
+ * starts and stops floe, main_reload.c, which reads its conf again, and
+ * main_stats.c, its parts of /status and /metrics);
  * nothing else includes it. Owns nothing: the parts of start-up a reload
  * runs again.
  */
@@ -30,6 +31,13 @@ struct cred *floe_new_cred(struct floe *, const struct conf_target *t,
     int side);
 /* Make C (taken) the credential of catalog SIDE, and start it. */
 void floe_set_cred(struct floe *, int side, struct cred *c);
+
+/* main_stats.c */
+/*
+ * floe's parts of GET /status and /metrics, first; the admin API's and
+ * the triggers' come after them, in the order their modules start.
+ */
+void floe_stats_add(struct floe *);
 
 /* main_reload.c */
 /* Read the conf again (SIGHUP, POST /reload); the outcome. Caller decrefs. */

@@ -314,7 +314,7 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 	r->x[side] = NULL;
 	r->pending--;
 	r->has_uri = upstream_xfer_has_uri(x);
-	r->json_ok = upstream_xfer_json(x, &r->json_at);
+	r->json = upstream_xfer_json(x, &r->json_at);
 	/* Listings ask both sides at once: the slower one is the wait. */
 	if (upstream_xfer_usec(x) > r->upstream_us || r->mode != MODE_LIST)
 		r->upstream_us = r->mode == MODE_LIST ?

@@ -333,32 +333,49 @@ whole:
 }
 
 /*
- * Whether BODY (BLEN bytes), R's answer, is one well-formed JSON text: as
- * the upstream checked it while it arrived (a large answer is never
- * checked all at once at its end), else checked here, where it is (a body
- * in pieces is copied out first). On false, WHY says where it goes wrong.
+ * Whether BODY (BLEN bytes), R's answer, is one well-formed JSON text.
+ * The answers asked about were checked as they arrived, read by read
+ * (upstream_xfer_json): nothing is gone over at their end, when a large
+ * one would hold the loop. One that was not (not expected) is checked
+ * here, piece by piece where it lies. On false, WHY says where it goes
+ * wrong.
  */
 bool
 request_body_is_json(const struct request *r, struct evbuffer *body,
     size_t blen, char *why, size_t whylen)
 {
-	const char *p;
-	char *copy = NULL;
-	size_t at = r->json_at;
-	bool ok = r->json_ok == 1;
+	struct evbuffer_iovec v[16];
+	struct evbuffer_ptr pos;
+	struct jscheck st;
+	size_t at = r->json_at, done = 0, take, step;
+	int i, nv;
+	bool ok = r->json == 1;
 
-	if (r->json_ok == -1) {
-		if (evbuffer_get_contiguous_space(body) == blen)
-			p = (const char *)evbuffer_pullup(body, -1);
-		else {
-			copy = xmalloc(blen);
-			if (evbuffer_copyout(body, copy, blen) !=
-			    (ev_ssize_t)blen)
-				fatalx("%s: evbuffer_copyout", __func__);
-			p = copy;
+	if (r->json == -1) {
+		jscheck_init(&st);
+		if (evbuffer_ptr_set(body, &pos, 0, EVBUFFER_PTR_SET) == -1)
+			fatalx("%s: evbuffer_ptr_set", __func__);
+		while (done < blen) {
+			nv = evbuffer_peek(body, blen - done, &pos, v,
+			    nitems(v));
+			if (nv < 1)
+				fatalx("%s: evbuffer_peek", __func__);
+			if (nv > (int)nitems(v))
+				nv = nitems(v);
+			for (i = 0, step = 0; i < nv && done < blen; i++) {
+				take = v[i].iov_len < blen - done ?
+				    v[i].iov_len :
+				    blen - done;
+				jscheck_feed(&st, v[i].iov_base, take);
+				done += take;
+				step += take;
+			}
+			if (done < blen &&
+			    evbuffer_ptr_set(body, &pos, step,
+				EVBUFFER_PTR_ADD) == -1)
+				fatalx("%s: evbuffer_ptr_set", __func__);
 		}
-		ok = jscheck_valid(p, blen, &at);
-		free(copy);
+		ok = jscheck_end(&st, &at);
 	}
 	if (!ok)
 		snprintf(why, whylen,

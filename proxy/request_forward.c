@@ -446,7 +446,7 @@ request_forward(struct request *r, enum route_side side)
 		ur.body = NULL;
 	ur.head_method = m->method == H1_HEAD;
 	ur.retryable = m->method == H1_GET || m->method == H1_HEAD || idem;
-	/* Answers floe merges are checked as JSON while they arrive. */
+	/* The answers request_body_is_json is asked about. */
 	ur.check_json = r->merge_config || r->mode == MODE_LIST;
 	r->pending++;
 	f->stats.side[side].requests++;

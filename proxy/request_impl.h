@@ -73,8 +73,8 @@ struct request {
 	bool commit; /* a lost answer is CommitStateUnknown */
 	bool merge_config; /* the answer is a LoadTableResult */
 	int has_uri; /* the answer holds the catalog's uri (-1: not known) */
-	int json_ok; /* the answer's body is JSON: 1, 0, -1 not checked */
-	size_t json_at; /* where it is not */
+	int json; /* its body is JSON (upstream_xfer_json; -1: not known) */
+	size_t json_at; /* ... not: the first wrong byte */
 	struct upstream_xfer *x[ROUTE_NSIDES];
 	struct evbuffer *ans[ROUTE_NSIDES]; /* MODE_LIST answers */
 	unsigned ans_status[ROUTE_NSIDES];

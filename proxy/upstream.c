@@ -29,9 +29,7 @@
 #include <openssl/x509v3.h>
 
 #include "lib/compat.h"
-#include "lib/jscheck.h"
 #include "lib/log.h"
-#include "lib/memfind.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/conf.h"
@@ -40,87 +38,14 @@
 #include "proxy/server.h"
 #include "proxy/sockio.h"
 #include "proxy/upstream.h"
+#include "proxy/upstream_impl.h"
 
 #define UPSTREAM_SPARE 256 /* ended transfers kept for reuse */
 #define UPSTREAM_WRITEV 16 /* pieces of a request written at once */
 /* Answers larger than this are refused (LoadTable with long histories). */
 #define UPSTREAM_MAX_BODY (256u << 20)
 
-struct upconn {
-	struct upstream *u;
-	struct bufferevent *bev;
-	struct h1 *h1;
-	struct upstream_xfer *x; /* the request in flight, or NULL: idle */
-	bool connected;
-	bool idle; /* on the idle list */
-	struct event *rev; /* floe's own reads, once a plain conn connects */
-	int64_t idle_us; /* when it last went idle (plain conns) */
-	unsigned served; /* answers read on this connection */
-	LIST_ENTRY(upconn) entry;
-};
-
-struct upstream_xfer {
-	struct upstream *u;
-	/* Kept when the transfer is reused. */
-	struct evbuffer *req; /* the whole request, kept for one retry */
-	struct event *timer;
-	struct jscheck *js; /* the body's JSON check, allocated once */
-	/* Cleared when it is reused: everything from here on. */
-	struct upconn *c;
-	bool head_method;
-	bool retryable;
-	bool retried;
-	bool nocred; /* no credential: fails (503) on the next loop turn */
-	bool bearer; /* carried floe's bearer token of generation CRED_GEN */
-	uint64_t cred_gen;
-	enum upstream_fail fail;
-	size_t watched; /* body bytes searched for the uri */
-	bool has_uri; /* ... and it was found */
-	bool watch_off; /* ... or the search gave up */
-	bool js_on; /* the body is checked as JSON (upstream_check) */
-	int8_t js_ok; /* -1: not (yet) known, then 0 or 1 */
-	size_t js_fed; /* body bytes fed to the check */
-	size_t js_at; /* where it went wrong */
-	char error[400];
-	int64_t start_us;
-	uint64_t usec;
-	upstream_done_cb cb;
-	void *arg;
-	TAILQ_ENTRY(upstream_xfer) wait; /* waiting, or on the free list */
-};
-
-struct upstream {
-	struct event_base *base;
-	struct evdns_base *dns;
-	const struct conf_target *t;
-	char *name;
-	char *fixed; /* "Host: ...\r\n" */
-	size_t fixed_len;
-	struct cred *cred; /* floe's credential for the catalog, or NULL */
-	SSL_CTX *ssl;
-	struct h1_limits lim;
-	struct timeval timeout_tv, connect_tv, idle_tv;
-	/*
-	 * The same durations as libevent common timeouts: every request
-	 * arms one, and a queue of equal durations takes them in O(1).
-	 */
-	const struct timeval *timeout_q, *connect_q;
-	unsigned nconns; /* open, busy or idle */
-	unsigned nidle;
-	unsigned nwaiting;
-	uint64_t sent, reused, connect_failures;
-	uint64_t refused; /* not sent: over the output budget */
-	LIST_HEAD(, upconn) idle;
-	LIST_HEAD(, upconn) busy;
-	TAILQ_HEAD(, upstream_xfer) waiting;
-	/* Ended transfers kept with their timer and buffer for reuse. */
-	TAILQ_HEAD(, upstream_xfer) spare;
-	unsigned nspare;
-};
-
 static void upstream_read_cb(struct bufferevent *, void *);
-static void upstream_watch(struct upstream_xfer *, struct evbuffer *);
-static void upstream_check(struct upstream_xfer *, struct evbuffer *, bool);
 static void upstream_write_cb(struct bufferevent *, void *);
 static void upstream_flush(struct upconn *);
 static void upstream_sock_cb(evutil_socket_t, short, void *);
@@ -251,7 +176,6 @@ upstream_free(struct upstream *u)
 		TAILQ_REMOVE(&u->spare, x, wait);
 		event_free(x->timer);
 		evbuffer_free(x->req);
-		free(x->js);
 		free(x);
 	}
 	if (u->ssl != NULL)
@@ -352,12 +276,9 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 			NULL)
 			fatalx("%s: out of memory", __func__);
 	}
-	x->js_ok = -1;
-	if ((x->js_on = r->check_json)) {
-		if (x->js == NULL)
-			x->js = xmalloc(sizeof(*x->js));
-		jscheck_init(x->js);
-	}
+	x->check = r->check_json;
+	x->json = -1;
+	jscheck_init(&x->jsc);
 	evbuffer_add_buffer(req, r->head);
 	evbuffer_add(req, u->fixed, u->fixed_len);
 	if (u->cred != NULL && cred_on_data(u->cred) &&
@@ -676,7 +597,6 @@ upstream_xfer_free(struct upstream_xfer *x)
 	}
 	event_free(x->timer);
 	evbuffer_free(x->req);
-	free(x->js);
 	free(x);
 }
 
@@ -697,6 +617,8 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
 		strlcpy(x->error, why, sizeof(x->error));
 	x->usec = units_mono_us() - x->start_us;
 	evtimer_del(x->timer);
+	if (fail == UPSTREAM_OK && c != NULL)
+		upstream_body(x, h1_msg(c->h1), true);
 	/* The catalog refused floe's token: one early refresh, not more. */
 	if (fail == UPSTREAM_OK && x->bearer && c != NULL &&
 	    h1_msg(c->h1)->status == 401 && x->u->cred != NULL)
@@ -757,8 +679,7 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 	for (;;) {
 		switch (h1_parse(c->h1, bufferevent_get_input(bev))) {
 		case H1_MORE:
-			upstream_watch(x, h1_msg(c->h1)->body);
-			upstream_check(x, h1_msg(c->h1)->body, false);
+			upstream_body(x, h1_msg(c->h1), false);
 			return;
 		case H1_DONE:
 			/*
@@ -772,8 +693,6 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 				h1_set_head_response(c->h1, x->head_method);
 				continue;
 			}
-			upstream_watch(x, h1_msg(c->h1)->body);
-			upstream_check(x, h1_msg(c->h1)->body, true);
 			upstream_finish(x, UPSTREAM_OK, NULL);
 			return;
 		case H1_ERROR:
@@ -783,136 +702,6 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 			return;
 		}
 	}
-}
-
-/*
- * Search what BODY gained since the last read for the catalog's uri, once
- * it is past UPSTREAM_WATCH_FROM: the search of a large answer is spread
- * over its reads instead of held up at its end. The N - 1 bytes before
- * the new ones are searched again, for a match across the seam; so are
- * those before each batch of pieces. Pieces too small for a seam window
- * give up (the caller searches the whole body at the end).
- */
-static void
-upstream_watch(struct upstream_xfer *x, struct evbuffer *body)
-{
-	struct evbuffer_iovec v[8];
-	struct evbuffer_ptr pos;
-	const char *uri = x->u->t->uri;
-	size_t len = evbuffer_get_length(body), n = x->u->t->uri_len, from;
-	size_t start;
-	char seam[1024];
-	int i, nv;
-
-	if (x->has_uri || x->watch_off || len < UPSTREAM_WATCH_FROM)
-		return;
-	if (n == 0 || n > sizeof(seam) / 2) {
-		x->watch_off = true;
-		return;
-	}
-	from = x->watched > n - 1 ? x->watched - (n - 1) : 0;
-	x->watched = len;
-	while (from < len) {
-		start = from;
-		if (evbuffer_ptr_set(body, &pos, from, EVBUFFER_PTR_SET) ==
-			-1 ||
-		    (nv = evbuffer_peek(body, len - from, &pos, v, nitems(v))) <
-			1) {
-			x->watch_off = true;
-			return;
-		}
-		if (nv > (int)nitems(v))
-			nv = nitems(v);
-		for (i = 0; i < nv; i++) {
-			if (memfind(v[i].iov_base, v[i].iov_len, uri, n) !=
-			    NULL) {
-				x->has_uri = true;
-				return;
-			}
-			from += v[i].iov_len;
-			if (i + 1 == nv)
-				break;
-			if (v[i].iov_len < n - 1 || v[i + 1].iov_len < n - 1) {
-				x->watch_off = true;
-				return;
-			}
-			memcpy(seam,
-			    (char *)v[i].iov_base + v[i].iov_len - (n - 1),
-			    n - 1);
-			memcpy(seam + n - 1, v[i + 1].iov_base, n - 1);
-			if (memfind(seam, 2 * (n - 1), uri, n) != NULL) {
-				x->has_uri = true;
-				return;
-			}
-		}
-		/* The next batch starts N - 1 bytes back: its first seam. */
-		if (from < len) {
-			if (from - start <= n - 1) {
-				x->watch_off = true;
-				return;
-			}
-			from -= n - 1;
-		}
-	}
-}
-
-/*
- * Feed what BODY gained since the last read to X's JSON check (at most
- * one read's worth, 64 KiB: the check of a large answer is spread over
- * its reads); at the END of the answer, conclude it.
- */
-static void
-upstream_check(struct upstream_xfer *x, struct evbuffer *body, bool end)
-{
-	struct evbuffer_iovec v[8];
-	struct evbuffer_ptr pos;
-	size_t len = evbuffer_get_length(body);
-	int i, nv;
-
-	if (!x->js_on || x->js_ok != -1)
-		return;
-	while (x->js_fed < len) {
-		if (evbuffer_ptr_set(body, &pos, x->js_fed, EVBUFFER_PTR_SET) ==
-			-1 ||
-		    (nv = evbuffer_peek(body, len - x->js_fed, &pos, v,
-			 nitems(v))) < 1) {
-			x->js_on = false; /* not checked: the caller does */
-			return;
-		}
-		if (nv > (int)nitems(v))
-			nv = nitems(v);
-		for (i = 0; i < nv; i++) {
-			if (!jscheck_feed(x->js, v[i].iov_base, v[i].iov_len)) {
-				x->js_ok = 0;
-				(void)jscheck_end(x->js, &x->js_at);
-				log_debug("%s: %s: the answer is not JSON at "
-					  "byte %zu",
-				    __func__, x->u->name, x->js_at);
-				return;
-			}
-			x->js_fed += v[i].iov_len;
-		}
-	}
-	if (end)
-		x->js_ok = jscheck_end(x->js, &x->js_at) ? 1 : 0;
-}
-
-int
-upstream_xfer_json(const struct upstream_xfer *x, size_t *at)
-{
-	if (!x->js_on)
-		return -1;
-	if (x->js_ok == 0 && at != NULL)
-		*at = x->js_at;
-	return x->js_ok;
-}
-
-int
-upstream_xfer_has_uri(const struct upstream_xfer *x)
-{
-	if (x->watch_off || x->watched < UPSTREAM_WATCH_FROM)
-		return -1;
-	return x->has_uri;
 }
 
 static void

@@ -42,7 +42,11 @@ struct upstream_req {
 	struct evbuffer *body; /* or NULL; moved out */
 	bool head_method; /* HEAD: the answer has no body */
 	bool retryable; /* idempotent: may be sent twice */
-	bool check_json; /* check the answer's body is JSON as it arrives */
+	/*
+	 * A 2xx answer's body is checked as JSON as it arrives (see
+	 * upstream_xfer_json), not gone over again at its end.
+	 */
+	bool check_json;
 };
 
 /* The transfer ended; inspect it with the accessors. It is freed after. */
@@ -84,10 +88,10 @@ struct h1_msg *upstream_xfer_msg(struct upstream_xfer *);
 #define UPSTREAM_WATCH_FROM (1u << 20)
 int upstream_xfer_has_uri(const struct upstream_xfer *);
 /*
- * For a request sent with check_json: 1 if the answer's body is one
- * well-formed JSON text, 0 if not (*AT: the first wrong byte), checked
- * piece by piece as it arrived, never all at once at its end; -1 when it
- * was not checked.
+ * For a transfer sent with check_json and answered 2xx: 1 when the body
+ * is one well-formed JSON text (lib/jscheck.h), 0 when not (*AT, may be
+ * NULL, is the offset of the first wrong byte); -1 when it was not
+ * checked (not asked, or another status).
  */
 int upstream_xfer_json(const struct upstream_xfer *, size_t *at);
 /* Microseconds from send to the end of the answer. */

@@ -10,8 +10,11 @@ lib_init 13
 
 command -v mandoc >/dev/null || { echo "FAIL mandoc is not installed (tests/deps.sh)"; exit 1; }
 # From man/, where mandoc finds the pages they refer to.
-out=$(cd man && MANPATH=$PWD mandoc -Tlint floe.8 floectl.8 floe.conf.5 2>&1)
-[ $? = 0 ] && [ -z "$out" ] && ok "mandoc -Tlint: clean" || bad "mandoc -Tlint: $out"
+# "outdated mandoc.db" is about the machine's database (a floe package
+# being installed by 16-deb at the same moment), not about the pages.
+out=$(cd man && MANPATH=$PWD mandoc -Tlint floe.8 floectl.8 floe.conf.5 2>&1 |
+	grep -v '^mandoc: outdated mandoc.db lacks .* entry, run makewhatis')
+[ -z "$out" ] && ok "mandoc -Tlint: clean" || bad "mandoc -Tlint: $out"
 # The lint can fail: a page with a broken macro is reported.
 sed 's/^\.Sh EXIT STATUS$/.Sh EXIT STATUS\n.Bl -tag/' man/floe.8 >"$T/broken.8"
 [ -n "$(mandoc -Tlint "$T/broken.8" 2>&1)" ] && ok "mandoc -Tlint reports a broken page" ||

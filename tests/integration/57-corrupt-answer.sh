@@ -51,4 +51,30 @@ expect_header "the next read: the warehouse" X-Floe-Target warehouse
 line=$(tail -n 1 "$T/rollback.log")
 [ -n "$line" ] && echo "$line" | jq -e '.trigger == "errors" and .wave == 1' >/dev/null &&
 	ok "the rollback log names the error trigger" || bad "line: $line"
+
+# A large answer (now the warehouse's), read in many pieces, is checked
+# as it arrives: a wrong byte 2 MB in is found there (its offset in the
+# 502), and a large answer that is JSON passes.
+python3 - "$T" <<'PY' || bad "large bodies"
+import json, sys
+pad = "x" * (2 << 20) + "\\u00e9"
+good = '{"metadata-location":"s3://b/m.json","metadata":{"format-version":2,' \
+    '"properties":{"pad":"' + pad + '","n":-1.5e3}},"config":{}}'
+bad = good.replace('"n":-1.5e3', '"n":01')
+open(sys.argv[1] + "/good.json", "w").write(json.dumps({"match": "athena", "body": good, "count": 1}))
+open(sys.argv[1] + "/bad.json", "w").write(json.dumps({"match": "athena", "body": bad, "count": 1}))
+b = bad.encode("latin1")
+open(sys.argv[1] + "/bad.at", "w").write("at byte %d of %d" % (b.index(b'"n":01') + 5, len(b)))
+PY
+curl -s --max-time 5 -o /dev/null -H 'Content-Type: application/json' \
+	--data-binary @"$T/bad.json" "http://127.0.0.1:${CAT_PORT[warehouse]}/_test/fault"
+get $A
+expect_error "a 2 MB LoadTable 200 with a wrong byte near its end: 502" 502 \
+	BadGatewayException "$(cat "$T/bad.at")"
+curl -s --max-time 5 -o /dev/null -H 'Content-Type: application/json' \
+	--data-binary @"$T/good.json" "http://127.0.0.1:${CAT_PORT[warehouse]}/_test/fault"
+get $A
+expect_status "a 2 MB LoadTable 200 that is JSON passes" 200
+jq -e '.metadata.properties.n == -1500' "$T/b" >/dev/null &&
+	ok "... whole" || bad "... not whole: $(head -c 200 "$T/b")"
 finish

@@ -3,7 +3,9 @@
  * texts by hand (values, nesting, strings, escapes and surrogates, UTF-8
  * edges, numbers, what may surround a value, the body of a corrupt
  * catalog), and against jansson: random edits of real answers must be
- * judged as jansson judges them.
+ * judged as jansson judges them. Each text is also fed in pieces (cut at
+ * every byte, and a byte at a time): the verdict and the offset of the
+ * first wrong byte must be those of the text in one piece.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +21,59 @@
 
 #include "lib/compat.h"
 #include "lib/jscheck.h"
+
+/*
+ * S (LEN bytes) fed cut at every byte, and a byte at a time, must be
+ * judged as in one piece, the wrong byte at the same offset.
+ */
+static void
+check_pieces(const char *s, size_t len)
+{
+	struct jscheck st;
+	size_t i, at, whole_at = 0, piece_at;
+	bool whole, got;
+
+	whole = jscheck_valid(s, len, &whole_at);
+	for (i = 0; i <= len; i++) {
+		jscheck_init(&st);
+		jscheck_feed(&st, s, i);
+		jscheck_feed(&st, s + i, len - i);
+		piece_at = (size_t)-1;
+		got = jscheck_end(&st, &piece_at);
+		if (got != whole || (!whole && piece_at != whole_at))
+			fail_msg("%.*s cut at %zu: %s at %zu, whole: %s at %zu",
+			    (int)len, s, i, got ? "valid" : "invalid", piece_at,
+			    whole ? "valid" : "invalid", whole_at);
+	}
+	jscheck_init(&st);
+	for (i = 0; i < len; i++)
+		if (!jscheck_feed(&st, s + i, 1))
+			break;
+	/* A wrong text is wrong from its first wrong byte on. */
+	if (i < len) {
+		assert_false(whole);
+		assert_false(jscheck_feed(&st, s + i, len - i));
+	}
+	at = (size_t)-1;
+	if (jscheck_end(&st, &at) != whole || (!whole && at != whole_at))
+		fail_msg("%.*s a byte at a time: %s at %zu", (int)len, s,
+		    whole ? "invalid" : "valid", at);
+}
+
+/* S (LEN bytes) cut at CUT: judged as in one piece. */
+static void
+check_pieces_at(const char *s, size_t len, size_t cut)
+{
+	struct jscheck st;
+	size_t at = 0, piece_at = 0;
+	bool whole = jscheck_valid(s, len, &at);
+
+	jscheck_init(&st);
+	jscheck_feed(&st, s, cut);
+	jscheck_feed(&st, s + cut, len - cut);
+	if (jscheck_end(&st, &piece_at) != whole || (!whole && piece_at != at))
+		fail_msg("%.*s cut at %zu: not as whole", (int)len, s, cut);
+}
 
 /* Texts by hand: each well-formed or not. */
 static void
@@ -81,18 +136,43 @@ test_cases(void **state __unused)
 		{ "\"\xc3\"", false }, /* cut short */
 		{ "{this is not json <html>\xff\xfe", false },
 		{ "<html><body>502</body></html>", false },
+		{ "[1", false },
+		{ "[\"\\", false },
+		{ "\"\\u", false },
+		{ "\"\\ud83d\\", false },
+		{ "\"\xf0\x9f\x98", false },
+		{ "-1.5e", false },
+		{ "-1.5e+", false },
+		{ "[-0.0e-0,1E9,0.125]", true },
+		{ "[true,false,null]", true },
+		{ "[truefalse]", false },
+		{ "{\"a\":nulx}", false },
 	};
 	size_t i, at;
 
-	for (i = 0; i < nitems(cases); i++)
+	for (i = 0; i < nitems(cases); i++) {
 		if (jscheck_valid(cases[i].s, strlen(cases[i].s), &at) !=
 		    cases[i].ok)
 			fail_msg("case %zu (%s): want %s", i, cases[i].s,
 			    cases[i].ok ? "valid" : "invalid");
+		check_pieces(cases[i].s, strlen(cases[i].s));
+	}
 	/* A NUL inside is a control character; the length is the caller's. */
 	assert_false(jscheck_valid("\"a\0b\"", 5, NULL));
+	check_pieces("\"a\0b\"", 5);
 	assert_true(jscheck_valid("[1]xyz", 3, NULL));
+	/* Where it goes wrong: the byte, or the token it begins. */
 	assert_false(jscheck_valid("{\"a\":x}", 7, &at));
+	assert_int_equal(at, 5);
+	assert_false(jscheck_valid("[1, \"ab\\q\"]", 11, &at));
+	assert_int_equal(at, 4);
+	assert_false(jscheck_valid("[1, 2.x]", 8, &at));
+	assert_int_equal(at, 4);
+	assert_false(jscheck_valid("[1, tru", 7, &at));
+	assert_int_equal(at, 4);
+	assert_false(jscheck_valid("{\"a\":[1", 7, &at));
+	assert_int_equal(at, 7);
+	assert_false(jscheck_valid("{\"a\" 1}", 8, &at));
 	assert_int_equal(at, 5);
 }
 
@@ -107,9 +187,43 @@ test_depth(void **state __unused)
 	memset(s, '[', n);
 	memset(s + n, ']', n);
 	assert_true(jscheck_valid(s, 2 * n, NULL));
+	check_pieces(s, 2 * n);
 	memset(s, '[', n + 1);
 	memset(s + n + 1, ']', n + 1);
 	assert_false(jscheck_valid(s, 2 * n + 2, NULL));
+	check_pieces(s, 2 * n + 2);
+	free(s);
+}
+
+/*
+ * Objects and arrays mixed to the limit, over every word of the stack: a
+ * close of the wrong kind anywhere is wrong.
+ */
+static void
+test_depth_mixed(void **state __unused)
+{
+	size_t n = JSCHECK_MAX_DEPTH, i, len = 0, wrong;
+	char *s = malloc(7 * n + 2);
+
+	assert_non_null(s);
+	for (i = 0; i < n; i++) {
+		if (i % 3 == 0)
+			s[len++] = '[';
+		else {
+			memcpy(s + len, "{\"k\":", 5);
+			len += 5;
+		}
+	}
+	s[len++] = '0';
+	for (i = n; i-- > 0;)
+		s[len++] = i % 3 == 0 ? ']' : '}';
+	assert_true(jscheck_valid(s, len, NULL));
+	check_pieces(s, len);
+	for (wrong = len - n; wrong < len; wrong += 61) {
+		s[wrong] ^= ']' ^ '}';
+		assert_false(jscheck_valid(s, len, NULL));
+		s[wrong] ^= ']' ^ '}';
+	}
 	free(s);
 }
 
@@ -235,6 +349,7 @@ test_against_jansson(void **state __unused)
 			strstr(jerr.text, "overflow") != NULL))
 			continue;
 		runs++;
+		check_pieces_at(buf, len, (seed >> 3) % (len + 1));
 		/* Fed in one piece, and in pieces cut anywhere. */
 		if (jscheck_valid(buf, len, NULL) != want ||
 		    split_valid(buf, len, seed) != want) {
@@ -255,6 +370,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_depth),
+		cmocka_unit_test(test_depth_mixed),
 		cmocka_unit_test(test_pieces),
 		cmocka_unit_test(test_against_jansson),
 	};

@@ -751,6 +751,47 @@ cache_miss(struct fx *fx, struct h1_msg *m, const char *target)
 	return r;
 }
 
+/*
+ * Whether an answer is JSON: the verdict taken as it arrived is used as
+ * it is; a body not checked so is checked where its pieces lie, a token
+ * cut anywhere between them.
+ */
+static void
+test_body_is_json(void **state __unused)
+{
+	static const char *const pieces[] = { "{\"a\":[1,", "2.5e3,\"\\u00",
+		"e9\xc3", "\xa9\"],\"b\":tr", "ue}" };
+	struct request *r = calloc(1, sizeof(*r));
+	struct evbuffer *b = evbuffer_new();
+	char why[128], want[64];
+	size_t i, len = 0;
+
+	assert_non_null(r);
+	assert_non_null(b);
+	r->json = -1;
+	for (i = 0; i < nitems(pieces); i++) {
+		evbuffer_add_reference(b, pieces[i], strlen(pieces[i]), NULL,
+		    NULL);
+		len += strlen(pieces[i]);
+	}
+	assert_true(evbuffer_get_contiguous_space(b) < len);
+	assert_true(request_body_is_json(r, b, len, why, sizeof(why)));
+	evbuffer_add_reference(b, "x", 1, NULL, NULL);
+	assert_false(request_body_is_json(r, b, len + 1, why, sizeof(why)));
+	snprintf(want, sizeof(want), "at byte %zu of %zu", len, len + 1);
+	assert_non_null(strstr(why, want));
+	/* Taken as it arrived: the body is not looked at. */
+	r->json = 0;
+	r->json_at = 7;
+	assert_false(request_body_is_json(r, b, len + 1, why, sizeof(why)));
+	snprintf(want, sizeof(want), "at byte 7 of %zu", len + 1);
+	assert_non_null(strstr(why, want));
+	r->json = 1;
+	assert_true(request_body_is_json(r, b, len + 1, why, sizeof(why)));
+	evbuffer_free(b);
+	free(r);
+}
+
 /* An upstream answer: STATUS, headers H (N), BODY. */
 static struct h1_msg *
 answer_init(struct h1_msg *a, unsigned status, struct h1_header *h, unsigned n,
@@ -1077,6 +1118,7 @@ main(void)
 		cmocka_unit_test(test_ns_encode),
 		cmocka_unit_test(test_ns_reframe),
 		cmocka_unit_test(test_cache_predicates),
+		cmocka_unit_test(test_body_is_json),
 		cmocka_unit_test_setup_teardown(test_route_side, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_cache_keys, setup,

@@ -4,8 +4,9 @@ T_request = proxy/request.c proxy/cred.c proxy/token.c policy/oauth.c policy/aws
 	    proxy/request_forward.c proxy/request_answer.c proxy/floe.c \
 	    proxy/server.c proxy/h1.c proxy/h1_reason.c proxy/sockio.c \
 	    proxy/tlsctx.c \
-	    proxy/upstream.c proxy/catalog.c proxy/catalog_splice.c \
-	    proxy/catalog_rewrite.c proxy/conf.c proxy/conf_keys.c proxy/conf_cluster.c \
+	    proxy/upstream.c proxy/upstream_body.c proxy/catalog.c \
+	    proxy/catalog_splice.c proxy/catalog_rewrite.c proxy/conf.c \
+	    proxy/conf_keys.c proxy/conf_cluster.c \
 	    proxy/rest.c proxy/etag.c proxy/listing.c proxy/watch.c \
 	    proxy/watch_trigger.c proxy/watch_poll.c proxy/watch_view.c \
 	    proxy/watch_split.c proxy/inventory.c policy/readers.c \

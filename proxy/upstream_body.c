@@ -1,0 +1,163 @@
+/*
+ * floe: upstream_body.c -- what the pool learns from an answer's body as
+ * each read adds to it, so that nothing has to go over a large answer
+ * again at its end, holding the loop: whether it names the catalog's uri
+ * (the rewrite's cue) and, for an answer floe must vouch for, whether it
+ * is JSON (lib/jscheck.c, resumed read after read).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "lib/compat.h"
+#include "lib/jscheck.h"
+#include "lib/log.h"
+#include "lib/memfind.h"
+#include "proxy/conf.h"
+#include "proxy/h1.h"
+#include "proxy/upstream.h"
+#include "proxy/upstream_impl.h"
+
+static void upstream_watch(struct upstream_xfer *, struct evbuffer *);
+static void upstream_check(struct upstream_xfer *, struct h1_msg *, bool);
+
+void
+upstream_body(struct upstream_xfer *x, struct h1_msg *m, bool end)
+{
+	upstream_watch(x, m->body);
+	if (x->check)
+		upstream_check(x, m, end);
+}
+
+/*
+ * Search what BODY gained since the last read for the catalog's uri, once
+ * it is past UPSTREAM_WATCH_FROM: the search of a large answer is spread
+ * over its reads instead of held up at its end. The N - 1 bytes before
+ * the new ones are searched again, for a match across the seam; so are
+ * those before each batch of pieces. Pieces too small for a seam window
+ * give up (the caller searches the whole body at the end).
+ */
+static void
+upstream_watch(struct upstream_xfer *x, struct evbuffer *body)
+{
+	struct evbuffer_iovec v[8];
+	struct evbuffer_ptr pos;
+	const char *uri = x->u->t->uri;
+	size_t len = evbuffer_get_length(body), n = x->u->t->uri_len, from;
+	size_t start;
+	char seam[1024];
+	int i, nv;
+
+	if (x->has_uri || x->watch_off || len < UPSTREAM_WATCH_FROM)
+		return;
+	if (n == 0 || n > sizeof(seam) / 2) {
+		x->watch_off = true;
+		return;
+	}
+	from = x->watched > n - 1 ? x->watched - (n - 1) : 0;
+	x->watched = len;
+	while (from < len) {
+		start = from;
+		if (evbuffer_ptr_set(body, &pos, from, EVBUFFER_PTR_SET) ==
+			-1 ||
+		    (nv = evbuffer_peek(body, len - from, &pos, v, nitems(v))) <
+			1) {
+			x->watch_off = true;
+			return;
+		}
+		if (nv > (int)nitems(v))
+			nv = nitems(v);
+		for (i = 0; i < nv; i++) {
+			if (memfind(v[i].iov_base, v[i].iov_len, uri, n) !=
+			    NULL) {
+				x->has_uri = true;
+				return;
+			}
+			from += v[i].iov_len;
+			if (i + 1 == nv)
+				break;
+			if (v[i].iov_len < n - 1 || v[i + 1].iov_len < n - 1) {
+				x->watch_off = true;
+				return;
+			}
+			memcpy(seam,
+			    (char *)v[i].iov_base + v[i].iov_len - (n - 1),
+			    n - 1);
+			memcpy(seam + n - 1, v[i + 1].iov_base, n - 1);
+			if (memfind(seam, 2 * (n - 1), uri, n) != NULL) {
+				x->has_uri = true;
+				return;
+			}
+		}
+		/* The next batch starts N - 1 bytes back: its first seam. */
+		if (from < len) {
+			if (from - start <= n - 1) {
+				x->watch_off = true;
+				return;
+			}
+			from -= n - 1;
+		}
+	}
+}
+
+int
+upstream_xfer_has_uri(const struct upstream_xfer *x)
+{
+	if (x->watch_off || x->watched < UPSTREAM_WATCH_FROM)
+		return -1;
+	return x->has_uri;
+}
+
+/*
+ * Feed the JSON check what BODY gained since the last read, a piece at a
+ * time where it lies (no copy): a 2xx answer's, once its head is in (the
+ * status of a 1xx is never checked: it has no body). Once it fails, the
+ * rest is not looked at. With END, take the verdict.
+ */
+static void
+upstream_check(struct upstream_xfer *x, struct h1_msg *m, bool end)
+{
+	struct evbuffer_iovec v[16];
+	struct evbuffer_ptr pos;
+	size_t len = evbuffer_get_length(m->body), take;
+	int i, nv;
+
+	if (m->status < 200 || m->status > 299)
+		return;
+	while (x->checked < len) {
+		if (evbuffer_ptr_set(m->body, &pos, x->checked,
+			EVBUFFER_PTR_SET) == -1 ||
+		    (nv = evbuffer_peek(m->body, len - x->checked, &pos, v,
+			 nitems(v))) < 1) {
+			x->check = false; /* not checked: the caller does */
+			return;
+		}
+		if (nv > (int)nitems(v))
+			nv = nitems(v);
+		for (i = 0; i < nv && x->checked < len; i++) {
+			take = v[i].iov_len < len - x->checked ?
+			    v[i].iov_len :
+			    len - x->checked;
+			x->checked += take;
+			/* Wrong: the rest need not be looked at. */
+			if (!jscheck_feed(&x->jsc, v[i].iov_base, take))
+				x->checked = len;
+		}
+	}
+	if (!end)
+		return;
+	x->json = jscheck_end(&x->jsc, &x->json_at) ? 1 : 0;
+	if (x->json == 0)
+		log_debug("%s: %s: the answer is not JSON at byte %zu",
+		    __func__, x->u->name, x->json_at);
+}
+
+int
+upstream_xfer_json(const struct upstream_xfer *x, size_t *at)
+{
+	if (x->json == 0 && at != NULL)
+		*at = x->json_at;
+	return x->json;
+}

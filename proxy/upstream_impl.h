@@ -1,0 +1,107 @@
+/*
+ * floe: upstream_impl.h -- private to the data-path pool (upstream.c, and
+ * upstream_body.c, which follows an answer's body as it arrives); nothing
+ * else includes it. Owns the pool's structures. Callers use
+ * proxy/upstream.h. Loop thread only.
+ */
+#ifndef FLOE_PROXY_UPSTREAM_IMPL_H
+#define FLOE_PROXY_UPSTREAM_IMPL_H
+
+#include <sys/time.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/util.h>
+#include <openssl/ssl.h>
+
+#include "lib/compat.h"
+#include "lib/jscheck.h"
+#include "proxy/h1.h"
+#include "proxy/upstream.h"
+
+struct bufferevent;
+struct event;
+struct evbuffer;
+
+struct upconn {
+	struct upstream *u;
+	struct bufferevent *bev;
+	struct h1 *h1;
+	struct upstream_xfer *x; /* the request in flight, or NULL: idle */
+	bool connected;
+	bool idle; /* on the idle list */
+	struct event *rev; /* floe's own reads, once a plain conn connects */
+	int64_t idle_us; /* when it last went idle (plain conns) */
+	unsigned served; /* answers read on this connection */
+	LIST_ENTRY(upconn) entry;
+};
+
+struct upstream_xfer {
+	struct upstream *u;
+	/* Kept when the transfer is reused. */
+	struct evbuffer *req; /* the whole request, kept for one retry */
+	struct event *timer;
+	/* Cleared when it is reused: everything from here on. */
+	struct upconn *c;
+	bool head_method;
+	bool retryable;
+	bool retried;
+	bool nocred; /* no credential: fails (503) on the next loop turn */
+	bool bearer; /* carried floe's bearer token of generation CRED_GEN */
+	uint64_t cred_gen;
+	enum upstream_fail fail;
+	size_t watched; /* body bytes searched for the uri */
+	bool has_uri; /* ... and it was found */
+	bool watch_off; /* ... or the search gave up */
+	bool check; /* a 2xx answer's body is checked as JSON */
+	int json; /* ... -1: not (yet), 0: it is not JSON, 1: it is */
+	size_t json_at; /* ... the first wrong byte, when not */
+	size_t checked; /* ... body bytes fed to the check so far */
+	struct jscheck jsc;
+	char error[400];
+	int64_t start_us;
+	uint64_t usec;
+	upstream_done_cb cb;
+	void *arg;
+	TAILQ_ENTRY(upstream_xfer) wait; /* waiting, or on the free list */
+};
+
+struct upstream {
+	struct event_base *base;
+	struct evdns_base *dns;
+	const struct conf_target *t;
+	char *name;
+	char *fixed; /* "Host: ...\r\n" */
+	size_t fixed_len;
+	struct cred *cred; /* floe's credential for the catalog, or NULL */
+	SSL_CTX *ssl;
+	struct h1_limits lim;
+	struct timeval timeout_tv, connect_tv, idle_tv;
+	/*
+	 * The same durations as libevent common timeouts: every request
+	 * arms one, and a queue of equal durations takes them in O(1).
+	 */
+	const struct timeval *timeout_q, *connect_q;
+	unsigned nconns; /* open, busy or idle */
+	unsigned nidle;
+	unsigned nwaiting;
+	uint64_t sent, reused, connect_failures;
+	uint64_t refused; /* not sent: over the output budget */
+	LIST_HEAD(, upconn) idle;
+	LIST_HEAD(, upconn) busy;
+	TAILQ_HEAD(, upstream_xfer) waiting;
+	/* Ended transfers kept with their timer and buffer for reuse. */
+	TAILQ_HEAD(, upstream_xfer) spare;
+	unsigned nspare;
+};
+
+/*
+ * What the answer's body gained since the last read: searched for the
+ * catalog's uri and fed to the JSON check (upstream_body.c). With END,
+ * the answer is whole: the check's verdict is taken.
+ */
+void upstream_body(struct upstream_xfer *, struct h1_msg *, bool end);
+
+#endif

@@ -78,6 +78,7 @@ cluster_new(struct floe *f, char *err, size_t errlen)
 	    c->prefix);
 	stats_add_status(&f->stats, "cluster", cluster_status_cb, c);
 	stats_add_metrics(&f->stats, cluster_metrics_cb, c);
+	cluster_pending_load(c);
 	cluster_mirror_start(c);
 	/* The first heartbeat now, then every third of the lease. */
 	if (event_base_once(f->base, -1, EV_TIMEOUT, cluster_beat_cb, c,

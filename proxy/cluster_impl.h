@@ -94,9 +94,10 @@ void cluster_writes_free(struct cluster *);
 
 /* cluster_pending.c */
 bool cluster_pending_has(const struct cluster *, uint32_t);
-int cluster_pending_add(struct cluster *, uint32_t, const char *, const char *,
-    size_t, const char *, size_t);
+int cluster_pending_add(struct cluster *, uint32_t, const char *, size_t,
+    const char *, size_t);
 void cluster_pending_flush(struct cluster *);
+void cluster_pending_load(struct cluster *);
 int cluster_pending_reput(struct cluster *, struct store_mirror *, int64_t);
 void cluster_pending_free(struct cluster *);
 

@@ -598,6 +598,8 @@ cluster_rollback_seen(struct cluster *c, const struct etcd_watch_msg *msg,
 	e.wave = n;
 	e.from = wave_state_name(prev.state);
 	e.trigger = trigger != NULL ? trigger : "operator";
+	e.measured = json_object_get(event, "measured");
+	e.threshold = json_object_get(event, "threshold");
 	e.actor = w.actor;
 	e.reason = w.reason[0] != '\0' ? w.reason : NULL;
 	if ((line = rlog_line(&e, c->st, units_now_ms())) == NULL) {
@@ -674,6 +676,8 @@ cluster_hash_route_cb(const void *key, size_t keylen,
 	struct cluster *c = arg;
 	char buf[8 + STORE_KEY_MAX];
 
+	if (keylen > sizeof(buf) - 8)
+		return 0;
 	memcpy(buf, "objects/", 8);
 	memcpy(buf + 8, key, keylen);
 	c->hash ^= cluster_kv_hash(buf, 8 + keylen, (int64_t)r->seq);

@@ -6,8 +6,8 @@
  * again. A pending rollback wins over a forward state (canary, lakehouse)
  * it then finds, and its event says so; any other state means the wave
  * was already moved back, and the pending rollback is dropped. Pending
- * rollbacks live in memory: a node restarted while etcd is still down
- * serves etcd's last state from its store.
+ * rollbacks are kept in the store too, in the txn that applies them, so
+ * a node restarted before etcd came back still writes them.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -46,7 +46,10 @@ struct cluster_pending {
 
 static void cluster_pending_range_cb(const struct etcd_result *, void *);
 static void cluster_pending_txn_cb(const struct etcd_result *, void *);
-static void cluster_pending_drop(struct cluster_pending *);
+static void cluster_pending_drop(struct cluster_pending *, bool);
+static struct cluster_pending *cluster_pending_new(struct cluster *, uint32_t,
+    const char *, size_t, const char *, size_t);
+static int cluster_pending_load_cb(uint32_t, const void *, size_t, void *);
 
 /* Whether wave N has a rollback pending here. */
 bool
@@ -65,15 +68,15 @@ cluster_pending_has(const struct cluster *c, uint32_t n)
  * keep it pending for etcd. 0, or -1 if the store refused it.
  */
 int
-cluster_pending_add(struct cluster *c, uint32_t n, const char *key,
-    const char *record, size_t reclen, const char *event, size_t evlen)
+cluster_pending_add(struct cluster *c, uint32_t n, const char *record,
+    size_t reclen, const char *event, size_t evlen)
 {
-	struct cluster_pending *p;
 	struct store_mirror *m;
 	struct store_wave w;
 	struct rlog_entry e;
 	unsigned char kb[4];
-	json_t *line;
+	json_t *line, *ev;
+	unsigned char *kept;
 	int rc, from = WAVE_WAREHOUSE;
 
 	if (store_wave_get(c->st, n, &w) == STORE_OK)
@@ -94,21 +97,30 @@ cluster_pending_add(struct cluster *c, uint32_t n, const char *key,
 		    c->stored + 1);
 	if (rc == STORE_ERROR)
 		return -1;
-	if (store_mirror_commit(m, c->stored, c->cluster_id) != STORE_OK)
+	/* Kept as: the record's length (4 bytes), the record, the event. */
+	kept = xmalloc(4 + reclen + evlen);
+	kept[0] = (unsigned char)(reclen >> 24);
+	kept[1] = (unsigned char)(reclen >> 16);
+	kept[2] = (unsigned char)(reclen >> 8);
+	kept[3] = (unsigned char)reclen;
+	memcpy(kept + 4, record, reclen);
+	memcpy(kept + 4 + reclen, event, evlen);
+	rc = store_mirror_pending(m, n, kept, 4 + reclen + evlen);
+	free(kept);
+	if (rc == STORE_ERROR ||
+	    store_mirror_commit(m, c->stored, c->cluster_id) != STORE_OK)
 		return -1;
-	p = xcalloc(1, sizeof(*p));
-	p->c = c;
-	p->wave = n;
-	p->key = xstrdup(key);
-	p->record = xmalloc(reclen);
-	memcpy(p->record, record, reclen);
-	p->reclen = reclen;
-	p->event = xstrndup(event, evlen);
-	TAILQ_INSERT_TAIL(&c->pending, p, entry);
+	cluster_pending_new(c, n, record, reclen, event, evlen);
+	/* An operator's, or a trigger's (its event names it). */
+	ev = json_loadb(event, evlen, 0, NULL);
 	memset(&e, 0, sizeof(e));
 	e.wave = n;
 	e.from = wave_state_name(from);
-	e.trigger = "operator";
+	e.trigger = json_string_value(json_object_get(ev, "trigger"));
+	if (e.trigger == NULL)
+		e.trigger = "operator";
+	e.measured = json_object_get(ev, "measured");
+	e.threshold = json_object_get(ev, "threshold");
 	if (store_wave_record(record, reclen, &w) == 0) {
 		e.actor = w.actor;
 		e.reason = w.reason[0] != '\0' ? w.reason : NULL;
@@ -121,10 +133,62 @@ cluster_pending_add(struct cluster *c, uint32_t n, const char *key,
 			    NULL);
 		json_decref(line);
 	}
+	json_decref(ev);
 	log_info("wave %u rolled back from %s on this node; etcd is "
 		 "unreachable, the rollback is pending until it answers",
 	    n, e.from);
 	return 0;
+}
+
+/* A pending rollback of wave N in memory. */
+static struct cluster_pending *
+cluster_pending_new(struct cluster *c, uint32_t n, const char *record,
+    size_t reclen, const char *event, size_t evlen)
+{
+	struct cluster_pending *p;
+	char num[16];
+	size_t klen;
+
+	p = xcalloc(1, sizeof(*p));
+	p->c = c;
+	p->wave = n;
+	snprintf(num, sizeof(num), "%u", n);
+	cluster_key(c, "waves/", num, strlen(num), &p->key, &klen);
+	p->record = xmalloc(reclen);
+	memcpy(p->record, record, reclen);
+	p->reclen = reclen;
+	p->event = xstrndup(event, evlen);
+	TAILQ_INSERT_TAIL(&c->pending, p, entry);
+	return p;
+}
+
+/* One pending rollback kept in the store: back in memory. */
+static int
+cluster_pending_load_cb(uint32_t n, const void *val, size_t len, void *arg)
+{
+	struct cluster *c = arg;
+	const unsigned char *v = val;
+	size_t reclen;
+
+	if (len < 4)
+		return 0;
+	reclen =
+	    (size_t)v[0] << 24 | (size_t)v[1] << 16 | (size_t)v[2] << 8 | v[3];
+	if (reclen > len - 4)
+		return 0;
+	cluster_pending_new(c, n, (const char *)v + 4, reclen,
+	    (const char *)v + 4 + reclen, len - 4 - reclen);
+	log_info("wave %u: a rollback made while etcd was unreachable is "
+		 "still pending; it is written when etcd answers",
+	    n);
+	return 0;
+}
+
+/* Read the pending rollbacks the store kept (at start). */
+void
+cluster_pending_load(struct cluster *c)
+{
+	(void)store_pending_foreach(c->st, cluster_pending_load_cb, c);
 }
 
 /* Put the pending rollbacks back into a resync's txn M. */
@@ -190,7 +254,7 @@ cluster_pending_range_cb(const struct etcd_result *res, void *arg)
 		log_info("wave %u: etcd holds it %s; the rollback pending "
 			 "here is dropped",
 		    p->wave, p->found);
-		cluster_pending_drop(p);
+		cluster_pending_drop(p, true);
 		return;
 	}
 	if ((ev = json_loads(p->event, 0, NULL)) == NULL)
@@ -241,13 +305,20 @@ cluster_pending_txn_cb(const struct etcd_result *res, void *arg)
 	log_info("wave %u: the rollback pending here is written to etcd "
 		 "(revision %" PRId64 "), over %s",
 	    p->wave, res->header.revision, p->found);
-	cluster_pending_drop(p);
+	cluster_pending_drop(p, true);
 }
 
-/* Forget P; the mirror follows etcd for its wave again. */
+/*
+ * Forget P (and with STORED its copy in the store); the mirror follows
+ * etcd for its wave again.
+ */
 static void
-cluster_pending_drop(struct cluster_pending *p)
+cluster_pending_drop(struct cluster_pending *p, bool stored)
 {
+	if (stored && store_pending_del(p->c->st, p->wave) != STORE_OK)
+		log_warnx("cluster: wave %u: forgetting the pending rollback "
+			  "in the store failed: %s",
+		    p->wave, store_last_error(p->c->st));
 	TAILQ_REMOVE(&p->c->pending, p, entry);
 	etcd_cancel(p->call);
 	free(p->key);
@@ -262,11 +333,7 @@ cluster_pending_free(struct cluster *c)
 {
 	struct cluster_pending *p;
 
-	while ((p = TAILQ_FIRST(&c->pending)) != NULL) {
-		if (p->call != NULL)
-			log_warnx("cluster: wave %u: a rollback pending for "
-				  "etcd is lost at exit",
-			    p->wave);
-		cluster_pending_drop(p);
-	}
+	/* The store keeps them for the next start. */
+	while ((p = TAILQ_FIRST(&c->pending)) != NULL)
+		cluster_pending_drop(p, false);
 }

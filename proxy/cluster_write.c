@@ -226,7 +226,7 @@ cluster_write_cb(const struct etcd_result *res, void *arg)
 	 */
 	if ((res->err == ETCD_EUNAVAILABLE || res->err == ETCD_ETIMEDOUT) &&
 	    w->rollback && w->nops == 2 &&
-	    cluster_pending_add(w->c, w->wave, w->ops[0].key, w->ops[0].value,
+	    cluster_pending_add(w->c, w->wave, w->ops[0].value,
 		w->ops[0].value_len, w->ops[1].value,
 		w->ops[1].value_len) == 0) {
 		snprintf(msg, sizeof(msg),

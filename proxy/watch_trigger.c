@@ -20,8 +20,10 @@
 #include "lib/compat.h"
 #include "lib/log.h"
 #include "lib/units.h"
+#include "lib/xmalloc.h"
 #include "policy/rlog.h"
 #include "policy/trigger.h"
+#include "proxy/cluster.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
 #include "proxy/watch.h"
@@ -34,6 +36,10 @@
 static void watch_count_record(struct watch *, struct watch_obj *);
 static void watch_fired_add(struct watch *, uint32_t, const char *,
     enum trigger_kind, json_t *, json_t *, const char *);
+static void watch_rollback_cluster(struct watch *, uint32_t,
+    const struct store_wave *, enum trigger_kind, json_t *, json_t *, int64_t,
+    const char *);
+static void watch_rollback_done(int, const char *, void *);
 
 /* Check the suspects (all waves after an overflow). */
 void
@@ -184,6 +190,84 @@ watch_fired_add(struct watch *w, uint32_t n, const char *from,
 	json_array_append_new(w->fired, one);
 }
 
+/* A trigger's rollback going through etcd: what to page once it is in. */
+struct watch_cluster_rb {
+	struct watch *w;
+	uint32_t n;
+	char trigger[32];
+	json_t *line;
+};
+
+/*
+ * Cluster mode: the rollback is one etcd txn (a second firing, here or on
+ * another node, finds the wave already moved and is refused), or pending
+ * for etcd if it is away (it holds here at once). Each node writes the
+ * rollback log line as it applies it; only this node, the one that
+ * fired, pages, and only once etcd took it.
+ */
+static void
+watch_rollback_cluster(struct watch *w, uint32_t n, const struct store_wave *sw,
+    enum trigger_kind k, json_t *measured, json_t *threshold, int64_t held_ms,
+    const char *reason)
+{
+	struct floe *f = w->f;
+	struct wave_evidence ev = { trigger_name(k), measured, threshold };
+	struct store_capture cap;
+	struct watch_cluster_rb *x;
+	struct rlog_entry e;
+	char msg[1024];
+	int rc;
+
+	store_capture_begin(f->store, &cap);
+	rc = wave_rollback_why(f->store, n, &ev, "floe", reason, false,
+	    units_now_ms(), msg, sizeof(msg));
+	store_capture_end(f->store);
+	if (rc != WAVE_OK) {
+		store_capture_clear(&cap);
+		log_warnx("wave %u: the %s trigger fired but the rollback "
+			  "failed: %s",
+		    n, trigger_name(k), msg);
+		return;
+	}
+	w->rollbacks++;
+	watch_fired_add(w, n, wave_state_name(sw->state), k, measured,
+	    threshold, reason);
+	e = (struct rlog_entry) { .wave = n,
+		.from = wave_state_name(sw->state),
+		.trigger = trigger_name(k),
+		.actor = "floe",
+		.reason = reason,
+		.measured = measured,
+		.threshold = threshold,
+		.held_ms = held_ms };
+	x = xcalloc(1, sizeof(*x));
+	x->w = w;
+	x->n = n;
+	strlcpy(x->trigger, trigger_name(k), sizeof(x->trigger));
+	x->line = rlog_line(&e, f->store, units_now_ms());
+	watch_reset_wave(w, n);
+	cluster_commit(f->cluster, &cap, watch_rollback_done, x);
+}
+
+/* etcd took a trigger's rollback (or it is pending): page; else say why. */
+static void
+watch_rollback_done(int status, const char *msg, void *arg)
+{
+	struct watch_cluster_rb *x = arg;
+
+	if (status == 200 || status == 202) {
+		log_info("wave %u: %s trigger: rolled back%s", x->n, x->trigger,
+		    status == 202 ? " here; pending for etcd" :
+				    " through etcd");
+		if (x->line != NULL)
+			watch_page(x->w, x->n, x->line);
+	} else
+		log_info("wave %u: the %s trigger's rollback was not taken: %s",
+		    x->n, x->trigger, msg);
+	json_decref(x->line);
+	free(x);
+}
+
 /*
  * Roll wave N (read as SW) back for trigger K, then write the rollback log
  * line and say it in one log line, the place where it is decided; then
@@ -204,6 +288,11 @@ watch_rollback(struct watch *w, uint32_t n, const struct store_wave *sw,
 	json_t *line, *page = NULL;
 	bool pending;
 
+	if (f->cluster != NULL && !store_capturing(f->store)) {
+		watch_rollback_cluster(w, n, sw, k, measured, threshold,
+		    held_ms, reason);
+		return;
+	}
 	if (wave_rollback_why(f->store, n, &ev, "floe", reason, false,
 		units_now_ms(), msg, sizeof(msg)) != WAVE_OK) {
 		log_warnx("wave %u: the %s trigger fired but the rollback "

@@ -353,6 +353,8 @@ struct store_capture {
 };
 
 void store_capture_begin(struct store *, struct store_capture *);
+/* Whether a capture is on (an outer caller commits what it records). */
+bool store_capturing(const struct store *);
 void store_capture_end(struct store *);
 void store_capture_clear(struct store_capture *);
 
@@ -374,6 +376,17 @@ int store_mirror_del(struct store_mirror *, enum store_db, const void *key,
 int store_mirror_commit(struct store_mirror *, int64_t rev,
     uint64_t cluster_id);
 void store_mirror_abort(struct store_mirror *);
+/*
+ * Rollbacks pending for etcd (cluster_pending.c), kept in meta so that a
+ * restart does not forget them: put one in the mirror's txn that applies
+ * it, delete one etcd took (STORE_OK also if absent), read them all.
+ */
+int store_mirror_pending(struct store_mirror *, uint32_t wave, const void *val,
+    size_t len);
+int store_pending_del(struct store *, uint32_t wave);
+typedef int (
+    *store_pending_cb)(uint32_t wave, const void *val, size_t len, void *arg);
+int store_pending_foreach(struct store *, store_pending_cb, void *arg);
 /* Decode a wave record (as captured or kept in etcd) into W. 0 or -1. */
 int store_wave_record(const void *val, size_t len, struct store_wave *w);
 /* The applied revision and cluster id the last commit recorded (0, 0). */

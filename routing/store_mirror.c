@@ -20,6 +20,8 @@
 
 static char STORE_META_CREV[] = "cluster_rev";
 static char STORE_META_CID[] = "cluster_id";
+static char STORE_META_PENDING[] = "cluster_pending/";
+#define STORE_PENDING_KEY (sizeof(STORE_META_PENDING) - 1 + 4)
 
 struct store_mirror {
 	struct store *s;
@@ -29,6 +31,7 @@ struct store_mirror {
 static int store_mirror_fail(struct store_mirror *, const char *, int);
 static int store_meta_u64_put(MDB_txn *, MDB_dbi, char *, size_t, uint64_t);
 static uint64_t store_meta_u64(MDB_txn *, MDB_dbi, char *, size_t);
+static void store_pending_key(uint32_t, unsigned char[STORE_PENDING_KEY]);
 
 /* Record writes in CAP instead of making them, until store_capture_end. */
 void
@@ -36,6 +39,13 @@ store_capture_begin(struct store *s, struct store_capture *cap)
 {
 	memset(cap, 0, sizeof(*cap));
 	s->cap = cap;
+}
+
+/* Whether writes are being captured. */
+bool
+store_capturing(const struct store *s)
+{
+	return s->cap != NULL;
 }
 
 /* Make writes again. */
@@ -359,4 +369,78 @@ store_wave_record(const void *val, size_t len, struct store_wave *w)
 	MDB_val v = { len, (void *)(uintptr_t)val };
 
 	return store_wave_decode(&v, w);
+}
+
+/* The meta key of wave N's pending rollback, in KB (19 bytes). */
+static void
+store_pending_key(uint32_t n, unsigned char kb[STORE_PENDING_KEY])
+{
+	memcpy(kb, STORE_META_PENDING, sizeof(STORE_META_PENDING) - 1);
+	store_wave_key(n, kb + sizeof(STORE_META_PENDING) - 1);
+}
+
+/* Keep wave N's pending rollback VAL in M's txn. */
+int
+store_mirror_pending(struct store_mirror *m, uint32_t n, const void *val,
+    size_t len)
+{
+	unsigned char kb[STORE_PENDING_KEY];
+	MDB_val k = { sizeof(kb), kb }, v = { len, (void *)(uintptr_t)val };
+	int rc;
+
+	store_pending_key(n, kb);
+	if ((rc = mdb_put(m->txn, m->s->meta, &k, &v, 0)) != 0)
+		return store_mirror_fail(m, "pending", rc);
+	return STORE_OK;
+}
+
+/* Forget wave N's pending rollback. */
+int
+store_pending_del(struct store *s, uint32_t n)
+{
+	unsigned char kb[STORE_PENDING_KEY];
+	MDB_val k = { sizeof(kb), kb };
+	MDB_txn *txn;
+	int rc;
+
+	store_pending_key(n, kb);
+	if ((rc = store_txn_begin(s, &txn)) != 0)
+		return store_fail(s, "store_pending_del", rc);
+	rc = mdb_del(txn, s->meta, &k, NULL);
+	if (rc != 0 && rc != MDB_NOTFOUND) {
+		mdb_txn_abort(txn);
+		return store_fail(s, "store_pending_del", rc);
+	}
+	if ((rc = mdb_txn_commit(txn)) != 0)
+		return store_fail(s, "store_pending_del", rc);
+	return STORE_OK;
+}
+
+/* Call CB for every pending rollback kept. */
+int
+store_pending_foreach(struct store *s, store_pending_cb cb, void *arg)
+{
+	size_t plen = sizeof(STORE_META_PENDING) - 1;
+	MDB_cursor *c;
+	MDB_val k = { plen, STORE_META_PENDING }, v;
+	int rc;
+
+	if (store_rbegin(s) != 0)
+		return STORE_ERROR;
+	if ((rc = mdb_cursor_open(s->rtxn, s->meta, &c)) != 0) {
+		store_rend(s);
+		return store_fail(s, "store_pending_foreach", rc);
+	}
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+		if (k.mv_size != STORE_PENDING_KEY ||
+		    memcmp(k.mv_data, STORE_META_PENDING, plen) != 0)
+			break;
+		if (cb(store_wave_num((unsigned char *)k.mv_data + plen),
+			v.mv_data, v.mv_size, arg) != 0)
+			break;
+	}
+	mdb_cursor_close(c);
+	store_rend(s);
+	return STORE_OK;
 }

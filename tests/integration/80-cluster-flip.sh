@@ -10,12 +10,11 @@
 . "$(dirname "$0")/cluster.sh"
 lib_init 80
 RUNS=${CLUSTER_RUNS:-100}
+NODES=${CLUSTER_NODES:-3} # 3 or more
 catalog warehouse
 catalog lakehouse --prefix lhp
 cluster_etcd
-node_start 1
-node_start 2
-node_start 3
+for k in $(seq "$NODES"); do node_start "$k"; done
 
 nctl 1 route set db.bunnies 1 && ok "route set on node 1" ||
 	bad "route set on node 1: $RC $(cat "$T/ctl")"
@@ -26,7 +25,7 @@ nctl 1 wave flip 1 lakehouse && ok "flip on node 1" ||
 # Read your writes: node 1 applied the flip before floectl returned.
 [ "$(node_side 1 bunnies)" = lakehouse ] && ok "node 1 answers from the lakehouse at once" ||
 	bad "node 1 answers from the lakehouse at once: $(node_side 1 bunnies)"
-for k in 2 3; do
+for k in $(seq 2 "$NODES"); do
 	wait_side $k bunnies lakehouse && ok "node $k answers from the lakehouse" ||
 		bad "node $k answers from the lakehouse: $(node_side $k bunnies)"
 	nctl $k wave show 1 && grep -q lakehouse "$T/ctl" &&
@@ -42,17 +41,18 @@ e3=$(SOCK=$T/n3/floe.sock; admin GET /events; jq -c '[.events[] | [.seq, .type]]
 # Every node lists all three, converged (the heartbeat is a third of 3 s).
 for i in $(seq 50); do
 	nadmin 2 GET /cluster
-	jq -e '(.nodes | length) == 3 and ([.nodes[].hash] | unique | length) == 1
+	jq -e --argjson n "$NODES" '(.nodes | length) == $n and ([.nodes[].hash] | unique | length) == 1
 		and ([.nodes[] | select(.lagging or .disagrees)] | length) == 0' \
 		"$T/b" >/dev/null && break
 	sleep 0.1
 done
-jq -e '(.nodes | length) == 3' "$T/b" >/dev/null && ok "GET /cluster lists 3 nodes" ||
-	bad "GET /cluster lists 3 nodes: $(cat "$T/b")"
+jq -e --argjson n "$NODES" '(.nodes | length) == $n' "$T/b" >/dev/null &&
+	ok "GET /cluster lists $NODES nodes" ||
+	bad "GET /cluster lists $NODES nodes: $(cat "$T/b")"
 jq -e '([.nodes[].hash] | unique | length) == 1' "$T/b" >/dev/null &&
-	ok "the 3 nodes have the same hash" || bad "hashes differ: $(cat "$T/b")"
-nctl 3 cluster && [ "$(grep -c '^n[123] ' "$T/ctl")" = 3 ] &&
-	ok "floectl cluster on node 3: 3 nodes, none flagged" ||
+	ok "the $NODES nodes have the same hash" || bad "hashes differ: $(cat "$T/b")"
+nctl 3 cluster && [ "$(grep -c '^n[0-9]* ' "$T/ctl")" = "$NODES" ] &&
+	ok "floectl cluster on node 3: $NODES nodes, none flagged" ||
 	bad "floectl cluster: exit $RC: $(cat "$T/ctl")"
 nctl 3 --json cluster && jq -e '[.nodes[] | has("name", "applied_revision",
 	"hash", "connected", "version", "heartbeat")] | all' "$T/ctl" >/dev/null &&
@@ -62,24 +62,25 @@ nadmin 1 GET /status
 jq -e '.cluster.connected and .cluster.node == "n1"' "$T/b" >/dev/null &&
 	ok "GET /status has the cluster" || bad "GET /status: $(head -c 300 "$T/b")"
 nadmin 1 GET /metrics
-grep -q '^floe_cluster_connected 1$' "$T/b" && grep -q '^floe_cluster_nodes 3$' "$T/b" &&
-	ok "metrics: floe_cluster_connected 1, floe_cluster_nodes 3" ||
+grep -q '^floe_cluster_connected 1$' "$T/b" && grep -q "^floe_cluster_nodes $NODES\$" "$T/b" &&
+	ok "metrics: floe_cluster_connected 1, floe_cluster_nodes $NODES" ||
 	bad "metrics: $(grep floe_cluster "$T/b")"
 ectl get /floe/nodes/n3 --print-value-only | jq -e '.name == "n3" and .connected' \
 	>/dev/null && ok "etcd holds node 3's key" || bad "no node key for n3"
 
 # Propagation, RUNS flips and rollbacks.
 nctl 1 wave rollback 1 && nctl 1 wave ack 1 || bad "rollback + ack: $(cat "$T/ctl")"
+ports=$(for k in $(seq 2 "$NODES"); do printf '%s,' "${NODE_PORT[$k]}"; done)
 prop=$(node tests/integration/cluster_prop.js "$T/n1/floe.sock" \
-	"${NODE_PORT[2]},${NODE_PORT[3]}" /v1/routed/namespaces/db/tables/bunnies 1 "$RUNS")
+	"${ports%,}" /v1/routed/namespaces/db/tables/bunnies 1 "$RUNS")
 if [ -n "$prop" ] && echo "$prop" | jq -e '.flip.max < 1000 and .rollback.max < 1000' >/dev/null; then
-	ok "propagation over $RUNS flips and rollbacks to 2 nodes: $prop"
+	ok "propagation over $RUNS flips and rollbacks to $((NODES - 1)) nodes: $prop"
 else
 	bad "propagation: $prop"
 fi
 
 # Every node logged every rollback, naming node 1.
-for k in 1 2 3; do
+for k in $(seq "$NODES"); do
 	n=$(grep -c '"node":"n1"' "$T/n$k/rollback.log" 2>/dev/null)
 	[ "${n:-0}" -ge "$((RUNS + 1))" ] && ok "node $k's rollback log has $n rollbacks by n1" ||
 		bad "node $k's rollback log: ${n:-0} lines by n1, want $((RUNS + 1))"

@@ -2,9 +2,10 @@
 # Cluster mode with etcd stopped: both nodes keep serving their mirror and
 # stay ready; a flip is refused (exit 1) naming etcd; an operator's
 # rollback holds on its node at once (exit 0, the output says it is
-# pending for etcd). etcd restarted on its data: the pending rollback is
-# written over the lakehouse state it finds, its event says so, and the
-# other node follows and logs it.
+# pending for etcd). Both nodes restarted while etcd is down serve their
+# copy, the pending rollback included. etcd restarted on its data: the
+# pending rollback is written over the lakehouse state it finds, its
+# event says so, and the other node follows and logs it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 lib_init 85
@@ -35,9 +36,39 @@ nctl 1 wave rollback 1 --reason "etcd is down"
 	bad "node 2 answers $(node_side 2 bunnies)"
 s=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${NODE_PORT[2]}/readyz")
 [ "$s" = 200 ] && ok "node 2's /readyz stays 200" || bad "node 2's /readyz: $s"
+# Node 2 restarted while etcd is down: it serves its store's copy.
+node_stop 2
+"$FLOE" -c "$T/n2/floe.conf" >>"$T/n2/floe.log" 2>&1 &
+NODE_PID[2]=$!
+for i in $(seq 300); do
+	[ "$(node_side 2 bunnies)" != error ] && break
+	sleep 0.02
+done
+[ "$(node_side 2 bunnies)" = lakehouse ] &&
+	ok "node 2 restarted with etcd down serves its copy" ||
+	bad "node 2 restarted: $(node_side 2 bunnies)"
+nadmin 2 GET /status
+jq -e '.cluster.loaded and (.cluster.connected | not)' "$T/b" >/dev/null &&
+	ok "its /status says: loaded, not connected" ||
+	bad "node 2 /status cluster: $(jq -c .cluster "$T/b")"
 grep -q '"pending_etcd":true' "$T/n1/rollback.log" &&
 	ok "node 1's rollback log has the line, pending for etcd" ||
 	bad "node 1's rollback log: $(cat "$T/n1/rollback.log")"
+
+# Node 1 restarted before etcd is back: its store kept the rollback, and
+# that it is pending.
+node_stop 1
+"$FLOE" -c "$T/n1/floe.conf" >>"$T/n1/floe.log" 2>&1 &
+NODE_PID[1]=$!
+for i in $(seq 300); do
+	[ "$(node_side 1 bunnies)" != error ] && break
+	sleep 0.02
+done
+[ "$(node_side 1 bunnies)" = warehouse ] &&
+	ok "node 1 restarted with etcd down still answers from the warehouse" ||
+	bad "node 1 restarted: $(node_side 1 bunnies)"
+grep -q "still pending" "$T/n1/floe.log" && ok "node 1 still has the rollback pending" ||
+	bad "node 1 forgot the pending rollback"
 
 # etcd back: the rollback is written, node 2 follows.
 setsid "${eargs[@]}" >>"$ETCD_DIR/1/log" 2>&1 </dev/null &

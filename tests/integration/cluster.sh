@@ -73,6 +73,7 @@ warehouse = lake
 
 [policy]
 gate_min_clean = 0
+${EXTRA_POLICY:-}
 
 [cluster]
 etcd = $ETCD

@@ -14,3 +14,4 @@ T_request = proxy/request.c proxy/cred.c proxy/token.c policy/oauth.c policy/aws
 	    policy/trigger.c \
 	    policy/rlog.c cache/cache.c routing/route.c routing/wave.c \
 	    routing/ledger.c $(STORE_SRCS)
+T_request += $(wildcard proxy/cluster*.c proxy/etcd*.c)

@@ -409,10 +409,18 @@ request_reply_upstream(struct request *r, enum route_side side,
 	etag[0] = '\0';
 	for (i = 0; i < m->nhdrs; i++) {
 		h = &m->hdrs[i];
+		/*
+		 * One ETag, minted, and only while it fits with the 512
+		 * bytes kept for floe's own lines: a catalog's head of 64 KiB
+		 * could otherwise grow past HDRS as its ETags are rewritten.
+		 */
 		if (h1_name_is(h->name, h->name_len, "ETag")) {
-			if (etag_mint(h->value, h->value_len, side,
+			if (etag[0] == '\0' &&
+			    etag_mint(h->value, h->value_len, side,
 				r->has_route ? r->route.version : 0, etag,
-				sizeof(etag)) == 0)
+				sizeof(etag)) == 0 &&
+			    (size_t)(o - hdrs) + strlen(etag) + 8 <
+				sizeof(hdrs) - 512)
 				request_put_header(&o, "ETag", 4, etag,
 				    strlen(etag));
 			continue;

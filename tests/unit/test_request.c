@@ -47,7 +47,7 @@
 
 #define T0 1700000000000LL
 #define CAT_CONNS 4
-#define BUFSZ 65536
+#define BUFSZ (128 * 1024)
 
 /* A connection to the scripted catalog and what it read. */
 struct cat_conn {
@@ -1072,6 +1072,48 @@ test_forward_load(void **state)
 	fx->answer[ROUTE_LAKEHOUSE] = NULL;
 }
 
+/*
+ * A catalog's head of nearly 64 KiB that ends in 95 ETags: floe passes
+ * one ETag, minted, and its head stays within its buffer (each rewritten
+ * ETag is longer than the catalog's, and all of them once overflowed it).
+ */
+static void
+test_forward_many_etags(void **state)
+{
+	static const char req[] =
+	    "GET /v1/routed/namespaces/db/tables/moved HTTP/1.1\r\n"
+	    "Host: floe.test\r\n\r\n";
+	struct fx *fx = *state;
+	char *extra, *ans, *o;
+	const char *p;
+	size_t elen = 64 * 1024, n = 0;
+	int i;
+
+	assert_non_null(extra = malloc(elen));
+	assert_non_null(ans = malloc(elen + 512));
+	o = extra + snprintf(extra, elen, "Cache-Control: ");
+	memset(o, 'x', 64400);
+	o += 64400;
+	memcpy(o, "\r\n", 2);
+	o += 2;
+	for (i = 0; i < 95; i++) {
+		memcpy(o, "ETag: \"\"\r\n", 10);
+		o += 10;
+	}
+	*o = '\0';
+	fx->answer[ROUTE_LAKEHOUSE] =
+	    http_answer(ans, elen + 512, extra, "{\"metadata\":{}}");
+	assert_int_equal(exchange(fx, req), 200);
+	for (p = fx->resp; (p = strstr(p, "\r\nETag: ")) != NULL; p++)
+		n++;
+	assert_int_equal(n, 1);
+	assert_true(resp_has(fx, "X-Floe-Target: lakehouse"));
+	cache_clear(fx->f.cache);
+	fx->answer[ROUTE_LAKEHOUSE] = NULL;
+	free(extra);
+	free(ans);
+}
+
 /* A listing: both sides asked without floe's paging, the pages merged. */
 static void
 test_forward_list(void **state)
@@ -1132,6 +1174,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_forward_load, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_forward_list, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_forward_many_etags, setup,
 		    teardown),
 	};
 

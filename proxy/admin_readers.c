@@ -81,10 +81,20 @@ static void admin_rd_scan_wave(struct admin_rd_scan *,
 static void admin_rd_scan_init(struct admin_rd_scan *, struct admin_req *,
     const struct store_wave *, bool);
 static int admin_rd_ident_cmp(const void *, const void *);
+static const char *admin_rd_str(const json_t *, const char *, const char *);
 static int admin_rd_recent_cb(const void *, size_t, const struct store_reader *,
     void *);
 
 /* Keep one record of the object being read. */
+/* O's string member KEY, or DEF when it has none (a time never seen). */
+static const char *
+admin_rd_str(const json_t *o, const char *key, const char *def)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return v != NULL ? v : def;
+}
+
 static int
 admin_rd_collect_cb(const void *key, size_t keylen,
     const struct store_reader *rec, void *arg)
@@ -340,9 +350,9 @@ admin_readers_gate(struct admin_req *r, const struct admin_evidence *ev,
 			break;
 		off += (size_t)snprintf(msg + off, msglen - off,
 		    "%s %s (%s, last load %s)", i == 0 ? "" : ",",
-		    json_string_value(json_object_get(s, "identity")),
-		    json_string_value(json_object_get(s, "object")),
-		    json_string_value(json_object_get(s, "last_load")));
+		    admin_rd_str(s, "identity", "?"),
+		    admin_rd_str(s, "object", "?"),
+		    admin_rd_str(s, "last_load", "never"));
 	}
 	if (off < msglen)
 		snprintf(msg + off, msglen - off,

@@ -251,6 +251,8 @@ cluster_node_seen(struct cluster *c, const char *key, size_t len,
 		json_decref(v);
 		return;
 	}
+	/* The key names the node, whatever the value says (or lacks). */
+	(void)json_object_set_new(v, "name", json_string(name));
 	(void)json_object_set_new(c->nodes, name, v);
 }
 

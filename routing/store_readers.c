@@ -193,7 +193,8 @@ store_reader_foreach(struct store *s, const void *prefix, size_t plen,
 			break;
 		}
 		/* Copied out: the callback may read the store again. */
-		klen = k.mv_size;
+		if ((klen = k.mv_size) > sizeof(kb))
+			continue;
 		memcpy(kb, k.mv_data, klen);
 		store_reader_decode(&v, &r);
 		if (cb(kb, klen, &r, arg) != 0) {

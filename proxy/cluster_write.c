@@ -45,6 +45,8 @@ struct cluster_write {
 	int64_t revision; /* etcd's highest revision of the txns */
 	struct etcd_call *range; /* reading the concurrent change */
 	struct event *timer; /* gives up waiting for the mirror */
+	int now_status; /* answered on the next loop turn, with now_msg */
+	const char *now_msg;
 	cluster_done_cb done;
 	void *arg;
 };
@@ -141,6 +143,7 @@ void
 cluster_commit(struct cluster *c, struct store_capture *cap,
     cluster_done_cb done, void *arg)
 {
+	static const struct timeval zero = { 0, 0 };
 	struct cluster_write *w;
 	size_t i;
 
@@ -157,13 +160,20 @@ cluster_commit(struct cluster *c, struct store_capture *cap,
 	    NULL)
 		fatalx("%s: evtimer_new failed", __func__);
 	TAILQ_INSERT_TAIL(&c->writes, w, entry);
+	/*
+	 * Answered at once, but never from inside this call: the caller
+	 * takes the answer later, and is not ready for it before we return.
+	 */
 	if (w->ncmps > 0 && w->nops > CLUSTER_TXN_OPS) {
 		/* Not expected: a transition writes a wave and its event. */
-		cluster_write_end(w, 503, "a transition too large for one txn");
-		return;
+		w->now_status = 503;
+		w->now_msg = "a transition too large for one txn";
+	} else if (w->nops == 0) {
+		w->now_status = 200;
+		w->now_msg = "";
 	}
-	if (w->nops == 0) {
-		cluster_write_end(w, 200, "");
+	if (w->now_status != 0) {
+		evtimer_add(w->timer, &zero);
 		return;
 	}
 	w->nchunks = (w->nops + CLUSTER_TXN_OPS - 1) / CLUSTER_TXN_OPS;
@@ -327,13 +337,20 @@ cluster_writes_applied(struct cluster *c)
 			cluster_write_end(w, 200, "");
 }
 
-/* The mirror did not catch up in time: answer anyway, and say so. */
+/*
+ * An answer decided in cluster_commit, on the loop turn after it; or the
+ * mirror did not catch up in time: answer anyway, and say so.
+ */
 static void
 cluster_write_timeout_cb(evutil_socket_t fd __unused, short ev __unused,
     void *arg)
 {
 	struct cluster_write *w = arg;
 
+	if (w->now_status != 0) {
+		cluster_write_end(w, w->now_status, w->now_msg);
+		return;
+	}
 	log_warnx("cluster: etcd took revision %" PRId64 " but this node "
 		  "has applied only %" PRId64 " after %d s",
 	    w->revision, w->c->applied, CLUSTER_APPLY_WAIT_MS / 1000);

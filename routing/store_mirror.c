@@ -55,6 +55,25 @@ store_capture_end(struct store *s)
 	s->cap = NULL;
 }
 
+/*
+ * Drop what the capture recorded past its first N ops: a write txn that
+ * aborts (or is tried again after the map grew) must not leave its ops
+ * for etcd.
+ */
+void
+store_cap_rewind(struct store *s, size_t n)
+{
+	struct store_capture *cap = s->cap;
+
+	if (cap == NULL)
+		return;
+	while (cap->n > n) {
+		cap->n--;
+		free(cap->ops[cap->n].key);
+		free(cap->ops[cap->n].val);
+	}
+}
+
 /* Free what CAP holds. */
 void
 store_capture_clear(struct store_capture *cap)

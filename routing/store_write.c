@@ -313,6 +313,7 @@ store_write(struct store *s, struct store_write *w)
 		[STORE_OP_READERS_EXCUSE] = "readers.forget",
 	};
 	json_t *own = NULL;
+	size_t capn;
 	int rc, res, tries;
 
 	if (w->event == NULL)
@@ -321,13 +322,17 @@ store_write(struct store *s, struct store_write *w)
 		store_damaged(s, "event is not a JSON object");
 		return STORE_ERROR;
 	}
+	capn = s->cap != NULL ? s->cap->n : 0;
 	rc = store_write_txn(s, w, &res);
 	/* A big import may need the map to double a few times. */
 	for (tries = 0; rc == MDB_MAP_FULL && tries < STORE_GROW_TRIES &&
 	     store_grow(s) == 0;
-	     tries++)
+	     tries++) {
+		store_cap_rewind(s, capn);
 		rc = store_write_txn(s, w, &res);
+	}
 	if (rc != 0) {
+		store_cap_rewind(s, capn);
 		(void)json_object_del(w->event, "seq");
 		(void)json_object_del(w->event, "ts");
 		json_decref(own);

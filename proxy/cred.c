@@ -256,6 +256,11 @@ cred_why(const struct cred *c, char *buf, size_t len)
 {
 	if (c->holder != NULL)
 		token_why(c->holder, buf, len);
+	else if (c->signer != NULL)
+		snprintf(buf, len,
+		    "floe could not sign the request for the %s catalog "
+		    "(SigV4)",
+		    c->name);
 	else
 		snprintf(buf, len, "the %s catalog's credential is ready",
 		    c->name);

@@ -25,6 +25,7 @@
 #include "lib/xmalloc.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/etag.h"
 #include "proxy/floe.h"
 #include "proxy/h1.h"
@@ -498,8 +499,10 @@ request_reply_failure(struct request *r, enum route_side side,
 	 */
 	if (fail == UPSTREAM_NOCRED) {
 		request_errorf(r, 503, "ServiceUnavailableException",
-		    "No token for the %s catalog: %s", route_side_name(side),
-		    why);
+		    "No %s for the %s catalog: %s",
+		    cred_kind(r->f->cred[side]) == CRED_SIGV4 ? "signature" :
+								"token",
+		    route_side_name(side), why);
 		return;
 	}
 	log_warnx("%s %.*s: %s catalog failed: %s", r->msg->method_name,

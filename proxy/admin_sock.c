@@ -254,6 +254,7 @@ admin_sock_run(struct admin_sock *as, struct server_conn *conn,
 	struct admin_sock_wait *w;
 	struct admin_reply rep;
 
+	memset(&rep, 0, sizeof(rep));
 	w = xcalloc(1, sizeof(*w));
 	w->as = as;
 	w->conn = conn;

@@ -113,8 +113,8 @@ admin_handle(struct floe *f __unused, const char *method __unused,
 		seen.later_arg = arg;
 		return 1;
 	}
+	memset(rep, 0, sizeof(*rep));
 	rep->status = 200;
-	rep->content_type = NULL;
 	rep->body = strdup("{}");
 	rep->len = 2;
 	return 0;

@@ -1,1 +1,1 @@
-T_etcd = proxy/etcd.c proxy/etcd_watch.c proxy/etcd_json.c proxy/fetch.c
+T_etcd = tests/unit/etcd_fx.c proxy/etcd.c proxy/etcd_watch.c proxy/etcd_json.c proxy/fetch.c

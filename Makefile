@@ -29,6 +29,8 @@ CORE_SRCS = $(wildcard routing/*.c policy/*.c cache/*.c) \
 MAIN_SRCS = proxy/main.c $(wildcard proxy/main_*.c)
 CTL_SRCS  = $(wildcard ctl/*.c)
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
+# Fixtures several unit tests link (named in their T_X); not binaries.
+UNIT_FX	  = $(wildcard tests/unit/*_fx.c tests/unit/*_fx.h)
 HDRS	  = $(wildcard lib/*.h proxy/*.h routing/*.h policy/*.h cache/*.h ctl/*.h)
 
 obj	= $(patsubst %.c,$(B)/%.o,$(1))
@@ -120,7 +122,7 @@ hdrcheck:
 
 format:
 	clang-format -i $(LIB_SRCS) $(CORE_SRCS) $(MAIN_SRCS) $(CTL_SRCS) \
-	    $(UNIT_SRCS) $(HDRS)
+	    $(UNIT_SRCS) $(UNIT_FX) $(HDRS)
 
 # The floors (tests/floors.sh: no include goes up a floor, no loop), the
 # man pages (mandoc -Tlint must say nothing; run from man/, where it finds
@@ -137,7 +139,7 @@ lint:
 	    if [ -n "$$out" ]; then echo "$$out"; exit 1; fi; \
 	    echo "man pages ok: mandoc -Tlint $(MANPAGES)"
 	clang-format --dry-run -Werror $(LIB_SRCS) $(CORE_SRCS) $(MAIN_SRCS) \
-	    $(CTL_SRCS) $(UNIT_SRCS) $(HDRS)
+	    $(CTL_SRCS) $(UNIT_SRCS) $(UNIT_FX) $(HDRS)
 
 # --- install: `make install` (PREFIX=/usr/local, DESTDIR, sysconfdir, ...)
 # The binaries, the man pages, the systemd unit and the bash completion;

@@ -13,5 +13,5 @@ T_request = proxy/request.c proxy/cred.c proxy/token.c policy/oauth.c policy/aws
 	    proxy/fetch.c proxy/discover.c proxy/stats.c policy/auth.c \
 	    policy/trigger.c \
 	    policy/rlog.c cache/cache.c routing/route.c routing/wave.c \
-	    routing/ledger.c $(STORE_SRCS)
+	    routing/ledger.c $(STORE_SRCS) tests/unit/request_fx.c
 T_request += $(wildcard proxy/cluster*.c proxy/etcd*.c)

@@ -3,4 +3,4 @@
 STORE_SRCS = routing/store.c routing/store_codec.c routing/store_read.c \
 	     routing/store_write.c routing/store_rlog.c routing/store_mirror.c \
 	     routing/store_readers.c
-T_store = $(STORE_SRCS)
+T_store = $(STORE_SRCS) tests/unit/store_fx.c

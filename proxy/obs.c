@@ -475,45 +475,73 @@ obs_rlog_line(struct obs *o, const char *line, size_t len)
 	json_decref(j);
 }
 
-/* The counts of wave N, added if new. */
-static struct obs_count *
-obs_count_at(struct obs *o, uint32_t n)
+/*
+ * Where KEY is, or would go, in the N elements of SIZE bytes at ARR,
+ * sorted by the uint32_t each starts with; *FOUND says whether it is.
+ */
+static size_t
+obs_sorted_find(const void *arr, size_t n, size_t size, uint32_t key,
+    bool *found)
 {
-	size_t lo = 0, hi = o->ncounts, mid;
+	const unsigned char *a = arr;
+	size_t lo = 0, hi = n, mid;
+	uint32_t k;
 
 	while (lo < hi) {
 		mid = (lo + hi) / 2;
-		if (o->counts[mid].wave < n)
+		memcpy(&k, a + mid * size, sizeof(k));
+		if (k < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < o->ncounts && o->counts[lo].wave == n)
-		return &o->counts[lo];
-	o->counts =
-	    xreallocarray(o->counts, o->ncounts + 1, sizeof(*o->counts));
-	memmove(&o->counts[lo + 1], &o->counts[lo],
-	    (o->ncounts - lo) * sizeof(*o->counts));
-	o->ncounts++;
-	memset(&o->counts[lo], 0, sizeof(*o->counts));
-	o->counts[lo].wave = n;
-	return &o->counts[lo];
+	*found = false;
+	if (lo < n) {
+		memcpy(&k, a + lo * size, sizeof(k));
+		*found = k == key;
+	}
+	return lo;
+}
+
+/* The element KEY of the sorted array *ARR (*N of SIZE), added if new. */
+static void *
+obs_sorted_at(void **arr, size_t *n, size_t size, uint32_t key)
+{
+	unsigned char *a = *arr;
+	bool found;
+	size_t i = obs_sorted_find(a, *n, size, key, &found);
+
+	if (found)
+		return a + i * size;
+	a = xreallocarray(a, *n + 1, size);
+	memmove(a + (i + 1) * size, a + i * size, (*n - i) * size);
+	memset(a + i * size, 0, size);
+	memcpy(a + i * size, &key, sizeof(key));
+	(*n)++;
+	*arr = a;
+	return a + i * size;
+}
+
+/* The counts of wave N, added if new. */
+static struct obs_count *
+obs_count_at(struct obs *o, uint32_t n)
+{
+	void *a = o->counts;
+	struct obs_count *c;
+
+	c = obs_sorted_at(&a, &o->ncounts, sizeof(*o->counts), n);
+	o->counts = a;
+	return c;
 }
 
 const struct obs_count *
 obs_count_get(const struct obs *o, uint32_t n)
 {
-	size_t lo = 0, hi = o->ncounts, mid;
+	bool found;
+	size_t i = obs_sorted_find(o->counts, o->ncounts, sizeof(*o->counts), n,
+	    &found);
 
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (o->counts[mid].wave < n)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < o->ncounts && o->counts[lo].wave == n ? &o->counts[lo] :
-							    NULL;
+	return found ? &o->counts[i] : NULL;
 }
 
 bool
@@ -559,39 +587,22 @@ obs_event_cb(uint64_t seq, const char *json, size_t len, void *arg)
 static struct obs_wave *
 obs_wave_at(struct obs *o, uint32_t n)
 {
-	size_t lo = 0, hi = o->nwaves, mid;
+	void *a = o->waves;
+	struct obs_wave *w;
 
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (o->waves[mid].n < n)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < o->nwaves && o->waves[lo].n == n)
-		return &o->waves[lo];
-	o->waves = xreallocarray(o->waves, o->nwaves + 1, sizeof(*o->waves));
-	memmove(&o->waves[lo + 1], &o->waves[lo],
-	    (o->nwaves - lo) * sizeof(*o->waves));
-	o->nwaves++;
-	memset(&o->waves[lo], 0, sizeof(*o->waves));
-	o->waves[lo].n = n;
-	return &o->waves[lo];
+	w = obs_sorted_at(&a, &o->nwaves, sizeof(*o->waves), n);
+	o->waves = a;
+	return w;
 }
 
 const struct obs_wave *
 obs_wave_get(const struct obs *o, uint32_t n)
 {
-	size_t lo = 0, hi = o->nwaves, mid;
+	bool found;
+	size_t i =
+	    obs_sorted_find(o->waves, o->nwaves, sizeof(*o->waves), n, &found);
 
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (o->waves[mid].n < n)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < o->nwaves && o->waves[lo].n == n ? &o->waves[lo] : NULL;
+	return found ? &o->waves[i] : NULL;
 }
 
 /* Forget the events index. */

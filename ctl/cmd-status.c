@@ -29,6 +29,7 @@ static void ctl_sleep_ms(long);
 static int ctl_poll(struct ctl *, const char *, bool, bool *,
     struct ctl_resp *);
 static void ctl_status_summary(json_t *, json_t *);
+static void ctl_armed_print(const json_t *, const char *);
 static void ctl_print_event(json_t *);
 static bool ctl_is_short(json_t *);
 static void ctl_field(const char *, json_t *, int);
@@ -110,6 +111,28 @@ ctl_int(const json_t *o, const char *key)
 }
 
 /*
+ * An armed wave W's error ratio and lag against their thresholds, the
+ * lag after SEP, on the line being printed.
+ */
+static void
+ctl_armed_print(const json_t *w, const char *sep)
+{
+	char d1[32], d2[32];
+
+	printf("errors %.2f%% of %" JSON_INTEGER_FORMAT
+	       " reads (threshold %.2f%%)",
+	    json_number_value(json_object_get(w, "error_ratio")) * 100,
+	    ctl_int(w, "requests"),
+	    json_number_value(json_object_get(w, "error_threshold")) * 100);
+	units_format_human(ctl_int(w, "max_lag_ms"), d2, sizeof(d2));
+	if (json_is_integer(json_object_get(w, "lag_ms"))) {
+		units_format_human(ctl_int(w, "lag_ms"), d1, sizeof(d1));
+		printf("%slag %s (limit %s)", sep, d1, d2);
+	} else
+		printf("%slag not known yet (limit %s)", sep, d2);
+}
+
+/*
  * The summary of GET /status ST (and GET /waves WAVES, may be NULL): a
  * few lines a person reads at a glance; rolled-back waves with their
  * evidence, armed waves against their thresholds.
@@ -119,7 +142,7 @@ ctl_status_summary(json_t *st, json_t *waves)
 {
 	json_t *cats = json_object_get(st, "catalogs"), *cat, *w, *trig;
 	const char *key;
-	char d1[32], d2[32];
+	char d1[32];
 	int first;
 	size_t i;
 
@@ -169,20 +192,9 @@ ctl_status_summary(json_t *st, json_t *waves)
 	    ctl_int(json_object_get(trig, "pages"), "sent"),
 	    ctl_int(json_object_get(trig, "pages"), "failed"));
 	json_object_foreach(json_object_get(trig, "waves"), key, w) {
-		printf("wave %-5s %s: errors %.2f%% of %" JSON_INTEGER_FORMAT
-		       " reads (threshold %.2f%%)",
-		    key, ctl_str(w, "state"),
-		    json_number_value(json_object_get(w, "error_ratio")) * 100,
-		    ctl_int(w, "requests"),
-		    json_number_value(json_object_get(w, "error_threshold")) *
-			100);
-		units_format_human(ctl_int(w, "max_lag_ms"), d2, sizeof(d2));
-		if (json_is_integer(json_object_get(w, "lag_ms"))) {
-			units_format_human(ctl_int(w, "lag_ms"), d1,
-			    sizeof(d1));
-			printf(", lag %s (limit %s)\n", d1, d2);
-		} else
-			printf(", lag not known yet (limit %s)\n", d2);
+		printf("wave %-5s %s: ", key, ctl_str(w, "state"));
+		ctl_armed_print(w, ", ");
+		putchar('\n');
 	}
 	json_object_foreach(json_object_get(st, "rolled_back"), key, w) {
 		printf("wave %-5s ROLLED BACK since %s by %s (%s)", key,
@@ -601,7 +613,7 @@ ctl_rollbacks(struct ctl *c, int argc, char **argv)
 static void
 ctl_watch_line(json_t *wave, json_t *w, json_t *rb)
 {
-	char ts[40], d1[32], d2[32];
+	char ts[40];
 
 	units_time_format(units_now_ms(), ts, sizeof(ts));
 	printf("%s  wave %" JSON_INTEGER_FORMAT "  %s %" JSON_INTEGER_FORMAT
@@ -609,19 +621,8 @@ ctl_watch_line(json_t *wave, json_t *w, json_t *rb)
 	    ts, ctl_int(wave, "wave"), ctl_str(wave, "state"),
 	    ctl_int(wave, "pct"));
 	if (w != NULL) {
-		printf("  errors %.2f%% of %" JSON_INTEGER_FORMAT
-		       " reads (threshold %.2f%%)",
-		    json_number_value(json_object_get(w, "error_ratio")) * 100,
-		    ctl_int(w, "requests"),
-		    json_number_value(json_object_get(w, "error_threshold")) *
-			100);
-		units_format_human(ctl_int(w, "max_lag_ms"), d2, sizeof(d2));
-		if (json_is_integer(json_object_get(w, "lag_ms"))) {
-			units_format_human(ctl_int(w, "lag_ms"), d1,
-			    sizeof(d1));
-			printf("  lag %s (limit %s)", d1, d2);
-		} else
-			printf("  lag not known yet (limit %s)", d2);
+		printf("  ");
+		ctl_armed_print(w, "  ");
 	}
 	if (rb != NULL)
 		printf("  rolled back by %s (%s)%s%s", ctl_str(rb, "actor"),

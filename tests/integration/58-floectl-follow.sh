@@ -54,6 +54,14 @@ ctl_ok "flip 2" wave flip 2 lakehouse
 ctl wave report-errors 2 --errors 40 --total 110
 expect_eq "40 of 110 reads roll wave 2 back" rolled_back "$(wave_state 2)"
 ctl_ok "flip 1 again" wave flip 1 lakehouse
+ctl_ok "status, wave 1 armed" status
+grep -Eq '^wave 1 +lakehouse: errors [0-9.]+% of [0-9]+ reads \(threshold [0-9.]+%\), lag .*\(limit [0-9a-z ]+\)$' "$T/ctl" &&
+	ok "status: the armed wave against its thresholds" ||
+	bad "status: no armed wave 1 line: $(cat "$T/ctl")"
+ctl_ok "wave watch 1" wave watch 1 --count 1 --interval 1
+grep -Eq '  wave 1  lakehouse 100%.*  errors [0-9.]+% of [0-9]+ reads \(threshold [0-9.]+%\)  lag ' "$T/ctl" &&
+	ok "wave watch: an armed wave against its thresholds" ||
+	bad "wave watch 1: $(cat "$T/ctl")"
 ctl_ok "operator rollback" wave rollback 1 --reason "by hand"
 admin GET /status
 last=$(jq '.store.last_seq' "$T/a")

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <jansson.h>
 
 #include "lib/log.h"
@@ -24,6 +25,8 @@ struct admin_cluster_hold {
 	struct admin_reply reply;
 	admin_later_cb later;
 	void *arg;
+	struct floe *f;
+	struct evbuffer *after; /* ledger records for the trigger, or NULL */
 };
 
 static void admin_cluster_done(int, const char *, void *);
@@ -36,7 +39,7 @@ admin_cluster_captures(const struct admin_req *r)
 	    strcmp(r->method, "HEAD") == 0 || r->nseg == 0)
 		return false;
 	return strcmp(r->seg[0], "routes") == 0 ||
-	    strcmp(r->seg[0], "waves") == 0;
+	    strcmp(r->seg[0], "waves") == 0 || strcmp(r->seg[0], "ledger") == 0;
 }
 
 /* Serve R through FN with the store capturing; commit in etcd. */
@@ -52,12 +55,22 @@ admin_cluster_run(struct admin_req *r, void (*fn)(struct admin_req *))
 	if (r->later || cap.n == 0 || r->reply->status < 200 ||
 	    r->reply->status > 299 || r->later_cb == NULL) {
 		store_capture_clear(&cap);
+		/* Nothing to commit (duplicates only): act now if it held. */
+		if (r->after != NULL && !r->later && r->reply->status >= 200 &&
+		    r->reply->status <= 299)
+			admin_job_alarms(r->f, r->after);
+		if (r->after != NULL)
+			evbuffer_free(r->after);
+		r->after = NULL;
 		return;
 	}
 	h = xcalloc(1, sizeof(*h));
 	h->reply = *r->reply;
 	h->later = r->later_cb;
 	h->arg = r->later_arg;
+	h->f = r->f;
+	h->after = r->after;
+	r->after = NULL;
 	r->reply->body = NULL;
 	r->later = true;
 	cluster_commit(r->f->cluster, &cap, admin_cluster_done, h);
@@ -98,6 +111,12 @@ admin_cluster_done(int status, const char *msg, void *arg)
 		h->reply.content_type = ADMIN_CT_JSON;
 		h->reply.body = s;
 		h->reply.len = strlen(s);
+	}
+	/* The ledger records are in etcd: the reconcile trigger may act. */
+	if (h->after != NULL) {
+		if (status == 200)
+			admin_job_alarms(h->f, h->after);
+		evbuffer_free(h->after);
 	}
 	h->later(&h->reply, h->arg);
 	free(h);

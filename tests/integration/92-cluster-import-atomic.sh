@@ -9,7 +9,7 @@
 # of its routes on every node, with equal hashes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster.sh"
-lib_init 87
+lib_init 92
 N=${CLUSTER_IMPORT:-20000}
 catalog warehouse
 catalog lakehouse --prefix lhp

@@ -587,8 +587,8 @@ if want plain; then
 	scenario floe-bearer floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
 		"$SMALL_BYTES" "$LH"
 	start_floe sigv4 10 "$NOCACHE" "auth = sigv4
-	sigv4_region = us-east-1
-	aws_credentials_file = $T/aws.credentials"
+sigv4_region = us-east-1
+aws_credentials_file = $T/aws.credentials"
 	LOADS+=("sigv4 10 $LOAD_SECS")
 	scenario floe-sigv4 floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
 		"$SMALL_BYTES" "$LH"

@@ -144,20 +144,22 @@ lint:
 # `make uninstall` removes what install put, and floe.conf only while it
 # is still the example.
 PREFIX	?= /usr/local
-prefix	?= $(PREFIX)
-sbindir	?= $(prefix)/sbin
-datarootdir ?= $(prefix)/share
-mandir	?= $(datarootdir)/man
-docdir	?= $(datarootdir)/doc/floe
-sysconfdir ?= $(if $(filter /usr,$(prefix)),/etc,$(prefix)/etc)
-systemdunitdir ?= $(prefix)/lib/systemd/system
-bashcompdir ?= $(datarootdir)/bash-completion/completions
-rulesdir ?= $(datarootdir)/floe/prometheus
+prefix = $(PREFIX)
+sbindir = $(prefix)/sbin
+datarootdir = $(prefix)/share
+mandir = $(datarootdir)/man
+docdir = $(datarootdir)/doc/floe
+sysconfdir = $(if $(filter /usr,$(prefix)),/etc,$(prefix)/etc)
+systemdunitdir = $(prefix)/lib/systemd/system
+bashcompdir = $(datarootdir)/bash-completion/completions
+rulesdir = $(datarootdir)/floe/prometheus
 # Where the unit puts floe's socket, state and logs (RuntimeDirectory,
 # StateDirectory, LogsDirectory); the installed floe.conf names them.
-FLOE_RUNDIR ?= /run/floe
-FLOE_STATEDIR ?= /var/lib/floe
-FLOE_LOGDIR ?= /var/log/floe
+# These are set with "=", not "?=": the environment (the tests export
+# FLOE_LOGDIR) never changes them; a make command line still may.
+FLOE_RUNDIR = /run/floe
+FLOE_STATEDIR = /var/lib/floe
+FLOE_LOGDIR = /var/log/floe
 INSTALL	?= install
 RULES	 = $(wildcard conf/prometheus/*.yml)
 

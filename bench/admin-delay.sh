@@ -123,6 +123,7 @@ api() { curl -s -o /dev/null --max-time 600 --unix-socket "$T/floe.sock" "http:/
 
 echo "admin commands on $N routes (floe $(git describe --always --dirty 2>/dev/null)):"
 measure "status" ctl status
+measure "status (again, store unchanged)" ctl status
 measure "wave list" ctl wave list
 measure "GET /waves?limit=100" api "/waves?limit=100"
 measure "GET /routes?limit=1000 (a page)" api "/routes?limit=1000"

@@ -1,9 +1,12 @@
 /*
- * floe: jscheck.c -- a JSON well-formedness check (RFC 8259) in one pass
- * over the bytes, with an explicit stack of open containers and no
- * allocation. Strings are scanned a run of plain ASCII at a time; UTF-8
- * is checked as RFC 3629 has it (no overlong forms, no surrogates, nothing
- * past U+10FFFF), as jansson checks it.
+ * floe: jscheck.c -- a JSON well-formedness check (RFC 8259) that is fed
+ * a text in pieces as they arrive, with no allocation: the grammar's
+ * state, an explicit stack of open containers, and the token being read
+ * (a string, an escape, a UTF-8 sequence, a number, a literal) are kept
+ * between pieces, so a piece may end anywhere. Strings are scanned a run
+ * of plain ASCII 8 bytes at a time; UTF-8 is checked as RFC 3629 has it
+ * (no overlong forms, no surrogates, nothing past U+10FFFF), as jansson
+ * checks it.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,7 +18,7 @@
 
 #define JS_ONES 0x0101010101010101ULL
 
-/* What may come next. */
+/* What may come next, between tokens. */
 enum jscheck_state {
 	JS_VALUE, /* a value (the start, after ':', after ',' in an array) */
 	JS_VALUE_OR_CLOSE, /* after '[' */
@@ -25,255 +28,388 @@ enum jscheck_state {
 	JS_NEXT, /* after a value: ',' or the container's end */
 };
 
-static const unsigned char *jscheck_string(const unsigned char *,
-    const unsigned char *);
-static const unsigned char *jscheck_escape(const unsigned char *,
-    const unsigned char *);
-static const unsigned char *jscheck_utf8(const unsigned char *,
-    const unsigned char *);
-static const unsigned char *jscheck_number(const unsigned char *,
-    const unsigned char *);
-static int jscheck_hex4(const unsigned char *, const unsigned char *);
+/* The token being read. */
+enum jscheck_lex {
+	JL_NONE, /* between tokens */
+	JL_STR, /* in a string */
+	JL_ESC, /* after a backslash */
+	JL_U, /* the hex digits of \u (aux: how many so far) */
+	JL_U2_BS, /* a high surrogate's low one: its backslash */
+	JL_U2_U, /* ... its 'u' */
+	JL_UTF8, /* continuation bytes (aux: how many are left) */
+	JL_NUM, /* a number (aux: enum jscheck_num) */
+	JL_LIT, /* true, false or null (u: which, aux: bytes matched) */
+};
 
-/* The value of the 4 hex digits at P, or -1. */
-static int
-jscheck_hex4(const unsigned char *p, const unsigned char *end)
-{
-	int v = 0, d, i;
+/* Where a number is. */
+enum jscheck_num {
+	JN_MINUS, /* after '-': a digit must follow */
+	JN_ZERO, /* a leading 0: no more digits */
+	JN_INT,
+	JN_DOT, /* after '.': a digit must follow */
+	JN_FRAC,
+	JN_E, /* after 'e': a sign or a digit */
+	JN_ESIGN, /* after its sign: a digit */
+	JN_EXP,
+};
 
-	if (end - p < 4)
-		return -1;
-	for (i = 0; i < 4; i++) {
-		if ((d = units_hexval(p[i])) < 0)
-			return -1;
-		v = v << 4 | d;
-	}
-	return v;
-}
+static const char *const jscheck_lits[] = { "true", "false", "null" };
 
-/* The escape after the backslash at P; past it, or NULL. */
+static const unsigned char *jscheck_run(const unsigned char *,
+    const unsigned char *);
+static bool jscheck_num(struct jscheck *, unsigned char);
+static bool jscheck_num_done(const struct jscheck *);
+static int jscheck_utf8_lead(struct jscheck *, unsigned char);
+
+/*
+ * Past the run of printable ASCII (not a quote or a backslash) at P, 8
+ * bytes at a time: a byte below 0x20, at or above 0x80, a quote or a
+ * backslash sets its high bit in T (the usual SWAR tests).
+ */
 static const unsigned char *
-jscheck_escape(const unsigned char *p, const unsigned char *end)
-{
-	int u, lo;
-
-	if (++p == end)
-		return NULL;
-	if (*p != 'u')
-		return memchr("\"\\/bfnrt", *p, 8) != NULL ? p + 1 : NULL;
-	if ((u = jscheck_hex4(p + 1, end)) < 0)
-		return NULL;
-	p += 5;
-	if (u >= 0xdc00 && u <= 0xdfff)
-		return NULL; /* a low surrogate alone */
-	if (u < 0xd800 || u > 0xdbff)
-		return p;
-	/* A high surrogate: its low one must follow. */
-	if (end - p < 6 || p[0] != '\\' || p[1] != 'u' ||
-	    (lo = jscheck_hex4(p + 2, end)) < 0xdc00 || lo > 0xdfff)
-		return NULL;
-	return p + 6;
-}
-
-/* The UTF-8 sequence at P (its lead byte >= 0x80); past it, or NULL. */
-static const unsigned char *
-jscheck_utf8(const unsigned char *p, const unsigned char *end)
-{
-	unsigned char c = *p, lo = 0x80, hi = 0xbf;
-	int n, i;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 1;
-	else if (c >= 0xe0 && c <= 0xef) {
-		n = 2;
-		if (c == 0xe0)
-			lo = 0xa0; /* overlong */
-		else if (c == 0xed)
-			hi = 0x9f; /* surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 3;
-		if (c == 0xf0)
-			lo = 0x90; /* overlong */
-		else if (c == 0xf4)
-			hi = 0x8f; /* past U+10FFFF */
-	} else
-		return NULL;
-	if (end - p <= n)
-		return NULL;
-	if (p[1] < lo || p[1] > hi)
-		return NULL;
-	for (i = 2; i <= n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return NULL;
-	return p + n + 1;
-}
-
-/* The string whose opening quote is at P; past its closing quote, or NULL. */
-static const unsigned char *
-jscheck_string(const unsigned char *p, const unsigned char *end)
+jscheck_run(const unsigned char *p, const unsigned char *end)
 {
 	uint64_t w, q, b, t;
 
-	p++;
-	for (;;) {
-		/*
-		 * The common case: a run of printable ASCII, 8 bytes at a
-		 * time: a byte below 0x20, at or above 0x80, a quote or a
-		 * backslash sets its high bit in T (the usual SWAR tests).
-		 */
-		while (end - p >= 8) {
-			memcpy(&w, p, 8);
-			q = w ^ JS_ONES * '"';
-			b = w ^ JS_ONES * '\\';
-			t = (((w - JS_ONES * 0x20) & ~w) | w |
-				((q - JS_ONES) & ~q) | ((b - JS_ONES) & ~b)) &
-			    JS_ONES * 0x80;
-			if (t != 0)
-				break;
-			p += 8;
-		}
-		while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' &&
-		    *p != '\\')
-			p++;
-		if (p == end)
-			return NULL;
-		if (*p == '"')
-			return p + 1;
-		if (*p == '\\')
-			p = jscheck_escape(p, end);
-		else if (*p < 0x20)
-			return NULL;
-		else
-			p = jscheck_utf8(p, end);
-		if (p == NULL)
-			return NULL;
+	while (end - p >= 8) {
+		memcpy(&w, p, 8);
+		q = w ^ JS_ONES * '"';
+		b = w ^ JS_ONES * '\\';
+		t = (((w - JS_ONES * 0x20) & ~w) | w | ((q - JS_ONES) & ~q) |
+			((b - JS_ONES) & ~b)) &
+		    JS_ONES * 0x80;
+		if (t != 0)
+			break;
+		p += 8;
 	}
-}
-
-/* The number at P; past it, or NULL. */
-static const unsigned char *
-jscheck_number(const unsigned char *p, const unsigned char *end)
-{
-	if (p < end && *p == '-')
+	while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
 		p++;
-	if (p == end || *p < '0' || *p > '9')
-		return NULL;
-	if (*p++ != '0')
-		while (p < end && *p >= '0' && *p <= '9')
-			p++;
-	if (p < end && *p == '.') {
-		if (++p == end || *p < '0' || *p > '9')
-			return NULL;
-		while (p < end && *p >= '0' && *p <= '9')
-			p++;
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		if (++p < end && (*p == '+' || *p == '-'))
-			p++;
-		if (p == end || *p < '0' || *p > '9')
-			return NULL;
-		while (p < end && *p >= '0' && *p <= '9')
-			p++;
-	}
 	return p;
 }
 
-bool
-jscheck_valid(const char *s, size_t len, size_t *at)
+/* C starts a UTF-8 sequence of J's string: its rules in J. 0 or -1. */
+static int
+jscheck_utf8_lead(struct jscheck *j, unsigned char c)
 {
-	const unsigned char *p = (const unsigned char *)s, *end = p + len, *q;
-	unsigned char stack[JSCHECK_MAX_DEPTH];
-	enum jscheck_state st = JS_VALUE;
-	size_t depth = 0;
+	j->lo = 0x80;
+	j->hi = 0xbf;
+	if (c >= 0xc2 && c <= 0xdf)
+		j->aux = 1;
+	else if (c >= 0xe0 && c <= 0xef) {
+		j->aux = 2;
+		if (c == 0xe0)
+			j->lo = 0xa0; /* overlong */
+		else if (c == 0xed)
+			j->hi = 0x9f; /* surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		j->aux = 3;
+		if (c == 0xf0)
+			j->lo = 0x90; /* overlong */
+		else if (c == 0xf4)
+			j->hi = 0x8f; /* past U+10FFFF */
+	} else
+		return -1;
+	return 0;
+}
 
-	for (;;) {
-		while (p < end &&
-		    (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-			p++;
-		if (p == end) {
-			if (st == JS_NEXT && depth == 0)
-				return true;
-			goto bad;
+/* Whether the number being read may end here. */
+static bool
+jscheck_num_done(const struct jscheck *j)
+{
+	return j->aux == JN_ZERO || j->aux == JN_INT || j->aux == JN_FRAC ||
+	    j->aux == JN_EXP;
+}
+
+/* Whether C goes on the number being read (J's state moves on). */
+static bool
+jscheck_num(struct jscheck *j, unsigned char c)
+{
+	bool digit = c >= '0' && c <= '9';
+
+	switch (j->aux) {
+	case JN_MINUS:
+		if (!digit)
+			return false;
+		j->aux = c == '0' ? JN_ZERO : JN_INT;
+		return true;
+	case JN_ZERO:
+	case JN_INT:
+		if (digit && j->aux == JN_INT)
+			return true;
+		if (c == '.')
+			j->aux = JN_DOT;
+		else if (c == 'e' || c == 'E')
+			j->aux = JN_E;
+		else
+			return false;
+		return true;
+	case JN_DOT:
+	case JN_FRAC:
+		if (digit) {
+			j->aux = JN_FRAC;
+			return true;
 		}
-		switch (st) {
-		case JS_COLON:
-			if (*p++ != ':')
+		if (j->aux == JN_FRAC && (c == 'e' || c == 'E')) {
+			j->aux = JN_E;
+			return true;
+		}
+		return false;
+	case JN_E:
+		if (c == '+' || c == '-') {
+			j->aux = JN_ESIGN;
+			return true;
+		}
+		/* FALLTHROUGH */
+	case JN_ESIGN:
+	case JN_EXP:
+		if (!digit)
+			return false;
+		j->aux = JN_EXP;
+		return true;
+	}
+	return false;
+}
+
+void
+jscheck_init(struct jscheck *j)
+{
+	j->off = 0;
+	j->bad_at = 0;
+	j->depth = 0;
+	j->st = JS_VALUE;
+	j->lex = JL_NONE;
+	j->aux = 0;
+	j->u = 0;
+	j->hs = false;
+	j->key = false;
+	j->bad = false;
+}
+
+bool
+jscheck_feed(struct jscheck *j, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	unsigned char c;
+	int d;
+
+	if (j->bad)
+		return false;
+	while (p < end) {
+		c = *p;
+		switch (j->lex) {
+		case JL_STR:
+			if ((p = jscheck_run(p, end)) == end)
+				continue;
+			c = *p++;
+			if (c == '"') {
+				j->lex = JL_NONE;
+				j->st = j->key ? JS_COLON : JS_NEXT;
+			} else if (c == '\\')
+				j->lex = JL_ESC;
+			else if (c < 0x20 || jscheck_utf8_lead(j, c) == -1)
 				goto bad_prev;
-			st = JS_VALUE;
+			else
+				j->lex = JL_UTF8;
+			continue;
+		case JL_UTF8:
+			if (c < j->lo || c > j->hi)
+				goto bad;
+			j->lo = 0x80;
+			j->hi = 0xbf;
+			if (--j->aux == 0)
+				j->lex = JL_STR;
+			p++;
+			continue;
+		case JL_ESC:
+			if (c == 'u') {
+				j->lex = JL_U;
+				j->aux = 0;
+				j->u = 0;
+			} else if (c != 0 && memchr("\"\\/bfnrt", c, 8) != NULL)
+				j->lex = JL_STR;
+			else
+				goto bad;
+			p++;
+			continue;
+		case JL_U:
+			if ((d = units_hexval(c)) < 0)
+				goto bad;
+			j->u = (uint16_t)(j->u << 4 | d);
+			p++;
+			if (++j->aux < 4)
+				continue;
+			if (j->hs) {
+				/* The low surrogate after a high one. */
+				if (j->u < 0xdc00 || j->u > 0xdfff)
+					goto bad_prev;
+				j->hs = false;
+				j->lex = JL_STR;
+			} else if (j->u >= 0xdc00 && j->u <= 0xdfff)
+				goto bad_prev; /* a low surrogate alone */
+			else if (j->u >= 0xd800 && j->u <= 0xdbff) {
+				j->hs = true;
+				j->lex = JL_U2_BS;
+			} else
+				j->lex = JL_STR;
+			continue;
+		case JL_U2_BS:
+		case JL_U2_U:
+			if (c != (j->lex == JL_U2_BS ? '\\' : 'u'))
+				goto bad;
+			if (j->lex == JL_U2_U) {
+				j->aux = 0;
+				j->u = 0;
+			}
+			j->lex = j->lex == JL_U2_BS ? JL_U2_U : JL_U;
+			p++;
+			continue;
+		case JL_NUM:
+			/* A run of digits, the bulk of a number, in one go. */
+			if (j->aux == JN_INT || j->aux == JN_FRAC ||
+			    j->aux == JN_EXP) {
+				while (p < end && *p >= '0' && *p <= '9')
+					p++;
+				if (p == end)
+					continue;
+				c = *p;
+			}
+			if (jscheck_num(j, c)) {
+				p++;
+				continue;
+			}
+			if (!jscheck_num_done(j))
+				goto bad;
+			/* C ends the number: read it again between tokens. */
+			j->lex = JL_NONE;
+			j->st = JS_NEXT;
+			continue;
+		case JL_LIT:
+			if (c != (unsigned char)jscheck_lits[j->u][j->aux])
+				goto bad;
+			p++;
+			if (jscheck_lits[j->u][++j->aux] == '\0') {
+				j->lex = JL_NONE;
+				j->st = JS_NEXT;
+			}
+			continue;
+		case JL_NONE:
+			break;
+		}
+		/* Between tokens. */
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			p++;
+			continue;
+		}
+		switch (j->st) {
+		case JS_COLON:
+			if (c != ':')
+				goto bad;
+			j->st = JS_VALUE;
+			p++;
 			continue;
 		case JS_NEXT:
-			if (depth == 0)
+			if (j->depth == 0)
 				goto bad; /* something after the value */
-			if (*p == ',')
-				st =
-				    stack[depth - 1] == '{' ? JS_KEY : JS_VALUE;
-			else if (*p == (stack[depth - 1] == '{' ? '}' : ']'))
-				depth--;
+			if (c == ',')
+				j->st = j->stack[j->depth - 1] == '{' ?
+				    JS_KEY :
+				    JS_VALUE;
+			else if (c ==
+			    (j->stack[j->depth - 1] == '{' ? '}' : ']'))
+				j->depth--;
 			else
 				goto bad;
 			p++;
 			continue;
 		case JS_KEY_OR_CLOSE:
 		case JS_KEY:
-			if (*p == '}' && st == JS_KEY_OR_CLOSE) {
-				depth--;
-				p++;
-				st = JS_NEXT;
-				continue;
-			}
-			if (*p != '"' || (q = jscheck_string(p, end)) == NULL)
+			if (c == '}' && j->st == JS_KEY_OR_CLOSE) {
+				j->depth--;
+				j->st = JS_NEXT;
+			} else if (c == '"') {
+				j->lex = JL_STR;
+				j->key = true;
+			} else
 				goto bad;
-			p = q;
-			st = JS_COLON;
+			p++;
 			continue;
 		case JS_VALUE_OR_CLOSE:
-			if (*p == ']') {
-				depth--;
+			if (c == ']') {
+				j->depth--;
+				j->st = JS_NEXT;
 				p++;
-				st = JS_NEXT;
 				continue;
 			}
 			break;
 		case JS_VALUE:
 			break;
 		}
-		/* A value. */
-		switch (*p) {
+		/* A value starts. */
+		switch (c) {
 		case '{':
 		case '[':
-			if (depth == sizeof(stack))
+			if (j->depth == sizeof(j->stack))
 				goto bad;
-			stack[depth++] = *p;
-			st = *p++ == '{' ? JS_KEY_OR_CLOSE : JS_VALUE_OR_CLOSE;
-			continue;
+			j->stack[j->depth++] = c;
+			j->st = c == '{' ? JS_KEY_OR_CLOSE : JS_VALUE_OR_CLOSE;
+			break;
 		case '"':
-			q = jscheck_string(p, end);
+			j->lex = JL_STR;
+			j->key = false;
 			break;
 		case 't':
-			q = end - p >= 4 && memcmp(p, "true", 4) == 0 ? p + 4 :
-									NULL;
-			break;
 		case 'f':
-			q = end - p >= 5 && memcmp(p, "false", 5) == 0 ? p + 5 :
-									 NULL;
-			break;
 		case 'n':
-			q = end - p >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 :
-									NULL;
+			j->lex = JL_LIT;
+			j->u = c == 't' ? 0 : c == 'f' ? 1 : 2;
+			j->aux = 1;
+			break;
+		case '-':
+			j->lex = JL_NUM;
+			j->aux = JN_MINUS;
 			break;
 		default:
-			q = jscheck_number(p, end);
+			if (c < '0' || c > '9')
+				goto bad;
+			j->lex = JL_NUM;
+			j->aux = c == '0' ? JN_ZERO : JN_INT;
 			break;
 		}
-		if (q == NULL)
-			goto bad;
-		p = q;
-		st = JS_NEXT;
+		p++;
 	}
+	j->off += n;
+	return true;
 bad_prev:
 	p--;
 bad:
-	if (at != NULL)
-		*at = (size_t)(p - (const unsigned char *)s);
+	j->bad = true;
+	j->bad_at = j->off + (size_t)(p - (const unsigned char *)s);
 	return false;
+}
+
+bool
+jscheck_end(struct jscheck *j, size_t *at)
+{
+	if (!j->bad && j->lex == JL_NUM && jscheck_num_done(j)) {
+		j->lex = JL_NONE;
+		j->st = JS_NEXT;
+	}
+	if (!j->bad &&
+	    (j->lex != JL_NONE || j->st != JS_NEXT || j->depth != 0)) {
+		j->bad = true;
+		j->bad_at = j->off; /* it ends too soon */
+	}
+	if (j->bad && at != NULL)
+		*at = (size_t)j->bad_at;
+	return !j->bad;
+}
+
+bool
+jscheck_valid(const char *s, size_t len, size_t *at)
+{
+	struct jscheck j;
+
+	jscheck_init(&j);
+	(void)jscheck_feed(&j, s, len);
+	return jscheck_end(&j, at);
 }

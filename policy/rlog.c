@@ -287,6 +287,8 @@ rlog_flush(struct rlog *l, int64_t now_ms)
 		if (rc == -1)
 			break;
 		if (store_rlog_del(l->st, id) == STORE_ERROR) {
+			/* Written but still pending: not written twice. */
+			l->unsure = true;
 			e = EIO;
 			break;
 		}

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "lib/compat.h"
 #include "lib/log.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
@@ -41,6 +42,7 @@ static int admin_waves_rec_cb(const struct store_wave *, void *);
 static int admin_waves_route_cb(const void *, size_t,
     const struct store_route *, void *);
 static int admin_wave_sum_cmp(const void *, const void *);
+static void admin_waves_get_run(struct admin_req *, struct evbuffer *);
 static int admin_wave_event_cb(uint64_t, const char *, size_t, void *);
 static json_t *admin_wave_rollback_json(struct store *,
     const struct store_wave *);
@@ -214,39 +216,60 @@ admin_wave_routes_cb(const void *key, size_t keylen,
 
 /*
  * stats_status_cb (ARG: the struct floe): how many waves are in each
- * state; null if the store cannot say.
+ * state; null if the store cannot say. Counting reads every route (to
+ * find the waves that have routes and no record: 0.1 to 0.3 s at
+ * 1,000,000 routes), and the counts change only with a new event: they
+ * are kept with the store's sequence and counted again after a change.
  */
 json_t *
 admin_waves_status_cb(void *arg)
 {
+	static const struct store *kept_st;
+	static uint64_t kept_seq;
+	static unsigned kept[WAVE_NSTATES];
 	struct floe *f = arg;
 	struct admin_wave_list l;
-	unsigned counts[WAVE_NSTATES];
+	uint64_t seq;
 	json_t *waves;
 	size_t i;
 	int s;
 
-	if (f->store == NULL || admin_waves_collect(f->store, &l) == -1)
+	if (f->store == NULL || store_seq_read(f->store, &seq) != STORE_OK)
 		return json_null();
-	memset(counts, 0, sizeof(counts));
-	for (i = 0; i < l.len; i++)
-		if (l.v[i].w.state < WAVE_NSTATES)
-			counts[l.v[i].w.state]++;
-	free(l.v);
+	if (kept_st != f->store || kept_seq != seq) {
+		if (admin_waves_collect(f->store, &l) == -1)
+			return json_null();
+		memset(kept, 0, sizeof(kept));
+		for (i = 0; i < l.len; i++)
+			if (l.v[i].w.state < WAVE_NSTATES)
+				kept[l.v[i].w.state]++;
+		free(l.v);
+		kept_st = f->store;
+		kept_seq = seq;
+	}
 	waves = json_object();
 	for (s = 0; s < WAVE_NSTATES; s++)
 		json_object_set_new(waves, wave_state_name(s),
-		    json_integer(counts[s]));
+		    json_integer(kept[s]));
 	return waves;
 }
 
 /*
  * GET /waves[?limit=N&after=W]: every wave with a record or a route, in
  * order; with a limit, a page of them and "next", the wave to ask after
- * for the next page (null: none).
+ * for the next page (null: none). The counts read every route (half a
+ * second at 1,000,000 routes): the worker's child does it, so that the
+ * loop goes on serving engine requests meanwhile.
  */
 void
 admin_waves_get(struct admin_req *r)
+{
+	admin_job_read(r, admin_waves_get_run);
+}
+
+/* admin_waves_get's work, in the worker's child (or at once). */
+static void
+admin_waves_get_run(struct admin_req *r, struct evbuffer *alarms __unused)
 {
 	struct admin_wave_list l;
 	unsigned long long limit = 0, after = 0;

@@ -41,12 +41,15 @@ struct cred {
 	uint64_t authz_gen;
 	const char *authz_tok; /* the token it was made of */
 	char *region, *service, *source;
+	cred_changed_cb changed;
+	void *changed_arg;
 };
 
 static int cred_sigv4(struct cred *, const struct conf_target *, char *,
     size_t);
 static char *cred_header(const char *, const char *);
 static void cred_authz_clear(struct cred *);
+static void cred_token_cb(struct token *, void *);
 
 /* A signer for T's region and service with T's AWS credentials. */
 static int
@@ -122,6 +125,8 @@ cred_new(struct event_base *base, struct fetch *f, const struct conf_target *t,
 		to.timeout_ms = t->timeout_ms;
 		to.connect_timeout_ms = t->connect_timeout_ms;
 		to.ca_file = t->ca_file;
+		to.changed = cred_token_cb;
+		to.arg = c;
 		c->holder = token_new(base, f, grant, &to);
 	}
 	return c;
@@ -153,6 +158,23 @@ cred_start(struct cred *c)
 {
 	if (c->holder != NULL)
 		token_start(c->holder);
+}
+
+/* The holder's token changed: tell the owner. */
+static void
+cred_token_cb(struct token *t __unused, void *arg)
+{
+	struct cred *c = arg;
+
+	if (c->changed != NULL)
+		c->changed(c, c->changed_arg);
+}
+
+void
+cred_on_changed(struct cred *c, cred_changed_cb cb, void *arg)
+{
+	c->changed = cb;
+	c->changed_arg = arg;
 }
 
 void

@@ -45,6 +45,10 @@ struct cred *cred_new(struct event_base *, struct fetch *f,
     const struct conf_target *t, const char *name, char *err, size_t errlen);
 /* Cancel its token fetch, wipe the secrets, free. NULL is fine. */
 void cred_free(struct cred *);
+/* A token came, or the token expired (oauth2, google). */
+typedef void (*cred_changed_cb)(struct cred *, void *arg);
+/* Call CB (or nothing, for NULL) with ARG when the token changes. */
+void cred_on_changed(struct cred *, cred_changed_cb cb, void *arg);
 /* Fetch the first token (oauth2, google); nothing for the other modes. */
 void cred_start(struct cred *);
 /*

@@ -36,6 +36,7 @@ struct discover_side {
 	struct event *timer;
 	struct fetch_req *req;
 	uint64_t backoff_ms; /* the next retry delay */
+	int64_t next_us; /* when the timer fires (units_mono_us) */
 	uint64_t gen; /* of the token the request carries */
 	bool failing; /* in an outage that was already logged */
 };
@@ -160,6 +161,9 @@ discover_start(struct discover_side *s)
 	/* The first token is on its way: wait for it without a warning. */
 	if (f->cred[s->side] != NULL && cred_is_pending(f->cred[s->side])) {
 		free(url);
+		cred_why(f->cred[s->side], why, sizeof(why));
+		free(f->cat[s->side]->last_error);
+		f->cat[s->side]->last_error = xstrdup(why);
 		discover_schedule(s, DISCOVER_TOKEN_WAIT_MS);
 		return;
 	}
@@ -192,7 +196,19 @@ discover_schedule(struct discover_side *s, uint64_t ms)
 {
 	struct timeval tv = units_ms_tv(ms);
 
+	s->next_us = units_mono_us() + (int64_t)ms * 1000;
 	evtimer_add(s->timer, &tv);
+}
+
+uint64_t
+discover_retry_ms(const struct discover *d, enum route_side side)
+{
+	int64_t left;
+
+	if (d == NULL || d->s[side].req != NULL)
+		return 0;
+	left = d->s[side].next_us - units_mono_us();
+	return left > 0 ? (uint64_t)(left + 999) / 1000 : 0;
 }
 
 /* A retry or refresh is due. */

@@ -31,5 +31,10 @@ struct discover *discover_new(struct floe *f, discover_changed_cb cb,
 void discover_free(struct discover *);
 /* Read both configs now (a reload or an operator asking). */
 void discover_kick(struct discover *);
+/*
+ * Milliseconds until SIDE's config is read again (0: a read is under way,
+ * or D is NULL), for a Retry-After.
+ */
+uint64_t discover_retry_ms(const struct discover *d, enum route_side side);
 
 #endif

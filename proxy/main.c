@@ -81,8 +81,10 @@ static bool floe_catalog_is_up(const struct floe *, int);
 static void floe_metrics_cb(struct evbuffer *, void *);
 static void floe_cache_metrics_cb(struct evbuffer *, void *);
 static void floe_cred_metrics_cb(struct evbuffer *, void *);
+static void floe_cred_changed_cb(struct cred *, void *);
 static void floe_stats_add(struct floe *);
 static int floe_check_files(const struct conf *, char *, size_t);
+static void floe_credential_note(const struct conf *, char *, size_t);
 static void floe_rlog_flush(struct floe *);
 static json_t *floe_rlog_cb(void *);
 static void floe_rlog_metrics_cb(struct evbuffer *, void *);
@@ -122,6 +124,9 @@ floe_check(const char *path)
 			conf_free(c);
 			return 1;
 		}
+		floe_credential_note(c, err, sizeof(err));
+		if (err[0] != '\0')
+			fprintf(stderr, "floe: note: %s\n", err);
 		conf_free(c);
 		fprintf(stderr, "floe: configuration %s ok\n", path);
 		return 0;
@@ -300,10 +305,38 @@ floe_check_files(const struct conf *c, char *err, size_t errlen)
 	return rc;
 }
 
+/*
+ * In token and jwt modes a client's credential is floe's, never a
+ * catalog's: a catalog without a credential of floe's gets none. Say so, once
+ * per such catalog, into BUF (empty when there is nothing to say).
+ */
+static void
+floe_credential_note(const struct conf *c, char *buf, size_t len)
+{
+	int mode = auth_mode_parse(c->auth.mode), i;
+	size_t n = 0;
+
+	if (len > 0)
+		buf[0] = '\0';
+	if (mode != AUTH_TOKEN && mode != AUTH_JWT)
+		return;
+	for (i = 0; i < ROUTE_NSIDES && n < len; i++)
+		if (c->target[i].auth == CONF_CRED_NONE)
+			n += snprintf(buf + n, len - n,
+			    "%s[%s] has no credential of floe's (auth, "
+			    "token_file): with [auth] mode %s it gets none (the "
+			    "clients' tokens are floe's; mode passthrough "
+			    "forwards them)",
+			    n > 0 ? "\n" : "", route_side_name(i),
+			    c->auth.mode);
+}
+
 /* Say how clients are authenticated. */
 void
 floe_log_auth(const struct floe *f)
 {
+	char note[512];
+
 	switch (auth_mode(f->auth)) {
 	case AUTH_NONE:
 		break;
@@ -320,6 +353,9 @@ floe_log_auth(const struct floe *f)
 			 "check the clients' tokens)");
 		break;
 	}
+	floe_credential_note(f->conf, note, sizeof(note));
+	if (note[0] != '\0')
+		log_info("%s", note);
 }
 
 /* Say how floe authenticates to catalog SIDE. */
@@ -371,10 +407,27 @@ floe_new_cred(struct floe *f, const struct conf_target *t, int side)
 	return c;
 }
 
+/*
+ * cred_changed_cb: a catalog's first token (or one after an outage) came.
+ * A config not read yet is read now, not after discover's backoff.
+ */
+static void
+floe_cred_changed_cb(struct cred *c, void *arg)
+{
+	struct floe *f = arg;
+	int i;
+
+	for (i = 0; i < ROUTE_NSIDES; i++)
+		if (f->cred[i] == c && cred_is_ready(c) &&
+		    f->discover != NULL && !f->cat[i]->known)
+			discover_kick(f->discover);
+}
+
 /* Make C (taken) the credential of catalog SIDE, and start it. */
 void
 floe_set_cred(struct floe *f, int side, struct cred *c)
 {
+	cred_on_changed(c, floe_cred_changed_cb, f);
 	cred_set_passthrough(c, auth_mode(f->auth) == AUTH_PASSTHROUGH);
 	upstream_set_cred(f->up[side], c);
 	cred_free(f->cred[side]);
@@ -459,6 +512,7 @@ floe_run(const char *conf_path, int verbose)
 
 	memset(&so, 0, sizeof(so));
 	so.name = "rest";
+	so.budgeted = true;
 	so.lim.max_head = f->conf->max_header;
 	so.lim.max_headers = 100;
 	so.lim.max_body = f->conf->max_body;
@@ -483,6 +537,7 @@ floe_run(const char *conf_path, int verbose)
 		return 1;
 	}
 	so.name = "admin";
+	so.budgeted = false;
 	so.lim.max_body = 64 << 20; /* ledger imports */
 	f->admin_sock = admin_sock_new(f);
 	f->admin = server_new(f->base, &so, admin_sock_serve, admin_sock_error,

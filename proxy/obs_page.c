@@ -26,9 +26,11 @@
 #include "policy/rlog.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
+#include "proxy/cred.h"
 #include "proxy/floe.h"
 #include "proxy/obs_impl.h"
 #include "proxy/stats.h"
+#include "proxy/token.h"
 #include "proxy/watch.h"
 #include "routing/route.h"
 #include "routing/store.h"
@@ -250,13 +252,17 @@ page_catalogs(struct obs *o, struct evbuffer *b)
 {
 	struct floe *f = o->f;
 	const struct catalog *c;
+	const struct token *t;
+	struct token_info ti;
 	bool up;
 	int i;
 
 	evbuffer_add_printf(b, "<h2>Catalogs</h2><div class=\"grid\">");
 	for (i = 0; i < ROUTE_NSIDES; i++) {
 		c = f->cat[i];
-		up = c->known && c->last_error == NULL;
+		t = f->cred[i] != NULL ? cred_token(f->cred[i]) : NULL;
+		up = c->known && c->last_error == NULL &&
+		    (f->cred[i] == NULL || cred_is_ready(f->cred[i]));
 		evbuffer_add_printf(b,
 		    "<div class=\"card\" id=\"cat-%s\"><h3>%s <span "
 		    "class=\"%s\">%s</span></h3><dl><dt>uri</dt><dd>",
@@ -277,6 +283,18 @@ page_catalogs(struct obs *o, struct evbuffer *b)
 		if (c->last_error != NULL) {
 			evbuffer_add_printf(b, "<dt>last error</dt><dd>");
 			page_esc(b, c->last_error);
+			evbuffer_add_printf(b, "</dd>");
+		}
+		/* floe's access token for it: its state and endpoint. */
+		if (t != NULL) {
+			token_info(t, &ti);
+			evbuffer_add_printf(b, "<dt>token</dt><dd>%s, from ",
+			    token_state_name(ti.state));
+			page_esc(b, ti.endpoint);
+			if (ti.last_error != NULL) {
+				evbuffer_add_printf(b, ": ");
+				page_esc(b, ti.last_error);
+			}
 			evbuffer_add_printf(b, "</dd>");
 		}
 		evbuffer_add_printf(b, "</dl></div>");

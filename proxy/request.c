@@ -22,6 +22,7 @@
 #include "cache/cache.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
+#include "proxy/discover.h"
 #include "proxy/floe.h"
 #include "proxy/h1.h"
 #include "proxy/listing.h"
@@ -41,6 +42,8 @@
 static SLIST_HEAD(, request) request_pool = SLIST_HEAD_INITIALIZER(
     request_pool);
 static unsigned request_npool;
+
+static bool request_side_unknown(struct request *, enum route_side);
 
 char request_via[REQUEST_VIA_MAX] = "1.1 floe";
 static struct evbuffer *request_log;
@@ -227,6 +230,14 @@ request_done_list(struct request *r, enum route_side side,
 		    upstream_xfer_error(x));
 		return;
 	}
+	/* A page that is not JSON: that catalog failed, the listing too. */
+	if (m->status == 200 &&
+	    !request_body_is_json(r, m->body, evbuffer_get_length(m->body),
+		r->ans_error[side], sizeof(r->ans_error[side]))) {
+		request_reply_failure(r, side, UPSTREAM_GARBAGE,
+		    r->ans_error[side]);
+		return;
+	}
 	if ((r->ans[side] = evbuffer_new()) == NULL)
 		fatalx("%s: out of memory", __func__);
 	evbuffer_add_buffer(r->ans[side], m->body);
@@ -251,6 +262,7 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 	r->x[side] = NULL;
 	r->pending--;
 	r->has_uri = upstream_xfer_has_uri(x);
+	r->json_ok = upstream_xfer_json(x, &r->json_at);
 	/* Listings ask both sides at once: the slower one is the wait. */
 	if (upstream_xfer_usec(x) > r->upstream_us || r->mode != MODE_LIST)
 		r->upstream_us = r->mode == MODE_LIST ?
@@ -268,7 +280,6 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 		if (r->revalidating && request_revalidated(r, m))
 			return;
 		request_reply_upstream(r, side, m);
-		request_free(r);
 		return;
 	case MODE_NS_READ:
 		if (m == NULL) {
@@ -276,14 +287,16 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 			    upstream_xfer_error(x));
 			return;
 		}
-		/* A namespace only the lakehouse has. */
-		if (m->status == 404 && side == ROUTE_WAREHOUSE &&
-		    r->f->cat[ROUTE_LAKEHOUSE]->known) {
-			request_forward(r, ROUTE_LAKEHOUSE);
+		/*
+		 * A namespace only the lakehouse has; without the lakehouse's
+		 * config floe cannot tell it is not there.
+		 */
+		if (m->status == 404 && side == ROUTE_WAREHOUSE) {
+			if (!request_side_unknown(r, ROUTE_LAKEHOUSE))
+				request_forward(r, ROUTE_LAKEHOUSE);
 			return;
 		}
 		request_reply_upstream(r, side, m);
-		request_free(r);
 		return;
 	case MODE_LIST:
 		request_done_list(r, side, x);
@@ -467,17 +480,30 @@ request_parse(struct request *r)
 	}
 }
 
-/* Is SIDE's catalog config still unknown? Then R was answered 503. */
+/*
+ * Is SIDE's catalog config still unknown? Then R was answered 503 naming
+ * the side, with Retry-After: a merged listing or a namespace the
+ * warehouse lacks needs both catalogs, and half an answer could make a
+ * job create a table that exists.
+ */
 static bool
 request_side_unknown(struct request *r, enum route_side side)
 {
 	const struct catalog *cat = r->f->cat[side];
 
+	uint64_t s;
+
 	if (cat->known)
 		return false;
+	/* When to ask again: the next read of that config, 1 to 30 s. */
+	s = (discover_retry_ms(r->f->discover, side) + 999) / 1000;
+	snprintf(r->err_hdrs, sizeof(r->err_hdrs), "Retry-After: %llu\r\n",
+	    (unsigned long long)(s < 1 ? 1 :
+		    s > 30	       ? 30 :
+					 s));
 	request_errorf(r, 503, "ServiceUnavailableException",
 	    "The %s catalog's config is not known yet (%s): floe is still "
-	    "trying to reach it",
+	    "trying to reach it, and this request needs it",
 	    route_side_name(side),
 	    cat->last_error != NULL ? cat->last_error : "no answer yet");
 	return true;

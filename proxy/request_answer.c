@@ -18,9 +18,11 @@
 #include <jansson.h>
 
 #include "lib/compat.h"
+#include "lib/jscheck.h"
 #include "lib/log.h"
 #include "lib/memfind.h"
 #include "lib/units.h"
+#include "lib/xmalloc.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
 #include "proxy/etag.h"
@@ -331,11 +333,49 @@ whole:
 }
 
 /*
- * Pass the upstream answer M from SIDE back to the client. The headers
- * that matter are copied into one buffer (an upstream head is at most
- * 64 KiB), floe's ETag and X-Floe-* added; a LoadTable result gets the
- * side's catalog config merged in, and URLs under the catalog's base
- * point back at floe, pinned to the side that answered.
+ * Whether BODY (BLEN bytes), R's answer, is one well-formed JSON text: as
+ * the upstream checked it while it arrived (a large answer is never
+ * checked all at once at its end), else checked here, where it is (a body
+ * in pieces is copied out first). On false, WHY says where it goes wrong.
+ */
+bool
+request_body_is_json(const struct request *r, struct evbuffer *body,
+    size_t blen, char *why, size_t whylen)
+{
+	const char *p;
+	char *copy = NULL;
+	size_t at = r->json_at;
+	bool ok = r->json_ok == 1;
+
+	if (r->json_ok == -1) {
+		if (evbuffer_get_contiguous_space(body) == blen)
+			p = (const char *)evbuffer_pullup(body, -1);
+		else {
+			copy = xmalloc(blen);
+			if (evbuffer_copyout(body, copy, blen) !=
+			    (ev_ssize_t)blen)
+				fatalx("%s: evbuffer_copyout", __func__);
+			p = copy;
+		}
+		ok = jscheck_valid(p, blen, &at);
+		free(copy);
+	}
+	if (!ok)
+		snprintf(why, whylen,
+		    "answered 2xx with a body that is not JSON (at byte %zu "
+		    "of %zu)",
+		    at, blen);
+	return ok;
+}
+
+/*
+ * Pass the upstream answer M from SIDE back to the client and end R. The
+ * headers that matter are copied into one buffer (an upstream head is at
+ * most 64 KiB), floe's ETag and X-Floe-* added; a LoadTable result gets
+ * the side's catalog config merged in, and URLs under the catalog's base
+ * point back at floe, pinned to the side that answered. A LoadTable
+ * result that is not JSON is the catalog's failure (502), never passed
+ * on: floe would pass on a 200 it cannot vouch for.
  */
 void
 request_reply_upstream(struct request *r, enum route_side side,
@@ -345,7 +385,7 @@ request_reply_upstream(struct request *r, enum route_side side,
 	struct floe *f = r->f;
 	const struct h1_header *h;
 	struct evbuffer *body = m->body;
-	char etag[ETAG_MAX], *o = hdrs;
+	char etag[ETAG_MAX], *o = hdrs, why[128];
 	const char *pinned = route_side_name(side);
 	size_t blen, hlen, i, j;
 
@@ -379,6 +419,12 @@ request_reply_upstream(struct request *r, enum route_side side,
 		request_put(&o, "none", 4);
 	request_put(&o, "\r\n", 2);
 	blen = evbuffer_get_length(body);
+	if (m->status >= 200 && m->status < 300 && blen > 0 &&
+	    r->merge_config &&
+	    !request_body_is_json(r, body, blen, why, sizeof(why))) {
+		request_reply_failure(r, side, UPSTREAM_GARBAGE, why);
+		return;
+	}
 	if (m->status >= 200 && m->status < 300 && blen > 0)
 		blen = request_rewrite(r, side, body, blen);
 	if (m->status >= 500)
@@ -400,6 +446,7 @@ request_reply_upstream(struct request *r, enum route_side side,
 	f->stats.requests++;
 	server_reply(r->conn, m->status, hdrs, hlen, body,
 	    r->msg->method == H1_HEAD || m->status == 304 ? (int64_t)blen : -1);
+	request_free(r);
 }
 
 /*

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <openssl/sha.h>
 
 #include "lib/compat.h"
 #include "lib/log.h"
@@ -71,15 +72,18 @@ request_key_add(unsigned char *k, size_t *at, const void *p, size_t n)
  * changes the answer -- the side, the route version, the side's config
  * generation, the query (snapshots, referenced-by), the access delegation
  * and the Host (URLs are rewritten to it). Key 0 is shared by clients;
- * key 1 adds the client's identity, for answers that carry credentials or
- * from a side that sees the client's own Authorization.
+ * key 1 adds the client's credential, for answers that carry credentials
+ * or from a side that sees the client's own Authorization: the SHA-256 of
+ * its Authorization value, not the identity authentication gave it (two
+ * tokens of one subject may differ in what a catalog vends for them),
+ * else the client's hash (its address).
  */
 bool
 request_cache_keys(struct request *r, enum route_side side)
 {
 	const struct route_obj *obj = &r->objs[0];
 	const struct h1_header *h;
-	unsigned char head[REQUEST_CKEY_MAX], *k;
+	unsigned char head[REQUEST_CKEY_MAX], *k, tok[SHA256_DIGEST_LENGTH];
 	uint64_t v[2];
 	size_t n = 0, i, at;
 	unsigned char zero = 0, sb = side;
@@ -96,7 +100,12 @@ request_cache_keys(struct request *r, enum route_side side)
 		at = 0;
 		ok = request_key_add(k, &at, head, n) &&
 		    request_key_add(k, &at, i == 0 ? "s" : "c", 1);
-		if (ok && i == 1)
+		if (ok && i == 1 &&
+		    (h = h1_find(r->msg, "Authorization")) != NULL) {
+			SHA256((const unsigned char *)h->value, h->value_len,
+			    tok);
+			ok = request_key_add(k, &at, tok, sizeof(tok));
+		} else if (ok && i == 1)
 			ok = request_key_add(k, &at, &r->client_hash,
 			    sizeof(r->client_hash));
 		ok = ok &&

@@ -15,6 +15,7 @@
 
 #include "lib/compat.h"
 #include "lib/log.h"
+#include "lib/units.h"
 #include "cache/cache.h"
 #include "policy/auth.h"
 #include "proxy/catalog.h"
@@ -114,12 +115,87 @@ request_ns_encode(const char *ns, size_t nslen, const char *sep, char *out,
 }
 
 /*
+ * The byte the path text at P (N bytes left) stands for, and how many
+ * bytes of text it takes (*ULEN): "%2E" is '.', and '+' is a '+' here (a
+ * separator never is a space). A malformed escape is its '%'.
+ */
+static unsigned char
+request_ns_unit(const char *p, size_t n, size_t *ulen)
+{
+	int hi, lo;
+
+	if (n >= 3 && p[0] == '%' && (hi = units_hexval(p[1])) >= 0 &&
+	    (lo = units_hexval(p[2])) >= 0) {
+		*ulen = 3;
+		return (unsigned char)(hi << 4 | lo);
+	}
+	*ulen = 1;
+	return (unsigned char)p[0];
+}
+
+/*
+ * The namespace RAW (LEN bytes of a path segment or a parent parameter,
+ * as the client encoded it) in the form of a catalog whose separator is
+ * CSEP (NULL: 0x1f): each level separator (0x1f, or FSEP, floe's, either
+ * written as is or percent-encoded) becomes CSEP encoded, and every other
+ * byte goes on exactly as the client wrote it: "my%20db" stays that, and
+ * so does "my+db" (a literal '+' to a catalog that does not read '+' as
+ * a space). The length in OUT, and the separators found in *NSEP; -1 if
+ * it does not fit OUTLEN.
+ */
+ssize_t
+request_ns_reframe(const char *raw, size_t len, const char *fsep,
+    const char *csep, char *out, size_t outlen, size_t *nsep)
+{
+	char sep[64];
+	size_t i = 0, k, u, ulen, sl = fsep != NULL ? strlen(fsep) : 0, n = 0;
+	ssize_t seplen;
+	bool hit;
+
+	*nsep = 0;
+	if ((seplen = request_ns_encode("\x1f", 1, csep, sep, sizeof(sep))) < 0)
+		return -1;
+	while (i < len) {
+		if (request_ns_unit(raw + i, len - i, &ulen) ==
+		    ROUTE_SEP_LEVEL) {
+			hit = true;
+		} else {
+			/* FSEP, its bytes each as is or encoded. */
+			hit = sl > 0;
+			for (k = 0, u = i; hit && k < sl; k++, u += ulen)
+				hit = u < len &&
+				    request_ns_unit(raw + u, len - u, &ulen) ==
+					(unsigned char)fsep[k];
+			if (hit)
+				ulen = u - i;
+			else
+				request_ns_unit(raw + i, len - i, &ulen);
+		}
+		if (hit) {
+			if (n + (size_t)seplen > outlen)
+				return -1;
+			memcpy(out + n, sep, (size_t)seplen);
+			n += (size_t)seplen;
+			(*nsep)++;
+		} else {
+			if (n + ulen > outlen)
+				return -1;
+			memcpy(out + n, raw + i, ulen);
+			n += ulen;
+		}
+		i += ulen;
+	}
+	return (ssize_t)n;
+}
+
+/*
  * The namespace of R in SIDE's form, when it must be rewritten: it has
  * more than one level and floe or that catalog announces a separator of
  * its own, so the client's form (floe's) is not the catalog's. NS gets
  * the path segment, PARENT the value of a list's parent parameter (length
- * 0 when there is none to rewrite). False when the path goes on as the
- * client wrote it.
+ * 0 when there is none to rewrite), each level as the client encoded it
+ * (request_ns_reframe). False when the path goes on as the client wrote
+ * it.
  */
 static bool
 request_ns_translate(const struct request *r, const struct catalog *cat,
@@ -127,36 +203,31 @@ request_ns_translate(const struct request *r, const struct catalog *cat,
     size_t *plen)
 {
 	const char *fsep = r->f->conf->namespace_separator;
-	char raw[REST_NAME_MAX], lv[REST_NAME_MAX];
-	size_t i, j, n = 0, sl;
+	const char *q, *qe, *amp;
+	size_t nsep;
 	ssize_t len;
 
 	*nslen = *plen = 0;
 	if (fsep == NULL && cat->separator == NULL)
 		return false;
-	if (r->rr.op == REST_LIST_NAMESPACES &&
-	    rest_query_get(r->msg->target + r->rr.query.off, r->rr.query.len,
-		"parent", raw, sizeof(raw)) == 0) {
-		/* Levels split on floe's separator or 0x1f, as in the path. */
-		sl = fsep != NULL ? strlen(fsep) : 0;
-		for (i = 0; raw[i] != '\0' && n < sizeof(lv); i++) {
-			if (sl > 0 && strncmp(raw + i, fsep, sl) == 0) {
-				lv[n++] = ROUTE_SEP_LEVEL;
-				i += sl - 1;
-			} else
-				lv[n++] = raw[i];
-		}
-		for (j = 0; j < n && lv[j] != ROUTE_SEP_LEVEL; j++)
-			;
-		if (j < n && n < sizeof(lv) &&
-		    (len = request_ns_encode(lv, n, cat->separator, parent,
-			 psize)) > 0)
-			*plen = len;
+	q = r->msg->target + r->rr.query.off;
+	qe = q + r->rr.query.len;
+	for (; r->rr.op == REST_LIST_NAMESPACES && q < qe; q = amp + 1) {
+		if ((amp = memchr(q, '&', (size_t)(qe - q))) == NULL)
+			amp = qe;
+		if (amp - q < 7 || strncmp(q, "parent=", 7) != 0)
+			continue;
+		if ((len = request_ns_reframe(q + 7, (size_t)(amp - q - 7),
+			 fsep, cat->separator, parent, psize, &nsep)) > 0 &&
+		    nsep > 0)
+			*plen = (size_t)len;
+		break;
 	}
 	if (r->rr.nlevels > 1 && r->rr.ns_raw.len > 0 &&
-	    (len = request_ns_encode(r->rr.ns, r->rr.ns_len, cat->separator, ns,
-		 nssize)) > 0)
-		*nslen = len;
+	    (len = request_ns_reframe(r->msg->target + r->rr.ns_raw.off,
+		 r->rr.ns_raw.len, fsep, cat->separator, ns, nssize, &nsep)) >
+		0)
+		*nslen = (size_t)len;
 	return *nslen > 0 || *plen > 0;
 }
 
@@ -332,11 +403,14 @@ request_forward(struct request *r, enum route_side side)
 		fatalx("%s: out of memory", __func__);
 	/*
 	 * The client's own credential goes on only to a catalog that does
-	 * not get floe's (cred.h says when it does), and never in token
-	 * mode: those tokens are floe's.
+	 * not get floe's (cred.h says when it does), and only when floe does
+	 * not check it itself (mode none) or checks nothing but passes it on
+	 * (passthrough): in token and jwt modes it is the client's credential
+	 * to floe (a JWT's audience is floe), never a catalog's.
 	 */
-	pass_authz =
-	    !request_floe_cred(f, side) && auth_mode(f->auth) != AUTH_TOKEN;
+	pass_authz = !request_floe_cred(f, side) &&
+	    (auth_mode(f->auth) == AUTH_NONE ||
+		auth_mode(f->auth) == AUTH_PASSTHROUGH);
 	ns.translated = request_ns_translate(r, cat, ns.ns, sizeof(ns.ns),
 	    &ns.nslen, ns.parent, sizeof(ns.parent), &ns.plen);
 	need = strlen(m->method_name) + strlen(t->path) +
@@ -372,6 +446,8 @@ request_forward(struct request *r, enum route_side side)
 		ur.body = NULL;
 	ur.head_method = m->method == H1_HEAD;
 	ur.retryable = m->method == H1_GET || m->method == H1_HEAD || idem;
+	/* Answers floe merges are checked as JSON while they arrive. */
+	ur.check_json = r->merge_config || r->mode == MODE_LIST;
 	r->pending++;
 	f->stats.side[side].requests++;
 	r->x[side] = upstream_send(f->up[side], &ur, request_done_cb, r);

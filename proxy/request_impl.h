@@ -73,6 +73,8 @@ struct request {
 	bool commit; /* a lost answer is CommitStateUnknown */
 	bool merge_config; /* the answer is a LoadTableResult */
 	int has_uri; /* the answer holds the catalog's uri (-1: not known) */
+	int json_ok; /* the answer's body is JSON: 1, 0, -1 not checked */
+	size_t json_at; /* where it is not */
 	struct upstream_xfer *x[ROUTE_NSIDES];
 	struct evbuffer *ans[ROUTE_NSIDES]; /* MODE_LIST answers */
 	unsigned ans_status[ROUTE_NSIDES];
@@ -151,6 +153,8 @@ bool request_paging_param(const char *, size_t);
 enum request_fwd request_fwd_kind(const char *name, size_t len);
 ssize_t request_ns_encode(const char *ns, size_t nslen, const char *sep,
     char *out, size_t outlen);
+ssize_t request_ns_reframe(const char *raw, size_t len, const char *fsep,
+    const char *csep, char *out, size_t outlen, size_t *nsep);
 
 /* request_answer.c: what the client gets back. */
 void request_error_conn(struct floe *, struct server_conn *, unsigned status,
@@ -161,6 +165,8 @@ void request_reply_full(struct request *);
 bool request_health(struct floe *, struct server_conn *, const struct h1_msg *);
 void request_config(struct request *);
 void request_reply_upstream(struct request *, enum route_side, struct h1_msg *);
+bool request_body_is_json(const struct request *, struct evbuffer *, size_t,
+    char *why, size_t);
 void request_reply_failure(struct request *, enum route_side,
     enum upstream_fail, const char *why);
 void request_reply_list(struct request *);

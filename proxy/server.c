@@ -435,7 +435,8 @@ server_conn_free(struct server_conn *c)
 	}
 	LIST_REMOVE(c, entry);
 	c->srv->nconns--;
-	server_held -= c->held;
+	if (c->srv->opts.budgeted)
+		server_held -= c->held;
 	event_free(c->timer);
 	if (c->rev != NULL)
 		event_free(c->rev);
@@ -842,17 +843,22 @@ server_resume(struct server_conn *c)
 		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 }
 
-/* Count C's output buffer, as it is now, in the total held. */
+/*
+ * Note C's output buffer as it is now, and count it in the total held if
+ * its server is budgeted.
+ */
 static void
 server_account(struct server_conn *c)
 {
 	size_t n = evbuffer_get_length(bufferevent_get_output(c->bev));
 
-	/* Unsigned arithmetic: a shrink wraps around to the right sum. */
-	server_held += n - c->held;
+	if (c->srv->opts.budgeted) {
+		/* Unsigned arithmetic: a shrink wraps to the right sum. */
+		server_held += n - c->held;
+		if (server_held > server_held_peak)
+			server_held_peak = server_held;
+	}
 	c->held = n;
-	if (server_held > server_held_peak)
-		server_held_peak = server_held;
 }
 
 void

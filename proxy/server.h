@@ -28,6 +28,12 @@ struct server_opts {
 	uint64_t idle_timeout_ms;
 	uint64_t header_timeout_ms;
 	uint64_t write_timeout_ms;
+	/*
+	 * Its answers count toward the budget (server_set_budget): the
+	 * engines' listener, not the admin socket, whose large answers
+	 * must not turn engines away.
+	 */
+	bool budgeted;
 };
 
 /*
@@ -61,10 +67,10 @@ int server_listen_tls(struct server *, const char *hostport, struct tlsctx *,
 int server_listen_unix(struct server *, const char *path, char *err,
     size_t errlen);
 /*
- * The bytes answers hold in every connection's output buffer (what their
- * sockets have not taken), process-wide. Over the budget MAX (0: none),
- * server_over_budget says so and floe takes no new work (see
- * docs/internals.md, "Bounds"). The peak is the largest total since the
+ * The bytes answers hold in the output buffers of every budgeted server's
+ * connections (what their sockets have not taken), process-wide. Over the
+ * budget MAX (0: none), server_over_budget says so and floe takes no new work
+ * (see docs/internals.md, "Bounds"). The peak is the largest total since the
  * last server_held_peak_take.
  */
 void server_set_budget(size_t max);

@@ -29,6 +29,7 @@
 #include <openssl/x509v3.h>
 
 #include "lib/compat.h"
+#include "lib/jscheck.h"
 #include "lib/log.h"
 #include "lib/memfind.h"
 #include "lib/units.h"
@@ -63,6 +64,7 @@ struct upstream_xfer {
 	/* Kept when the transfer is reused. */
 	struct evbuffer *req; /* the whole request, kept for one retry */
 	struct event *timer;
+	struct jscheck *js; /* the body's JSON check, allocated once */
 	/* Cleared when it is reused: everything from here on. */
 	struct upconn *c;
 	bool head_method;
@@ -75,6 +77,10 @@ struct upstream_xfer {
 	size_t watched; /* body bytes searched for the uri */
 	bool has_uri; /* ... and it was found */
 	bool watch_off; /* ... or the search gave up */
+	bool js_on; /* the body is checked as JSON (upstream_check) */
+	int8_t js_ok; /* -1: not (yet) known, then 0 or 1 */
+	size_t js_fed; /* body bytes fed to the check */
+	size_t js_at; /* where it went wrong */
 	char error[400];
 	int64_t start_us;
 	uint64_t usec;
@@ -114,6 +120,7 @@ struct upstream {
 
 static void upstream_read_cb(struct bufferevent *, void *);
 static void upstream_watch(struct upstream_xfer *, struct evbuffer *);
+static void upstream_check(struct upstream_xfer *, struct evbuffer *, bool);
 static void upstream_write_cb(struct bufferevent *, void *);
 static void upstream_flush(struct upconn *);
 static void upstream_sock_cb(evutil_socket_t, short, void *);
@@ -244,6 +251,7 @@ upstream_free(struct upstream *u)
 		TAILQ_REMOVE(&u->spare, x, wait);
 		event_free(x->timer);
 		evbuffer_free(x->req);
+		free(x->js);
 		free(x);
 	}
 	if (u->ssl != NULL)
@@ -343,6 +351,12 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 		    (x->timer = evtimer_new(u->base, upstream_timer_cb, x)) ==
 			NULL)
 			fatalx("%s: out of memory", __func__);
+	}
+	x->js_ok = -1;
+	if ((x->js_on = r->check_json)) {
+		if (x->js == NULL)
+			x->js = xmalloc(sizeof(*x->js));
+		jscheck_init(x->js);
 	}
 	evbuffer_add_buffer(req, r->head);
 	evbuffer_add(req, u->fixed, u->fixed_len);
@@ -662,6 +676,7 @@ upstream_xfer_free(struct upstream_xfer *x)
 	}
 	event_free(x->timer);
 	evbuffer_free(x->req);
+	free(x->js);
 	free(x);
 }
 
@@ -743,6 +758,7 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 		switch (h1_parse(c->h1, bufferevent_get_input(bev))) {
 		case H1_MORE:
 			upstream_watch(x, h1_msg(c->h1)->body);
+			upstream_check(x, h1_msg(c->h1)->body, false);
 			return;
 		case H1_DONE:
 			/*
@@ -757,6 +773,7 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 				continue;
 			}
 			upstream_watch(x, h1_msg(c->h1)->body);
+			upstream_check(x, h1_msg(c->h1)->body, true);
 			upstream_finish(x, UPSTREAM_OK, NULL);
 			return;
 		case H1_ERROR:
@@ -837,6 +854,57 @@ upstream_watch(struct upstream_xfer *x, struct evbuffer *body)
 			from -= n - 1;
 		}
 	}
+}
+
+/*
+ * Feed what BODY gained since the last read to X's JSON check (at most
+ * one read's worth, 64 KiB: the check of a large answer is spread over
+ * its reads); at the END of the answer, conclude it.
+ */
+static void
+upstream_check(struct upstream_xfer *x, struct evbuffer *body, bool end)
+{
+	struct evbuffer_iovec v[8];
+	struct evbuffer_ptr pos;
+	size_t len = evbuffer_get_length(body);
+	int i, nv;
+
+	if (!x->js_on || x->js_ok != -1)
+		return;
+	while (x->js_fed < len) {
+		if (evbuffer_ptr_set(body, &pos, x->js_fed, EVBUFFER_PTR_SET) ==
+			-1 ||
+		    (nv = evbuffer_peek(body, len - x->js_fed, &pos, v,
+			 nitems(v))) < 1) {
+			x->js_on = false; /* not checked: the caller does */
+			return;
+		}
+		if (nv > (int)nitems(v))
+			nv = nitems(v);
+		for (i = 0; i < nv; i++) {
+			if (!jscheck_feed(x->js, v[i].iov_base, v[i].iov_len)) {
+				x->js_ok = 0;
+				(void)jscheck_end(x->js, &x->js_at);
+				log_debug("%s: %s: the answer is not JSON at "
+					  "byte %zu",
+				    __func__, x->u->name, x->js_at);
+				return;
+			}
+			x->js_fed += v[i].iov_len;
+		}
+	}
+	if (end)
+		x->js_ok = jscheck_end(x->js, &x->js_at) ? 1 : 0;
+}
+
+int
+upstream_xfer_json(const struct upstream_xfer *x, size_t *at)
+{
+	if (!x->js_on)
+		return -1;
+	if (x->js_ok == 0 && at != NULL)
+		*at = x->js_at;
+	return x->js_ok;
 }
 
 int

@@ -42,6 +42,7 @@ struct upstream_req {
 	struct evbuffer *body; /* or NULL; moved out */
 	bool head_method; /* HEAD: the answer has no body */
 	bool retryable; /* idempotent: may be sent twice */
+	bool check_json; /* check the answer's body is JSON as it arrives */
 };
 
 /* The transfer ended; inspect it with the accessors. It is freed after. */
@@ -82,6 +83,13 @@ struct h1_msg *upstream_xfer_msg(struct upstream_xfer *);
  */
 #define UPSTREAM_WATCH_FROM (1u << 20)
 int upstream_xfer_has_uri(const struct upstream_xfer *);
+/*
+ * For a request sent with check_json: 1 if the answer's body is one
+ * well-formed JSON text, 0 if not (*AT: the first wrong byte), checked
+ * piece by piece as it arrived, never all at once at its end; -1 when it
+ * was not checked.
+ */
+int upstream_xfer_json(const struct upstream_xfer *, size_t *at);
 /* Microseconds from send to the end of the answer. */
 uint64_t upstream_xfer_usec(const struct upstream_xfer *);
 /* Connections open, idle, and requests waiting; for /status. */

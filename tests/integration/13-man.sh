@@ -48,7 +48,7 @@ done
 [ -z "$missing" ] && ok "floectl.8: exit statuses $(echo $codes)" || bad "floectl.8 lacks exit statuses:$missing"
 
 # floe.conf.5: every key of the table, as "Cm KEY" on an .It line.
-awk -F'"' '/^\t\{ "[a-z]+", "[a-z_]+",/ { print $2, $4 }' proxy/conf_keys.c | sort -u >"$T/keys"
+awk -F'"' '/^\t\{ "[a-z0-9_]+", "[a-z0-9_]+",/ { print $2, $4 }' proxy/conf_keys.c | sort -u >"$T/keys"
 [ "$(wc -l <"$T/keys")" -ge 40 ] || bad "only $(wc -l <"$T/keys") keys read from conf_keys.c"
 missing=""
 while read -r sec key; do

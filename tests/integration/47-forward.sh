@@ -136,6 +136,23 @@ post /v1/routed/namespaces/db.sub/tables/t '{"requirements":[],"updates":[]}'
 expect_status "commit to db.sub.t (to the warehouse)" 200
 get /v1/routed/namespaces/db/tables/bunnies
 expect_status "single-level names pass as before" 200
+# Only the separators change: every other byte of a segment goes on as
+# the client encoded it ('+' is a '+' to a catalog that is not Java's).
+for c in "db.my+sub/tables/my%20table|db%1Fmy+sub/tables/my%20table" \
+	"db.a%20b/tables/x+y|db%1Fa%20b/tables/x+y" \
+	"db%2Esub/tables/u|db%1Fsub/tables/u" \
+	"db.caf%C3%A9/tables/t%2Bt|db%1Fcaf%C3%A9/tables/t%2Bt"; do
+	cat_clear warehouse
+	get "/v1/routed/namespaces/${c%%|*}"
+	expect_eq "${c%%|*} reaches the catalog as ${c#*|}" \
+		"/v1/namespaces/${c#*|}" \
+		"$(cat_requests warehouse | jq -r '.requests[-1].url')"
+done
+cat_clear warehouse
+get "/v1/routed/namespaces?parent=db.my+sub"
+expect_eq "a parent is reframed the same way" \
+	"/v1/namespaces?parent=db%1Fmy+sub" \
+	"$(cat_requests warehouse | jq -r '.requests[-1].url')"
 
 # --- the catalog config merge (the test catalog's keys differ per side)
 get /v1/routed/namespaces/db/tables/bunnies

@@ -52,6 +52,8 @@ client_id = floe-wh
 client_secret_file = $T/wh.secret
 scope = PRINCIPAL_ROLE:ALL"
 LH_EXTRA="token_file = $T/lh.token"
+MPORT=$(free_port)
+FLOE_EXTRA="metrics_listen = 127.0.0.1:$MPORT"
 write_conf
 # floe at debug level: log_debug must not leak either.
 printf '#!/bin/sh\nexec "%s" -v "$@"\n' "$FLOE" >"$T/floe-v"
@@ -155,6 +157,11 @@ get $LH
 expect_status "... the lakehouse is not affected" 200
 expect_eq "status: gone, with the last error" "gone true" \
 	"$(status '.catalogs.warehouse.auth.token | "\(.state) \(.last_error != null)"')"
+page=$(curl -s --max-time 5 "http://127.0.0.1:$MPORT/")
+grep -q "id=\"cat-warehouse\"><h3>warehouse <span class=\"down\">down</span>" <<<"$page" &&
+	grep -q "<dt>token</dt><dd>gone, from 127.0.0.1:$TOK_PORT/oauth/tokens: " <<<"$page" &&
+	ok "the status page: the warehouse down, its token gone, the endpoint named" ||
+	bad "status page: $(grep -o '<div class="card" id="cat-warehouse">.\{0,600\}' <<<"$page")"
 admin GET /metrics
 grep -q '^floe_catalog_token_ok{side="warehouse"} 0$' "$T/b" &&
 	grep -q '^floe_catalog_token_refresh_failing{side="warehouse"} 1$' "$T/b" &&
@@ -214,6 +221,31 @@ leaks=$(grep -l -e "$SECRET" -e "$LH_TOKEN" -E -e 'tok-[0-9]+-' \
 	"$T/floe.log" "$T/access.log" "$T/status.json" "$T/metrics.txt" 2>/dev/null)
 [ -z "$leaks" ] && ok "no secret or token in the log, access log, status or metrics" ||
 	bad "a secret or token in: $leaks"
+out=$(promtool check metrics <"$T/metrics.txt" 2>&1) && [ -z "$out" ] &&
+	ok "promtool check metrics: nothing to say, token families included" ||
+	bad "promtool check metrics: $out"
+
+# --- the token endpoint down at start: not ready, 503 naming it; ready
+# once it answers
+stop_floe
+kill "$TOK_PID"
+wait "$TOK_PID" 2>/dev/null
+: >"$T/floe.log"
+start_floe noready
+for i in $(seq 50); do grep -q 'token_failed:' "$T/floe.log" && break; sleep 0.1; done
+get $WH
+expect_error "down at start: 503 naming the token endpoint" 503 ServiceUnavailableException \
+	"127.0.0.1:$TOK_PORT/oauth/tokens"
+expect_eq "... /readyz says not ready" 503 \
+	"$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")"
+grep -q "token_failed: the warehouse catalog's token endpoint 127.0.0.1:$TOK_PORT/oauth/tokens: .*; retrying, requests to it get 503 meanwhile" \
+	"$T/floe.log" && ok "... and the log says requests get 503 meanwhile" ||
+	bad "no first-fetch failure line: $(grep token_ "$T/floe.log")"
+start_tokens
+wait_ready 200 && ok "the endpoint up: ready, the config read with the first token" ||
+	bad "not ready after the token endpoint came up: $(tail -3 "$T/floe.log")"
+get $WH
+expect_status "... and the warehouse answers" 200
 
 # --- passthrough: floe's token on its own calls, the client's on requests
 stop_floe

@@ -113,6 +113,64 @@ test_depth(void **state __unused)
 	free(s);
 }
 
+/* S fed in pieces of 1 to 17 bytes, cut where SEED says. */
+static bool
+split_valid(const char *s, size_t len, unsigned seed)
+{
+	struct jscheck j;
+	size_t at = 0, n;
+
+	jscheck_init(&j);
+	while (at < len) {
+		seed = seed * 1103515245 + 12345;
+		n = 1 + (seed >> 16) % 17;
+		if (n > len - at)
+			n = len - at;
+		if (!jscheck_feed(&j, s + at, n))
+			break;
+		at += n;
+	}
+	return jscheck_end(&j, NULL);
+}
+
+/* Where a piece ends never matters: each case cut at every byte. */
+static void
+test_pieces(void **state __unused)
+{
+	static const char *const texts[] = {
+		"{\"a\":[1,-2.5e+10,true,false,null,\"\\u00e9\\ud83d\\ude00\\n\"]}",
+		"\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80 a long enough run\"",
+		"[0, 10, 1.5, 2e3]",
+		"\"\\ud83d\\u0041\"",
+		"[1,]",
+		"123",
+		"nul",
+	};
+	struct jscheck j;
+	size_t i, cut, at, at2;
+	bool whole, ok;
+
+	for (i = 0; i < nitems(texts); i++) {
+		size_t len = strlen(texts[i]);
+
+		whole = jscheck_valid(texts[i], len, &at);
+		for (cut = 0; cut <= len; cut++) {
+			jscheck_init(&j);
+			(void)jscheck_feed(&j, texts[i], cut);
+			(void)jscheck_feed(&j, texts[i] + cut, len - cut);
+			ok = jscheck_end(&j, &at2);
+			if (ok != whole || (!ok && at2 != at))
+				fail_msg(
+				    "text %zu cut at %zu: %d (at %zu), whole "
+				    "%d (at %zu)",
+				    i, cut, ok, at2, whole, at);
+		}
+	}
+	/* A text that ends too soon is wrong at its end. */
+	assert_false(jscheck_valid("{\"a\":", 5, &at));
+	assert_int_equal(at, 5);
+}
+
 /*
  * Random edits (a byte replaced, dropped or doubled) of answers a catalog
  * gives, judged by jansson: the same verdict, except where jansson
@@ -177,7 +235,9 @@ test_against_jansson(void **state __unused)
 			strstr(jerr.text, "overflow") != NULL))
 			continue;
 		runs++;
-		if (jscheck_valid(buf, len, NULL) != want) {
+		/* Fed in one piece, and in pieces cut anywhere. */
+		if (jscheck_valid(buf, len, NULL) != want ||
+		    split_valid(buf, len, seed) != want) {
 			if (mismatches++ < 5)
 				print_message(
 				    "mismatch (jansson %s: %s): %.*s\n",
@@ -195,6 +255,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_depth),
+		cmocka_unit_test(test_pieces),
 		cmocka_unit_test(test_against_jansson),
 	};
 

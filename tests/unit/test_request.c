@@ -611,6 +611,49 @@ test_ns_encode(void **state)
 	assert_int_equal(request_ns_encode("abc", 3, NULL, out, 5), 3);
 }
 
+/*
+ * A namespace reframed for a catalog: only the separators change; every
+ * other byte goes on as the client encoded it ("+" is not re-encoded as
+ * "%20", "%20" not as "+"). Before, the levels were decoded and encoded
+ * again: "my+db.x" reached the catalog as "my%20db%1Fx".
+ */
+static void
+test_ns_reframe(void **state)
+{
+	static const struct {
+		const char *raw, *fsep, *csep, *want;
+		size_t nsep;
+	} cases[] = {
+		{ "my+db.x", ".", NULL, "my+db%1Fx", 1 },
+		{ "my%20db.x", ".", NULL, "my%20db%1Fx", 1 },
+		{ "a%2Eb%2ec", ".", NULL, "a%1Fb%1Fc", 2 },
+		{ "a%1Fb%1fc", NULL, ".", "a.b.c", 2 },
+		{ "a%1Fb", ".", "::", "a%3A%3Ab", 1 },
+		{ "a::b:c", "::", NULL, "a%1Fb:c", 1 },
+		{ "a%3A%3Ab", "::", NULL, "a%1Fb", 1 },
+		{ "caf%C3%A9.x%zz", ".", NULL, "caf%C3%A9%1Fx%zz", 1 },
+		{ "plain", ".", NULL, "plain", 0 },
+	};
+	char out[64];
+	size_t i, nsep;
+	ssize_t n;
+
+	(void)state;
+	for (i = 0; i < nitems(cases); i++) {
+		n = request_ns_reframe(cases[i].raw, strlen(cases[i].raw),
+		    cases[i].fsep, cases[i].csep, out, sizeof(out), &nsep);
+		if (n < 0 || (size_t)n != strlen(cases[i].want) ||
+		    memcmp(out, cases[i].want, (size_t)n) != 0 ||
+		    nsep != cases[i].nsep)
+			fail_msg("case %zu: \"%.*s\" (%zu), want \"%s\" (%zu)",
+			    i, (int)(n < 0 ? 0 : n), out, nsep, cases[i].want,
+			    cases[i].nsep);
+	}
+	/* OUT too small: -1, never a partial namespace. */
+	assert_int_equal(request_ns_reframe("a.b", 3, ".", NULL, out, 4, &nsep),
+	    -1);
+}
+
 /* The cache keys: what is in the shared one and the client's one. */
 static void
 test_cache_keys(void **state)
@@ -1032,6 +1075,7 @@ main(void)
 		cmocka_unit_test(test_same_side),
 		cmocka_unit_test(test_forward_headers),
 		cmocka_unit_test(test_ns_encode),
+		cmocka_unit_test(test_ns_reframe),
 		cmocka_unit_test(test_cache_predicates),
 		cmocka_unit_test_setup_teardown(test_route_side, setup,
 		    teardown),

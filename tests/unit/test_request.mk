@@ -8,6 +8,7 @@ T_request = proxy/request.c proxy/cred.c proxy/token.c policy/oauth.c policy/aws
 	    proxy/catalog_rewrite.c proxy/conf.c proxy/conf_keys.c \
 	    proxy/rest.c proxy/etag.c proxy/listing.c proxy/watch.c \
 	    proxy/watch_trigger.c proxy/watch_poll.c proxy/watch_view.c \
-	    proxy/fetch.c proxy/stats.c policy/auth.c policy/trigger.c \
+	    proxy/fetch.c proxy/discover.c proxy/stats.c policy/auth.c \
+	    policy/trigger.c \
 	    policy/rlog.c cache/cache.c routing/route.c routing/wave.c \
 	    routing/ledger.c $(STORE_SRCS)

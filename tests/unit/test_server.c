@@ -148,6 +148,7 @@ test_slow_reader(void **state __attribute__((unused)))
 	so.idle_timeout_ms = 10000;
 	so.header_timeout_ms = 10000;
 	so.write_timeout_ms = 10000;
+	so.budgeted = true;
 	assert_non_null(s = server_new(base, &so, request_cb, error_cb, NULL));
 	snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", free_port());
 	if (server_listen_tcp(s, hostport, err, sizeof(err)) != 0)

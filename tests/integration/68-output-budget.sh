@@ -11,7 +11,7 @@
 # after they leave floe gives the memory back (malloc_trim on the tick).
 # OUTPUT_N=2000 is the figure in docs/performance.md.
 . "$(dirname "$0")/lib.sh"
-lib_init 66
+lib_init 68
 N=${OUTPUT_N:-300}
 PIPE_CONNS=10
 PIPE_N=${OUTPUT_PIPE:-100}
@@ -152,6 +152,12 @@ if [ "${OUTPUT_OLD:-0}" != 1 ]; then
 		expect_jq "... a SlowDownException" 503 '.error.type == "SlowDownException"'
 		expect_eq "... not a catalog failure" 0 \
 			"$(st | jq '.catalogs.warehouse.failures')"
+		# Requests that were waiting for a catalog connection when
+		# the budget was reached were refused there, never sent.
+		q=$(echo "$s" | jq '.catalogs.warehouse.refused_over_budget')
+		[ "${q:-0}" -gt 0 ] &&
+			ok "$q of them while waiting for a catalog connection" ||
+			bad "none refused while waiting for a connection ($q)"
 	fi
 fi
 release close

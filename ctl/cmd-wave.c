@@ -219,6 +219,8 @@ ctl_wave_move(struct ctl *c, const char *n, const char *what, json_t *body)
 	else
 		printf("wave %s: %s -> %s\n", n, ctl_str(r.json, "from"),
 		    ctl_str(r.json, "state"));
+	if (!c->json && json_is_string(json_object_get(r.json, "pending_etcd")))
+		printf("wave %s: %s\n", n, ctl_str(r.json, "pending_etcd"));
 	rc = ctl_rlog_warn(n, r.json);
 	ctl_resp_clear(&r);
 	return rc;

@@ -183,6 +183,9 @@ void ctl_print_blocking(json_t *);
 /* A refusal's "errors" (strings), one a line on stderr. */
 void ctl_print_errors(json_t *);
 
+/* cmd-cluster.c */
+int ctl_cluster(struct ctl *, int, char **);
+
 /* cmd-status.c */
 int ctl_status(struct ctl *, int, char **);
 int ctl_metrics(struct ctl *, int, char **);

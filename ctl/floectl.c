@@ -269,6 +269,18 @@ const struct ctl_cmd ctl_cmds[] = {
 		     "floe; --json prints the lines as they are in the file.",
 	    .example = "rollbacks --follow",
 	    .fn = ctl_rollbacks },
+	{ .word1 = "cluster",
+	    .args = "",
+	    .summary = "every node of the cluster, side by side",
+	    .about = "In cluster mode, list every node (from its key in "
+		     "etcd): the etcd revision it applied, the hash of its "
+		     "routes and waves, whether it is connected to etcd, its "
+		     "version and last heartbeat. A node behind the last "
+		     "change this node applied is LAGGING; one caught up "
+		     "with another hash DISAGREES. Exit 1 if any node lags, "
+		     "disagrees or is not connected.",
+	    .example = "--json cluster | jq '.nodes[] | [.name, .hash]'",
+	    .fn = ctl_cluster },
 	{ .word1 = "metrics",
 	    .args = "",
 	    .summary = "Prometheus metrics",

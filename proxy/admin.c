@@ -60,6 +60,7 @@ static const struct admin_cmd {
 	{ "POST", "/ledger", admin_ledger_post, false },
 	{ "GET", "/eligibility", admin_eligibility, false },
 	{ "GET", "/events", admin_events_get, false },
+	{ "GET", "/cluster", admin_cluster_get, false },
 };
 
 /* Fill the reply with an error object; the message is printf-formatted. */
@@ -374,7 +375,10 @@ admin_dispatch(struct admin_req *r)
 		if (strcmp(admin_cmds[k].path, c->path) != 0)
 			continue;
 		if (strcmp(admin_cmds[k].method, r->method) == 0) {
-			admin_cmds[k].fn(r);
+			if (admin_cluster_captures(r))
+				admin_cluster_run(r, admin_cmds[k].fn);
+			else
+				admin_cmds[k].fn(r);
 			return;
 		}
 		snprintf(allowed + strlen(allowed),

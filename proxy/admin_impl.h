@@ -150,7 +150,12 @@ void admin_job_start(struct admin_req *, admin_job_fn);
  */
 void admin_job_read(struct admin_req *, admin_job_fn);
 
+/* admin_cluster.c: changes through etcd in cluster mode. */
+bool admin_cluster_captures(const struct admin_req *);
+void admin_cluster_run(struct admin_req *, void (*)(struct admin_req *));
+
 /* The resources, one handler each (admin_dispatch's table). */
+void admin_cluster_get(struct admin_req *);
 void admin_status(struct admin_req *);
 void admin_metrics(struct admin_req *);
 void admin_events_get(struct admin_req *);

@@ -65,7 +65,9 @@ admin_job_begin(struct admin_req *r, admin_job_fn run, bool read)
 	struct evbuffer *alarms;
 	struct admin_job *j;
 
-	if (r->f->worker == NULL || r->later_cb == NULL) {
+	/* In cluster mode the writes are captured here, then sent to etcd. */
+	if (r->f->worker == NULL || r->later_cb == NULL ||
+	    r->f->cluster != NULL) {
 		if ((alarms = evbuffer_new()) == NULL)
 			fatalx("%s: out of memory", __func__);
 		run(r, alarms);

@@ -235,6 +235,13 @@ admin_rollback_logged(struct admin_req *r, uint32_t n, int from,
 		log_warnx("%s: rollback by %s: %s", __func__, r->actor, msg);
 		return NULL;
 	}
+	/*
+	 * In cluster mode every node writes the line as it applies the
+	 * rollback from etcd, this one before it answers (cluster_mirror.c).
+	 */
+	if (r->f->cluster != NULL)
+		return json_pack("{s:b, s:b, s:s}", "written", true, "pending",
+		    false, "by", "cluster");
 	line = rlog_line(&e, r->st, r->now_ms);
 	if ((wrc = rlog_append(r->f->rlog, line, r->now_ms, &pending)) == -1) {
 		err = errno;

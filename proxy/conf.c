@@ -78,6 +78,7 @@ static void conf_resolve(struct conf *, const char *);
 static void conf_check_cred(struct conf_ctx *, int);
 static bool conf_str_same(const char *, const char *);
 static void conf_validate(struct conf_ctx *);
+static void conf_validate_cluster(struct conf_ctx *);
 static struct conf *conf_new(const char *);
 
 static const char *conf_side_names[ROUTE_NSIDES] = {
@@ -580,6 +581,19 @@ conf_validate(struct conf_ctx *ctx)
 			(void)conf_read_token(ctx, side);
 		conf_check_cred(ctx, side);
 	}
+	conf_validate_cluster(ctx);
+}
+
+/* [cluster] as a whole (conf_cluster.c), at the line of the key at fault. */
+static void
+conf_validate_cluster(struct conf_ctx *ctx)
+{
+	const char *key = "etcd";
+	char why[CONF_WHY];
+
+	if (conf_cluster_check(ctx->c, &key, why, sizeof(why)) == -1)
+		conf_fail(ctx, conf_key_line(ctx, "cluster", key),
+		    "[cluster] %s: %s", key, why);
 }
 
 /*
@@ -627,6 +641,10 @@ conf_resolve(struct conf *c, const char *path)
 	}
 	conf_resolve_one(&c->auth.token_file, dir);
 	conf_resolve_one(&c->auth.jwks_file, dir);
+	conf_resolve_one(&c->cluster.password_file, dir);
+	conf_resolve_one(&c->cluster.ca_file, dir);
+	conf_resolve_one(&c->cluster.cert_file, dir);
+	conf_resolve_one(&c->cluster.key_file, dir);
 	free(dir);
 }
 
@@ -670,6 +688,7 @@ conf_new(const char *path)
 	c->policy.error_window_ms = 5 * 60 * 1000;
 	c->policy.error_min_requests = 50;
 	c->auth.mode = xstrdup("none");
+	conf_cluster_defaults(c);
 	return c;
 }
 
@@ -811,5 +830,6 @@ conf_free(struct conf *c)
 	free(c->auth.jwks_file);
 	free(c->auth.audience);
 	free(c->auth.issuer);
+	conf_cluster_free(c);
 	free(c);
 }

@@ -77,6 +77,20 @@ struct conf_auth {
 	char *issuer;
 };
 
+/* [cluster]: etcd is the truth, LMDB this node's copy (cluster.h). */
+struct conf_cluster {
+	char *etcd; /* "URL[,URL...]"; NULL: no [cluster], one node */
+	char *name; /* this node; default: the host name */
+	char *prefix; /* "/floe/": every key floe keeps in etcd */
+	uint64_t etcd_timeout_ms; /* per call and endpoint, 2s */
+	uint64_t lease_ms; /* the node key's lease, 10s */
+	char *user; /* etcd auth, or NULL */
+	char *password_file; /* the user's password (first line) */
+	char *ca_file; /* https endpoints: trust store, or NULL */
+	char *cert_file; /* a client certificate, or NULL */
+	char *key_file; /* its key */
+};
+
 struct conf {
 	char *path;
 	/* [floe] */
@@ -104,6 +118,7 @@ struct conf {
 	struct conf_target target[2]; /* indexed by enum route_side */
 	struct conf_policy policy;
 	struct conf_auth auth;
+	struct conf_cluster cluster;
 };
 
 /* What is wrong with a file: each error "PATH[:LINE]: what", by line. */

@@ -13,7 +13,7 @@
 struct conf;
 
 #define CONF_WHY 256 /* room for what is wrong with one value */
-#define CONF_NKEYS_MAX 96 /* rows conf_keys[] may have */
+#define CONF_NKEYS_MAX 128 /* rows conf_keys[] may have */
 
 /*
  * Parse VALUE into FIELD (which points into C). Returns 0, or -1 with what
@@ -37,5 +37,18 @@ extern const struct conf_key conf_keys[];
 int conf_key_find(const char *section, const char *key);
 /* Whether some key lives in SECTION. */
 bool conf_is_section(const char *section);
+
+/* conf_cluster.c: [cluster]'s parsers, defaults and checks. */
+int conf_parse_etcd(struct conf *, void *, const char *, char *, size_t);
+int conf_parse_node(struct conf *, void *, const char *, char *, size_t);
+int conf_parse_prefix(struct conf *, void *, const char *, char *, size_t);
+void conf_cluster_defaults(struct conf *);
+void conf_cluster_free(struct conf *);
+/*
+ * Check [cluster] as a whole, without contacting etcd. 0, or -1 with what
+ * is wrong in WHY and the key at fault in *KEY.
+ */
+int conf_cluster_check(struct conf *, const char **key, char *why,
+    size_t whylen);
 
 #endif

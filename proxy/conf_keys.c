@@ -154,6 +154,19 @@ const struct conf_key conf_keys[] = {
 	{ "auth", "jwks_file", conf_parse_str, F(auth.jwks_file) },
 	{ "auth", "audience", conf_parse_str, F(auth.audience) },
 	{ "auth", "issuer", conf_parse_str, F(auth.issuer) },
+
+	{ "cluster", "etcd", conf_parse_etcd, F(cluster.etcd) },
+	{ "cluster", "name", conf_parse_node, F(cluster.name) },
+	{ "cluster", "prefix", conf_parse_prefix, F(cluster.prefix) },
+	{ "cluster", "etcd_timeout", conf_parse_durpos,
+	    F(cluster.etcd_timeout_ms) },
+	{ "cluster", "lease", conf_parse_durpos, F(cluster.lease_ms) },
+	{ "cluster", "user", conf_parse_str, F(cluster.user) },
+	{ "cluster", "password_file", conf_parse_str,
+	    F(cluster.password_file) },
+	{ "cluster", "ca_file", conf_parse_str, F(cluster.ca_file) },
+	{ "cluster", "cert_file", conf_parse_str, F(cluster.cert_file) },
+	{ "cluster", "key_file", conf_parse_str, F(cluster.key_file) },
 };
 
 #undef F

@@ -32,6 +32,7 @@ struct tlsctx;
 struct cache;
 struct watch;
 struct admin_sock;
+struct cluster;
 struct cred;
 struct obs;
 typedef struct json_t json_t;
@@ -56,6 +57,7 @@ struct floe {
 	struct obs *obs; /* metrics_listen, and the waves' metrics */
 	struct auth *auth; /* client authentication; NULL: mode none */
 	struct tlsctx *tls; /* the listener's TLS context, or NULL */
+	struct cluster *cluster; /* cluster mode ([cluster]), or NULL */
 	struct event *sig[4];
 	struct event *tick; /* 1 s housekeeping */
 	int access_fd; /* -1: access log off */

@@ -35,6 +35,7 @@
 #include "cache/cache.h"
 #include "proxy/admin_sock.h"
 #include "proxy/catalog.h"
+#include "proxy/cluster.h"
 #include "proxy/conf.h"
 #include "proxy/cred.h"
 #include "proxy/discover.h"
@@ -500,6 +501,11 @@ floe_run(const char *conf_path, int verbose)
 	}
 	if ((f->fetch = fetch_new(f->base)) == NULL)
 		fatalx("control-plane client: cannot start");
+	if (f->conf->cluster.etcd != NULL && f->store != NULL &&
+	    (f->cluster = cluster_new(f, err, sizeof(err))) == NULL) {
+		log_warnx("%s: [cluster]: %s", __func__, err);
+		return 1;
+	}
 	/* Tokens are asked for first: the catalogs' configs need them. */
 	for (i = 0; i < ROUTE_NSIDES; i++) {
 		struct cred *c;
@@ -599,6 +605,7 @@ floe_run(const char *conf_path, int verbose)
 	log_info("floe stopped");
 	request_flush_log(f);
 	/* Imports still queued are answered (503) before their peers go. */
+	cluster_free(f->cluster);
 	worker_free(f->worker);
 	obs_free(f->obs);
 	watch_free(f->watch);

@@ -264,4 +264,62 @@ int store_rlog_del(struct store *, uint64_t id);
 int store_rlog_first(struct store *, uint64_t *id, char **line, size_t *len);
 int store_rlog_count(struct store *, size_t *n);
 
+/*
+ * Cluster mode (proxy/cluster.h): etcd holds floe's state and this store
+ * is the node's copy. Between store_capture_begin and store_capture_end
+ * a write is decided as usual (its callbacks run on the local copy) but
+ * not committed: its puts and deletes of objects, waves and events are
+ * recorded in the capture and its txn is aborted; store_wave_get and
+ * store_route_get see what was captured. The mirror then writes etcd's
+ * state with store_mirror_*, which keep etcd's revisions as sequences.
+ */
+enum store_db {
+	STORE_DB_OBJECTS, /* key: the canonical object or rule key */
+	STORE_DB_WAVES, /* key: the wave number, 4 bytes big-endian */
+	STORE_DB_EVENTS, /* key: the sequence, 8 bytes big-endian */
+};
+
+struct store_cap_op {
+	enum store_db db;
+	bool del;
+	unsigned char *key;
+	size_t keylen;
+	unsigned char *val; /* the record as stored; NULL for a delete */
+	size_t vallen;
+	uint64_t decided_seq; /* waves: the seq of the record it replaces */
+};
+
+struct store_capture {
+	struct store_cap_op *ops;
+	size_t n;
+	size_t cap;
+};
+
+void store_capture_begin(struct store *, struct store_capture *);
+void store_capture_end(struct store *);
+void store_capture_clear(struct store_capture *);
+
+/*
+ * One synced write txn of the mirror. A record put gets REV (etcd's
+ * mod_revision) as its seq; an event is stored under REV with "seq" set to
+ * it. Commit records REV as the last sequence and as the applied
+ * revision, with CLUSTER_ID. Every call but begin ends the txn on failure.
+ */
+struct store_mirror;
+struct store_mirror *store_mirror_begin(struct store *);
+/* Empty objects, waves and events (a resync). */
+int store_mirror_reset(struct store_mirror *);
+int store_mirror_put(struct store_mirror *, enum store_db, const void *key,
+    size_t keylen, const void *val, size_t vallen, int64_t rev);
+/* STORE_OK also when KEY is not there. */
+int store_mirror_del(struct store_mirror *, enum store_db, const void *key,
+    size_t keylen);
+int store_mirror_commit(struct store_mirror *, int64_t rev,
+    uint64_t cluster_id);
+void store_mirror_abort(struct store_mirror *);
+/* Decode a wave record (as captured or kept in etcd) into W. 0 or -1. */
+int store_wave_record(const void *val, size_t len, struct store_wave *w);
+/* The applied revision and cluster id the last commit recorded (0, 0). */
+int store_mirror_state(struct store *, int64_t *rev, uint64_t *cluster_id);
+
 #endif

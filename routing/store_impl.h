@@ -45,6 +45,7 @@ struct store {
 	bool rfailed; /* a read of the current bracket failed */
 	bool healthy;
 	uint64_t last_seq;
+	struct store_capture *cap; /* cluster mode: writes recorded, not made */
 	/*
 	 * The snapshot the parked read txn holds: its txn id + 1, so that 0
 	 * tags an empty cache entry. LMDB gives every committed write txn a
@@ -94,6 +95,12 @@ int store_grow(struct store *);
 int store_txn_begin(struct store *, MDB_txn **);
 int store_meta_seq(MDB_txn *, MDB_dbi meta, uint64_t *);
 int store_meta_seq_put(MDB_txn *, MDB_dbi meta, uint64_t);
+
+/* store_mirror.c: cluster mode's capture and mirror. */
+int store_cap_put(struct store *, MDB_dbi, const MDB_val *, const MDB_val *,
+    bool del);
+bool store_cap_wave(struct store *, uint32_t, struct store_wave *);
+int store_cap_route(struct store *, const void *, size_t, struct store_route *);
 
 /* store_codec.c: records (little-endian, versioned) and keys. */
 void store_put_u64(struct store_enc *, uint64_t);

@@ -88,6 +88,8 @@ store_route_get(struct store *s, const void *key, size_t keylen,
 
 	if (keylen == 0 || keylen > STORE_KEY_MAX)
 		return STORE_NOTFOUND;
+	if (s->cap != NULL && (rc = store_cap_route(s, key, keylen, r)) != -2)
+		return rc;
 	if (store_rbegin(s) != 0)
 		return STORE_ERROR;
 	e = store_rcache_slot(s, key, keylen);
@@ -130,6 +132,8 @@ store_wave_get(struct store *s, uint32_t n, struct store_wave *w)
 	MDB_val k = { sizeof(kb), kb }, v;
 	int rc;
 
+	if (store_cap_wave(s, n, w))
+		return STORE_OK;
 	store_wave_key(n, kb);
 	if (store_rbegin(s) != 0)
 		return STORE_ERROR;

@@ -99,6 +99,8 @@ store_event_put(struct store *s, MDB_txn *txn, uint64_t seq, int64_t now_ms,
 	v.mv_data = text;
 	v.mv_size = strlen(text);
 	rc = mdb_put(txn, s->events, &k, &v, MDB_APPEND);
+	if (rc == 0)
+		rc = store_cap_put(s, s->events, &k, &v, false);
 	free(text);
 	return rc;
 }
@@ -163,7 +165,7 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 	struct store_route r;
 	struct store_wave wave;
 	unsigned char kb[8];
-	uint64_t seq;
+	uint64_t seq, decided;
 	bool record = false;
 	int rc;
 
@@ -184,7 +186,8 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 		store_route_encode(&r, &enc);
 		k = (MDB_val) { w->keylen, (void *)(uintptr_t)w->key };
 		v = (MDB_val) { enc.len, enc.buf };
-		if ((rc = mdb_put(txn, s->objects, &k, &v, 0)) != 0)
+		if ((rc = mdb_put(txn, s->objects, &k, &v, 0)) != 0 ||
+		    (rc = store_cap_put(s, s->objects, &k, &v, false)) != 0)
 			goto abort;
 		break;
 	case STORE_OP_ROUTE_DEL:
@@ -194,7 +197,8 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 			*res = STORE_NOTFOUND;
 			return 0;
 		}
-		if (rc != 0)
+		if (rc != 0 ||
+		    (rc = store_cap_put(s, s->objects, &k, NULL, true)) != 0)
 			goto abort;
 		break;
 	case STORE_OP_WAVE_UPDATE:
@@ -210,6 +214,7 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 			goto abort;
 		}
 		wave.n = w->wave;
+		decided = wave.seq;
 		*res = w->cb(&wave, w->event, &record, w->arg);
 		if (*res != STORE_OK && *res != STORE_REFUSED)
 			*res = STORE_ERROR;
@@ -222,8 +227,13 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 			wave.seq = seq;
 			store_wave_encode(&wave, &enc);
 			v = (MDB_val) { enc.len, enc.buf };
-			if ((rc = mdb_put(txn, s->waves, &k, &v, 0)) != 0)
+			if ((rc = mdb_put(txn, s->waves, &k, &v, 0)) != 0 ||
+			    (rc = store_cap_put(s, s->waves, &k, &v, false)) !=
+				0)
 				goto abort;
+			if (s->cap != NULL && s->cap->n > 0)
+				s->cap->ops[s->cap->n - 1].decided_seq =
+				    decided;
 		}
 		break;
 	case STORE_OP_EVENT:
@@ -251,6 +261,11 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 		goto abort;
 	if ((rc = store_meta_seq_put(txn, s->meta, seq)) != 0)
 		goto abort;
+	/* Captured (cluster mode): etcd commits it, the mirror applies it. */
+	if (s->cap != NULL) {
+		mdb_txn_abort(txn);
+		return 0;
+	}
 	/* Commit frees the txn even when it fails. */
 	if ((rc = mdb_txn_commit(txn)) != 0)
 		return rc;
@@ -518,7 +533,8 @@ store_import_put(struct store *s, MDB_txn *txn, struct store_write *w,
 		/* MDB_SET_KEY pointed K at the stored key: point it back. */
 		k = (MDB_val) { in->keylen, (void *)(uintptr_t)in->key };
 		v = (MDB_val) { enc.len, enc.buf };
-		if ((rc = mdb_cursor_put(c, &k, &v, 0)) != 0)
+		if ((rc = mdb_cursor_put(c, &k, &v, 0)) != 0 ||
+		    (rc = store_cap_put(s, s->objects, &k, &v, false)) != 0)
 			goto out;
 		waves[ir->set++] = in->wave;
 	}

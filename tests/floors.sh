@@ -42,8 +42,8 @@ FLOORS=(
 	"daemon: proxy/stats* proxy/server* proxy/upstream* proxy/fetch*
 	         proxy/floe proxy/worker* proxy/conf* proxy/catalog*
 	         proxy/h1* proxy/sockio* proxy/tlsctx* proxy/rest*
-	         proxy/etag* proxy/listing* proxy/etcd* proxy/token*
-	         proxy/cred*"
+	         proxy/etag* proxy/listing* proxy/etcd* proxy/cluster*
+	         proxy/token* proxy/cred*"
 	"core:   routing/* policy/* cache/*"
 	"lib:    lib/*"
 )

@@ -178,7 +178,7 @@ want "help: the list points to help COMMAND" 0 'floectl help COMMAND, or floectl
 # Every command of the list has its help: usage, a sentence, an example.
 "$FLOECTL" help | sed -n '/^commands:$/,/^$/p' | grep -E '^  [a-z]' | awk '{
 	print $1, ($2 ~ /^[a-z-]+$/ && $1 ~ /^(route|wave|ledger)$/) ? $2 : "" }' >"$T/cmds"
-[ "$(wc -l <"$T/cmds")" = 26 ] && ok "the list has 26 commands" || bad "commands: $(cat "$T/cmds")"
+[ "$(wc -l <"$T/cmds")" = 27 ] && ok "the list has 27 commands" || bad "commands: $(cat "$T/cmds")"
 while read -r w1 w2; do
 	# shellcheck disable=SC2086
 	runx help $w1 $w2

@@ -1,1 +1,1 @@
-T_discover = proxy/discover.c proxy/cred.c proxy/token.c policy/oauth.c policy/awscred.c policy/sigv4.c proxy/conf.c proxy/conf_keys.c proxy/fetch.c proxy/catalog.c routing/route.c $(STORE_SRCS) routing/wave.c
+T_discover = proxy/discover.c proxy/cred.c proxy/token.c policy/oauth.c policy/awscred.c policy/sigv4.c proxy/conf.c proxy/conf_keys.c proxy/conf_cluster.c proxy/fetch.c proxy/catalog.c routing/route.c $(STORE_SRCS) routing/wave.c

@@ -5,7 +5,7 @@ T_request = proxy/request.c proxy/cred.c proxy/token.c policy/oauth.c policy/aws
 	    proxy/server.c proxy/h1.c proxy/h1_reason.c proxy/sockio.c \
 	    proxy/tlsctx.c \
 	    proxy/upstream.c proxy/catalog.c proxy/catalog_splice.c \
-	    proxy/catalog_rewrite.c proxy/conf.c proxy/conf_keys.c \
+	    proxy/catalog_rewrite.c proxy/conf.c proxy/conf_keys.c proxy/conf_cluster.c \
 	    proxy/rest.c proxy/etag.c proxy/listing.c proxy/watch.c \
 	    proxy/watch_trigger.c proxy/watch_poll.c proxy/watch_view.c \
 	    proxy/fetch.c proxy/discover.c proxy/stats.c policy/auth.c \

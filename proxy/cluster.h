@@ -1,0 +1,58 @@
+/*
+ * floe: cluster.h -- cluster mode on etcd ([cluster] in floe.conf): etcd
+ * holds the routes, waves and events, and this node's store is its copy.
+ * Owns the etcd client, the mirror (a paged range pinned to one revision,
+ * then a watch from the next one), this node's leased key under
+ * PREFIX/nodes/, what it knows of the other nodes, and the writes in
+ * flight (each a txn; its answer waits until the mirror applied it).
+ * Borrows struct floe (its store, fetch client and rollback log). The
+ * data path never calls it. Loop thread only.
+ */
+#ifndef FLOE_PROXY_CLUSTER_H
+#define FLOE_PROXY_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cluster;
+struct floe;
+struct store_capture;
+typedef struct json_t json_t;
+
+/*
+ * Start cluster mode for F (F's conf has [cluster] etcd): the mirror
+ * serves what the store holds at once and catches up from etcd. NULL
+ * with a message in ERR if the etcd client cannot be made.
+ */
+struct cluster *cluster_new(struct floe *f, char *err, size_t errlen);
+/* Stop: revoke the node's lease (not waited for), cancel all, free. */
+void cluster_free(struct cluster *);
+
+/*
+ * The end of a write: STATUS 200 once etcd took it and this node applied
+ * it; 202 for a rollback etcd could not take that holds on this node and
+ * is pending for etcd; else the HTTP status to answer (409: refused by
+ * etcd, a concurrent change or etcd unreachable or timing out, MSG naming
+ * which and whether anything may have changed; 503: floe is stopping).
+ */
+typedef void (*cluster_done_cb)(int status, const char *msg, void *arg);
+/*
+ * Commit the writes CAP recorded (taken: cleared here) in etcd: one txn,
+ * comparing each wave's revision to the one it was decided on, or txns
+ * of at most 128 operations for a bulk import. DONE is always called,
+ * later, from the loop.
+ */
+void cluster_commit(struct cluster *, struct store_capture *cap,
+    cluster_done_cb done, void *arg);
+
+/* Whether the mirror is watching etcd now. */
+bool cluster_connected(const struct cluster *);
+/*
+ * GET /cluster and the "cluster" part of /status: this node, every node
+ * seen under PREFIX/nodes/, lagging or disagreeing ones flagged. Caller
+ * decrefs.
+ */
+json_t *cluster_status(struct cluster *);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * floe: cluster_impl.h -- private to cluster mode (cluster.c,
+ * cluster_mirror.c, cluster_write.c); nothing else includes it. Owns the
+ * layout of struct cluster: the etcd client, the mirror's state, the
+ * node key's lease and the writes waiting for the mirror. Callers use
+ * proxy/cluster.h.
+ */
+#ifndef FLOE_PROXY_CLUSTER_IMPL_H
+#define FLOE_PROXY_CLUSTER_IMPL_H
+
+#include <sys/queue.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proxy/cluster.h"
+
+#define CLUSTER_TXN_OPS 128 /* etcd's default --max-txn-ops */
+#define CLUSTER_PIPELINE 8 /* txns of one import in flight at once */
+#define CLUSTER_RETRY_MS 500 /* a watch or range that failed, again */
+#define CLUSTER_APPLY_WAIT_MS 10000 /* a write's answer waits this long */
+#define CLUSTER_WATCH_IDLE_MS (11 * 60 * 1000) /* past etcd's 10 min */
+
+struct etcd;
+struct etcd_call;
+struct etcd_kv;
+struct etcd_watch;
+struct event;
+struct store;
+struct store_mirror;
+struct cluster_write;
+struct cluster_pending;
+
+/* One key-value of a resync, copied out of a range page. */
+struct cluster_kv {
+	char *key; /* without the prefix */
+	size_t key_len;
+	char *value;
+	size_t value_len;
+	int64_t mod_revision;
+};
+
+struct cluster {
+	struct floe *f;
+	struct store *st;
+	struct event_base *base;
+	struct etcd *etcd;
+	char *name;
+	char *prefix;
+	size_t plen;
+	uint64_t lease_ms;
+	unsigned nevents; /* event keys this node made */
+
+	/* The mirror (cluster_mirror.c). */
+	int64_t applied; /* every revision up to this one is applied */
+	int64_t stored; /* the revision the store holds (<= applied) */
+	uint64_t cluster_id; /* etcd's, as of the store */
+	uint64_t hash; /* of the routes' and waves' keys and revisions */
+	bool loaded; /* the store holds a copy */
+	bool watching; /* the watch is open and past its created message */
+	int64_t connected_ms; /* since when connected, or 0 */
+	unsigned resyncs;
+	struct etcd_call *range; /* a resync in progress */
+	struct cluster_kv *kvs; /* its pages so far */
+	size_t nkvs;
+	size_t kvcap;
+	struct etcd_watch *watch;
+	struct event *retry; /* restarts the watch or the resync */
+	char last_error[256];
+
+	/* This node's key (cluster.c). */
+	int64_t lease;
+	struct etcd_call *lcall; /* a grant or keepalive */
+	struct etcd_call *pcall; /* the put of the node key */
+	struct event *beat;
+	int64_t beat_ms; /* last heartbeat written */
+	json_t *nodes; /* name -> the node key's value, as last seen */
+
+	/* Writes (cluster_write.c). */
+	TAILQ_HEAD(, cluster_write) writes;
+	/* Rollbacks etcd has not taken yet (cluster_pending.c). */
+	TAILQ_HEAD(, cluster_pending) pending;
+};
+
+/* cluster_mirror.c */
+void cluster_mirror_start(struct cluster *);
+void cluster_mirror_stop(struct cluster *);
+uint64_t cluster_kv_hash(const char *key, size_t len, int64_t rev);
+
+/* cluster_write.c */
+void cluster_writes_applied(struct cluster *);
+void cluster_writes_free(struct cluster *);
+
+/* cluster_pending.c */
+bool cluster_pending_has(const struct cluster *, uint32_t);
+int cluster_pending_add(struct cluster *, uint32_t, const char *, const char *,
+    size_t, const char *, size_t);
+void cluster_pending_flush(struct cluster *);
+int cluster_pending_reput(struct cluster *, struct store_mirror *, int64_t);
+void cluster_pending_free(struct cluster *);
+
+/* cluster.c */
+void cluster_node_seen(struct cluster *, const char *key, size_t len,
+    const char *value, size_t vlen, bool deleted);
+void cluster_key(const struct cluster *, const char *, const void *, size_t,
+    char **, size_t *);
+
+#endif

@@ -1,0 +1,693 @@
+/*
+ * floe: cluster_mirror.c -- the mirror: etcd's routes, waves and events
+ * copied into this node's store. A resync reads the whole prefix in pages
+ * pinned to one revision R and replaces the store's copy in one txn
+ * (logging what changed); then a watch from R + 1 applies each message's
+ * events in one txn and records the highest revision applied. Nothing
+ * advances on a timeout: a watch that ends is reopened from applied + 1;
+ * a compacted revision, a revision going backwards or another cluster id
+ * mean a resync.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "lib/compat.h"
+#include "lib/log.h"
+#include "lib/units.h"
+#include "lib/xmalloc.h"
+#include "policy/rlog.h"
+#include "proxy/cluster.h"
+#include "proxy/cluster_impl.h"
+#include "proxy/etcd.h"
+#include "proxy/floe.h"
+#include "routing/store.h"
+#include "routing/wave.h"
+
+/* What a key under the prefix is. */
+enum cluster_key_kind {
+	CLUSTER_KEY_OTHER,
+	CLUSTER_KEY_STATE, /* objects/, waves/, events/: in the store */
+	CLUSTER_KEY_NODE, /* nodes/NAME */
+};
+
+/* A wave's state before a resync, to say what it changed. */
+struct cluster_old_wave {
+	uint32_t n;
+	uint8_t state;
+};
+
+struct cluster_old_waves {
+	struct cluster_old_wave *v;
+	size_t n;
+};
+
+static enum cluster_key_kind cluster_classify(const char *, size_t,
+    enum store_db *, unsigned char *, size_t *, const char **, size_t *);
+static int cluster_put(struct cluster *, struct store_mirror *, const char *,
+    size_t, const char *, size_t, int64_t);
+static void cluster_resync(struct cluster *);
+static void cluster_range_cb(const struct etcd_result *, void *);
+static void cluster_resync_apply(struct cluster *, int64_t, uint64_t);
+static void cluster_kvs_clear(struct cluster *);
+static int cluster_old_wave_cb(const struct store_wave *, void *);
+static void cluster_watch_open(struct cluster *);
+static void cluster_watch_cb(const struct etcd_watch_msg *, void *);
+static void cluster_watch_events(struct cluster *,
+    const struct etcd_watch_msg *);
+static void cluster_retry(struct cluster *, uint64_t);
+static void cluster_retry_cb(evutil_socket_t, short, void *);
+static void cluster_rehash(struct cluster *);
+static int cluster_hash_route_cb(const void *, size_t,
+    const struct store_route *, void *);
+static int cluster_hash_wave_cb(const struct store_wave *, void *);
+static json_t *cluster_rollback_seen(struct cluster *,
+    const struct etcd_watch_msg *, const struct etcd_event *, const char *,
+    size_t);
+static json_t *cluster_event_of(struct cluster *, const struct etcd_watch_msg *,
+    int64_t);
+
+/* A 64-bit hash of KEY and REV, XORed into the mirror's hash. */
+uint64_t
+cluster_kv_hash(const char *key, size_t len, int64_t rev)
+{
+	uint64_t h = 14695981039346656037ULL, r = (uint64_t)rev;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)key[i];
+		h *= 1099511628211ULL;
+	}
+	for (i = 0; i < 8; i++, r >>= 8) {
+		h ^= r & 0xff;
+		h *= 1099511628211ULL;
+	}
+	/* splitmix64's finalizer, so that XORs of near keys stay apart. */
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	h ^= h >> 31;
+	return h;
+}
+
+/*
+ * What KEY (without the prefix) is. For state keys: its database in *DB
+ * and its store key in KB (*KLEN bytes; room for STORE_KEY_MAX); for node
+ * keys: the name in *NAME (*NLEN bytes).
+ */
+static enum cluster_key_kind
+cluster_classify(const char *key, size_t len, enum store_db *db,
+    unsigned char *kb, size_t *klen, const char **name, size_t *nlen)
+{
+	char num[16];
+	uint32_t n;
+
+	if (len > 8 && memcmp(key, "objects/", 8) == 0) {
+		if (len - 8 > STORE_KEY_MAX)
+			return CLUSTER_KEY_OTHER;
+		*db = STORE_DB_OBJECTS;
+		memcpy(kb, key + 8, len - 8);
+		*klen = len - 8;
+		return CLUSTER_KEY_STATE;
+	}
+	if (len > 6 && memcmp(key, "waves/", 6) == 0) {
+		if (len - 6 >= sizeof(num))
+			return CLUSTER_KEY_OTHER;
+		memcpy(num, key + 6, len - 6);
+		num[len - 6] = '\0';
+		if (wave_parse(num, &n) == -1)
+			return CLUSTER_KEY_OTHER;
+		*db = STORE_DB_WAVES;
+		kb[0] = (unsigned char)(n >> 24);
+		kb[1] = (unsigned char)(n >> 16);
+		kb[2] = (unsigned char)(n >> 8);
+		kb[3] = (unsigned char)n;
+		*klen = 4;
+		return CLUSTER_KEY_STATE;
+	}
+	if (len > 7 && memcmp(key, "events/", 7) == 0) {
+		*db = STORE_DB_EVENTS;
+		*klen = 0;
+		return CLUSTER_KEY_STATE;
+	}
+	if (len > 6 && memcmp(key, "nodes/", 6) == 0) {
+		*name = key + 6;
+		*nlen = len - 6;
+		return CLUSTER_KEY_NODE;
+	}
+	return CLUSTER_KEY_OTHER;
+}
+
+/*
+ * Put one state key of etcd's (KEY without the prefix) in the mirror's
+ * txn. STORE_OK, STORE_NOTFOUND (not floe's: skipped) or STORE_ERROR (the
+ * txn is over).
+ */
+static int
+cluster_put(struct cluster *c, struct store_mirror *m, const char *key,
+    size_t len, const char *val, size_t vlen, int64_t rev)
+{
+	unsigned char kb[STORE_KEY_MAX];
+	enum store_db db;
+	size_t klen;
+	const char *name;
+	size_t nlen;
+
+	if (cluster_classify(key, len, &db, kb, &klen, &name, &nlen) !=
+	    CLUSTER_KEY_STATE)
+		return STORE_NOTFOUND;
+	/* A wave with a rollback pending here keeps it until etcd has it. */
+	if (db == STORE_DB_WAVES &&
+	    cluster_pending_has(c,
+		(uint32_t)kb[0] << 24 | (uint32_t)kb[1] << 16 |
+		    (uint32_t)kb[2] << 8 | kb[3]))
+		return STORE_NOTFOUND;
+	return store_mirror_put(m, db, kb, klen, val, vlen, rev);
+}
+
+/* Start the mirror: serve the store's copy, then catch up. */
+void
+cluster_mirror_start(struct cluster *c)
+{
+	c->retry = evtimer_new(c->base, cluster_retry_cb, c);
+	if (c->retry == NULL)
+		fatalx("%s: evtimer_new failed", __func__);
+	if (store_mirror_state(c->st, &c->stored, &c->cluster_id) != STORE_OK)
+		c->stored = 0;
+	c->applied = c->stored;
+	if (c->stored > 0) {
+		c->loaded = true;
+		cluster_rehash(c);
+		log_info("cluster: serving the copy of etcd's revision %lld "
+			 "from the store; catching up",
+		    (long long)c->stored);
+		cluster_watch_open(c);
+	} else
+		cluster_resync(c);
+}
+
+/* Stop the mirror: no callback is called afterwards. */
+void
+cluster_mirror_stop(struct cluster *c)
+{
+	etcd_cancel(c->range);
+	c->range = NULL;
+	etcd_watch_cancel(c->watch);
+	c->watch = NULL;
+	cluster_kvs_clear(c);
+	if (c->retry != NULL)
+		event_free(c->retry);
+	c->retry = NULL;
+}
+
+/* Read the whole prefix, pinned to one revision. */
+static void
+cluster_resync(struct cluster *c)
+{
+	struct etcd_op op = { .type = ETCD_OP_RANGE,
+		.key = c->prefix,
+		.key_len = c->plen,
+		.prefix = true,
+		.limit = 1000 };
+
+	etcd_watch_cancel(c->watch);
+	c->watch = NULL;
+	c->watching = false;
+	cluster_kvs_clear(c);
+	c->range = etcd_range_all(c->etcd, &op, cluster_range_cb, c);
+}
+
+/* Forget a resync's pages. */
+static void
+cluster_kvs_clear(struct cluster *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nkvs; i++) {
+		free(c->kvs[i].key);
+		free(c->kvs[i].value);
+	}
+	free(c->kvs);
+	c->kvs = NULL;
+	c->nkvs = c->kvcap = 0;
+}
+
+/* One page of a resync: keep its pairs; at the last one, apply them. */
+static void
+cluster_range_cb(const struct etcd_result *res, void *arg)
+{
+	struct cluster *c = arg;
+	struct cluster_kv *kv;
+	size_t i;
+
+	if (res->err != ETCD_OK) {
+		c->range = NULL;
+		if (strcmp(c->last_error, res->error) != 0)
+			log_warnx("cluster: reading etcd failed: %s%s",
+			    res->error,
+			    c->loaded ? "; serving the store's copy" : "");
+		strlcpy(c->last_error, res->error, sizeof(c->last_error));
+		cluster_kvs_clear(c);
+		cluster_retry(c, CLUSTER_RETRY_MS);
+		return;
+	}
+	for (i = 0; i < res->nkvs; i++) {
+		if (res->kvs[i].key_len < c->plen)
+			continue;
+		if (c->nkvs == c->kvcap) {
+			c->kvcap = c->kvcap == 0 ? 1024 : c->kvcap * 2;
+			c->kvs =
+			    xreallocarray(c->kvs, c->kvcap, sizeof(*c->kvs));
+		}
+		kv = &c->kvs[c->nkvs++];
+		kv->key_len = res->kvs[i].key_len - c->plen;
+		kv->key = xmalloc(kv->key_len + 1);
+		memcpy(kv->key, res->kvs[i].key + c->plen, kv->key_len);
+		kv->key[kv->key_len] = '\0';
+		kv->value_len = res->kvs[i].value_len;
+		kv->value = xmalloc(kv->value_len + 1);
+		memcpy(kv->value, res->kvs[i].value, kv->value_len);
+		kv->value[kv->value_len] = '\0';
+		kv->mod_revision = res->kvs[i].mod_revision;
+	}
+	if (res->more)
+		return;
+	c->range = NULL;
+	cluster_resync_apply(c, res->revision, res->header.cluster_id);
+}
+
+/* Collect a wave's state before a resync. */
+static int
+cluster_old_wave_cb(const struct store_wave *w, void *arg)
+{
+	struct cluster_old_waves *o = arg;
+
+	o->v = xreallocarray(o->v, o->n + 1, sizeof(*o->v));
+	o->v[o->n].n = w->n;
+	o->v[o->n].state = w->state;
+	o->n++;
+	return 0;
+}
+
+/*
+ * Replace the store's copy with the pages read at revision REV of the
+ * cluster CID, in one txn; log every wave whose state it changed; watch
+ * from REV + 1.
+ */
+static void
+cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
+{
+	struct cluster_old_waves old = { NULL, 0 }, now = { NULL, 0 };
+	struct store_mirror *m;
+	const char *name;
+	size_t i, k, nlen, nstate = 0;
+	enum store_db db;
+	unsigned char kb[STORE_KEY_MAX];
+	size_t klen;
+	int rc = STORE_OK, from;
+
+	(void)store_wave_foreach(c->st, cluster_old_wave_cb, &old);
+	json_object_clear(c->nodes);
+	if ((m = store_mirror_begin(c->st)) == NULL ||
+	    store_mirror_reset(m) != STORE_OK)
+		rc = STORE_ERROR;
+	for (i = 0; rc != STORE_ERROR && i < c->nkvs; i++) {
+		struct cluster_kv *kv = &c->kvs[i];
+
+		switch (cluster_classify(kv->key, kv->key_len, &db, kb, &klen,
+		    &name, &nlen)) {
+		case CLUSTER_KEY_STATE:
+			rc = cluster_put(c, m, kv->key, kv->key_len, kv->value,
+			    kv->value_len, kv->mod_revision);
+			nstate += rc == STORE_OK;
+			break;
+		case CLUSTER_KEY_NODE:
+			cluster_node_seen(c, kv->key, kv->key_len, kv->value,
+			    kv->value_len, false);
+			break;
+		case CLUSTER_KEY_OTHER:
+			break;
+		}
+	}
+	if (rc != STORE_ERROR)
+		rc = cluster_pending_reput(c, m, rev);
+	if (rc != STORE_ERROR)
+		rc = store_mirror_commit(m, rev, cid);
+	cluster_kvs_clear(c);
+	if (rc == STORE_ERROR) {
+		log_warnx("cluster: the store refused etcd's revision %lld: "
+			  "%s; trying again",
+		    (long long)rev, store_last_error(c->st));
+		free(old.v);
+		cluster_retry(c, CLUSTER_RETRY_MS * 4);
+		return;
+	}
+	/* The diff: every wave the resync moved, either way. */
+	(void)store_wave_foreach(c->st, cluster_old_wave_cb, &now);
+	for (i = 0; i < now.n; i++) {
+		from = WAVE_WAREHOUSE;
+		for (k = 0; k < old.n; k++)
+			if (old.v[k].n == now.v[i].n)
+				from = old.v[k].state;
+		if (now.v[i].state != from)
+			log_info("cluster: resync: wave %u %s -> %s",
+			    now.v[i].n, wave_state_name(from),
+			    wave_state_name(now.v[i].state));
+	}
+	for (k = 0; k < old.n; k++) {
+		for (i = 0; i < now.n && now.v[i].n != old.v[k].n; i++)
+			;
+		if (i == now.n && old.v[k].state != WAVE_WAREHOUSE)
+			log_info("cluster: resync: wave %u %s -> warehouse "
+				 "(no record)",
+			    old.v[k].n, wave_state_name(old.v[k].state));
+	}
+	free(now.v);
+	free(old.v);
+	if (c->loaded && c->cluster_id != 0 && cid != c->cluster_id)
+		log_info("cluster: etcd's cluster id changed (%016llx -> "
+			 "%016llx)",
+		    (unsigned long long)c->cluster_id, (unsigned long long)cid);
+	c->cluster_id = cid;
+	c->applied = c->stored = rev;
+	c->loaded = true;
+	c->resyncs++;
+	c->last_error[0] = '\0';
+	cluster_rehash(c);
+	log_info("cluster: resync at etcd revision %lld: %zu records",
+	    (long long)rev, nstate);
+	cluster_writes_applied(c);
+	cluster_watch_open(c);
+}
+
+/* Watch the prefix from the revision after the last one applied. */
+static void
+cluster_watch_open(struct cluster *c)
+{
+	struct etcd_watch_opts o = { .key = c->prefix,
+		.key_len = c->plen,
+		.prefix = true,
+		.start_revision = c->applied + 1,
+		.progress_notify = true,
+		.prev_kv = true,
+		.idle_timeout_ms = CLUSTER_WATCH_IDLE_MS };
+
+	c->watching = false;
+	c->watch = etcd_watch(c->etcd, &o, cluster_watch_cb, c);
+}
+
+/* One message of the watch. */
+static void
+cluster_watch_cb(const struct etcd_watch_msg *msg, void *arg)
+{
+	struct cluster *c = arg;
+
+	if (msg->err != ETCD_OK) {
+		c->watch = NULL;
+		c->watching = false;
+		c->connected_ms = 0;
+		if (msg->err == ETCD_ECOMPACTED) {
+			log_info("cluster: etcd compacted past revision %lld "
+				 "(oldest left %lld): resync",
+			    (long long)c->applied + 1,
+			    (long long)msg->compact_revision);
+			cluster_resync(c);
+			return;
+		}
+		if (strcmp(c->last_error, msg->error) != 0)
+			log_warnx("cluster: the watch on etcd ended: %s; "
+				  "serving the store's copy (revision %lld)",
+			    msg->error, (long long)c->applied);
+		strlcpy(c->last_error, msg->error, sizeof(c->last_error));
+		cluster_retry(c, CLUSTER_RETRY_MS);
+		return;
+	}
+	if (msg->created) {
+		if (c->cluster_id != 0 &&
+		    msg->header.cluster_id != c->cluster_id) {
+			log_warnx("cluster: etcd's cluster id is %016llx, the "
+				  "store's copy is of %016llx: resync",
+			    (unsigned long long)msg->header.cluster_id,
+			    (unsigned long long)c->cluster_id);
+			cluster_resync(c);
+			return;
+		}
+		if (msg->header.revision < c->applied) {
+			log_warnx("cluster: etcd's revision went backwards "
+				  "(%lld, applied %lld): resync",
+			    (long long)msg->header.revision,
+			    (long long)c->applied);
+			cluster_resync(c);
+			return;
+		}
+		if (c->last_error[0] != '\0')
+			log_info("cluster: watching etcd again from revision "
+				 "%lld",
+			    (long long)c->applied + 1);
+		c->last_error[0] = '\0';
+		c->watching = true;
+		c->connected_ms = units_now_ms();
+		cluster_pending_flush(c);
+		return;
+	}
+	if (msg->nevents == 0) {
+		/* A progress notification: all up to its revision is here. */
+		if (msg->header.revision > c->applied) {
+			c->applied = msg->header.revision;
+			cluster_writes_applied(c);
+		}
+		return;
+	}
+	cluster_watch_events(c, msg);
+}
+
+/* Apply one message's events (whole revisions) in one txn. */
+static void
+cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
+{
+	struct store_mirror *m = NULL;
+	const struct etcd_event *ev;
+	unsigned char kb[STORE_KEY_MAX];
+	enum store_db db;
+	const char *key, *name;
+	size_t i, len, klen, nlen;
+	int64_t top = c->applied;
+	uint64_t hash = c->hash;
+	json_t *lines, *line;
+	int rc = STORE_OK;
+
+	/* Rollback log lines, written once the txn is committed. */
+	if ((lines = json_array()) == NULL)
+		fatalx("%s: out of memory", __func__);
+
+	for (i = 0; i < msg->nevents && rc != STORE_ERROR; i++) {
+		ev = &msg->events[i];
+		if (ev->kv.mod_revision > top)
+			top = ev->kv.mod_revision;
+		if (ev->kv.key_len < c->plen)
+			continue;
+		key = ev->kv.key + c->plen;
+		len = ev->kv.key_len - c->plen;
+		switch (
+		    cluster_classify(key, len, &db, kb, &klen, &name, &nlen)) {
+		case CLUSTER_KEY_NODE:
+			cluster_node_seen(c, key, len, ev->kv.value,
+			    ev->kv.value_len, ev->type == ETCD_EVENT_DELETE);
+			continue;
+		case CLUSTER_KEY_OTHER:
+			continue;
+		case CLUSTER_KEY_STATE:
+			break;
+		}
+		if (m == NULL && (m = store_mirror_begin(c->st)) == NULL) {
+			rc = STORE_ERROR;
+			break;
+		}
+		if (db != STORE_DB_EVENTS && ev->prev_kv != NULL)
+			hash ^= cluster_kv_hash(key, len,
+			    ev->prev_kv->mod_revision);
+		if (ev->type == ETCD_EVENT_DELETE) {
+			if (db != STORE_DB_EVENTS)
+				rc = store_mirror_del(m, db, kb, klen);
+			continue;
+		}
+		if (db != STORE_DB_EVENTS)
+			hash ^= cluster_kv_hash(key, len, ev->kv.mod_revision);
+		rc = cluster_put(c, m, key, len, ev->kv.value, ev->kv.value_len,
+		    ev->kv.mod_revision);
+		if (rc == STORE_NOTFOUND)
+			rc = STORE_OK;
+		if (rc == STORE_OK && db == STORE_DB_WAVES &&
+		    (line = cluster_rollback_seen(c, msg, ev, key, len)) !=
+			NULL)
+			(void)json_array_append_new(lines, line);
+	}
+	if (m != NULL && rc != STORE_ERROR)
+		rc = store_mirror_commit(m, top, c->cluster_id);
+	if (rc == STORE_ERROR) {
+		/* Never advance past what is not applied: resync later. */
+		log_warnx("cluster: the store refused etcd's revision %lld: "
+			  "%s; trying again",
+		    (long long)top, store_last_error(c->st));
+		etcd_watch_cancel(c->watch);
+		c->watch = NULL;
+		c->watching = false;
+		cluster_retry(c, CLUSTER_RETRY_MS * 4);
+		json_decref(lines);
+		return;
+	}
+	json_array_foreach(lines, i, line)
+		if (c->f->rlog != NULL)
+			(void)rlog_append(c->f->rlog, line, units_now_ms(),
+			    NULL);
+	json_decref(lines);
+	if (m != NULL)
+		c->stored = top;
+	c->hash = hash;
+	c->applied = top;
+	cluster_writes_applied(c);
+}
+
+/*
+ * A wave's record in EV went to rolled_back from another state: every node
+ * writes the rollback in its own rollback log, naming the node that fired.
+ * Returns the line (caller decrefs) or NULL.
+ */
+static json_t *
+cluster_rollback_seen(struct cluster *c, const struct etcd_watch_msg *msg,
+    const struct etcd_event *ev, const char *key, size_t len)
+{
+	struct store_wave w, prev;
+	struct rlog_entry e;
+	json_t *line, *event;
+	const char *trigger, *node;
+	uint32_t n;
+	char num[16];
+
+	if (store_wave_record(ev->kv.value, ev->kv.value_len, &w) == -1 ||
+	    w.state != WAVE_ROLLED_BACK)
+		return NULL;
+	memset(&prev, 0, sizeof(prev));
+	if (ev->prev_kv != NULL &&
+	    store_wave_record(ev->prev_kv->value, ev->prev_kv->value_len,
+		&prev) == -1)
+		return NULL;
+	if (prev.state == WAVE_ROLLED_BACK || len - 6 >= sizeof(num))
+		return NULL;
+	memcpy(num, key + 6, len - 6);
+	num[len - 6] = '\0';
+	if (wave_parse(num, &n) == -1)
+		return NULL;
+	/* The event written with it says which trigger and which node. */
+	event = cluster_event_of(c, msg, ev->kv.mod_revision);
+	trigger = json_string_value(json_object_get(event, "trigger"));
+	node = json_string_value(json_object_get(event, "node"));
+	/* This node logged it when it applied it, etcd being away. */
+	if (node != NULL && strcmp(node, c->name) == 0 &&
+	    json_is_true(json_object_get(event, "pending_etcd"))) {
+		json_decref(event);
+		return NULL;
+	}
+	memset(&e, 0, sizeof(e));
+	e.wave = n;
+	e.from = wave_state_name(prev.state);
+	e.trigger = trigger != NULL ? trigger : "operator";
+	e.actor = w.actor;
+	e.reason = w.reason[0] != '\0' ? w.reason : NULL;
+	if ((line = rlog_line(&e, c->st, units_now_ms())) == NULL) {
+		json_decref(event);
+		return NULL;
+	}
+	(void)json_object_set_new(line, "node",
+	    json_string(node != NULL ? node : "?"));
+	json_decref(event);
+	(void)json_object_set_new(line, "revision",
+	    json_integer((json_int_t)ev->kv.mod_revision));
+	log_info("wave %u rolled back from %s by %s (applied from etcd "
+		 "revision %lld)",
+	    n, e.from, w.actor, (long long)ev->kv.mod_revision);
+	return line;
+}
+
+/* The event of MSG put at revision REV, parsed, or NULL. Caller decrefs. */
+static json_t *
+cluster_event_of(struct cluster *c, const struct etcd_watch_msg *msg,
+    int64_t rev)
+{
+	const struct etcd_kv *kv;
+	size_t i;
+
+	for (i = 0; i < msg->nevents; i++) {
+		kv = &msg->events[i].kv;
+		if (msg->events[i].type != ETCD_EVENT_PUT ||
+		    kv->mod_revision != rev || kv->key_len < c->plen + 7 ||
+		    memcmp(kv->key + c->plen, "events/", 7) != 0)
+			continue;
+		return json_loadb(kv->value, kv->value_len, 0, NULL);
+	}
+	return NULL;
+}
+
+/* Try the watch (or the resync) again in MS. */
+static void
+cluster_retry(struct cluster *c, uint64_t ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000),
+		(suseconds_t)(ms % 1000) * 1000 };
+
+	evtimer_add(c->retry, &tv);
+}
+
+/* Reopen the watch, or resync when the store holds no good copy. */
+static void
+cluster_retry_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
+{
+	struct cluster *c = arg;
+
+	if (c->watch != NULL || c->range != NULL)
+		return;
+	if (!c->loaded)
+		cluster_resync(c);
+	else
+		cluster_watch_open(c);
+}
+
+/* The hash of the store's routes and waves, from scratch. */
+static void
+cluster_rehash(struct cluster *c)
+{
+	c->hash = 0;
+	(void)store_route_foreach(c->st, cluster_hash_route_cb, c);
+	(void)store_wave_foreach(c->st, cluster_hash_wave_cb, c);
+}
+
+static int
+cluster_hash_route_cb(const void *key, size_t keylen,
+    const struct store_route *r, void *arg)
+{
+	struct cluster *c = arg;
+	char buf[8 + STORE_KEY_MAX];
+
+	memcpy(buf, "objects/", 8);
+	memcpy(buf + 8, key, keylen);
+	c->hash ^= cluster_kv_hash(buf, 8 + keylen, (int64_t)r->seq);
+	return 0;
+}
+
+static int
+cluster_hash_wave_cb(const struct store_wave *w, void *arg)
+{
+	struct cluster *c = arg;
+	char buf[32];
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "waves/%u", w->n);
+	c->hash ^= cluster_kv_hash(buf, (size_t)n, (int64_t)w->seq);
+	return 0;
+}

@@ -1,0 +1,362 @@
+/*
+ * floe: store_mirror.c -- the flag store in cluster mode: the capture of
+ * writes that are decided here but committed in etcd, and the mirror's
+ * write txns that copy etcd's state in, keeping etcd's revisions as the
+ * records' and events' sequences so that every node numbers alike.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <lmdb.h>
+
+#include "lib/log.h"
+#include "lib/xmalloc.h"
+#include "routing/store.h"
+#include "routing/store_impl.h"
+
+static char STORE_META_CREV[] = "cluster_rev";
+static char STORE_META_CID[] = "cluster_id";
+
+struct store_mirror {
+	struct store *s;
+	MDB_txn *txn;
+};
+
+static int store_mirror_fail(struct store_mirror *, const char *, int);
+static int store_meta_u64_put(MDB_txn *, MDB_dbi, char *, size_t, uint64_t);
+static uint64_t store_meta_u64(MDB_txn *, MDB_dbi, char *, size_t);
+
+/* Record writes in CAP instead of making them, until store_capture_end. */
+void
+store_capture_begin(struct store *s, struct store_capture *cap)
+{
+	memset(cap, 0, sizeof(*cap));
+	s->cap = cap;
+}
+
+/* Make writes again. */
+void
+store_capture_end(struct store *s)
+{
+	s->cap = NULL;
+}
+
+/* Free what CAP holds. */
+void
+store_capture_clear(struct store_capture *cap)
+{
+	size_t i;
+
+	for (i = 0; i < cap->n; i++) {
+		free(cap->ops[i].key);
+		free(cap->ops[i].val);
+	}
+	free(cap->ops);
+	memset(cap, 0, sizeof(*cap));
+}
+
+/*
+ * Record a put (or with DEL a delete) of K in DBI in the capture, if one
+ * is on and DBI is one etcd holds. Returns 0.
+ */
+int
+store_cap_put(struct store *s, MDB_dbi dbi, const MDB_val *k, const MDB_val *v,
+    bool del)
+{
+	struct store_capture *cap = s->cap;
+	struct store_cap_op *op;
+
+	if (cap == NULL)
+		return 0;
+	if (cap->n == cap->cap) {
+		cap->cap = cap->cap == 0 ? 8 : cap->cap * 2;
+		cap->ops = xreallocarray(cap->ops, cap->cap, sizeof(*cap->ops));
+	}
+	op = &cap->ops[cap->n];
+	memset(op, 0, sizeof(*op));
+	if (dbi == s->objects)
+		op->db = STORE_DB_OBJECTS;
+	else if (dbi == s->waves)
+		op->db = STORE_DB_WAVES;
+	else if (dbi == s->events)
+		op->db = STORE_DB_EVENTS;
+	else
+		return 0;
+	op->del = del;
+	op->key = xmalloc(k->mv_size);
+	memcpy(op->key, k->mv_data, k->mv_size);
+	op->keylen = k->mv_size;
+	if (!del) {
+		op->val = xmalloc(v->mv_size);
+		memcpy(op->val, v->mv_data, v->mv_size);
+		op->vallen = v->mv_size;
+	}
+	cap->n++;
+	return 0;
+}
+
+/* Wave N as captured, if a capture is on and holds it, into W. */
+bool
+store_cap_wave(struct store *s, uint32_t n, struct store_wave *w)
+{
+	unsigned char kb[4];
+	MDB_val v;
+	size_t i;
+
+	if (s->cap == NULL)
+		return false;
+	store_wave_key(n, kb);
+	for (i = s->cap->n; i-- > 0;) {
+		const struct store_cap_op *op = &s->cap->ops[i];
+
+		if (op->db != STORE_DB_WAVES || op->del ||
+		    memcmp(op->key, kb, 4) != 0)
+			continue;
+		v = (MDB_val) { op->vallen, op->val };
+		if (store_wave_decode(&v, w) == -1)
+			return false;
+		w->n = n;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The route of KEY as captured into R: STORE_OK, STORE_NOTFOUND (deleted),
+ * or -2 when no capture holds it.
+ */
+int
+store_cap_route(struct store *s, const void *key, size_t keylen,
+    struct store_route *r)
+{
+	MDB_val v;
+	size_t i;
+
+	if (s->cap == NULL)
+		return -2;
+	for (i = s->cap->n; i-- > 0;) {
+		const struct store_cap_op *op = &s->cap->ops[i];
+
+		if (op->db != STORE_DB_OBJECTS || op->keylen != keylen ||
+		    memcmp(op->key, key, keylen) != 0)
+			continue;
+		if (op->del) {
+			memset(r, 0, sizeof(*r));
+			return STORE_NOTFOUND;
+		}
+		v = (MDB_val) { op->vallen, op->val };
+		return store_route_decode(&v, r) == 0 ? STORE_OK : -2;
+	}
+	return -2;
+}
+
+/* Abort M's txn after WHAT failed with RC, and free M. STORE_ERROR. */
+static int
+store_mirror_fail(struct store_mirror *m, const char *what, int rc)
+{
+	struct store *s = m->s;
+
+	mdb_txn_abort(m->txn);
+	free(m);
+	store_damaged(s, "mirror: %s: %s", what, store_strerror(s, rc));
+	return STORE_ERROR;
+}
+
+/* A write txn for the mirror, or NULL (logged). */
+struct store_mirror *
+store_mirror_begin(struct store *s)
+{
+	struct store_mirror *m;
+	int rc;
+
+	m = xcalloc(1, sizeof(*m));
+	m->s = s;
+	if ((rc = store_txn_begin(s, &m->txn)) != 0) {
+		store_damaged(s, "mirror: txn: %s", store_strerror(s, rc));
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* Empty the databases etcd holds. */
+int
+store_mirror_reset(struct store_mirror *m)
+{
+	int rc;
+
+	if ((rc = mdb_drop(m->txn, m->s->objects, 0)) != 0 ||
+	    (rc = mdb_drop(m->txn, m->s->waves, 0)) != 0 ||
+	    (rc = mdb_drop(m->txn, m->s->events, 0)) != 0)
+		return store_mirror_fail(m, "reset", rc);
+	return STORE_OK;
+}
+
+/* Put one record of etcd's, with REV as its sequence. */
+int
+store_mirror_put(struct store_mirror *m, enum store_db db, const void *key,
+    size_t keylen, const void *val, size_t vallen, int64_t rev)
+{
+	struct store *s = m->s;
+	MDB_val k = { keylen, (void *)(uintptr_t)key },
+		v = { vallen, (void *)(uintptr_t)val };
+	struct store_route r;
+	struct store_wave w;
+	struct store_enc enc;
+	unsigned char kb[8];
+	json_t *ev;
+	char *text = NULL;
+	int rc;
+
+	switch (db) {
+	case STORE_DB_OBJECTS:
+		if (keylen == 0 || keylen > STORE_KEY_MAX ||
+		    store_route_decode(&v, &r) == -1)
+			return STORE_NOTFOUND; /* not a record: skipped */
+		r.seq = (uint64_t)rev;
+		store_route_encode(&r, &enc);
+		v = (MDB_val) { enc.len, enc.buf };
+		rc = mdb_put(m->txn, s->objects, &k, &v, 0);
+		break;
+	case STORE_DB_WAVES:
+		if (keylen != 4 || store_wave_decode(&v, &w) == -1)
+			return STORE_NOTFOUND;
+		w.n = store_wave_num(key);
+		w.seq = (uint64_t)rev;
+		store_wave_encode(&w, &enc);
+		v = (MDB_val) { enc.len, enc.buf };
+		rc = mdb_put(m->txn, s->waves, &k, &v, 0);
+		break;
+	case STORE_DB_EVENTS:
+		if ((ev = json_loadb(val, vallen, 0, NULL)) == NULL ||
+		    !json_is_object(ev)) {
+			json_decref(ev);
+			return STORE_NOTFOUND;
+		}
+		(void)json_object_set_new(ev, "seq",
+		    json_integer((json_int_t)rev));
+		text = json_dumps(ev, JSON_COMPACT | JSON_SORT_KEYS);
+		json_decref(ev);
+		if (text == NULL)
+			return store_mirror_fail(m, "event", ENOMEM);
+		store_be64_key((uint64_t)rev, kb);
+		k = (MDB_val) { sizeof(kb), kb };
+		v = (MDB_val) { strlen(text), text };
+		rc = mdb_put(m->txn, s->events, &k, &v, 0);
+		free(text);
+		break;
+	default:
+		return STORE_NOTFOUND;
+	}
+	if (rc != 0)
+		return store_mirror_fail(m, "put", rc);
+	return STORE_OK;
+}
+
+/* Delete one record etcd deleted. */
+int
+store_mirror_del(struct store_mirror *m, enum store_db db, const void *key,
+    size_t keylen)
+{
+	MDB_val k = { keylen, (void *)(uintptr_t)key };
+	MDB_dbi dbi;
+	int rc;
+
+	if (keylen == 0 || keylen > STORE_KEY_MAX)
+		return STORE_OK;
+	dbi = db == STORE_DB_OBJECTS ? m->s->objects :
+	    db == STORE_DB_WAVES     ? m->s->waves :
+				       m->s->events;
+	rc = mdb_del(m->txn, dbi, &k, NULL);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return store_mirror_fail(m, "delete", rc);
+	return STORE_OK;
+}
+
+/* Put V under the meta key NAME. */
+static int
+store_meta_u64_put(MDB_txn *txn, MDB_dbi meta, char *name, size_t len,
+    uint64_t val)
+{
+	MDB_val k = { len, name }, v;
+	struct store_enc enc;
+
+	enc.len = 0;
+	store_put_u64(&enc, val);
+	v = (MDB_val) { enc.len, enc.buf };
+	return mdb_put(txn, meta, &k, &v, 0);
+}
+
+/* The meta key NAME's number, 0 if absent. */
+static uint64_t
+store_meta_u64(MDB_txn *txn, MDB_dbi meta, char *name, size_t len)
+{
+	MDB_val k = { len, name }, v;
+	struct store_dec d;
+
+	if (mdb_get(txn, meta, &k, &v) != 0)
+		return 0;
+	d = (struct store_dec) { v.mv_data, v.mv_size, 0 };
+	return store_get_uint(&d, 8);
+}
+
+/* Commit M with REV as the applied revision (and the last sequence). */
+int
+store_mirror_commit(struct store_mirror *m, int64_t rev, uint64_t cluster_id)
+{
+	struct store *s = m->s;
+	int rc;
+
+	if ((rc = store_meta_seq_put(m->txn, s->meta, (uint64_t)rev)) != 0 ||
+	    (rc = store_meta_u64_put(m->txn, s->meta, STORE_META_CREV,
+		 sizeof(STORE_META_CREV) - 1, (uint64_t)rev)) != 0 ||
+	    (rc = store_meta_u64_put(m->txn, s->meta, STORE_META_CID,
+		 sizeof(STORE_META_CID) - 1, cluster_id)) != 0)
+		return store_mirror_fail(m, "meta", rc);
+	rc = mdb_txn_commit(m->txn);
+	free(m);
+	if (rc != 0) {
+		store_damaged(s, "mirror: commit: %s", store_strerror(s, rc));
+		return STORE_ERROR;
+	}
+	s->last_seq = (uint64_t)rev;
+	store_ok(s);
+	return STORE_OK;
+}
+
+/* Abort M. */
+void
+store_mirror_abort(struct store_mirror *m)
+{
+	if (m == NULL)
+		return;
+	mdb_txn_abort(m->txn);
+	free(m);
+}
+
+/* The revision and cluster id the mirror last committed. */
+int
+store_mirror_state(struct store *s, int64_t *rev, uint64_t *cluster_id)
+{
+	if (store_rbegin(s) != 0)
+		return STORE_ERROR;
+	*rev = (int64_t)store_meta_u64(s->rtxn, s->meta, STORE_META_CREV,
+	    sizeof(STORE_META_CREV) - 1);
+	*cluster_id = store_meta_u64(s->rtxn, s->meta, STORE_META_CID,
+	    sizeof(STORE_META_CID) - 1);
+	store_rend(s);
+	return STORE_OK;
+}
+
+/* Decode a wave record. */
+int
+store_wave_record(const void *val, size_t len, struct store_wave *w)
+{
+	MDB_val v = { len, (void *)(uintptr_t)val };
+
+	return store_wave_decode(&v, w);
+}

@@ -1,0 +1,63 @@
+#!/bin/bash
+# Cluster mode with etcd stopped: both nodes keep serving their mirror and
+# stay ready; a flip is refused (exit 1) naming etcd; an operator's
+# rollback holds on its node at once (exit 0, the output says it is
+# pending for etcd). etcd restarted on its data: the pending rollback is
+# written over the lakehouse state it finds, its event says so, and the
+# other node follows and logs it.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/cluster.sh"
+lib_init 85
+catalog warehouse
+catalog lakehouse --prefix lhp
+cluster_etcd
+node_start 1
+node_start 2
+
+nctl 1 route set db.bunnies 1 && nctl 1 wave flip 1 lakehouse ||
+	bad "route set and flip: $(cat "$T/ctl")"
+wait_side 2 bunnies lakehouse || bad "node 2 did not follow the flip"
+
+# Stop etcd, keeping how it ran to start it again on the same data.
+mapfile -d '' eargs <"/proc/$(cat "$ETCD_DIR/1/pid")/cmdline"
+tests/etcd/stop.sh "$ETCD_DIR" 1
+
+nctl 2 wave flip 1 lakehouse --canary 50
+[ "$RC" = 1 ] && grep -q etcd "$T/ctl" && ok "etcd down: a canary step exits 1 naming etcd" ||
+	bad "etcd down: canary step: exit $RC: $(cat "$T/ctl")"
+nctl 1 wave rollback 1 --reason "etcd is down"
+[ "$RC" = 0 ] && grep -q "pending" "$T/ctl" &&
+	ok "etcd down: the rollback exits 0 and says it is pending" ||
+	bad "etcd down: rollback: exit $RC: $(cat "$T/ctl")"
+[ "$(node_side 1 bunnies)" = warehouse ] && ok "node 1 answers from the warehouse at once" ||
+	bad "node 1 answers from $(node_side 1 bunnies)"
+[ "$(node_side 2 bunnies)" = lakehouse ] && ok "node 2 keeps serving its mirror" ||
+	bad "node 2 answers $(node_side 2 bunnies)"
+s=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${NODE_PORT[2]}/readyz")
+[ "$s" = 200 ] && ok "node 2's /readyz stays 200" || bad "node 2's /readyz: $s"
+grep -q '"pending_etcd":true' "$T/n1/rollback.log" &&
+	ok "node 1's rollback log has the line, pending for etcd" ||
+	bad "node 1's rollback log: $(cat "$T/n1/rollback.log")"
+
+# etcd back: the rollback is written, node 2 follows.
+setsid "${eargs[@]}" >>"$ETCD_DIR/1/log" 2>&1 </dev/null &
+echo $! >"$ETCD_DIR/1/pid"
+wait_side 2 bunnies warehouse 1500 && ok "etcd back: node 2 answers from the warehouse" ||
+	bad "etcd back: node 2 answers $(node_side 2 bunnies)"
+ectl get /floe/waves/1 >/dev/null || bad "etcdctl get failed"
+nctl 2 wave show 1
+grep -q rolled_back "$T/ctl" && ok "node 2: wave 1 is rolled back" || bad "node 2: $(cat "$T/ctl")"
+nadmin 2 GET /events
+jq -e '[.events[] | select(.pending_etcd == true and .over == "lakehouse"
+	and .node == "n1")] | length == 1' "$T/b" >/dev/null &&
+	ok "its event says it was pending and won over lakehouse" ||
+	bad "events: $(jq -c '.events[-2:]' "$T/b")"
+for i in $(seq 50); do
+	grep -q '"node":"n1"' "$T/n2/rollback.log" 2>/dev/null && break
+	sleep 0.1
+done
+grep -q '"node":"n1"' "$T/n2/rollback.log" && ok "node 2 logged the rollback, by n1" ||
+	bad "node 2's rollback log: $(cat "$T/n2/rollback.log" 2>/dev/null)"
+[ "$(grep -c . "$T/n1/rollback.log")" = 1 ] && ok "node 1 logged it once" ||
+	bad "node 1's rollback log: $(cat "$T/n1/rollback.log")"
+cluster_finish

@@ -99,6 +99,7 @@ cluster_free(struct cluster *c)
 	stats_remove(&c->f->stats, c);
 	cluster_writes_free(c);
 	cluster_pending_free(c);
+	cluster_readers_free(c);
 	cluster_mirror_stop(c);
 	etcd_cancel(c->lcall);
 	etcd_cancel(c->pcall);
@@ -310,11 +311,14 @@ cluster_status(struct cluster *c)
 			k--;
 		}
 	}
-	return json_pack("{s:s, s:s, s:b, s:b, s:I, s:I, s:s, s:I, s:o}",
+	return json_pack("{s:s, s:s, s:b, s:b, s:I, s:I, s:s, s:I, s:{s:I,s:I,"
+			 "s:b}, s:o}",
 	    "node", c->name, "prefix", c->prefix, "connected", c->watching,
 	    "loaded", c->loaded, "applied_revision", (json_int_t)c->applied,
 	    "stored_revision", (json_int_t)c->stored, "hash", mine, "resyncs",
-	    (json_int_t)c->resyncs, "nodes", nodes);
+	    (json_int_t)c->resyncs, "readers", "waiting_bytes",
+	    (json_int_t)c->rplen, "dropped", (json_int_t)c->rdropped,
+	    "publishing", !c->rfailing, "nodes", nodes);
 }
 
 /* The "cluster" part of GET /status. */

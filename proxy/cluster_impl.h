@@ -81,6 +81,19 @@ struct cluster {
 	json_t *nodes; /* name -> the node key's value, as last seen */
 	json_t *imports; /* during a resync: import id -> its state */
 
+	/* Reader sightings published (cluster_readers.c). */
+	int64_t rlease; /* the lease batches go with */
+	int64_t rlease_ms; /* when it was granted */
+	struct etcd_call *rgrant;
+	struct etcd_call *rput;
+	unsigned char *rpend; /* records waiting to be put */
+	size_t rplen;
+	size_t rpcap;
+	size_t rsent; /* of them, in the put in flight */
+	unsigned rseq;
+	uint64_t rdropped; /* records dropped: too many waiting */
+	bool rfailing;
+
 	/* Writes (cluster_write.c). */
 	TAILQ_HEAD(, cluster_write) writes;
 	/* Rollbacks etcd has not taken yet (cluster_pending.c). */
@@ -119,6 +132,11 @@ bool cluster_watch_import(struct store_mirror *, const struct etcd_event *,
     int *, bool *);
 int cluster_ledger_key(const char *, size_t, unsigned char *, size_t *);
 size_t cluster_ledger_name(const unsigned char *, size_t, char *, size_t);
+
+/* cluster_readers.c */
+int cluster_readers_seen(struct cluster *, struct store_mirror *, const char *,
+    size_t, const char *, size_t);
+void cluster_readers_free(struct cluster *);
 
 /* cluster_write.c */
 void cluster_writes_applied(struct cluster *);

@@ -35,6 +35,7 @@ enum cluster_key_kind {
 	CLUSTER_KEY_STATE, /* objects/, waves/, events/: in the store */
 	CLUSTER_KEY_NODE, /* nodes/NAME */
 	CLUSTER_KEY_IMPORT, /* imports/ID: a bulk import's commit */
+	CLUSTER_KEY_READERS, /* readers/NODE/...: a node's sightings */
 };
 
 /* A wave's state before a resync, to say what it changed. */
@@ -147,6 +148,11 @@ cluster_classify(const char *key, size_t len, enum store_db *db,
 		*name = key + 8;
 		*nlen = len - 8;
 		return CLUSTER_KEY_IMPORT;
+	}
+	if (len > 8 && memcmp(key, "readers/", 8) == 0) {
+		*name = key + 8;
+		*nlen = len - 8;
+		return CLUSTER_KEY_READERS;
 	}
 	if (len > 6 && memcmp(key, "nodes/", 6) == 0) {
 		*name = key + 6;
@@ -348,6 +354,12 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 			cluster_node_seen(c, kv->key, kv->key_len, kv->value,
 			    kv->value_len, false);
 			break;
+		case CLUSTER_KEY_READERS:
+			/* Sightings this copy has not merged yet. */
+			if (!c->loaded || kv->mod_revision > c->applied)
+				rc = cluster_readers_seen(c, m, name, nlen,
+				    kv->value, kv->value_len);
+			break;
 		case CLUSTER_KEY_IMPORT:
 		case CLUSTER_KEY_OTHER:
 			break;
@@ -524,6 +536,7 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 			continue;
 		case CLUSTER_KEY_OTHER:
 			continue;
+		case CLUSTER_KEY_READERS:
 		case CLUSTER_KEY_IMPORT:
 		case CLUSTER_KEY_STATE:
 			break;
@@ -531,6 +544,12 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 		if (m == NULL && (m = store_mirror_begin(c->st)) == NULL) {
 			rc = STORE_ERROR;
 			break;
+		}
+		if (kind == CLUSTER_KEY_READERS) {
+			if (ev->type == ETCD_EVENT_PUT)
+				rc = cluster_readers_seen(c, m, name, nlen,
+				    ev->kv.value, ev->kv.value_len);
+			continue;
 		}
 		if (cluster_watch_import(m, ev, kind == CLUSTER_KEY_IMPORT, db,
 			kb, klen, name, nlen, &rc, &rehash))

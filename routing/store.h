@@ -318,6 +318,13 @@ int store_reader_foreach(struct store *, const void *prefix, size_t plen,
  */
 int store_readers_excuse(struct store *, const char *ident, size_t idlen,
     const void *obj, size_t objlen, int64_t now_ms, json_t *event);
+/*
+ * A record packed as the store keeps it (cluster mode sends sightings to
+ * the other nodes so): OUT has room for STORE_READER_PACK_MAX bytes.
+ */
+#define STORE_READER_PACK_MAX (1 + 5 * 8 + 1 + STORE_UA_MAX)
+size_t store_reader_pack(const struct store_reader *, unsigned char *out);
+void store_reader_unpack(const void *, size_t, struct store_reader *);
 /* Delete records last loaded before BEFORE_MS; the count deleted in *N. */
 int store_readers_prune(struct store *, int64_t before_ms, size_t *n);
 
@@ -409,6 +416,9 @@ int store_record_get(struct store *, enum store_db, const void *key,
     size_t keylen, void **val, size_t *vallen);
 /* Decode a wave record (as captured or kept in etcd) into W. 0 or -1. */
 int store_wave_record(const void *val, size_t len, struct store_wave *w);
+/* Merge another node's reader sightings (IN, N) in M's txn. */
+int store_mirror_readers(struct store_mirror *, const struct store_reader_in *,
+    size_t n);
 /* Decode a route record the same way. */
 int store_route_record(const void *val, size_t len, struct store_route *r);
 /* The applied revision and cluster id the last commit recorded (0, 0). */

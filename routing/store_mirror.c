@@ -408,6 +408,18 @@ store_wave_record(const void *val, size_t len, struct store_wave *w)
 	return store_wave_decode(&v, w);
 }
 
+/* Merge another node's reader sightings in M's txn. */
+int
+store_mirror_readers(struct store_mirror *m, const struct store_reader_in *in,
+    size_t n)
+{
+	int rc;
+
+	if ((rc = store_readers_merge(m->s, m->txn, in, n)) != 0)
+		return store_mirror_fail(m, "readers", rc);
+	return STORE_OK;
+}
+
 /* Decode a route record. */
 int
 store_route_record(const void *val, size_t len, struct store_route *r)

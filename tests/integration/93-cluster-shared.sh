@@ -4,7 +4,10 @@
 # flip through the cutover gate on node 2, and one posted on node 2 counts
 # for node 1's decommission gate. A split-brain alarm raised by node 1's
 # poll shows on node 2 (the wave's record in etcd), is acknowledged on
-# node 2, and is gone on node 1; only node 1 logs and pages it.
+# node 2, and is gone on node 1; only node 1 logs and pages it. A stale
+# reader that loaded a table only through node 1 blocks a freeze on node
+# 2 (node 1's sightings reach node 2 through etcd), and its reload
+# through node 1 clears it there.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 lib_init 93
@@ -119,7 +122,56 @@ done
 sleep 1.2
 [ "$(alarm 1 1)" = null ] && ok "node 1 does not raise it again without a new commit" ||
 	bad "raised again: $(alarm 1 1)"
-nctl 1 --json cluster
+
+echo "== the reader inventory is the cluster's"
+# load K TOKEN: a LoadTable of db.java_bunnies through node K's data path.
+load() {
+	curl -s -o /dev/null --max-time 5 -H "Authorization: Bearer $2" \
+		"http://127.0.0.1:${NODE_PORT[$1]}/v1/routed/namespaces/db/tables/java_bunnies"
+}
+# stale K: node K's stale readers of wave 2, as identities.
+stale() {
+	nadmin "$1" GET '/readers?wave=2'
+	jq -r '[.stale[].identity] | join(",")' "$T/b"
+}
+nctl 1 route set db.java_bunnies 2
+load 1 token-of-bob-9876543210
+nctl 1 ledger add db.java_bunnies --count ok --aggregate ok --hash ok \
+	--at "$(date -u -d '-1 hours' +%Y-%m-%dT%H:%M:%SZ)"
+nctl 2 wave flip 2 lakehouse
+[ "$RC" = 0 ] && ok "wave 2 flipped through node 2" || bad "flip 2: $(cat "$T/ctl")"
+nctl 2 ledger add db.java_bunnies --count ok --aggregate ok --hash ok
+nctl 2 wave signoff 2 --by alice
+# Node 1 flushes its sightings every 5 s, and publishes them to etcd.
+for i in $(seq 150); do
+	[ -n "$(stale 2)" ] && break
+	sleep 0.1
+done
+BOB=$(stale 2)
+[ -n "$BOB" ] && [ "$(stale 1)" = "$BOB" ] &&
+	ok "node 2 sees the stale reader only node 1 served ($BOB, after $((i / 10)) s)" ||
+	bad "stale on node 2: '$BOB', on node 1: '$(stale 1)'"
+ectl get /floe/readers/n1/ --prefix --keys-only | grep -q 'readers/n1/' &&
+	ok "node 1's sightings are in etcd under readers/n1/" ||
+	bad "readers keys: $(ectl get /floe/readers/ --prefix --keys-only | head -3)"
+nctl 2 wave freeze 2
+[ "$RC" = 1 ] && grep -q "1 stale reader still loads the warehouse copy: $BOB (db.java_bunnies" "$T/ctl" &&
+	ok "node 2 refuses the freeze, naming the reader node 1 saw" ||
+	bad "freeze on node 2: exit $RC: $(head -c 400 "$T/ctl")"
+load 1 token-of-bob-9876543210
+for i in $(seq 150); do
+	[ -z "$(stale 2)" ] && break
+	sleep 0.1
+done
+[ -z "$(stale 2)" ] && ok "bob reloads through node 1: node 2 has no stale reader left" ||
+	bad "still stale on node 2: $(stale 2)"
+nctl 2 wave freeze 2
+[ "$RC" = 0 ] && ok "node 2 freezes wave 2" || bad "freeze: $(head -c 300 "$T/ctl")"
+for i in $(seq 50); do
+	nctl 1 --json cluster
+	jq -e '[.nodes[].hash] | unique | length == 1' "$T/ctl" >/dev/null && break
+	sleep 0.1
+done
 jq -e '[.nodes[].hash] | unique | length == 1' "$T/ctl" >/dev/null &&
 	ok "both nodes agree" || bad "cluster: $(cat "$T/ctl")"
 cluster_finish

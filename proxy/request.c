@@ -69,6 +69,13 @@ request_wave_str(const struct request *r, char *buf, size_t len)
 		strlcpy(buf, "none", len);
 }
 
+/* bench/callgrind.sh CG_OFF=1 builds floe without the note, to measure it. */
+#ifdef FLOE_BENCH_NO_READERS
+#define REQUEST_NOTE_READERS 0
+#else
+#define REQUEST_NOTE_READERS 1
+#endif
+
 /*
  * A table load answered: note its reader in the inventory under the canary
  * identity, as it is shown (the authenticated client, else a hash of the
@@ -135,8 +142,9 @@ request_log_access(struct request *r, unsigned status, const char *target)
 		side = ROUTE_LAKEHOUSE;
 	stats_answer(&f->stats, side, status, units_mono_us() - r->start_us,
 	    r->upstream_us > 0 ? (int64_t)r->upstream_us : -1);
-	if (r->rr.op == REST_LOAD_TABLE && (status == 200 || status == 304) &&
-	    r->nobjs == 1 && r->msg->method == H1_GET)
+	if (REQUEST_NOTE_READERS && r->rr.op == REST_LOAD_TABLE &&
+	    (status == 200 || status == 304) && r->nobjs == 1 &&
+	    r->msg->method == H1_GET)
 		request_note_reader(r);
 	if (f->access_fd == -1 || request_log == NULL)
 		return;

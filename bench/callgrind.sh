@@ -32,6 +32,8 @@ die() {
 	say "$*"
 	exit 1
 }
+# bench_upstream, pids and scratch (cleaned up on exit), free_port, wait_http.
+. bench/lib.sh
 
 for c in valgrind callgrind_control callgrind_annotate node curl cc \
 	pkg-config; do
@@ -39,38 +41,9 @@ for c in valgrind callgrind_control callgrind_annotate node curl cc \
 done
 [ -x "$B/floe" ] && [ -x "$B/floectl" ] || die "no $B/floe: make B=$B all first"
 [ -f "$FIXTURE" ] || die "fixture not found: $FIXTURE"
-if [ ! -x "$UPSTREAM" ] || [ bench/upstream.c -nt "$UPSTREAM" ]; then
-	cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
-		$(pkg-config --cflags libevent) -o "$UPSTREAM" bench/upstream.c \
-		$(pkg-config --libs libevent) || die "building bench-upstream failed"
-fi
-
+bench_upstream "$UPSTREAM"
 T=$(mktemp -d /tmp/floe-cg.XXXXXX)
-pids=()
-cleanup() {
-	local p
-	trap - EXIT INT TERM
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-free_port() {
-	node -e 'const s=require("net").createServer();
-		s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-}
-
-# wait_http URL TRIES: any HTTP answer, polled every 0.1 s.
-wait_http() {
-	local i
-	for i in $(seq "$2"); do
-		curl -s -o /dev/null --max-time 2 "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
+scratch+=("$T")
 
 node bench/loadtable.js "$FIXTURE" 4096 "$T/small.json" >/dev/null &&
 	node bench/loadtable.js "$FIXTURE" 1048576 "$T/large.json" >/dev/null ||
@@ -79,7 +52,7 @@ WH_PORT=$(free_port) LH_PORT=$(free_port)
 "$UPSTREAM" -s "$T/small.json" -l "$T/large.json" -p "$WH_PORT" \
 	-p "$LH_PORT" >"$T/upstream.out" 2>&1 &
 pids+=($!)
-wait_http "http://127.0.0.1:$WH_PORT/v1/config" 100 ||
+wait_http "http://127.0.0.1:$WH_PORT/v1/config" ||
 	die "bench-upstream did not start: $(cat "$T/upstream.out")"
 
 # loads URL COUNT: COUNT loads of URL on one connection, with a bearer
@@ -112,7 +85,7 @@ measure() {
 		"$floe" -c "$T/floe.conf" >"$T/floe.log" 2>&1 &
 	fpid=$!
 	pids+=($fpid)
-	wait_http "http://127.0.0.1:$fport/readyz" 600 ||
+	wait_http "http://127.0.0.1:$fport/readyz" 1200 ||
 		die "floe not ready: $(tail -5 "$T/floe.log")"
 	# The routes and the flip, as bench/run.sh: the table measured is the
 	# middle one, its wave on the lakehouse.

@@ -42,6 +42,8 @@ LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
+# bench_upstream, pids and scratch (cleaned up on exit), free_port, wait_http.
+. bench/lib.sh
 
 # --- tools ---------------------------------------------------------------
 PATH=$PATH:/usr/sbin:/sbin
@@ -67,50 +69,20 @@ if [ "$(nproc)" -lt 2 ]; then
 fi
 HZ=$(getconf CLK_TCK)
 
-# The upstream is not part of floe: built here, beside floe.
-if [ ! -x "$UPSTREAM" ] || [ bench/upstream.c -nt "$UPSTREAM" ]; then
-	cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
-		$(pkg-config --cflags libevent) -o "$UPSTREAM" bench/upstream.c \
-		$(pkg-config --libs libevent) || die "building bench-upstream failed"
-fi
+bench_upstream "$UPSTREAM"
 
-# --- scratch, processes, cleanup -----------------------------------------
+# --- scratch (removed, and the processes in pids stopped, on exit) -------
 T=$(mktemp -d /tmp/floe-bench.XXXXXX)
+scratch+=("$T")
 # floe's store on tmpfs when there is one: the request path reads it
 # through the page cache either way, and the route import's one synced
 # transaction does not wait for a disk.
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	S=$(mktemp -d /dev/shm/floe-bench.XXXXXX)
+	scratch+=("$S")
 else
 	S=$T
 fi
-pids=()
-cleanup() {
-	local p
-	trap - EXIT INT TERM
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-	[ "$S" != "$T" ] && rm -rf "$S"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# A free TCP port on 127.0.0.1 (the kernel picks it).
-free_port() {
-	node -e 'const s=require("net").createServer();
-		s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-}
-
-# wait_http URL: up to 10 s for any HTTP answer.
-wait_http() {
-	local i
-	for i in $(seq 200); do
-		curl -s -o /dev/null --max-time 1 "$1" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 
 # PID and all its descendants.
 proc_tree() {

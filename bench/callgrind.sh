@@ -25,14 +25,14 @@ UPSTREAM=$TOP/$B/bench-upstream
 N=${CG_N:-1000}
 WARM=${CG_WARM:-50}
 ROUTES=${BENCH_ROUTES:-10000}
-FIXTURE=${BENCH_FIXTURE:-$TOP/../shared/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
+FIXTURE=${BENCH_FIXTURE:-$TOP/tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
 
 say() { printf 'callgrind: %s\n' "$*" >&2; }
 die() {
 	say "$*"
 	exit 1
 }
-# bench_upstream, pids and scratch (cleaned up on exit), free_port, wait_http.
+# bench_cc, pids and scratch (cleaned up on exit), free_port, wait_http.
 . bench/lib.sh
 
 for c in valgrind callgrind_control callgrind_annotate node curl cc \
@@ -41,7 +41,7 @@ for c in valgrind callgrind_control callgrind_annotate node curl cc \
 done
 [ -x "$B/floe" ] && [ -x "$B/floectl" ] || die "no $B/floe: make B=$B all first"
 [ -f "$FIXTURE" ] || die "fixture not found: $FIXTURE"
-bench_upstream "$UPSTREAM"
+bench_cc "$UPSTREAM" bench/upstream.c libevent
 T=$(mktemp -d /tmp/floe-cg.XXXXXX)
 scratch+=("$T")
 

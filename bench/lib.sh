@@ -1,5 +1,5 @@
 # bench/lib.sh -- what bench/run.sh and bench/callgrind.sh share, sourced
-# by both from the top of the checkout: building the upstream, the
+# by both from the top of the checkout: building the bench's programs, the
 # processes started (in pids, stopped by the EXIT trap) and the scratch
 # directories (in scratch, removed by it), free ports and waiting for an
 # HTTP answer. The sourcing script defines die.
@@ -7,13 +7,16 @@
 pids=()
 scratch=()
 
-# bench_upstream PATH: build bench/upstream.c into PATH unless it is up to
-# date (it is not part of floe: built here, beside floe).
-bench_upstream() {
-	[ -x "$1" ] && [ ! bench/upstream.c -nt "$1" ] && return 0
+# bench_cc OUT SRC [PKG...]: build the C program SRC (with the pkg-config
+# packages PKG) into OUT unless OUT is newer.
+bench_cc() {
+	local out=$1 src=$2
+	shift 2
+	[ -x "$out" ] && [ ! "$src" -nt "$out" ] && return 0
 	cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
-		$(pkg-config --cflags libevent) -o "$1" bench/upstream.c \
-		$(pkg-config --libs libevent) || die "building bench-upstream failed"
+		$([ $# -gt 0 ] && pkg-config --cflags "$@") -o "$out" "$src" \
+		$([ $# -gt 0 ] && pkg-config --libs "$@") ||
+		die "building $(basename "$out") failed"
 }
 
 # Stop every process in pids (each by its pid), remove the scratch.

@@ -543,14 +543,21 @@ readers_dirty(const struct readers *t)
 	return t->ndirty;
 }
 
-/* Take dirty entries: their sightings go to OUT, they are clean after. */
+/*
+ * Take dirty entries: their sightings go to OUT, they are clean after.
+ * From the most recent on: every entry noted since the last take is ahead
+ * of every one that was not, so a take reads about as many entries as it
+ * takes, not the whole table.
+ */
 size_t
 readers_take(struct readers *t, struct readers_item *out, size_t max)
 {
 	struct readers_ent *e;
-	size_t i, n = 0;
+	uint32_t i;
+	size_t n = 0;
 
-	for (i = 0; i < t->used && n < max && t->ndirty > 0; i++) {
+	for (i = t->head; i != READERS_NIL && n < max && t->ndirty > 0;
+	     i = e->next) {
 		e = &t->ent[i];
 		if (!e->dirty)
 			continue;

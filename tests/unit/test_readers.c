@@ -124,6 +124,40 @@ test_note_take(void **state __unused)
 	readers_free(t);
 }
 
+/*
+ * A take reads from the most recent entry on and still finds a dirty one
+ * far behind clean ones (given back after a failed flush).
+ */
+static void
+test_take_order(void **state __unused)
+{
+	struct readers *t = readers_new(64);
+	struct readers_item it[16], old[16];
+	struct route_obj o[6] = { obj("t0"), obj("t1"), obj("t2"), obj("t3"),
+		obj("t4"), obj("t5") };
+	size_t i, n, nold;
+
+	for (i = 0; i < 6; i++)
+		readers_note(t, &o[i], ROUTE_WAREHOUSE, "x", 1, NULL, 0, false,
+		    NOW + (int64_t)i);
+	/* t0/x is the longest idle: take it apart to give it back later. */
+	nold = readers_take(t, old, 16);
+	assert_int_equal(nold, 7);
+	readers_note(t, &o[5], ROUTE_WAREHOUSE, "x", 1, NULL, 0, false,
+	    NOW + 10);
+	for (i = 0; i < nold; i++)
+		if (find(old, nold, &o[0], ROUTE_WAREHOUSE, "x") == &old[i])
+			readers_give_back(t, &old[i], 1);
+	assert_int_equal(readers_dirty(t), 3);
+	n = readers_take(t, it, 16);
+	assert_int_equal(n, 3);
+	assert_non_null(find(it, n, &o[0], ROUTE_WAREHOUSE, "x"));
+	assert_non_null(find(it, n, &o[5], ROUTE_WAREHOUSE, "x"));
+	assert_non_null(find(it, n, NULL, ROUTE_WAREHOUSE, "x"));
+	assert_int_equal(readers_dirty(t), 0);
+	readers_free(t);
+}
+
 /* Full: the longest idle goes, whatever was noted first. */
 static void
 test_eviction(void **state __unused)
@@ -572,6 +606,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_note_take),
+		cmocka_unit_test(test_take_order),
 		cmocka_unit_test(test_eviction),
 		cmocka_unit_test(test_see),
 		cmocka_unit_test(test_see_hint_stale),

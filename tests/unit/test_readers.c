@@ -263,6 +263,21 @@ test_see(void **state __unused)
 }
 
 /*
+ * Loads of O1 from S1 by W1 at NOW and of O2 from S2 by W2 a ms later,
+ * through readers_see; then everything taken into IT (8). How many.
+ */
+static size_t
+see_two(struct readers *t, struct readers_item *it, const struct route_obj *o1,
+    enum route_side s1, const struct readers_who *w1,
+    const struct route_obj *o2, enum route_side s2,
+    const struct readers_who *w2, int64_t now)
+{
+	readers_see(t, o1, s1, w1, NULL, 0, false, now);
+	readers_see(t, o2, s2, w2, NULL, 0, false, now + 1);
+	return readers_take(t, it, 8);
+}
+
+/*
  * A hint never writes into entries that changed: readers with the same
  * client hash and other names or objects get their own records, and
  * after the hinted entries were given to other readers a load makes new
@@ -279,9 +294,8 @@ test_see_hint_stale(void **state __unused)
 	const struct readers_item *r;
 	size_t n;
 
-	readers_see(t, &a, ROUTE_WAREHOUSE, &x, NULL, 0, false, NOW + 1);
-	readers_see(t, &a, ROUTE_WAREHOUSE, &y, NULL, 0, false, NOW + 2);
-	n = readers_take(t, it, 8);
+	n = see_two(t, it, &a, ROUTE_WAREHOUSE, &x, &a, ROUTE_WAREHOUSE, &y,
+	    NOW + 1);
 	assert_int_equal(n, 4);
 	assert_int_equal(find(it, n, &a, ROUTE_WAREHOUSE, "x")->r.count, 1);
 	assert_int_equal(find(it, n, &a, ROUTE_WAREHOUSE, "y")->r.count, 1);
@@ -292,9 +306,8 @@ test_see_hint_stale(void **state __unused)
 	assert_non_null(
 	    find(it, n, &a, ROUTE_WAREHOUSE, "token:0000000000000007"));
 	/* x's entries were given away: x is noted anew, the token kept. */
-	readers_see(t, &a, ROUTE_WAREHOUSE, &x, NULL, 0, false, NOW + 4);
-	readers_see(t, &a, ROUTE_WAREHOUSE, &x, NULL, 0, false, NOW + 5);
-	n = readers_take(t, it, 8);
+	n = see_two(t, it, &a, ROUTE_WAREHOUSE, &x, &a, ROUTE_WAREHOUSE, &x,
+	    NOW + 4);
 	assert_int_equal(n, 2);
 	r = find(it, n, &a, ROUTE_WAREHOUSE, "x");
 	assert_non_null(r);
@@ -302,9 +315,8 @@ test_see_hint_stale(void **state __unused)
 	assert_int_equal(r->r.first_ms, NOW + 4);
 	assert_null(find(it, n, &a, ROUTE_WAREHOUSE, "token:0000000000000007"));
 	/* Another object, the same reader: its own record. */
-	readers_see(t, &b, ROUTE_WAREHOUSE, &x, NULL, 0, false, NOW + 6);
-	readers_see(t, &a, ROUTE_LAKEHOUSE, &x, NULL, 0, false, NOW + 7);
-	n = readers_take(t, it, 8);
+	n = see_two(t, it, &b, ROUTE_WAREHOUSE, &x, &a, ROUTE_LAKEHOUSE, &x,
+	    NOW + 6);
 	assert_int_equal(n, 3);
 	assert_int_equal(find(it, n, &b, ROUTE_WAREHOUSE, "x")->r.count, 1);
 	assert_int_equal(find(it, n, &a, ROUTE_LAKEHOUSE, "x")->r.count, 1);

@@ -61,6 +61,7 @@ struct cluster_write {
 	size_t nwaves;
 	struct etcd_call *call; /* its lease grant, open or commit txn */
 	int64_t lease; /* the import record's own lease */
+	unsigned ctries; /* checks of its commit after a timeout */
 	struct etcd_call *kcall; /* a keepalive of it */
 	struct event *ka; /* renews it every third of its TTL */
 };
@@ -71,7 +72,14 @@ struct cluster_chunk {
 	struct etcd_call *call;
 	size_t first; /* its first op */
 	size_t n;
+	unsigned tries; /* bulk: checks after a timeout */
 };
+
+/*
+ * A bulk import's txn (or commit) that timed out is checked, and the check
+ * repeated while it times out too, this many times in all.
+ */
+#define CLUSTER_BULK_TRIES 5
 
 static void cluster_write_pump(struct cluster_write *);
 static void cluster_write_send(struct cluster_chunk *);
@@ -86,12 +94,18 @@ static void cluster_bulk_wrap(struct cluster *, struct cluster_write *,
     struct store_cap_op *);
 static void cluster_bulk_wave(struct cluster_write *, const void *, size_t);
 static void cluster_bulk_start(struct cluster_write *);
+static bool cluster_op_is_event(const struct cluster *, const struct etcd_op *);
 static void cluster_bulk_lease_cb(const struct etcd_result *, void *);
 static void cluster_bulk_ka_cb(evutil_socket_t, short, void *);
 static void cluster_bulk_kad_cb(const struct etcd_result *, void *);
 static void cluster_bulk_open_cb(const struct etcd_result *, void *);
 static void cluster_bulk_pump(struct cluster_write *);
 static void cluster_bulk_chunk_cb(const struct etcd_result *, void *);
+static void cluster_bulk_send(struct cluster_chunk *);
+static void cluster_bulk_check(struct cluster_chunk *);
+static void cluster_bulk_check_cb(const struct etcd_result *, void *);
+static void cluster_bulk_recommit_cb(const struct etcd_result *, void *);
+static void cluster_bulk_committed(struct cluster_write *, int64_t);
 static void cluster_bulk_commit(struct cluster_write *);
 static void cluster_bulk_commit_cb(const struct etcd_result *, void *);
 static void cluster_bulk_fail(struct cluster_write *, const char *,
@@ -525,6 +539,14 @@ cluster_bulk_record(struct cluster_write *w, const char *state)
 	return s;
 }
 
+/* Whether OP puts an event (PREFIX/events/...). */
+static bool
+cluster_op_is_event(const struct cluster *c, const struct etcd_op *op)
+{
+	return op->key_len > c->plen + 7 &&
+	    memcmp(op->key + c->plen, "events/", 7) == 0;
+}
+
 /*
  * Begin bulk import W: its records first (events last: they go with the
  * commit), a compare for each, then PREFIX/imports/ID "open" under this
@@ -539,11 +561,12 @@ cluster_bulk_start(struct cluster_write *w)
 
 	sorted = xcalloc(w->nops + 1, sizeof(*sorted));
 	for (i = 0; i < w->nops; i++) {
-		if (strstr(w->ops[i].key + c->plen, "events/") ==
-		    w->ops[i].key + c->plen)
+		if (cluster_op_is_event(c, &w->ops[i]))
 			continue;
 		/* The same key twice (a repeated route): the last one holds. */
-		if (n > 0 && strcmp(sorted[n - 1].key, w->ops[i].key) == 0) {
+		if (n > 0 && sorted[n - 1].key_len == w->ops[i].key_len &&
+		    memcmp(sorted[n - 1].key, w->ops[i].key,
+			w->ops[i].key_len) == 0) {
 			free((char *)(uintptr_t)sorted[n - 1].key);
 			free((char *)(uintptr_t)sorted[n - 1].value);
 			n--;
@@ -552,8 +575,7 @@ cluster_bulk_start(struct cluster_write *w)
 	}
 	w->ndata = n;
 	for (i = 0; i < w->nops; i++)
-		if (strstr(w->ops[i].key + c->plen, "events/") ==
-		    w->ops[i].key + c->plen)
+		if (cluster_op_is_event(c, &w->ops[i]))
 			sorted[n++] = w->ops[i];
 	free(w->ops);
 	w->ops = sorted;
@@ -671,21 +693,78 @@ cluster_bulk_open_cb(const struct etcd_result *res, void *arg)
 static void
 cluster_bulk_pump(struct cluster_write *w)
 {
-	struct cluster_chunk *k;
-	struct etcd_txn t = { 0 };
-
-	while (w->inflight < CLUSTER_PIPELINE && w->sent < w->nchunks) {
-		k = &w->chunks[w->sent];
-		t.cmps = w->kcmps + k->first;
-		t.ncmps = k->n;
-		t.success = w->ops + k->first;
-		t.nsuccess = k->n;
-		w->sent++;
-		w->inflight++;
-		k->call = etcd_txn(w->c->etcd, &t, cluster_bulk_chunk_cb, k);
-	}
+	while (w->inflight < CLUSTER_PIPELINE && w->sent < w->nchunks)
+		cluster_bulk_send(&w->chunks[w->sent++]);
 	if (w->taken == w->nchunks && w->call == NULL)
 		cluster_bulk_commit(w);
+}
+
+/* Send the txn of records K, its keys compared. */
+static void
+cluster_bulk_send(struct cluster_chunk *k)
+{
+	struct cluster_write *w = k->w;
+	struct etcd_txn t = { 0 };
+
+	t.cmps = w->kcmps + k->first;
+	t.ncmps = k->n;
+	t.success = w->ops + k->first;
+	t.nsuccess = k->n;
+	w->inflight++;
+	k->call = etcd_txn(w->c->etcd, &t, cluster_bulk_chunk_cb, k);
+}
+
+/* Read the first key of K's txn, to learn whether etcd took it. */
+static void
+cluster_bulk_check(struct cluster_chunk *k)
+{
+	struct cluster_write *w = k->w;
+	struct etcd_op op = { .type = ETCD_OP_RANGE };
+
+	k->tries++;
+	op.key = w->ops[k->first].key;
+	op.key_len = w->ops[k->first].key_len;
+	w->inflight++;
+	k->call = etcd_range(w->c->etcd, &op, cluster_bulk_check_cb, k);
+}
+
+/*
+ * A txn of records K timed out: etcd may have taken it or not (a loaded
+ * etcd answers late). Read its first key: if it holds this import's
+ * record, the txn was taken; if not, send it again (its compares keep a
+ * late first copy from landing after it).
+ */
+static void
+cluster_bulk_check_cb(const struct etcd_result *res, void *arg)
+{
+	struct cluster_chunk *k = arg;
+	struct cluster_write *w = k->w;
+	struct cluster_wrap cw;
+
+	k->call = NULL;
+	w->inflight--;
+	if (res->err == ETCD_ETIMEDOUT && k->tries < CLUSTER_BULK_TRIES) {
+		cluster_bulk_check(k);
+		return;
+	}
+	if (res->err != ETCD_OK) {
+		cluster_bulk_fail(w,
+		    "a txn of its records timed out and could not be checked",
+		    res);
+		return;
+	}
+	if (res->nkvs == 1 &&
+	    cluster_unwrap(res->kvs[0].value, res->kvs[0].value_len, &cw) ==
+		0 &&
+	    cw.idlen == strlen(w->id) && memcmp(cw.id, w->id, cw.idlen) == 0) {
+		w->taken++;
+		cluster_bulk_pump(w);
+		return;
+	}
+	log_info("cluster: import %s: a txn that timed out was not taken; "
+		 "sending it again",
+	    w->id);
+	cluster_bulk_send(k);
 }
 
 /* A txn of records answered. */
@@ -697,6 +776,10 @@ cluster_bulk_chunk_cb(const struct etcd_result *res, void *arg)
 
 	k->call = NULL;
 	w->inflight--;
+	if (res->err == ETCD_ETIMEDOUT && k->tries < CLUSTER_BULK_TRIES) {
+		cluster_bulk_check(k);
+		return;
+	}
 	if (res->err != ETCD_OK) {
 		cluster_bulk_fail(w, "a txn of its records failed", res);
 		return;
@@ -772,9 +855,18 @@ static void
 cluster_bulk_commit_cb(const struct etcd_result *res, void *arg)
 {
 	struct cluster_write *w = arg;
-	struct timeval tv = { CLUSTER_APPLY_WAIT_MS / 1000, 0 };
 
 	w->call = NULL;
+	if (res->err == ETCD_ETIMEDOUT && w->ctries < CLUSTER_BULK_TRIES) {
+		/* Taken or not? Its import record says. */
+		struct etcd_op op = { .type = ETCD_OP_RANGE };
+
+		w->ctries++;
+		op.key = w->ikey;
+		w->call =
+		    etcd_range(w->c->etcd, &op, cluster_bulk_recommit_cb, w);
+		return;
+	}
 	if (res->err != ETCD_OK) {
 		cluster_bulk_fail(w, "its commit failed", res);
 		return;
@@ -786,8 +878,57 @@ cluster_bulk_commit_cb(const struct etcd_result *res, void *arg)
 		    NULL);
 		return;
 	}
+	cluster_bulk_committed(w, res->header.revision);
+}
+
+/* The import record after a commit that timed out: committed, or again. */
+static void
+cluster_bulk_recommit_cb(const struct etcd_result *res, void *arg)
+{
+	struct cluster_write *w = arg;
+	json_t *j;
+	const char *state;
+	bool done;
+
+	w->call = NULL;
+	if (res->err == ETCD_ETIMEDOUT && w->ctries < CLUSTER_BULK_TRIES) {
+		struct etcd_op op = { .type = ETCD_OP_RANGE };
+
+		w->ctries++;
+		op.key = w->ikey;
+		w->call =
+		    etcd_range(w->c->etcd, &op, cluster_bulk_recommit_cb, w);
+		return;
+	}
+	if (res->err != ETCD_OK) {
+		cluster_bulk_fail(w,
+		    "its commit timed out and could not be "
+		    "checked",
+		    res);
+		return;
+	}
+	if (res->nkvs == 0) {
+		cluster_bulk_fail(w, "its import record expired", NULL);
+		return;
+	}
+	j = json_loadb(res->kvs[0].value, res->kvs[0].value_len, 0, NULL);
+	state = json_string_value(json_object_get(j, "state"));
+	done = state != NULL && strcmp(state, "committed") == 0;
+	json_decref(j);
+	if (done)
+		cluster_bulk_committed(w, res->kvs[0].mod_revision);
+	else
+		cluster_bulk_commit(w);
+}
+
+/* Import W is committed at REV: answer once this node applied it. */
+static void
+cluster_bulk_committed(struct cluster_write *w, int64_t rev)
+{
+	struct timeval tv = { CLUSTER_APPLY_WAIT_MS / 1000, 0 };
+
 	w->committed = true;
-	w->revision = res->header.revision;
+	w->revision = rev;
 	log_info("cluster: import %s committed at revision %" PRId64, w->id,
 	    w->revision);
 	if (w->c->applied >= w->revision) {

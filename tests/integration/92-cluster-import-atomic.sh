@@ -6,7 +6,9 @@
 # (2) A route of the import changed through another node while the import
 # runs: etcd refuses the txn that holds it, the import is refused (exit 1)
 # and none of its routes shows anywhere. (3) A complete import shows all
-# of its routes on every node, with equal hashes.
+# of its routes on every node, with equal hashes. (4) etcd stopped for
+# 2.5 s during an import whose txns time out after 1 s: the importer
+# checks which were taken, resends the rest, and the import completes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 lib_init 92
@@ -77,6 +79,8 @@ done
 node_start 1
 [ "$(shows 1)" = 0 ] && ok "node 1 restarted shows none" ||
 	bad "node 1 restarted shows routes"
+# Node 4 gives etcd 1 s a call: its import in (4) times out on purpose.
+EXTRA_CLUSTER="etcd_timeout = 1s"
 node_start 4
 [ "$(shows 4)" = 0 ] && ok "node 4, resynced from scratch, shows none" ||
 	bad "node 4 shows routes of the dead import"
@@ -141,4 +145,47 @@ done
 jq -e '([.nodes[].hash] | unique | length) == 1' "$T/b" >/dev/null &&
 	ok "the 4 nodes have the same hash" ||
 	bad "hashes: $(jq -c '[.nodes[] | [.name, .hash, .applied_revision]]' "$T/b")"
+
+# (4) etcd stopped for 2.5 s mid-import: node 4's txns time out (1 s),
+# it reads back whether each was taken, sends again the ones that were
+# not, and the import completes, all of it on every node.
+awk -v n="$N" 'BEGIN {
+	for (i = 1; i <= n; i++)
+		printf "{\"object\":\"db.t%06d\",\"wave\":%d}\n", i, i % 10 + 11
+}' >"$T/routes2.jsonl"
+EPID=$(cat "$ETCD_DIR/1/pid")
+erev=$(ectl endpoint status -w json | jq '.[0].Status.header.revision')
+for i in $(seq 600); do
+	nadmin 4 GET /cluster
+	[ "$(jq .applied_revision "$T/b")" -ge "$erev" ] && break
+	sleep 0.1
+done
+before=$(ekeys imports)
+"$FLOECTL" -s "$T/n4/floe.sock" route import "$T/routes2.jsonl" >"$T/ctl4" 2>&1 &
+ctl_pid=$!
+for i in $(seq 400); do
+	[ "$(ekeys imports)" -gt "$before" ] && break
+	sleep 0.01
+done
+sleep 0.3
+kill -STOP "$EPID"
+sleep 2.5
+kill -CONT "$EPID"
+wait $ctl_pid
+rc=$?
+[ $rc = 0 ] && ok "the import through node 4 completes across a 2.5 s stop of etcd" ||
+	bad "import across an etcd stop: exit $rc: $(head -c 300 "$T/ctl4")"
+grep -qE 'a txn that timed out was not taken|import n4-.* committed' "$T/n4/floe.log" &&
+	ok "node 4: $(grep -cE 'timed out was not taken' "$T/n4/floe.log") txns resent after a timeout" ||
+	bad "node 4 log: $(grep import "$T/n4/floe.log" | tail -3)"
+for k in 1 2 3 4; do
+	for i in $(seq 100); do
+		nctl $k --json route list
+		[ "$(jq '[.routes[] | select(.wave > 10)] | length' "$T/ctl")" = "$N" ] && break
+		sleep 0.1
+	done
+	[ "$(jq '[.routes[] | select(.wave > 10)] | length' "$T/ctl")" = "$N" ] &&
+		ok "node $k holds the $N new routes" ||
+		bad "node $k holds $(jq '[.routes[] | select(.wave > 10)] | length' "$T/ctl") of them"
+done
 cluster_finish

@@ -46,6 +46,15 @@ nctl 2 wave flip 1 lakehouse
 [ "$RC" = 1 ] && grep -q 'cutover gate' "$T/ctl" &&
 	ok "node 2: a flip without a ledger record is refused by the gate" ||
 	bad "flip without evidence: exit $RC: $(head -c 300 "$T/ctl")"
+for i in $(seq 50); do
+	nadmin 1 GET '/events?after=0'
+	jq -e '[.events[] | select(.type == "wave.refused" and .node == "n2")] | length == 1' \
+		"$T/b" >/dev/null && break
+	sleep 0.05
+done
+jq -e '[.events[] | select(.type == "wave.refused" and .node == "n2")] | length == 1' \
+	"$T/b" >/dev/null && ok "node 1 has node 2's refusal event, from etcd" ||
+	bad "events on node 1: $(jq -c '[.events[] | .type]' "$T/b")"
 nctl 1 ledger add db.bunnies --count ok --aggregate ok --hash ok \
 	--at "$(date -u -d '-1 hours' +%Y-%m-%dT%H:%M:%SZ)"
 [ "$RC" = 0 ] && ok "node 1: a clean record added" || bad "ledger add: $(cat "$T/ctl")"

@@ -670,6 +670,7 @@ conf_new(const char *path)
 	c->cache_size = 64 << 20;
 	c->cache_ttl_ms = 5 * 1000;
 	c->output_budget = 256 << 20;
+	c->workers = 1;
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		c->target[side].timeout_ms = 10 * 1000;
 		c->target[side].connect_timeout_ms = 2 * 1000;

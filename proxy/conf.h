@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #define CONF_MAX_UIDS 16
+#define CONF_MAX_WORKERS 64 /* workers = N: at most */
 
 /* How floe authenticates to a catalog: its auth key. */
 enum conf_cred {
@@ -124,6 +125,7 @@ struct conf {
 	uint64_t cache_size; /* LoadTable cache bytes, 64M; 0 off */
 	uint64_t cache_ttl_ms; /* LoadTable cache entry life, 5s */
 	uint64_t output_budget; /* answers clients have not taken, 256M */
+	unsigned workers; /* data-path processes, 1 (no fork); auto resolved */
 	struct conf_target target[2]; /* indexed by enum route_side */
 	struct conf_policy policy;
 	struct conf_auth auth;

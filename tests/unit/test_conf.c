@@ -54,6 +54,14 @@ static const struct inline_case inline_cases[] = {
 	{ "crlf line ends", "[floe]\r\ndrain = 3s\r\n", NULL },
 	{ "bad value on a crlf line", "[floe]\r\ndrain = 3x\r\n",
 	    "6: [floe] drain: \"3x\" is not a duration" },
+	{ "workers = 4", "[floe]\nworkers = 4\n", NULL },
+	{ "workers = auto", "[floe]\nworkers = auto\n", NULL },
+	{ "workers = 0", "[floe]\nworkers = 0\n",
+	    "6: [floe] workers: \"0\" is neither auto nor a number from 1 to "
+	    "64" },
+	{ "workers = 65", "[floe]\nworkers = 65\n",
+	    "6: [floe] workers: \"65\" is neither auto nor a number from 1 to "
+	    "64" },
 	{ "ipv4 listen, max port", "[floe]\nlisten = 0.0.0.0:65535\n", NULL },
 	{ "listen without a port", "[floe]\nlisten = 127.0.0.1\n",
 	    "6: [floe] listen: \"127.0.0.1\" is not ADDRESS:PORT (IPv4 or "
@@ -185,6 +193,7 @@ assert_defaults(const struct conf *c, const char *dir)
 	assert_int_equal(c->max_header, 16 << 10);
 	assert_null(c->namespace_separator);
 	assert_int_equal(c->drain_ms, 10000);
+	assert_int_equal(c->workers, 1);
 	assert_int_equal(c->cache_size, 64 << 20);
 	assert_int_equal(c->cache_ttl_ms, 5000);
 	for (side = 0; side < ROUTE_NSIDES; side++) {

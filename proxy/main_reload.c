@@ -8,6 +8,7 @@
  */
 #include <sys/types.h>
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,7 +197,10 @@ floe_reload(struct floe *f)
 		floe_log_cred(f, side);
 	floe_open_access_log(f);
 	discover_kick(f->discover);
-	watch_reload(f->watch);
+	if (f->watch != NULL)
+		watch_reload(f->watch);
+	/* Each worker reads the file again itself, as this process did. */
+	floe_workers_signal(f, SIGHUP);
 	return floe_reload_outcome(f, true, errors, restart, what);
 }
 

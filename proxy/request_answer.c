@@ -35,6 +35,7 @@
 #include "proxy/server.h"
 #include "proxy/upstream.h"
 #include "proxy/watch.h"
+#include "proxy/workers.h"
 #include "routing/route.h"
 #include "routing/store.h"
 
@@ -459,6 +460,10 @@ request_reply_upstream(struct request *r, enum route_side side,
 	if (r->has_route && r->route.assigned && !r->rr.write)
 		watch_count(f->watch, r->route.wave, r->route.state, side,
 		    m->status >= 500);
+	if (r->has_route && r->route.assigned && !r->rr.write &&
+	    f->wslot != NULL)
+		workers_count(f->wslot, r->route.wave, r->route.state, side,
+		    m->status >= 500);
 	if (m->status == 304)
 		f->stats.side[side].not_modified++;
 	if (r->cacheable) {
@@ -492,6 +497,10 @@ request_reply_failure(struct request *r, enum route_side side,
 	r->f->stats.side[side].failures++;
 	if (r->has_route && r->route.assigned && !r->rr.write)
 		watch_count(r->f->watch, r->route.wave, r->route.state, side,
+		    true);
+	if (r->has_route && r->route.assigned && !r->rr.write &&
+	    r->f->wslot != NULL)
+		workers_count(r->f->wslot, r->route.wave, r->route.state, side,
 		    true);
 	/*
 	 * Nothing was sent (a commit either: its state is known). The token

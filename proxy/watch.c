@@ -174,9 +174,9 @@ watch_reload(struct watch *w)
  * errors makes the wave a suspect, checked on the next loop turn
  * (event_active is a flag and a queue insert, no syscall without threads).
  */
-void
-watch_count(struct watch *w, uint32_t wave, unsigned state,
-    enum route_side side, bool bad)
+static inline void
+watch_count_add(struct watch *w, uint32_t wave, unsigned state,
+    enum route_side side, uint32_t n, uint32_t bad)
 {
 	struct trigger_wave *s;
 	int64_t now;
@@ -187,7 +187,7 @@ watch_count(struct watch *w, uint32_t wave, unsigned state,
 	now = watch_cached_ms(w);
 	if ((s = trigger_table_get(&w->tab, wave, true)) == NULL)
 		return;
-	trigger_ring_add(&w->tab.win, &s->side[side], now, 1, bad ? 1 : 0);
+	trigger_ring_add(&w->tab.win, &s->side[side], now, n, bad);
 	/*
 	 * Any lakehouse read while the window holds errors may be the one
 	 * that makes the condition hold (the minimum of reads reached).
@@ -208,6 +208,21 @@ watch_count(struct watch *w, uint32_t wave, unsigned state,
 		w->suspect_us = now * 1000;
 		event_active(w->check, EV_TIMEOUT, 1);
 	}
+}
+
+void
+watch_count(struct watch *w, uint32_t wave, unsigned state,
+    enum route_side side, bool bad)
+{
+	watch_count_add(w, wave, state, side, 1, bad ? 1 : 0);
+}
+
+/* N table reads of WAVE by SIDE, BAD of them failed (a worker's, summed). */
+void
+watch_count_n(struct watch *w, uint32_t wave, unsigned state,
+    enum route_side side, uint32_t n, uint32_t bad)
+{
+	watch_count_add(w, wave, state, side, n, bad);
 }
 
 /* The warehouse reads of wave N over the window, as the flip's baseline. */

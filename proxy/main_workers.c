@@ -1,0 +1,444 @@
+/*
+ * floe: main_workers.c -- workers = N > 1. The master (the process
+ * started) holds the listen ports without listening, makes the shared
+ * region (workers.h), and starts each worker as this same program run
+ * again (fork, then exec of /proc/self/exe with --worker SLOT:FD), so a
+ * worker's event loop, LMDB environment, pools and sockets are its own
+ * from its first instruction: LMDB forbids an environment used across a
+ * fork, and libevent's and libcurl's state is the loop's that made it.
+ * The master reaps a worker that dies (SIGCHLD on its loop) and starts it
+ * again, passes SIGHUP and SIGTERM on, feeds its workers' table reads to
+ * the error trigger every WORKERS_COLLECT_MS, and sums their counters into
+ * GET /status and /metrics. A worker maps the region, and on its tick
+ * copies its counters there.
+ */
+#include <sys/types.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "lib/compat.h"
+#include "lib/log.h"
+#include "lib/units.h"
+#include "lib/xmalloc.h"
+#include "cache/cache.h"
+#include "proxy/conf.h"
+#include "proxy/floe.h"
+#include "proxy/main_impl.h"
+#include "proxy/server.h"
+#include "proxy/stats.h"
+#include "proxy/watch.h"
+#include "proxy/workers.h"
+
+#define WORKERS_COLLECT_MS 100 /* the master reads its workers' counts */
+#define WORKERS_QUICK_MS 1000 /* a worker dead sooner waits to start */
+
+/* What the master last took of one wave entry of one slot. */
+struct floe_wave_seen {
+	uint32_t wave1;
+	uint64_t reads[ROUTE_NSIDES];
+	uint64_t errors[ROUTE_NSIDES];
+};
+
+/* The master's side (one per process). */
+static struct {
+	int fd; /* the region's memfd */
+	int hold[2]; /* listen, listen_plain: held, never listened on */
+	char *argv[10]; /* a worker's command line, but its slot */
+	char slotarg[32];
+	struct event *chld, *collect;
+	int64_t started_ms[CONF_MAX_WORKERS];
+	int64_t due_ms[CONF_MAX_WORKERS]; /* start again then; 0: no */
+	struct floe_wave_seen *seen; /* n * WORKERS_WAVES */
+	uint64_t restarts;
+	/* The workers' figures, summed at the last refresh. */
+	uint64_t conns, held;
+	struct cache_stats cache;
+} fw = { .fd = -1, .hold = { -1, -1 } };
+
+static void floe_workers_spawn(struct floe *, unsigned);
+static void floe_workers_chld_cb(evutil_socket_t, short, void *);
+static void floe_workers_collect_cb(evutil_socket_t, short, void *);
+static json_t *floe_workers_status_cb(void *);
+static void floe_workers_metrics_cb(struct evbuffer *, void *);
+
+/*
+ * The master, instead of listening: the shared region for conf's workers,
+ * and listen (and listen_plain) bound with SO_REUSEPORT and held, so a
+ * port in use fails here and port 0 is chosen once. 0, or -1 with ERR.
+ */
+int
+floe_workers_listen(struct floe *f, char *err, size_t errlen)
+{
+	struct workers *w;
+
+	if ((w = workers_create(f->conf->workers, &fw.fd)) == NULL) {
+		snprintf(err, errlen, "workers: shared memory: %s",
+		    strerror(errno));
+		return -1;
+	}
+	f->workers = w;
+	if ((fw.hold[0] = server_reserve(f->conf->listen, w->listen,
+		 sizeof(w->listen), err, errlen)) == -1)
+		return -1;
+	if (f->conf->listen_plain != NULL &&
+	    (fw.hold[1] = server_reserve(f->conf->listen_plain, w->listen_plain,
+		 sizeof(w->listen_plain), err, errlen)) == -1)
+		return -1;
+	return 0;
+}
+
+/* The master: start every worker, and watch them. */
+void
+floe_workers_start(struct floe *f, int verbose)
+{
+	struct timeval tv = units_ms_tv(WORKERS_COLLECT_MS);
+	unsigned i, a = 0;
+	int v;
+
+	fw.argv[a++] = xstrdup("floe");
+	fw.argv[a++] = xstrdup("-c");
+	fw.argv[a++] = xstrdup(f->conf_path);
+	for (v = 0; v < verbose && v < 3; v++)
+		fw.argv[a++] = xstrdup("-v");
+	fw.argv[a++] = xstrdup("--worker");
+	fw.argv[a++] = fw.slotarg;
+	fw.argv[a] = NULL;
+	fw.seen =
+	    xcalloc((size_t)f->workers->n * WORKERS_WAVES, sizeof(*fw.seen));
+	fw.chld = evsignal_new(f->base, SIGCHLD, floe_workers_chld_cb, f);
+	evsignal_add(fw.chld, NULL);
+	fw.collect =
+	    event_new(f->base, -1, EV_PERSIST, floe_workers_collect_cb, f);
+	evtimer_add(fw.collect, &tv);
+	f->stats.refresh = floe_workers_refresh;
+	f->stats.refresh_arg = f;
+	stats_add_status(&f->stats, "workers", floe_workers_status_cb, f);
+	stats_add_metrics(&f->stats, floe_workers_metrics_cb, f);
+	for (i = 0; i < f->workers->n; i++)
+		floe_workers_spawn(f, i);
+}
+
+/* Fork and exec worker I. */
+static void
+floe_workers_spawn(struct floe *f, unsigned i)
+{
+	struct workers_slot *s = &f->workers->slot[i];
+	pid_t pid, master = getpid();
+
+	snprintf(fw.slotarg, sizeof(fw.slotarg), "%u:%d", i, fw.fd);
+	if ((pid = fork()) == -1) {
+		log_warn("worker %u: fork", i);
+		fw.due_ms[i] = units_now_ms() + WORKERS_QUICK_MS;
+		return;
+	}
+	if (pid == 0) {
+		/* The child: async-signal-safe calls only, until exec. */
+		(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != master)
+			_exit(1);
+		(void)fcntl(fw.fd, F_SETFD, 0);
+		execv("/proc/self/exe", fw.argv);
+		_exit(127);
+	}
+	s->pid = pid;
+	s->starts++;
+	fw.started_ms[i] = units_now_ms();
+	fw.due_ms[i] = 0;
+	log_info("worker %u started (pid %ld)", i, (long)pid);
+}
+
+/* SIGCHLD: reap the workers that died; start them again unless draining. */
+static void
+floe_workers_chld_cb(evutil_socket_t sig __unused, short ev __unused, void *arg)
+{
+	struct floe *f = arg;
+	struct workers_slot *s;
+	int64_t now = units_now_ms();
+	unsigned i;
+	int st;
+
+	for (i = 0; i < f->workers->n; i++) {
+		s = &f->workers->slot[i];
+		if (s->pid == 0 || waitpid(s->pid, &st, WNOHANG) != s->pid)
+			continue;
+		if (f->draining)
+			log_info("worker %u (pid %ld) stopped", i,
+			    (long)s->pid);
+		else if (WIFSIGNALED(st))
+			log_warnx("worker %u (pid %ld) killed by signal %d; "
+				  "starting it again",
+			    i, (long)s->pid, WTERMSIG(st));
+		else
+			log_warnx("worker %u (pid %ld) exited with status %d; "
+				  "starting it again",
+			    i, (long)s->pid, WEXITSTATUS(st));
+		s->pid = 0;
+		if (f->draining)
+			continue;
+		fw.restarts++;
+		/* One that dies at once waits, not to fork in a loop. */
+		if (now - fw.started_ms[i] < WORKERS_QUICK_MS)
+			fw.due_ms[i] = now + WORKERS_QUICK_MS;
+		else
+			floe_workers_spawn(f, i);
+	}
+}
+
+/*
+ * Every WORKERS_COLLECT_MS: the table reads each worker counted since the
+ * last look go to the error trigger; workers due are started again.
+ */
+static void
+floe_workers_collect_cb(evutil_socket_t fd __unused, short ev __unused,
+    void *arg)
+{
+	struct floe *f = arg;
+	const struct workers_wave *e;
+	struct floe_wave_seen *seen;
+	uint64_t r, b;
+	uint32_t key, state;
+	unsigned i, j;
+	int side;
+
+	for (i = 0; i < f->workers->n; i++) {
+		if (fw.due_ms[i] != 0 && fw.due_ms[i] <= units_now_ms() &&
+		    !f->draining)
+			floe_workers_spawn(f, i);
+		for (j = 0; j < WORKERS_WAVES; j++) {
+			e = &f->workers->slot[i].waves[j];
+			key = __atomic_load_n(&e->wave1, __ATOMIC_ACQUIRE);
+			if (key == 0)
+				continue;
+			seen = &fw.seen[(size_t)i * WORKERS_WAVES + j];
+			if (seen->wave1 != key)
+				memset(seen, 0, sizeof(*seen));
+			seen->wave1 = key;
+			state = __atomic_load_n(&e->state, __ATOMIC_RELAXED);
+			for (side = 0; side < ROUTE_NSIDES; side++) {
+				r = __atomic_load_n(&e->reads[side],
+				    __ATOMIC_RELAXED);
+				b = __atomic_load_n(&e->errors[side],
+				    __ATOMIC_RELAXED);
+				if (r == seen->reads[side] &&
+				    b == seen->errors[side])
+					continue;
+				watch_count_n(f->watch, key - 1, state, side,
+				    (uint32_t)(r - seen->reads[side]),
+				    (uint32_t)(b - seen->errors[side]));
+				seen->reads[side] = r;
+				seen->errors[side] = b;
+			}
+		}
+	}
+}
+
+/* stats refresh: the master's counters are its workers', summed. */
+void
+floe_workers_refresh(void *arg)
+{
+	struct floe *f = arg;
+	struct stats one;
+	struct cache_stats cs;
+	uint64_t conns, held;
+	unsigned i;
+
+	stats_counters_zero(&f->stats);
+	memset(&fw.cache, 0, sizeof(fw.cache));
+	fw.conns = fw.held = 0;
+	for (i = 0; i < f->workers->n; i++) {
+		if (!workers_read(f->workers, i, &one, &cs, &conns, &held))
+			continue;
+		stats_counters_add(&f->stats, &one);
+		fw.cache.hits += cs.hits;
+		fw.cache.misses += cs.misses;
+		fw.cache.revalidations += cs.revalidations;
+		fw.cache.evictions += cs.evictions;
+		fw.cache.expirations += cs.expirations;
+		fw.cache.invalidations += cs.invalidations;
+		fw.cache.bytes += cs.bytes;
+		fw.cache.entries += cs.entries;
+		fw.cache.budget += cs.budget;
+		fw.conns += conns;
+		fw.held += held;
+	}
+}
+
+/* The data path's figures: this process's, or the workers' summed. */
+void
+floe_front_figures(struct floe *f, unsigned *conns, size_t *held,
+    struct cache_stats *cs)
+{
+	if (f->workers == NULL || f->wslot != NULL) {
+		*conns = server_nconns(f->front);
+		*held = server_held_bytes();
+		cache_get_stats(f->cache, cs);
+		return;
+	}
+	*conns = (unsigned)fw.conns;
+	*held = (size_t)fw.held;
+	*cs = fw.cache;
+}
+
+/* GET /status "workers": each one's pid, starts and answers. */
+static json_t *
+floe_workers_status_cb(void *arg)
+{
+	struct floe *f = arg;
+	struct stats one;
+	struct cache_stats cs;
+	uint64_t conns = 0, held = 0;
+	json_t *a = json_array();
+	unsigned i;
+
+	for (i = 0; i < f->workers->n; i++) {
+		memset(&one, 0, sizeof(one));
+		(void)workers_read(f->workers, i, &one, &cs, &conns, &held);
+		json_array_append_new(a,
+		    json_pack("{s:I, s:I, s:I, s:I, s:I}", "slot",
+			(json_int_t)i, "pid",
+			(json_int_t)f->workers->slot[i].pid, "starts",
+			(json_int_t)f->workers->slot[i].starts, "requests",
+			(json_int_t)one.requests, "connections",
+			(json_int_t)conns));
+	}
+	return a;
+}
+
+static void
+floe_workers_metrics_cb(struct evbuffer *b, void *arg)
+{
+	struct floe *f = arg;
+	unsigned i, up = 0;
+
+	for (i = 0; i < f->workers->n; i++)
+		up += f->workers->slot[i].pid != 0;
+	evbuffer_add_printf(b,
+	    "# HELP floe_workers Worker processes running.\n"
+	    "# TYPE floe_workers gauge\n"
+	    "floe_workers %u\n"
+	    "# HELP floe_worker_restarts_total Workers started again after "
+	    "they died.\n"
+	    "# TYPE floe_worker_restarts_total counter\n"
+	    "floe_worker_restarts_total %llu\n",
+	    up, (unsigned long long)fw.restarts);
+}
+
+/* Send SIG to every worker running. */
+void
+floe_workers_signal(struct floe *f, int sig)
+{
+	unsigned i;
+
+	if (f->workers == NULL || f->wslot != NULL)
+		return;
+	for (i = 0; i < f->workers->n; i++)
+		if (f->workers->slot[i].pid != 0)
+			(void)kill(f->workers->slot[i].pid, sig);
+}
+
+/* Workers still running (0 in a worker or a single process). */
+unsigned
+floe_workers_alive(const struct floe *f)
+{
+	unsigned i, n = 0;
+
+	if (f->workers == NULL || f->wslot != NULL)
+		return 0;
+	for (i = 0; i < f->workers->n; i++)
+		n += f->workers->slot[i].pid != 0;
+	return n;
+}
+
+/* The master stops: workers still running are killed and reaped. */
+void
+floe_workers_stop(struct floe *f)
+{
+	struct workers_slot *s;
+	unsigned i;
+	size_t a;
+
+	if (f->workers == NULL)
+		return;
+	for (i = 0; i < f->workers->n && f->wslot == NULL; i++) {
+		s = &f->workers->slot[i];
+		if (s->pid == 0)
+			continue;
+		log_warnx("worker %u (pid %ld) still running: killed", i,
+		    (long)s->pid);
+		(void)kill(s->pid, SIGKILL);
+		(void)waitpid(s->pid, NULL, 0);
+		s->pid = 0;
+	}
+	if (fw.chld != NULL)
+		event_free(fw.chld);
+	if (fw.collect != NULL)
+		event_free(fw.collect);
+	for (a = 0; a < nitems(fw.argv) && fw.argv[a] != NULL; a++)
+		if (fw.argv[a] != fw.slotarg)
+			free(fw.argv[a]);
+	free(fw.seen);
+	for (i = 0; i < nitems(fw.hold); i++)
+		if (fw.hold[i] != -1)
+			close(fw.hold[i]);
+	if (fw.fd != -1)
+		close(fw.fd);
+	workers_free(f->workers);
+	f->workers = NULL;
+	f->wslot = NULL;
+}
+
+/*
+ * A worker, first thing: ARG is "SLOT:FD" from the master. Map the region,
+ * take slot SLOT; the service manager hears from the master alone. 0, or
+ * -1 (said on stderr).
+ */
+int
+floe_worker_attach(struct floe *f, const char *arg)
+{
+	static char prefix[32];
+	unsigned slot;
+	int fd, n = 0;
+
+	if (sscanf(arg, "%u:%d%n", &slot, &fd, &n) != 2 || arg[n] != '\0' ||
+	    fd < 0) {
+		log_warnx("--worker %s: not SLOT:FD", arg);
+		return -1;
+	}
+	if ((f->workers = workers_attach(fd)) == NULL) {
+		log_warn("worker %u: shared memory", slot);
+		return -1;
+	}
+	if (slot >= f->workers->n) {
+		log_warnx("worker %u: the master has %u slots", slot,
+		    f->workers->n);
+		return -1;
+	}
+	f->wslot = &f->workers->slot[slot];
+	(void)unsetenv("NOTIFY_SOCKET");
+	snprintf(prefix, sizeof(prefix), "worker %u: ", slot);
+	log_set_prefix(prefix);
+	return 0;
+}
+
+/* A worker's tick: its counters to its slot. */
+void
+floe_worker_publish(struct floe *f)
+{
+	struct cache_stats cs;
+
+	cache_get_stats(f->cache, &cs);
+	workers_publish(f->wslot, &f->stats, &cs, server_nconns(f->front),
+	    server_held_bytes());
+}

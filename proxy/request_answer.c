@@ -445,6 +445,12 @@ request_reply_upstream(struct request *r, enum route_side side,
 	else
 		request_put(&o, "none", 4);
 	request_put(&o, "\r\n", 2);
+	/* workers = N: which one answered. */
+	if (f->wslot != NULL) {
+		request_put(&o, "X-Floe-Worker: ", 15);
+		o += units_utoa(o, (uint64_t)(f->wslot - f->workers->slot));
+		request_put(&o, "\r\n", 2);
+	}
 	blen = evbuffer_get_length(body);
 	if (m->status >= 200 && m->status < 300 && blen > 0 &&
 	    r->merge_config &&

@@ -807,7 +807,8 @@ floe_signal_cb(evutil_socket_t sig, short ev __unused, void *arg)
 		(void)sdnotify("STOPPING=1\nSTATUS=draining");
 		f->draining = true;
 		server_drain(f->front);
-		server_drain(f->admin);
+		if (f->admin != NULL) /* a worker has none */
+			server_drain(f->admin);
 		obs_drain(f->obs);
 		/* Workers drain as long; their master waits a little more. */
 		floe_workers_signal(f, SIGTERM);
@@ -835,8 +836,8 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 		store_maintain(f->store);
 	floe_trim();
 	if (f->draining && server_nconns(f->front) == 0 &&
-	    server_nconns(f->admin) == 0 && obs_nconns(f->obs) == 0 &&
-	    floe_workers_alive(f) == 0)
+	    (f->admin == NULL || server_nconns(f->admin) == 0) &&
+	    obs_nconns(f->obs) == 0 && floe_workers_alive(f) == 0)
 		event_base_loopbreak(f->base);
 }
 

@@ -173,9 +173,13 @@ floe_workers_chld_cb(evutil_socket_t sig __unused, short ev __unused, void *arg)
 		s = &f->workers->slot[i];
 		if (s->pid == 0 || waitpid(s->pid, &st, WNOHANG) != s->pid)
 			continue;
-		if (f->draining)
+		if (f->draining && WIFEXITED(st) && WEXITSTATUS(st) == 0)
 			log_info("worker %u (pid %ld) stopped", i,
 			    (long)s->pid);
+		else if (f->draining)
+			log_warnx("worker %u (pid %ld) ended with status 0x%x "
+				  "while draining",
+			    i, (long)s->pid, (unsigned)st);
 		else if (WIFSIGNALED(st))
 			log_warnx("worker %u (pid %ld) killed by signal %d; "
 				  "starting it again",

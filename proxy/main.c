@@ -555,8 +555,7 @@ floe_start_parts(struct floe *f)
 		floe_set_cred(f, i, c);
 	}
 	floe_stats_add(f);
-	if (!FLOE_WORKER(f))
-		f->inv = inventory_new(f);
+	f->inv = inventory_new(f);
 	return 0;
 }
 

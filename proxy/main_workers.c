@@ -35,6 +35,7 @@
 #include "cache/cache.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
+#include "proxy/inventory.h"
 #include "proxy/main_impl.h"
 #include "proxy/server.h"
 #include "proxy/stats.h"
@@ -216,6 +217,7 @@ floe_workers_collect_cb(evutil_socket_t fd __unused, short ev __unused,
 	unsigned i, j;
 	int side;
 
+	(void)inventory_from_workers(f->inv, f->workers);
 	for (i = 0; i < f->workers->n; i++) {
 		if (fw.due_ms[i] != 0 && fw.due_ms[i] <= units_now_ms() &&
 		    !f->draining)
@@ -385,6 +387,8 @@ floe_workers_stop(struct floe *f)
 		(void)waitpid(s->pid, NULL, 0);
 		s->pid = 0;
 	}
+	/* What the workers queued last. */
+	(void)inventory_from_workers(f->inv, f->workers);
 	if (fw.chld != NULL)
 		event_free(fw.chld);
 	if (fw.collect != NULL)

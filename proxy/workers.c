@@ -162,6 +162,46 @@ workers_read(const struct workers *w, unsigned i, struct stats *st,
 	return false;
 }
 
+/* A worker queues sightings; single writer of head. */
+size_t
+workers_sights_put(struct workers_slot *s, const struct readers_item *in,
+    size_t n)
+{
+	uint32_t head = s->sights_head,
+		 tail = __atomic_load_n(&s->sights_tail, __ATOMIC_ACQUIRE);
+	size_t k;
+
+	for (k = 0; k < n && head - tail < WORKERS_SIGHTS; k++, head++)
+		s->sights[head % WORKERS_SIGHTS] = in[k];
+	__atomic_store_n(&s->sights_head, head, __ATOMIC_RELEASE);
+	return k;
+}
+
+/* The master reads what slot I queued, without taking it. */
+size_t
+workers_sights_peek(const struct workers *w, unsigned i,
+    struct readers_item *out, size_t max)
+{
+	const struct workers_slot *s = &w->slot[i];
+	uint32_t head = __atomic_load_n(&s->sights_head, __ATOMIC_ACQUIRE),
+		 tail = s->sights_tail;
+	size_t k;
+
+	for (k = 0; k < max && tail != head; k++, tail++)
+		out[k] = s->sights[tail % WORKERS_SIGHTS];
+	return k;
+}
+
+/* The master took N of slot I's sightings: their room is free. */
+void
+workers_sights_done(struct workers *w, unsigned i, size_t n)
+{
+	struct workers_slot *s = &w->slot[i];
+
+	__atomic_store_n(&s->sights_tail, s->sights_tail + (uint32_t)n,
+	    __ATOMIC_RELEASE);
+}
+
 /* FNV-1a of the object's key. */
 static uint64_t
 workers_hash(const void *p, size_t len)

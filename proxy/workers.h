@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "cache/cache.h"
+#include "policy/readers.h"
 #include "proxy/stats.h"
 #include "routing/route.h"
 
@@ -24,6 +25,8 @@
 #define WORKERS_WAVES 1024
 /* Buckets of per-object write generations (a hash of the object). */
 #define WORKERS_OBJGEN 4096
+/* Reader sightings a worker queues for the master (a ring). */
+#define WORKERS_SIGHTS 256
 /* Room for the listen addresses the master resolved. */
 #define WORKERS_ADDR_MAX 128
 
@@ -48,6 +51,14 @@ struct workers_slot {
 	uint64_t held; /* bytes its answers hold */
 	uint64_t waves_lost; /* reads of waves beyond WORKERS_WAVES */
 	struct workers_wave waves[WORKERS_WAVES];
+	/*
+	 * Reader sightings, as the worker's inventory took them: the
+	 * worker writes at head, the master reads at tail (counters that
+	 * only grow; entry i is at i % WORKERS_SIGHTS).
+	 */
+	uint32_t sights_head;
+	uint32_t sights_tail;
+	struct readers_item sights[WORKERS_SIGHTS];
 };
 
 struct workers {
@@ -81,6 +92,20 @@ void workers_publish(struct workers_slot *, const struct stats *st,
  */
 bool workers_read(const struct workers *, unsigned i, struct stats *st,
     struct cache_stats *cs, uint64_t *conns, uint64_t *held);
+
+/*
+ * A worker: queue IN[0..N) for the master. How many were queued (the
+ * rest did not fit: give them back and try again later).
+ */
+size_t workers_sights_put(struct workers_slot *, const struct readers_item *in,
+    size_t n);
+/*
+ * The master: up to MAX sightings queued by slot I, copied to OUT, not
+ * yet taken. Their number; workers_sights_done takes them.
+ */
+size_t workers_sights_peek(const struct workers *, unsigned i,
+    struct readers_item *out, size_t max);
+void workers_sights_done(struct workers *, unsigned i, size_t n);
 
 /*
  * The LoadTable cache: the generation of object OBJ (the sum of its bucket

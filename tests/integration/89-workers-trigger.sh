@@ -5,7 +5,8 @@
 # period. And the LoadTable cache stays coherent across workers: with
 # both workers' caches warm, a commit through one of them is seen by the
 # next read on every worker (no stale hit), and a flip through the admin
-# socket by every worker's next read.
+# socket by every worker's next read. Both workers' reader sightings
+# reach the inventory the master stores.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/triggers.sh"
 lib_init 89
@@ -61,6 +62,7 @@ loads() {
 		get $B
 		echo "$S $(hdr X-Floe-Worker) $(hdr X-Floe-Cache) $(hdr X-Floe-Target) $(jq -r '.metadata.properties["cache-test"] // "none"' "$T/b")" >>"$T/loads"
 	done
+	cat "$T/loads" >>"$T/all"
 }
 # Warm both workers' caches: each must serve a hit.
 for round in $(seq 10); do
@@ -90,4 +92,17 @@ ctl_ok "flip 2" wave flip 2 lakehouse
 loads 16
 expect_eq "every read after the flip: the lakehouse" 0 "$(awk '$4 != "lakehouse"' "$T/loads" | wc -l)"
 expect_eq "on both workers" 2 "$(awk '{print $2}' "$T/loads" | sort -u | wc -l)"
+
+# Reader sightings: every load either worker answered, in the master's
+# inventory (a worker hands them over each second).
+wh=$(awk '$1 == 200 && $4 == "warehouse"' "$T/all" | wc -l)
+lh=$(awk '$1 == 200 && $4 == "lakehouse"' "$T/all" | wc -l)
+for i in $(seq 60); do
+	admin GET '/readers?object=db.bunnies'
+	got=$(jq -c '[.readers[] | {side, count}] | sort_by(.side)' "$T/a")
+	[ "$got" = "[{\"side\":\"lakehouse\",\"count\":$lh},{\"side\":\"warehouse\",\"count\":$wh}]" ] && break
+	sleep 0.1
+done
+expect_eq "the inventory counts both workers' loads ($wh warehouse, $lh lakehouse)" \
+	"[{\"side\":\"lakehouse\",\"count\":$lh},{\"side\":\"warehouse\",\"count\":$wh}]" "$got"
 finish

@@ -14,7 +14,10 @@
  */
 #include <sys/types.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +29,7 @@
 
 #include <event2/buffer.h>
 #include <event2/event.h>
+#include <event2/util.h>
 #include <jansson.h>
 
 #include "lib/compat.h"
@@ -68,6 +72,7 @@ static struct {
 	struct cache_stats cache;
 } fw = { .fd = -1, .hold = { -1, -1 } };
 
+static int floe_workers_hold(const char *, char *, size_t, char *, size_t);
 static void floe_workers_spawn(struct floe *, unsigned);
 static void floe_workers_chld_cb(evutil_socket_t, short, void *);
 static void floe_workers_collect_cb(evutil_socket_t, short, void *);
@@ -90,14 +95,66 @@ floe_workers_listen(struct floe *f, char *err, size_t errlen)
 		return -1;
 	}
 	f->workers = w;
-	if ((fw.hold[0] = server_reserve(f->conf->listen, w->listen,
+	if ((fw.hold[0] = floe_workers_hold(f->conf->listen, w->listen,
 		 sizeof(w->listen), err, errlen)) == -1)
 		return -1;
 	if (f->conf->listen_plain != NULL &&
-	    (fw.hold[1] = server_reserve(f->conf->listen_plain, w->listen_plain,
-		 sizeof(w->listen_plain), err, errlen)) == -1)
+	    (fw.hold[1] = floe_workers_hold(f->conf->listen_plain,
+		 w->listen_plain, sizeof(w->listen_plain), err, errlen)) == -1)
 		return -1;
 	return 0;
+}
+
+/*
+ * Bind HOSTPORT with SO_REUSEPORT and never listen: the port is held (and
+ * chosen, for port 0) for the workers, which listen on it with reuseport;
+ * no connection comes to this socket. Its address, port resolved, goes in
+ * BOUND. The descriptor, or -1 with ERR.
+ */
+static int
+floe_workers_hold(const char *hostport, char *bound, size_t boundlen, char *err,
+    size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int sslen = sizeof(ss), fd, on = 1, port;
+	char host[INET6_ADDRSTRLEN];
+	const void *a;
+
+	memset(&ss, 0, sizeof(ss));
+	if (evutil_parse_sockaddr_port(hostport, (struct sockaddr *)&ss,
+		&sslen) == -1) {
+		snprintf(err, errlen, "listen %s: not host:port", hostport);
+		return -1;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) == -1 ||
+	    bind(fd, (struct sockaddr *)&ss, sslen) == -1 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len) == -1) {
+		snprintf(err, errlen, "listen %s: %s", hostport,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	if (ss.ss_family == AF_INET6) {
+		a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+		port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	} else {
+		a = &((struct sockaddr_in *)&ss)->sin_addr;
+		port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	}
+	if (inet_ntop(ss.ss_family, a, host, sizeof(host)) == NULL ||
+	    (size_t)snprintf(bound, boundlen,
+		ss.ss_family == AF_INET6 ? "[%s]:%d" : "%s:%d", host,
+		port) >= boundlen) {
+		snprintf(err, errlen, "listen %s: address too long", hostport);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* The master: start every worker, and watch them. */

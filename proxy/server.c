@@ -262,32 +262,6 @@ server_listen_inet(struct server *s, const char *hostport, struct tlsctx *tls,
 	    errlen);
 }
 
-/* Bind HOSTPORT with SO_REUSEPORT, never listen: see server.h. */
-int
-server_reserve(const char *hostport, char *bound, size_t boundlen, char *err,
-    size_t errlen)
-{
-	struct sockaddr_storage ss;
-	char host[INET6_ADDRSTRLEN];
-	const void *a;
-	int fd;
-
-	if ((fd = server_inet_bind(hostport, true, &ss, err, errlen)) == -1)
-		return -1;
-	a = ss.ss_family == AF_INET6 ?
-	    (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr :
-	    (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
-	if (inet_ntop(ss.ss_family, a, host, sizeof(host)) == NULL ||
-	    (size_t)snprintf(bound, boundlen,
-		ss.ss_family == AF_INET6 ? "[%s]:%d" : "%s:%d", host,
-		server_ss_port(&ss)) >= boundlen) {
-		snprintf(err, errlen, "listen %s: address too long", hostport);
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 int
 server_listen_tcp(struct server *s, const char *hostport, char *err,
     size_t errlen)

@@ -68,14 +68,6 @@ int server_listen_tcp(struct server *, const char *hostport, char *err,
  */
 int server_listen_tls(struct server *, const char *hostport, struct tlsctx *,
     char *err, size_t errlen);
-/*
- * Bind HOSTPORT with SO_REUSEPORT and never listen: the port is held (and
- * chosen, for port 0) for processes that listen on it with reuseport; no
- * connection comes to this socket. Its address, port resolved, goes in
- * BOUND. The descriptor, or -1 with ERR.
- */
-int server_reserve(const char *hostport, char *bound, size_t boundlen,
-    char *err, size_t errlen);
 /* Listen on a Unix socket PATH, mode 0600 (replacing a stale socket). */
 int server_listen_unix(struct server *, const char *path, char *err,
     size_t errlen);

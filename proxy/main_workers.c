@@ -31,6 +31,7 @@
 #include <event2/event.h>
 #include <event2/util.h>
 #include <jansson.h>
+#include <openssl/crypto.h>
 
 #include "lib/compat.h"
 #include "lib/log.h"
@@ -43,6 +44,7 @@
 #include "proxy/main_impl.h"
 #include "proxy/server.h"
 #include "proxy/stats.h"
+#include "proxy/tlsctx.h"
 #include "proxy/watch.h"
 #include "proxy/workers.h"
 
@@ -95,6 +97,11 @@ floe_workers_listen(struct floe *f, char *err, size_t errlen)
 		return -1;
 	}
 	f->workers = w;
+	if (f->tls != NULL &&
+	    tlsctx_tickets_export(w->tk_chain, &w->tk_hour) == -1) {
+		snprintf(err, errlen, "workers: TLS session ticket keys");
+		return -1;
+	}
 	if ((fw.hold[0] = floe_workers_hold(f->conf->listen, w->listen,
 		 sizeof(w->listen), err, errlen)) == -1)
 		return -1;
@@ -269,12 +276,20 @@ floe_workers_collect_cb(evutil_socket_t fd __unused, short ev __unused,
 	struct floe *f = arg;
 	const struct workers_wave *e;
 	struct floe_wave_seen *seen;
-	uint64_t r, b;
+	unsigned char chain[32];
+	uint64_t r, b, hour;
 	uint32_t key, state;
 	unsigned i, j;
 	int side;
 
 	(void)inventory_from_workers(f->inv, f->workers);
+	/* The hour's ticket link for workers started from now on. */
+	if (f->tls != NULL && tlsctx_tickets_export(chain, &hour) == 0 &&
+	    hour != f->workers->tk_hour) {
+		memcpy(f->workers->tk_chain, chain, sizeof(chain));
+		__atomic_store_n(&f->workers->tk_hour, hour, __ATOMIC_RELEASE);
+		OPENSSL_cleanse(chain, sizeof(chain));
+	}
 	for (i = 0; i < f->workers->n; i++) {
 		if (fw.due_ms[i] != 0 && fw.due_ms[i] <= units_now_ms() &&
 		    !f->draining)
@@ -491,6 +506,8 @@ floe_worker_attach(struct floe *f, const char *arg)
 		return -1;
 	}
 	f->wslot = &f->workers->slot[slot];
+	/* Any worker resumes the TLS tickets any other issued. */
+	tlsctx_tickets_import(f->workers->tk_chain, f->workers->tk_hour);
 	(void)unsetenv("NOTIFY_SOCKET");
 	snprintf(prefix, sizeof(prefix), "worker %u: ", slot);
 	log_set_prefix(prefix);

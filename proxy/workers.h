@@ -67,6 +67,12 @@ struct workers {
 	    listen[WORKERS_ADDR_MAX]; /* "host:port" as bound (port resolved) */
 	char listen_plain[WORKERS_ADDR_MAX]; /* or "" */
 	uint64_t gen_all; /* bumped by a write naming too many objects */
+	/*
+	 * TLS session tickets: the master's chain link of tk_hour, renewed
+	 * each hour (tlsctx.h), taken by a worker as it starts.
+	 */
+	unsigned char tk_chain[32];
+	uint64_t tk_hour;
 	uint64_t objgen[WORKERS_OBJGEN];
 	struct workers_slot slot[]; /* n of them */
 };

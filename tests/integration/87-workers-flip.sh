@@ -5,7 +5,8 @@
 # through the master's admin socket: no read sent after floectl's
 # acknowledgement is answered by the side the wave left, on either worker,
 # and both workers answer after each change. Then GET /status and /metrics
-# sum what both workers answered.
+# sum what both workers answered. Last, with TLS on the listener, a TLS 1.3
+# session ticket one worker issued resumes on either worker.
 . "$(dirname "$0")/lib.sh"
 lib_init 87
 catalog warehouse
@@ -88,4 +89,36 @@ wh=$(awk '/^floe_requests_total\{side="warehouse",code="200"\}/{print $2}' "$T/m
 	ok "/metrics counts both workers' answers (${lh:-0} lakehouse + ${wh:-0} warehouse)" ||
 	bad "/metrics: lakehouse ${lh:-none}, warehouse ${wh:-none}, reads $n"
 grep -q '^floe_workers 2$' "$T/m" && ok "floe_workers 2" || bad "floe_workers: $(grep floe_workers "$T/m")"
+
+# TLS: the workers share their master's session ticket keys.
+stop_floe
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=floe-87" \
+	-addext "subjectAltName=IP:127.0.0.1" -keyout "$T/tls.key" \
+	-out "$T/tls.pem" 2>/dev/null
+FLOE_EXTRA="workers = 2
+tls_cert = $T/tls.pem
+tls_key = $T/tls.key
+listen_plain = 127.0.0.1:$(free_port)"
+write_conf
+PLAIN_BASE=$BASE
+BASE=http://$(awk '/^listen_plain/{print $3}' "$T/floe.conf")
+start_floe
+# resume: one TLS 1.3 connection from the session in $T/sess (saved by the
+# first), a LoadTable on it; prints "New|Reused WORKER".
+resume() {
+	local io=-sess_out
+	[ -s "$T/sess" ] && io=-sess_in
+	printf 'GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' "$A" |
+		timeout 10 openssl s_client -connect "127.0.0.1:$LISTEN" \
+			-CAfile "$T/tls.pem" -tls1_3 -ign_eof "$io" "$T/sess" \
+			2>/dev/null | tr -d '\r' |
+		awk '/^(New|Reused), / { sub(/,.*/, ""); h = $0 }
+			tolower($1) == "x-floe-worker:" { w = $2 } END { print h, w }'
+}
+expect_eq "a full handshake saves a ticket" New "$(resume | awk '{print $1}')"
+: >"$T/resumed"
+for i in $(seq 12); do resume >>"$T/resumed"; done
+expect_eq "12 connections from the ticket: all resumed" 12 "$(grep -c '^Reused [01]$' "$T/resumed")"
+expect_eq "on both workers" 2 "$(awk '{print $2}' "$T/resumed" | sort -u | wc -l)"
+BASE=$PLAIN_BASE
 finish

@@ -72,10 +72,15 @@ static struct {
 	/* The workers' figures, summed at the last refresh. */
 	uint64_t conns, held;
 	struct cache_stats cache;
+	/* What workers that died had counted: still in the sums. */
+	struct stats retired;
+	struct cache_stats retired_cache;
 } fw = { .fd = -1, .hold = { -1, -1 } };
 
 static int floe_workers_hold(const char *, char *, size_t, char *, size_t);
 static void floe_workers_spawn(struct floe *, unsigned);
+static void floe_workers_retire(struct floe *, unsigned);
+static void floe_cache_add(struct cache_stats *, const struct cache_stats *);
 static void floe_workers_chld_cb(evutil_socket_t, short, void *);
 static void floe_workers_collect_cb(evutil_socket_t, short, void *);
 static json_t *floe_workers_status_cb(void *);
@@ -254,6 +259,7 @@ floe_workers_chld_cb(evutil_socket_t sig __unused, short ev __unused, void *arg)
 				  "starting it again",
 			    i, (long)s->pid, WEXITSTATUS(st));
 		s->pid = 0;
+		floe_workers_retire(f, i);
 		if (f->draining)
 			continue;
 		fw.restarts++;
@@ -263,6 +269,44 @@ floe_workers_chld_cb(evutil_socket_t sig __unused, short ev __unused, void *arg)
 		else
 			floe_workers_spawn(f, i);
 	}
+}
+
+/*
+ * Worker I is gone: what it last copied to its slot stays in the sums (as
+ * it was: it may have died writing it), and the slot's copy starts again
+ * from zero for the next one. Its waves' counts and its sightings stay in
+ * the slot; the next worker goes on from them.
+ */
+static void
+floe_workers_retire(struct floe *f, unsigned i)
+{
+	struct workers_slot *s = &f->workers->slot[i];
+	struct stats last;
+
+	memcpy(&last, s->counters, STATS_COUNTERS_SIZE);
+	stats_counters_add(&fw.retired, &last);
+	floe_cache_add(&fw.retired_cache, &s->cache);
+	fw.retired_cache.bytes = fw.retired_cache.entries = 0;
+	fw.retired_cache.budget = 0;
+	memset(s->counters, 0, sizeof(s->counters));
+	memset(&s->cache, 0, sizeof(s->cache));
+	s->conns = s->held = 0;
+	s->seq = 0;
+}
+
+/* A += B. */
+static void
+floe_cache_add(struct cache_stats *a, const struct cache_stats *b)
+{
+	a->hits += b->hits;
+	a->misses += b->misses;
+	a->revalidations += b->revalidations;
+	a->evictions += b->evictions;
+	a->expirations += b->expirations;
+	a->invalidations += b->invalidations;
+	a->bytes += b->bytes;
+	a->entries += b->entries;
+	a->budget += b->budget;
 }
 
 /*
@@ -333,21 +377,14 @@ floe_workers_refresh(void *arg)
 	unsigned i;
 
 	stats_counters_zero(&f->stats);
-	memset(&fw.cache, 0, sizeof(fw.cache));
+	stats_counters_add(&f->stats, &fw.retired);
+	fw.cache = fw.retired_cache;
 	fw.conns = fw.held = 0;
 	for (i = 0; i < f->workers->n; i++) {
 		if (!workers_read(f->workers, i, &one, &cs, &conns, &held))
 			continue;
 		stats_counters_add(&f->stats, &one);
-		fw.cache.hits += cs.hits;
-		fw.cache.misses += cs.misses;
-		fw.cache.revalidations += cs.revalidations;
-		fw.cache.evictions += cs.evictions;
-		fw.cache.expirations += cs.expirations;
-		fw.cache.invalidations += cs.invalidations;
-		fw.cache.bytes += cs.bytes;
-		fw.cache.entries += cs.entries;
-		fw.cache.budget += cs.budget;
+		floe_cache_add(&fw.cache, &cs);
 		fw.conns += conns;
 		fw.held += held;
 	}

@@ -6,7 +6,7 @@
 # master logs the death and starts worker 0 again (a new pid, starts 2),
 # and it serves again. Then SIGHUP reloads the master and both workers,
 # and SIGTERM drains all: reads in flight are answered, every process
-# exits.
+# exits. A master killed outright takes its workers with it.
 . "$(dirname "$0")/lib.sh"
 lib_init 88
 catalog warehouse
@@ -117,4 +117,19 @@ kill -0 "$w0" 2>/dev/null || kill -0 "$w1" 2>/dev/null &&
 expect_eq "both workers drained and exited 0" 2 \
 	"$(grep -c 'worker [01] (pid [0-9]*) stopped$' "$T/floe.log")"
 grep -q "while draining" "$T/floe.log" && bad "a worker died while draining"
+
+start_floe
+admin GET /status
+ws=$(jq -r '.workers[].pid' "$T/b" | tr '\n' ' ')
+kill -9 "$FLOE_PID"
+wait "$FLOE_PID" 2>/dev/null
+FLOE_PID=
+for i in $(seq 100); do
+	alive=
+	for w in $ws; do kill -0 "$w" 2>/dev/null && alive="$alive $w"; done
+	[ -z "$alive" ] && break
+	sleep 0.1
+done
+[ -n "$ws" ] && [ -z "$alive" ] && ok "the master killed: its workers ($ws) drained and exited" ||
+	bad "workers still running after their master was killed:$alive"
 finish

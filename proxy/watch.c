@@ -37,6 +37,8 @@
 #define WATCH_PAGE_TIMEOUT_MS 5000
 
 static json_t *watch_status_cb(void *);
+static inline void watch_count_add(struct watch *, uint32_t, unsigned,
+    enum route_side, uint32_t, uint32_t);
 static void watch_page_send(struct watch_page *);
 static void watch_page_done_cb(int, const char *, size_t, const char *, void *);
 static void watch_page_timer_cb(evutil_socket_t, short, void *);

@@ -705,6 +705,14 @@ conf_read(const char *path, struct conf_errors *errs)
 struct conf *
 conf_read_flags(const char *path, unsigned flags, struct conf_errors *errs)
 {
+	return conf_read_source(path, path, flags, errs);
+}
+
+/* The text of SOURCE read as the file PATH. */
+struct conf *
+conf_read_source(const char *source, const char *path, unsigned flags,
+    struct conf_errors *errs)
+{
 	struct conf_ctx ctx;
 	size_t i;
 	int rc;
@@ -713,11 +721,11 @@ conf_read_flags(const char *path, unsigned flags, struct conf_errors *errs)
 	memset(errs, 0, sizeof(*errs));
 	ctx.no_secrets = (flags & CONF_NO_SECRETS) != 0;
 	ctx.c = conf_new(path);
-	if (conf_scan(&ctx, path) == -1) {
+	if (conf_scan(&ctx, source) == -1) {
 		conf_fail(&ctx, 0, "cannot open: %s", strerror(errno));
 		goto done;
 	}
-	rc = ini_parse(path, conf_handler, &ctx);
+	rc = ini_parse(source, conf_handler, &ctx);
 	if (rc == -1) {
 		conf_fail(&ctx, 0, "cannot open: %s", strerror(errno));
 		goto done;

@@ -148,6 +148,13 @@ struct conf *conf_read(const char *path, struct conf_errors *errs);
 /* conf_read with FLAGS (CONF_NO_SECRETS, below). */
 struct conf *conf_read_flags(const char *path, unsigned flags,
     struct conf_errors *errs);
+/*
+ * conf_read_flags of the text in SOURCE (a copy of the file, such as
+ * /proc/self/fd/N) as though it were the file PATH: its errors name PATH,
+ * its relative paths are taken from PATH's directory.
+ */
+struct conf *conf_read_source(const char *source, const char *path,
+    unsigned flags, struct conf_errors *errs);
 void conf_errors_clear(struct conf_errors *);
 /*
  * The keys of NC, a reloaded conf, that differ from the running OC but

@@ -477,12 +477,16 @@ floe_start_conf(struct floe *f)
 	char err[512];
 	size_t i;
 
-	if ((f->conf = conf_read(f->conf_path, &errs)) == NULL) {
+	if ((f->conf = floe_conf_read(f, &errs)) == NULL) {
 		for (i = 0; i < errs.n; i++)
 			log_warnx("%s: %s", __func__, errs.msg[i]);
 		conf_errors_clear(&errs);
 		return -1;
 	}
+	/* A master: its workers will read the text it runs, not the file. */
+	if (f->conf->workers > 1 && !FLOE_WORKER(f) &&
+	    floe_workers_prepare(f) == -1)
+		return -1;
 	f->conf_gen = 1;
 	f->conf_loaded_ms = units_now_ms();
 	if (floe_load_auth(f->conf, &f->auth, err, sizeof(err)) == -1) {

@@ -13,6 +13,7 @@
 struct auth;
 struct cache_stats;
 struct conf;
+struct conf_errors;
 struct conf_target;
 struct cred;
 struct floe;
@@ -51,7 +52,21 @@ json_t *floe_reload(struct floe *);
 json_t *floe_config_status_cb(void *);
 
 /* main_workers.c: workers = N > 1 (see there) */
-/* The master: the shared region and the ports held. 0, or -1 with ERR. */
+/*
+ * floe.conf as this process must run it: a worker's is its master's text;
+ * a master reads the file and keeps the text it parsed (for
+ * floe_conf_publish); a single process reads the file. NULL with ERRS.
+ */
+struct conf *floe_conf_read(struct floe *, struct conf_errors *errs);
+/* A master: the text of the conf just applied is its workers' from now. */
+void floe_conf_publish(struct floe *);
+/*
+ * A master, once its conf is read: the shared region, and its conf read
+ * again through it (what the workers get is what the master runs). 0, or
+ * -1 (logged).
+ */
+int floe_workers_prepare(struct floe *);
+/* The master: the ports held. 0, or -1 with ERR. */
 int floe_workers_listen(struct floe *, char *err, size_t errlen);
 /* The master: start every worker and watch them. */
 void floe_workers_start(struct floe *, int verbose);

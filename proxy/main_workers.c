@@ -13,6 +13,7 @@
  * copies its counters there.
  */
 #include <sys/types.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -72,6 +73,8 @@ static struct {
 	/* The workers' figures, summed at the last refresh. */
 	uint64_t conns, held;
 	struct cache_stats cache;
+	char *text; /* the conf text the master parsed last */
+	size_t textlen;
 	/* What workers that died had counted: still in the sums. */
 	struct stats retired;
 	struct cache_stats retired_cache;
@@ -86,22 +89,163 @@ static void floe_workers_collect_cb(evutil_socket_t, short, void *);
 static json_t *floe_workers_status_cb(void *);
 static void floe_workers_metrics_cb(struct evbuffer *, void *);
 
+/* ERRS holds the one error WHAT. */
+static void
+floe_conf_error(struct conf_errors *errs, const char *what)
+{
+	errs->msg = xcalloc(1, sizeof(*errs->msg));
+	errs->msg[0] = xstrdup(what);
+	errs->n = 1;
+}
+
+/* Parse TEXT (LEN bytes) as the file PATH, through a memfd of its own. */
+static struct conf *
+floe_conf_parse(const char *text, size_t len, const char *path,
+    struct conf_errors *errs)
+{
+	struct conf *c;
+	char src[64], *msg;
+	size_t off = 0;
+	ssize_t n;
+	int fd = -1;
+
+	memset(errs, 0, sizeof(*errs));
+	if ((fd = memfd_create("floe-conf", MFD_CLOEXEC)) == -1)
+		goto fail;
+	for (; off < len; off += (size_t)n)
+		if ((n = write(fd, text + off, len - off)) <= 0)
+			goto fail;
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+	c = conf_read_source(src, path, 0, errs);
+	close(fd);
+	return c;
+fail:
+	msg = xasprintf("%s: a copy to read: %s", path, strerror(errno));
+	floe_conf_error(errs, msg);
+	free(msg);
+	if (fd != -1)
+		close(fd);
+	return NULL;
+}
+
+/* floe.conf as this process must run it (main_impl.h). */
+struct conf *
+floe_conf_read(struct floe *f, struct conf_errors *errs)
+{
+	struct workers *w = f->workers;
+	char *text, *msg;
+	struct conf *c;
+	uint64_t a;
+	size_t len = 0;
+	ssize_t n;
+	int fd, tries;
+
+	if (w == NULL)
+		return conf_read(f->conf_path, errs);
+	text = xmalloc(WORKERS_CONF_MAX + 1);
+	if (f->wslot != NULL) {
+		/* A worker: the text its master last applied. */
+		for (tries = 0; tries < 1000; tries++) {
+			a = __atomic_load_n(&w->conf_seq, __ATOMIC_ACQUIRE);
+			if (a & 1)
+				continue;
+			len = w->conf_len < WORKERS_CONF_MAX ? w->conf_len :
+							       WORKERS_CONF_MAX;
+			memcpy(text, w->conf, len);
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			if (__atomic_load_n(&w->conf_seq, __ATOMIC_RELAXED) ==
+			    a)
+				break;
+		}
+		c = floe_conf_parse(text, len, f->conf_path, errs);
+		free(text);
+		return c;
+	}
+	/* A master: the file, kept as parsed for floe_conf_publish. */
+	if ((fd = open(f->conf_path, O_RDONLY | O_CLOEXEC)) == -1) {
+		/* conf_read says why, as floe always did. */
+		free(text);
+		return conf_read(f->conf_path, errs);
+	}
+	while (len <= WORKERS_CONF_MAX &&
+	    (n = read(fd, text + len, WORKERS_CONF_MAX + 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	if (len > WORKERS_CONF_MAX) {
+		msg = xasprintf("%s: larger than %d bytes, which is all a "
+				"master hands its workers",
+		    f->conf_path, WORKERS_CONF_MAX);
+		floe_conf_error(errs, msg);
+		free(msg);
+		free(text);
+		return NULL;
+	}
+	if ((c = floe_conf_parse(text, len, f->conf_path, errs)) == NULL) {
+		free(text);
+		return NULL;
+	}
+	free(fw.text);
+	fw.text = text;
+	fw.textlen = len;
+	return c;
+}
+
+/* A master: the conf text it now runs is its workers'. */
+void
+floe_conf_publish(struct floe *f)
+{
+	struct workers *w = f->workers;
+
+	if (w == NULL || f->wslot != NULL || fw.text == NULL)
+		return;
+	__atomic_store_n(&w->conf_seq, w->conf_seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(w->conf, fw.text, fw.textlen);
+	w->conf_len = (uint32_t)fw.textlen;
+	__atomic_store_n(&w->conf_seq, w->conf_seq + 1, __ATOMIC_RELEASE);
+}
+
+/* The master, once its conf is read (main_impl.h). */
+int
+floe_workers_prepare(struct floe *f)
+{
+	struct conf_errors errs;
+	struct conf *c;
+	size_t i;
+
+	if ((f->workers = workers_create(f->conf->workers, &fw.fd)) == NULL) {
+		log_warn("%s: workers: shared memory", __func__);
+		return -1;
+	}
+	if ((c = floe_conf_read(f, &errs)) == NULL) {
+		for (i = 0; i < errs.n; i++)
+			log_warnx("%s: %s", __func__, errs.msg[i]);
+		conf_errors_clear(&errs);
+		return -1;
+	}
+	/* The file read again: the workers' count is the first read's. */
+	if (c->workers != f->workers->n) {
+		log_warnx("%s: %s changed while it was read", __func__,
+		    f->conf_path);
+		conf_free(c);
+		return -1;
+	}
+	conf_free(f->conf);
+	f->conf = c;
+	floe_conf_publish(f);
+	return 0;
+}
+
 /*
- * The master, instead of listening: the shared region for conf's workers,
- * and listen (and listen_plain) bound with SO_REUSEPORT and held, so a
- * port in use fails here and port 0 is chosen once. 0, or -1 with ERR.
+ * The master, instead of listening: listen (and listen_plain) bound with
+ * SO_REUSEPORT and held, so a port in use fails here and port 0 is chosen
+ * once; the TLS ticket keys for the workers. 0, or -1 with ERR.
  */
 int
 floe_workers_listen(struct floe *f, char *err, size_t errlen)
 {
-	struct workers *w;
+	struct workers *w = f->workers;
 
-	if ((w = workers_create(f->conf->workers, &fw.fd)) == NULL) {
-		snprintf(err, errlen, "workers: shared memory: %s",
-		    strerror(errno));
-		return -1;
-	}
-	f->workers = w;
 	if (f->tls != NULL &&
 	    tlsctx_tickets_export(w->tk_chain, &w->tk_hour) == -1) {
 		snprintf(err, errlen, "workers: TLS session ticket keys");
@@ -506,6 +650,7 @@ floe_workers_stop(struct floe *f)
 		if (fw.argv[a] != fw.slotarg)
 			free(fw.argv[a]);
 	free(fw.seen);
+	free(fw.text);
 	for (i = 0; i < nitems(fw.hold); i++)
 		if (fw.hold[i] != -1)
 			close(fw.hold[i]);

@@ -27,6 +27,8 @@
 #define WORKERS_OBJGEN 4096
 /* Reader sightings a worker queues for the master (a ring). */
 #define WORKERS_SIGHTS 256
+/* The longest floe.conf a master hands its workers. */
+#define WORKERS_CONF_MAX (64 * 1024)
 /* Room for the listen addresses the master resolved. */
 #define WORKERS_ADDR_MAX 128
 
@@ -73,6 +75,15 @@ struct workers {
 	 */
 	unsigned char tk_chain[32];
 	uint64_t tk_hour;
+	/*
+	 * The text of the floe.conf the master runs (read at start, and at
+	 * each reload it applied): a worker, started or reloaded, parses
+	 * this, never the file, which may have changed since. conf_seq is
+	 * odd while it is being written.
+	 */
+	uint64_t conf_seq;
+	uint32_t conf_len;
+	char conf[WORKERS_CONF_MAX];
 	uint64_t objgen[WORKERS_OBJGEN];
 	struct workers_slot slot[]; /* n of them */
 };

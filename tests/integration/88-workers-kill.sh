@@ -5,8 +5,9 @@
 # eight in flight), reads worker 1 held across the kill are answered, the
 # master logs the death and starts worker 0 again (a new pid, starts 2),
 # and it serves again. Then SIGHUP reloads the master and both workers,
-# and SIGTERM drains all: reads in flight are answered, every process
-# exits. A master killed outright takes its workers with it.
+# A worker started again runs its master's configuration, not the file,
+# which may have changed (here: broken) since. SIGTERM drains all: reads
+# in flight are answered, every process exits. A master killed outright takes its workers with it.
 . "$(dirname "$0")/lib.sh"
 lib_init 88
 catalog warehouse
@@ -92,6 +93,31 @@ done
 CACHE_SIZE=1M
 get $A
 expect_header "a worker serves with the new file (cache on)" X-Floe-Cache miss
+
+# A broken file on disk, not reloaded: worker 1 dies and comes back with
+# the configuration its master runs.
+cp "$T/floe.conf" "$T/floe.conf.good"
+printf '[floe]\nworkers = many\n' >"$T/floe.conf"
+admin GET /status
+old1=$(jq '.workers[1].pid' "$T/b")
+kill -9 "$old1"
+for i in $(seq 100); do
+	admin GET /status
+	new1=$(jq '.workers[1].pid' "$T/b")
+	[ "$new1" != "$old1" ] && [ "$new1" != 0 ] && break
+	sleep 0.05
+done
+served=
+for i in $(seq 60); do
+	get "$A?after-broken-file=$i"
+	[ "$S" = 200 ] && [ "$(hdr X-Floe-Worker)" = 1 ] && served=1 && break
+done
+[ -n "$served" ] && ok "worker 1 started again with the running configuration (the file is broken)" ||
+	bad "worker 1 did not serve after a restart with a broken file on disk"
+expect_header "... with the reloaded cache_size (1M): cache on" X-Floe-Cache miss
+grep -q "worker 1: .*workers.*many" "$T/floe.log" &&
+	bad "the new worker read the broken file" || ok "the new worker never read the file"
+cp "$T/floe.conf.good" "$T/floe.conf"
 
 # SIGTERM: reads in flight are answered, then every process exits.
 rm -f "$T/stop"

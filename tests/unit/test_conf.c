@@ -473,6 +473,7 @@ test_bad_dir(void **state __unused)
 static void
 test_relative(void **state __unused)
 {
+	struct conf_errors errs;
 	struct conf *c;
 
 	c = load_ok(GOOD_DIR "/full.conf");
@@ -484,6 +485,18 @@ test_relative(void **state __unused)
 	c = load_ok("conf/demo.conf");
 	assert_string_equal(c->admin_socket, "conf/../var/floe.sock");
 	conf_free(c);
+	/* A copy read as the file: paths from the file's directory. */
+	c = conf_read_source("conf/demo.conf", "elsewhere/floe.conf", 0, &errs);
+	assert_non_null(c);
+	assert_string_equal(c->admin_socket, "elsewhere/../var/floe.sock");
+	conf_free(c);
+	conf_errors_clear(&errs);
+	/* ... and its errors name the file. */
+	assert_null(conf_read_source(BAD_DIR "/bad-duration.conf",
+	    "elsewhere/floe.conf", 0, &errs));
+	assert_true(errs.n >= 1);
+	assert_memory_equal(errs.msg[0], "elsewhere/floe.conf:", 20);
+	conf_errors_clear(&errs);
 }
 
 /* Small confs written on the fly: edges of each key and of the syntax. */

@@ -750,6 +750,8 @@ floe_stop(struct floe *f)
 	size_t i;
 
 	request_flush_log(f);
+	if (FLOE_WORKER(f)) /* its last counts, for its master's sums */
+		floe_worker_publish(f);
 	if (FLOE_MASTER(f))
 		floe_workers_stop(f);
 	/* Imports still queued are answered (503) before their peers go. */

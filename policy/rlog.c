@@ -47,8 +47,7 @@ struct rlog_names {
 	json_t *list;
 };
 
-static int rlog_names_cb(const void *, size_t, const struct store_route *,
-    void *);
+static int rlog_names_cb(const void *, size_t, void *);
 static int rlog_reopen(struct rlog *);
 static int rlog_tail_repair(int, off_t *);
 static int rlog_has_tail(int, off_t, const char *, size_t);
@@ -299,16 +298,15 @@ rlog_flush(struct rlog *l, int64_t now_ms)
 	return e != 0 ? -1 : 0;
 }
 
-/* One route: named if it is of the wave. */
+/* One route of the wave: named. */
 static int
-rlog_names_cb(const void *key, size_t keylen, const struct store_route *rt,
-    void *arg)
+rlog_names_cb(const void *key, size_t keylen, void *arg)
 {
 	struct rlog_names *o = arg;
 	struct route_obj obj;
 	char text[RLOG_NAME_MAX];
 
-	if (rt->wave != o->wave || route_obj_from_key(key, keylen, &obj) == -1)
+	if (route_obj_from_key(key, keylen, &obj) == -1)
 		return 0;
 	route_obj_format(&obj, text, sizeof(text));
 	json_array_append_new(o->list, json_string(text));
@@ -323,7 +321,7 @@ rlog_objects(struct store *st, uint32_t wave)
 	/* A store error names fewer objects; the line is written all the same.
 	 */
 	if (st != NULL && o.list != NULL)
-		(void)store_route_foreach(st, rlog_names_cb, &o);
+		(void)store_wave_routes(st, wave, NULL, 0, rlog_names_cb, &o);
 	return o.list;
 }
 

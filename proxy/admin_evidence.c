@@ -27,8 +27,7 @@
 
 static void admin_evidence_add(struct admin_evidence *,
     const struct route_obj *);
-static int admin_evidence_route_cb(const void *, size_t,
-    const struct store_route *, void *);
+static int admin_evidence_route_cb(const void *, size_t, void *);
 static int admin_evidence_ledger_cb(const void *, size_t, void *);
 static int admin_evidence_rec_cb(int64_t, const void *, size_t, void *);
 static json_t *admin_triage_json(const struct admin_evidence *);
@@ -88,13 +87,12 @@ admin_evidence_add(struct admin_evidence *e, const struct route_obj *obj)
 
 /* Collect the objects and rules routed to wave E->wave. */
 static int
-admin_evidence_route_cb(const void *key, size_t keylen,
-    const struct store_route *rt, void *arg)
+admin_evidence_route_cb(const void *key, size_t keylen, void *arg)
 {
 	struct admin_evidence *e = arg;
 	struct route_obj obj;
 
-	if (rt->wave != e->wave || route_obj_from_key(key, keylen, &obj) == -1)
+	if (route_obj_from_key(key, keylen, &obj) == -1)
 		return 0;
 	admin_evidence_add(e, &obj);
 	return 0;
@@ -169,7 +167,8 @@ admin_evidence(struct admin_req *r, uint32_t n, const struct store_wave *w,
 	e->st = r->st;
 	admin_policy(r, &e->defaults, NULL);
 	gate_params_for(&e->defaults, w->gate_min_clean, w->gate_window_ms, p);
-	if (store_route_foreach(r->st, admin_evidence_route_cb, e) < 0)
+	if (store_wave_routes(r->st, n, NULL, 0, admin_evidence_route_cb, e) <
+	    0)
 		goto fail;
 	/* Take the rules out; their tables take their place. */
 	for (i = 0, nown = 0; i < e->n; i++) {

@@ -35,6 +35,7 @@ struct admin_move {
 	struct wave_gate gate;
 	struct wave_gate *gp; /* NULL: no gate, or the gate is off */
 	bool decom; /* the gate is the decommission gate */
+	bool dry; /* a dry run: it lists the wave's objects */
 	char gmsg[1024]; /* the gate's verdict */
 	char msg[1024]; /* wave.c's outcome */
 };
@@ -80,7 +81,7 @@ static int
 admin_move_load(struct admin_req *r, struct admin_move *m, bool gated,
     bool decom)
 {
-	struct gate_params defaults;
+	struct gate_params defaults, p;
 
 	if (admin_wave_state(r, m->n, &m->before, NULL) == -1)
 		return -1;
@@ -88,6 +89,14 @@ admin_move_load(struct admin_req *r, struct admin_move *m, bool gated,
 	if (!gated)
 		return 0;
 	m->decom = decom;
+	/*
+	 * gate_min_clean = 0 turns the cutover gate off: no evidence to
+	 * read (a wave of a million tables would be read for nothing).
+	 */
+	gate_params_for(&defaults, m->before.gate_min_clean,
+	    m->before.gate_window_ms, &p);
+	if (!decom && !m->dry && p.min_clean == 0)
+		return 0;
 	if (admin_evidence(r, m->n, &m->before, &m->ev) == -1) {
 		log_warnx("%s: wave %u: reading the ledger for the gate failed",
 		    __func__, m->n);
@@ -235,6 +244,7 @@ admin_wave_flip(struct admin_req *r)
 		    "field \"to\" must be \"lakehouse\" or \"canary\"");
 		goto out;
 	}
+	m.dry = dry;
 	if (admin_flip_pct(r, m.body, state, &pct) == -1 ||
 	    admin_move_load(r, &m, true, false) == -1)
 		goto out;

@@ -23,6 +23,7 @@
 #define ADMIN_MAX_SEGS 4
 #define ADMIN_EVENTS_LIMIT 1000 /* default page of GET /events */
 #define ADMIN_EVENTS_MAX 10000 /* largest page a client may ask for */
+#define ADMIN_ELIGIBLE_MAX 100000 /* largest page of GET /eligibility */
 #define ADMIN_JSON_FLAGS (JSON_COMPACT)
 #define ADMIN_CT_JSON "application/json"
 #define ADMIN_CT_METRICS "text/plain; version=0.0.4"

@@ -39,6 +39,12 @@ struct rlog {
 	 * start after a crash, or its fsync failed): look before writing it.
 	 */
 	bool unsure;
+	/*
+	 * A child is writing the pending lines (rlog_hold): the loop leaves
+	 * them alone until rlog_flushed, or a line would be written twice.
+	 */
+	bool held;
+	bool quiet; /* a child's: no events (the loop records them) */
 };
 
 /* The routes of one wave being named (rlog_objects). */
@@ -243,7 +249,7 @@ rlog_note(struct rlog *l, int e, int64_t now_ms)
 		l->stats.err = e;
 	} else if (l->stats.pending == 0)
 		l->stats.err = 0;
-	if (l->st == NULL || (e != 0) == l->failing ||
+	if (l->st == NULL || l->quiet || (e != 0) == l->failing ||
 	    (e == 0 && l->stats.pending > 0))
 		return;
 	l->failing = e != 0;
@@ -269,6 +275,10 @@ rlog_flush(struct rlog *l, int64_t now_ms)
 
 	if (l == NULL || l->st == NULL)
 		return 0;
+	if (l->held) {
+		errno = EAGAIN;
+		return l->stats.pending > 0 ? -1 : 0;
+	}
 	for (n = 0; n < RLOG_FLUSH_MAX; n++) {
 		if ((rc = store_rlog_first(l->st, &id, &s, &len)) ==
 		    STORE_NOTFOUND)
@@ -381,6 +391,57 @@ rlog_append(struct rlog *l, json_t *line, int64_t now_ms, bool *pending)
 	rlog_note(l, saved, now_ms);
 	errno = saved;
 	return rc;
+}
+
+int
+rlog_put_pending(struct rlog *l, json_t *line)
+{
+	char *s;
+	uint64_t id;
+	int rc;
+
+	if (l == NULL || l->st == NULL || line == NULL ||
+	    (s = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER)) == NULL)
+		return -1;
+	rc = store_rlog_put(l->st, s, strlen(s), &id) == STORE_OK ? 0 : -1;
+	free(s);
+	if (rc == 0)
+		l->stats.pending++;
+	return rc;
+}
+
+void
+rlog_hold(struct rlog *l)
+{
+	if (l != NULL)
+		l->held = true;
+}
+
+int
+rlog_flush_path(const char *path, struct store *st, int64_t now_ms)
+{
+	struct rlog *l;
+	char err[256];
+	int e = 0;
+
+	l = rlog_open(path, err, sizeof(err));
+	l->quiet = true;
+	rlog_attach(l, st);
+	if (rlog_flush(l, now_ms) == -1)
+		e = errno != 0 ? errno : EIO;
+	rlog_free(l);
+	return e;
+}
+
+void
+rlog_flushed(struct rlog *l, int e, int64_t now_ms)
+{
+	if (l == NULL)
+		return;
+	l->held = false;
+	/* The child may have written a line it could not forget. */
+	l->unsure = true;
+	rlog_note(l, e, now_ms);
 }
 
 int

@@ -49,7 +49,7 @@ static int admin_flip_pct(struct admin_req *, json_t *, int, json_int_t *);
 static int admin_set_overrides(struct admin_req *, json_t *,
     struct wave_overrides *);
 static json_t *admin_rollback_logged(struct admin_req *, uint32_t, int,
-    const char *, int, const char *);
+    const char *, int, const char *, bool *);
 static void admin_move_dry(struct admin_req *, struct admin_move *,
     const struct wave_try *, const char *);
 static int admin_freeze_readers(struct admin_req *, struct admin_move *, char *,
@@ -279,7 +279,7 @@ out:
  */
 static json_t *
 admin_rollback_logged(struct admin_req *r, uint32_t n, int from,
-    const char *reason, int rc, const char *msg)
+    const char *reason, int rc, const char *msg, bool *deferred)
 {
 	struct rlog_entry e = { .wave = n,
 		.from = wave_state_name(from),
@@ -307,6 +307,15 @@ admin_rollback_logged(struct admin_req *r, uint32_t n, int from,
 		return json_pack("{s:b, s:b, s:s}", "written", true, "pending",
 		    false, "by", "cluster");
 	line = rlog_line(&e, r->st, r->now_ms);
+	/* Pending in the store now; appended and fsynced by the worker. */
+	if (admin_rlog_can_defer(r) &&
+	    rlog_put_pending(r->f->rlog, line) == 0) {
+		json_decref(line);
+		log_info("wave %u rolled back from %s by %s (operator)", n,
+		    e.from, r->actor);
+		*deferred = true;
+		return NULL;
+	}
 	if ((wrc = rlog_append(r->f->rlog, line, r->now_ms, &pending)) == -1) {
 		err = errno;
 		log_warn("%s: wave %u: the rollback log line could not be "
@@ -330,7 +339,7 @@ admin_wave_rollback(struct admin_req *r)
 	static const char *const known[] = { "reason", "force_stale", NULL };
 	struct admin_move m;
 	const char *reason = NULL;
-	bool force_stale = false;
+	bool force_stale = false, deferred = false;
 	json_t *j, *logged;
 	int rc;
 
@@ -341,9 +350,11 @@ admin_wave_rollback(struct admin_req *r)
 		goto out;
 	rc = wave_rollback(r->st, m.n, r->actor, reason, force_stale, r->now_ms,
 	    m.msg, sizeof(m.msg));
-	logged =
-	    admin_rollback_logged(r, m.n, m.before.state, reason, rc, m.msg);
-	if ((j = admin_move_end(r, &m, rc)) != NULL) {
+	logged = admin_rollback_logged(r, m.n, m.before.state, reason, rc,
+	    m.msg, &deferred);
+	if ((j = admin_move_end(r, &m, rc)) != NULL && deferred)
+		admin_rlog_later(r, 200, j);
+	else if (j != NULL) {
 		if (logged != NULL)
 			json_object_set(j, "rollback_log", logged);
 		admin_reply_json(r, 200, j);

@@ -28,7 +28,6 @@
 #include "proxy/worker.h"
 
 #define WORKER_CHILD_FD 3 /* the pipe, in the child */
-#define WORKER_NICE 10 /* the child's niceness above the loop's */
 
 struct worker_job {
 	worker_work_fn work;
@@ -259,14 +258,6 @@ worker_child(struct worker_job *j, int fd)
 		sigaction(sigs[i], &sa, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	/*
-	 * Bulk work yields the CPU to the loop: on a busy machine a child
-	 * reading a million routes at the loop's priority makes engine
-	 * requests wait their turn for a core.
-	 */
-	errno = 0;
-	if (nice(WORKER_NICE) == -1 && errno != 0)
-		log_debug("worker: nice: %s", strerror(errno));
 	if (fd != WORKER_CHILD_FD) {
 		if (dup2(fd, WORKER_CHILD_FD) == -1)
 			_exit(2);

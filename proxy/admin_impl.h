@@ -160,6 +160,11 @@ void admin_job_start(struct admin_req *, admin_job_fn);
  * and the engine requests on it, are not held while it reads.
  */
 void admin_job_read(struct admin_req *, admin_job_fn);
+/*
+ * The same for a gated wave move (admin_verbs.c): the child reads the
+ * gate's evidence and makes the move in its own store.
+ */
+void admin_job_change(struct admin_req *, admin_job_fn);
 /* admin_rlog.c: an operator's rollback line written off the loop. */
 bool admin_rlog_can_defer(const struct admin_req *);
 void admin_rlog_later(struct admin_req *, int status, json_t *answer);

@@ -42,6 +42,7 @@ struct watch_collect {
 	size_t nrules;
 	const struct route_obj *rule; /* while expanding one */
 	uint32_t rule_wave;
+	uint32_t cur_wave; /* the wave whose routes are being read */
 	size_t nold; /* the poll list before, sorted by key: objs[0..nold) */
 };
 
@@ -145,27 +146,24 @@ watch_obj_add(struct watch_collect *c, const struct route_obj *obj, uint32_t n)
 	o->count_off = found != NULL && c->count_off[found - c->waves];
 }
 
-/* Objects and rules routed to a watched wave. */
+/* Objects and rules routed to the watched wave C->cur_wave. */
 static int
-watch_routes_cb(const void *key, size_t keylen, const struct store_route *rt,
-    void *arg)
+watch_routes_cb(const void *key, size_t keylen, void *arg)
 {
 	struct watch_collect *c = arg;
 	struct route_obj obj;
 
-	if (bsearch(&rt->wave, c->waves, c->nwaves, sizeof(*c->waves),
-		watch_wave_cmp) == NULL ||
-	    route_obj_from_key(key, keylen, &obj) == -1)
+	if (route_obj_from_key(key, keylen, &obj) == -1)
 		return 0;
 	if (!obj.rule) {
-		watch_obj_add(c, &obj, rt->wave);
+		watch_obj_add(c, &obj, c->cur_wave);
 		return 0;
 	}
 	c->rules = xreallocarray(c->rules, c->nrules + 1, sizeof(*c->rules));
 	c->rule_waves =
 	    xreallocarray(c->rule_waves, c->nrules + 1, sizeof(*c->rule_waves));
 	c->rules[c->nrules] = obj;
-	c->rule_waves[c->nrules] = rt->wave;
+	c->rule_waves[c->nrules] = c->cur_wave;
 	c->nrules++;
 	return 0;
 }
@@ -215,8 +213,14 @@ watch_rebuild(struct watch *w)
 	c.nold = w->nobjs;
 	if (store_wave_foreach(w->f->store, watch_waves_cb, &c) < 0)
 		goto out;
-	if (c.nwaves > 0 &&
-	    store_route_foreach(w->f->store, watch_routes_cb, &c) >= 0) {
+	/* Each watched wave's routes, from the store's by-wave index. */
+	for (i = 0; i < c.nwaves; i++) {
+		c.cur_wave = c.waves[i];
+		if (store_wave_routes(w->f->store, c.waves[i], NULL, 0,
+			watch_routes_cb, &c) < 0)
+			break;
+	}
+	if (c.nwaves > 0 && i == c.nwaves) {
 		for (i = 0; i < c.nrules; i++) {
 			c.rule = &c.rules[i];
 			c.rule_wave = c.rule_waves[i];

@@ -219,6 +219,8 @@ store_mirror_reset(struct store_mirror *m)
 	int rc;
 
 	if ((rc = mdb_drop(m->txn, m->s->objects, 0)) != 0 ||
+	    (rc = mdb_drop(m->txn, m->s->bywave, 0)) != 0 ||
+	    (rc = mdb_drop(m->txn, m->s->counts, 0)) != 0 ||
 	    (rc = mdb_drop(m->txn, m->s->waves, 0)) != 0 ||
 	    (rc = mdb_drop(m->txn, m->s->events, 0)) != 0)
 		return store_mirror_fail(m, "reset", rc);
@@ -249,7 +251,9 @@ store_mirror_put(struct store_mirror *m, enum store_db db, const void *key,
 		r.seq = (uint64_t)rev;
 		store_route_encode(&r, &enc);
 		v = (MDB_val) { enc.len, enc.buf };
-		rc = mdb_put(m->txn, s->objects, &k, &v, 0);
+		if ((rc = store_index_route(s, m->txn, key, keylen, &r.wave)) ==
+		    0)
+			rc = mdb_put(m->txn, s->objects, &k, &v, 0);
 		break;
 	case STORE_DB_WAVES:
 		if (keylen != 4 || store_wave_decode(&v, &w) == -1)
@@ -300,7 +304,11 @@ store_mirror_del(struct store_mirror *m, enum store_db db, const void *key,
 	dbi = db == STORE_DB_OBJECTS ? m->s->objects :
 	    db == STORE_DB_WAVES     ? m->s->waves :
 				       m->s->events;
-	rc = mdb_del(m->txn, dbi, &k, NULL);
+	rc = 0;
+	if (db == STORE_DB_OBJECTS)
+		rc = store_index_route(m->s, m->txn, key, keylen, NULL);
+	if (rc == 0)
+		rc = mdb_del(m->txn, dbi, &k, NULL);
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		return store_mirror_fail(m, "delete", rc);
 	return STORE_OK;

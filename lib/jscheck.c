@@ -74,7 +74,6 @@ enum {
 };
 
 static const char *const js_literals[] = { "true", "false", "null" };
-static const size_t js_lens[] = { 4, 5, 4 };
 
 static const unsigned char *jscheck_string(struct jscheck *,
     const unsigned char *, const unsigned char *, const unsigned char *);
@@ -235,15 +234,10 @@ js_digits(const unsigned char *p, const unsigned char *end,
 }
 
 /* Past the whitespace at P. */
-static inline const unsigned char *
+static inline __attribute__((always_inline)) const unsigned char *
 js_space(const unsigned char *p, const unsigned char *end,
     const unsigned char *base)
 {
-	/* One byte (between tokens of a pretty-printed text) at once. */
-	if (p < end && JS_IS_WS(*p))
-		p++;
-	if (p == end || !JS_IS_WS(*p))
-		return p;
 #if JS_SSE2
 	JS_SCAN16(js_nonws16);
 #else
@@ -585,10 +579,16 @@ value:
 	JS_SKIP(JS_VALUE);
 value_here:
 	t = p;
-	switch (c = *p) {
-	case '"':
+	if ((c = *p) == '"') {
+		/* Plain ASCII to its end in this piece: no state to keep. */
+		if ((p = js_run(p + 1, end, base)) < end && *p == '"') {
+			p++;
+			goto next;
+		}
 		after_string = JS_NEXT;
 		goto string;
+	}
+	switch (c) {
 	case '{':
 	case '[':
 		if (depth == JSCHECK_MAX_DEPTH)
@@ -604,15 +604,27 @@ value_here:
 			goto key_or_close;
 		goto value_or_close;
 	case 't':
-	case 'f':
-	case 'n':
-		st->sub = c == 't' ? 0 : c == 'f' ? 1 : 2;
 		/* Whole in this piece: no state to keep. */
-		if ((size_t)(end - p) >= js_lens[st->sub] &&
-		    memcmp(p, js_literals[st->sub], js_lens[st->sub]) == 0) {
-			p += js_lens[st->sub];
+		if (end - p >= 4 && memcmp(p, "true", 4) == 0) {
+			p += 4;
 			goto next;
 		}
+		st->sub = 0;
+		goto literal;
+	case 'f':
+		if (end - p >= 5 && memcmp(p, "false", 5) == 0) {
+			p += 5;
+			goto next;
+		}
+		st->sub = 1;
+		goto literal;
+	case 'n':
+		if (end - p >= 4 && memcmp(p, "null", 4) == 0) {
+			p += 4;
+			goto next;
+		}
+		st->sub = 2;
+	literal:
 		st->tok = JT_LITERAL;
 		st->left = 0;
 		st->next = JS_NEXT;
@@ -656,15 +668,16 @@ key_here:
 	if (*p != '"')
 		goto bad;
 	t = p;
+	if ((p = js_run(p + 1, end, base)) < end && *p == '"') {
+		/* The colon most often right after. */
+		if (++p < end && *p == ':') {
+			p++;
+			goto value;
+		}
+		goto colon;
+	}
 	after_string = JS_COLON;
 string:
-	/* Plain ASCII to its end in this piece: no state to keep. */
-	if ((p = js_run(p + 1, end, base)) < end && *p == '"') {
-		p++;
-		if (after_string == JS_COLON)
-			goto colon;
-		goto next;
-	}
 	/* An escape, a byte past ASCII, wrong, or cut: the resumable code. */
 	st->tok = JT_STRING;
 	st->sub = JS_CHARS;
@@ -689,15 +702,15 @@ colon:
 
 next:
 	JS_SKIP(JS_NEXT);
-	if (depth == 0)
-		goto bad; /* something after the value */
 	if (*p == ',') {
+		if (depth == 0)
+			goto bad; /* something after the value */
 		p++;
 		if (obj)
 			goto key;
 		goto value;
 	}
-	if (*p != (obj ? '}' : ']'))
+	if (depth == 0 || *p != (obj ? '}' : ']'))
 		goto bad;
 close:
 	p++;

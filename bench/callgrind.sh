@@ -14,9 +14,10 @@ TOP=$PWD
 B=${1:-build}
 LOADS=${CALLGRIND_LOADS:-1000}
 FIXTURE=${BENCH_FIXTURE:-$TOP/../shared/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
-FLOE=$TOP/$B/floe
-FLOECTL=$TOP/$B/floectl
-UPSTREAM=$TOP/$B/bench-upstream
+case $B in /*) BD=$B ;; *) BD=$TOP/$B ;; esac
+FLOE=$BD/floe
+FLOECTL=$BD/floectl
+UPSTREAM=$BD/bench-upstream
 for c in valgrind callgrind_control callgrind_annotate curl node; do
 	command -v $c >/dev/null || { echo "callgrind: $c is needed" >&2; exit 1; }
 done
@@ -107,7 +108,7 @@ sleep 1
 dump=$(ls -t "$T"/cg.out.* | head -n 1)
 total=$(callgrind_annotate "$dump" 2>/dev/null |
 	awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
-echo "floe $(git describe --always --dirty 2>/dev/null): $LOADS routed LoadTables" \
+echo "floe $(cat "$BD/version" 2>/dev/null): $LOADS routed LoadTables" \
 	"(3.7 KB, config merged, cache off): $((total / LOADS)) instructions a load"
 callgrind_annotate --inclusive=yes --show-percs=no "$dump" 2>/dev/null |
 	awk -v n="$LOADS" '/^-+$/ {d++} d >= 3 && $1 ~ /^[0-9,]+$/ && c++ < 30 {

@@ -138,7 +138,7 @@ js_nonws16(const unsigned char *p)
 #define JS_SCAN16(stops)                                                       \
 	do {                                                                   \
 		unsigned m_;                                                   \
-		while (end - p >= 16) {                                        \
+		while ((uintptr_t)p <= (uintptr_t)end - 16) {                  \
 			if ((m_ = stops(p)) != 0)                              \
 				return p + __builtin_ctz(m_);                  \
 			p += 16;                                               \

@@ -91,16 +91,19 @@ jscheck_init(struct jscheck *st)
 }
 
 #if JS_SSE2
-/* The bytes of the 16 at P that end a run of plain string bytes. */
+/*
+ * The bytes of the 16 at P that end a run of plain string bytes. With
+ * bit 1 flipped a quote is 0x20 and the bytes below 0x20 stay there, so
+ * one signed compare (below 0x21) takes them and the bytes past ASCII.
+ */
 static inline unsigned
 js_stops16(const unsigned char *p)
 {
 	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-	/* Signed: a byte at or above 0x80 is below 0x20 too. */
 	__m128i m =
-	    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
-			     _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
-		_mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+	    _mm_or_si128(_mm_cmplt_epi8(_mm_xor_si128(x, _mm_set1_epi8(0x02)),
+			     _mm_set1_epi8(0x21)),
+		_mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
 
 	return (unsigned)_mm_movemask_epi8(m);
 }

@@ -348,7 +348,8 @@ judge(const char *s, size_t len)
  * 0 to 33 plain bytes and before 0, 1, 7, 8, 9, 15, 16 or 17 more, the
  * string after 0 to 3 bytes of the text: every offset of two blocks of
  * 16 and four of 8, a string that ends exactly at a block's end, before
- * and after a piece's (each text is also cut at every byte).
+ * and after a piece's (each text is also cut at every byte). And every
+ * byte value in a string, at offsets over two blocks.
  */
 static void
 test_string_blocks(void **state __unused)
@@ -397,6 +398,19 @@ test_string_blocks(void **state __unused)
 					len += lead;
 					assert_true(judge(buf, len));
 				}
+	/* Every byte but NUL (a case of its own) alone at each offset. */
+	for (x = 1; x < 256; x++)
+		for (k = 0; k <= 33; k += 3) {
+			len = 0;
+			buf[len++] = '"';
+			memset(buf + len, 'a', k);
+			len += k;
+			buf[len++] = (char)x;
+			memset(buf + len, 'b', 17);
+			len += 17;
+			buf[len++] = '"';
+			assert_true(judge(buf, len));
+		}
 }
 
 /*

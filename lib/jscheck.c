@@ -94,29 +94,32 @@ jscheck_init(struct jscheck *st)
 /*
  * The bytes of the 16 at P that end a run of plain string bytes. With
  * bit 1 flipped a quote is 0x20 and the bytes below 0x20 stay there, so
- * one signed compare (below 0x21) takes them and the bytes past ASCII.
+ * the plain bytes are those above 0x20 then (signed: not past ASCII) and
+ * not a backslash.
  */
 static inline unsigned
 js_stops16(const unsigned char *p)
 {
 	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-	__m128i m =
-	    _mm_or_si128(_mm_cmplt_epi8(_mm_xor_si128(x, _mm_set1_epi8(0x02)),
-			     _mm_set1_epi8(0x21)),
-		_mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
+	__m128i plain = _mm_andnot_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('\\')),
+	    _mm_cmpgt_epi8(_mm_xor_si128(x, _mm_set1_epi8(0x02)),
+		_mm_set1_epi8(0x20)));
 
-	return (unsigned)_mm_movemask_epi8(m);
+	return ~(unsigned)_mm_movemask_epi8(plain) & 0xffff;
 }
 
-/* The bytes of the 16 at P that are not digits. */
+/*
+ * The bytes of the 16 at P that are not digits: moved by 0x50, the digits
+ * are the ten lowest signed bytes (-128 to -119).
+ */
 static inline unsigned
 js_nondigits16(const unsigned char *p)
 {
 	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-	__m128i m = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)),
-	    _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
 
-	return ~(unsigned)_mm_movemask_epi8(m) & 0xffff;
+	return (unsigned)_mm_movemask_epi8(
+	    _mm_cmpgt_epi8(_mm_add_epi8(x, _mm_set1_epi8(0x50)),
+		_mm_set1_epi8(-119)));
 }
 
 /* The bytes of the 16 at P that are not whitespace. */

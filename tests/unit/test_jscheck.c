@@ -422,7 +422,8 @@ static void
 test_number_blocks(void **state __unused)
 {
 	static const char *const forms[] = { "%s", "-%s", "1.%s", "%s.5",
-		"%se%s", "0.%sE-%s", "%s.", "%se", "%s.%sx", "-0%s", "%s-1" };
+		"%se%s", "0.%sE-%s", "%s.", "%se", "%s.%sx", "-0%s", "%s-1",
+		"%s/", "%s:1", "1.%s/", "1e%s:" };
 	char digits[48], num[160], buf[200];
 	size_t d, f;
 	int len;
@@ -444,6 +445,16 @@ test_number_blocks(void **state __unused)
 			judge(buf, (size_t)len);
 		}
 	}
+	/* Every byte but NUL after runs of digits over two blocks. */
+	for (d = 1; d <= 33; d += 4)
+		for (f = 1; f < 256; f++) {
+			memset(buf, '7', d);
+			buf[0] = '[';
+			buf[d] = (char)f;
+			buf[d + 1] = ']';
+			judge(buf, d + 2);
+			judge(buf + 1, d);
+		}
 	/* Integers jansson holds are judged, not skipped. */
 	assert_true(judge("[123456789012345678]", 20));
 }

@@ -146,12 +146,13 @@ js_nonws16(const unsigned char *p)
 		unsigned m_;                                                   \
 		while ((uintptr_t)p <= (uintptr_t)end - 16) {                  \
 			if ((m_ = stops(p)) != 0)                              \
-				return p + __builtin_ctz(m_);                  \
+				return p + (unsigned)__builtin_ctz(m_);        \
 			p += 16;                                               \
 		}                                                              \
 		if (p < end && end - base >= 16) {                             \
 			m_ = stops(end - 16) >> (16 - (end - p));              \
-			return m_ != 0 ? p + __builtin_ctz(m_) : end;          \
+			return m_ != 0 ? p + (unsigned)__builtin_ctz(m_) :     \
+					 end;                                  \
 		}                                                              \
 	} while (0)
 #else
@@ -592,7 +593,8 @@ value_or_close:
 		goto close;
 	goto value_here;
 value:
-	JS_SKIP(JS_VALUE);
+	if (p == end || *p != '"')
+		JS_SKIP(JS_VALUE);
 value_here:
 	t = p;
 	if ((c = *p) == '"') {
@@ -679,10 +681,13 @@ key_or_close:
 		goto close;
 	goto key_here;
 key:
-	JS_SKIP(JS_KEY);
-key_here:
-	if (*p != '"')
-		goto bad;
+	/* The quote right there, most often. */
+	if (p == end || *p != '"') {
+		JS_SKIP(JS_KEY);
+	key_here:
+		if (*p != '"')
+			goto bad;
+	}
 	t = p;
 	if ((p = js_run(p + 1, end, base)) < end && *p == '"') {
 		/* The colon most often right after. */
@@ -717,17 +722,21 @@ colon:
 	goto value;
 
 next:
-	JS_SKIP(JS_NEXT);
-	if (*p == ',') {
-		if (depth == 0)
-			goto bad; /* something after the value */
-		p++;
-		if (obj)
-			goto key;
-		goto value;
+	/* A comma right there, most often. */
+	if (p == end || *p != ',') {
+		JS_SKIP(JS_NEXT);
+		if (*p != ',') {
+			if (depth == 0 || *p != (obj ? '}' : ']'))
+				goto bad;
+			goto close;
+		}
 	}
-	if (depth == 0 || *p != (obj ? '}' : ']'))
-		goto bad;
+	if (depth == 0)
+		goto bad; /* something after the value */
+	p++;
+	if (obj)
+		goto key;
+	goto value;
 close:
 	p++;
 	depth--;

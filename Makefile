@@ -115,6 +115,11 @@ bench: deps
 $(B)/bench-sigv4: $(B)/bench/sigv4.o $(call obj,policy/sigv4.c $(LIB_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The cost of the JSON check alone: `bench/jscheck.sh` (or
+# `make $(B)/bench-jscheck` and `$(B)/bench-jscheck FILE...`).
+$(B)/bench-jscheck: $(B)/bench/jscheck.o $(call obj,$(LIB_SRCS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 hdrcheck:
 	@for h in $(HDRS); do \
 		echo "#include \"$$h\"" | $(CC) $(filter-out -MMD -MP,$(CPPFLAGS)) $(WFLAGS) \

@@ -34,6 +34,7 @@ enum cluster_key_kind {
 	CLUSTER_KEY_OTHER,
 	CLUSTER_KEY_STATE, /* objects/, waves/, events/: in the store */
 	CLUSTER_KEY_NODE, /* nodes/NAME */
+	CLUSTER_KEY_LEADER, /* leader */
 };
 
 /* A wave's state before a resync, to say what it changed. */
@@ -136,6 +137,8 @@ cluster_classify(const char *key, size_t len, enum store_db *db,
 		*klen = 0;
 		return CLUSTER_KEY_STATE;
 	}
+	if (len == 6 && memcmp(key, "leader", 6) == 0)
+		return CLUSTER_KEY_LEADER;
 	if (len > 6 && memcmp(key, "nodes/", 6) == 0) {
 		*name = key + 6;
 		*nlen = len - 6;
@@ -275,6 +278,7 @@ cluster_range_cb(const struct etcd_result *res, void *arg)
 		memcpy(kv->value, res->kvs[i].value, kv->value_len);
 		kv->value[kv->value_len] = '\0';
 		kv->mod_revision = res->kvs[i].mod_revision;
+		kv->lease = res->kvs[i].lease;
 	}
 	if (res->more)
 		return;
@@ -307,6 +311,7 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 	struct store_mirror *m;
 	const char *name;
 	size_t i, k, nlen, nstate = 0;
+	bool leader = false;
 	enum store_db db;
 	unsigned char kb[STORE_KEY_MAX];
 	size_t klen;
@@ -331,10 +336,17 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 			cluster_node_seen(c, kv->key, kv->key_len, kv->value,
 			    kv->value_len, false);
 			break;
+		case CLUSTER_KEY_LEADER:
+			cluster_leader_seen(c, kv->value, kv->value_len,
+			    kv->lease, kv->mod_revision, false);
+			leader = true;
+			break;
 		case CLUSTER_KEY_OTHER:
 			break;
 		}
 	}
+	if (!leader)
+		cluster_leader_seen(c, NULL, 0, 0, rev, true);
 	if (rc != STORE_ERROR)
 		rc = cluster_pending_reput(c, m, rev);
 	if (rc != STORE_ERROR)
@@ -499,6 +511,11 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 		case CLUSTER_KEY_NODE:
 			cluster_node_seen(c, key, len, ev->kv.value,
 			    ev->kv.value_len, ev->type == ETCD_EVENT_DELETE);
+			continue;
+		case CLUSTER_KEY_LEADER:
+			cluster_leader_seen(c, ev->kv.value, ev->kv.value_len,
+			    ev->kv.lease, ev->kv.mod_revision,
+			    ev->type == ETCD_EVENT_DELETE);
 			continue;
 		case CLUSTER_KEY_OTHER:
 			continue;

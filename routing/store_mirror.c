@@ -463,3 +463,29 @@ store_pending_foreach(struct store *s, store_pending_cb cb, void *arg)
 	store_rend(s);
 	return STORE_OK;
 }
+
+/* Keep LINE as the last pending rollback log line, in M's txn. */
+int
+store_mirror_rlog(struct store_mirror *m, const char *line, size_t len)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	unsigned char kb[8];
+	uint64_t next = 1;
+	int rc;
+
+	if ((rc = mdb_cursor_open(m->txn, m->s->rlog, &c)) != 0)
+		return store_mirror_fail(m, "rlog", rc);
+	rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+	if (rc == 0 && k.mv_size == 8)
+		next = store_be64_num(k.mv_data) + 1;
+	mdb_cursor_close(c);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return store_mirror_fail(m, "rlog", rc);
+	store_be64_key(next, kb);
+	k = (MDB_val) { sizeof(kb), kb };
+	v = (MDB_val) { len, (void *)(uintptr_t)line };
+	if ((rc = mdb_put(m->txn, m->s->rlog, &k, &v, MDB_APPEND)) != 0)
+		return store_mirror_fail(m, "rlog", rc);
+	return STORE_OK;
+}

@@ -26,6 +26,8 @@ static char STORE_META_PENDING[] = "cluster_pending/";
 struct store_mirror {
 	struct store *s;
 	MDB_txn *txn;
+	uint64_t top_event; /* the highest event sequence put */
+	bool reset; /* a resync: the sequence may start again lower */
 };
 
 static int store_mirror_fail(struct store_mirror *, const char *, int);
@@ -222,6 +224,7 @@ store_mirror_reset(struct store_mirror *m)
 	    (rc = mdb_drop(m->txn, m->s->waves, 0)) != 0 ||
 	    (rc = mdb_drop(m->txn, m->s->events, 0)) != 0)
 		return store_mirror_fail(m, "reset", rc);
+	m->reset = true;
 	return STORE_OK;
 }
 
@@ -277,6 +280,8 @@ store_mirror_put(struct store_mirror *m, enum store_db db, const void *key,
 		v = (MDB_val) { strlen(text), text };
 		rc = mdb_put(m->txn, s->events, &k, &v, 0);
 		free(text);
+		if ((uint64_t)rev > m->top_event)
+			m->top_event = (uint64_t)rev;
 		break;
 	default:
 		return STORE_NOTFOUND;
@@ -333,14 +338,24 @@ store_meta_u64(MDB_txn *txn, MDB_dbi meta, char *name, size_t len)
 	return store_get_uint(&d, 8);
 }
 
-/* Commit M with REV as the applied revision (and the last sequence). */
+/*
+ * Commit M with REV as the applied revision. The last sequence is REV, or
+ * the last one of an event numbered past it (a rollback pending for
+ * etcd), and goes back only with a resync (another etcd cluster numbers
+ * anew): what waits for a new sequence sees each change.
+ */
 int
 store_mirror_commit(struct store_mirror *m, int64_t rev, uint64_t cluster_id)
 {
 	struct store *s = m->s;
+	uint64_t seq = (uint64_t)rev;
 	int rc;
 
-	if ((rc = store_meta_seq_put(m->txn, s->meta, (uint64_t)rev)) != 0 ||
+	if (m->top_event > seq)
+		seq = m->top_event;
+	if (!m->reset && s->last_seq > seq)
+		seq = s->last_seq;
+	if ((rc = store_meta_seq_put(m->txn, s->meta, seq)) != 0 ||
 	    (rc = store_meta_u64_put(m->txn, s->meta, STORE_META_CREV,
 		 sizeof(STORE_META_CREV) - 1, (uint64_t)rev)) != 0 ||
 	    (rc = store_meta_u64_put(m->txn, s->meta, STORE_META_CID,
@@ -352,7 +367,7 @@ store_mirror_commit(struct store_mirror *m, int64_t rev, uint64_t cluster_id)
 		store_damaged(s, "mirror: commit: %s", store_strerror(s, rc));
 		return STORE_ERROR;
 	}
-	s->last_seq = (uint64_t)rev;
+	s->last_seq = seq;
 	store_ok(s);
 	return STORE_OK;
 }

@@ -32,6 +32,16 @@ nctl 1 wave rollback 1 --reason "etcd is down"
 	bad "etcd down: rollback: exit $RC: $(cat "$T/ctl")"
 [ "$(node_side 1 bunnies)" = warehouse ] && ok "node 1 answers from the warehouse at once" ||
 	bad "node 1 answers from $(node_side 1 bunnies)"
+# The pending rollback's event is the last one, and counted.
+nadmin 1 GET /events
+jq -e '.last_seq == ([.events[].seq] | max) and
+	.events[-1].type == "wave.rollback"' "$T/b" >/dev/null &&
+	ok "node 1's last event is the pending rollback, at last_seq" ||
+	bad "node 1's events: $(jq -c '{last_seq, e: [.events[] | [.seq, .type]]}' "$T/b")"
+nadmin 1 GET /status
+jq -e '.waves.rolled_back == 1 and .waves.lakehouse == 0' "$T/b" >/dev/null &&
+	ok "node 1's /status counts wave 1 rolled back" ||
+	bad "node 1's /status waves: $(jq -c .waves "$T/b")"
 [ "$(node_side 2 bunnies)" = lakehouse ] && ok "node 2 keeps serving its mirror" ||
 	bad "node 2 answers $(node_side 2 bunnies)"
 s=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${NODE_PORT[2]}/readyz")

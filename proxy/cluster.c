@@ -323,10 +323,11 @@ cluster_status(struct cluster *c)
 			k--;
 		}
 	}
-	return json_pack("{s:s, s:s, s:b, s:b, s:I, s:I, s:s, s:I, s:s?, s:b, "
-			 "s:o}",
-	    "node", c->name, "prefix", c->prefix, "connected", c->watching,
-	    "loaded", c->loaded, "applied_revision", (json_int_t)c->applied,
+	return json_pack("{s:s, s:s, s:s, s:b, s:b, s:I, s:I, s:s, s:I, s:s?, "
+			 "s:b, s:o}",
+	    "node", c->name, "prefix", c->prefix, "endpoint",
+	    etcd_endpoint(c->etcd), "connected", c->watching, "loaded",
+	    c->loaded, "applied_revision", (json_int_t)c->applied,
 	    "stored_revision", (json_int_t)c->stored, "hash", mine, "resyncs",
 	    (json_int_t)c->resyncs, "leader", cluster_leader_name(c),
 	    "is_leader", cluster_is_leader(c), "nodes", nodes);

@@ -8,7 +8,7 @@
 lib_init 89
 mapfile -t P < <(for i in 1 2 3 4 5 6 7; do free_port; done)
 [ "$(printf '%s\n' "${P[@]}" | sort -u | wc -l)" = 7 ] || { echo "ports: ${P[*]}"; exit 1; }
-DEMO_PORTS="${P[*]}" DEMO_VAR=$T/var setsid bash conf/demo-cluster.sh build \
+DEMO_PORTS="${P[*]}" DEMO_VAR=$T/var setsid bash conf/demo-cluster.sh "$(dirname "$FLOE")" \
 	>"$T/out" 2>&1 &
 DEMO=$!
 pids+=($DEMO)
@@ -49,4 +49,8 @@ for port in "${P[@]}"; do
 done
 [ $left = 0 ] && grep -q "stopping" "$T/out" && ok "SIGTERM stops the nodes, the catalogs and etcd" ||
 	bad "$left processes or ports left after SIGTERM"
+if grep -qE 'Sanitizer|runtime error:' "$T"/var/n*/floe.log; then
+	bad "a node's log has sanitizer reports:"
+	grep -E -A 12 'Sanitizer|runtime error:' "$T"/var/n*/floe.log | head -40
+fi
 finish

@@ -34,6 +34,7 @@
 #include "proxy/tlsctx.h"
 
 #define SERVER_HEAD_NOW 2048 /* the largest head written straight */
+#define SERVER_TLS_RECORD 16384 /* a TLS record's most plaintext */
 #define SERVER_SEND_VECS 15 /* body pieces written straight with it */
 /*
  * A connection whose output buffer holds more than this once an answer is
@@ -439,6 +440,8 @@ server_conn_free(struct server_conn *c)
 	event_free(c->timer);
 	if (c->rev != NULL)
 		event_free(c->rev);
+	if (c->tls && !c->handshaking)
+		tlsctx_close(c->bev);
 	bufferevent_free(c->bev);
 	h1_free(c->h1);
 	free(c);
@@ -554,6 +557,8 @@ server_write_cb(struct bufferevent *bev __unused, void *arg)
 		bufferevent_disable(c->bev, EV_WRITE);
 	if (c->closing)
 		server_conn_free(c);
+	else
+		c->idle_us = units_mono_us(); /* idle from the last byte out */
 }
 
 /*
@@ -654,6 +659,13 @@ server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 		return;
 	}
 	if (!h1_started(c->h1)) {
+		/*
+		 * A client still taking its answer is not idle: write_timeout
+		 * bounds a client that stops reading, and server_write_cb
+		 * starts idle_timeout when the last byte is out.
+		 */
+		if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+			c->idle_us = units_mono_us();
 		left_us =
 		    units_left_us(c->idle_us, c->srv->opts.idle_timeout_ms);
 		if (left_us > 0) {
@@ -767,14 +779,27 @@ server_reply(struct server_conn *c, unsigned status, const char *hdrs,
 		    content_length);
 		server_send_now(c, head, (size_t)(o - head), body);
 	} else {
-		/* The whole head in one reserved extent, without printf. */
-		if (evbuffer_reserve_space(out, rlen + hlen + 96, &v, 1) != 1)
+		/*
+		 * The whole head in one reserved extent, without printf. Over
+		 * TLS a body that fits one record goes in the same extent:
+		 * bufferevent_openssl makes a record, and a write, of each
+		 * piece of its output, and one copy costs less than a second
+		 * record.
+		 */
+		size_t inl = c->tls && blen <= SERVER_TLS_RECORD ? blen : 0;
+		int got;
+
+		if (evbuffer_reserve_space(out, rlen + hlen + 96 + inl, &v,
+			1) != 1)
 			fatalx("%s: out of memory", __func__);
 		o = server_head(c, v.iov_base, status, reason, rlen, hdrs, hlen,
 		    content_length);
+		if (body != NULL && inl > 0 &&
+		    (got = evbuffer_remove(body, o, inl)) > 0)
+			o += got;
 		v.iov_len = o - (char *)v.iov_base;
 		evbuffer_commit_space(out, &v, 1);
-		if (body != NULL)
+		if (body != NULL && evbuffer_get_length(body) > 0)
 			evbuffer_add_buffer(out, body);
 	}
 	c->busy = false;

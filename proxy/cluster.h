@@ -55,6 +55,12 @@ void cluster_commit(struct cluster *, struct store_capture *cap,
 bool cluster_is_leader(const struct cluster *);
 /* The leader's name as last seen, or NULL if none is known. */
 const char *cluster_leader_name(const struct cluster *);
+/*
+ * floe is draining: stop polling and give the leader key up at once (not
+ * waited for), so that another node takes the polls without waiting for
+ * this node's lease to run out.
+ */
+void cluster_leader_resign(struct cluster *);
 
 /* Whether the mirror is watching etcd now. */
 bool cluster_connected(const struct cluster *);

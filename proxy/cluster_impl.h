@@ -86,6 +86,7 @@ struct cluster {
 	int64_t leader_rev; /* the revision it was last seen at */
 	bool leading; /* seen holding it with this node's lease */
 	bool was_leader; /* cluster_is_leader when last checked */
+	bool resigned; /* draining: never the leader again */
 	int64_t sure_until_us; /* mono: the lease lives at least until */
 	int64_t leading_since_ms;
 	unsigned leader_changes; /* times this node became the leader */

@@ -32,6 +32,7 @@ static void cluster_leader_campaign(struct cluster *);
 static void cluster_leader_takeover(struct cluster *);
 static void cluster_leader_cb(const struct etcd_result *, void *);
 static void cluster_leader_check(struct cluster *);
+static void cluster_leader_resign_cb(const struct etcd_result *, void *);
 
 /* Whether this node is sure it holds the leader key now. */
 bool
@@ -134,7 +135,7 @@ cluster_leader_seen(struct cluster *c, const char *value, size_t vlen,
 	memcpy(c->leader, value, vlen);
 	c->leader[vlen] = '\0';
 	c->leader_lease = lease;
-	c->leading = c->lease != 0 && lease == c->lease &&
+	c->leading = !c->resigned && c->lease != 0 && lease == c->lease &&
 	    strcmp(c->leader, c->name) == 0;
 	/* This node, restarted under its name while its old lease lives. */
 	if (!c->leading && c->lease != 0 && strcmp(c->leader, c->name) == 0)
@@ -155,7 +156,7 @@ cluster_leader_campaign(struct cluster *c)
 	char *key;
 	size_t klen;
 
-	if (c->ecall != NULL || c->lease == 0)
+	if (c->ecall != NULL || c->lease == 0 || c->resigned)
 		return;
 	cluster_key(c, "leader", "", 0, &key, &klen);
 	cmp.key = key;
@@ -191,7 +192,8 @@ cluster_leader_takeover(struct cluster *c)
 	char *key;
 	size_t klen;
 
-	if (c->ecall != NULL || c->lease == 0 || c->leader_rev == 0)
+	if (c->ecall != NULL || c->lease == 0 || c->leader_rev == 0 ||
+	    c->resigned)
 		return;
 	cluster_key(c, "leader", "", 0, &key, &klen);
 	cmp.key = key;
@@ -236,6 +238,55 @@ cluster_leader_cb(const struct etcd_result *res, void *arg)
 		    kv->mod_revision, false);
 	}
 	/* Gone between the compare and the read: the next renewal asks. */
+}
+
+/*
+ * Give the key up (floe is draining): delete it if it still is the one
+ * this node holds, so that another node takes the polls at once rather
+ * than after the lease; never ask again. Not waited for.
+ */
+void
+cluster_leader_resign(struct cluster *c)
+{
+	struct etcd_cmp cmp = { .target = ETCD_CMP_MOD,
+		.result = ETCD_CMP_EQUAL };
+	struct etcd_op del = { .type = ETCD_OP_DELETE };
+	struct etcd_txn t = { 0 };
+	char *key;
+	size_t klen;
+
+	c->resigned = true;
+	etcd_cancel(c->ecall);
+	c->ecall = NULL;
+	if (!c->leading || c->leader_rev == 0)
+		return;
+	c->leading = false;
+	c->leader[0] = '\0';
+	cluster_leader_check(c);
+	cluster_key(c, "leader", "", 0, &key, &klen);
+	cmp.key = key;
+	cmp.number = c->leader_rev;
+	del.key = key;
+	del.key_len = klen;
+	t.cmps = &cmp;
+	t.ncmps = 1;
+	t.success = &del;
+	t.nsuccess = 1;
+	c->ecall = etcd_txn(c->etcd, &t, cluster_leader_resign_cb, c);
+	free(key);
+	log_info("cluster: draining: giving the leader key up");
+}
+
+/* The key given up (or not: then its lease ends it). */
+static void
+cluster_leader_resign_cb(const struct etcd_result *res, void *arg)
+{
+	struct cluster *c = arg;
+
+	c->ecall = NULL;
+	if (res->err != ETCD_OK || !res->succeeded)
+		log_debug("cluster: leader: giving up: %s",
+		    res->err != ETCD_OK ? res->error : "changed meanwhile");
 }
 
 /* Stop asking (cluster mode stops). */

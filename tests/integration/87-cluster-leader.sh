@@ -5,7 +5,9 @@
 # another node within the lease TTL, which takes the polls over (a
 # freshness run in progress starts again there and still rolls the
 # lagging wave back); every node shows the leader (GET /cluster, floectl
-# cluster, /metrics). Polls are counted by the test catalogs.
+# cluster, /metrics); a leader stopped with TERM gives the key up, and
+# another leads well before its lease would end. Polls are counted by the
+# test catalogs.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 lib_init 87
@@ -169,4 +171,22 @@ nadmin "$OLD" GET /cluster
 jq -e --arg l "n$NEW" '.leader == $l and (.is_leader | not)' "$T/b" >/dev/null &&
 	ok "the restarted n$OLD names n$NEW the leader" ||
 	bad "n$OLD's GET /cluster: $(jq -c '{leader, is_leader}' "$T/b")"
+
+# The leader stopped cleanly gives the key up: another leads at once,
+# not a lease later.
+t0=$(date +%s%N)
+node_stop "$NEW"
+L2=
+for i in $(seq 100); do
+	L2=$(the_leader)
+	[ -n "$L2" ] && break
+	sleep 0.05
+done
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "   n$NEW stopped with TERM: n$L2 leads $ms ms later"
+[ -n "$L2" ] && [ "$L2" != "$NEW" ] && [ "$ms" -lt $((TTL * 1000)) ] &&
+	ok "n$NEW stopped with TERM gave the key up: n$L2 leads after $ms ms" ||
+	bad "after stopping n$NEW: leader '$L2' after $ms ms"
+grep -q "giving the leader key up" "$T/n$NEW/floe.log" &&
+	ok "n$NEW's log says it gave the key up" || bad "n$NEW's log: $(tail -3 "$T/n$NEW/floe.log")"
 cluster_finish

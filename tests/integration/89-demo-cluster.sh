@@ -49,6 +49,9 @@ for port in "${P[@]}"; do
 done
 [ $left = 0 ] && grep -q "stopping" "$T/out" && ok "SIGTERM stops the nodes, the catalogs and etcd" ||
 	bad "$left processes or ports left after SIGTERM"
+make -n demo-cluster 2>/dev/null | grep -q '^conf/demo-cluster.sh ' &&
+	ok "make demo-cluster runs conf/demo-cluster.sh" ||
+	bad "make -n demo-cluster: $(make -n demo-cluster 2>&1 | tail -2)"
 if grep -qE 'Sanitizer|runtime error:' "$T"/var/n*/floe.log; then
 	bad "a node's log has sanitizer reports:"
 	grep -E -A 12 'Sanitizer|runtime error:' "$T"/var/n*/floe.log | head -40

@@ -329,6 +329,11 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 
 	(void)store_wave_foreach(c->st, cluster_old_wave_cb, &old);
 	json_object_clear(c->nodes);
+	/*
+	 * The range says who leads, whatever was seen before (another
+	 * cluster's revisions may be higher).
+	 */
+	c->leader_rev = 0;
 	if ((m = store_mirror_begin(c->st)) == NULL ||
 	    store_mirror_reset(m) != STORE_OK)
 		rc = STORE_ERROR;

@@ -2,8 +2,8 @@
  * floe: watch_poll.c -- the freshness and count polls: the list of the
  * tables of moved waves (rebuilt only when the store changed), and every
  * freshness_interval a LoadTable of each from both catalogs, a few at a
- * time, revalidating with If-None-Match. What the answers mean is
- * watch_trigger.c's (watch_cycle_end).
+ * time, revalidating with If-None-Match; in a cluster, on the leader
+ * only. What the answers mean is watch_trigger.c's (watch_cycle_end).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,6 +17,7 @@
 #include "lib/xmalloc.h"
 #include "policy/trigger.h"
 #include "proxy/catalog.h"
+#include "proxy/cluster.h"
 #include "proxy/conf.h"
 #include "proxy/cred.h"
 #include "proxy/fetch.h"
@@ -408,6 +409,20 @@ watch_poll_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 	    units_now_ms() + (int64_t)w->f->conf->policy.freshness_interval_ms;
 	if (w->cycling || w->f->store == NULL)
 		return;
+	/*
+	 * In a cluster only the leader polls, so that the catalogs are read
+	 * once per cluster. A node that starts polling (again) starts every
+	 * freshness run afresh: what it saw before may be long stale.
+	 */
+	if (w->f->cluster != NULL && !cluster_is_leader(w->f->cluster)) {
+		w->polling = false;
+		return;
+	}
+	if (!w->polling)
+		for (i = 0; i < w->nobjs; i++)
+			memset(&w->objs[i]->fresh, 0,
+			    sizeof(w->objs[i]->fresh));
+	w->polling = true;
 	/*
 	 * Routes, waves and the ledger change only with a new event: with a
 	 * million routes, the scan that builds the list is worth skipping.

@@ -400,6 +400,13 @@ int store_mirror_commit(struct store_mirror *, int64_t rev,
     uint64_t cluster_id);
 void store_mirror_abort(struct store_mirror *);
 /*
+ * Keep a rollback log line (LINE, LEN bytes, no newline) as the last
+ * pending one (the rlog DBI) in M's txn: the line of a rollback the
+ * mirror applies commits with it, and rlog_flush writes it afterwards,
+ * once, even across a crash.
+ */
+int store_mirror_rlog(struct store_mirror *, const char *line, size_t len);
+/*
  * Rollbacks pending for etcd (cluster_pending.c), kept in meta so that a
  * restart does not forget them: put one in the mirror's txn that applies
  * it, delete one etcd took (STORE_OK also if absent), read them all.

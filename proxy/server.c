@@ -70,6 +70,10 @@ struct server_conn {
 	bool handshaking; /* TLS: bounded by header_timeout, not idle */
 	server_abort_cb abort_cb;
 	void *abort_arg;
+	bool streaming; /* an answer's body is being given in pieces */
+	bool chunked; /* ... in chunks */
+	server_abort_cb drain_cb; /* its output drained to its share */
+	void *drain_arg;
 	uid_t uid;
 	int port;
 	char peer[INET6_ADDRSTRLEN];
@@ -115,6 +119,9 @@ static void server_conn_free(struct server_conn *);
 static void server_conn_process(struct server_conn *);
 static void server_account(struct server_conn *);
 static void server_resume(struct server_conn *);
+static void server_answered(struct server_conn *);
+static void server_put_head(struct server_conn *, unsigned, const char *,
+    size_t, struct evbuffer *, int64_t);
 
 struct server *
 server_new(struct event_base *base, const struct server_opts *opts,
@@ -548,6 +555,12 @@ server_write_cb(struct bufferevent *bev __unused, void *arg)
 	server_account(c);
 	if (c->stalled)
 		server_resume(c);
+	/* A streamed answer's source may give more. */
+	if (c->streaming && c->drain_cb != NULL &&
+	    c->held <= SERVER_CONN_BUDGET) {
+		c->drain_cb(c->drain_arg);
+		return;
+	}
 	if (c->held > 0)
 		return;
 	if (!c->tls)
@@ -671,7 +684,7 @@ server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 
 /*
  * Write the head of an answer at O (room for RLEN + HLEN + 96 bytes); the
- * end of what was written.
+ * end of what was written. A CONTENT_LENGTH below 0 makes it chunked.
  */
 static char *
 server_head(struct server_conn *c, char *o, unsigned status, const char *reason,
@@ -691,7 +704,10 @@ server_head(struct server_conn *c, char *o, unsigned status, const char *reason,
 		memcpy(o, hdrs, hlen);
 		o += hlen;
 	}
-	if (status != 304 && status != 204 && status >= 200) {
+	if (content_length < 0) {
+		memcpy(o, "Transfer-Encoding: chunked\r\n", 28);
+		o += 28;
+	} else if (status != 304 && status != 204 && status >= 200) {
 		memcpy(o, "Content-Length: ", 16);
 		o += 16;
 		o += units_utoa(o, (uint64_t)content_length);
@@ -746,21 +762,35 @@ void
 server_reply(struct server_conn *c, unsigned status, const char *hdrs,
     size_t hlen, struct evbuffer *body, int64_t content_length)
 {
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	struct evbuffer_iovec v;
-	const char *reason = h1_reason(status);
 	size_t blen = body != NULL ? evbuffer_get_length(body) : 0;
-	size_t rlen = strlen(reason);
-	char head[SERVER_HEAD_NOW], *o;
 
 	c->abort_cb = NULL;
 	c->continued = false;
+	c->streaming = false;
 	if (content_length < 0)
 		content_length = blen;
 	if (body != NULL && (c->head_req || status == 304 || status == 204)) {
 		evbuffer_drain(body, blen);
 		body = NULL;
 	}
+	server_put_head(c, status, hdrs, hlen, body, content_length);
+	server_answered(c);
+}
+
+/*
+ * Queue (or write at once) the head of an answer and BODY (moved; may be
+ * NULL). CONTENT_LENGTH below 0: chunked.
+ */
+static void
+server_put_head(struct server_conn *c, unsigned status, const char *hdrs,
+    size_t hlen, struct evbuffer *body, int64_t content_length)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	struct evbuffer_iovec v;
+	const char *reason = h1_reason(status);
+	size_t rlen = strlen(reason);
+	char head[SERVER_HEAD_NOW], *o;
+
 	if (!c->tls && rlen + hlen + 96 <= sizeof(head) &&
 	    evbuffer_get_length(out) == 0) {
 		o = server_head(c, head, status, reason, rlen, hdrs, hlen,
@@ -777,6 +807,15 @@ server_reply(struct server_conn *c, unsigned status, const char *hdrs,
 		if (body != NULL)
 			evbuffer_add_buffer(out, body);
 	}
+}
+
+/*
+ * C's answer is queued whole: close after it, or wait for the next
+ * request (and stall while the client does not take what it was given).
+ */
+static void
+server_answered(struct server_conn *c)
+{
 	c->busy = false;
 	if (c->close_after) {
 		c->closing = true;
@@ -843,6 +882,64 @@ server_account(struct server_conn *c)
 			server_held_peak = server_held;
 	}
 	c->held = n;
+}
+
+void
+server_stream_start(struct server_conn *c, unsigned status, const char *hdrs,
+    size_t hlen, int64_t content_length)
+{
+	c->continued = false;
+	c->streaming = true;
+	c->chunked = content_length < 0;
+	server_put_head(c, status, hdrs, hlen, NULL, content_length);
+	server_flush(c);
+}
+
+bool
+server_stream_add(struct server_conn *c, struct evbuffer *body)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	size_t n = evbuffer_get_length(body);
+	char size[24];
+	int k;
+
+	if (n > 0 && c->chunked) {
+		k = snprintf(size, sizeof(size), "%zx\r\n", n);
+		evbuffer_add(out, size, k);
+		evbuffer_add_buffer(out, body);
+		evbuffer_add(out, "\r\n", 2);
+	} else if (n > 0)
+		evbuffer_add_buffer(out, body);
+	server_flush(c);
+	return !c->closing && c->held <= SERVER_CONN_BUDGET;
+}
+
+void
+server_stream_end(struct server_conn *c)
+{
+	if (c->chunked)
+		evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
+	c->abort_cb = NULL;
+	c->drain_cb = NULL;
+	c->streaming = false;
+	server_answered(c);
+}
+
+void
+server_stream_abort(struct server_conn *c)
+{
+	c->abort_cb = NULL;
+	c->drain_cb = NULL;
+	c->streaming = false;
+	c->close_after = true;
+	server_answered(c);
+}
+
+void
+server_conn_on_drain(struct server_conn *c, server_abort_cb cb, void *arg)
+{
+	c->drain_cb = cb;
+	c->drain_arg = arg;
 }
 
 void

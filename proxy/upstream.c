@@ -42,6 +42,11 @@
 
 #define UPSTREAM_SPARE 256 /* ended transfers kept for reuse */
 #define UPSTREAM_WRITEV 16 /* pieces of a request written at once */
+/*
+ * Connections whose transfer is paused on a client that does not read
+ * are not counted against max_conns, up to this many times it in all.
+ */
+#define UPSTREAM_PAUSED_CONNS 4
 /* Answers larger than this are refused (LoadTable with long histories). */
 #define UPSTREAM_MAX_BODY (256u << 20)
 
@@ -55,6 +60,8 @@ static void upstream_event_cb(struct bufferevent *, short, void *);
 static void upstream_timer_cb(evutil_socket_t, short, void *);
 static void upstream_conn_free(struct upconn *);
 static void upstream_start(struct upstream *, struct upstream_xfer *);
+static bool upstream_has_slot(const struct upstream *);
+static void upstream_unpause(struct upstream *);
 static struct upstream_xfer *upstream_dequeue(struct upstream *);
 static void upstream_finish(struct upstream_xfer *, enum upstream_fail,
     const char *);
@@ -277,6 +284,7 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 			fatalx("%s: out of memory", __func__);
 	}
 	x->check = r->check_json;
+	x->body_cb = r->body_cb;
 	x->json = -1;
 	jscheck_init(&x->jsc);
 	evbuffer_add_buffer(req, r->head);
@@ -520,10 +528,11 @@ upstream_start(struct upstream *u, struct upstream_xfer *x)
 		upstream_write(c, x);
 		return;
 	}
-	if (u->nconns >= u->t->max_conns) {
+	if (!upstream_has_slot(u)) {
 		if ((c = LIST_FIRST(&u->idle)) == NULL) {
 			TAILQ_INSERT_TAIL(&u->waiting, x, wait);
 			u->nwaiting++;
+			upstream_unpause(u);
 			return;
 		}
 		/* A retry must not reuse an old connection: recycle one. */
@@ -536,6 +545,40 @@ upstream_start(struct upstream *u, struct upstream_xfer *x)
 	/* The request waits in the output buffer until the connect ends. */
 	upstream_write(c, x);
 	evtimer_add(x->timer, x->retried ? u->timeout_q : u->connect_q);
+}
+
+/*
+ * May U open one more connection? Under max_conns, or over it by the
+ * connections whose transfers are paused (a client that does not read
+ * must not hold the catalog from others), up to UPSTREAM_PAUSED_CONNS
+ * times max_conns.
+ */
+static bool
+upstream_has_slot(const struct upstream *u)
+{
+	unsigned max = u->t->max_conns;
+
+	return u->nconns < max ||
+	    (u->nconns - u->npaused < max &&
+		u->nconns < max * UPSTREAM_PAUSED_CONNS);
+}
+
+/*
+ * Requests wait and no connection can be lent: paused transfers read on
+ * to their end, into their clients' output, while floe's output budget
+ * allows it, so that their connections free up for the waiting ones.
+ */
+static void
+upstream_unpause(struct upstream *u)
+{
+	struct upconn *c;
+
+	if (u->nconns < u->t->max_conns * UPSTREAM_PAUSED_CONNS ||
+	    server_over_budget())
+		return;
+	LIST_FOREACH(c, &u->busy, entry)
+		if (c->x != NULL && c->x->paused)
+			upstream_xfer_pause(c->x, false);
 }
 
 /*
@@ -590,6 +633,10 @@ upstream_xfer_free(struct upstream_xfer *x)
 
 	evtimer_del(x->timer);
 	evbuffer_drain(x->req, evbuffer_get_length(x->req));
+	if (x->paused) {
+		x->paused = false;
+		u->npaused--;
+	}
 	if (u->nspare < UPSTREAM_SPARE) {
 		TAILQ_INSERT_HEAD(&u->spare, x, wait);
 		u->nspare++;
@@ -635,7 +682,7 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
 			c->x = NULL;
 			upstream_conn_free(c);
 			/* A slot opened: start a waiting request. */
-			if (x->u->nconns < x->u->t->max_conns) {
+			if (upstream_has_slot(x->u)) {
 				struct upstream_xfer *w;
 
 				if ((w = upstream_dequeue(x->u)) != NULL)
@@ -680,6 +727,9 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 		switch (h1_parse(c->h1, bufferevent_get_input(bev))) {
 		case H1_MORE:
 			upstream_body(x, h1_msg(c->h1), false);
+			/* The callee may cancel X: nothing of it after. */
+			if (x->body_cb != NULL && h1_awaits_body(c->h1))
+				x->body_cb(x, h1_msg(c->h1), x->arg);
 			return;
 		case H1_DONE:
 			/*
@@ -826,6 +876,72 @@ upstream_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	upstream_finish(x, UPSTREAM_TIMEOUT, why);
 }
 
+void
+upstream_xfer_taken(struct upstream_xfer *x, size_t n)
+{
+	/* Every byte taken was checked: the check's count follows. */
+	x->checked = x->checked > n ? x->checked - n : 0;
+	/* The taker searches for the uri itself. */
+	x->watch_off = true;
+}
+
+void
+upstream_xfer_pause(struct upstream_xfer *x, bool on)
+{
+	struct upconn *c = x->c;
+	struct upstream *u = x->u;
+	struct upstream_xfer *w;
+
+	if (c == NULL || !c->connected || x->paused == on)
+		return;
+	/*
+	 * Requests wait and no connection can be lent: read on, while the
+	 * budget allows, so that this one frees up.
+	 */
+	if (on && u->nwaiting > 0 &&
+	    u->nconns >= u->t->max_conns * UPSTREAM_PAUSED_CONNS &&
+	    !server_over_budget())
+		return;
+	x->paused = on;
+	if (on) {
+		u->npaused++;
+		evtimer_del(x->timer);
+		if (c->rev != NULL)
+			event_del(c->rev);
+		else
+			bufferevent_disable(c->bev, EV_READ);
+		/*
+		 * Its slot is lent to a waiting request; past the budget the
+		 * waiting ones are refused now (upstream_dequeue), not left
+		 * to wait for connections that will not free up.
+		 */
+		while (u->nwaiting > 0 &&
+		    (upstream_has_slot(u) || server_over_budget()) &&
+		    (w = upstream_dequeue(u)) != NULL)
+			upstream_start(u, w);
+		return;
+	}
+	u->npaused--;
+	evtimer_add(x->timer, u->timeout_q);
+	if (c->rev != NULL)
+		event_add(c->rev, &c->u->idle_tv);
+	else
+		bufferevent_enable(c->bev, EV_READ);
+	/* Bytes read before the pause (a TLS record's rest): on next turn. */
+	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+		bufferevent_trigger(c->bev, EV_READ,
+		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+}
+
+bool
+upstream_xfer_json_failed(const struct upstream_xfer *x, size_t *at)
+{
+	if (!x->check || !x->jsc.failed)
+		return false;
+	*at = x->jsc.err_at;
+	return true;
+}
+
 enum upstream_fail
 upstream_xfer_fail(const struct upstream_xfer *x)
 {
@@ -855,10 +971,11 @@ upstream_xfer_usec(const struct upstream_xfer *x)
 json_t *
 upstream_status_json(const struct upstream *u)
 {
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "uri",
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "uri",
 	    u->t->uri, "connections", (json_int_t)u->nconns, "idle",
-	    (json_int_t)u->nidle, "waiting", (json_int_t)u->nwaiting, "sent",
-	    (json_int_t)u->sent, "reused", (json_int_t)u->reused,
-	    "connect_failures", (json_int_t)u->connect_failures,
-	    "refused_over_budget", (json_int_t)u->refused);
+	    (json_int_t)u->nidle, "waiting", (json_int_t)u->nwaiting, "paused",
+	    (json_int_t)u->npaused, "sent", (json_int_t)u->sent, "reused",
+	    (json_int_t)u->reused, "connect_failures",
+	    (json_int_t)u->connect_failures, "refused_over_budget",
+	    (json_int_t)u->refused);
 }

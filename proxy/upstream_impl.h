@@ -49,6 +49,8 @@ struct upstream_xfer {
 	bool retryable;
 	bool retried;
 	bool nocred; /* no credential: fails (503) on the next loop turn */
+	bool paused; /* not read: the client does not take the answer */
+	void (*body_cb)(struct upstream_xfer *, struct h1_msg *, void *);
 	bool bearer; /* carried floe's bearer token of generation CRED_GEN */
 	uint64_t cred_gen;
 	enum upstream_fail fail;
@@ -87,6 +89,7 @@ struct upstream {
 	unsigned nconns; /* open, busy or idle */
 	unsigned nidle;
 	unsigned nwaiting;
+	unsigned npaused; /* transfers paused on a client that does not read */
 	uint64_t sent, reused, connect_failures;
 	uint64_t refused; /* not sent: over the output budget */
 	LIST_HEAD(, upconn) idle;

@@ -16,7 +16,7 @@ B=${1:-build}
 FLOE=$B/floe
 FLOECTL=$B/floectl
 N=${ROUTES:-1000000}
-FIXTURE=${BENCH_FIXTURE:-../shared/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
+FIXTURE=${BENCH_FIXTURE:-tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
 PROBE=tests/integration/probe.py
 PATH_T=/v1/routed/namespaces/bench/tables/t00001
 

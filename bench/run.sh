@@ -36,7 +36,7 @@ PERF=${BENCH_PERF:-0}
 LG_CPU=${BENCH_LG_CPU:-0}
 PX_CPU=${BENCH_PROXY_CPU:-1}
 OUT=${BENCH_OUT:-bench/results/latest.json}
-FIXTURE=${BENCH_FIXTURE:-$TOP/../shared/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
+FIXTURE=${BENCH_FIXTURE:-$TOP/tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
 START=$(date +%s)
 LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg)
 

@@ -207,7 +207,17 @@ ctl_call_raw(struct ctl *c, const char *method, const char *path,
 	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, (long)CTL_TIMEOUT_S);
+	/*
+	 * A read is answered at once or floe is stuck. A change may wait
+	 * behind an import that runs for minutes, and it lands whether or
+	 * not floectl is still waiting: giving up would report a failure
+	 * for a change that was applied. So a change waits for floe's
+	 * answer (a floe that dies closes the socket; Ctrl-C abandons a
+	 * change still queued, and floe drops it).
+	 */
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT,
+	    strcmp(method, "GET") == 0 ? (long)CTL_TIMEOUT_S : 0L);
+	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, (long)CTL_TIMEOUT_S);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, ctl_write_cb);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, r);
 	if (payload != NULL) {

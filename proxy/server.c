@@ -567,6 +567,8 @@ server_write_cb(struct bufferevent *bev __unused, void *arg)
 		bufferevent_disable(c->bev, EV_WRITE);
 	if (c->closing)
 		server_conn_free(c);
+	else
+		c->idle_us = units_mono_us(); /* idle from the last byte out */
 }
 
 /*
@@ -667,6 +669,13 @@ server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 		return;
 	}
 	if (!h1_started(c->h1)) {
+		/*
+		 * A client still taking its answer is not idle: write_timeout
+		 * bounds a client that stops reading, and server_write_cb
+		 * starts idle_timeout when the last byte is out.
+		 */
+		if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+			c->idle_us = units_mono_us();
 		left_us =
 		    units_left_us(c->idle_us, c->srv->opts.idle_timeout_ms);
 		if (left_us > 0) {

@@ -182,7 +182,7 @@ function parseArgs(argv) {
 		sigv4: null,
 		tlsCert: null,
 		tlsKey: null,
-		fixtures: path.resolve(__dirname, '../../../shared/fixtures/iceberg'),
+		fixtures: path.resolve(__dirname, '../fixtures/iceberg'),
 	};
 	for (let k = 0; k < argv.length; k++) {
 		const a = argv[k];

@@ -16,7 +16,7 @@ N=${OUTPUT_N:-300}
 PIPE_CONNS=10
 PIPE_N=${OUTPUT_PIPE:-100}
 BUDGET_MB=64
-FIXTURE=${BENCH_FIXTURE:-../shared/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
+FIXTURE=${BENCH_FIXTURE:-tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
 BIG=/v1/routed/namespaces/bench/tables/long_history
 
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \

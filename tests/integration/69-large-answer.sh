@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 lib_init 69
 MB=${LARGE_MB:-64}
-FIXTURE=${BENCH_FIXTURE:-../shared/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
+FIXTURE=${BENCH_FIXTURE:-tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
 BIG=/v1/warehouse/namespaces/bench/tables/long_history
 SMALL=/v1/lakehouse/namespaces/bench/tables/t1
 

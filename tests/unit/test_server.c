@@ -7,6 +7,7 @@
  */
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
@@ -120,6 +121,111 @@ check_answer(unsigned n, const unsigned char *p, size_t len)
 	return hlen + BIG;
 }
 
+/* A listener and one connected client, 4 KiB buffers on both ends. */
+struct fx {
+	struct event_base *base;
+	struct server *s;
+	int fd;
+};
+
+static void
+fx_open(struct fx *f, unsigned idle_ms)
+{
+	struct server_opts so;
+	struct sockaddr_in sin;
+	char err[256], hostport[32];
+	int sfd = -1, rcv = 4096, turns;
+
+	assert_non_null(f->base = event_base_new());
+	memset(&so, 0, sizeof(so));
+	so.name = "test";
+	so.lim.max_head = 8192;
+	so.lim.max_headers = 50;
+	so.lim.max_body = 1 << 20;
+	so.idle_timeout_ms = idle_ms;
+	so.header_timeout_ms = 10000;
+	so.write_timeout_ms = 10000;
+	so.budgeted = true;
+	assert_non_null(
+	    f->s = server_new(f->base, &so, request_cb, error_cb, NULL));
+	snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", free_port());
+	if (server_listen_tcp(f->s, hostport, err, sizeof(err)) != 0)
+		fail_msg("listen: %s", err);
+
+	assert_true((f->fd = socket(AF_INET, SOCK_STREAM, 0)) >= 0);
+	assert_int_equal(setsockopt(f->fd, SOL_SOCKET, SO_RCVBUF, &rcv,
+			     sizeof(rcv)),
+	    0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)server_port(f->s));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(f->fd, (struct sockaddr *)&sin, sizeof(sin)),
+	    0);
+	/* Accept, then shrink the server side's send buffer too. */
+	for (turns = 0; turns < 100 && (sfd = server_side(f->fd)) == -1;
+	     turns++) {
+		event_base_loop(f->base, EVLOOP_NONBLOCK);
+		usleep(1000);
+	}
+	assert_true(sfd != -1);
+	assert_int_equal(setsockopt(sfd, SOL_SOCKET, SO_SNDBUF, &rcv,
+			     sizeof(rcv)),
+	    0);
+	answered = 0;
+}
+
+static void
+fx_close(struct fx *f)
+{
+	close(f->fd);
+	server_free(f->s);
+	event_base_free(f->base);
+}
+
+/* Send REQ, then make it nonblocking. */
+static void
+fx_send(struct fx *f, const char *req)
+{
+	assert_int_equal(write(f->fd, req, strlen(req)), (ssize_t)strlen(req));
+	fcntl(f->fd, F_SETFL, O_NONBLOCK);
+}
+
+/*
+ * Read into GOT (room for WANT) while the loop runs, at most STEP bytes
+ * a turn and PAUSE_US between turns, until WANT bytes, the end of the
+ * stream, or NANSWERS answers whose WHOLE bytes are in; the bytes read.
+ */
+static size_t
+fx_read(struct fx *f, unsigned char *got, size_t want, size_t step,
+    unsigned pause_us, unsigned nanswers, size_t whole)
+{
+	size_t have = 0;
+	ssize_t n;
+	int turns;
+
+	for (turns = 0; have < want && turns < 100000; turns++) {
+		event_base_loop(f->base, EVLOOP_NONBLOCK);
+		n = read(f->fd, got + have,
+		    want - have < step ? want - have : step);
+		if (n > 0)
+			have += (size_t)n;
+		else if (n == 0)
+			break;
+		else if (errno != EAGAIN)
+			fail_msg("read: %s", strerror(errno));
+		if (n <= 0 || pause_us > 100)
+			usleep(pause_us > 100 ? pause_us : 100);
+		if (answered == nanswers && have >= whole)
+			break;
+	}
+	return have;
+}
+
+#define HEAD_LEN                                                               \
+	strlen("HTTP/1.1 200 OK\r\nX-Test: 1\r\n"                              \
+	       "Content-Length: 1048576\r\n\r\n")
+
 /*
  * A client with a 4 KiB receive buffer sends two requests at once and
  * reads nothing for a while: both answers arrive whole and in order.
@@ -127,53 +233,15 @@ check_answer(unsigned n, const unsigned char *p, size_t len)
 static void
 test_slow_reader(void **state __attribute__((unused)))
 {
-	const char *req = "GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
-			  "GET /b HTTP/1.1\r\nHost: x\r\n\r\n";
-	struct server_opts so;
-	struct sockaddr_in sin;
-	struct event_base *base;
-	struct server *s;
+	struct fx f;
 	unsigned char *got;
-	size_t have = 0, want = 2 * (BIG + 64), off;
-	char err[256], hostport[32];
-	int fd, sfd = -1, rcv = 4096, turns;
-	ssize_t n;
+	size_t have, want = 2 * (BIG + 64), off;
+	int turns;
 
-	assert_non_null(base = event_base_new());
-	memset(&so, 0, sizeof(so));
-	so.name = "test";
-	so.lim.max_head = 8192;
-	so.lim.max_headers = 50;
-	so.lim.max_body = 1 << 20;
-	so.idle_timeout_ms = 10000;
-	so.header_timeout_ms = 10000;
-	so.write_timeout_ms = 10000;
-	so.budgeted = true;
-	assert_non_null(s = server_new(base, &so, request_cb, error_cb, NULL));
-	snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", free_port());
-	if (server_listen_tcp(s, hostport, err, sizeof(err)) != 0)
-		fail_msg("listen: %s", err);
-
-	assert_true((fd = socket(AF_INET, SOCK_STREAM, 0)) >= 0);
-	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv,
-			     sizeof(rcv)),
-	    0);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)server_port(s));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	/* Accept, then shrink the server side's send buffer too. */
-	for (turns = 0; turns < 100 && (sfd = server_side(fd)) == -1; turns++) {
-		event_base_loop(base, EVLOOP_NONBLOCK);
-		usleep(1000);
-	}
-	assert_true(sfd != -1);
-	assert_int_equal(setsockopt(sfd, SOL_SOCKET, SO_SNDBUF, &rcv,
-			     sizeof(rcv)),
-	    0);
-	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
-	fcntl(fd, F_SETFL, O_NONBLOCK);
+	fx_open(&f, 10000);
+	fx_send(&f,
+	    "GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
+	    "GET /b HTTP/1.1\r\nHost: x\r\n\r\n");
 
 	/*
 	 * Serve without reading: the first answer cannot all be written,
@@ -181,7 +249,7 @@ test_slow_reader(void **state __attribute__((unused)))
 	 * connection's output budget); what waits is counted as held.
 	 */
 	for (turns = 0; turns < 50; turns++) {
-		event_base_loop(base, EVLOOP_NONBLOCK);
+		event_base_loop(f.base, EVLOOP_NONBLOCK);
 		usleep(1000);
 	}
 	assert_int_equal(answered, 1);
@@ -195,24 +263,7 @@ test_slow_reader(void **state __attribute__((unused)))
 	assert_false(server_over_budget());
 
 	got = malloc(want);
-	for (turns = 0; have < want && turns < 100000; turns++) {
-		event_base_loop(base, EVLOOP_NONBLOCK);
-		n = read(fd, got + have, want - have);
-		if (n > 0)
-			have += (size_t)n;
-		else if (n == 0)
-			break;
-		else if (errno != EAGAIN)
-			fail_msg("read: %s", strerror(errno));
-		else
-			usleep(100);
-		if (answered == 2 &&
-		    have >= 2 *
-			    (BIG +
-				strlen("HTTP/1.1 200 OK\r\nX-Test: 1\r\n"
-				       "Content-Length: 1048576\r\n\r\n")))
-			break;
-	}
+	have = fx_read(&f, got, want, want, 0, 2, 2 * (BIG + HEAD_LEN));
 	/* Once the client reads, the second answer follows the first. */
 	assert_int_equal(answered, 2);
 	assert_int_equal(server_held_bytes(), 0);
@@ -220,9 +271,36 @@ test_slow_reader(void **state __attribute__((unused)))
 	off += check_answer(1, got + off, have - off);
 	assert_int_equal(off, have);
 	free(got);
-	close(fd);
-	server_free(s);
-	event_base_free(base);
+	fx_close(&f);
+}
+
+/*
+ * An answer that takes a slow client several idle_timeouts to read is
+ * not cut: the connection is idle only once its output has drained (a
+ * client that stops reading altogether meets write_timeout instead).
+ */
+static void
+test_slow_reader_outlives_idle(void **state __attribute__((unused)))
+{
+	struct fx f;
+	unsigned char *got;
+	size_t have, want = BIG + 64;
+	int64_t t0;
+	struct timeval tv;
+
+	fx_open(&f, 100);
+	fx_send(&f, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+	got = malloc(want);
+	gettimeofday(&tv, NULL);
+	t0 = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+	/* 8 KiB every 3 ms: about 400 ms for 1 MiB, four idle_timeouts. */
+	have = fx_read(&f, got, want, 8192, 3000, 1, BIG + HEAD_LEN);
+	gettimeofday(&tv, NULL);
+	assert_int_equal(check_answer(0, got, have), have);
+	/* It did take longer than two idle_timeouts. */
+	assert_true((int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000 - t0 > 200);
+	free(got);
+	fx_close(&f);
 }
 
 int
@@ -230,6 +308,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slow_reader),
+		cmocka_unit_test(test_slow_reader_outlives_idle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,9 +1,10 @@
 /*
  * floe: server.c -- the bufferevent front end: accepts connections, frames
  * requests with h1, hands each complete request to its owner and writes the
- * answer. Serves the REST listener and the admin socket alike. Timers: an
- * idle timeout between requests and a deadline for a whole request head, so
- * a slow or silent client holds a connection only so long.
+ * answer (which server_reply.c puts together). Serves the REST listener and the
+ * admin socket alike. Timers: an idle timeout between requests and a deadline
+ * for a whole request head, so a slow or silent client holds a connection only
+ * so long.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -30,70 +31,9 @@
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/server.h"
+#include "proxy/server_impl.h"
 #include "proxy/sockio.h"
 #include "proxy/tlsctx.h"
-
-#define SERVER_HEAD_NOW 2048 /* the largest head written straight */
-#define SERVER_SEND_VECS 15 /* body pieces written straight with it */
-/*
- * A connection whose output buffer holds more than this once an answer is
- * queued (what the socket did not take) is not read, and its next
- * pipelined request not parsed, until the output drains below it: one
- * answer beyond the socket buffer per connection, plus this.
- */
-#define SERVER_CONN_BUDGET (64 * 1024)
-
-struct server_listener {
-	struct evconnlistener *l;
-	int port;
-	bool is_unix;
-	char *path;
-	struct tlsctx *tls; /* borrowed; NULL for plain */
-	LIST_ENTRY(server_listener) entry;
-};
-
-struct server_conn {
-	struct server *srv;
-	struct bufferevent *bev;
-	struct h1 *h1;
-	struct event *timer; /* see server_timer_cb */
-	int64_t idle_us; /* when it last went idle (monotonic) */
-	bool busy; /* a request is with its owner */
-	bool closing; /* close once the output is written */
-	bool stalled; /* not read until its output drains (see above) */
-	size_t held; /* its output buffer's length, as last accounted */
-	struct event *rev; /* floe's own reads of a plain connection */
-	bool continued; /* "100 Continue" sent for this request */
-	bool close_after; /* the answer ends the connection */
-	bool head_req;
-	bool tls;
-	bool handshaking; /* TLS: bounded by header_timeout, not idle */
-	server_abort_cb abort_cb;
-	void *abort_arg;
-	bool streaming; /* an answer's body is being given in pieces */
-	bool chunked; /* ... in chunks */
-	server_abort_cb drain_cb; /* its output drained to its share */
-	void *drain_arg;
-	uid_t uid;
-	int port;
-	char peer[INET6_ADDRSTRLEN];
-	LIST_ENTRY(server_conn) entry;
-};
-
-struct server {
-	struct event_base *base;
-	struct server_opts opts;
-	server_request_cb request_cb;
-	server_error_cb error_cb;
-	void *arg;
-	bool draining;
-	unsigned nconns;
-	struct timeval idle_tv, head_tv, write_tv;
-	/* idle_tv and head_tv as libevent common timeouts: O(1) timers. */
-	const struct timeval *idle_q, *head_q;
-	LIST_HEAD(, server_listener) listeners;
-	LIST_HEAD(, server_conn) conns;
-};
 
 /*
  * The bytes every connection's output buffer holds (as last accounted:
@@ -106,22 +46,14 @@ static void server_accept_cb(struct evconnlistener *, evutil_socket_t,
     struct sockaddr *, int, void *);
 static void server_read_cb(struct bufferevent *, void *);
 static void server_write_cb(struct bufferevent *, void *);
-static void server_flush(struct server_conn *);
 static void server_continue(struct server_conn *);
 static void server_sock_cb(evutil_socket_t, short, void *);
 static void server_event_cb(struct bufferevent *, short, void *);
 static void server_timer_cb(evutil_socket_t, short, void *);
-static char *server_head(struct server_conn *, char *, unsigned, const char *,
-    size_t, const char *, size_t, int64_t);
-static void server_send_now(struct server_conn *, const char *, size_t,
-    struct evbuffer *);
 static void server_conn_free(struct server_conn *);
 static void server_conn_process(struct server_conn *);
 static void server_account(struct server_conn *);
 static void server_resume(struct server_conn *);
-static void server_answered(struct server_conn *);
-static void server_put_head(struct server_conn *, unsigned, const char *,
-    size_t, struct evbuffer *, int64_t);
 
 struct server *
 server_new(struct event_base *base, const struct server_opts *opts,
@@ -579,7 +511,7 @@ server_write_cb(struct bufferevent *bev __unused, void *arg)
  * drains (server_write_cb). A connection to close once written is freed
  * from its timer, never under the caller's feet.
  */
-static void
+void
 server_flush(struct server_conn *c)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
@@ -692,137 +624,10 @@ server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 }
 
 /*
- * Write the head of an answer at O (room for RLEN + HLEN + 96 bytes); the
- * end of what was written. A CONTENT_LENGTH below 0 makes it chunked.
- */
-static char *
-server_head(struct server_conn *c, char *o, unsigned status, const char *reason,
-    size_t rlen, const char *hdrs, size_t hlen, int64_t content_length)
-{
-	memcpy(o, "HTTP/1.1 ", 9);
-	o += 9;
-	*o++ = '0' + status / 100 % 10;
-	*o++ = '0' + status / 10 % 10;
-	*o++ = '0' + status % 10;
-	*o++ = ' ';
-	memcpy(o, reason, rlen);
-	o += rlen;
-	*o++ = '\r';
-	*o++ = '\n';
-	if (hlen > 0) {
-		memcpy(o, hdrs, hlen);
-		o += hlen;
-	}
-	if (content_length < 0) {
-		memcpy(o, "Transfer-Encoding: chunked\r\n", 28);
-		o += 28;
-	} else if (status != 304 && status != 204 && status >= 200) {
-		memcpy(o, "Content-Length: ", 16);
-		o += 16;
-		o += units_utoa(o, (uint64_t)content_length);
-		*o++ = '\r';
-		*o++ = '\n';
-	}
-	if (c->close_after) {
-		memcpy(o, "Connection: close\r\n\r\n", 21);
-		o += 21;
-	} else {
-		*o++ = '\r';
-		*o++ = '\n';
-	}
-	return o;
-}
-
-/*
- * A plain connection with nothing queued: one sendmsg of the head (HEAD,
- * HLEN bytes) and BODY's first pieces, straight from where they are; only
- * what the socket did not take goes to the output buffer, which
- * server_flush then writes (and reports an error of). Spares the output
- * buffer's chain, its callbacks and its drain for nearly every answer.
- */
-static void
-server_send_now(struct server_conn *c, const char *head, size_t hlen,
-    struct evbuffer *body)
-{
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	struct evbuffer_iovec iov[SERVER_SEND_VECS + 1];
-	ssize_t w;
-	size_t done;
-	int n = 0;
-
-	iov[0].iov_base = (void *)(uintptr_t)head;
-	iov[0].iov_len = hlen;
-	if (body != NULL &&
-	    (n = evbuffer_peek(body, -1, NULL, iov + 1, SERVER_SEND_VECS)) >
-		SERVER_SEND_VECS)
-		n = SERVER_SEND_VECS;
-	w = sockio_sendv(event_get_fd(c->rev), iov, n + 1);
-	done = w > 0 ? (size_t)w : 0;
-	if (done < hlen)
-		evbuffer_add(out, head + done, hlen - done);
-	if (body != NULL) {
-		evbuffer_drain(body, done > hlen ? done - hlen : 0);
-		if (evbuffer_get_length(body) > 0)
-			evbuffer_add_buffer(out, body);
-	}
-}
-
-void
-server_reply(struct server_conn *c, unsigned status, const char *hdrs,
-    size_t hlen, struct evbuffer *body, int64_t content_length)
-{
-	size_t blen = body != NULL ? evbuffer_get_length(body) : 0;
-
-	c->abort_cb = NULL;
-	c->continued = false;
-	c->streaming = false;
-	if (content_length < 0)
-		content_length = blen;
-	if (body != NULL && (c->head_req || status == 304 || status == 204)) {
-		evbuffer_drain(body, blen);
-		body = NULL;
-	}
-	server_put_head(c, status, hdrs, hlen, body, content_length);
-	server_answered(c);
-}
-
-/*
- * Queue (or write at once) the head of an answer and BODY (moved; may be
- * NULL). CONTENT_LENGTH below 0: chunked.
- */
-static void
-server_put_head(struct server_conn *c, unsigned status, const char *hdrs,
-    size_t hlen, struct evbuffer *body, int64_t content_length)
-{
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	struct evbuffer_iovec v;
-	const char *reason = h1_reason(status);
-	size_t rlen = strlen(reason);
-	char head[SERVER_HEAD_NOW], *o;
-
-	if (!c->tls && rlen + hlen + 96 <= sizeof(head) &&
-	    evbuffer_get_length(out) == 0) {
-		o = server_head(c, head, status, reason, rlen, hdrs, hlen,
-		    content_length);
-		server_send_now(c, head, (size_t)(o - head), body);
-	} else {
-		/* The whole head in one reserved extent, without printf. */
-		if (evbuffer_reserve_space(out, rlen + hlen + 96, &v, 1) != 1)
-			fatalx("%s: out of memory", __func__);
-		o = server_head(c, v.iov_base, status, reason, rlen, hdrs, hlen,
-		    content_length);
-		v.iov_len = o - (char *)v.iov_base;
-		evbuffer_commit_space(out, &v, 1);
-		if (body != NULL)
-			evbuffer_add_buffer(out, body);
-	}
-}
-
-/*
  * C's answer is queued whole: close after it, or wait for the next
  * request (and stall while the client does not take what it was given).
  */
-static void
+void
 server_answered(struct server_conn *c)
 {
 	c->busy = false;
@@ -894,64 +699,6 @@ server_account(struct server_conn *c)
 }
 
 void
-server_stream_start(struct server_conn *c, unsigned status, const char *hdrs,
-    size_t hlen, int64_t content_length)
-{
-	c->continued = false;
-	c->streaming = true;
-	c->chunked = content_length < 0;
-	server_put_head(c, status, hdrs, hlen, NULL, content_length);
-	server_flush(c);
-}
-
-bool
-server_stream_add(struct server_conn *c, struct evbuffer *body)
-{
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	size_t n = evbuffer_get_length(body);
-	char size[24];
-	int k;
-
-	if (n > 0 && c->chunked) {
-		k = snprintf(size, sizeof(size), "%zx\r\n", n);
-		evbuffer_add(out, size, k);
-		evbuffer_add_buffer(out, body);
-		evbuffer_add(out, "\r\n", 2);
-	} else if (n > 0)
-		evbuffer_add_buffer(out, body);
-	server_flush(c);
-	return !c->closing && c->held <= SERVER_CONN_BUDGET;
-}
-
-void
-server_stream_end(struct server_conn *c)
-{
-	if (c->chunked)
-		evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
-	c->abort_cb = NULL;
-	c->drain_cb = NULL;
-	c->streaming = false;
-	server_answered(c);
-}
-
-void
-server_stream_abort(struct server_conn *c)
-{
-	c->abort_cb = NULL;
-	c->drain_cb = NULL;
-	c->streaming = false;
-	c->close_after = true;
-	server_answered(c);
-}
-
-void
-server_conn_on_drain(struct server_conn *c, server_abort_cb cb, void *arg)
-{
-	c->drain_cb = cb;
-	c->drain_arg = arg;
-}
-
-void
 server_set_budget(size_t max)
 {
 	server_budget = max > 0 ? max : SIZE_MAX;
@@ -976,26 +723,6 @@ server_held_peak_take(void)
 
 	server_held_peak = server_held;
 	return peak;
-}
-
-void
-server_reply_mem(struct server_conn *c, unsigned status, const char *ctype,
-    const char *body, size_t len)
-{
-	struct evbuffer *b = NULL;
-	char hdr[128];
-	int n = 0;
-
-	if (ctype != NULL)
-		n = snprintf(hdr, sizeof(hdr), "Content-Type: %s\r\n", ctype);
-	if (len > 0) {
-		if ((b = evbuffer_new()) == NULL)
-			fatalx("%s: out of memory", __func__);
-		evbuffer_add(b, body, len);
-	}
-	server_reply(c, status, hdr, n, b, len);
-	if (b != NULL)
-		evbuffer_free(b);
 }
 
 void

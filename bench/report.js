@@ -1,6 +1,7 @@
 // floe: bench/report.js -- the report of one bench/run.sh: medians of the
 // rounds of every scenario, the table, one ratio line per scenario against
-// nginx, the goals of issue 6, and the JSON with every figure.
+// nginx, the goals of issues 6 and 20, the TLS checks, the slow clients,
+// and the JSON with every figure.
 //
 //   node bench/report.js SCRATCH_DIR OUT.json
 'use strict';
@@ -91,7 +92,8 @@ for (const [j, r] of rows.entries()) {
 }
 
 // --- ratios against nginx ------------------------------------------------
-const ref = (s) => scen.get(s.name.endsWith('-1m') ? 'nginx-1m' : 'nginx');
+const ref = (s) => scen.get(['-1m', '-tls-hs', '-tls'].reduce((r, sfx) =>
+	r || (s.name.endsWith(sfx) ? `nginx${sfx}` : null), null) || 'nginx');
 const ratio = (a, b) => (b ? a / b : null);
 const x = (v) => (v == null ? 'n/a' : `${v.toFixed(2)}x`);
 const ratios = {};
@@ -137,12 +139,48 @@ if (c10 && cb && cs)
 		`${fx(c10.cpu_us_per_req)} us, bearer ${fx(cb.cpu_us_per_req)} us, ` +
 		`sigv4 ${fx(cs.cpu_us_per_req)} us (sigv4 - bearer: ` +
 		`${fx(cs.cpu_us_per_req - cb.cpu_us_per_req)} us)`);
+// TLS: how each proxy's handshake was made, and whether a session resumed.
+const tls = lines('tls.tsv').map((l) => {
+	const [proxy, first, second, protocol, cipher, group, signature] =
+		l.split('\t');
+	return { proxy, first, second, protocol, cipher, group, signature,
+		resumed: first === 'New' && second === 'Reused' };
+});
+for (const t of tls)
+	console.log(`TLS ${t.proxy}: ${t.protocol} ${t.cipher} ${t.group} ` +
+		`${t.signature}; session resumption: ${t.first} then ${t.second}`);
+// Slow clients: key=value lines from bench/slowread.c.
+const slow = lines('slow.tsv').map((l) => {
+	const [name, proxy, kv] = l.split('\t');
+	const o = { scenario: name, proxy };
+	for (const w of (kv || '').split(' ')) {
+		const i = w.indexOf('=');
+		if (i > 0) o[w.slice(0, i)] = Number(w.slice(i + 1));
+	}
+	return o;
+});
+const sn = slow.find((o) => o.proxy === 'nginx');
+for (const o of slow) {
+	console.log(`slow ${o.scenario}: ${o.clients} clients, ${o.done} done, ` +
+		`${o.errors} errors, ${o.unfinished} unfinished; RSS ` +
+		`${f1(o.rss_before_kb / 1024)} MB -> peak ${f1(o.rss_peak_kb / 1024)} MB; ` +
+		`first byte p50 ${ms(o.first_byte_p50_ms * 1000)}, max ` +
+		`${ms(o.first_byte_max_ms * 1000)}; done p50 ${ms(o.done_p50_ms * 1000)}`);
+	if (sn && o !== sn) {
+		o.vs_nginx = { rss_peak: ratio(o.rss_peak_kb, sn.rss_peak_kb),
+			first_byte_p50: ratio(o.first_byte_p50_ms, sn.first_byte_p50_ms) };
+		console.log(`slow ${o.scenario} vs nginx: peak RSS ` +
+			`${x(o.vs_nginx.rss_peak)}, first byte p50 ` +
+			`${x(o.vs_nginx.first_byte_p50)}`);
+	}
+}
 for (const n of notes) console.log(n);
 
 // --- goals ---------------------------------------------------------------
 const goals = [];
+let issue = 6;
 const goal = (name, value, ok, shown) => {
-	goals.push({ goal: name, value, met: ok });
+	goals.push({ issue, goal: name, value, met: ok });
 	const v = ok == null ? 'not measured' : ok ? 'met' : 'MISSED';
 	console.log(`  ${v.padEnd(12)} ${name}${shown != null ? `: ${shown}` : ''}`);
 };
@@ -175,6 +213,37 @@ goal(`floe RSS <= 32 MB with ${machine.idle_clients} idle keep-alive clients`,
 goal(`floe RSS drift < 1 MB over a ${soak ? soak.secs : 60} s run`,
 	soak ? soak.drift_kb : null, soak ? soak.drift_kb < 1024 : null,
 	soak ? `${soak.drift_kb} kB` : null);
+
+// Issue 20: each against nginx in the same run.
+console.log('\ngoals (issue 20):');
+issue = 20;
+const le = (r, k, lim, what) => goal(what, r ? r[k] : null,
+	r && r[k] != null ? r[k] <= lim : null, r ? x(r[k]) : null);
+const ge = (r, k, lim, what) => goal(what, r ? r[k] : null,
+	r && r[k] != null ? r[k] >= lim : null, r ? x(r[k]) : null);
+le(fr, 'cpu_per_req', 0.85, 'routed 4 KB: CPU/request <= 0.85x nginx');
+ge(fr, 'rps', 1.1, 'routed 4 KB: req/s >= 1.1x nginx');
+le(fr, 'p99', 1.0, 'routed 4 KB: p99 <= 1.0x nginx');
+const f1m = ratios['floe-routed-1m'], s1m = scen.get('floe-routed-1m'),
+	n1m = scen.get('nginx-1m');
+const rss1m = s1m && n1m ? { ratio: ratio(s1m.rss_kb, n1m.rss_kb) } : null;
+le(rss1m, 'ratio', 2.0, `routed 1 MB, ${machine.conns || 32} clients: RSS after the rounds <= 2x nginx`);
+le(f1m, 'p99', 1.0, 'routed 1 MB: p99 <= 1.0x nginx');
+le(f1m, 'cpu_per_req', 1.0, 'routed 1 MB: CPU/request <= 1.0x nginx');
+const fsl = slow.find((o) => o.proxy === 'floe');
+le(fsl && fsl.vs_nginx, 'rss_peak', 2.0,
+	`${machine.slow_clients || 200} slow clients of 1 MB at ${((machine.slow_rate || 65536) / 1024).toFixed(0)} KB/s: peak RSS <= 2x nginx`);
+const ft = ratios['floe-tls'], fh = ratios['floe-tls-hs'];
+le(ft, 'cpu_per_req', 1.0, 'TLS 1.3 P-256 keep-alive: CPU/request <= 1.0x nginx');
+ge(fh, 'rps', 1.0, 'TLS 1.3 P-256 full handshakes/s >= 1.0x nginx');
+const tf = tls.find((t) => t.proxy === 'floe');
+goal('TLS session resumption (ticket) works', tf ? `${tf.first} then ${tf.second}` : null,
+	tf ? tf.resumed : null, tf ? `${tf.first} then ${tf.second}` : null);
+goal('workers = 2 within 5% of workers = 1 (CPU/request)', null, null, null);
+if (fh)
+	console.log(`  (full handshakes: CPU/handshake ${x(fh.cpu_per_req)} ` +
+		`nginx's; req/s is bounded by the one client CPU doing its half of ` +
+		`every handshake)`);
 for (const i of idle.filter((i) => i.proxy !== 'floe'))
 	console.log(`  (${i.proxy} with ${i.clients} idle clients: ` +
 		`${f1(i.rss_kb_with_clients / 1024)} MB, ${i.status})`);
@@ -191,6 +260,8 @@ const result = {
 	idle,
 	soak,
 	route_loading: loads,
+	tls,
+	slow,
 	notes,
 };
 fs.mkdirSync(path.dirname(out), { recursive: true });

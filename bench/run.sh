@@ -6,7 +6,10 @@
 # each scenario is a warm-up and several rounds, reported as medians of
 # requests/s, p50, p99, proxy CPU per request (from /proc) and RSS. Prints
 # a table, one ratio line per scenario against nginx, checks the goals of
-# issue 6 and writes bench/results/latest.json. See bench/README.md.
+# issues 6 and 20 and writes bench/results/latest.json. The same run has
+# TLS on the client side (keep-alive, and full handshakes with
+# bench/tlshs.c), the session resumption check, and 200 slow clients
+# (bench/slowread.c) reading a 1 MB answer at 64 KB/s. See bench/README.md.
 #
 # Knobs (environment): BENCH_ROUNDS (5), BENCH_SECS (4), BENCH_WARM (2),
 # BENCH_BIG_SECS (2: rounds of the 1 MB scenarios), BENCH_CONNS (32),
@@ -16,6 +19,10 @@
 # BENCH_LG_CPU (0) and BENCH_PROXY_CPU (1), BENCH_OUT (the JSON file),
 # BENCH_COMMIT (the floe commit to record, when not run from a checkout),
 # BENCH_POLL=1 (floe's freshness poll every minute, as by default).
+# BENCH_ONLY=plain,tls,slow (a comma list: only those parts; the JSON then
+# goes to bench/results/only-PARTS.json unless BENCH_OUT says otherwise),
+# BENCH_SLOW_CLIENTS (200), BENCH_SLOW_RATE (65536 bytes/s),
+# BENCH_SLOW_LIMIT (60: seconds before a slow run is cut).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
@@ -35,13 +42,26 @@ FULL=${BENCH_FULL:-1}
 PERF=${BENCH_PERF:-0}
 LG_CPU=${BENCH_LG_CPU:-0}
 PX_CPU=${BENCH_PROXY_CPU:-1}
-OUT=${BENCH_OUT:-bench/results/latest.json}
+ONLY=${BENCH_ONLY:-}
+SLOW_N=${BENCH_SLOW_CLIENTS:-200}
+SLOW_RATE=${BENCH_SLOW_RATE:-65536}
+SLOW_LIMIT=${BENCH_SLOW_LIMIT:-60}
+if [ -n "$ONLY" ]; then
+	OUT=${BENCH_OUT:-bench/results/only-${ONLY//,/-}.json}
+else
+	OUT=${BENCH_OUT:-bench/results/latest.json}
+fi
 FIXTURE=${BENCH_FIXTURE:-$TOP/tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
 START=$(date +%s)
 LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
+# want PART: is PART (plain, tls, slow) in this run?
+want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
+for part in ${ONLY//,/ }; do
+	case $part in plain | tls | slow) ;; *) die "BENCH_ONLY: unknown part $part (plain, tls, slow)" ;; esac
+done
 
 # --- tools ---------------------------------------------------------------
 PATH=$PATH:/usr/sbin:/sbin
@@ -56,7 +76,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 		"${missing[@]}" >/dev/null || die "apt-get install ${missing[*]} failed"
 fi
-for c in wrk nginx haproxy taskset node curl jq cc pkg-config; do
+for c in wrk nginx haproxy taskset node curl jq cc pkg-config openssl; do
 	command -v $c >/dev/null || die "$c is needed"
 done
 [ -x "$FLOE" ] && [ -x "$FLOECTL" ] || die "no $B/floe: make B=$B all first"
@@ -72,6 +92,18 @@ if [ ! -x "$UPSTREAM" ] || [ bench/upstream.c -nt "$UPSTREAM" ]; then
 	cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 		$(pkg-config --cflags libevent) -o "$UPSTREAM" bench/upstream.c \
 		$(pkg-config --libs libevent) || die "building bench-upstream failed"
+fi
+# The TLS handshake client and the slow clients, beside it.
+TLSHS=$TOP/$B/bench-tlshs
+SLOWREAD=$TOP/$B/bench-slowread
+if [ ! -x "$TLSHS" ] || [ bench/tlshs.c -nt "$TLSHS" ]; then
+	cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+		$(pkg-config --cflags openssl) -o "$TLSHS" bench/tlshs.c \
+		$(pkg-config --libs openssl) || die "building bench-tlshs failed"
+fi
+if [ ! -x "$SLOWREAD" ] || [ bench/slowread.c -nt "$SLOWREAD" ]; then
+	cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+		-o "$SLOWREAD" bench/slowread.c || die "building bench-slowread failed"
 fi
 
 # --- scratch, processes, cleanup -----------------------------------------
@@ -163,6 +195,35 @@ wait_http "http://127.0.0.1:$WH_PORT/v1/config" &&
 	wait_http "http://127.0.0.1:$DIRECT_PORT/v1/config" ||
 	die "bench-upstream did not start: $(cat "$T"/upstream.out)"
 
+# --- TLS -----------------------------------------------------------------
+# One ECDSA P-256 certificate for 127.0.0.1, served by nginx, haproxy and
+# floe alike. The clients (wrk, openssl s_client) read an OpenSSL
+# configuration that allows TLS 1.3 only and the P-256 group only, so every
+# handshake is ECDHE P-256 with an ECDSA P-256 signature; bench/tlshs.c
+# sets the same itself.
+TLSD=$T/tls
+mkdir -p "$TLSD"
+CLIENT_CNF=$TLSD/client.cnf
+if want tls; then
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+		-nodes -days 2 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 -keyout "$TLSD/key.pem" \
+		-out "$TLSD/cert.pem" 2>"$TLSD/openssl.err" ||
+		die "openssl: no certificate: $(cat "$TLSD/openssl.err")"
+	cat "$TLSD/cert.pem" "$TLSD/key.pem" >"$TLSD/haproxy.pem"
+	cat >"$CLIENT_CNF" <<EOF
+openssl_conf = bench_init
+[bench_init]
+ssl_conf = bench_ssl
+[bench_ssl]
+system_default = bench_tls
+[bench_tls]
+MinProtocol = TLSv1.3
+Groups = P-256
+EOF
+fi
+NGX_TLS_PORT=$(free_port) HAP_TLS_PORT=$(free_port)
+
 # --- nginx ---------------------------------------------------------------
 NGX_PORT=$(free_port)
 mkdir -p "$T/nginx"
@@ -198,6 +259,27 @@ http {
 			proxy_max_temp_file_size 0;
 		}
 	}
+$(want tls && cat <<EOT
+	# The same proxy behind TLS: nginx's defaults (session tickets on, no
+	# shared session cache) but TLS 1.3 allowed, and keep-alive
+	# connections not closed every 1,000 requests (floe does not close
+	# them either).
+	server {
+		listen 127.0.0.1:$NGX_TLS_PORT ssl;
+		ssl_certificate $TLSD/cert.pem;
+		ssl_certificate_key $TLSD/key.pem;
+		ssl_protocols TLSv1.2 TLSv1.3;
+		keepalive_requests 1000000;
+		location / {
+			proxy_pass http://catalog;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+			proxy_buffers 16 16k;
+			proxy_max_temp_file_size 0;
+		}
+	}
+EOT
+)
 }
 EOF
 taskset -c "$PX_CPU" nginx -c "$T/nginx/nginx.conf" -p "$T/nginx" \
@@ -223,6 +305,8 @@ frontend bench
 	default_backend catalog
 backend catalog
 	server up 127.0.0.1:$WH_PORT
+$(want tls && printf 'frontend bench-tls\n\tbind 127.0.0.1:%s ssl crt %s\n\tdefault_backend catalog\n' \
+	"$HAP_TLS_PORT" "$TLSD/haproxy.pem")
 EOF
 taskset -c "$PX_CPU" haproxy -db -f "$T/haproxy.cfg" >"$T/haproxy.out" 2>&1 &
 HAP_PID=$!
@@ -243,10 +327,13 @@ FRESH="freshness_interval = 1h"
 # measured, BENCH_TABLE (bench.t05000 for 10,000 routes: the middle one),
 # and bench.long_history are in one wave, which is flipped to the
 # lakehouse. EXTRA: more [floe] lines; LAKE: more [lakehouse] lines (how
-# floe authenticates to it). Sets FPORT, FPID, FSOCK, LOAD_SECS, TBL, BIG.
+# floe authenticates to it); PLAIN: a port of EXTRA's listen_plain, asked
+# for readiness when `listen` speaks TLS. Sets FPORT, FPID, FSOCK,
+# LOAD_SECS, TBL, BIG.
 start_floe() {
 	local name=$1 n=$2 extra=${3:-} lake=${4:-} d=$S/$1 i t0 t1 k w
 	FPORT=$(free_port)
+	local ready=${5:-$FPORT}
 	FSOCK=$T/$name.sock
 	mkdir -p "$d"
 	cat >"$T/$name.conf" <<EOF
@@ -274,7 +361,7 @@ EOF
 	pids+=($FPID)
 	for i in $(seq 200); do
 		[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 \
-			"http://127.0.0.1:$FPORT/readyz")" = 200 ] && break
+			"http://127.0.0.1:$ready/readyz")" = 200 ] && break
 		sleep 0.05
 	done
 	[ "$i" = 200 ] && die "floe $name not ready: $(tail -5 "$T/$name.log")"
@@ -317,10 +404,20 @@ NOTES=$T/notes
 : >"$SCEN_TSV"
 : >"$NOTES"
 
-# wrk_run URL SECS OUT: plain wrk, one thread, on the load CPU.
+# wrk_run URL SECS OUT [TOOL]: plain wrk, one thread, on the load CPU
+# (https: TLS 1.3 and P-256 only, see CLIENT_CNF); TOOL hs: bench/tlshs.c
+# instead, a full TLS handshake for every request, its output read as
+# wrk's.
 wrk_run() {
-	taskset -c "$LG_CPU" wrk -t 1 -c "$CONNS" -d "${2}s" --latency "$1" \
-		>"$3" 2>&1
+	local hp
+	if [ "${4:-}" = hs ]; then
+		hp=${1#https://127.0.0.1:}
+		taskset -c "$LG_CPU" "$TLSHS" -p "${hp%%/*}" -u "/${hp#*/}" \
+			-c "$CONNS" -d "$2" -g P-256 >"$3" 2>&1
+		return
+	fi
+	OPENSSL_CONF=$CLIENT_CNF taskset -c "$LG_CPU" wrk -t 1 -c "$CONNS" \
+		-d "${2}s" --latency "$1" >"$3" 2>&1
 }
 
 # Microseconds from a wrk latency ("342.00us", "1.23ms", "2.00s").
@@ -349,8 +446,8 @@ wrk_parse() {
 check() {
 	local out code size
 	# A first request fills a cache, if the proxy has one.
-	curl -s -o /dev/null --max-time 10 "$2"
-	out=$(curl -s -o "$T/check.body" -D "$T/check.h" \
+	curl -sk -o /dev/null --max-time 10 "$2"
+	out=$(curl -sk -o "$T/check.body" -D "$T/check.h" \
 		-w '%{http_code} %{size_download}' --max-time 10 "$2")
 	code=${out% *} size=${out#* }
 	[ "$code" = 200 ] || die "$1: $2 answered $code: $(head -c 300 "$T/check.body")"
@@ -366,17 +463,19 @@ check() {
 # scenario NAME PROXY URL PID SECS WANT_BYTES [HEADER=VALUE]: declare a
 # scenario: wrk on URL for rounds of SECS, PID the proxy whose CPU and RSS
 # are read, the answer checked for about WANT_BYTES (and the header).
-declare -A SC_PX SC_URL SC_PID SC_SECS SC_WANT SC_HDR SC_BYTES
+# TOOL (8th): hs for bench/tlshs.c instead of wrk.
+declare -A SC_PX SC_URL SC_PID SC_SECS SC_WANT SC_HDR SC_BYTES SC_TOOL
 scenario() {
 	SC_PX[$1]=$2 SC_URL[$1]=$3 SC_PID[$1]=$4 SC_SECS[$1]=$5 SC_WANT[$1]=$6
-	SC_HDR[$1]=${7:-}
+	SC_HDR[$1]=${7:-} SC_TOOL[$1]=${8:-}
 }
 
 # run_round SCENARIO R: one round, its figures appended to ROUNDS_TSV.
 run_round() {
 	local sc=$1 r=$2 pid=${SC_PID[$1]} c0 c1 rps req p50 p99 err bad cpu
 	c0=$(cpu_ticks "$pid")
-	wrk_run "${SC_URL[$sc]}" "${SC_SECS[$sc]}" "$T/$sc.$r.wrk"
+	wrk_run "${SC_URL[$sc]}" "${SC_SECS[$sc]}" "$T/$sc.$r.wrk" \
+		"${SC_TOOL[$sc]}"
 	c1=$(cpu_ticks "$pid")
 	read -r rps req p50 p99 err bad <<<"$(wrk_parse "$T/$sc.$r.wrk")"
 	[ -n "$req" ] && [ "$req" -gt 0 ] ||
@@ -396,7 +495,8 @@ measure() {
 		check "$sc" "${SC_URL[$sc]}" "${SC_WANT[$sc]}" "${SC_HDR[$sc]}"
 		SC_BYTES[$sc]=$BODY_BYTES
 		wrk_run "${SC_URL[$sc]}" \
-			"$((SC_SECS[$sc] < SECS ? 1 : WARM))" "$T/warm.out"
+			"$((SC_SECS[$sc] < SECS ? 1 : WARM))" "$T/warm.out" \
+			"${SC_TOOL[$sc]}"
 	done
 	for r in $(seq "$ROUNDS"); do
 		for sc in "$@"; do
@@ -466,52 +566,54 @@ LH=X-Floe-Target=lakehouse
 start_floe routed "$ROUTES" "$NOCACHE"
 F_PID=$FPID F_PORT=$FPORT F_TBL=$TBL F_BIG=$BIG
 LOADS+=("routed $ROUTES $LOAD_SECS")
-start_floe routed-10 10 "$NOCACHE"
-LOADS+=("routed-10 10 $LOAD_SECS")
-scenario floe-routed-10 floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
-	"$SMALL_BYTES" "$LH"
-SMALL=(upstream nginx haproxy floe-routed floe-routed-10)
-# The same 10 routes with floe's own credential on every request to the
-# lakehouse: a bearer token, and an AWS SigV4 signature (with a session
-# token) over each request as it is sent. The upstream checks neither:
-# what is measured is floe's cost.
-printf 'bench-bearer-token-%s\n' "$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')" \
-	>"$T/lake.token"
-printf '[default]\naws_access_key_id = AKIABENCHEXAMPLE\naws_secret_access_key = %s\naws_session_token = %s\n' \
-	"$(head -c 30 /dev/urandom | base64)" "$(head -c 470 /dev/urandom | base64 -w0)" \
-	>"$T/aws.credentials"
-chmod 600 "$T/lake.token" "$T/aws.credentials"
-start_floe bearer 10 "$NOCACHE" "token_file = $T/lake.token"
-LOADS+=("bearer 10 $LOAD_SECS")
-scenario floe-bearer floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
-	"$SMALL_BYTES" "$LH"
-start_floe sigv4 10 "$NOCACHE" "auth = sigv4
+if want plain; then
+	start_floe routed-10 10 "$NOCACHE"
+	LOADS+=("routed-10 10 $LOAD_SECS")
+	scenario floe-routed-10 floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
+		"$SMALL_BYTES" "$LH"
+	SMALL=(upstream nginx haproxy floe-routed floe-routed-10)
+	# The same 10 routes with floe's own credential on every request to the
+	# lakehouse: a bearer token, and an AWS SigV4 signature (with a session
+	# token) over each request as it is sent. The upstream checks neither:
+	# what is measured is floe's cost.
+	printf 'bench-bearer-token-%s\n' "$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')" \
+		>"$T/lake.token"
+	printf '[default]\naws_access_key_id = AKIABENCHEXAMPLE\naws_secret_access_key = %s\naws_session_token = %s\n' \
+		"$(head -c 30 /dev/urandom | base64)" "$(head -c 470 /dev/urandom | base64 -w0)" \
+		>"$T/aws.credentials"
+	chmod 600 "$T/lake.token" "$T/aws.credentials"
+	start_floe bearer 10 "$NOCACHE" "token_file = $T/lake.token"
+	LOADS+=("bearer 10 $LOAD_SECS")
+	scenario floe-bearer floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
+		"$SMALL_BYTES" "$LH"
+	start_floe sigv4 10 "$NOCACHE" "auth = sigv4
 sigv4_region = us-east-1
 aws_credentials_file = $T/aws.credentials"
-LOADS+=("sigv4 10 $LOAD_SECS")
-scenario floe-sigv4 floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
-	"$SMALL_BYTES" "$LH"
-SMALL+=(floe-bearer floe-sigv4)
-if [ "$HAS_CACHE" = 1 ]; then
-	# The same table and routes, answered from floe's LoadTable cache
-	# (its default size and time to live).
-	start_floe cache "$ROUTES"
-	LOADS+=("cache $ROUTES $LOAD_SECS")
-	scenario floe-cache floe "http://127.0.0.1:$FPORT$TBL" "$FPID" \
-		"$SECS" "$SMALL_BYTES" X-Floe-Cache=hit
-	SMALL+=(floe-cache)
-else
-	echo "cache scenario: floe has no LoadTable cache yet" >>"$NOTES"
-	say "cache scenario: floe has no LoadTable cache yet"
-fi
-if [ "$FULL" = 1 ]; then
-	start_floe routed-1000000 1000000 "$NOCACHE"
-	LOADS+=("routed-1000000 1000000 $LOAD_SECS")
-	scenario floe-routed-1000000 floe "http://127.0.0.1:$FPORT$TBL" \
-		"$FPID" "$SECS" "$SMALL_BYTES" "$LH"
-	SMALL+=(floe-routed-1000000)
-else
-	echo "1,000,000-route floe: skipped (BENCH_FULL=0)" >>"$NOTES"
+	LOADS+=("sigv4 10 $LOAD_SECS")
+	scenario floe-sigv4 floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
+		"$SMALL_BYTES" "$LH"
+	SMALL+=(floe-bearer floe-sigv4)
+	if [ "$HAS_CACHE" = 1 ]; then
+		# The same table and routes, answered from floe's LoadTable cache
+		# (its default size and time to live).
+		start_floe cache "$ROUTES"
+		LOADS+=("cache $ROUTES $LOAD_SECS")
+		scenario floe-cache floe "http://127.0.0.1:$FPORT$TBL" "$FPID" \
+			"$SECS" "$SMALL_BYTES" X-Floe-Cache=hit
+		SMALL+=(floe-cache)
+	else
+		echo "cache scenario: floe has no LoadTable cache yet" >>"$NOTES"
+		say "cache scenario: floe has no LoadTable cache yet"
+	fi
+	if [ "$FULL" = 1 ]; then
+		start_floe routed-1000000 1000000 "$NOCACHE"
+		LOADS+=("routed-1000000 1000000 $LOAD_SECS")
+		scenario floe-routed-1000000 floe "http://127.0.0.1:$FPORT$TBL" \
+			"$FPID" "$SECS" "$SMALL_BYTES" "$LH"
+		SMALL+=(floe-routed-1000000)
+	else
+		echo "1,000,000-route floe: skipped (BENCH_FULL=0)" >>"$NOTES"
+	fi
 fi
 
 scenario upstream upstream "http://127.0.0.1:$DIRECT_PORT$PLAIN" \
@@ -531,46 +633,128 @@ scenario haproxy-1m haproxy "http://127.0.0.1:$HAP_PORT$PLAIN_BIG" \
 scenario floe-routed-1m floe "http://127.0.0.1:$F_PORT$F_BIG" "$F_PID" \
 	"$BIG_SECS" "$LARGE_BYTES" "$LH"
 
-say "4 KB LoadTable: $ROUNDS x ${SECS}s after ${WARM}s, wrk -c $CONNS: ${SMALL[*]}"
-measure "${SMALL[@]}"
+if want plain; then
+	say "4 KB LoadTable: $ROUNDS x ${SECS}s after ${WARM}s, wrk -c $CONNS: ${SMALL[*]}"
+	measure "${SMALL[@]}"
 
-# RSS drift: the floe that served the rounds above, SOAK seconds more
-# (before any 1 MB answer: those leave malloc arenas behind).
-if [ "$SOAK" -gt 0 ]; then
-	say "RSS drift: floe routed for ${SOAK}s"
-	r0=$(rss_kb "$F_PID")
-	c0=$(cpu_ticks "$F_PID")
-	wrk_run "http://127.0.0.1:$F_PORT$F_TBL" "$SOAK" "$T/soak.wrk"
-	c1=$(cpu_ticks "$F_PID")
-	r1=$(rss_kb "$F_PID")
-	read -r rps req p50 p99 err bad <<<"$(wrk_parse "$T/soak.wrk")"
-	printf 'floe-routed\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$SOAK" "$r0" \
-		"$r1" "$rps" "$req" "$p99" "$((c1 - c0))" "$((err + bad))" \
-		>>"$T/soak.tsv"
-	say "RSS drift: ${r0} kB -> ${r1} kB over ${SOAK}s ($rps/s)"
+	# RSS drift: the floe that served the rounds above, SOAK seconds more
+	# (before any 1 MB answer: those leave malloc arenas behind).
+	if [ "$SOAK" -gt 0 ]; then
+		say "RSS drift: floe routed for ${SOAK}s"
+		r0=$(rss_kb "$F_PID")
+		c0=$(cpu_ticks "$F_PID")
+		wrk_run "http://127.0.0.1:$F_PORT$F_TBL" "$SOAK" "$T/soak.wrk"
+		c1=$(cpu_ticks "$F_PID")
+		r1=$(rss_kb "$F_PID")
+		read -r rps req p50 p99 err bad <<<"$(wrk_parse "$T/soak.wrk")"
+		printf 'floe-routed\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$SOAK" "$r0" \
+			"$r1" "$rps" "$req" "$p99" "$((c1 - c0))" "$((err + bad))" \
+			>>"$T/soak.tsv"
+		say "RSS drift: ${r0} kB -> ${r1} kB over ${SOAK}s ($rps/s)"
+	fi
+
+	idle_rss floe-routed floe "$F_PORT" "$F_TBL" "$F_PID"
+	idle_rss nginx nginx "$NGX_PORT" "$PLAIN" "$NGX_PID"
+	idle_rss haproxy haproxy "$HAP_PORT" "$PLAIN" "$HAP_PID"
+
+	say "1 MB LoadTable: $ROUNDS x ${BIG_SECS}s"
+	measure upstream-1m nginx-1m haproxy-1m floe-routed-1m
+
+	if [ "$PERF" = 1 ] && command -v perf >/dev/null; then
+		say "perf: floe routed, 5 s"
+		wrk_run "http://127.0.0.1:$F_PORT$F_TBL" 7 "$T/perf.wrk" &
+		perf_wrk=$!
+		sleep 1
+		perf record -q -g -p "$F_PID" -o "$T/perf.data" -- sleep 5 \
+			>/dev/null 2>&1
+		wait "$perf_wrk"
+		perf report -i "$T/perf.data" --stdio --no-children \
+			--sort dso,symbol 2>/dev/null | grep -E '^ +[0-9.]+%' |
+			sed 's/[ -]*$//' | head -15 >bench/results/perf-floe.txt
+		say "perf: top symbols in bench/results/perf-floe.txt"
+		cat bench/results/perf-floe.txt >&2
+	fi
 fi
 
-idle_rss floe-routed floe "$F_PORT" "$F_TBL" "$F_PID"
-idle_rss nginx nginx "$NGX_PORT" "$PLAIN" "$NGX_PID"
-idle_rss haproxy haproxy "$HAP_PORT" "$PLAIN" "$HAP_PID"
-
-say "1 MB LoadTable: $ROUNDS x ${BIG_SECS}s"
-measure upstream-1m nginx-1m haproxy-1m floe-routed-1m
-
-if [ "$PERF" = 1 ] && command -v perf >/dev/null; then
-	say "perf: floe routed, 5 s"
-	wrk_run "http://127.0.0.1:$F_PORT$F_TBL" 7 "$T/perf.wrk" &
-	perf_wrk=$!
-	sleep 1
-	perf record -q -g -p "$F_PID" -o "$T/perf.data" -- sleep 5 \
-		>/dev/null 2>&1
-	wait "$perf_wrk"
-	perf report -i "$T/perf.data" --stdio --no-children \
-		--sort dso,symbol 2>/dev/null | grep -E '^ +[0-9.]+%' |
-		sed 's/[ -]*$//' | head -15 >bench/results/perf-floe.txt
-	say "perf: top symbols in bench/results/perf-floe.txt"
-	cat bench/results/perf-floe.txt >&2
+# --- TLS on the client side ----------------------------------------------
+# resume_check NAME PORT PATH: a first connection (TLS 1.3, P-256) saves
+# its session, as a ticket, and a second offers it. One line of tls.tsv:
+# how each was made (New or Reused), the protocol, cipher, key exchange
+# group and the server's signature of the first.
+resume_check() {
+	local f=$T/$1.sess one two
+	local get="GET $3 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+	one=$(printf "$get" | OPENSSL_CONF=$CLIENT_CNF timeout 10 \
+		openssl s_client -connect "127.0.0.1:$2" -ign_eof \
+		-sess_out "$f" 2>&1)
+	two=$(printf "$get" | OPENSSL_CONF=$CLIENT_CNF timeout 10 \
+		openssl s_client -connect "127.0.0.1:$2" -ign_eof \
+		-sess_in "$f" 2>&1)
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" \
+		"$(awk '/^(New|Reused), /{sub(/,.*/, ""); print; exit}' <<<"$one")" \
+		"$(awk '/^(New|Reused), /{sub(/,.*/, ""); print; exit}' <<<"$two")" \
+		"$(awk '/^(New|Reused), /{sub(/,$/, "", $2); print $2; exit}' <<<"$one")" \
+		"$(awk '/^(New|Reused), /{print $NF; exit}' <<<"$one")" \
+		"$(awk -F', ' '/^Server Temp Key:/{print $2; exit}' <<<"$one")" \
+		"$(awk -F': ' '/^Peer signature type:/{print $2; exit}' <<<"$one")" \
+		>>"$T/tls.tsv"
+	say "TLS $1: $(tail -1 "$T/tls.tsv" | tr '\t' ' ')"
+}
+: >"$T/tls.tsv"
+if want tls; then
+	TLS_PLAIN=$(free_port)
+	start_floe tls "$ROUTES" "$NOCACHE
+tls_cert = $TLSD/cert.pem
+tls_key = $TLSD/key.pem
+listen_plain = 127.0.0.1:$TLS_PLAIN" "" "$TLS_PLAIN"
+	LOADS+=("tls $ROUTES $LOAD_SECS")
+	for hs in "" hs; do
+		sfx=-tls${hs:+-hs}
+		scenario "nginx$sfx" nginx "https://127.0.0.1:$NGX_TLS_PORT$PLAIN" \
+			"$NGX_PID" "$SECS" "$SMALL_BYTES" "" "$hs"
+		scenario "haproxy$sfx" haproxy \
+			"https://127.0.0.1:$HAP_TLS_PORT$PLAIN" "$HAP_PID" "$SECS" \
+			"$SMALL_BYTES" "" "$hs"
+		scenario "floe$sfx" floe "https://127.0.0.1:$FPORT$TBL" "$FPID" \
+			"$SECS" "$SMALL_BYTES" "$LH" "$hs"
+	done
+	resume_check nginx "$NGX_TLS_PORT" "$PLAIN"
+	resume_check haproxy "$HAP_TLS_PORT" "$PLAIN"
+	resume_check floe "$FPORT" "$TBL"
+	say "TLS 4 KB LoadTable, keep-alive (wrk) and a full handshake per request (bench-tlshs -c $CONNS)"
+	measure nginx-tls haproxy-tls floe-tls nginx-tls-hs haproxy-tls-hs \
+		floe-tls-hs
+	for sc in nginx-tls-hs haproxy-tls-hs floe-tls-hs; do
+		echo "$sc: bench-tlshs $(cat "$T/$sc".*.wrk | awk '/^tls: /{
+			split($2, a, "="); r += a[2]; l = $0 } END {
+			sub(/^tls: resumed=[0-9]+ /, "", l)
+			printf "resumed=%d (all rounds) %s", r, l }')" >>"$NOTES"
+	done
 fi
+
+# --- slow clients ---------------------------------------------------------
+# slow_run NAME PROXY PORT PATH PID: SLOW_N clients with a 64 KB receive
+# buffer and a 1448-byte MSS each GET the 1 MB LoadTable and read it at
+# SLOW_RATE bytes/s; the proxy's VmRSS (PID and its children) sampled
+# every 100 ms by the client. One line of slow.tsv.
+slow_run() {
+	local pids
+	pids=$(proc_tree "$5" | paste -sd, -)
+	taskset -c "$LG_CPU" "$SLOWREAD" -p "$3" -u "$4" -n "$SLOW_N" \
+		-r "$SLOW_RATE" -b 65536 -m 1448 -t "$SLOW_LIMIT" -P "$pids" \
+		>"$T/slow.$1.out" 2>&1 || die "$1: slow clients: $(cat "$T/slow.$1.out")"
+	printf '%s\t%s\t%s\n' "$1" "$2" "$(cat "$T/slow.$1.out")" >>"$T/slow.tsv"
+	say "slow $1: $(cat "$T/slow.$1.out")"
+}
+: >"$T/slow.tsv"
+if want slow; then
+	check floe-routed-1m "http://127.0.0.1:$F_PORT$F_BIG" "$LARGE_BYTES" "$LH"
+	say "slow clients: $SLOW_N x 1 MB LoadTable read at $SLOW_RATE bytes/s"
+	slow_run nginx nginx "$NGX_PORT" "$PLAIN_BIG" "$NGX_PID"
+	slow_run haproxy haproxy "$HAP_PORT" "$PLAIN_BIG" "$HAP_PID"
+	slow_run floe-routed floe "$F_PORT" "$F_BIG" "$F_PID"
+fi
+
 
 # --- report --------------------------------------------------------------
 printf '%s\n' "${LOADS[@]}" >"$T/loads.txt"
@@ -600,5 +784,9 @@ mkdir -p "$(dirname "$OUT")"
 	echo "large_bytes=$LARGE_BYTES"
 	echo "idle_clients=$IDLE"
 	echo "floe_cache=$HAS_CACHE"
+	echo "only=${ONLY:-all}"
+	echo "slow_clients=$SLOW_N"
+	echo "slow_rate=$SLOW_RATE"
+	echo "openssl=$(openssl version | awk '{print $2}')"
 } >"$T/machine.txt"
 node bench/report.js "$T" "$OUT"

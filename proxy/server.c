@@ -378,6 +378,8 @@ server_conn_free(struct server_conn *c)
 	event_free(c->timer);
 	if (c->rev != NULL)
 		event_free(c->rev);
+	if (c->tls && !c->handshaking)
+		tlsctx_close(c->bev);
 	bufferevent_free(c->bev);
 	h1_free(c->h1);
 	free(c);

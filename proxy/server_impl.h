@@ -28,6 +28,7 @@ struct h1;
 struct tlsctx;
 
 #define SERVER_HEAD_NOW 2048 /* the largest head written straight */
+#define SERVER_TLS_RECORD 16384 /* a TLS record's most plaintext */
 #define SERVER_SEND_VECS 15 /* body pieces written straight with it */
 /*
  * A connection whose output buffer holds more than this once an answer is

@@ -144,14 +144,28 @@ server_put_head(struct server_conn *c, unsigned status, const char *hdrs,
 		    content_length);
 		server_send_now(c, head, (size_t)(o - head), body);
 	} else {
-		/* The whole head in one reserved extent, without printf. */
-		if (evbuffer_reserve_space(out, rlen + hlen + 96, &v, 1) != 1)
+		/*
+		 * The whole head in one reserved extent, without printf. Over
+		 * TLS a body that fits one record goes in the same extent:
+		 * bufferevent_openssl makes a record, and a write, of each
+		 * piece of its output, and one copy costs less than a second
+		 * record.
+		 */
+		size_t blen = body != NULL ? evbuffer_get_length(body) : 0;
+		size_t inl = c->tls && blen <= SERVER_TLS_RECORD ? blen : 0;
+		int got;
+
+		if (evbuffer_reserve_space(out, rlen + hlen + 96 + inl, &v,
+			1) != 1)
 			fatalx("%s: out of memory", __func__);
 		o = server_head(c, v.iov_base, status, reason, rlen, hdrs, hlen,
 		    content_length);
+		if (body != NULL && inl > 0 &&
+		    (got = evbuffer_remove(body, o, inl)) > 0)
+			o += got;
 		v.iov_len = o - (char *)v.iov_base;
 		evbuffer_commit_space(out, &v, 1);
-		if (body != NULL)
+		if (body != NULL && evbuffer_get_length(body) > 0)
 			evbuffer_add_buffer(out, body);
 	}
 }

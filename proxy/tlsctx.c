@@ -1,18 +1,27 @@
 /*
  * floe: tlsctx.c -- the listener's SSL_CTX: TLS 1.2 and newer, no
  * renegotiation, the server's cipher order, buffers released while a
- * connection is idle (10,000 idle TLS clients stay cheap). Connections are
- * bufferevent_openssl in accepting state; the context is swapped on reload.
+ * connection is idle (10,000 idle TLS clients stay cheap), session tickets
+ * under keys that rotate every hour. Connections are bufferevent_openssl
+ * in accepting state; the context is swapped on reload.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
+#include <event2/buffer.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -23,6 +32,140 @@ struct tlsctx {
 	SSL_CTX *ctx;
 	char subject[256];
 };
+
+/*
+ * Session tickets. A ticket is the session encrypted (AES-256-CBC) and
+ * authenticated (HMAC-SHA256) under the key of the hour it was issued; a
+ * ticket of the current hour or the one before resumes, and one of the
+ * hour before is answered with a fresh ticket. The keys of an hour are
+ * derived from a chain secret, and the chain moves on each hour by a
+ * one-way step (chain = HMAC(chain)), the old link wiped: a process read
+ * later cannot decrypt tickets older than an hour before, the forward
+ * secrecy tickets otherwise lose. The chain is the process's, not the
+ * context's: a reload (new certificate) keeps the tickets valid, and
+ * processes forked from one floe step the same chain on the same hour.
+ * A restart starts a new chain: older tickets get a full handshake.
+ */
+#define TLSCTX_TICKET_SECS 3600
+
+struct tlsctx_tkey {
+	unsigned char name[16];
+	unsigned char aes[32];
+	unsigned char mac[32];
+};
+
+static struct {
+	int ready;
+	uint64_t hour;
+	unsigned char chain[32];
+	struct tlsctx_tkey cur, prev;
+	int has_prev;
+} tlsctx_tk;
+
+/* OUT (32 bytes) = HMAC-SHA256(KEY, LABEL). -1 on failure. */
+static int
+tlsctx_hmac(const unsigned char *key, const char *label, unsigned char *out)
+{
+	unsigned int len = 32;
+
+	return HMAC(EVP_sha256(), key, 32, (const unsigned char *)label,
+		   strlen(label), out, &len) == NULL ?
+	    -1 :
+	    0;
+}
+
+/* The keys of the hour whose chain link is tlsctx_tk.chain. */
+static int
+tlsctx_tkey_derive(struct tlsctx_tkey *k)
+{
+	unsigned char name[32];
+
+	if (tlsctx_hmac(tlsctx_tk.chain, "floe ticket name", name) == -1 ||
+	    tlsctx_hmac(tlsctx_tk.chain, "floe ticket aes", k->aes) == -1 ||
+	    tlsctx_hmac(tlsctx_tk.chain, "floe ticket mac", k->mac) == -1)
+		return -1;
+	memcpy(k->name, name, sizeof(k->name));
+	return 0;
+}
+
+/* Step the chain to the hour of NOW. -1 if OpenSSL fails. */
+static int
+tlsctx_tk_advance(time_t now)
+{
+	uint64_t hour = (uint64_t)now / TLSCTX_TICKET_SECS;
+	unsigned char next[32];
+
+	if (!tlsctx_tk.ready) {
+		if (RAND_bytes(tlsctx_tk.chain, sizeof(tlsctx_tk.chain)) != 1 ||
+		    tlsctx_tkey_derive(&tlsctx_tk.cur) == -1)
+			return -1;
+		tlsctx_tk.hour = hour;
+		tlsctx_tk.ready = 1;
+		return 0;
+	}
+	while (tlsctx_tk.hour < hour) {
+		if (tlsctx_hmac(tlsctx_tk.chain, "floe ticket chain", next) ==
+		    -1)
+			return -1;
+		OPENSSL_cleanse(tlsctx_tk.chain, sizeof(tlsctx_tk.chain));
+		memcpy(tlsctx_tk.chain, next, sizeof(next));
+		OPENSSL_cleanse(next, sizeof(next));
+		OPENSSL_cleanse(&tlsctx_tk.prev, sizeof(tlsctx_tk.prev));
+		tlsctx_tk.prev = tlsctx_tk.cur;
+		tlsctx_tk.has_prev = tlsctx_tk.hour + 1 == hour;
+		if (tlsctx_tkey_derive(&tlsctx_tk.cur) == -1)
+			return -1;
+		tlsctx_tk.hour++;
+	}
+	return 0;
+}
+
+/*
+ * OpenSSL's ticket callback: ENC 1 issues a ticket under the current key
+ * (its name, a random IV), 0 opens one: 1 resumes, 2 resumes and renews,
+ * 0 is a full handshake (unknown or expired key), -1 an error.
+ */
+static int
+tlsctx_ticket_cb(SSL *ssl, unsigned char *name, unsigned char *iv,
+    EVP_CIPHER_CTX *cctx, EVP_MAC_CTX *hctx, int enc)
+{
+	static char digest[] = "SHA256";
+	const struct tlsctx_tkey *k;
+	OSSL_PARAM params[3];
+
+	(void)ssl;
+	if (tlsctx_tk_advance(time(NULL)) == -1)
+		return -1;
+	if (enc) {
+		k = &tlsctx_tk.cur;
+		if (RAND_bytes(iv,
+			EVP_CIPHER_get_iv_length(EVP_aes_256_cbc())) != 1)
+			return -1;
+		memcpy(name, k->name, sizeof(k->name));
+		if (EVP_EncryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, k->aes,
+			iv) != 1)
+			return -1;
+	} else {
+		if (memcmp(name, tlsctx_tk.cur.name, sizeof(k->name)) == 0)
+			k = &tlsctx_tk.cur;
+		else if (tlsctx_tk.has_prev &&
+		    memcmp(name, tlsctx_tk.prev.name, sizeof(k->name)) == 0)
+			k = &tlsctx_tk.prev;
+		else
+			return 0;
+		if (EVP_DecryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, k->aes,
+			iv) != 1)
+			return -1;
+	}
+	params[0] = OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY,
+	    (void *)(uintptr_t)k->mac, sizeof(k->mac));
+	params[1] =
+	    OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0);
+	params[2] = OSSL_PARAM_construct_end();
+	if (EVP_MAC_CTX_set_params(hctx, params) != 1)
+		return -1;
+	return !enc && k == &tlsctx_tk.prev ? 2 : 1;
+}
 
 /* The first OpenSSL error as text (and clear the queue). */
 static const char *
@@ -56,6 +199,20 @@ tlsctx_build(const char *cert, const char *key, char *subject, size_t sublen,
 	    SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
 		SSL_OP_NO_COMPRESSION);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	/*
+	 * Resumption: tickets (TLS 1.3 and 1.2) under the rotating keys, a
+	 * lifetime no longer than a key's hour; OpenSSL's own session cache
+	 * still serves TLS 1.2 clients that resume by session id.
+	 */
+	if (tlsctx_tk_advance(time(NULL)) == -1 ||
+	    SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, tlsctx_ticket_cb) != 1 ||
+	    SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"floe",
+		4) != 1) {
+		snprintf(err, errlen, "TLS session tickets: %s",
+		    tlsctx_error());
+		goto fail;
+	}
+	SSL_CTX_set_timeout(ctx, TLSCTX_TICKET_SECS);
 	/* OpenSSL says "unknown error" for a file it cannot open. */
 	if (access(cert, R_OK) == -1 || access(key, R_OK) == -1) {
 		snprintf(err, errlen, "%s %s: %s",
@@ -149,6 +306,19 @@ tlsctx_accept(struct tlsctx *t, struct event_base *base, int fd)
 		return NULL;
 	}
 	return bev;
+}
+
+void
+tlsctx_close(struct bufferevent *bev)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+
+	if (ssl == NULL || !SSL_is_init_finished(ssl) ||
+	    evbuffer_get_length(bufferevent_get_output(bev)) > 0)
+		return;
+	/* One close_notify, not waiting for the client's. */
+	if (SSL_shutdown(ssl) < 0)
+		ERR_clear_error();
 }
 
 const char *

@@ -29,6 +29,12 @@ int tlsctx_reload(struct tlsctx *, const char *cert, const char *key, char *err,
  * it). NULL if OpenSSL cannot make one (FD is then closed).
  */
 struct bufferevent *tlsctx_accept(struct tlsctx *, struct event_base *, int fd);
+/*
+ * Before a TLS connection BEV is freed: when its handshake is done and its
+ * output written, send the close_notify that ends it cleanly (a session
+ * that ends without one is dropped from OpenSSL's session cache).
+ */
+void tlsctx_close(struct bufferevent *bev);
 /* The subject of the certificate being served, for logs. */
 const char *tlsctx_subject(const struct tlsctx *);
 

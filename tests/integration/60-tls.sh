@@ -2,7 +2,9 @@
 # TLS on the listener: tls_cert/tls_key make `listen` speak TLS 1.2 or
 # newer, listen_plain adds a plain listener beside it, and SIGHUP reloads
 # the certificate for new connections while an open one keeps going; a bad
-# certificate on reload keeps the old one.
+# certificate on reload keeps the old one. Sessions resume from tickets
+# (TLS 1.3 and 1.2), across a reload too; a ticket of an earlier floe
+# process gets a full handshake.
 . "$(dirname "$0")/lib.sh"
 lib_init 60
 
@@ -81,6 +83,34 @@ S=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 --tlsv1.3 \
 	"$BASE/healthz")
 expect_eq "TLS 1.3 is served" 200 "$S"
 expect_eq "the first certificate is served" floe-one "$(served_cn)"
+
+# resume FILE [ARGS]: a connection that saves its session (ticket) to FILE
+# when FILE does not exist yet, or resumes from it; prints "New" or
+# "Reused" and the status of the GET sent on it.
+resume() {
+	local f=$1 io=-sess_out
+	shift
+	[ -s "$f" ] && io=-sess_in
+	printf 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' |
+		timeout 10 openssl s_client -connect "127.0.0.1:$LISTEN" \
+			-CAfile "$T/ca.pem" -ign_eof "$io" "$f" "$@" 2>/dev/null |
+		tr -d '\r' | awk '/^(New|Reused), / { sub(/,.*/, ""); h = $0 }
+			/^HTTP\/1.1 / { st = $2 } END { print h, st }'
+}
+expect_eq "a TLS 1.3 connection gets a full handshake and a ticket" "New 200" \
+	"$(resume "$T/s13")"
+[ -s "$T/s13" ] && ok "... which s_client saved" || bad "no session saved"
+expect_eq "... and the next connection resumes from the ticket" "Reused 200" \
+	"$(resume "$T/s13")"
+expect_eq "... again (a ticket serves more than once)" "Reused 200" \
+	"$(resume "$T/s13")"
+expect_eq "TLS 1.2: a full handshake" "New 200" "$(resume "$T/s12" -tls1_2)"
+expect_eq "TLS 1.2: resumed from the ticket" "Reused 200" \
+	"$(resume "$T/s12" -tls1_2)"
+expect_eq "TLS 1.2 without tickets: a full handshake" "New 200" \
+	"$(resume "$T/s12id" -tls1_2 -no_ticket)"
+expect_eq "TLS 1.2 without tickets: resumed by session id" "Reused 200" \
+	"$(resume "$T/s12id" -tls1_2 -no_ticket)"
 grep -q "port $LISTEN, TLS" "$T/floe.log" && ok "the log says the listener speaks TLS" ||
 	bad "no TLS in the start line: $(head -5 "$T/floe.log")"
 
@@ -122,6 +152,8 @@ grep -q "reload: TLS certificate /CN=floe-two" "$T/floe.log" &&
 	ok "SIGHUP reloads the certificate and says so" ||
 	bad "no reload line: $(tail -3 "$T/floe.log")"
 expect_eq "new connections get the new certificate" floe-two "$(served_cn)"
+expect_eq "a ticket issued before the reload still resumes" "Reused 200" \
+	"$(resume "$T/s13")"
 touch "$T/go"
 wait "$KEEP"
 expect_eq "the open connection was not dropped: both answers on it" \
@@ -150,4 +182,11 @@ else
 		ok "a key that does not match the certificate: floe refuses to start" ||
 		bad "unclear refusal: $(cat "$T/bad.log")"
 fi
+
+# A new floe process has new ticket keys: the old ticket is not accepted,
+# the client gets a full handshake and its answer.
+cp "$T/one.key" "$T/tls.key"
+start_floe
+expect_eq "a ticket of the previous floe process: a full handshake, served" \
+	"New 200" "$(resume "$T/s13")"
 finish

@@ -7,7 +7,8 @@
  * an object): the answer is checked as JSON beside it (lib/jscheck.c),
  * and one that is not is cut short by the caller. Bytes are moved from
  * the input to the output without a copy, but for the few a URL prefix
- * that a piece cuts in two keeps back until the next one. No I/O.
+ * that a piece cuts in two keeps back until the next one. The merge is
+ * taken as it was when the answer began. No I/O.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,6 +45,11 @@ struct stream_edit {
 };
 
 struct catalog_stream {
+	/*
+	 * The merge as it was when the answer began (a copy: the catalog's
+	 * config may be read anew while a large answer streams).
+	 */
+	struct catalog cat;
 	struct catalog_urlbuf ub;
 	bool urls; /* URLs may be rewritten (ub is built) */
 	struct splice sp; /* the merge: keys seen, config found */
@@ -87,6 +93,8 @@ static const unsigned char stream_class[256] = {
 	['\\'] = STREAM_C_ESCAPE,
 };
 
+static struct catalog_text *stream_text_dup(const struct catalog_text *);
+static void stream_text_free(struct catalog_text *);
 static void stream_edit(struct catalog_stream *, size_t, size_t, const char *,
     size_t, bool);
 static void stream_scan(struct catalog_stream *, const char *, size_t, size_t);
@@ -120,6 +128,10 @@ catalog_stream_new(const struct catalog *c, bool merge,
 		}
 		st->urls = true;
 	}
+	if (merge) {
+		st->cat.text = stream_text_dup(c->text);
+		c = &st->cat;
+	}
 	splice_init(&st->sp, c, merge, NULL, 0);
 	st->sp.mu = st->urls ? &st->ub.u : NULL;
 	st->keycap = 8; /* "config" */
@@ -145,7 +157,42 @@ catalog_stream_free(struct catalog_stream *st)
 	splice_clear(&st->sp);
 	free(st->ub.from);
 	free(st->ub.to);
+	stream_text_free(st->cat.text);
 	free(st);
+}
+
+/* A copy of T. */
+static struct catalog_text *
+stream_text_dup(const struct catalog_text *t)
+{
+	struct catalog_text *d;
+	size_t i;
+
+	d = xcalloc(1, sizeof(*d) + t->n * sizeof(d->m[0]));
+	for (i = 0; i < t->n; i++) {
+		d->m[i].key = xmalloc(t->m[i].klen + 1);
+		memcpy(d->m[i].key, t->m[i].key, t->m[i].klen + 1);
+		d->m[i].klen = t->m[i].klen;
+		d->m[i].val = xmalloc(t->m[i].vlen + 1);
+		memcpy(d->m[i].val, t->m[i].val, t->m[i].vlen + 1);
+		d->m[i].vlen = t->m[i].vlen;
+		d->n++;
+	}
+	return d;
+}
+
+static void
+stream_text_free(struct catalog_text *t)
+{
+	size_t i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->n; i++) {
+		free(t->m[i].key);
+		free(t->m[i].val);
+	}
+	free(t);
 }
 
 /* Record an edit at input offset AT; edits come in input order. */

@@ -778,6 +778,40 @@ test_stream_keeps_little(void **state __unused)
 	catalog_free(c);
 }
 
+/* The merge a streamed answer gets is the config as it was at its start. */
+static void
+test_stream_config_change(void **state __unused)
+{
+	static const char conf1[] = "{\"defaults\":{\"k\":\"one\"},"
+				    "\"overrides\":{}}";
+	static const char conf2[] = "{\"defaults\":{\"a\":\"x\",\"k\":\"two\","
+				    "\"z\":\"y\"},\"overrides\":{}}";
+	static const char body[] = "{\"metadata\":{},\"config\":{\"b\":1}}";
+	struct catalog *c = catalog_from(conf1), *old = catalog_from(conf1);
+	struct catalog_stream *st =
+	    catalog_stream_new(c, true, UP, FLOE, "warehouse");
+	struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
+	size_t wantlen;
+	char err[128], *want;
+
+	evbuffer_add(in, body, 10);
+	catalog_stream_run(st, in, out, false);
+	assert_int_equal(update(c, conf2, 1, err, sizeof(err)), 1);
+	evbuffer_add(in, body + 10, sizeof(body) - 1 - 10);
+	catalog_stream_run(st, in, out, true);
+	want = catalog_rewrite(old, true, body, sizeof(body) - 1, UP, FLOE,
+	    "warehouse", &wantlen);
+	assert_non_null(want);
+	assert_int_equal(evbuffer_get_length(out), wantlen);
+	assert_memory_equal(evbuffer_pullup(out, -1), want, wantlen);
+	free(want);
+	catalog_stream_free(st);
+	evbuffer_free(in);
+	evbuffer_free(out);
+	catalog_free(c);
+	catalog_free(old);
+}
+
 /* Run every table. */
 int
 main(void)
@@ -796,6 +830,7 @@ main(void)
 		cmocka_unit_test(test_body_has),
 		cmocka_unit_test(test_stream_split),
 		cmocka_unit_test(test_stream_keeps_little),
+		cmocka_unit_test(test_stream_config_change),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

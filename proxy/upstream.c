@@ -42,11 +42,6 @@
 
 #define UPSTREAM_SPARE 256 /* ended transfers kept for reuse */
 #define UPSTREAM_WRITEV 16 /* pieces of a request written at once */
-/*
- * Connections whose transfer is paused on a client that does not read
- * are not counted against max_conns, up to this many times it in all.
- */
-#define UPSTREAM_PAUSED_CONNS 4
 /* Answers larger than this are refused (LoadTable with long histories). */
 #define UPSTREAM_MAX_BODY (256u << 20)
 
@@ -59,10 +54,7 @@ static bool upstream_idle_expired(struct upconn *);
 static void upstream_event_cb(struct bufferevent *, short, void *);
 static void upstream_timer_cb(evutil_socket_t, short, void *);
 static void upstream_conn_free(struct upconn *);
-static void upstream_start(struct upstream *, struct upstream_xfer *);
-static bool upstream_has_slot(const struct upstream *);
 static void upstream_unpause(struct upstream *);
-static struct upstream_xfer *upstream_dequeue(struct upstream *);
 static void upstream_finish(struct upstream_xfer *, enum upstream_fail,
     const char *);
 static int upstream_cred(struct upstream *, struct upstream_xfer *,
@@ -513,7 +505,7 @@ upstream_write_cb(struct bufferevent *bev, void *arg)
 }
 
 /* Give X a connection: the most recently idle one, a new one, or a wait. */
-static void
+void
 upstream_start(struct upstream *u, struct upstream_xfer *x)
 {
 	struct upconn *c;
@@ -549,17 +541,17 @@ upstream_start(struct upstream *u, struct upstream_xfer *x)
 
 /*
  * May U open one more connection? Under max_conns, or over it by the
- * connections whose transfers are paused (a client that does not read
- * must not hold the catalog from others), up to UPSTREAM_PAUSED_CONNS
- * times max_conns.
+ * connections whose answers are streamed to their clients (a client that
+ * reads slowly must not hold the catalog from others), up to
+ * UPSTREAM_PAUSED_CONNS times max_conns.
  */
-static bool
+bool
 upstream_has_slot(const struct upstream *u)
 {
 	unsigned max = u->t->max_conns;
 
 	return u->nconns < max ||
-	    (u->nconns - u->npaused < max &&
+	    (u->nconns - u->nstreaming < max &&
 		u->nconns < max * UPSTREAM_PAUSED_CONNS);
 }
 
@@ -588,7 +580,7 @@ upstream_unpause(struct upstream *u)
  * answers for clients that do not read stop piling up. A request that
  * was never sent is safe to refuse, whatever its method.
  */
-static struct upstream_xfer *
+struct upstream_xfer *
 upstream_dequeue(struct upstream *u)
 {
 	struct upstream_xfer *x;
@@ -636,6 +628,10 @@ upstream_xfer_free(struct upstream_xfer *x)
 	if (x->paused) {
 		x->paused = false;
 		u->npaused--;
+	}
+	if (x->streaming) {
+		x->streaming = false;
+		u->nstreaming--;
 	}
 	if (u->nspare < UPSTREAM_SPARE) {
 		TAILQ_INSERT_HEAD(&u->spare, x, wait);
@@ -876,72 +872,6 @@ upstream_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	upstream_finish(x, UPSTREAM_TIMEOUT, why);
 }
 
-void
-upstream_xfer_taken(struct upstream_xfer *x, size_t n)
-{
-	/* Every byte taken was checked: the check's count follows. */
-	x->checked = x->checked > n ? x->checked - n : 0;
-	/* The taker searches for the uri itself. */
-	x->watch_off = true;
-}
-
-void
-upstream_xfer_pause(struct upstream_xfer *x, bool on)
-{
-	struct upconn *c = x->c;
-	struct upstream *u = x->u;
-	struct upstream_xfer *w;
-
-	if (c == NULL || !c->connected || x->paused == on)
-		return;
-	/*
-	 * Requests wait and no connection can be lent: read on, while the
-	 * budget allows, so that this one frees up.
-	 */
-	if (on && u->nwaiting > 0 &&
-	    u->nconns >= u->t->max_conns * UPSTREAM_PAUSED_CONNS &&
-	    !server_over_budget())
-		return;
-	x->paused = on;
-	if (on) {
-		u->npaused++;
-		evtimer_del(x->timer);
-		if (c->rev != NULL)
-			event_del(c->rev);
-		else
-			bufferevent_disable(c->bev, EV_READ);
-		/*
-		 * Its slot is lent to a waiting request; past the budget the
-		 * waiting ones are refused now (upstream_dequeue), not left
-		 * to wait for connections that will not free up.
-		 */
-		while (u->nwaiting > 0 &&
-		    (upstream_has_slot(u) || server_over_budget()) &&
-		    (w = upstream_dequeue(u)) != NULL)
-			upstream_start(u, w);
-		return;
-	}
-	u->npaused--;
-	evtimer_add(x->timer, u->timeout_q);
-	if (c->rev != NULL)
-		event_add(c->rev, &c->u->idle_tv);
-	else
-		bufferevent_enable(c->bev, EV_READ);
-	/* Bytes read before the pause (a TLS record's rest): on next turn. */
-	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
-		bufferevent_trigger(c->bev, EV_READ,
-		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
-}
-
-bool
-upstream_xfer_json_failed(const struct upstream_xfer *x, size_t *at)
-{
-	if (!x->check || !x->jsc.failed)
-		return false;
-	*at = x->jsc.err_at;
-	return true;
-}
-
 enum upstream_fail
 upstream_xfer_fail(const struct upstream_xfer *x)
 {
@@ -971,11 +901,11 @@ upstream_xfer_usec(const struct upstream_xfer *x)
 json_t *
 upstream_status_json(const struct upstream *u)
 {
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "uri",
-	    u->t->uri, "connections", (json_int_t)u->nconns, "idle",
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "uri", u->t->uri, "connections", (json_int_t)u->nconns, "idle",
 	    (json_int_t)u->nidle, "waiting", (json_int_t)u->nwaiting, "paused",
-	    (json_int_t)u->npaused, "sent", (json_int_t)u->sent, "reused",
-	    (json_int_t)u->reused, "connect_failures",
-	    (json_int_t)u->connect_failures, "refused_over_budget",
-	    (json_int_t)u->refused);
+	    (json_int_t)u->npaused, "streaming", (json_int_t)u->nstreaming,
+	    "sent", (json_int_t)u->sent, "reused", (json_int_t)u->reused,
+	    "connect_failures", (json_int_t)u->connect_failures,
+	    "refused_over_budget", (json_int_t)u->refused);
 }

@@ -6,7 +6,8 @@
 # merged), stops reading the catalog once the client holds its share (the
 # catalog's transfer shows as paused in /status), and its peak RSS stays
 # within 40 MB of what it was before; once the client reads on, the whole
-# answer arrives, merged, and the transfer is no longer paused.
+# answer arrives, merged, and the transfer is no longer paused. A
+# catalog that goes away while paused has the answer cut short.
 # Then, with the LoadTable cache on, a 3 MB answer streamed is stored as it
 # was sent (the next load is a hit with the same bytes), while one larger
 # than a cache entry is not stored.
@@ -40,7 +41,8 @@ upstream() {
 	LP=$(free_port)
 	"$T/upstream" -s "$T/small.json" -l "$1" -p "$WP" -p "$LP" \
 		>>"$T/upstream.out" 2>&1 &
-	pids+=($!)
+	UPID=$!
+	pids+=($UPID)
 	for i in $(seq 100); do
 		curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$WP/v1/config" && break
 		sleep 0.05
@@ -101,6 +103,38 @@ PY
 	bad "... not whole: $(head -c 200 "$T/big.body")"
 expect_eq "... and the transfer is no longer paused" 0 \
 	"$(st | jq .catalogs.warehouse.paused)"
+
+# The catalog goes away while its transfer is paused: once the client
+# reads on, its answer is cut short (no last chunk), and floe counts a
+# 502 from the warehouse.
+fails0=$(st | jq .catalogs.warehouse.failures)
+rm -f "$T/go"
+python3 tests/integration/slowread.py "$LISTEN" "$BIG" "$T/go" "$T/cut.body" \
+	>"$T/slow2.out" 2>"$T/slow2.err" &
+SLOW=$!
+pids+=($SLOW)
+for i in $(seq 200); do
+	grep -qs '^head' "$T/slow2.out" && break
+	sleep 0.05
+done
+sleep 1
+expect_eq "a second slow client: paused" 1 "$(st | jq .catalogs.warehouse.paused)"
+kill "$UPID"
+wait "$UPID" 2>/dev/null
+touch "$T/go"
+wait "$SLOW"
+res=$(grep '^{' "$T/slow2.out")
+echo "the catalog killed meanwhile: $res"
+expect_eq "... the answer is cut short: no last chunk" true \
+	"$(echo "$res" | jq '.status == 200 and .chunked and (.ended | not)')"
+expect_eq "... a warehouse failure" $((fails0 + 1)) \
+	"$(st | jq .catalogs.warehouse.failures)"
+expect_eq "... no transfer left paused" 0 \
+	"$(st | jq .catalogs.warehouse.paused)"
+sleep 1.2 # the access log is written on the tick
+grep -q 'long_history target=warehouse wave=none status=502' "$T/access.log" &&
+	ok "... a 502 in the access log" ||
+	bad "... access log: $(tail -n 2 "$T/access.log")"
 stop_floe
 
 # --- 2. the cache stores what it streams, within an entry ------------------

@@ -336,7 +336,7 @@ stream_close(struct catalog_stream *st, size_t at)
  * The structural byte at P[I], outside a string, of the N bytes at P
  * (input offset OFF): a quote, a bracket or a comma.
  */
-static void
+static inline __attribute__((always_inline)) void
 stream_byte(struct catalog_stream *st, const char *p, size_t n, size_t off,
     size_t i)
 {

@@ -1,17 +1,20 @@
 /*
  * floe: request_stream.c -- a catalog's answer passed on as it arrives.
  * An answer that is not whole in the read that brought its head, to a
- * GET from an HTTP/1.1 client, is sent chunked, each read's bytes as they
- * came, the config merged and the URLs rewritten on the way
- * (catalog_stream_run). A client that does not take it stops floe reading
- * the catalog (upstream_xfer_pause) until its output drains: floe holds
+ * GET from an HTTP/1.1 client, is sent as it comes, each read's bytes at
+ * once: a 2xx chunked, the config merged and the URLs rewritten on the
+ * way (catalog_stream_run); another, which floe passes on unchanged, with
+ * the catalog's Content-Length. A client that does not take it stops floe
+ * reading the catalog (upstream_xfer_pause) until its output drains: floe holds
  * about one read per such answer, not the answer. Once the head is sent
  * a failure can no longer be a 502: the answer is cut short (no last
  * chunk, the connection closed), and counted as the catalog's error. The
  * LoadTable cache gets a copy of what was sent, while it fits an entry.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +79,7 @@ request_stream_free(struct request *r)
 
 /*
  * The head of SIDE's answer M is in and its body is arriving: send the
- * head, chunked. False when the answer is not to be streamed (not a 2xx;
+ * head. False when the answer is not to be streamed (one without a body;
  * a URL the rewrite cannot match in pieces): it comes whole.
  */
 static bool
@@ -86,16 +89,34 @@ request_stream_start(struct request *r, enum route_side side, struct h1_msg *m)
 	struct floe *f = r->f;
 	struct request_stream *st;
 	struct catalog_stream *cst;
-	char base[300], *o;
+	const struct h1_header *h;
+	char base[300], *o, *end;
+	int64_t clen = -1;
 	size_t hlen;
 
-	if (m->status < 200 || m->status > 299)
+	if (m->status < 200 || m->status == 204 || m->status == 304)
 		return false;
-	request_floe_base(r, base, sizeof(base));
-	if ((cst = catalog_stream_new(f->cat[side], r->merge_config,
-		 f->conf->target[side].uri, base, route_side_name(side))) ==
-	    NULL)
-		return false;
+	/*
+	 * What floe passes on unchanged (an answer that is not a 2xx) goes
+	 * with its own Content-Length, or chunked when the catalog chunked
+	 * it; a 2xx may be rewritten, which changes its length: chunked.
+	 */
+	if (m->status > 299) {
+		cst = NULL;
+		if ((h = h1_find(m, "Content-Length")) != NULL) {
+			errno = 0;
+			clen = (int64_t)strtoull(h->value, &end, 10);
+			if (errno != 0 || end != h->value + h->value_len ||
+			    clen < 0)
+				return false;
+		}
+	} else {
+		request_floe_base(r, base, sizeof(base));
+		if ((cst = catalog_stream_new(f->cat[side], r->merge_config,
+			 f->conf->target[side].uri, base,
+			 route_side_name(side))) == NULL)
+			return false;
+	}
 	st = xcalloc(1, sizeof(*st));
 	st->side = side;
 	st->cst = cst;
@@ -116,7 +137,7 @@ request_stream_start(struct request *r, enum route_side side, struct h1_msg *m)
 		request_put(&o, r->cache_state, strlen(r->cache_state));
 		request_put(&o, "\r\n", 2);
 	}
-	server_stream_start(r->conn, m->status, hdrs, o - hdrs, -1);
+	server_stream_start(r->conn, m->status, hdrs, o - hdrs, clen);
 	server_conn_on_drain(r->conn, request_drain_cb, r);
 	return true;
 }
@@ -195,7 +216,11 @@ request_body_cb(struct upstream_xfer *x, struct h1_msg *m, void *arg)
 		return;
 	}
 	len = evbuffer_get_length(m->body);
-	catalog_stream_run(r->stream->cst, m->body, r->stream->out, false);
+	if (r->stream->cst != NULL)
+		catalog_stream_run(r->stream->cst, m->body, r->stream->out,
+		    false);
+	else
+		evbuffer_add_buffer(r->stream->out, m->body);
 	upstream_xfer_taken(x, len - evbuffer_get_length(m->body));
 	request_stream_give(r, false);
 }
@@ -247,7 +272,10 @@ request_stream_done(struct request *r, struct upstream_xfer *x)
 		request_stream_fail(r, why);
 		return;
 	}
-	catalog_stream_run(st->cst, m->body, st->out, true);
+	if (st->cst != NULL)
+		catalog_stream_run(st->cst, m->body, st->out, true);
+	else
+		evbuffer_add_buffer(st->out, m->body);
 	request_stream_give(r, true);
 	if (st->copying && st->copylen > 0) {
 		if ((copy = evbuffer_new()) == NULL)
@@ -258,9 +286,12 @@ request_stream_done(struct request *r, struct upstream_xfer *x)
 		request_cache_store(r, m, st->hdrs, st->hlen, copy, st->etag);
 		evbuffer_free(copy);
 	}
+	if (m->status >= 500)
+		f->stats.side[st->side].errors_5xx++;
+	/* The error trigger counts table reads of assigned waves (4xx: ok). */
 	if (r->has_route && r->route.assigned && !r->rr.write)
 		watch_count(f->watch, r->route.wave, r->route.state, st->side,
-		    false);
+		    m->status >= 500);
 	request_log_access(r, m->status, route_side_name(st->side));
 	f->stats.requests++;
 	server_stream_end(r->conn);

@@ -98,6 +98,22 @@ expect_status "a 2 MB LoadTable 200 that is JSON passes" 200
 expect_eq "... chunked" chunked "$(hdr Transfer-Encoding)"
 jq -e '.metadata.properties.n == -1500' "$T/b" >/dev/null &&
 	ok "... whole" || bad "... not whole: $(head -c 200 "$T/b")"
+# A large answer floe passes on unchanged (a 500 of 2 MB) streams too,
+# with the catalog's own Content-Length.
+python3 - "$T" <<'PY' || bad "large error"
+import json, sys
+body = '{"error":{"message":"' + "y" * (2 << 20) + '","type":"E","code":500}}'
+open(sys.argv[1] + "/err.json", "w").write(json.dumps({"match": "athena", "status": 500, "body": body, "count": 1}))
+open(sys.argv[1] + "/err.body", "w").write(body)
+PY
+curl -s --max-time 5 -o /dev/null -H 'Content-Type: application/json' \
+	--data-binary @"$T/err.json" "http://127.0.0.1:${CAT_PORT[warehouse]}/_test/fault"
+get $A
+expect_status "a 2 MB 500 from the catalog is passed on" 500
+expect_eq "... with its Content-Length" "$(stat -c %s "$T/err.body")" \
+	"$(hdr Content-Length)"
+expect_eq "... not chunked" "" "$(hdr Transfer-Encoding)"
+cmp -s "$T/b" "$T/err.body" && ok "... byte for byte" || bad "... other bytes"
 sleep 1.2 # the access log is written on the tick
 grep -q 'tables/athena target=warehouse wave=1 status=502' "$T/access.log" &&
 	ok "the cut answer is a 502 in the access log" ||

@@ -102,6 +102,9 @@ request_stream_start(struct request *r, enum route_side side, struct h1_msg *m)
 	 * it; a 2xx may be rewritten, which changes its length: chunked.
 	 */
 	if (m->status > 299) {
+		/* A namespace read's 404 sends it to the other side. */
+		if (r->mode != MODE_ONE)
+			return false;
 		cst = NULL;
 		if ((h = h1_find(m, "Content-Length")) != NULL) {
 			errno = 0;

@@ -132,7 +132,7 @@ catalog_stream_new(const struct catalog *c, bool merge,
 		st->cat.text = stream_text_dup(c->text);
 		c = &st->cat;
 	}
-	splice_init(&st->sp, c, merge, NULL, 0);
+	splice_init(&st->sp, c, merge, "", 0);
 	st->sp.mu = st->urls ? &st->ub.u : NULL;
 	st->keycap = 8; /* "config" */
 	for (i = 0; merge && i < c->text->n; i++)

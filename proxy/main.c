@@ -815,6 +815,8 @@ floe_signal_cb(evutil_socket_t sig, short ev __unused, void *arg)
 		if (f->admin != NULL) /* a worker has none */
 			server_drain(f->admin);
 		obs_drain(f->obs);
+		if (f->cluster != NULL)
+			cluster_leader_resign(f->cluster);
 		/* Workers drain as long; their master waits a little more. */
 		floe_workers_signal(f, SIGTERM);
 		tv = units_ms_tv(

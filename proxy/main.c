@@ -801,9 +801,15 @@ floe_signal_cb(evutil_socket_t sig, short ev __unused, void *arg)
 		json_decref(floe_reload(f));
 		return;
 	default:
+		/*
+		 * A worker drains to its end: its master passes every stop
+		 * on, and systemd signals the whole group as well.
+		 */
+		if (f->draining && FLOE_WORKER(f))
+			return;
 		if (f->draining) {
 			log_info("second signal: stopping now");
-			floe_workers_signal(f, (int)sig);
+			floe_workers_signal(f, SIGKILL);
 			event_base_loopbreak(f->base);
 			return;
 		}

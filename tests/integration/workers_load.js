@@ -5,7 +5,8 @@
 //   {"t0":ms,"t1":ms,"status":200,"target":"warehouse","worker":"0"}
 // or {"t0":ms,"t1":ms,"err":"ECONNRESET"} for a read that failed; t0 is
 // when the request was sent, t1 when the answer (or failure) came, both
-// in ms since the epoch.
+// in ms since the epoch. A "{n}" in PATH becomes a number of its own for
+// each read (no two the same: none is a cache hit).
 //   node workers_load.js PORT PATH C STOPFILE MAXMS
 'use strict';
 const http = require('http');
@@ -16,11 +17,14 @@ const now = () => performance.timeOrigin + performance.now();
 const end = now() + Number(maxms);
 const out = [];
 
+let seq = 0;
+
 function once() {
 	return new Promise((resolve) => {
 		const t0 = now();
 		const req = http.request({ host: '127.0.0.1', port: Number(port),
-			path, agent: false, timeout: 10000 }, (res) => {
+			path: path.replace('{n}', String(seq++)), agent: false,
+			timeout: 10000 }, (res) => {
 			res.on('data', () => {});
 			res.on('end', () => {
 				out.push({ t0, t1: now(), status: res.statusCode,

@@ -10,7 +10,7 @@ B=${1:-build}
 FILTER=${2:-}
 export FLOE_TOP=$PWD
 export FLOE=$PWD/$B/floe FLOECTL=$PWD/$B/floectl
-LOGDIR=$(mktemp -d /tmp/floe-tests.XXXXXX)
+LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/floe-tests.XXXXXX")
 # Tests keep what people look at afterwards (screenshots) under it.
 export FLOE_TEST_LOGDIR=$LOGDIR
 pass=0 fail=0 failed=()
@@ -19,6 +19,7 @@ run() { # NAME CMD...
 	local name=$1; shift
 	if [ -n "$FILTER" ] && [[ $name != *$FILTER* ]]; then return; fi
 	local log=$LOGDIR/${name//\//_}.log start=$SECONDS
+	mkdir -p "$LOGDIR" # a cleaner of /tmp may have taken it
 	if "$@" >"$log" 2>&1; then
 		pass=$((pass + 1)); echo "PASS $name ($((SECONDS - start))s)"
 	else

@@ -107,6 +107,11 @@ demo: deps
 demo-reset:
 	conf/demo.sh --reset
 
+# Cluster mode: etcd, the two catalogs and three floe nodes (conf/).
+demo-cluster: deps
+	$(MAKE) all
+	conf/demo-cluster.sh $(B)
+
 bench: deps
 	$(MAKE) all
 	bench/run.sh $(B)
@@ -227,8 +232,8 @@ deb: all
 clean:
 	rm -rf build build-san
 
-.PHONY: all units test check valgrind deps demo demo-reset bench hdrcheck \
-	format lint clean version install uninstall deb FORCE
+.PHONY: all units test check valgrind deps demo demo-reset demo-cluster \
+	bench hdrcheck format lint clean version install uninstall deb FORCE
 .SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -27,6 +27,8 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
 B=${1:-build}
+# BENCH_ONLY=cluster: a cluster-mode node against a single node, alone.
+[ "${BENCH_ONLY:-}" = cluster ] && exec bench/cluster.sh "$B"
 FLOE=$TOP/$B/floe
 FLOECTL=$TOP/$B/floectl
 UPSTREAM=$TOP/$B/bench-upstream
@@ -57,6 +59,8 @@ LOADAVG_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 say() { printf 'bench: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
+# bench_cc, pids and scratch (cleaned up on exit), free_port, wait_http.
+. bench/lib.sh
 # want PART: is PART (plain, tls, slow) in this run?
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 for part in ${ONLY//,/ }; do
@@ -87,62 +91,26 @@ if [ "$(nproc)" -lt 2 ]; then
 fi
 HZ=$(getconf CLK_TCK)
 
-# The upstream is not part of floe: built here, beside floe.
-if [ ! -x "$UPSTREAM" ] || [ bench/upstream.c -nt "$UPSTREAM" ]; then
-	cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
-		$(pkg-config --cflags libevent) -o "$UPSTREAM" bench/upstream.c \
-		$(pkg-config --libs libevent) || die "building bench-upstream failed"
-fi
-# The TLS handshake client and the slow clients, beside it.
+# The upstream, the TLS handshake client and the slow clients are not
+# part of floe: built here, beside floe.
+bench_cc "$UPSTREAM" bench/upstream.c libevent
 TLSHS=$TOP/$B/bench-tlshs
 SLOWREAD=$TOP/$B/bench-slowread
-if [ ! -x "$TLSHS" ] || [ bench/tlshs.c -nt "$TLSHS" ]; then
-	cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
-		$(pkg-config --cflags openssl) -o "$TLSHS" bench/tlshs.c \
-		$(pkg-config --libs openssl) || die "building bench-tlshs failed"
-fi
-if [ ! -x "$SLOWREAD" ] || [ bench/slowread.c -nt "$SLOWREAD" ]; then
-	cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
-		-o "$SLOWREAD" bench/slowread.c || die "building bench-slowread failed"
-fi
+bench_cc "$TLSHS" bench/tlshs.c openssl
+bench_cc "$SLOWREAD" bench/slowread.c
 
-# --- scratch, processes, cleanup -----------------------------------------
+# --- scratch (removed, and the processes in pids stopped, on exit) -------
 T=$(mktemp -d /tmp/floe-bench.XXXXXX)
+scratch+=("$T")
 # floe's store on tmpfs when there is one: the request path reads it
 # through the page cache either way, and the route import's one synced
 # transaction does not wait for a disk.
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	S=$(mktemp -d /dev/shm/floe-bench.XXXXXX)
+	scratch+=("$S")
 else
 	S=$T
 fi
-pids=()
-cleanup() {
-	local p
-	trap - EXIT INT TERM
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-	[ "$S" != "$T" ] && rm -rf "$S"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# A free TCP port on 127.0.0.1 (the kernel picks it).
-free_port() {
-	node -e 'const s=require("net").createServer();
-		s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-}
-
-# wait_http URL: up to 10 s for any HTTP answer.
-wait_http() {
-	local i
-	for i in $(seq 200); do
-		curl -s -o /dev/null --max-time 1 "$1" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 
 # PID and all its descendants.
 proc_tree() {

@@ -1,9 +1,12 @@
 /*
  * floe: readers.c -- the reader inventory's table: one allocation of
  * fixed-size entries, an open-addressed index over them (linear probing,
- * deletion by backward shift) and a doubly linked idle order, so that a
- * load costs one hash, one probe and a few stores, and the longest idle
- * entry is the one a new reader replaces. Also the stale-reader rule.
+ * deletion by backward shift) and a doubly linked idle order, so that the
+ * longest idle entry is the one a new reader replaces; and, for the
+ * request path, hints: a direct-mapped array from one hash of a reader
+ * (the client hash, the object, the side) to its two entries, so that a
+ * load seen before is one hash and a few stores. Also the stale-reader
+ * rule.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,14 +29,30 @@ struct readers_ent {
 	uint32_t next; /* toward the longest idle; NIL at the tail */
 	uint16_t keylen;
 	bool dirty;
+	uint32_t gen; /* bumped each time the entry takes a new key */
 	struct store_reader r;
 	unsigned char key[READERS_KEY_MAX];
+};
+
+/*
+ * A hint: the entries of the reader whose readers_see hash is H, as they
+ * were when it was set (GEN: their keys have not changed since). IDHASH
+ * says who it was, the entries' keys the rest. All zero: none yet (no
+ * entry in use has generation 0).
+ */
+struct readers_hint {
+	uint64_t h;
+	uint64_t idhash; /* the client hash */
+	uint32_t ent, id; /* the object's entry, the identity's */
+	uint32_t ent_gen, id_gen;
 };
 
 struct readers {
 	struct readers_ent *ent; /* CAP entries, USED of them in use */
 	uint32_t *slot; /* entry index + 1; 0: empty */
+	struct readers_hint *hint; /* HMASK + 1 hints */
 	size_t mask; /* slots - 1; slots is a power of 2, >= 2 * cap */
+	size_t hmask; /* hints - 1: slots / 8 */
 	size_t cap;
 	size_t used;
 	size_t ndirty;
@@ -53,6 +72,16 @@ static struct readers_ent *readers_upsert(struct readers *,
     const unsigned char *, size_t, int64_t);
 static void readers_touch(struct readers *, struct readers_ent *, const char *,
     size_t, bool, int64_t);
+static inline void readers_mark(struct readers *, struct readers_ent *,
+    const char *, size_t, bool, int64_t);
+static uint64_t readers_see_hash(uint64_t, const struct route_obj *,
+    enum route_side);
+static bool readers_hint_holds(const struct readers *,
+    const struct readers_hint *, const struct route_obj *, enum route_side,
+    const struct readers_who *);
+static void readers_note_ent(struct readers *, const struct route_obj *,
+    enum route_side, const char *, size_t, const char *, size_t, bool, int64_t,
+    uint32_t *, uint32_t *);
 
 /* Slots of the index of a table of CAP entries: load at most one half. */
 static size_t
@@ -65,12 +94,13 @@ readers_nslots(size_t cap)
 	return n;
 }
 
-/* The bytes a table of CAP entries holds. */
+/* The bytes a table of CAP entries holds: entries, index and hints. */
 size_t
 readers_bytes(size_t cap)
 {
 	return sizeof(struct readers) + cap * sizeof(struct readers_ent) +
-	    readers_nslots(cap) * sizeof(uint32_t);
+	    readers_nslots(cap) * sizeof(uint32_t) +
+	    readers_nslots(cap) / 8 * sizeof(struct readers_hint);
 }
 
 /* A table of CAP entries, in one allocation. */
@@ -88,8 +118,11 @@ readers_new(size_t cap)
 	t->ent = (struct readers_ent *)(void *)(p + sizeof(*t));
 	t->slot = (uint32_t *)(void *)(p + sizeof(*t) +
 	    cap * sizeof(struct readers_ent));
+	t->hint = (struct readers_hint *)(void *)((unsigned char *)t->slot +
+	    readers_nslots(cap) * sizeof(uint32_t));
 	t->cap = cap;
 	t->mask = readers_nslots(cap) - 1;
+	t->hmask = readers_nslots(cap) / 8 - 1;
 	t->head = t->tail = READERS_NIL;
 	return t;
 }
@@ -243,6 +276,7 @@ readers_upsert(struct readers *t, const unsigned char *key, size_t len,
 	e->h = h;
 	e->keylen = (uint16_t)len;
 	e->dirty = false;
+	e->gen++; /* the hints that named it no longer hold */
 	memcpy(e->key, key, len);
 	memset(&e->r, 0, sizeof(e->r));
 	e->r.first_ms = now_ms;
@@ -253,6 +287,15 @@ readers_upsert(struct readers *t, const unsigned char *key, size_t len,
 /* Note one load in E and make it the most recent. */
 static void
 readers_touch(struct readers *t, struct readers_ent *e, const char *ua,
+    size_t ualen, bool oldtag, int64_t now_ms)
+{
+	readers_mark(t, e, ua, ualen, oldtag, now_ms);
+	readers_push(t, (uint32_t)(e - t->ent));
+}
+
+/* Note one load in E (its place in the idle order is the caller's). */
+static inline void
+readers_mark(struct readers *t, struct readers_ent *e, const char *ua,
     size_t ualen, bool oldtag, int64_t now_ms)
 {
 	e->r.last_ms = now_ms;
@@ -269,7 +312,6 @@ readers_touch(struct readers *t, struct readers_ent *e, const char *ua,
 		e->dirty = true;
 		t->ndirty++;
 	}
-	readers_push(t, (uint32_t)(e - t->ent));
 }
 
 /* The key of a reader of OBJ on SIDE, or of IDENT anywhere. */
@@ -330,27 +372,169 @@ readers_key_split(const unsigned char *key, size_t keylen,
 	return 0;
 }
 
-/* Note a load: the object's record, then the identity's. */
+/*
+ * Note a load: the object's record, then the identity's; their entries
+ * into *ENT and *ID (NIL: not noted).
+ */
+static void
+readers_note_ent(struct readers *t, const struct route_obj *obj,
+    enum route_side side, const char *ident, size_t identlen, const char *ua,
+    size_t ualen, bool oldtag, int64_t now_ms, uint32_t *ent, uint32_t *id)
+{
+	unsigned char key[READERS_KEY_MAX];
+	struct readers_ent *e;
+	size_t len;
+
+	*ent = *id = READERS_NIL;
+	t->st.noted++;
+	if ((len = readers_key(key, sizeof(key), obj, side, ident, identlen)) ==
+	    0)
+		t->st.too_long++;
+	else {
+		e = readers_upsert(t, key, len, now_ms);
+		readers_touch(t, e, ua, ua != NULL ? ualen : 0, oldtag, now_ms);
+		*ent = (uint32_t)(e - t->ent);
+	}
+	/* The identity's own entry: when it was last seen, no agent. */
+	if ((len = readers_key(key, sizeof(key), NULL, side, ident,
+		 identlen)) != 0) {
+		e = readers_upsert(t, key, len, now_ms);
+		readers_touch(t, e, NULL, 0, false, now_ms);
+		*id = (uint32_t)(e - t->ent);
+	}
+}
+
+/* Note a load. */
 void
 readers_note(struct readers *t, const struct route_obj *obj,
     enum route_side side, const char *ident, size_t identlen, const char *ua,
     size_t ualen, bool oldtag, int64_t now_ms)
 {
-	unsigned char key[READERS_KEY_MAX];
-	size_t len;
+	uint32_t ent, id;
 
-	t->st.noted++;
-	if ((len = readers_key(key, sizeof(key), obj, side, ident, identlen)) ==
-	    0)
-		t->st.too_long++;
-	else
-		readers_touch(t, readers_upsert(t, key, len, now_ms), ua,
-		    ua != NULL ? ualen : 0, oldtag, now_ms);
-	/* The identity's own entry: when it was last seen, no agent. */
-	if ((len = readers_key(key, sizeof(key), NULL, side, ident,
-		 identlen)) != 0)
-		readers_touch(t, readers_upsert(t, key, len, now_ms), NULL, 0,
-		    false, now_ms);
+	readers_note_ent(t, obj, side, ident, identlen, ua, ualen, oldtag,
+	    now_ms, &ent, &id);
+}
+
+/* A bearer token's identity: "token:" and the hash in hex, by hand. */
+size_t
+readers_token_ident(uint64_t h, char *out, size_t outlen)
+{
+	int i;
+
+	if (outlen < 23)
+		return 0;
+	memcpy(out, "token:", 6);
+	for (i = 0; i < 16; i++)
+		out[6 + i] = "0123456789abcdef"[(h >> (60 - 4 * i)) & 15];
+	out[22] = '\0';
+	return 22;
+}
+
+/*
+ * The hint's hash of a reader: the client hash, then the object's key
+ * eight bytes at a time (its last word overlapping the one before when
+ * the length is not a multiple of eight), and the side.
+ */
+static uint64_t
+readers_see_hash(uint64_t idhash, const struct route_obj *obj,
+    enum route_side side)
+{
+	const unsigned char *k = obj->key;
+	size_t n = obj->len, i;
+	uint64_t x = idhash ^ (0x9e3779b97f4a7c15ULL * (2 * n + side + 1)), w;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, k + i, 8);
+		x = (x ^ w) * 0xff51afd7ed558ccdULL;
+		x ^= x >> 32;
+	}
+	if (i < n) {
+		if (n >= 8)
+			memcpy(&w, k + n - 8, 8);
+		else
+			for (w = 0; i < n; i++)
+				w = w << 8 | k[i];
+		x = (x ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	}
+	return x ^ (x >> 29);
+}
+
+/*
+ * Does hint HT still name the entries of WHO's record of OBJ on SIDE and
+ * of WHO? Their keys have not changed since it was set (GEN), for the
+ * same client hash, when both were noted for one identity; the object,
+ * the side and the identity are compared with the object's key. A
+ * token's identity is its hash: "token:" and the same client hash is the
+ * same identity.
+ */
+static bool
+readers_hint_holds(const struct readers *t, const struct readers_hint *ht,
+    const struct route_obj *obj, enum route_side side,
+    const struct readers_who *who)
+{
+	const struct readers_ent *e = &t->ent[ht->ent];
+	const unsigned char *id = e->key + obj->len + 2;
+	size_t idlen = who->name != NULL ? who->namelen : 22;
+
+	if (ht->idhash != who->hash || e->gen != ht->ent_gen ||
+	    t->ent[ht->id].gen != ht->id_gen ||
+	    e->keylen != obj->len + 2 + idlen ||
+	    e->key[obj->len + 1] != (side == ROUTE_LAKEHOUSE ? 'l' : 'w') ||
+	    memcmp(e->key, obj->key, obj->len) != 0)
+		return false;
+	if (who->name == NULL)
+		return id[0] == 't' && id[1] == 'o' && id[2] == 'k' &&
+		    id[3] == 'e' && id[4] == 'n' && id[5] == ':';
+	return memcmp(id, who->name, idlen) == 0;
+}
+
+/* The request path's note: a hint's two entries, else readers_note. */
+void
+readers_see(struct readers *t, const struct route_obj *obj,
+    enum route_side side, const struct readers_who *who, const char *ua,
+    size_t ualen, bool oldtag, int64_t now_ms)
+{
+	uint64_t h = readers_see_hash(who->hash, obj, side);
+	struct readers_hint *ht = &t->hint[h & t->hmask];
+	char tok[READERS_IDENT_MAX];
+	const char *ident = who->name;
+	size_t identlen = who->namelen;
+	uint32_t ent, id;
+
+	if (ht->h == h && readers_hint_holds(t, ht, obj, side, who)) {
+		t->st.noted++;
+		/*
+		 * Most recent first: the identity's entry, then the object's
+		 * (as readers_note leaves them); often they already are.
+		 */
+		if (t->head != ht->id || t->ent[ht->id].next != ht->ent) {
+			readers_unlink(t, ht->ent);
+			readers_push(t, ht->ent);
+			readers_unlink(t, ht->id);
+			readers_push(t, ht->id);
+		}
+		readers_mark(t, &t->ent[ht->ent], ua, ua != NULL ? ualen : 0,
+		    oldtag, now_ms);
+		readers_mark(t, &t->ent[ht->id], NULL, 0, false, now_ms);
+		return;
+	}
+	if (ident == NULL)
+		identlen = readers_token_ident(who->hash, tok, sizeof(tok));
+	if (ident == NULL)
+		ident = tok;
+	readers_note_ent(t, obj, side, ident, identlen, ua, ualen, oldtag,
+	    now_ms, &ent, &id);
+	/* The identity's entry may have replaced the object's (a tiny table).
+	 */
+	if (ent == READERS_NIL || id == READERS_NIL || ent == id)
+		return;
+	*ht = (struct readers_hint) { .h = h,
+		.idhash = who->hash,
+		.ent = ent,
+		.id = id,
+		.ent_gen = t->ent[ent].gen,
+		.id_gen = t->ent[id].gen };
 }
 
 size_t
@@ -359,14 +543,21 @@ readers_dirty(const struct readers *t)
 	return t->ndirty;
 }
 
-/* Take dirty entries: their sightings go to OUT, they are clean after. */
+/*
+ * Take dirty entries: their sightings go to OUT, they are clean after.
+ * From the most recent on: every entry noted since the last take is ahead
+ * of every one that was not, so a take reads about as many entries as it
+ * takes, not the whole table.
+ */
 size_t
 readers_take(struct readers *t, struct readers_item *out, size_t max)
 {
 	struct readers_ent *e;
-	size_t i, n = 0;
+	uint32_t i;
+	size_t n = 0;
 
-	for (i = 0; i < t->used && n < max && t->ndirty > 0; i++) {
+	for (i = t->head; i != READERS_NIL && n < max && t->ndirty > 0;
+	     i = e->next) {
 		e = &t->ent[i];
 		if (!e->dirty)
 			continue;

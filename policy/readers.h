@@ -7,7 +7,7 @@
  * Pure: no I/O, no clock (callers pass now); the table is allocated once
  * by readers_new and never grows. Owns the table.
  *
- * Memory: READERS_BYTES(cap) bytes, all allocated by readers_new; the
+ * Memory: readers_bytes(cap) bytes, all allocated by readers_new; the
  * daemon's table has READERS_CAP entries (readers_bytes() says how many
  * bytes that is; docs/operating.md gives the figure).
  */
@@ -25,7 +25,7 @@
 #define READERS_CAP 16384
 /*
  * The documented bound of the daemon's table: readers_bytes(READERS_CAP)
- * is 8,519,808 bytes on x86-64 (test_readers asserts it stays under this,
+ * is 8,650,896 bytes on x86-64 (test_readers asserts it stays under this,
  * measured too, after 10,000 identities have loaded 1,000 tables each).
  */
 #define READERS_BOUND_BYTES (9u << 20)
@@ -38,6 +38,20 @@
 #define READERS_IDENT_MAX 129
 
 struct readers;
+
+/*
+ * Who loaded, as the request path knows it. HASH is the client hash floe
+ * routes by (route_client_hash of the authenticated name, the
+ * Authorization value or the address: the request has it already). NAME
+ * (NAMELEN bytes, no NUL inside) is the identity shown; NULL for a bearer
+ * token, shown as "token:" and HASH in hex (readers_token_ident), so the
+ * token itself is never kept.
+ */
+struct readers_who {
+	uint64_t hash;
+	const char *name;
+	size_t namelen;
+};
 
 /* What the table has done, for /status. */
 struct readers_stats {
@@ -89,6 +103,22 @@ int readers_key_split(const unsigned char *key, size_t keylen,
 void readers_note(struct readers *, const struct route_obj *obj,
     enum route_side side, const char *ident, size_t identlen, const char *ua,
     size_t ualen, bool oldtag, int64_t now_ms);
+/*
+ * The request path's readers_note, for a load by WHO: one hash of WHO's
+ * hash, OBJ and SIDE picks a hint; while the hint names this reader's two
+ * entries (the object's and the identity's), the load is a few stores
+ * into them, in the idle order as readers_note puts them. Else it is
+ * readers_note, which leaves a hint. The same records either way. Never
+ * allocates.
+ */
+void readers_see(struct readers *, const struct route_obj *obj,
+    enum route_side side, const struct readers_who *who, const char *ua,
+    size_t ualen, bool oldtag, int64_t now_ms);
+/*
+ * A bearer token's identity: "token:" and H in 16 hex digits, into OUT
+ * (OUTLEN bytes, NUL-terminated). Its length, or 0 if it does not fit.
+ */
+size_t readers_token_ident(uint64_t h, char *out, size_t outlen);
 /* Entries with sightings not flushed yet. */
 size_t readers_dirty(const struct readers *);
 /*

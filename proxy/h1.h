@@ -90,12 +90,16 @@ const struct h1_header *h1_find(const struct h1_msg *, const char *name);
 const char *h1_reason(unsigned status);
 /*
  * NAME equals the NUL-terminated LIT, ignoring ASCII case. Inline: with a
- * literal LIT the length test is a constant, and most names fail it.
+ * literal LIT the length test is a constant, and most names fail it; the
+ * first byte, compared with case folded (0x20 set), most of the others.
  */
 static inline bool
 h1_name_is(const char *name, size_t len, const char *lit)
 {
-	return strlen(lit) == len && strncasecmp(name, lit, len) == 0;
+	return strlen(lit) == len &&
+	    (len == 0 ||
+		((name[0] | 0x20) == (lit[0] | 0x20) &&
+		    strncasecmp(name, lit, len) == 0));
 }
 
 #endif

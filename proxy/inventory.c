@@ -102,13 +102,12 @@ inventory_free(struct inventory *inv)
 /* A load, noted in memory. */
 void
 inventory_note(struct inventory *inv, const struct route_obj *obj,
-    enum route_side side, const char *ident, size_t idlen, const char *ua,
+    enum route_side side, const struct readers_who *who, const char *ua,
     size_t ualen, bool oldtag)
 {
 	if (inv == NULL)
 		return;
-	readers_note(inv->t, obj, side, ident, idlen, ua, ualen, oldtag,
-	    units_now_ms());
+	readers_see(inv->t, obj, side, who, ua, ualen, oldtag, units_now_ms());
 	/* Flush before new readers would push out sightings not stored. */
 	if (!inv->soon_pending && readers_dirty(inv->t) >= READERS_CAP / 4)
 		inventory_soon(inv);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy/readers.h"
 #include "routing/route.h"
 
 struct floe;
@@ -31,12 +32,13 @@ struct inventory *inventory_new(struct floe *);
 /* Flush what is left, stop the timers and free. Accepts NULL. */
 void inventory_free(struct inventory *);
 /*
- * The request path: a load of OBJ by IDENT (IDLEN bytes, never a raw
- * token) answered by SIDE, with its User-Agent UA (may be NULL); OLDTAG:
- * it revalidated with the other side's ETag. Accepts a NULL inventory.
+ * The request path: a load of OBJ by WHO (policy/readers.h: a token is
+ * kept as its hash, never raw) answered by SIDE, with its User-Agent UA
+ * (may be NULL); OLDTAG: it revalidated with the other side's ETag.
+ * Accepts a NULL inventory.
  */
 void inventory_note(struct inventory *, const struct route_obj *obj,
-    enum route_side side, const char *ident, size_t idlen, const char *ua,
+    enum route_side side, const struct readers_who *who, const char *ua,
     size_t ualen, bool oldtag);
 /*
  * Everything noted into the store now (an admin read wants it all).

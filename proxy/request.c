@@ -69,6 +69,13 @@ request_wave_str(const struct request *r, char *buf, size_t len)
 		strlcpy(buf, "none", len);
 }
 
+/* bench/callgrind.sh CG_OFF=1 builds floe without the note, to measure it. */
+#ifdef FLOE_BENCH_NO_READERS
+#define REQUEST_NOTE_READERS 0
+#else
+#define REQUEST_NOTE_READERS 1
+#endif
+
 /*
  * A table load answered: note its reader in the inventory under the canary
  * identity, as it is shown (the authenticated client, else a hash of the
@@ -78,11 +85,8 @@ static void
 request_note_reader(struct request *r)
 {
 	const struct h1_header *ua = NULL, *inm = NULL, *h;
-	char id[READERS_IDENT_MAX];
-	bool authz = false;
+	struct readers_who who = { r->client_hash, NULL, 0 };
 	unsigned k;
-	size_t n;
-	int i;
 
 	/* One pass over the headers (the length test rejects most). */
 	for (k = 0; k < r->msg->nhdrs; k++) {
@@ -91,25 +95,17 @@ request_note_reader(struct request *r)
 			ua = h;
 		else if (h1_name_is(h->name, h->name_len, "If-None-Match"))
 			inm = h;
-		else if (h1_name_is(h->name, h->name_len, "Authorization"))
-			authz = true;
 	}
+	/* client_hash is of the same name, token or address. */
 	if (r->ident[0] != '\0')
-		n = strlcpy(id, r->ident, sizeof(id));
-	else if (authz) {
-		/* "token:" and the hash in hex, by hand: every load runs it. */
-		memcpy(id, "token:", 6);
-		for (i = 0; i < 16; i++)
-			id[6 + i] = "0123456789abcdef"[(r->client_hash >>
-							   (60 - 4 * i)) &
-			    15];
-		id[22] = '\0';
-		n = 22;
-	} else
-		n = strlcpy(id, server_conn_peer(r->conn), sizeof(id));
-	if (n == 0 || n >= sizeof(id))
+		who.name = r->ident;
+	else if (!r->authz)
+		who.name = server_conn_peer(r->conn);
+	if (who.name != NULL &&
+	    ((who.namelen = strlen(who.name)) == 0 ||
+		who.namelen >= READERS_IDENT_MAX))
 		return;
-	inventory_note(r->f->inv, &r->objs[0], r->side, id, n,
+	inventory_note(r->f->inv, &r->objs[0], r->side, &who,
 	    ua != NULL ? ua->value : NULL, ua != NULL ? ua->value_len : 0,
 	    inm != NULL &&
 		etag_is_other_side(inm->value, inm->value_len, r->side));
@@ -135,8 +131,9 @@ request_log_access(struct request *r, unsigned status, const char *target)
 		side = ROUTE_LAKEHOUSE;
 	stats_answer(&f->stats, side, status, units_mono_us() - r->start_us,
 	    r->upstream_us > 0 ? (int64_t)r->upstream_us : -1);
-	if (r->rr.op == REST_LOAD_TABLE && (status == 200 || status == 304) &&
-	    r->nobjs == 1 && r->msg->method == H1_GET)
+	if (REQUEST_NOTE_READERS && r->rr.op == REST_LOAD_TABLE &&
+	    (status == 200 || status == 304) && r->nobjs == 1 &&
+	    r->msg->method == H1_GET)
 		request_note_reader(r);
 	if (f->access_fd == -1 || request_log == NULL)
 		return;
@@ -249,6 +246,7 @@ request_client_hash(struct request *r)
 	size_t n, i;
 	uint64_t x = 0xcbf29ce484222325ULL; /* FNV-1a, as /resolve?client= */
 
+	r->authz = h != NULL;
 	if (r->ident[0] != '\0')
 		return route_client_hash(r->ident, strlen(r->ident));
 	if (h != NULL) {

@@ -84,6 +84,7 @@ struct request {
 	int64_t start_us;
 	uint64_t upstream_us;
 	uint64_t client_hash;
+	bool authz; /* it had an Authorization (set with client_hash) */
 	unsigned nobjs;
 	bool objs_overflow;
 	/* LoadTable cache: the keys, and what happened (for the log). */

@@ -75,12 +75,36 @@ static int wave_retire_cb(struct store_wave *, json_t *, bool *, void *);
 static int wave_set_cb(struct store_wave *, json_t *, bool *, void *);
 static int wave_alarm_cb(struct store_wave *, json_t *, bool *, void *);
 static int wave_ack_alarm_cb(struct store_wave *, json_t *, bool *, void *);
+static void wave_req_flip(struct wave_req *, uint32_t, enum wave_state,
+    unsigned, const struct wave_gate *, int64_t);
+static void wave_req_freeze(struct wave_req *, uint32_t,
+    const struct wave_gate *, uint64_t, int64_t);
+static void wave_req_retire(struct wave_req *, uint32_t, uint64_t, int64_t);
 static void wave_enter(struct wave_req *, struct store_wave *, enum wave_state,
     json_t *, const char *);
-static int wave_run(struct store *, struct wave_req *, store_wave_update_cb,
-    const char *, char *, size_t);
+static int wave_run(struct store *, struct wave_req *, char *, size_t);
 
 /* Name of state S ("rolled_back"); "unknown" for a state from a newer floe. */
+/*
+ * Each action's rules (the update callback that decides it, the real move
+ * and its dry run alike), its name in a refusal's event and in the log.
+ */
+static const struct wave_move {
+	store_wave_update_cb cb;
+	const char *action;
+	const char *verb;
+} wave_moves[] = {
+	[WAVE_ACT_FLIP] = { wave_flip_cb, "flip", "flip" },
+	[WAVE_ACT_ROLLBACK] = { wave_rollback_cb, "rollback", "rollback" },
+	[WAVE_ACT_ACK] = { wave_ack_cb, "ack", "ack" },
+	[WAVE_ACT_SIGNOFF] = { wave_signoff_cb, "signoff", "signoff" },
+	[WAVE_ACT_FREEZE] = { wave_freeze_cb, "freeze", "freeze" },
+	[WAVE_ACT_RETIRE] = { wave_retire_cb, "retire", "retire" },
+	[WAVE_ACT_SET] = { wave_set_cb, "set", "set" },
+	[WAVE_ACT_ALARM] = { wave_alarm_cb, "alarm", "split-brain alarm" },
+	[WAVE_ACT_ACK_ALARM] = { wave_ack_alarm_cb, "ack-alarm", "ack-alarm" },
+};
+
 const char *
 wave_state_name(enum wave_state s)
 {
@@ -141,8 +165,6 @@ static int
 wave_refuse(struct wave_req *q, struct store_wave *w, json_t *event,
     bool *record)
 {
-	static const char *const actions[] = { "flip", "rollback", "ack",
-		"signoff", "freeze", "retire", "set", "alarm", "ack-alarm" };
 	enum wave_state to = q->to;
 
 	if (q->action == WAVE_ACT_ROLLBACK)
@@ -156,7 +178,8 @@ wave_refuse(struct wave_req *q, struct store_wave *w, json_t *event,
 	else if (q->action != WAVE_ACT_FLIP)
 		to = w->state;
 	json_object_set_new(event, "type", json_string("wave.refused"));
-	json_object_set_new(event, "action", json_string(actions[q->action]));
+	json_object_set_new(event, "action",
+	    json_string(wave_moves[q->action].action));
 	json_object_set_new(event, "from",
 	    json_string(wave_state_name(w->state)));
 	json_object_set_new(event, "to", json_string(wave_state_name(to)));
@@ -593,15 +616,15 @@ wave_set_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 }
 
 /*
- * Run one transition through the store and log its outcome, the place
- * where it is decided; a rollback's outcome is its caller's to say. VERB
- * names it in the log; the sentence for the operator goes to MSG (may be
+ * Run one transition through the store, by its action's rules, and log
+ * its outcome, the place where it is decided; a rollback's outcome is its
+ * caller's to say. The sentence for the operator goes to MSG (may be
  * NULL).
  */
 static int
-wave_run(struct store *s, struct wave_req *q, store_wave_update_cb cb,
-    const char *verb, char *msg, size_t msglen)
+wave_run(struct store *s, struct wave_req *q, char *msg, size_t msglen)
 {
+	const char *verb = wave_moves[q->action].verb;
 	json_t *event;
 	int rc;
 
@@ -615,7 +638,8 @@ wave_run(struct store *s, struct wave_req *q, store_wave_update_cb cb,
 	}
 	json_object_set_new(event, "reason",
 	    q->reason != NULL ? json_string(q->reason) : json_null());
-	rc = store_wave_update(s, q->n, q->now_ms, cb, q, event);
+	rc = store_wave_update(s, q->n, q->now_ms, wave_moves[q->action].cb, q,
+	    event);
 	json_decref(event);
 	if (q->action == WAVE_ACT_ROLLBACK)
 		/*
@@ -655,6 +679,22 @@ wave_flip(struct store *s, uint32_t n, enum wave_state to, unsigned pct,
 	    msg, msglen);
 }
 
+/*
+ * A flip's request, for the move and its dry run: to the canary at PCT or
+ * the lakehouse, behind GATE (NULL: the gate is off).
+ */
+static void
+wave_req_flip(struct wave_req *q, uint32_t n, enum wave_state to, unsigned pct,
+    const struct wave_gate *gate, int64_t now_ms)
+{
+	*q = (struct wave_req) { .action = WAVE_ACT_FLIP,
+		.n = n,
+		.to = to,
+		.pct = pct,
+		.gate = gate,
+		.now_ms = now_ms };
+}
+
 /* Flip wave N, storing the error baseline BASE if it leaves the warehouse. */
 int
 wave_flip_base(struct store *s, uint32_t n, enum wave_state to, unsigned pct,
@@ -662,17 +702,13 @@ wave_flip_base(struct store *s, uint32_t n, enum wave_state to, unsigned pct,
     const char *actor, const char *reason, int64_t now_ms, char *msg,
     size_t msglen)
 {
-	struct wave_req q = { .action = WAVE_ACT_FLIP,
-		.n = n,
-		.to = to,
-		.pct = pct,
-		.gate = gate,
-		.base = base,
-		.actor = actor,
-		.reason = reason,
-		.now_ms = now_ms };
+	struct wave_req q;
 
-	return wave_run(s, &q, wave_flip_cb, "flip", msg, msglen);
+	wave_req_flip(&q, n, to, pct, gate, now_ms);
+	q.base = base;
+	q.actor = actor;
+	q.reason = reason;
+	return wave_run(s, &q, msg, msglen);
 }
 
 /* Roll wave N back to the warehouse. */
@@ -699,7 +735,7 @@ wave_rollback_why(struct store *s, uint32_t n, const struct wave_evidence *ev,
 		.ev = ev,
 		.now_ms = now_ms };
 
-	return wave_run(s, &q, wave_rollback_cb, "rollback", msg, msglen);
+	return wave_run(s, &q, msg, msglen);
 }
 
 /* Acknowledge the rollback of wave N. */
@@ -712,7 +748,7 @@ wave_ack(struct store *s, uint32_t n, const char *actor, int64_t now_ms,
 		.actor = actor,
 		.now_ms = now_ms };
 
-	return wave_run(s, &q, wave_ack_cb, "ack", msg, msglen);
+	return wave_run(s, &q, msg, msglen);
 }
 
 /* Record a sign-off of wave N. */
@@ -726,7 +762,25 @@ wave_signoff(struct store *s, uint32_t n, const char *by, const char *actor,
 		.actor = actor,
 		.now_ms = now_ms };
 
-	return wave_run(s, &q, wave_signoff_cb, "signoff", msg, msglen);
+	return wave_run(s, &q, msg, msglen);
+}
+
+/*
+ * A freeze's request, for the move and its dry run: behind the
+ * decommission GATE (NULL: no verdict, refused), GRACE_MS announced.
+ */
+static void
+wave_req_freeze(struct wave_req *q, uint32_t n, const struct wave_gate *gate,
+    uint64_t grace_ms, int64_t now_ms)
+{
+	static const struct wave_gate none = { .pass = false,
+		.msg = "no decommission gate verdict was given" };
+
+	*q = (struct wave_req) { .action = WAVE_ACT_FREEZE,
+		.n = n,
+		.gate = gate != NULL ? gate : &none,
+		.grace_ms = grace_ms,
+		.now_ms = now_ms };
 }
 
 /* Freeze wave N behind its decommission gate. */
@@ -735,17 +789,23 @@ wave_freeze(struct store *s, uint32_t n, const struct wave_gate *gate,
     uint64_t grace_ms, const char *actor, const char *reason, int64_t now_ms,
     char *msg, size_t msglen)
 {
-	static const struct wave_gate none = { .pass = false,
-		.msg = "no decommission gate verdict was given" };
-	struct wave_req q = { .action = WAVE_ACT_FREEZE,
-		.n = n,
-		.gate = gate != NULL ? gate : &none,
-		.grace_ms = grace_ms,
-		.actor = actor,
-		.reason = reason,
-		.now_ms = now_ms };
+	struct wave_req q;
 
-	return wave_run(s, &q, wave_freeze_cb, "freeze", msg, msglen);
+	wave_req_freeze(&q, n, gate, grace_ms, now_ms);
+	q.actor = actor;
+	q.reason = reason;
+	return wave_run(s, &q, msg, msglen);
+}
+
+/* A retirement's request, for the move and its dry run. */
+static void
+wave_req_retire(struct wave_req *q, uint32_t n, uint64_t grace_ms,
+    int64_t now_ms)
+{
+	*q = (struct wave_req) { .action = WAVE_ACT_RETIRE,
+		.n = n,
+		.grace_ms = grace_ms,
+		.now_ms = now_ms };
 }
 
 /* Retire wave N after its grace period. */
@@ -753,13 +813,11 @@ int
 wave_retire(struct store *s, uint32_t n, uint64_t grace_ms, const char *actor,
     int64_t now_ms, char *msg, size_t msglen)
 {
-	struct wave_req q = { .action = WAVE_ACT_RETIRE,
-		.n = n,
-		.grace_ms = grace_ms,
-		.actor = actor,
-		.now_ms = now_ms };
+	struct wave_req q;
 
-	return wave_run(s, &q, wave_retire_cb, "retire", msg, msglen);
+	wave_req_retire(&q, n, grace_ms, now_ms);
+	q.actor = actor;
+	return wave_run(s, &q, msg, msglen);
 }
 
 /* Set wave N's gate overrides. */
@@ -773,7 +831,7 @@ wave_set(struct store *s, uint32_t n, const struct wave_overrides *ov,
 		.actor = actor,
 		.now_ms = now_ms };
 
-	return wave_run(s, &q, wave_set_cb, "set", msg, msglen);
+	return wave_run(s, &q, msg, msglen);
 }
 
 /* Split-brain alarm rules: a frozen wave without one raised. */
@@ -846,7 +904,7 @@ wave_alarm(struct store *s, uint32_t n, json_t *detail, int64_t now_ms,
 		.actor = "floe",
 		.now_ms = now_ms };
 
-	return wave_run(s, &q, wave_alarm_cb, "split-brain alarm", msg, msglen);
+	return wave_run(s, &q, msg, msglen);
 }
 
 /* Acknowledge wave N's split-brain alarm. */
@@ -859,27 +917,19 @@ wave_ack_alarm(struct store *s, uint32_t n, const char *actor, int64_t now_ms,
 		.actor = actor,
 		.now_ms = now_ms };
 
-	return wave_run(s, &q, wave_ack_alarm_cb, "ack-alarm", msg, msglen);
+	return wave_run(s, &q, msg, msglen);
 }
 
 /*
- * A transition tried on the wave as stored now, with the rules its
- * update callback applies, and nothing written (the callback edits a
- * copy and a throwaway event).
+ * A transition tried on the wave as stored now: its request made as the
+ * move makes it, decided by the same rules, and nothing written (the
+ * rules edit a copy and a throwaway event).
  */
 int
 wave_try(struct store *s, uint32_t n, const struct wave_try *t, int64_t now_ms,
     char *msg, size_t msglen)
 {
-	static const struct wave_gate none = { .pass = false,
-		.msg = "no gate verdict was given" };
-	struct wave_req q = { .n = n,
-		.to = t->to,
-		.pct = t->pct,
-		.gate = t->gate != NULL ? t->gate : &none,
-		.grace_ms = t->grace_ms,
-		.now_ms = now_ms };
-	store_wave_update_cb cb;
+	struct wave_req q;
 	struct store_wave w;
 	json_t *event;
 	bool record = false;
@@ -887,18 +937,13 @@ wave_try(struct store *s, uint32_t n, const struct wave_try *t, int64_t now_ms,
 
 	switch (t->verb) {
 	case WAVE_TRY_FLIP:
-		q.action = WAVE_ACT_FLIP;
-		/* A flip without a gate is the gate turned off. */
-		q.gate = t->gate;
-		cb = wave_flip_cb;
+		wave_req_flip(&q, n, t->to, t->pct, t->gate, now_ms);
 		break;
 	case WAVE_TRY_FREEZE:
-		q.action = WAVE_ACT_FREEZE;
-		cb = wave_freeze_cb;
+		wave_req_freeze(&q, n, t->gate, t->grace_ms, now_ms);
 		break;
 	default:
-		q.action = WAVE_ACT_RETIRE;
-		cb = wave_retire_cb;
+		wave_req_retire(&q, n, t->grace_ms, now_ms);
 		break;
 	}
 	rc = store_wave_get(s, n, &w);
@@ -913,8 +958,7 @@ wave_try(struct store *s, uint32_t n, const struct wave_try *t, int64_t now_ms,
 		strlcpy(msg, "out of memory", msglen);
 		return WAVE_ERROR;
 	}
-	q.msg[0] = '\0';
-	rc = cb(&w, event, &record, &q);
+	rc = wave_moves[q.action].cb(&w, event, &record, &q);
 	json_decref(event);
 	strlcpy(msg, q.msg, msglen);
 	return rc == STORE_OK	? WAVE_OK :

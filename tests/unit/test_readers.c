@@ -1,7 +1,9 @@
 /*
  * floe: test_readers.c -- the reader inventory's table: a load noted per
- * object, side and identity and per identity; sightings taken and given
- * back; the longest idle entry replaced when full, the index whole after
+ * object, side and identity and per identity, the same through the
+ * request path's hints (readers_see), never into entries given to
+ * another reader; sightings taken and given back; the longest idle
+ * entry replaced when full, the index whole after
  * evictions; the memory bound with 10,000 identities x 1,000 tables; keys
  * too long; the stale-reader rule at its edges; and the store's readers
  * database: batches merged, read back by prefix, excused, pruned.
@@ -122,6 +124,40 @@ test_note_take(void **state __unused)
 	readers_free(t);
 }
 
+/*
+ * A take reads from the most recent entry on and still finds a dirty one
+ * far behind clean ones (given back after a failed flush).
+ */
+static void
+test_take_order(void **state __unused)
+{
+	struct readers *t = readers_new(64);
+	struct readers_item it[16], old[16];
+	struct route_obj o[6] = { obj("t0"), obj("t1"), obj("t2"), obj("t3"),
+		obj("t4"), obj("t5") };
+	size_t i, n, nold;
+
+	for (i = 0; i < 6; i++)
+		readers_note(t, &o[i], ROUTE_WAREHOUSE, "x", 1, NULL, 0, false,
+		    NOW + (int64_t)i);
+	/* t0/x is the longest idle: take it apart to give it back later. */
+	nold = readers_take(t, old, 16);
+	assert_int_equal(nold, 7);
+	readers_note(t, &o[5], ROUTE_WAREHOUSE, "x", 1, NULL, 0, false,
+	    NOW + 10);
+	for (i = 0; i < nold; i++)
+		if (find(old, nold, &o[0], ROUTE_WAREHOUSE, "x") == &old[i])
+			readers_give_back(t, &old[i], 1);
+	assert_int_equal(readers_dirty(t), 3);
+	n = readers_take(t, it, 16);
+	assert_int_equal(n, 3);
+	assert_non_null(find(it, n, &o[0], ROUTE_WAREHOUSE, "x"));
+	assert_non_null(find(it, n, &o[5], ROUTE_WAREHOUSE, "x"));
+	assert_non_null(find(it, n, NULL, ROUTE_WAREHOUSE, "x"));
+	assert_int_equal(readers_dirty(t), 0);
+	readers_free(t);
+}
+
 /* Full: the longest idle goes, whatever was noted first. */
 static void
 test_eviction(void **state __unused)
@@ -153,6 +189,138 @@ test_eviction(void **state __unused)
 	assert_null(find(it, n, &a, ROUTE_WAREHOUSE, "x"));
 	assert_non_null(find(it, n, &c, ROUTE_WAREHOUSE, "y"));
 	assert_non_null(find(it, n, &c, ROUTE_WAREHOUSE, "x"));
+	readers_free(t);
+}
+
+/*
+ * The request path's readers_see: the same records as readers_note for a
+ * name, an address and a token (kept as "token:" and its hash, never the
+ * token), loads seen again through the hint, in the same idle order.
+ */
+static void
+test_see(void **state __unused)
+{
+	struct readers *a = readers_new(64), *b = readers_new(64);
+	struct readers_item ia[16], ib[16];
+	struct route_obj o = obj("orders"), u = obj("users_and_more");
+	struct readers_who alice = { 0x1234, "alice", 5 };
+	struct readers_who addr = { 0x5678, "10.0.0.7", 8 };
+	struct readers_who tok = { 0xfedcba9876543210ULL, NULL, 0 };
+	const struct readers_item *x, *y;
+	char tid[READERS_IDENT_MAX];
+	struct readers_stats sa, sb;
+	size_t na, nb, i, round;
+
+	assert_int_equal(readers_token_ident(tok.hash, tid, sizeof(tid)), 22);
+	assert_string_equal(tid, "token:fedcba9876543210");
+	assert_int_equal(readers_token_ident(tok.hash, tid, 22), 0);
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < 3; i++) {
+			int64_t now = NOW + (int64_t)(round * 100 + i * 10);
+
+			readers_see(a, &o, ROUTE_WAREHOUSE, &alice, "spark/3.5",
+			    9, false, now);
+			readers_note(b, &o, ROUTE_WAREHOUSE, "alice", 5,
+			    "spark/3.5", 9, false, now);
+			readers_see(a, &u, ROUTE_LAKEHOUSE, &addr,
+			    i == 2 ? "trino/4" : NULL, i == 2 ? 7 : 0, i == 1,
+			    now + 1);
+			readers_note(b, &u, ROUTE_LAKEHOUSE, "10.0.0.7", 8,
+			    i == 2 ? "trino/4" : NULL, i == 2 ? 7 : 0, i == 1,
+			    now + 1);
+			readers_see(a, &o, ROUTE_LAKEHOUSE, &tok, "pyiceberg",
+			    9, false, now + 2);
+			readers_note(b, &o, ROUTE_LAKEHOUSE, tid, 22,
+			    "pyiceberg", 9, false, now + 2);
+		}
+		na = readers_take(a, ia, 16);
+		nb = readers_take(b, ib, 16);
+		assert_int_equal(na, 6);
+		assert_int_equal(nb, na);
+		/* The same records, taken in the same order. */
+		for (i = 0; i < na; i++) {
+			assert_int_equal(ia[i].keylen, ib[i].keylen);
+			assert_memory_equal(ia[i].key, ib[i].key, ia[i].keylen);
+			assert_memory_equal(&ia[i].r, &ib[i].r,
+			    sizeof(ia[i].r));
+		}
+	}
+	x = find(ia, na, &o, ROUTE_LAKEHOUSE, "token:fedcba9876543210");
+	assert_non_null(x);
+	assert_int_equal(x->r.count, 3);
+	assert_string_equal(x->r.ua, "pyiceberg");
+	y = find(ia, na, &u, ROUTE_LAKEHOUSE, "10.0.0.7");
+	assert_non_null(y);
+	assert_int_equal(y->r.oldtag_ms, NOW + 200 + 10 + 1);
+	assert_string_equal(y->r.ua, "trino/4");
+	assert_non_null(find(ia, na, NULL, ROUTE_WAREHOUSE, "alice"));
+	readers_stats(a, &sa);
+	readers_stats(b, &sb);
+	assert_int_equal(sa.noted, 27);
+	assert_memory_equal(&sa, &sb, sizeof(sa));
+	readers_free(a);
+	readers_free(b);
+}
+
+/*
+ * Loads of O1 from S1 by W1 at NOW and of O2 from S2 by W2 a ms later,
+ * through readers_see; then everything taken into IT (8). How many.
+ */
+static size_t
+see_two(struct readers *t, struct readers_item *it, const struct route_obj *o1,
+    enum route_side s1, const struct readers_who *w1,
+    const struct route_obj *o2, enum route_side s2,
+    const struct readers_who *w2, int64_t now)
+{
+	readers_see(t, o1, s1, w1, NULL, 0, false, now);
+	readers_see(t, o2, s2, w2, NULL, 0, false, now + 1);
+	return readers_take(t, it, 8);
+}
+
+/*
+ * A hint never writes into entries that changed: readers with the same
+ * client hash and other names or objects get their own records, and
+ * after the hinted entries were given to other readers a load makes new
+ * ones, leaving the others' alone.
+ */
+static void
+test_see_hint_stale(void **state __unused)
+{
+	struct readers *t = readers_new(4);
+	struct readers_item it[8];
+	struct route_obj a = obj("a"), b = obj("b");
+	struct readers_who x = { 7, "x", 1 }, y = { 7, "y", 1 };
+	struct readers_who tx = { 7, NULL, 0 };
+	const struct readers_item *r;
+	size_t n;
+
+	n = see_two(t, it, &a, ROUTE_WAREHOUSE, &x, &a, ROUTE_WAREHOUSE, &y,
+	    NOW + 1);
+	assert_int_equal(n, 4);
+	assert_int_equal(find(it, n, &a, ROUTE_WAREHOUSE, "x")->r.count, 1);
+	assert_int_equal(find(it, n, &a, ROUTE_WAREHOUSE, "y")->r.count, 1);
+	/* Same hash, a token: its own records, and x's go. */
+	readers_see(t, &a, ROUTE_WAREHOUSE, &tx, NULL, 0, false, NOW + 3);
+	n = readers_take(t, it, 8);
+	assert_int_equal(n, 2);
+	assert_non_null(
+	    find(it, n, &a, ROUTE_WAREHOUSE, "token:0000000000000007"));
+	/* x's entries were given away: x is noted anew, the token kept. */
+	n = see_two(t, it, &a, ROUTE_WAREHOUSE, &x, &a, ROUTE_WAREHOUSE, &x,
+	    NOW + 4);
+	assert_int_equal(n, 2);
+	r = find(it, n, &a, ROUTE_WAREHOUSE, "x");
+	assert_non_null(r);
+	assert_int_equal(r->r.count, 2);
+	assert_int_equal(r->r.first_ms, NOW + 4);
+	assert_null(find(it, n, &a, ROUTE_WAREHOUSE, "token:0000000000000007"));
+	/* Another object, the same reader: its own record. */
+	n = see_two(t, it, &b, ROUTE_WAREHOUSE, &x, &a, ROUTE_LAKEHOUSE, &x,
+	    NOW + 6);
+	assert_int_equal(n, 3);
+	assert_int_equal(find(it, n, &b, ROUTE_WAREHOUSE, "x")->r.count, 1);
+	assert_int_equal(find(it, n, &a, ROUTE_LAKEHOUSE, "x")->r.count, 1);
+	assert_int_equal(find(it, n, NULL, ROUTE_WAREHOUSE, "x")->r.count, 2);
 	readers_free(t);
 }
 
@@ -263,8 +431,8 @@ test_bound(void **state __unused)
 	struct route_obj objs[1000];
 	char id[32];
 	size_t grew, bytes = readers_bytes(READERS_CAP);
+	struct readers_who who = { 0, NULL, 0 };
 	unsigned i, k;
-	int n;
 
 	printf("table of %u entries: %zu bytes (bound %u)\n", READERS_CAP,
 	    bytes, READERS_BOUND_BYTES);
@@ -275,12 +443,12 @@ test_bound(void **state __unused)
 	}
 	m0 = mallinfo2();
 	t = readers_new(READERS_CAP);
+	/* As the request path notes them: tokens, through readers_see. */
 	for (i = 0; i < 10000; i++) {
-		n = snprintf(id, sizeof(id), "token:%016x", i * 2654435761u);
+		who.hash = i * 2654435761u;
 		for (k = 0; k < 1000; k++)
-			readers_note(t, &objs[k], ROUTE_WAREHOUSE, id,
-			    (size_t)n, "spark/3.5", 9, false,
-			    NOW + (int64_t)i * 1000 + k);
+			readers_see(t, &objs[k], ROUTE_WAREHOUSE, &who,
+			    "spark/3.5", 9, false, NOW + (int64_t)i * 1000 + k);
 	}
 	m1 = mallinfo2();
 	readers_stats(t, &st);
@@ -450,7 +618,10 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_note_take),
+		cmocka_unit_test(test_take_order),
 		cmocka_unit_test(test_eviction),
+		cmocka_unit_test(test_see),
+		cmocka_unit_test(test_see_hint_stale),
 		cmocka_unit_test(test_index_whole),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_bound),

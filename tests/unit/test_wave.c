@@ -1,7 +1,8 @@
 /*
  * floe: test_wave.c -- the wave lifecycle: state names, wave numbers, every
  * transition and every refusal from every state, the fields each one
- * stamps, and the event each one leaves.
+ * stamps, and the event each one leaves; the dry runs of flip, freeze and
+ * retire answer as the moves do and write nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -249,6 +250,25 @@ jstr(json_t *ev, const char *key)
 	return v != NULL ? v : "";
 }
 
+/*
+ * The dry run of TR on wave N at NOW: it answers RC, with its sentence in
+ * MSG, and writes nothing (no event, the wave as it was).
+ */
+static void
+try_only(struct store *s, uint32_t n, const struct wave_try *tr, int64_t now,
+    int rc, char *msg, size_t len)
+{
+	struct store_wave b, a;
+	uint64_t seq = store_last_seq(s);
+	int got = store_wave_get(s, n, &b);
+
+	assert_int_equal(wave_try(s, n, tr, now, msg, len), rc);
+	assert_int_equal(store_last_seq(s), seq);
+	assert_int_equal(store_wave_get(s, n, &a), got);
+	if (got == STORE_OK)
+		assert_memory_equal(&a, &b, sizeof(a));
+}
+
 /* Run row R on wave N. */
 static int
 run_row(struct store *s, const struct row *r, uint32_t n, int64_t now,
@@ -270,7 +290,8 @@ run_row(struct store *s, const struct row *r, uint32_t n, int64_t now,
 /*
  * Every row on its own wave: the result, the state after, the message,
  * the stamped fields and the event (a refusal leaves the wave as it was
- * but records a wave.refused event with the message).
+ * but records a wave.refused event with the message). A flip's dry run
+ * first: the same answer and sentence, nothing written.
  */
 static void
 test_transitions(void **state)
@@ -281,10 +302,11 @@ test_transitions(void **state)
 	struct routing_tmp *t = *state;
 	struct store_wave before, after;
 	const struct row *r;
+	struct wave_try tr;
 	uint8_t sp[2];
 	uint64_t seq;
 	int64_t now;
-	char msg[512];
+	char msg[512], tmsg[512];
 	uint32_t n;
 	json_t *ev;
 	size_t i;
@@ -302,9 +324,18 @@ test_transitions(void **state)
 		assert_int_equal(store_wave_get(t->store, n, &before),
 		    STORE_OK);
 		seq = store_last_seq(t->store);
+		if (r->act == FLIP) {
+			tr = (struct wave_try) { .verb = WAVE_TRY_FLIP,
+				.to = r->to,
+				.pct = r->pct };
+			try_only(t->store, n, &tr, now, r->rc, tmsg,
+			    sizeof(tmsg));
+		}
 
 		memset(msg, 'x', sizeof(msg));
 		rc = run_row(t->store, r, n, now, msg, sizeof(msg));
+		if (r->act == FLIP)
+			assert_string_equal(tmsg, msg);
 		if (rc != r->rc)
 			fail_msg("row %zu: rc %d, msg \"%s\"", i, rc, msg);
 		if (strstr(msg, r->msg) == NULL)
@@ -622,9 +653,13 @@ test_decommission(void **state)
 		.set_window = true,
 		.window_ms = 14 * 86400000LL };
 	struct wave_gate g = { .pass = true, .msg = "ok" };
+	struct wave_try fr = { .verb = WAVE_TRY_FREEZE,
+		.gate = &g,
+		.grace_ms = 1000 };
+	struct wave_try re = { .verb = WAVE_TRY_RETIRE, .grace_ms = 1000 };
 	struct store_wave w;
 	const uint64_t grace = 1000;
-	char msg[1024];
+	char msg[1024], tmsg[1024];
 
 	assert_int_equal(wave_set(t->store, 2, &ov, ACTOR, T0, msg,
 			     sizeof(msg)),
@@ -642,13 +677,20 @@ test_decommission(void **state)
 	/* The gate passes but nobody signed off: still refused. */
 	assert_int_equal(store_wave_get(t->store, 2, &w), STORE_OK);
 	g.seq = w.seq;
+	/* Each freeze and retire below: its dry run first, the same words. */
+	try_only(t->store, 2, &fr, T0 + 20, WAVE_REFUSED, tmsg, sizeof(tmsg));
 	assert_int_equal(wave_freeze(t->store, 2, &g, grace, ACTOR, NULL,
 			     T0 + 20, msg, sizeof(msg)),
 	    WAVE_REFUSED);
 	assert_non_null(strstr(msg, "no sign-off"));
+	assert_string_equal(tmsg, msg);
+	fr.gate = NULL;
+	try_only(t->store, 2, &fr, T0 + 20, WAVE_REFUSED, tmsg, sizeof(tmsg));
 	assert_int_equal(wave_freeze(t->store, 2, NULL, grace, ACTOR, NULL,
 			     T0 + 20, msg, sizeof(msg)),
 	    WAVE_REFUSED);
+	assert_string_equal(tmsg, msg);
+	fr.gate = &g;
 	assert_int_equal(wave_signoff(t->store, 2, "alice", ACTOR, T0 + 30, msg,
 			     sizeof(msg)),
 	    WAVE_OK);
@@ -656,20 +698,26 @@ test_decommission(void **state)
 	assert_string_equal(w.signoff, "alice");
 	assert_int_equal(w.signoff_ms, T0 + 30);
 	g.seq = w.seq;
+	try_only(t->store, 2, &fr, T0 + 40, WAVE_OK, tmsg, sizeof(tmsg));
 	assert_int_equal(wave_freeze(t->store, 2, &g, grace, ACTOR, NULL,
 			     T0 + 40, msg, sizeof(msg)),
 	    WAVE_OK);
+	assert_string_equal(tmsg, msg);
 	assert_int_equal(store_wave_get(t->store, 2, &w), STORE_OK);
 	assert_int_equal(w.state, WAVE_FROZEN);
 	assert_int_equal(w.frozen_ms, T0 + 40);
 	/* Grace: one ms short, then exactly over. */
+	try_only(t->store, 2, &re, T0 + 1039, WAVE_REFUSED, tmsg, sizeof(tmsg));
 	assert_int_equal(wave_retire(t->store, 2, grace, ACTOR, T0 + 1039, msg,
 			     sizeof(msg)),
 	    WAVE_REFUSED);
 	assert_non_null(strstr(msg, "grace period until"));
+	assert_string_equal(tmsg, msg);
+	try_only(t->store, 2, &re, T0 + 1040, WAVE_OK, tmsg, sizeof(tmsg));
 	assert_int_equal(wave_retire(t->store, 2, grace, ACTOR, T0 + 1040, msg,
 			     sizeof(msg)),
 	    WAVE_OK);
+	assert_string_equal(tmsg, msg);
 	assert_int_equal(wave_rollback(t->store, 2, ACTOR, NULL, true,
 			     T0 + 2000, msg, sizeof(msg)),
 	    WAVE_REFUSED);

@@ -1,0 +1,150 @@
+#!/bin/bash
+# bench/callgrind.sh BUILD_DIR -- instructions (Ir) a routed LoadTable costs
+# floe, counted by callgrind: floe under `valgrind --tool=callgrind` in
+# front of bench/upstream.c (the bench's 3.7 KB LoadTable result, the
+# catalog config merged in), its LoadTable cache off, BENCH_ROUTES routes
+# in its store and the table's wave flipped to the lakehouse. One client
+# (curl, one keep-alive connection, a bearer token and a User-Agent) loads
+# the table CG_WARM times, the counters are zeroed (callgrind_control -z),
+# it loads it CG_N times more, and the counters are dumped: the whole
+# program's Ir (the event loop, the timers and the flushes that ran in
+# that time included) divided by CG_N. Also prints what the reader
+# inventory took of it: the inclusive Ir of the request path's note and of
+# the inventory's timer callbacks, per load.
+#
+# Knobs (environment): CG_N (1000), CG_WARM (50), BENCH_ROUTES (10000),
+# CG_OFF=1 (also measure a build without the reader note, see the end),
+# CG_OUT (keep the callgrind file there), BENCH_FIXTURE (as bench/run.sh).
+# Deterministic to a few Ir per request, apart from the timers: how many
+# 5 s flushes land in the run depends on how fast valgrind runs.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+TOP=$PWD
+B=${1:-build}
+UPSTREAM=$TOP/$B/bench-upstream
+N=${CG_N:-1000}
+WARM=${CG_WARM:-50}
+ROUTES=${BENCH_ROUTES:-10000}
+FIXTURE=${BENCH_FIXTURE:-$TOP/tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
+
+say() { printf 'callgrind: %s\n' "$*" >&2; }
+die() {
+	say "$*"
+	exit 1
+}
+# bench_cc, pids and scratch (cleaned up on exit), free_port, wait_http.
+. bench/lib.sh
+
+for c in valgrind callgrind_control callgrind_annotate node curl cc \
+	pkg-config; do
+	command -v $c >/dev/null || die "$c is needed"
+done
+[ -x "$B/floe" ] && [ -x "$B/floectl" ] || die "no $B/floe: make B=$B all first"
+[ -f "$FIXTURE" ] || die "fixture not found: $FIXTURE"
+bench_cc "$UPSTREAM" bench/upstream.c libevent
+T=$(mktemp -d /tmp/floe-cg.XXXXXX)
+scratch+=("$T")
+
+node bench/loadtable.js "$FIXTURE" 4096 "$T/small.json" >/dev/null &&
+	node bench/loadtable.js "$FIXTURE" 1048576 "$T/large.json" >/dev/null ||
+	die "generating the LoadTable results failed"
+WH_PORT=$(free_port) LH_PORT=$(free_port)
+"$UPSTREAM" -s "$T/small.json" -l "$T/large.json" -p "$WH_PORT" \
+	-p "$LH_PORT" >"$T/upstream.out" 2>&1 &
+pids+=($!)
+wait_http "http://127.0.0.1:$WH_PORT/v1/config" ||
+	die "bench-upstream did not start: $(cat "$T/upstream.out")"
+
+# loads URL COUNT: COUNT loads of URL on one connection, with a bearer
+# token and a User-Agent; fails unless each was a 200 from the lakehouse.
+loads() {
+	local args=() i
+	for i in $(seq "$2"); do args+=(-o /dev/null "$1"); done
+	curl -s -H 'Authorization: Bearer bench-callgrind-token-0123456789' \
+		-A 'Spark/3.5.1 iceberg/1.6.0' -D "$T/heads" \
+		-w '%{http_code}\n' "${args[@]}" >"$T/codes" || return 1
+	[ "$(grep -c '^200$' "$T/codes")" = "$2" ] &&
+		[ "$(grep -ci '^X-Floe-Target: lakehouse' "$T/heads")" = "$2" ]
+}
+
+# measure BUILD_DIR: a floe of BUILD_DIR under callgrind, CG_WARM loads,
+# the counters zeroed, CG_N loads, the counters dumped. Prints its
+# figures; sets IR (Ir per load).
+measure() {
+	local floe=$TOP/$1/floe floectl=$TOP/$1/floectl f i k w url
+	local fpid fport total t0 t1
+	fport=$(free_port)
+	rm -rf "$T/state" "$T"/cg.out*
+	printf '%s\n' "[floe]" "listen = 127.0.0.1:$fport" \
+		"admin_socket = $T/floe.sock" "state_dir = $T/state" \
+		"rollback_log = $T/rollback.log" "access_log = off" \
+		"cache_size = 0" "[warehouse]" "uri = http://127.0.0.1:$WH_PORT" \
+		"[lakehouse]" "uri = http://127.0.0.1:$LH_PORT" "[policy]" \
+		"gate_min_clean = 0" "freshness_interval = 1h" >"$T/floe.conf"
+	valgrind --tool=callgrind --callgrind-out-file="$T/cg.out" \
+		"$floe" -c "$T/floe.conf" >"$T/floe.log" 2>&1 &
+	fpid=$!
+	pids+=($fpid)
+	wait_http "http://127.0.0.1:$fport/readyz" 1200 ||
+		die "floe not ready: $(tail -5 "$T/floe.log")"
+	# The routes and the flip, as bench/run.sh: the table measured is the
+	# middle one, its wave on the lakehouse.
+	k=$((ROUTES / 2 > 0 ? ROUTES / 2 : 1))
+	w=$((k % 100 + 1))
+	awk -v n="$ROUTES" 'BEGIN {
+		for (i = 1; i <= n; i++)
+			printf "{\"object\":\"bench.t%05d\",\"wave\":%d}\n", i,
+			    i % 100 + 1
+	}' >"$T/routes"
+	"$floectl" -s "$T/floe.sock" route import "$T/routes" >"$T/import" 2>&1 ||
+		die "route import failed: $(head -c 300 "$T/import")"
+	"$floectl" -s "$T/floe.sock" wave flip "$w" lakehouse >/dev/null ||
+		die "wave flip $w lakehouse failed"
+	url=$(printf 'http://127.0.0.1:%s/v1/routed/namespaces/bench/tables/t%05d' \
+		"$fport" "$k")
+	loads "$url" "$WARM" ||
+		die "warm-up loads failed: $(sort "$T/codes" | uniq -c)"
+	callgrind_control -z "$fpid" >/dev/null || die "callgrind_control -z failed"
+	t0=$(date +%s.%N)
+	loads "$url" "$N" || die "loads failed: $(sort "$T/codes" | uniq -c)"
+	t1=$(date +%s.%N)
+	callgrind_control -d "$fpid" >/dev/null || die "callgrind_control -d failed"
+	# The dump is written while floe runs: wait for it to be whole.
+	for i in $(seq 100); do
+		f=$(ls "$T"/cg.out.* 2>/dev/null | head -1)
+		[ -n "$f" ] && grep -q '^totals:' "$f" && break
+		sleep 0.1
+	done
+	[ -n "$f" ] || die "no callgrind dump"
+	[ -n "${CG_OUT:-}" ] && cp "$f" "$CG_OUT.$(basename "$1")"
+	total=$(awk '/^totals:/ { print $2 }' "$f")
+	IR=$(awk -v t="$total" -v n="$N" 'BEGIN { printf "%.0f", t / n }')
+	printf '%s: %d loads in %s s under callgrind: %s Ir per routed LoadTable\n' \
+		"$1" "$N" "$(echo "$t1 $t0" | awk '{ printf "%.1f", $1 - $2 }')" "$IR"
+	# What the reader inventory's functions took (inclusive), per load.
+	callgrind_annotate --inclusive=yes --threshold=100 "$f" 2>/dev/null |
+		awk -v n="$N" '/\[.*\]$/ {
+			c = $1; gsub(",", "", c)
+			if (c !~ /^[0-9]+$/) next
+			for (i = 2; i <= NF; i++) if ($i ~ /:/) { fn = $i; break }
+			sub(/.*:/, "", fn)
+			if (fn ~ /^(inventory_(note|timer_cb|soon_cb)|readers_(see|note))$/)
+				printf "  %s: %.0f Ir per load\n", fn, c / n
+		}'
+	kill "$fpid"
+	wait "$fpid" 2>/dev/null
+}
+
+measure "$B"
+ON=$IR
+# CG_OFF=1: the same sources built with -DFLOE_BENCH_NO_READERS (no reader
+# noted on the request path) into $B-noreaders: the inventory's share.
+if [ "${CG_OFF:-0}" = 1 ]; then
+	make -s B="$B-noreaders" CFLAGS="-O2 -g -DFLOE_BENCH_NO_READERS" all ||
+		die "building $B-noreaders failed"
+	measure "$B-noreaders"
+	awk -v on="$ON" -v off="$IR" 'BEGIN {
+		printf "reader inventory: %+d Ir per load, %+.2f %% (on %d, off %d)\n",
+		    on - off, 100 * (on - off) / off, on, off
+	}'
+fi

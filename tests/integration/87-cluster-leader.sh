@@ -6,8 +6,9 @@
 # freshness run in progress starts again there and still rolls the
 # lagging wave back); every node shows the leader (GET /cluster, floectl
 # cluster, /metrics); a leader stopped with TERM gives the key up, and
-# another leads well before its lease would end. Polls are counted by the
-# test catalogs.
+# another leads well before its lease would end; a leader killed and
+# restarted at once takes its key back. Polls are counted by the test
+# catalogs.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 lib_init 87
@@ -189,4 +190,18 @@ echo "   n$NEW stopped with TERM: n$L2 leads $ms ms later"
 	bad "after stopping n$NEW: leader '$L2' after $ms ms"
 grep -q "giving the leader key up" "$T/n$NEW/floe.log" &&
 	ok "n$NEW's log says it gave the key up" || bad "n$NEW's log: $(tail -3 "$T/n$NEW/floe.log")"
+
+# The leader killed and restarted at once, under its name, while its old
+# lease still holds the key: it takes the key back with its new lease.
+node_stop "$L2" KILL
+t0=$(date +%s%N)
+node_start "$L2"
+for i in $(seq 100); do
+	[ "$(the_leader)" = "$L2" ] && break
+	sleep 0.05
+done
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$(the_leader)" = "$L2" ] && [ "$ms" -lt $((TTL * 1000)) ] &&
+	ok "n$L2 restarted within its lease leads again after $ms ms" ||
+	bad "n$L2 restarted: leaders $(leaders) after $ms ms"
 cluster_finish

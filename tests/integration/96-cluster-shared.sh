@@ -11,7 +11,7 @@
 # through node 1.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster.sh"
-lib_init 93
+lib_init 96
 catalog warehouse
 catalog lakehouse --prefix lhp
 cluster_etcd

@@ -11,7 +11,7 @@
 # checks which were taken, resends the rest, and the import completes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster.sh"
-lib_init 92
+lib_init 95
 N=${CLUSTER_IMPORT:-20000}
 catalog warehouse
 catalog lakehouse --prefix lhp

@@ -9,6 +9,7 @@
 #define FLOE_PROXY_TLSCTX_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct bufferevent;
 struct event_base;
@@ -35,6 +36,15 @@ struct bufferevent *tlsctx_accept(struct tlsctx *, struct event_base *, int fd);
  * that ends without one is dropped from OpenSSL's session cache).
  */
 void tlsctx_close(struct bufferevent *bev);
+/*
+ * The session ticket keys' chain (see tlsctx.c), for processes that must
+ * resume each other's tickets (workers). Export: the current hour's link
+ * (32 bytes) into CHAIN and its hour, the chain stepped to now first.
+ * Import: take them as this process's chain (before any ticket). 0, or
+ * -1 if OpenSSL fails.
+ */
+int tlsctx_tickets_export(unsigned char chain[32], uint64_t *hour);
+void tlsctx_tickets_import(const unsigned char chain[32], uint64_t hour);
 /* The subject of the certificate being served, for logs. */
 const char *tlsctx_subject(const struct tlsctx *);
 

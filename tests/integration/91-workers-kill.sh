@@ -10,7 +10,7 @@
 # to every process at once as systemd sends it, drains all: reads in
 # flight are answered, every process exits. A master killed outright takes its workers with it.
 . "$(dirname "$0")/lib.sh"
-lib_init 88
+lib_init 91
 catalog warehouse
 catalog lakehouse --prefix lhp
 FLOE_EXTRA="workers = 2"

@@ -54,6 +54,11 @@ struct admin_req {
 	/* Around every error message: the record at fault, the outcome. */
 	char where[ADMIN_TEXT_MAX + 64];
 	const char *outcome;
+	/*
+	 * Cluster mode: ledger records for the reconcile trigger, acted on
+	 * only once etcd took the change (admin_cluster.c). Owned.
+	 */
+	struct evbuffer *after;
 };
 
 /* One wave as GET /waves sees it: its record and what points at it. */
@@ -155,6 +160,8 @@ json_t *admin_readers_recent(struct admin_req *, const struct route_obj *,
 
 /* admin_job.c: run a bulk import, in the worker's child if it can. */
 void admin_job_start(struct admin_req *, admin_job_fn);
+/* Hand the ledger records of ALARMS to the reconcile trigger. */
+void admin_job_alarms(struct floe *, struct evbuffer *);
 /*
  * The same for a read that scans the store (GET /eligibility): the loop,
  * and the engine requests on it, are not held while it reads.

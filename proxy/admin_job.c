@@ -44,7 +44,6 @@ enum {
 
 static void admin_job_work(void *, struct evbuffer *);
 static void admin_job_done(void *, struct evbuffer *, const char *);
-static void admin_job_alarms(struct floe *, struct evbuffer *);
 static void admin_job_begin(struct admin_req *, admin_job_fn, int);
 
 /*
@@ -84,6 +83,12 @@ admin_job_begin(struct admin_req *r, admin_job_fn run, int kind)
 		if ((alarms = evbuffer_new()) == NULL)
 			fatalx("%s: out of memory", __func__);
 		run(r, alarms);
+		/* Captured for etcd: the trigger acts once etcd took it. */
+		if (r->st != NULL && store_capturing(r->st) &&
+		    r->after == NULL) {
+			r->after = alarms;
+			return;
+		}
 		admin_job_alarms(r->f, alarms);
 		evbuffer_free(alarms);
 		return;
@@ -212,7 +217,7 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 }
 
 /* Tell the reconcile trigger about the records in ALARMS (emptied). */
-static void
+void
 admin_job_alarms(struct floe *f, struct evbuffer *alarms)
 {
 	struct store_kv *kv = NULL;

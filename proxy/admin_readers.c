@@ -21,6 +21,7 @@
 #include "lib/xmalloc.h"
 #include "policy/readers.h"
 #include "proxy/admin_impl.h"
+#include "proxy/cluster.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
 #include "proxy/inventory.h"
@@ -445,6 +446,66 @@ out:
 	free(wv);
 }
 
+/* The records an excuse just set, to publish to the other nodes. */
+struct admin_rd_excused {
+	const char *ident;
+	int64_t at_ms;
+	struct store_reader_in *in;
+	unsigned char *keys; /* STORE_KEY_MAX per record */
+	size_t n;
+	size_t cap;
+};
+
+/* Keep a record of the identity excused at the time of the excuse. */
+static int
+admin_rd_excused_cb(const void *key, size_t keylen,
+    const struct store_reader *rec, void *arg)
+{
+	struct admin_rd_excused *x = arg;
+	char ident[READERS_IDENT_MAX];
+	struct route_obj obj;
+	enum route_side side;
+
+	if (rec->excused_ms != x->at_ms || keylen > STORE_KEY_MAX ||
+	    readers_key_split(key, keylen, &obj, &side, ident, sizeof(ident)) ==
+		-1 ||
+	    strcmp(ident, x->ident) != 0)
+		return 0;
+	if (x->n == x->cap) {
+		x->cap = x->cap == 0 ? 16 : x->cap * 2;
+		x->in = xreallocarray(x->in, x->cap, sizeof(*x->in));
+		x->keys = xreallocarray(x->keys, x->cap, STORE_KEY_MAX);
+	}
+	memcpy(x->keys + x->n * STORE_KEY_MAX, key, keylen);
+	memset(&x->in[x->n], 0, sizeof(x->in[x->n]));
+	x->in[x->n].keylen = keylen;
+	x->in[x->n].r.excused_ms = x->at_ms;
+	x->n++;
+	return 0;
+}
+
+/*
+ * Cluster mode: the excuse of IDENT (of OBJ's records, or all) reaches the
+ * other nodes as reader records carrying only excused_ms.
+ */
+static void
+admin_rd_excuse_publish(struct admin_req *r, const char *ident,
+    const struct route_obj *obj)
+{
+	struct admin_rd_excused x = { .ident = ident, .at_ms = r->now_ms };
+	size_t i;
+
+	if (r->f->cluster == NULL)
+		return;
+	(void)store_reader_foreach(r->st, obj->key, obj->len,
+	    admin_rd_excused_cb, &x);
+	for (i = 0; i < x.n; i++)
+		x.in[i].key = x.keys + i * STORE_KEY_MAX;
+	cluster_readers_publish(r->f->cluster, x.in, x.n);
+	free(x.in);
+	free(x.keys);
+}
+
 /* POST /readers/forget {"identity","object"}: excuse a stale reader. */
 void
 admin_readers_forget(struct admin_req *r)
@@ -494,6 +555,7 @@ admin_readers_forget(struct admin_req *r)
 	}
 	log_info("reader %s excused%s%s by %s", ident,
 	    text != NULL ? " for " : "", text != NULL ? text : "", r->actor);
+	admin_rd_excuse_publish(r, ident, &obj);
 	admin_reply_json(r, 200, json_incref(ev));
 out:
 	json_decref(ev);

@@ -100,6 +100,7 @@ cluster_free(struct cluster *c)
 	stats_remove(&c->f->stats, c);
 	cluster_writes_free(c);
 	cluster_pending_free(c);
+	cluster_readers_free(c);
 	cluster_mirror_stop(c);
 	cluster_leader_stop(c);
 	etcd_cancel(c->lcall);
@@ -324,13 +325,15 @@ cluster_status(struct cluster *c)
 		}
 	}
 	return json_pack("{s:s, s:s, s:s, s:b, s:b, s:I, s:I, s:s, s:I, s:s?, "
-			 "s:b, s:o}",
+			 "s:b, s:{s:I,s:I,s:b}, s:o}",
 	    "node", c->name, "prefix", c->prefix, "endpoint",
 	    etcd_endpoint(c->etcd), "connected", c->watching, "loaded",
 	    c->loaded, "applied_revision", (json_int_t)c->applied,
 	    "stored_revision", (json_int_t)c->stored, "hash", mine, "resyncs",
 	    (json_int_t)c->resyncs, "leader", cluster_leader_name(c),
-	    "is_leader", cluster_is_leader(c), "nodes", nodes);
+	    "is_leader", cluster_is_leader(c), "readers", "waiting_bytes",
+	    (json_int_t)c->rplen, "dropped", (json_int_t)c->rdropped,
+	    "publishing", !c->rfailing, "nodes", nodes);
 }
 
 /* The "cluster" part of GET /status. */

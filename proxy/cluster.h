@@ -19,6 +19,7 @@
 struct cluster;
 struct floe;
 struct store_capture;
+struct store_reader_in;
 typedef struct json_t json_t;
 
 /*
@@ -46,6 +47,14 @@ typedef void (*cluster_done_cb)(int status, const char *msg, void *arg);
  */
 void cluster_commit(struct cluster *, struct store_capture *cap,
     cluster_done_cb done, void *arg);
+
+/*
+ * Publish the reader sightings IN (N) this node just flushed into its
+ * store, for the other nodes' stores (cluster_readers.c). Accepts a NULL
+ * cluster.
+ */
+void cluster_readers_publish(struct cluster *, const struct store_reader_in *,
+    size_t n);
 
 /*
  * Whether this node is the leader, sure of it now: the one node of the

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "proxy/cluster.h"
+#include "routing/store.h"
 
 #define CLUSTER_TXN_OPS 128 /* etcd's default --max-txn-ops */
 #define CLUSTER_PIPELINE 8 /* txns of one import in flight at once */
@@ -25,6 +26,7 @@
 
 struct etcd;
 struct etcd_call;
+struct etcd_event;
 struct etcd_kv;
 struct etcd_watch;
 struct event;
@@ -53,6 +55,7 @@ struct cluster {
 	size_t plen;
 	uint64_t lease_ms;
 	unsigned nevents; /* event keys this node made */
+	unsigned nimports; /* bulk imports this node began */
 
 	/* The mirror (cluster_mirror.c). */
 	int64_t applied; /* every revision up to this one is applied */
@@ -78,6 +81,21 @@ struct cluster {
 	struct event *beat;
 	int64_t beat_ms; /* last heartbeat written */
 	json_t *nodes; /* name -> the node key's value, as last seen */
+	json_t *imports; /* during a resync: import id -> its state */
+
+	/* Reader sightings published (cluster_readers.c). */
+	int64_t rlease; /* the lease batches go with */
+	int64_t rlease_ms; /* when it was granted */
+	struct etcd_call *rgrant;
+	struct etcd_call *rput;
+	unsigned char *rpend; /* records waiting to be put */
+	size_t rplen;
+	size_t rpcap;
+	size_t rsent; /* of them, in the put in flight */
+	unsigned rseq;
+	uint64_t rdropped; /* records dropped: too many waiting */
+	bool rfailing;
+
 	int64_t lease_sent_us; /* mono: when the last grant or renewal left */
 
 	/* The leader key (cluster_leader.c). */
@@ -103,6 +121,39 @@ struct cluster {
 void cluster_mirror_start(struct cluster *);
 void cluster_mirror_stop(struct cluster *);
 uint64_t cluster_kv_hash(const char *key, size_t len, int64_t rev);
+
+/* A wrapped record of a bulk import (cluster_import.c). */
+struct cluster_wrap {
+	const char *id;
+	size_t idlen;
+	const char *nv; /* the new record */
+	size_t newlen;
+	const char *was; /* the record it replaces, or NULL */
+	size_t waslen;
+};
+
+/* cluster_import.c */
+char *cluster_wrap(const char *id, const void *nv, size_t newlen,
+    const void *was, size_t waslen, size_t *len);
+bool cluster_wrapped(const char *, size_t);
+int cluster_unwrap(const char *, size_t, struct cluster_wrap *);
+int cluster_import_put(struct store_mirror *, enum store_db,
+    const unsigned char *, size_t, const char *, size_t, int64_t, json_t *);
+int cluster_import_replaced(struct store_mirror *, enum store_db,
+    const unsigned char *, size_t, const char *, size_t);
+int cluster_import_seen(struct store_mirror *, const char *, size_t,
+    const char *, size_t, bool, bool *);
+json_t *cluster_import_states(const struct cluster_kv *, size_t);
+bool cluster_watch_import(struct store_mirror *, const struct etcd_event *,
+    bool, enum store_db, const unsigned char *, size_t, const char *, size_t,
+    int *, bool *);
+int cluster_ledger_key(const char *, size_t, unsigned char *, size_t *);
+size_t cluster_ledger_name(const unsigned char *, size_t, char *, size_t);
+
+/* cluster_readers.c */
+int cluster_readers_seen(struct cluster *, struct store_mirror *, const char *,
+    size_t, const char *, size_t);
+void cluster_readers_free(struct cluster *);
 
 /* cluster_write.c */
 void cluster_writes_applied(struct cluster *);

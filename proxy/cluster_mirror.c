@@ -34,6 +34,8 @@ enum cluster_key_kind {
 	CLUSTER_KEY_OTHER,
 	CLUSTER_KEY_STATE, /* objects/, waves/, events/: in the store */
 	CLUSTER_KEY_NODE, /* nodes/NAME */
+	CLUSTER_KEY_IMPORT, /* imports/ID: a bulk import's commit */
+	CLUSTER_KEY_READERS, /* readers/NODE/...: a node's sightings */
 	CLUSTER_KEY_LEADER, /* leader */
 };
 
@@ -145,6 +147,22 @@ cluster_classify(const char *key, size_t len, enum store_db *db,
 		*klen = 0;
 		return CLUSTER_KEY_STATE;
 	}
+	if (len > 7 && memcmp(key, "ledger/", 7) == 0) {
+		if (cluster_ledger_key(key + 7, len - 7, kb, klen) == -1)
+			return CLUSTER_KEY_OTHER;
+		*db = STORE_DB_LEDGER;
+		return CLUSTER_KEY_STATE;
+	}
+	if (len > 8 && memcmp(key, "imports/", 8) == 0) {
+		*name = key + 8;
+		*nlen = len - 8;
+		return CLUSTER_KEY_IMPORT;
+	}
+	if (len > 8 && memcmp(key, "readers/", 8) == 0) {
+		*name = key + 8;
+		*nlen = len - 8;
+		return CLUSTER_KEY_READERS;
+	}
 	if (len == 6 && memcmp(key, "leader", 6) == 0)
 		return CLUSTER_KEY_LEADER;
 	if (len > 6 && memcmp(key, "nodes/", 6) == 0) {
@@ -179,6 +197,10 @@ cluster_put(struct cluster *c, struct store_mirror *m, const char *key,
 		(uint32_t)kb[0] << 24 | (uint32_t)kb[1] << 16 |
 		    (uint32_t)kb[2] << 8 | kb[3]))
 		return STORE_NOTFOUND;
+	/* A record of a bulk import: shown once the import is committed. */
+	if (db != STORE_DB_EVENTS && cluster_wrapped(val, vlen))
+		return cluster_import_put(m, db, kb, klen, val, vlen, rev,
+		    c->imports);
 	return store_mirror_put(m, db, kb, klen, val, vlen, rev);
 }
 
@@ -329,6 +351,7 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 
 	(void)store_wave_foreach(c->st, cluster_old_wave_cb, &old);
 	json_object_clear(c->nodes);
+	c->imports = cluster_import_states(c->kvs, c->nkvs);
 	/*
 	 * The range says who leads, whatever was seen before (another
 	 * cluster's revisions may be higher).
@@ -354,15 +377,24 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 			cluster_node_seen(c, kv->key, kv->key_len, kv->value,
 			    kv->value_len, false);
 			break;
+		case CLUSTER_KEY_READERS:
+			/* Sightings this copy has not merged yet. */
+			if (!c->loaded || kv->mod_revision > c->applied)
+				rc = cluster_readers_seen(c, m, name, nlen,
+				    kv->value, kv->value_len);
+			break;
 		case CLUSTER_KEY_LEADER:
 			cluster_leader_seen(c, kv->value, kv->value_len,
 			    kv->lease, kv->mod_revision, false);
 			leader = true;
 			break;
+		case CLUSTER_KEY_IMPORT:
 		case CLUSTER_KEY_OTHER:
 			break;
 		}
 	}
+	json_decref(c->imports);
+	c->imports = NULL;
 	if (!leader)
 		cluster_leader_seen(c, NULL, 0, 0, rev, true);
 	if (rc != STORE_ERROR)
@@ -511,6 +543,8 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 	size_t i, len, klen, nlen;
 	int64_t top = c->applied;
 	uint64_t hash = c->hash;
+	enum cluster_key_kind kind;
+	bool rehash = false;
 	unsigned nlines = 0;
 	json_t *line;
 	int rc = STORE_OK;
@@ -523,8 +557,8 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 			continue;
 		key = ev->kv.key + c->plen;
 		len = ev->kv.key_len - c->plen;
-		switch (
-		    cluster_classify(key, len, &db, kb, &klen, &name, &nlen)) {
+		kind = cluster_classify(key, len, &db, kb, &klen, &name, &nlen);
+		switch (kind) {
 		case CLUSTER_KEY_NODE:
 			cluster_node_seen(c, key, len, ev->kv.value,
 			    ev->kv.value_len, ev->type == ETCD_EVENT_DELETE);
@@ -536,6 +570,8 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 			continue;
 		case CLUSTER_KEY_OTHER:
 			continue;
+		case CLUSTER_KEY_READERS:
+		case CLUSTER_KEY_IMPORT:
 		case CLUSTER_KEY_STATE:
 			break;
 		}
@@ -543,7 +579,17 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 			rc = STORE_ERROR;
 			break;
 		}
-		if (db != STORE_DB_EVENTS && ev->prev_kv != NULL)
+		if (kind == CLUSTER_KEY_READERS) {
+			if (ev->type == ETCD_EVENT_PUT)
+				rc = cluster_readers_seen(c, m, name, nlen,
+				    ev->kv.value, ev->kv.value_len);
+			continue;
+		}
+		if (cluster_watch_import(m, ev, kind == CLUSTER_KEY_IMPORT, db,
+			kb, klen, name, nlen, &rc, &rehash))
+			continue;
+		if ((db == STORE_DB_OBJECTS || db == STORE_DB_WAVES) &&
+		    ev->prev_kv != NULL)
 			hash ^= cluster_kv_hash(key, len,
 			    ev->prev_kv->mod_revision);
 		if (ev->type == ETCD_EVENT_DELETE) {
@@ -551,7 +597,7 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 				rc = store_mirror_del(m, db, kb, klen);
 			continue;
 		}
-		if (db != STORE_DB_EVENTS)
+		if (db == STORE_DB_OBJECTS || db == STORE_DB_WAVES)
 			hash ^= cluster_kv_hash(key, len, ev->kv.mod_revision);
 		rc = cluster_put(c, m, key, len, ev->kv.value, ev->kv.value_len,
 		    ev->kv.mod_revision);
@@ -584,6 +630,8 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 		c->stored = top;
 	c->hash = hash;
 	c->applied = top;
+	if (rehash)
+		cluster_rehash(c);
 	cluster_writes_applied(c);
 }
 

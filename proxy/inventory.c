@@ -18,6 +18,7 @@
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "policy/readers.h"
+#include "proxy/cluster.h"
 #include "proxy/floe.h"
 #include "proxy/inventory.h"
 #include "proxy/stats.h"
@@ -165,6 +166,8 @@ inventory_flush_some(struct inventory *inv, size_t max)
 			return -1;
 		}
 		inv->flushed += n;
+		/* Cluster mode: the other nodes' gates see them too. */
+		cluster_readers_publish(inv->f->cluster, inv->in, n);
 	}
 	inv->last_flush_ms = units_now_ms();
 	return 0;

@@ -6,11 +6,15 @@
  * acknowledgement), means a writer bypassed floe. The alarm is raised
  * once (wave_alarm: an event; the wave stays frozen), written to the
  * rollback log with trigger split-brain, paged, and shown as
- * floe_split_brain{wave} until an operator acknowledges it.
+ * floe_split_brain{wave} until an operator acknowledges it. In cluster
+ * mode the alarm is the wave's record in etcd (one txn compared on the
+ * wave's revision): every node shows it, an acknowledgement on any node
+ * clears it everywhere; the node that raised it logs and pages.
  */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -18,8 +22,10 @@
 
 #include "lib/log.h"
 #include "lib/units.h"
+#include "lib/xmalloc.h"
 #include "policy/rlog.h"
 #include "policy/trigger.h"
+#include "proxy/cluster.h"
 #include "proxy/floe.h"
 #include "proxy/watch.h"
 #include "proxy/watch_impl.h"
@@ -30,6 +36,14 @@ static json_t *watch_split_snap(bool, int64_t, int64_t);
 static void watch_split_raise(struct watch *, struct watch_obj *,
     const struct store_wave *, int64_t);
 static int watch_split_metric_cb(const struct store_wave *, void *);
+static void watch_split_done(int, const char *, void *);
+
+/* An alarm on its way through etcd: its line, written once etcd took it. */
+struct watch_split_held {
+	struct watch *w;
+	uint32_t wave;
+	json_t *line;
+};
 
 /* A snapshot as the alarm tells it: {"id","ts"}, or null if unknown. */
 static json_t *
@@ -56,17 +70,34 @@ watch_split_raise(struct watch *w, struct watch_obj *o,
 	const struct trigger_snap *cur = &o->p[ROUTE_WAREHOUSE].snap;
 	struct floe *f = w->f;
 	struct rlog_entry e;
+	struct store_capture cap;
+	struct watch_split_held *h = NULL;
 	json_t *detail, *before, *after, *line;
 	char ts[40], msg[1024];
+	int rc;
 
 	before = watch_split_snap(o->sb_has, o->sb_id, o->sb_ts_ms);
 	after = watch_split_snap(true, cur->id, cur->ts_ms);
 	units_time_format(sw->frozen_ms, ts, sizeof(ts));
 	detail = json_pack("{s:s,s:O,s:O,s:s}", "object", o->name,
 	    "snapshot_before", before, "snapshot_now", after, "frozen", ts);
-	if (detail == NULL ||
-	    wave_alarm(f->store, o->wave, detail, now, msg, sizeof(msg)) !=
-		WAVE_OK)
+	if (detail == NULL)
+		goto out;
+	if (f->cluster != NULL && !store_capturing(f->store)) {
+		/* The wave's record with the alarm goes through etcd. */
+		store_capture_begin(f->store, &cap);
+		rc = wave_alarm(f->store, o->wave, detail, now, msg,
+		    sizeof(msg));
+		store_capture_end(f->store);
+		if (rc != WAVE_OK) {
+			store_capture_clear(&cap);
+			goto out;
+		}
+		h = xcalloc(1, sizeof(*h));
+		h->w = w;
+		h->wave = o->wave;
+	} else if (wave_alarm(f->store, o->wave, detail, now, msg,
+		       sizeof(msg)) != WAVE_OK)
 		goto out;
 	e = (struct rlog_entry) { .wave = o->wave,
 		.from = wave_state_name(sw->state),
@@ -85,6 +116,13 @@ watch_split_raise(struct watch *w, struct watch_obj *o,
 		json_object_set_new(line, "action",
 		    json_string("alarm only: the wave stays frozen; floectl "
 				"wave ack-alarm N once the writer is stopped"));
+	}
+	if (h != NULL) {
+		h->line = line;
+		cluster_commit(f->cluster, &cap, watch_split_done, h);
+		goto out;
+	}
+	if (line != NULL) {
 		if (rlog_write(f->rlog, line) == -1)
 			log_warn("%s: wave %u: the rollback log line could not "
 				 "be written",
@@ -96,6 +134,28 @@ out:
 	json_decref(detail);
 	json_decref(before);
 	json_decref(after);
+}
+
+/* etcd took the alarm (every node shows it): log it and page; or not. */
+static void
+watch_split_done(int status, const char *msg, void *arg)
+{
+	struct watch_split_held *h = arg;
+
+	if (status != 200)
+		log_info(
+		    "wave %u: the split-brain alarm was not taken by etcd: "
+		    "%s; the next poll tries again",
+		    h->wave, msg);
+	else if (h->line != NULL) {
+		if (rlog_write(h->w->f->rlog, h->line) == -1)
+			log_warn("%s: wave %u: the rollback log line could not "
+				 "be written",
+			    __func__, h->wave);
+		watch_page(h->w, h->wave, h->line);
+	}
+	json_decref(h->line);
+	free(h);
 }
 
 /*

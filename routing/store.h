@@ -341,6 +341,13 @@ int store_reader_foreach(struct store *, const void *prefix, size_t plen,
  */
 int store_readers_excuse(struct store *, const char *ident, size_t idlen,
     const void *obj, size_t objlen, int64_t now_ms, json_t *event);
+/*
+ * A record packed as the store keeps it (cluster mode sends sightings to
+ * the other nodes so): OUT has room for STORE_READER_PACK_MAX bytes.
+ */
+#define STORE_READER_PACK_MAX (1 + 5 * 8 + 1 + STORE_UA_MAX)
+size_t store_reader_pack(const struct store_reader *, unsigned char *out);
+void store_reader_unpack(const void *, size_t, struct store_reader *);
 /* Delete records last loaded before BEFORE_MS; the count deleted in *N. */
 int store_readers_prune(struct store *, int64_t before_ms, size_t *n);
 
@@ -357,6 +364,7 @@ enum store_db {
 	STORE_DB_OBJECTS, /* key: the canonical object or rule key */
 	STORE_DB_WAVES, /* key: the wave number, 4 bytes big-endian */
 	STORE_DB_EVENTS, /* key: the sequence, 8 bytes big-endian */
+	STORE_DB_LEDGER, /* key: routing/ledger.h's object + timestamp */
 };
 
 struct store_cap_op {
@@ -389,7 +397,7 @@ void store_capture_clear(struct store_capture *);
  */
 struct store_mirror;
 struct store_mirror *store_mirror_begin(struct store *);
-/* Empty objects, waves and events (a resync). */
+/* Empty objects, waves, events, the ledger and staging (a resync). */
 int store_mirror_reset(struct store_mirror *);
 int store_mirror_put(struct store_mirror *, enum store_db, const void *key,
     size_t keylen, const void *val, size_t vallen, int64_t rev);
@@ -417,8 +425,32 @@ int store_pending_del(struct store *, uint32_t wave);
 typedef int (
     *store_pending_cb)(uint32_t wave, const void *val, size_t len, void *arg);
 int store_pending_foreach(struct store *, store_pending_cb, void *arg);
+/*
+ * A bulk import's records staged until etcd holds its commit key
+ * (proxy/cluster_import.c), kept in meta so that a restart keeps them:
+ * stage one (the record VAL of KEY in DB, put at REV); drop one that a
+ * later write replaced; at the commit apply every record of import ID
+ * (APPLY) or, for an import that died, drop them all. A staged record is
+ * never read by the data path.
+ */
+int store_mirror_stage(struct store_mirror *, const char *id, size_t idlen,
+    enum store_db, const void *key, size_t keylen, const void *val,
+    size_t vallen, int64_t rev);
+int store_mirror_unstage_one(struct store_mirror *, const char *id,
+    size_t idlen, enum store_db, const void *key, size_t keylen);
+int store_mirror_unstage(struct store_mirror *, const char *id, size_t idlen,
+    bool apply, size_t *n);
+/* A copy of KEY's record in DB into *VAL (caller frees): STORE_OK or
+ * STORE_NOTFOUND. */
+int store_record_get(struct store *, enum store_db, const void *key,
+    size_t keylen, void **val, size_t *vallen);
 /* Decode a wave record (as captured or kept in etcd) into W. 0 or -1. */
 int store_wave_record(const void *val, size_t len, struct store_wave *w);
+/* Merge another node's reader sightings (IN, N) in M's txn. */
+int store_mirror_readers(struct store_mirror *, const struct store_reader_in *,
+    size_t n);
+/* Decode a route record the same way. */
+int store_route_record(const void *val, size_t len, struct store_route *r);
 /* The applied revision and cluster id the last commit recorded (0, 0). */
 int store_mirror_state(struct store *, int64_t *rev, uint64_t *cluster_id);
 

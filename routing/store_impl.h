@@ -129,6 +129,8 @@ int store_index_build(struct store *, MDB_txn *);
 /* store_mirror.c: cluster mode's capture and mirror. */
 /* Drop the capture's ops past the first N (a txn that did not commit). */
 void store_cap_rewind(struct store *, size_t);
+int store_readers_merge(struct store *, MDB_txn *,
+    const struct store_reader_in *, size_t);
 int store_cap_put(struct store *, MDB_dbi, const MDB_val *, const MDB_val *,
     bool del);
 bool store_cap_wave(struct store *, uint32_t, struct store_wave *);

@@ -21,6 +21,8 @@
 static char STORE_META_CREV[] = "cluster_rev";
 static char STORE_META_CID[] = "cluster_id";
 static char STORE_META_PENDING[] = "cluster_pending/";
+static char STORE_META_STAGING[] = "cluster_staging/";
+#define STORE_STAGING_MAX (sizeof(STORE_META_STAGING) + 256 + 2 + STORE_KEY_MAX)
 #define STORE_PENDING_KEY (sizeof(STORE_META_PENDING) - 1 + 4)
 
 struct store_mirror {
@@ -34,6 +36,11 @@ static int store_mirror_fail(struct store_mirror *, const char *, int);
 static int store_meta_u64_put(MDB_txn *, MDB_dbi, char *, size_t, uint64_t);
 static uint64_t store_meta_u64(MDB_txn *, MDB_dbi, char *, size_t);
 static void store_pending_key(uint32_t, unsigned char[STORE_PENDING_KEY]);
+static MDB_dbi store_db_dbi(const struct store *, enum store_db);
+static size_t store_staging_key(unsigned char *, const char *, size_t, int,
+    const void *, size_t);
+static int store_staging_drop(struct store_mirror *, const unsigned char *,
+    size_t, bool, size_t *);
 
 /* Record writes in CAP instead of making them, until store_capture_end. */
 void
@@ -115,6 +122,8 @@ store_cap_put(struct store *s, MDB_dbi dbi, const MDB_val *k, const MDB_val *v,
 		op->db = STORE_DB_WAVES;
 	else if (dbi == s->events)
 		op->db = STORE_DB_EVENTS;
+	else if (dbi == s->ledger)
+		op->db = STORE_DB_LEDGER;
 	else
 		return 0;
 	op->del = del;
@@ -220,14 +229,19 @@ store_mirror_reset(struct store_mirror *m)
 {
 	int rc;
 
+	unsigned char kb[sizeof(STORE_META_STAGING)];
+
 	if ((rc = mdb_drop(m->txn, m->s->objects, 0)) != 0 ||
 	    (rc = mdb_drop(m->txn, m->s->bywave, 0)) != 0 ||
 	    (rc = mdb_drop(m->txn, m->s->counts, 0)) != 0 ||
 	    (rc = mdb_drop(m->txn, m->s->waves, 0)) != 0 ||
-	    (rc = mdb_drop(m->txn, m->s->events, 0)) != 0)
+	    (rc = mdb_drop(m->txn, m->s->events, 0)) != 0 ||
+	    (rc = mdb_drop(m->txn, m->s->ledger, 0)) != 0)
 		return store_mirror_fail(m, "reset", rc);
 	m->reset = true;
-	return STORE_OK;
+	memcpy(kb, STORE_META_STAGING, sizeof(STORE_META_STAGING) - 1);
+	return store_staging_drop(m, kb, sizeof(STORE_META_STAGING) - 1, false,
+	    NULL);
 }
 
 /* Put one record of etcd's, with REV as its sequence. */
@@ -287,6 +301,12 @@ store_mirror_put(struct store_mirror *m, enum store_db db, const void *key,
 		if ((uint64_t)rev > m->top_event)
 			m->top_event = (uint64_t)rev;
 		break;
+	case STORE_DB_LEDGER:
+		if (keylen <= STORE_LEDGER_TS || keylen > STORE_KEY_MAX ||
+		    vallen == 0)
+			return STORE_NOTFOUND;
+		rc = mdb_put(m->txn, s->ledger, &k, &v, 0);
+		break;
 	default:
 		return STORE_NOTFOUND;
 	}
@@ -306,9 +326,7 @@ store_mirror_del(struct store_mirror *m, enum store_db db, const void *key,
 
 	if (keylen == 0 || keylen > STORE_KEY_MAX)
 		return STORE_OK;
-	dbi = db == STORE_DB_OBJECTS ? m->s->objects :
-	    db == STORE_DB_WAVES     ? m->s->waves :
-				       m->s->events;
+	dbi = store_db_dbi(m->s, db);
 	rc = 0;
 	if (db == STORE_DB_OBJECTS)
 		rc = store_index_route(m->s, m->txn, key, keylen, NULL);
@@ -413,6 +431,27 @@ store_wave_record(const void *val, size_t len, struct store_wave *w)
 	return store_wave_decode(&v, w);
 }
 
+/* Merge another node's reader sightings in M's txn. */
+int
+store_mirror_readers(struct store_mirror *m, const struct store_reader_in *in,
+    size_t n)
+{
+	int rc;
+
+	if ((rc = store_readers_merge(m->s, m->txn, in, n)) != 0)
+		return store_mirror_fail(m, "readers", rc);
+	return STORE_OK;
+}
+
+/* Decode a route record. */
+int
+store_route_record(const void *val, size_t len, struct store_route *r)
+{
+	MDB_val v = { len, (void *)(uintptr_t)val };
+
+	return store_route_decode(&v, r);
+}
+
 /* The meta key of wave N's pending rollback, in KB (19 bytes). */
 static void
 store_pending_key(uint32_t n, unsigned char kb[STORE_PENDING_KEY])
@@ -484,6 +523,188 @@ store_pending_foreach(struct store *s, store_pending_cb cb, void *arg)
 	}
 	mdb_cursor_close(c);
 	store_rend(s);
+	return STORE_OK;
+}
+
+/* The database DB names. */
+static MDB_dbi
+store_db_dbi(const struct store *s, enum store_db db)
+{
+	switch (db) {
+	case STORE_DB_OBJECTS:
+		return s->objects;
+	case STORE_DB_WAVES:
+		return s->waves;
+	case STORE_DB_LEDGER:
+		return s->ledger;
+	case STORE_DB_EVENTS:
+		break;
+	}
+	return s->events;
+}
+
+/*
+ * The meta key of a staged record, in KB (STORE_STAGING_MAX bytes):
+ * "cluster_staging/" ID NUL DB KEY; with DB -1, only up to the NUL (the
+ * prefix of all of ID's). Its length, or 0 when ID or KEY is too long.
+ */
+static size_t
+store_staging_key(unsigned char *kb, const char *id, size_t idlen, int db,
+    const void *key, size_t keylen)
+{
+	size_t n = sizeof(STORE_META_STAGING) - 1;
+
+	if (idlen == 0 || idlen > 256 || keylen > STORE_KEY_MAX)
+		return 0;
+	memcpy(kb, STORE_META_STAGING, n);
+	memcpy(kb + n, id, idlen);
+	n += idlen;
+	kb[n++] = '\0';
+	if (db < 0)
+		return n;
+	kb[n++] = (unsigned char)db;
+	memcpy(kb + n, key, keylen);
+	return n + keylen;
+}
+
+/* Stage VAL (of KEY in DB, put at REV) under import ID. */
+int
+store_mirror_stage(struct store_mirror *m, const char *id, size_t idlen,
+    enum store_db db, const void *key, size_t keylen, const void *val,
+    size_t vallen, int64_t rev)
+{
+	unsigned char kb[STORE_STAGING_MAX], *p;
+	MDB_val k, v;
+	size_t n;
+	int rc;
+
+	if ((n = store_staging_key(kb, id, idlen, (int)db, key, keylen)) == 0)
+		return STORE_NOTFOUND;
+	/* MDB_RESERVE: the revision, then the record, written in place. */
+	k = (MDB_val) { n, kb };
+	v = (MDB_val) { 8 + vallen, NULL };
+	if ((rc = mdb_put(m->txn, m->s->meta, &k, &v, MDB_RESERVE)) != 0)
+		return store_mirror_fail(m, "stage", rc);
+	p = v.mv_data;
+	store_be64_key((uint64_t)rev, p);
+	memcpy(p + 8, val, vallen);
+	return STORE_OK;
+}
+
+/* Drop the staged record of KEY in DB under import ID, if any. */
+int
+store_mirror_unstage_one(struct store_mirror *m, const char *id, size_t idlen,
+    enum store_db db, const void *key, size_t keylen)
+{
+	unsigned char kb[STORE_STAGING_MAX];
+	MDB_val k;
+	size_t n;
+	int rc;
+
+	if ((n = store_staging_key(kb, id, idlen, (int)db, key, keylen)) == 0)
+		return STORE_OK;
+	k = (MDB_val) { n, kb };
+	rc = mdb_del(m->txn, m->s->meta, &k, NULL);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return store_mirror_fail(m, "unstage", rc);
+	return STORE_OK;
+}
+
+/*
+ * Every staged record whose meta key starts with PFX (PLEN bytes): put
+ * where it belongs at its revision (APPLY), and deleted. Their number in
+ * *N if N is not NULL.
+ */
+static int
+store_staging_drop(struct store_mirror *m, const unsigned char *pfx,
+    size_t plen, bool apply, size_t *n)
+{
+	MDB_cursor *c;
+	MDB_val k = { plen, (void *)(uintptr_t)pfx }, v;
+	const unsigned char *kp;
+	size_t at, idlen;
+	int rc;
+
+	if (n != NULL)
+		*n = 0;
+	if ((rc = mdb_cursor_open(m->txn, m->s->meta, &c)) != 0)
+		return store_mirror_fail(m, "staging", rc);
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0;
+	     rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) {
+		if (k.mv_size < plen || memcmp(k.mv_data, pfx, plen) != 0)
+			break;
+		kp = k.mv_data;
+		at = sizeof(STORE_META_STAGING) - 1;
+		for (idlen = 0; at + idlen < k.mv_size && kp[at + idlen] != 0;
+		     idlen++)
+			;
+		at += idlen + 1;
+		if (apply && at < k.mv_size && v.mv_size >= 8) {
+			/* Put copies what it needs before the delete. */
+			rc = store_mirror_put(m, (enum store_db)kp[at],
+			    kp + at + 1, k.mv_size - at - 1,
+			    (const unsigned char *)v.mv_data + 8, v.mv_size - 8,
+			    (int64_t)store_be64_num(v.mv_data));
+			if (rc == STORE_ERROR) {
+				/* The txn is over (and C with it). */
+				return STORE_ERROR;
+			}
+		}
+		if ((rc = mdb_cursor_del(c, 0)) != 0) {
+			mdb_cursor_close(c);
+			return store_mirror_fail(m, "staging", rc);
+		}
+		if (n != NULL)
+			(*n)++;
+		/* Start the next lookup from the prefix again. */
+		k = (MDB_val) { plen, (void *)(uintptr_t)pfx };
+	}
+	mdb_cursor_close(c);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return store_mirror_fail(m, "staging", rc);
+	return STORE_OK;
+}
+
+/* Apply (APPLY) or drop every record staged under import ID. */
+int
+store_mirror_unstage(struct store_mirror *m, const char *id, size_t idlen,
+    bool apply, size_t *n)
+{
+	unsigned char kb[STORE_STAGING_MAX];
+	size_t len;
+
+	if (n != NULL)
+		*n = 0;
+	if ((len = store_staging_key(kb, id, idlen, -1, NULL, 0)) == 0)
+		return STORE_OK;
+	return store_staging_drop(m, kb, len, apply, n);
+}
+
+/* A copy of KEY's record in DB. */
+int
+store_record_get(struct store *s, enum store_db db, const void *key,
+    size_t keylen, void **val, size_t *vallen)
+{
+	MDB_val k = { keylen, (void *)(uintptr_t)key }, v;
+	int rc;
+
+	*val = NULL;
+	*vallen = 0;
+	if (keylen == 0 || keylen > STORE_KEY_MAX)
+		return STORE_NOTFOUND;
+	if (store_rbegin(s) != 0)
+		return STORE_ERROR;
+	rc = mdb_get(s->rtxn, store_db_dbi(s, db), &k, &v);
+	if (rc == 0) {
+		*val = xmalloc(v.mv_size + 1);
+		memcpy(*val, v.mv_data, v.mv_size);
+		*vallen = v.mv_size;
+	}
+	store_rend(s);
+	if (rc == MDB_NOTFOUND)
+		return STORE_NOTFOUND;
+	if (rc != 0)
+		return store_fail(s, "store_record_get", rc);
 	return STORE_OK;
 }
 

@@ -71,27 +71,50 @@ store_reader_decode(const MDB_val *v, struct store_reader *r)
 	r->ua[n] = '\0';
 }
 
-/* One flush: every batch merged into its record. 0 or an LMDB code. */
-static int
-store_readers_add_txn(struct store *s, const struct store_reader_in *in,
-    size_t n)
+/* R packed into OUT (STORE_READER_PACK_MAX bytes); its length. */
+size_t
+store_reader_pack(const struct store_reader *r, unsigned char *out)
+{
+	struct store_enc enc;
+
+	store_reader_encode(r, &enc);
+	memcpy(out, enc.buf, enc.len);
+	return enc.len;
+}
+
+/* A packed record into R. */
+void
+store_reader_unpack(const void *buf, size_t len, struct store_reader *r)
+{
+	MDB_val v = { len, (void *)(uintptr_t)buf };
+
+	store_reader_decode(&v, r);
+}
+
+/*
+ * Merge N batches into their records in TXN: the earliest first, the
+ * latest last, oldtag and excused_ms, the counts summed, ua when given.
+ * 0 or an LMDB code (the caller ends TXN).
+ */
+int
+store_readers_merge(struct store *s, MDB_txn *txn,
+    const struct store_reader_in *in, size_t n)
 {
 	struct store_reader cur;
 	struct store_enc enc;
-	MDB_txn *txn;
 	MDB_val k, v;
 	size_t i;
 	int rc;
 
-	if ((rc = store_txn_begin(s, &txn)) != 0)
-		return rc;
 	for (i = 0; i < n; i++) {
+		if (in[i].keylen == 0 || in[i].keylen > STORE_KEY_MAX)
+			continue;
 		k = (MDB_val) { in[i].keylen, (void *)(uintptr_t)in[i].key };
 		rc = mdb_get(txn, s->readers, &k, &v);
 		if (rc == MDB_NOTFOUND)
 			memset(&cur, 0, sizeof(cur));
 		else if (rc != 0)
-			goto abort;
+			return rc;
 		else
 			store_reader_decode(&v, &cur);
 		if (cur.first_ms == 0 ||
@@ -101,19 +124,35 @@ store_readers_add_txn(struct store *s, const struct store_reader_in *in,
 			cur.last_ms = in[i].r.last_ms;
 		if (in[i].r.oldtag_ms > cur.oldtag_ms)
 			cur.oldtag_ms = in[i].r.oldtag_ms;
+		if (in[i].r.excused_ms > cur.excused_ms)
+			cur.excused_ms = in[i].r.excused_ms;
 		cur.count += in[i].r.count;
 		if (in[i].r.ua[0] != '\0')
 			memcpy(cur.ua, in[i].r.ua, sizeof(cur.ua));
 		store_reader_encode(&cur, &enc);
 		v = (MDB_val) { enc.len, enc.buf };
 		if ((rc = mdb_put(txn, s->readers, &k, &v, 0)) != 0)
-			goto abort;
+			return rc;
+	}
+	return 0;
+}
+
+/* One flush: every batch merged into its record. 0 or an LMDB code. */
+static int
+store_readers_add_txn(struct store *s, const struct store_reader_in *in,
+    size_t n)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if ((rc = store_txn_begin(s, &txn)) != 0)
+		return rc;
+	if ((rc = store_readers_merge(s, txn, in, n)) != 0) {
+		mdb_txn_abort(txn);
+		return rc;
 	}
 	/* Commit frees the txn even when it fails. */
 	return mdb_txn_commit(txn);
-abort:
-	mdb_txn_abort(txn);
-	return rc;
 }
 
 /* Merge N batches of sightings. */

@@ -132,6 +132,9 @@ store_ledger_put(struct store *s, MDB_txn *txn, struct store_write *w, int *res)
 		rc = mdb_put(txn, s->ledger, &k, &v, MDB_NOOVERWRITE);
 		if (rc == 0) {
 			w->lres->added++;
+			if ((rc = store_cap_put(s, s->ledger, &k, &v, false)) !=
+			    0)
+				return rc;
 			continue;
 		}
 		if (rc != MDB_KEYEXIST)

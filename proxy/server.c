@@ -503,10 +503,23 @@ server_conn_process(struct server_conn *c)
 	s->request_cb(c, h1_msg(c->h1), s->arg);
 }
 
+/*
+ * A TLS connection read: first what OpenSSL read ahead beyond the record
+ * the bufferevent took (see tlsctx_read_pending).
+ */
 static void
 server_read_cb(struct bufferevent *bev __unused, void *arg)
 {
-	server_conn_process(arg);
+	struct server_conn *c = arg;
+	struct server *s = c->srv;
+
+	if (c->tls &&
+	    tlsctx_read_pending(c->bev,
+		s->opts.lim.max_head + s->opts.lim.max_body + 65536) == -1) {
+		server_event_cb(c->bev, BEV_EVENT_READING | BEV_EVENT_EOF, c);
+		return;
+	}
+	server_conn_process(c);
 }
 
 /*
@@ -576,7 +589,10 @@ server_flush(struct server_conn *c)
 	ssize_t n;
 
 	if (c->tls) {
+		/* tlsctx_send wrote; the bufferevent writes what is left. */
 		server_account(c);
+		if (c->held == 0 && c->closing)
+			event_active(c->timer, EV_TIMEOUT, 1);
 		return;
 	}
 	if (evbuffer_get_length(out) == 0)
@@ -614,6 +630,12 @@ server_event_cb(struct bufferevent *bev __unused, short what, void *arg)
 			c->idle_us = units_mono_us();
 			evtimer_add(c->timer, c->srv->idle_q);
 		}
+		/*
+		 * A request sent right behind the client's Finished may be
+		 * in OpenSSL's buffer, off the socket: read it now.
+		 */
+		if (tlsctx_pending(c->bev))
+			server_read_cb(c->bev, c);
 		return;
 	}
 	if (what & BEV_EVENT_EOF && !c->busy && !c->closing &&
@@ -773,11 +795,17 @@ server_reply(struct server_conn *c, unsigned status, const char *hdrs,
 		evbuffer_drain(body, blen);
 		body = NULL;
 	}
-	if (!c->tls && rlen + hlen + 96 <= sizeof(head) &&
-	    evbuffer_get_length(out) == 0) {
+	if (rlen + hlen + 96 <= sizeof(head) && evbuffer_get_length(out) == 0) {
 		o = server_head(c, head, status, reason, rlen, hdrs, hlen,
 		    content_length);
-		server_send_now(c, head, (size_t)(o - head), body);
+		if (!c->tls)
+			server_send_now(c, head, (size_t)(o - head), body);
+		else if (tlsctx_send(c->bev, head, (size_t)(o - head), body) ==
+		    -1) {
+			log_debug("%s: %s: TLS write to %s failed", __func__,
+			    c->srv->opts.name, c->peer);
+			c->close_after = true;
+		}
 	} else {
 		/*
 		 * The whole head in one reserved extent, without printf. Over
@@ -847,7 +875,8 @@ server_resume(struct server_conn *c)
 			event_add(c->rev, NULL);
 	} else
 		bufferevent_enable(c->bev, EV_READ);
-	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0 ||
+	    (c->tls && tlsctx_pending(c->bev)))
 		bufferevent_trigger(c->bev, EV_READ,
 		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 }

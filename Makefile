@@ -107,12 +107,22 @@ demo: deps
 demo-reset:
 	conf/demo.sh --reset
 
+# Cluster mode: etcd, the two catalogs and three floe nodes (conf/).
+demo-cluster: deps
+	$(MAKE) all
+	conf/demo-cluster.sh $(B)
+
 bench: deps
 	$(MAKE) all
 	bench/run.sh $(B)
 
 # The cost of a SigV4 signature, alone: `make $(B)/bench-sigv4`.
 $(B)/bench-sigv4: $(B)/bench/sigv4.o $(call obj,policy/sigv4.c $(LIB_SRCS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The cost of the JSON check alone: `bench/jscheck.sh` (or
+# `make $(B)/bench-jscheck` and `$(B)/bench-jscheck FILE...`).
+$(B)/bench-jscheck: $(B)/bench/jscheck.o $(call obj,$(LIB_SRCS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 hdrcheck:
@@ -222,8 +232,8 @@ deb: all
 clean:
 	rm -rf build build-san
 
-.PHONY: all units test check valgrind deps demo demo-reset bench hdrcheck \
-	format lint clean version install uninstall deb FORCE
+.PHONY: all units test check valgrind deps demo demo-reset demo-cluster \
+	bench hdrcheck format lint clean version install uninstall deb FORCE
 .SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -5,7 +5,9 @@
 # then, for each admin command, a probe asks for a routed 4 KB LoadTable
 # every 2 ms on one keep-alive connection while the command runs. Prints
 # one line per command: its time, the probe's worst latency during it and
-# in a baseline just before (the delay floe adds is the difference).
+# in a baseline just before (the delay floe adds is the difference), and
+# the probes' 99th percentile during it (on a busy machine the longest of
+# thousands of probes is the machine's as much as floe's).
 #
 #   bench/admin-delay.sh [BUILD_DIR]      (ROUTES=N to change the count)
 #
@@ -113,8 +115,9 @@ measure() {
 	wait "$p"
 	base=$(jq .max "$T/base.json")
 	during=$(jq .max "$T/during.json")
-	printf '%-34s %8d ms   probe max %8.1f ms (baseline %5.1f ms), %d probes; RSS %d MB\n' \
-		"$name" $(((t1 - t0) / 1000000)) "$during" "$base" \
+	printf '%-34s %8d ms   probe max %8.1f ms, p99 %6.1f ms (baseline max %5.1f ms), %d probes; RSS %d MB\n' \
+		"$name" $(((t1 - t0) / 1000000)) "$during" \
+		"$(jq .p99 "$T/during.json")" "$base" \
 		"$(jq .n "$T/during.json")" \
 		$(($(awk '/VmRSS/{print $2}' /proc/$FPID/status) / 1024))
 }
@@ -122,6 +125,7 @@ ctl() { "$FLOECTL" -s "$T/floe.sock" "$@"; }
 api() { curl -s -o /dev/null --max-time 600 --unix-socket "$T/floe.sock" "http://floe$1"; }
 
 echo "admin commands on $N routes (floe $(git describe --always --dirty 2>/dev/null)):"
+measure "idle (2 s, nothing running)" sleep 2
 measure "status" ctl status
 measure "status (again, store unchanged)" ctl status
 measure "wave list" ctl wave list

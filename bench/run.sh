@@ -27,6 +27,8 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
 B=${1:-build}
+# BENCH_ONLY=cluster: a cluster-mode node against a single node, alone.
+[ "${BENCH_ONLY:-}" = cluster ] && exec bench/cluster.sh "$B"
 FLOE=$TOP/$B/floe
 FLOECTL=$TOP/$B/floectl
 UPSTREAM=$TOP/$B/bench-upstream

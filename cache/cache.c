@@ -185,6 +185,12 @@ cache_copy(char **p, const char *s, size_t n)
 	return at;
 }
 
+size_t
+cache_entry_max(const struct cache *c)
+{
+	return cache_is_on(c) ? c->budget / 8 : 0;
+}
+
 void
 cache_put(struct cache *c, const void *key, size_t keylen, size_t objlen,
     const struct cache_entry *in, int64_t now_ms)

@@ -57,6 +57,8 @@ void cache_configure(struct cache *, uint64_t budget, uint64_t ttl_ms);
  */
 const struct cache_entry *cache_get(struct cache *, const void *key,
     size_t keylen, int64_t now_ms, bool *expired);
+/* The largest answer an entry may hold (0: the cache is off). */
+size_t cache_entry_max(const struct cache *);
 /* Look KEY up without counting and without expiring anything. */
 const struct cache_entry *cache_peek(struct cache *, const void *key,
     size_t keylen);

@@ -42,9 +42,18 @@ ctl_cluster(struct ctl *c, int argc, char **argv)
 	    json_is_true(json_object_get(r.json, "connected")) ?
 		"connected to etcd" :
 		"NOT connected to etcd: serving its copy");
-	ctl_table_init(&t, 7);
-	ctl_table_add(&t, "NODE", "APPLIED", "HASH", "CONNECTED", "VERSION",
-	    "HEARTBEAT", "");
+	if (json_is_string(json_object_get(r.json, "leader")))
+		printf("leader %s (it runs the freshness and count polls)%s\n",
+		    ctl_str(r.json, "leader"),
+		    json_is_true(json_object_get(r.json, "is_leader")) ?
+			": this node" :
+			"");
+	else
+		printf("no leader: nobody runs the freshness and count "
+		       "polls\n");
+	ctl_table_init(&t, 8);
+	ctl_table_add(&t, "NODE", "ROLE", "APPLIED", "HASH", "CONNECTED",
+	    "VERSION", "HEARTBEAT", "");
 	json_array_foreach(json_object_get(r.json, "nodes"), i, n) {
 		snprintf(rev, sizeof(rev), "%" JSON_INTEGER_FORMAT,
 		    json_integer_value(json_object_get(n, "applied_revision")));
@@ -54,7 +63,9 @@ ctl_cluster(struct ctl *c, int argc, char **argv)
 		    "DISAGREES" :
 		    json_is_true(json_object_get(n, "self")) ? "(this node)" :
 							       "";
-		ctl_table_add(&t, ctl_str(n, "name"), rev, ctl_str(n, "hash"),
+		ctl_table_add(&t, ctl_str(n, "name"),
+		    json_is_true(json_object_get(n, "leader")) ? "leader" : "-",
+		    rev, ctl_str(n, "hash"),
 		    json_is_true(json_object_get(n, "connected")) ? "yes" :
 								    "NO",
 		    ctl_str(n, "version"), ctl_str(n, "heartbeat"), flag);

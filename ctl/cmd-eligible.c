@@ -58,6 +58,9 @@ ctl_print_stale(json_t *stale)
 	ctl_table_print(&t);
 }
 static bool ctl_eligible_wave(json_t *, bool, bool);
+static void ctl_extend(json_t *, json_t *, const char *);
+static void ctl_triage_merge(json_t *, json_t *);
+static int ctl_eligible_one(struct ctl *, uint64_t, json_t **);
 
 /* One gate's per-object evidence as an indented table. */
 static void
@@ -145,23 +148,108 @@ ctl_eligible_wave(json_t *w, bool first, bool quiet)
 	return !json_is_true(json_object_get(verdict, "pass"));
 }
 
+/* Append the members of array KEY of FROM to those of INTO. */
+static void
+ctl_extend(json_t *into, json_t *from, const char *key)
+{
+	json_t *a = json_object_get(into, key);
+
+	if (json_is_array(a))
+		json_array_extend(a, json_object_get(from, key));
+}
+
+/*
+ * Merge the triage of page P into that of wave W: the objects of a bucket
+ * W has already go under it, a new bucket after the others.
+ */
+static void
+ctl_triage_merge(json_t *w, json_t *p)
+{
+	json_t *into = json_object_get(w, "triage"), *b, *mine;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(p, "triage"), i, b) {
+		mine = NULL;
+		json_array_foreach(into, k, mine) {
+			if (strcmp(ctl_str(mine, "bucket"),
+				ctl_str(b, "bucket")) == 0)
+				break;
+			mine = NULL;
+		}
+		if (mine != NULL)
+			ctl_extend(mine, b, "objects");
+		else
+			json_array_append(into, b);
+	}
+}
+
+/*
+ * The eligibility of wave N into *W, page by page (CTL_ELIGIBLE_PAGE
+ * objects each): the verdicts of the first page, every page's objects
+ * and triage. A floe that does not page answers it all at once.
+ */
+static int
+ctl_eligible_one(struct ctl *c, uint64_t n, json_t **w)
+{
+	struct ctl_resp r;
+	json_t *page, *next;
+	char *after = NULL, *path;
+	int rc;
+
+	*w = NULL;
+	do {
+		path = after == NULL ?
+		    xasprintf("/eligibility?wave=%" PRIu64 "&limit=%d", n,
+			CTL_ELIGIBLE_PAGE) :
+		    xasprintf("/eligibility?wave=%" PRIu64 "&limit=%d&after=%s",
+			n, CTL_ELIGIBLE_PAGE, after);
+		free(after);
+		after = NULL;
+		memset(&r, 0, sizeof(r));
+		rc = ctl_call(c, "GET", path, NULL, &r);
+		free(path);
+		if (rc != 0) {
+			json_decref(*w);
+			*w = NULL;
+			return rc;
+		}
+		page = json_array_get(json_object_get(r.json, "waves"), 0);
+		if (page != NULL && *w == NULL)
+			*w = json_incref(page);
+		else if (page != NULL) {
+			ctl_extend(json_object_get(*w, "cutover"),
+			    json_object_get(page, "cutover"), "objects");
+			ctl_extend(json_object_get(*w, "decommission"),
+			    json_object_get(page, "decommission"), "objects");
+			ctl_triage_merge(*w, page);
+		}
+		next = json_object_get(page, "next");
+		if (json_is_string(next))
+			after = ctl_escape(c, json_string_value(next));
+		ctl_resp_clear(&r);
+	} while (after != NULL);
+	if (*w != NULL)
+		json_object_del(*w, "next");
+	return CTL_OK;
+}
+
 /*
  * floectl eligible [N...]: for each wave asked for (every wave without N),
  * the gate of its next step with the evidence, and the drift triage.
- * Exit 1 when any of them is blocked, so that it can gate a script.
+ * Exit 1 when any of them is blocked, so that it can gate a script. Each
+ * wave is read a page of objects at a time: no answer of floe's is the
+ * size of a million tables.
  */
 int
 ctl_eligible(struct ctl *c, int argc, char **argv)
 {
-	struct ctl_resp r;
-	char **pos, *path, *line;
+	char **pos, *line;
 	uint64_t *n = NULL;
-	json_t *waves, *w, *one;
+	json_t *waves = NULL, *all = NULL, *w, *one;
 	size_t i;
 	int rc, k, npos = 0;
 	bool blocked = false;
 
-	memset(&r, 0, sizeof(r));
 	pos = xcalloc((size_t)argc + 1, sizeof(*pos));
 	if ((rc = ctl_args(argc, argv, c, NULL, pos, 0, argc)) != 0)
 		goto out;
@@ -171,42 +259,30 @@ ctl_eligible(struct ctl *c, int argc, char **argv)
 	for (k = 0; k < npos; k++)
 		if ((rc = ctl_wave_arg(c, pos[k], &n[k])) != 0)
 			goto out;
-	if (npos <= 1) {
-		/* One answer, printed as floe sent it with --json. */
-		path = npos == 1 ?
-		    xasprintf("/eligibility?wave=%" PRIu64, n[0]) :
-		    xstrdup("/eligibility");
-		rc = ctl_call(c, "GET", path, NULL, &r);
-		free(path);
-		if (rc != 0)
+	if (npos == 0) {
+		/* Every wave with a record or a route. */
+		if ((rc = ctl_list(c, "/waves", "waves", &all)) != 0)
 			goto out;
-		waves = json_incref(json_object_get(r.json, "waves"));
-		if (c->json)
-			ctl_print_json(&r);
-	} else {
-		/* One call a wave, the answers' waves in one list. */
-		waves = json_array();
-		for (k = 0; k < npos; k++) {
-			path = xasprintf("/eligibility?wave=%" PRIu64, n[k]);
-			rc = ctl_call(c, "GET", path, NULL, &r);
-			free(path);
-			if (rc != 0) {
-				json_decref(waves);
-				goto out;
-			}
-			json_array_extend(waves,
-			    json_object_get(r.json, "waves"));
-			ctl_resp_clear(&r);
-		}
-		if (c->json) {
-			one = json_pack("{s:O}", "waves", waves);
-			line =
-			    one != NULL ? json_dumps(one, JSON_COMPACT) : NULL;
-			if (line != NULL)
-				printf("%s\n", line);
-			free(line);
-			json_decref(one);
-		}
+		npos = (int)json_array_size(all);
+		n = xreallocarray(n, (size_t)npos + 1, sizeof(*n));
+		json_array_foreach(all, i, w)
+			n[i] = (uint64_t)json_integer_value(
+			    json_object_get(w, "wave"));
+	}
+	waves = json_array();
+	for (k = 0; k < npos; k++) {
+		if ((rc = ctl_eligible_one(c, n[k], &w)) != 0)
+			goto out;
+		if (w != NULL)
+			json_array_append_new(waves, w);
+	}
+	if (c->json) {
+		one = json_pack("{s:O}", "waves", waves);
+		line = one != NULL ? json_dumps(one, JSON_COMPACT) : NULL;
+		if (line != NULL)
+			printf("%s\n", line);
+		free(line);
+		json_decref(one);
 	}
 	if (!c->json && json_array_size(waves) == 0)
 		printf("no waves: no routes and no wave state yet\n");
@@ -214,10 +290,10 @@ ctl_eligible(struct ctl *c, int argc, char **argv)
 		if (ctl_eligible_wave(w, i == 0, c->json))
 			blocked = true;
 	}
-	json_decref(waves);
 	rc = blocked ? CTL_REFUSED : CTL_OK;
 out:
-	ctl_resp_clear(&r);
+	json_decref(waves);
+	json_decref(all);
 	free(n);
 	free(pos);
 	return rc;

@@ -41,6 +41,7 @@ typedef struct json_t json_t;
 #define CTL_SERVICE_SOCKET "/run/floe/floe.sock" /* the installed unit's */
 #define CTL_EVENTS_PAGE 1000
 #define CTL_LIST_PAGE 1000 /* routes or waves asked for at once */
+#define CTL_ELIGIBLE_PAGE 1000 /* objects a page of floectl eligible */
 #define CTL_FOLLOW_MS 500
 #define CTL_TIMEOUT_S 60
 #define CTL_IMPORT_MAX (64 << 20) /* floe's admin body limit */

@@ -3,19 +3,34 @@
  * over the bytes, resumable at any byte: an explicit stack of open
  * containers (a bit each) and, for a token a piece ends inside, where in
  * it the check is, all in struct jscheck; no allocation. Strings are
- * scanned a run of plain ASCII at a time; UTF-8 is checked as RFC 3629
- * has it (no overlong forms, no surrogates, nothing past U+10FFFF), as
- * jansson checks it.
+ * scanned a run of plain ASCII at a time, 16 bytes at once with SSE2 on
+ * x86-64 (8 with word arithmetic elsewhere, or with JSCHECK_SWAR defined);
+ * digit and whitespace runs likewise. UTF-8 is checked as RFC 3629 has it
+ * (no overlong forms, no surrogates, nothing past U+10FFFF), as jansson
+ * checks it. A token whole in its piece is checked in a tight loop with
+ * the state in locals; one a piece ends inside, or a string with an escape
+ * or a byte past ASCII, goes on through the resumable code from where the
+ * tight loop stopped.
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__SSE2__) && !defined(JSCHECK_SWAR)
+#define JS_SSE2 1
+#include <emmintrin.h>
+#else
+#define JS_SSE2 0
+#endif
+
 #include "lib/jscheck.h"
 #include "lib/units.h"
 
 #define JS_ONES 0x0101010101010101ULL
+/* Whitespace as a bit set of the bytes up to ' '. */
+#define JS_WS_SET (1ULL << ' ' | 1ULL << '\t' | 1ULL << '\n' | 1ULL << '\r')
+#define JS_IS_WS(c) ((c) <= ' ' && (JS_WS_SET >> (c)&1) != 0)
 
 /* What may come next (next). */
 enum {
@@ -59,12 +74,9 @@ enum {
 };
 
 static const char *const js_literals[] = { "true", "false", "null" };
-static const size_t js_lens[] = { 4, 5, 4 };
 
-static const unsigned char *jscheck_run(const unsigned char *,
-    const unsigned char *);
 static const unsigned char *jscheck_string(struct jscheck *,
-    const unsigned char *, const unsigned char *);
+    const unsigned char *, const unsigned char *, const unsigned char *);
 static const unsigned char *jscheck_number(struct jscheck *,
     const unsigned char *, const unsigned char *);
 static const unsigned char *jscheck_literal(struct jscheck *,
@@ -78,29 +90,177 @@ jscheck_init(struct jscheck *st)
 	st->tok = JT_NONE;
 }
 
+#if JS_SSE2
+/*
+ * The bytes of the 16 at P that end a run of plain string bytes. With
+ * bit 1 flipped a quote is 0x20 and the bytes below 0x20 stay there, so
+ * the plain bytes are those above 0x20 then (signed: not past ASCII) and
+ * not a backslash.
+ */
+static inline unsigned
+js_stops16(const unsigned char *p)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i plain = _mm_andnot_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('\\')),
+	    _mm_cmpgt_epi8(_mm_xor_si128(x, _mm_set1_epi8(0x02)),
+		_mm_set1_epi8(0x20)));
+
+	return ~(unsigned)_mm_movemask_epi8(plain) & 0xffff;
+}
+
+/*
+ * The bytes of the 16 at P that are not digits: moved by 0x50, the digits
+ * are the ten lowest signed bytes (-128 to -119).
+ */
+static inline unsigned
+js_nondigits16(const unsigned char *p)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+
+	return (unsigned)_mm_movemask_epi8(
+	    _mm_cmpgt_epi8(_mm_add_epi8(x, _mm_set1_epi8(0x50)),
+		_mm_set1_epi8(-119)));
+}
+
+/* The bytes of the 16 at P that are not whitespace. */
+static inline unsigned
+js_nonws16(const unsigned char *p)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i m =
+	    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')),
+			     _mm_cmpeq_epi8(x, _mm_set1_epi8('\n'))),
+		_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('\r')),
+		    _mm_cmpeq_epi8(x, _mm_set1_epi8('\t'))));
+
+	return ~(unsigned)_mm_movemask_epi8(m) & 0xffff;
+}
+
+/*
+ * The first byte from P on (before END) whose bit STOPS sets, or END:
+ * 16 bytes at a time, and the last few by the 16 that end at END when the
+ * piece (from BASE) holds them.
+ */
+#define JS_SCAN16(stops)                                                       \
+	do {                                                                   \
+		unsigned m_;                                                   \
+		while ((uintptr_t)p <= (uintptr_t)end - 16) {                  \
+			if ((m_ = stops(p)) != 0)                              \
+				return p + (unsigned)__builtin_ctz(m_);        \
+			p += 16;                                               \
+		}                                                              \
+		if (p < end && end - base >= 16) {                             \
+			m_ = stops(end - 16) >> (16 - (end - p));              \
+			return m_ != 0 ? p + (unsigned)__builtin_ctz(m_) :     \
+					 end;                                  \
+		}                                                              \
+	} while (0)
+#else
+/*
+ * Word arithmetic, 8 bytes at a time: a byte below 0x20, at or above
+ * 0x80, a quote or a backslash sets its high bit (the usual tests). The
+ * lowest byte set is exact (a borrow only runs upwards from a set byte),
+ * so a little-endian word names it; elsewhere the bytes are read again.
+ */
+static inline uint64_t
+js_stops8(const unsigned char *p)
+{
+	uint64_t w, q, b;
+
+	memcpy(&w, p, 8);
+	q = w ^ JS_ONES * '"';
+	b = w ^ JS_ONES * '\\';
+	return (((w - JS_ONES * 0x20) & ~w) | w | ((q - JS_ONES) & ~q) |
+		   ((b - JS_ONES) & ~b)) &
+	    JS_ONES * 0x80;
+}
+
+/* A byte that is not a digit: a high nibble not 3, or a low one past 9. */
+static inline uint64_t
+js_nondigits8(const unsigned char *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, 8);
+	return ((w & JS_ONES * 0xf0) ^ JS_ONES * 0x30) |
+	    (((w + JS_ONES * 0x06) & JS_ONES * 0xf0) ^ JS_ONES * 0x30);
+}
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define JS_SCAN8(stops)                                                        \
+	do {                                                                   \
+		uint64_t m_;                                                   \
+		(void)base;                                                    \
+		while (end - p >= 8) {                                         \
+			if ((m_ = stops(p)) != 0)                              \
+				return p + __builtin_ctzll(m_) / 8;            \
+			p += 8;                                                \
+		}                                                              \
+	} while (0)
+#else
+#define JS_SCAN8(stops)                                                        \
+	do {                                                                   \
+		(void)base;                                                    \
+		while (end - p >= 8 && stops(p) == 0)                          \
+			p += 8;                                                \
+	} while (0)
+#endif
+#endif
+
 /*
  * Past the run of printable ASCII (not a quote or a backslash) at P, the
- * common case in a string, 8 bytes at a time: a byte below 0x20, at or
- * above 0x80, a quote or a backslash sets its high bit in T (the usual
- * SWAR tests).
+ * common case in a string; the piece began at BASE.
  */
 static inline const unsigned char *
-jscheck_run(const unsigned char *p, const unsigned char *end)
+js_run(const unsigned char *p, const unsigned char *end,
+    const unsigned char *base)
 {
-	uint64_t w, q, b, t;
-
-	while (end - p >= 8) {
-		memcpy(&w, p, 8);
-		q = w ^ JS_ONES * '"';
-		b = w ^ JS_ONES * '\\';
-		t = (((w - JS_ONES * 0x20) & ~w) | w | ((q - JS_ONES) & ~q) |
-			((b - JS_ONES) & ~b)) &
-		    JS_ONES * 0x80;
-		if (t != 0)
-			break;
-		p += 8;
-	}
+#if JS_SSE2
+	JS_SCAN16(js_stops16);
+#else
+	JS_SCAN8(js_stops8);
+#endif
 	while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+		p++;
+	return p;
+}
+
+/* Past the digits at P. */
+static inline const unsigned char *
+js_digits(const unsigned char *p, const unsigned char *end,
+    const unsigned char *base)
+{
+#if JS_SSE2
+	JS_SCAN16(js_nondigits16);
+#else
+	JS_SCAN8(js_nondigits8);
+#endif
+	while (p < end && *p >= '0' && *p <= '9')
+		p++;
+	return p;
+}
+
+/*
+ * Past the whitespace at P: byte by byte for the first few (one space
+ * around a colon, a newline and a short indent: a loop the processor runs
+ * ahead of), 16 at a time past them.
+ */
+static inline __attribute__((always_inline)) const unsigned char *
+js_space(const unsigned char *p, const unsigned char *end,
+    const unsigned char *base)
+{
+	const unsigned char *few = end - p > 4 ? p + 4 : end;
+
+	while (p < few && JS_IS_WS(*p))
+		p++;
+	if (p < few || p == end || !JS_IS_WS(*p))
+		return p;
+#if JS_SSE2
+	JS_SCAN16(js_nonws16);
+#else
+	(void)base;
+#endif
+	while (p < end && JS_IS_WS(*p))
 		p++;
 	return p;
 }
@@ -111,17 +271,17 @@ jscheck_run(const unsigned char *p, const unsigned char *end)
  */
 static const unsigned char *
 jscheck_string(struct jscheck *st, const unsigned char *p,
-    const unsigned char *end)
+    const unsigned char *end, const unsigned char *base)
 {
 	unsigned char c;
-	int d;
+	int d, i;
 
 	for (;;) {
 		if (p == end)
 			return p;
 		switch (st->sub) {
 		case JS_CHARS:
-			if ((p = jscheck_run(p, end)) == end)
+			if ((p = js_run(p, end, base)) == end)
 				return p;
 			c = *p++;
 			if (c == '"') {
@@ -152,7 +312,17 @@ jscheck_string(struct jscheck *st, const unsigned char *p,
 						st->hi = 0x8f; /* > U+10FFFF */
 				} else
 					return NULL;
-				st->sub = JS_UTF8;
+				if (end - p < st->left) {
+					st->sub = JS_UTF8;
+					break;
+				}
+				/* Whole in this piece: no state to keep. */
+				if (p[0] < st->lo || p[0] > st->hi)
+					return NULL;
+				for (i = 1; i < st->left; i++)
+					if (p[i] < 0x80 || p[i] > 0xbf)
+						return NULL;
+				p += st->left;
 			}
 			break;
 		case JS_UTF8:
@@ -310,11 +480,11 @@ jscheck_literal(struct jscheck *st, const unsigned char *p,
 /* Go on with the token in progress from P (as jscheck_string). */
 static const unsigned char *
 jscheck_token(struct jscheck *st, const unsigned char *p,
-    const unsigned char *end)
+    const unsigned char *end, const unsigned char *base)
 {
 	switch (st->tok) {
 	case JT_STRING:
-		return jscheck_string(st, p, end);
+		return jscheck_string(st, p, end, base);
 	case JT_NUMBER:
 		return jscheck_number(st, p, end);
 	default:
@@ -322,151 +492,261 @@ jscheck_token(struct jscheck *st, const unsigned char *p,
 	}
 }
 
+/* Whether the container at DEPTH (1 the outermost) is an object. */
+static inline bool
+js_is_obj(const struct jscheck *st, unsigned depth)
+{
+	return depth > 0 &&
+	    (st->objs[(depth - 1) / 64] >> ((depth - 1) % 64) & 1);
+}
+
+/*
+ * Past the number at P whole in the piece (a byte after it that is not
+ * its own), or NULL: wrong, or cut by the piece's end (the resumable code
+ * then says which).
+ */
+static inline const unsigned char *
+js_number(const unsigned char *p, const unsigned char *end,
+    const unsigned char *base)
+{
+	if (*p == '-' && ++p == end)
+		return NULL;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		p = js_digits(p + 1, end, base);
+	else
+		return NULL;
+	if (p == end)
+		return NULL;
+	if (*p == '.') {
+		if (++p == end || *p < '0' || *p > '9')
+			return NULL;
+		if ((p = js_digits(p + 1, end, base)) == end)
+			return NULL;
+	}
+	if (*p == 'e' || *p == 'E') {
+		if (++p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p == end || *p < '0' || *p > '9')
+			return NULL;
+		if ((p = js_digits(p + 1, end, base)) == end)
+			return NULL;
+	}
+	return p;
+}
+
+/*
+ * The tight loop: each state a label, what may come next and the depth
+ * in locals (written back when the piece ends or a token goes on through
+ * the resumable code). A byte that cannot come where it is fails there
+ * (BAD); a token that is wrong fails at its start (BAD_TOKEN, T).
+ */
 bool
 jscheck_feed(struct jscheck *st, const void *buf, size_t n)
 {
-	const unsigned char *p = buf, *base = p, *end = p + n, *q;
+	const unsigned char *p = buf, *base = p, *end = p + n, *t = p, *q;
+	unsigned depth, after_string;
 	unsigned char c;
 	bool obj;
 
 	if (st->failed)
 		return false;
-	if (st->tok != JT_NONE && (p = jscheck_token(st, p, end)) == NULL)
-		goto bad_token;
-	while (p < end) {
-		c = *p;
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-			p++;
-			continue;
-		}
-		switch (st->next) {
-		case JS_COLON:
-			if (c != ':')
-				goto bad;
-			p++;
-			st->next = JS_VALUE;
-			continue;
-		case JS_NEXT:
-			if (st->depth == 0)
-				goto bad; /* something after the value */
-			obj = st->objs[(st->depth - 1) / 64] >>
-				((st->depth - 1) % 64) &
-			    1;
-			if (c == ',')
-				st->next = obj ? JS_KEY : JS_VALUE;
-			else if (c == (obj ? '}' : ']'))
-				st->depth--;
-			else
-				goto bad;
-			p++;
-			continue;
-		case JS_KEY_OR_CLOSE:
-		case JS_KEY:
-			if (c == '}' && st->next == JS_KEY_OR_CLOSE) {
-				st->depth--;
-				p++;
-				st->next = JS_NEXT;
-				continue;
-			}
-			if (c != '"')
-				goto bad;
-			st->next = JS_COLON; /* once the key ends */
-			goto string;
-		case JS_VALUE_OR_CLOSE:
-			if (c == ']') {
-				st->depth--;
-				p++;
-				st->next = JS_NEXT;
-				continue;
-			}
-			break;
-		}
-		/* A value. */
-		st->tok_at = st->off + (size_t)(p - base);
-		switch (c) {
-		case '{':
-		case '[':
-			if (st->depth == JSCHECK_MAX_DEPTH)
-				goto bad;
-			if (c == '{')
-				st->objs[st->depth / 64] |= 1ULL
-				    << (st->depth % 64);
-			else
-				st->objs[st->depth / 64] &=
-				    ~(1ULL << (st->depth % 64));
-			st->depth++;
-			st->next =
-			    c == '{' ? JS_KEY_OR_CLOSE : JS_VALUE_OR_CLOSE;
-			p++;
-			continue;
-		case '"':
-			st->next = JS_NEXT;
-			goto string;
-		case 't':
-		case 'f':
-		case 'n':
-			st->sub = c == 't' ? 0 : c == 'f' ? 1 : 2;
-			/* Whole in this piece: no state to keep. */
-			if ((size_t)(end - p) >= js_lens[st->sub] &&
-			    memcmp(p, js_literals[st->sub], js_lens[st->sub]) ==
-				0) {
-				p += js_lens[st->sub];
-				break;
-			}
-			st->tok = JT_LITERAL;
-			st->left = 0;
-			p = jscheck_literal(st, p, end);
-			break;
-		case '-':
-		case '0':
-		case '1':
-		case '2':
-		case '3':
-		case '4':
-		case '5':
-		case '6':
-		case '7':
-		case '8':
-		case '9':
-			/*
-			 * An integer whole in this piece (followed by
-			 * something that is not its own): no state to keep.
-			 */
-			q = p + (c == '-');
-			if (q < end && *q >= '1' && *q <= '9') {
-				while (++q < end && *q >= '0' && *q <= '9')
-					;
-				if (q < end && *q != '.' && *q != 'e' &&
-				    *q != 'E') {
-					p = q;
-					break;
-				}
-			}
-			st->tok = JT_NUMBER;
-			st->sub = c == '-' ? JN_MINUS :
-			    c == '0'	   ? JN_ZERO :
-					     JN_INT;
-			p = jscheck_number(st, p + 1, end);
-			break;
-		default:
-			goto bad;
-		}
-		if (p == NULL)
+	if (st->tok != JT_NONE) {
+		if ((p = jscheck_token(st, p, end, base)) == NULL)
 			goto bad_token;
-		st->next = JS_NEXT;
-		continue;
-	string:
-		st->tok_at = st->off + (size_t)(p - base);
-		/* Plain ASCII to its end in this piece: no state to keep. */
-		if ((p = jscheck_run(p + 1, end)) < end && *p == '"') {
-			p++;
-			continue;
-		}
-		st->tok = JT_STRING;
-		st->sub = JS_CHARS;
-		if ((p = jscheck_string(st, p, end)) == NULL)
-			goto bad_token;
+		if (st->tok != JT_NONE)
+			goto out; /* still in it at the piece's end */
 	}
+	depth = st->depth;
+	obj = js_is_obj(st, depth);
+	switch (st->next) {
+	case JS_VALUE:
+		goto value;
+	case JS_VALUE_OR_CLOSE:
+		goto value_or_close;
+	case JS_KEY_OR_CLOSE:
+		goto key_or_close;
+	case JS_KEY:
+		goto key;
+	case JS_COLON:
+		goto colon;
+	default:
+		goto next;
+	}
+
+/* Past whitespace; at the piece's end, keep STATE for the next. */
+#define JS_SKIP(state)                                                         \
+	do {                                                                   \
+		if (p == end || *p <= ' ') {                                   \
+			p = js_space(p, end, base);                            \
+			if (p == end) {                                        \
+				st->next = (state);                            \
+				goto save;                                     \
+			}                                                      \
+		}                                                              \
+	} while (0)
+
+value_or_close:
+	JS_SKIP(JS_VALUE_OR_CLOSE);
+	if (*p == ']')
+		goto close;
+	goto value_here;
+value:
+	if (p == end || *p != '"')
+		JS_SKIP(JS_VALUE);
+value_here:
+	t = p;
+	if ((c = *p) == '"') {
+		/* Plain ASCII to its end in this piece: no state to keep. */
+		if ((p = js_run(p + 1, end, base)) < end && *p == '"') {
+			p++;
+			goto next;
+		}
+		after_string = JS_NEXT;
+		goto string;
+	}
+	switch (c) {
+	case '{':
+	case '[':
+		if (depth == JSCHECK_MAX_DEPTH)
+			goto bad;
+		obj = c == '{';
+		if (obj)
+			st->objs[depth / 64] |= 1ULL << (depth % 64);
+		else
+			st->objs[depth / 64] &= ~(1ULL << (depth % 64));
+		depth++;
+		p++;
+		if (obj)
+			goto key_or_close;
+		goto value_or_close;
+	case 't':
+		/* Whole in this piece: no state to keep. */
+		if (end - p >= 4 && memcmp(p, "true", 4) == 0) {
+			p += 4;
+			goto next;
+		}
+		st->sub = 0;
+		goto literal;
+	case 'f':
+		if (end - p >= 5 && memcmp(p, "false", 5) == 0) {
+			p += 5;
+			goto next;
+		}
+		st->sub = 1;
+		goto literal;
+	case 'n':
+		if (end - p >= 4 && memcmp(p, "null", 4) == 0) {
+			p += 4;
+			goto next;
+		}
+		st->sub = 2;
+	literal:
+		st->tok = JT_LITERAL;
+		st->left = 0;
+		st->next = JS_NEXT;
+		st->tok_at = st->off + (size_t)(t - base);
+		p = jscheck_literal(st, p, end);
+		goto token_ended;
+	case '-':
+	case '0':
+	case '1':
+	case '2':
+	case '3':
+	case '4':
+	case '5':
+	case '6':
+	case '7':
+	case '8':
+	case '9':
+		if ((q = js_number(p, end, base)) != NULL) {
+			p = q;
+			goto next;
+		}
+		/* Wrong, or cut by the piece's end. */
+		st->tok = JT_NUMBER;
+		st->sub = c == '-' ? JN_MINUS : c == '0' ? JN_ZERO : JN_INT;
+		st->next = JS_NEXT;
+		st->tok_at = st->off + (size_t)(t - base);
+		p = jscheck_number(st, p + 1, end);
+		goto token_ended;
+	default:
+		goto bad;
+	}
+
+key_or_close:
+	JS_SKIP(JS_KEY_OR_CLOSE);
+	if (*p == '}')
+		goto close;
+	goto key_here;
+key:
+	/* The quote right there, most often. */
+	if (p == end || *p != '"') {
+		JS_SKIP(JS_KEY);
+	key_here:
+		if (*p != '"')
+			goto bad;
+	}
+	t = p;
+	if ((p = js_run(p + 1, end, base)) < end && *p == '"') {
+		/* The colon most often right after. */
+		if (++p < end && *p == ':') {
+			p++;
+			goto value;
+		}
+		goto colon;
+	}
+	after_string = JS_COLON;
+string:
+	/* An escape, a byte past ASCII, wrong, or cut: the resumable code. */
+	st->tok = JT_STRING;
+	st->sub = JS_CHARS;
+	st->next = (unsigned char)after_string;
+	st->tok_at = st->off + (size_t)(t - base);
+	p = jscheck_string(st, p, end, base);
+token_ended:
+	if (p == NULL)
+		goto bad_token;
+	if (st->tok != JT_NONE)
+		goto save; /* the piece ended inside it */
+	if (st->next == JS_COLON)
+		goto colon;
+	goto next;
+
+colon:
+	JS_SKIP(JS_COLON);
+	if (*p != ':')
+		goto bad;
+	p++;
+	goto value;
+
+next:
+	/* A comma right there, most often. */
+	if (p == end || *p != ',') {
+		JS_SKIP(JS_NEXT);
+		if (*p != ',') {
+			if (depth == 0 || *p != (obj ? '}' : ']'))
+				goto bad;
+			goto close;
+		}
+	}
+	if (depth == 0)
+		goto bad; /* something after the value */
+	p++;
+	if (obj)
+		goto key;
+	goto value;
+close:
+	p++;
+	depth--;
+	obj = js_is_obj(st, depth);
+	goto next;
+#undef JS_SKIP
+
+save:
+	st->depth = depth;
+out:
 	st->off += n;
 	return true;
 bad_token:

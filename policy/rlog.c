@@ -39,6 +39,12 @@ struct rlog {
 	 * start after a crash, or its fsync failed): look before writing it.
 	 */
 	bool unsure;
+	/*
+	 * A child is writing the pending lines (rlog_hold): the loop leaves
+	 * them alone until rlog_flushed, or a line would be written twice.
+	 */
+	bool held;
+	bool quiet; /* a child's: no events (the loop records them) */
 };
 
 /* The routes of one wave being named (rlog_objects). */
@@ -47,8 +53,7 @@ struct rlog_names {
 	json_t *list;
 };
 
-static int rlog_names_cb(const void *, size_t, const struct store_route *,
-    void *);
+static int rlog_names_cb(const void *, size_t, void *);
 static int rlog_reopen(struct rlog *);
 static int rlog_tail_repair(int, off_t *);
 static int rlog_has_tail(int, off_t, const char *, size_t);
@@ -244,7 +249,7 @@ rlog_note(struct rlog *l, int e, int64_t now_ms)
 		l->stats.err = e;
 	} else if (l->stats.pending == 0)
 		l->stats.err = 0;
-	if (l->st == NULL || (e != 0) == l->failing ||
+	if (l->st == NULL || l->quiet || (e != 0) == l->failing ||
 	    (e == 0 && l->stats.pending > 0))
 		return;
 	l->failing = e != 0;
@@ -270,6 +275,10 @@ rlog_flush(struct rlog *l, int64_t now_ms)
 
 	if (l == NULL || l->st == NULL)
 		return 0;
+	if (l->held) {
+		errno = EAGAIN;
+		return l->stats.pending > 0 ? -1 : 0;
+	}
 	for (n = 0; n < RLOG_FLUSH_MAX; n++) {
 		if ((rc = store_rlog_first(l->st, &id, &s, &len)) ==
 		    STORE_NOTFOUND)
@@ -299,16 +308,15 @@ rlog_flush(struct rlog *l, int64_t now_ms)
 	return e != 0 ? -1 : 0;
 }
 
-/* One route: named if it is of the wave. */
+/* One route of the wave: named. */
 static int
-rlog_names_cb(const void *key, size_t keylen, const struct store_route *rt,
-    void *arg)
+rlog_names_cb(const void *key, size_t keylen, void *arg)
 {
 	struct rlog_names *o = arg;
 	struct route_obj obj;
 	char text[RLOG_NAME_MAX];
 
-	if (rt->wave != o->wave || route_obj_from_key(key, keylen, &obj) == -1)
+	if (route_obj_from_key(key, keylen, &obj) == -1)
 		return 0;
 	route_obj_format(&obj, text, sizeof(text));
 	json_array_append_new(o->list, json_string(text));
@@ -323,7 +331,7 @@ rlog_objects(struct store *st, uint32_t wave)
 	/* A store error names fewer objects; the line is written all the same.
 	 */
 	if (st != NULL && o.list != NULL)
-		(void)store_route_foreach(st, rlog_names_cb, &o);
+		(void)store_wave_routes(st, wave, NULL, 0, rlog_names_cb, &o);
 	return o.list;
 }
 
@@ -383,6 +391,57 @@ rlog_append(struct rlog *l, json_t *line, int64_t now_ms, bool *pending)
 	rlog_note(l, saved, now_ms);
 	errno = saved;
 	return rc;
+}
+
+int
+rlog_put_pending(struct rlog *l, json_t *line)
+{
+	char *s;
+	uint64_t id;
+	int rc;
+
+	if (l == NULL || l->st == NULL || line == NULL ||
+	    (s = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER)) == NULL)
+		return -1;
+	rc = store_rlog_put(l->st, s, strlen(s), &id) == STORE_OK ? 0 : -1;
+	free(s);
+	if (rc == 0)
+		l->stats.pending++;
+	return rc;
+}
+
+void
+rlog_hold(struct rlog *l)
+{
+	if (l != NULL)
+		l->held = true;
+}
+
+int
+rlog_flush_path(const char *path, struct store *st, int64_t now_ms)
+{
+	struct rlog *l;
+	char err[256];
+	int e = 0;
+
+	l = rlog_open(path, err, sizeof(err));
+	l->quiet = true;
+	rlog_attach(l, st);
+	if (rlog_flush(l, now_ms) == -1)
+		e = errno != 0 ? errno : EIO;
+	rlog_free(l);
+	return e;
+}
+
+void
+rlog_flushed(struct rlog *l, int e, int64_t now_ms)
+{
+	if (l == NULL)
+		return;
+	l->held = false;
+	/* The child may have written a line it could not forget. */
+	l->unsure = true;
+	rlog_note(l, e, now_ms);
 }
 
 int

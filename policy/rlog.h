@@ -86,6 +86,19 @@ void rlog_value_text(const char *trigger, const json_t *v, char *buf,
  * LINE NULL: ENOMEM). A failed or short write leaves no part of a line.
  */
 int rlog_append(struct rlog *l, json_t *line, int64_t now_ms, bool *pending);
+/*
+ * Off the loop: keep LINE pending in the store only (0, or -1 when it
+ * cannot: L has no store, or the store failed), then rlog_hold L while a
+ * child writes the pending lines with rlog_flush_path (PATH the log, ST
+ * the child's own store; returns 0 or the errno of the failure), and give
+ * its outcome E to rlog_flushed on the loop: the counters, the events,
+ * and the loop's own flushes again. While held, rlog_flush writes nothing
+ * (-1, EAGAIN, with lines pending) and rlog_append keeps its line pending.
+ */
+int rlog_put_pending(struct rlog *l, json_t *line);
+void rlog_hold(struct rlog *l);
+int rlog_flush_path(const char *path, struct store *st, int64_t now_ms);
+void rlog_flushed(struct rlog *l, int e, int64_t now_ms);
 /* rlog_append at the current time, without *PENDING. */
 int rlog_write(struct rlog *l, json_t *line);
 /*

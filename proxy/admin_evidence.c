@@ -27,12 +27,18 @@
 
 static void admin_evidence_add(struct admin_evidence *,
     const struct route_obj *);
-static int admin_evidence_route_cb(const void *, size_t,
-    const struct store_route *, void *);
+static int admin_evidence_route_cb(const void *, size_t, void *);
 static int admin_evidence_ledger_cb(const void *, size_t, void *);
 static int admin_evidence_rec_cb(int64_t, const void *, size_t, void *);
-static json_t *admin_triage_json(const struct admin_evidence *);
-static json_t *admin_eligibility_wave(struct admin_req *, uint32_t);
+static json_t *admin_triage_json(const struct admin_evidence *, const size_t *,
+    size_t);
+static json_t *admin_evidence_sel_json(const struct admin_evidence *, bool,
+    const size_t *, size_t);
+static int admin_evidence_cmp(const void *, const void *, void *);
+static size_t *admin_evidence_page(const struct admin_evidence *,
+    const struct route_obj *, size_t, size_t *, bool *);
+static json_t *admin_eligibility_wave(struct admin_req *, uint32_t, size_t,
+    const struct route_obj *);
 static void admin_eligibility_run(struct admin_req *, struct evbuffer *);
 
 /* The effective policy: floe.conf's [policy] (conf.c has its defaults). */
@@ -88,13 +94,12 @@ admin_evidence_add(struct admin_evidence *e, const struct route_obj *obj)
 
 /* Collect the objects and rules routed to wave E->wave. */
 static int
-admin_evidence_route_cb(const void *key, size_t keylen,
-    const struct store_route *rt, void *arg)
+admin_evidence_route_cb(const void *key, size_t keylen, void *arg)
 {
 	struct admin_evidence *e = arg;
 	struct route_obj obj;
 
-	if (rt->wave != e->wave || route_obj_from_key(key, keylen, &obj) == -1)
+	if (route_obj_from_key(key, keylen, &obj) == -1)
 		return 0;
 	admin_evidence_add(e, &obj);
 	return 0;
@@ -169,7 +174,8 @@ admin_evidence(struct admin_req *r, uint32_t n, const struct store_wave *w,
 	e->st = r->st;
 	admin_policy(r, &e->defaults, NULL);
 	gate_params_for(&e->defaults, w->gate_min_clean, w->gate_window_ms, p);
-	if (store_route_foreach(r->st, admin_evidence_route_cb, e) < 0)
+	if (store_wave_routes(r->st, n, NULL, 0, admin_evidence_route_cb, e) <
+	    0)
 		goto fail;
 	/* Take the rules out; their tables take their place. */
 	for (i = 0, nown = 0; i < e->n; i++) {
@@ -267,19 +273,23 @@ admin_evidence_json(const struct admin_evidence *e, bool decom,
 	return a;
 }
 
-/* The open mismatches of E's objects by bucket, each with what to do. */
+/*
+ * The open mismatches of E's objects SEL (N of them, indexes into E) by
+ * bucket, each with what to do.
+ */
 static json_t *
-admin_triage_json(const struct admin_evidence *e)
+admin_triage_json(const struct admin_evidence *e, const size_t *sel, size_t n)
 {
 	const struct gate_obj *o;
 	json_t *triage, *list;
 	unsigned b;
-	size_t i;
+	size_t j, i;
 
 	triage = json_array();
 	for (b = 1; b < LEDGER_NBUCKETS; b++) {
 		list = json_array();
-		for (i = 0; i < e->n; i++) {
+		for (j = 0; j < n; j++) {
+			i = sel[j];
 			o = &e->cut[i];
 			if (o->open == 0 || o->open_bucket != b)
 				continue;
@@ -299,10 +309,76 @@ admin_triage_json(const struct admin_evidence *e)
 	return triage;
 }
 
-/* The eligibility of one wave: both gates' evidence and the triage. */
+/* The evidence of one gate for E's objects SEL (N of them), as JSON. */
 static json_t *
-admin_eligibility_wave(struct admin_req *r, uint32_t n)
+admin_evidence_sel_json(const struct admin_evidence *e, bool decom,
+    const size_t *sel, size_t n)
 {
+	json_t *a = json_array();
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		json_array_append_new(a,
+		    gate_obj_json(e->names[sel[j]],
+			decom ? &e->dec[sel[j]] : &e->cut[sel[j]]));
+	return a;
+}
+
+/* Order E's objects (ARG) by key, as the store orders routes. */
+static int
+admin_evidence_cmp(const void *a, const void *b, void *arg)
+{
+	const struct admin_evidence *e = arg;
+	const struct route_obj *x = &e->keys[*(const size_t *)a],
+			       *y = &e->keys[*(const size_t *)b];
+
+	return store_key_cmp(x->key, x->len, y->key, y->len);
+}
+
+/*
+ * A page of E's objects in key order: those after AFTER (NULL: from the
+ * first), at most LIMIT of them (0: all). Their indexes into E (caller
+ * frees), how many in *N, and in *MORE whether others follow.
+ */
+static size_t *
+admin_evidence_page(const struct admin_evidence *e,
+    const struct route_obj *after, size_t limit, size_t *n, bool *more)
+{
+	size_t *sel, i, from = 0;
+
+	sel = xreallocarray(NULL, e->n != 0 ? e->n : 1, sizeof(*sel));
+	for (i = 0; i < e->n; i++)
+		sel[i] = i;
+	if (e->n > 1)
+		qsort_r(sel, e->n, sizeof(*sel), admin_evidence_cmp,
+		    (void *)(uintptr_t)e);
+	if (after != NULL)
+		while (from < e->n &&
+		    store_key_cmp(e->keys[sel[from]].key,
+			e->keys[sel[from]].len, after->key, after->len) <= 0)
+			from++;
+	*n = e->n - from;
+	*more = false;
+	if (limit > 0 && *n > limit) {
+		*n = limit;
+		*more = true;
+	}
+	memmove(sel, sel + from, *n * sizeof(*sel));
+	return sel;
+}
+
+/*
+ * The eligibility of one wave: both gates' verdicts (over all its
+ * objects) and the evidence and triage of its objects in key order --
+ * with LIMIT (0: none), a page of them after AFTER (NULL: from the
+ * first) and "next", the one to ask after (null: the last page).
+ */
+static json_t *
+admin_eligibility_wave(struct admin_req *r, uint32_t n, size_t limit,
+    const struct route_obj *after)
+{
+	size_t *sel, nsel;
+	bool more;
 	struct admin_evidence ev;
 	struct store_wave w;
 	struct gate_params gp;
@@ -351,32 +427,41 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n)
 		    "retire after that",
 		    n, grace, ends);
 
-	triage = admin_triage_json(&ev);
+	sel = admin_evidence_page(&ev, after, limit, &nsel, &more);
+	triage = admin_triage_json(&ev, sel, nsel);
 	j = json_pack("{s:I,s:s,s:i,s:{s:b,s:i,s:s,s:b,s:s,s:o},"
 		      "s:{s:b,s:i,s:o,s:o,s:s,s:o},s:{s:b,s:s,s:o,s:s},s:o}",
 	    "wave", (json_int_t)n, "state", wave_state_name(w.state), "pct",
 	    w.pct, "cutover", "pass", cpass, "min_clean", ev.p.min_clean,
 	    "window", dur, "off", ev.p.min_clean == 0, "message", cmsg,
-	    "objects", admin_evidence_json(&ev, false, false), "decommission",
-	    "pass", dpass, "min_clean", ev.p.decom_min_clean, "after",
-	    admin_time_json(w.flipped_ms), "signoff", admin_str_json(w.signoff),
-	    "message", dmsg, "objects", admin_evidence_json(&ev, true, false),
-	    "retire", "pass", rpass, "grace", grace, "grace_ends",
+	    "objects", admin_evidence_sel_json(&ev, false, sel, nsel),
+	    "decommission", "pass", dpass, "min_clean", ev.p.decom_min_clean,
+	    "after", admin_time_json(w.flipped_ms), "signoff",
+	    admin_str_json(w.signoff), "message", dmsg, "objects",
+	    admin_evidence_sel_json(&ev, true, sel, nsel), "retire", "pass",
+	    rpass, "grace", grace, "grace_ends",
 	    w.state == WAVE_FROZEN ? json_string(ends) : json_null(), "message",
 	    rmsg, "triage", triage);
 	json_object_set_new(json_object_get(j, "decommission"), "stale_readers",
 	    stale != NULL ? stale : json_array());
 	json_object_set_new(json_object_get(j, "decommission"), "readers",
 	    smsg[0] != '\0' ? json_string(smsg) : json_null());
+	json_object_set_new(j, "objects_total", json_integer((json_int_t)ev.n));
+	if (limit > 0)
+		json_object_set_new(j, "next",
+		    more ? json_string(ev.names[sel[nsel - 1]]) : json_null());
+	free(sel);
 	admin_evidence_clear(&ev);
 	return j;
 }
 
 /*
- * GET /eligibility[?wave=N]: the gates' evidence for one wave or all. It
- * reads every route once per wave (and the ledger of each object): on a
- * large store, seconds to minutes. The worker's child does it, so that
- * the loop goes on serving engine requests meanwhile.
+ * GET /eligibility[?wave=N][&limit=L][&after=OBJECT]: the gates' evidence
+ * for one wave or all. With a limit, each wave's objects come L at a
+ * time in key order with "next" (after= only with wave=): an answer the
+ * size of a page, not of a million tables. It reads each wave's routes
+ * and the ledger of each object: on a large store, seconds. The worker's
+ * child does it, so that the loop goes on serving engine requests.
  */
 void
 admin_eligibility(struct admin_req *r)
@@ -391,11 +476,18 @@ static void
 admin_eligibility_run(struct admin_req *r, struct evbuffer *alarms __unused)
 {
 	struct admin_wave_list l;
+	struct route_obj after;
+	unsigned long long limit = 0;
 	json_t *list, *one;
 	uint32_t n;
 	char *v = NULL;
 	size_t i;
+	bool has_after;
 
+	if (admin_query_uint(r, "limit", 1, ADMIN_ELIGIBLE_MAX, NULL, &limit) ==
+		-1 ||
+	    admin_query_object(r, "after", &after, &has_after) == -1)
+		return;
 	list = json_array();
 	if (admin_query_get(r, "wave", &v) == 1) {
 		if (admin_parse_wave(r, v, &n) == -1) {
@@ -404,20 +496,28 @@ admin_eligibility_run(struct admin_req *r, struct evbuffer *alarms __unused)
 			return;
 		}
 		free(v);
-		if ((one = admin_eligibility_wave(r, n)) == NULL) {
+		if ((one = admin_eligibility_wave(r, n, (size_t)limit,
+			 has_after ? &after : NULL)) == NULL) {
 			json_decref(list);
 			return;
 		}
 		json_array_append_new(list, one);
 	} else {
+		free(v);
+		if (has_after) {
+			json_decref(list);
+			admin_error(r, 400,
+			    "after names an object of one wave: give wave too");
+			return;
+		}
 		if (admin_waves_collect(r->st, &l) == -1) {
 			json_decref(list);
 			admin_error(r, 500, "store error listing waves");
 			return;
 		}
 		for (i = 0; i < l.len; i++) {
-			if ((one = admin_eligibility_wave(r, l.v[i].n)) ==
-			    NULL) {
+			if ((one = admin_eligibility_wave(r, l.v[i].n,
+				 (size_t)limit, NULL)) == NULL) {
 				free(l.v);
 				json_decref(list);
 				return;

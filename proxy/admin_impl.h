@@ -23,6 +23,7 @@
 #define ADMIN_MAX_SEGS 4
 #define ADMIN_EVENTS_LIMIT 1000 /* default page of GET /events */
 #define ADMIN_EVENTS_MAX 10000 /* largest page a client may ask for */
+#define ADMIN_ELIGIBLE_MAX 100000 /* largest page of GET /eligibility */
 #define ADMIN_JSON_FLAGS (JSON_COMPACT)
 #define ADMIN_CT_JSON "application/json"
 #define ADMIN_CT_METRICS "text/plain; version=0.0.4"
@@ -159,6 +160,14 @@ void admin_job_start(struct admin_req *, admin_job_fn);
  * and the engine requests on it, are not held while it reads.
  */
 void admin_job_read(struct admin_req *, admin_job_fn);
+/*
+ * The same for a gated wave move (admin_verbs.c): the child reads the
+ * gate's evidence and makes the move in its own store.
+ */
+void admin_job_change(struct admin_req *, admin_job_fn);
+/* admin_rlog.c: an operator's rollback line written off the loop. */
+bool admin_rlog_can_defer(const struct admin_req *);
+void admin_rlog_later(struct admin_req *, int status, json_t *answer);
 
 /* admin_cluster.c: changes through etcd in cluster mode. */
 bool admin_cluster_captures(const struct admin_req *);

@@ -33,13 +33,19 @@ struct admin_job {
 	struct admin_reply rep;
 	admin_job_fn run;
 	char *query; /* a copy of the request's query */
-	bool read; /* a read, not an import */
+	int kind; /* ADMIN_JOB_* */
+};
+
+enum {
+	ADMIN_JOB_IMPORT,
+	ADMIN_JOB_READ,
+	ADMIN_JOB_CHANGE, /* a gated wave move */
 };
 
 static void admin_job_work(void *, struct evbuffer *);
 static void admin_job_done(void *, struct evbuffer *, const char *);
 static void admin_job_alarms(struct floe *, struct evbuffer *);
-static void admin_job_begin(struct admin_req *, admin_job_fn, bool);
+static void admin_job_begin(struct admin_req *, admin_job_fn, int);
 
 /*
  * Serve R through RUN: in the worker's child when floe has a worker and
@@ -49,21 +55,28 @@ static void admin_job_begin(struct admin_req *, admin_job_fn, bool);
 void
 admin_job_start(struct admin_req *r, admin_job_fn run)
 {
-	admin_job_begin(r, run, false);
+	admin_job_begin(r, run, ADMIN_JOB_IMPORT);
 }
 
 void
 admin_job_read(struct admin_req *r, admin_job_fn run)
 {
-	admin_job_begin(r, run, true);
+	admin_job_begin(r, run, ADMIN_JOB_READ);
 }
 
-/* Serve R through RUN (an import, or a READ), as admin_job_start says. */
+void
+admin_job_change(struct admin_req *r, admin_job_fn run)
+{
+	admin_job_begin(r, run, ADMIN_JOB_CHANGE);
+}
+
+/* Serve R through RUN (of KIND), as admin_job_start says. */
 static void
-admin_job_begin(struct admin_req *r, admin_job_fn run, bool read)
+admin_job_begin(struct admin_req *r, admin_job_fn run, int kind)
 {
 	struct evbuffer *alarms;
 	struct admin_job *j;
+	int i;
 
 	/* In cluster mode the writes are captured here, then sent to etcd. */
 	if (r->f->worker == NULL || r->later_cb == NULL ||
@@ -78,12 +91,14 @@ admin_job_begin(struct admin_req *r, admin_job_fn run, bool read)
 	j = xcalloc(1, sizeof(*j));
 	j->r = *r;
 	memset(j->r.seg, 0, sizeof(j->r.seg));
-	j->r.nseg = 0;
+	/* The segments die with admin_handle too: a wave move reads them. */
+	for (i = 0; i < r->nseg; i++)
+		j->r.seg[i] = xstrdup(r->seg[i]);
 	j->r.path = NULL;
 	/* The query dies with admin_handle; the child reads a copy. */
 	j->query = r->query != NULL ? xstrdup(r->query) : NULL;
 	j->r.query = j->query;
-	j->read = read;
+	j->kind = kind;
 	j->r.reply = &j->rep;
 	j->r.body = NULL;
 	j->r.body_len = 0;
@@ -142,13 +157,18 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 	struct admin_req *r = &j->r;
 	uint32_t code, len;
 	uint64_t seq;
+	int i;
 
 	free(j->rep.body);
 	memset(&j->rep, 0, sizeof(j->rep));
 	r->outcome = NULL;
 	r->where[0] = '\0';
-	if (status != NULL && strncmp(status, "never ran", 9) == 0 && j->read)
+	if (status != NULL && strncmp(status, "never ran", 9) == 0 &&
+	    j->kind == ADMIN_JOB_READ)
 		admin_error(r, 503, "the read %s", status);
+	else if (status != NULL && strncmp(status, "never ran", 9) == 0 &&
+	    j->kind == ADMIN_JOB_CHANGE)
+		admin_error(r, 503, "the change %s; nothing changed", status);
 	else if (status != NULL && strncmp(status, "never ran", 9) == 0)
 		admin_error(r, 503, "the import %s; nothing was imported",
 		    status);
@@ -158,9 +178,13 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 	    evbuffer_remove(out, &len, sizeof(len)) != sizeof(len) ||
 	    evbuffer_get_length(out) < len || code < 200 || code > 599)
 		admin_error(r, 500,
-		    j->read ? "the process reading the store %s" :
-			      "the import's process %s before it answered; "
-			      "whether it was applied shows in GET /events",
+		    j->kind == ADMIN_JOB_READ ?
+			"the process reading the store %s" :
+			j->kind == ADMIN_JOB_CHANGE ?
+			"the change's process %s before it answered; whether "
+			"it was applied shows in GET /events" :
+			"the import's process %s before it answered; "
+			"whether it was applied shows in GET /events",
 		    status != NULL ? status : "gave no answer");
 	else {
 		j->rep.status = (int)code;
@@ -180,6 +204,8 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 		admin_reply_fired(r->f, &j->rep);
 	}
 	r->later_cb(&j->rep, r->later_arg);
+	for (i = 0; i < r->nseg; i++)
+		free(r->seg[i]);
 	evbuffer_free(r->in);
 	free(j->query);
 	free(j);

@@ -539,7 +539,9 @@ admin_readers_recent(struct admin_req *r, const struct route_obj *keys,
 	json_t *v, *list = json_array();
 	size_t i;
 
-	(void)inventory_flush(r->f->inv);
+	/* A worker's child must not touch the loop's store: it flushed. */
+	if (r->st == r->f->store)
+		(void)inventory_flush(r->f->inv);
 	for (i = 0; i < n; i++) {
 		if (keys[i].rule || keys[i].len + 1 > STORE_KEY_MAX)
 			continue;

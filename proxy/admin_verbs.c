@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <jansson.h>
 
 #include "lib/compat.h"
@@ -20,6 +22,7 @@
 #include "policy/rlog.h"
 #include "proxy/admin_impl.h"
 #include "proxy/floe.h"
+#include "proxy/inventory.h"
 #include "proxy/watch.h"
 #include "routing/store.h"
 #include "routing/wave.h"
@@ -35,6 +38,7 @@ struct admin_move {
 	struct wave_gate gate;
 	struct wave_gate *gp; /* NULL: no gate, or the gate is off */
 	bool decom; /* the gate is the decommission gate */
+	bool dry; /* a dry run: it lists the wave's objects */
 	char gmsg[1024]; /* the gate's verdict */
 	char msg[1024]; /* wave.c's outcome */
 };
@@ -48,11 +52,16 @@ static int admin_flip_pct(struct admin_req *, json_t *, int, json_int_t *);
 static int admin_set_overrides(struct admin_req *, json_t *,
     struct wave_overrides *);
 static json_t *admin_rollback_logged(struct admin_req *, uint32_t, int,
-    const char *, int, const char *);
+    const char *, int, const char *, bool *);
 static void admin_move_dry(struct admin_req *, struct admin_move *,
     const struct wave_try *, const char *);
 static int admin_freeze_readers(struct admin_req *, struct admin_move *, char *,
     size_t, json_t **);
+static bool admin_move_offload(struct admin_req *, bool);
+static void admin_wave_flip_run(struct admin_req *, struct evbuffer *);
+static void admin_wave_freeze_run(struct admin_req *, struct evbuffer *);
+static void admin_wave_flip_now(struct admin_req *);
+static void admin_wave_freeze_now(struct admin_req *);
 
 /*
  * Begin a transition: the wave from the path and the body, which must be
@@ -80,7 +89,7 @@ static int
 admin_move_load(struct admin_req *r, struct admin_move *m, bool gated,
     bool decom)
 {
-	struct gate_params defaults;
+	struct gate_params defaults, p;
 
 	if (admin_wave_state(r, m->n, &m->before, NULL) == -1)
 		return -1;
@@ -88,6 +97,14 @@ admin_move_load(struct admin_req *r, struct admin_move *m, bool gated,
 	if (!gated)
 		return 0;
 	m->decom = decom;
+	/*
+	 * gate_min_clean = 0 turns the cutover gate off: no evidence to
+	 * read (a wave of a million tables would be read for nothing).
+	 */
+	gate_params_for(&defaults, m->before.gate_min_clean,
+	    m->before.gate_window_ms, &p);
+	if (!decom && !m->dry && p.min_clean == 0)
+		return 0;
 	if (admin_evidence(r, m->n, &m->before, &m->ev) == -1) {
 		log_warnx("%s: wave %u: reading the ledger for the gate failed",
 		    __func__, m->n);
@@ -209,9 +226,93 @@ admin_flip_pct(struct admin_req *r, json_t *b, int state, json_int_t *pct)
 	return admin_body_int(r, b, "pct", false, 100, 100, 100, pct);
 }
 
-/* POST /waves/{n}/flip {"to","pct","reason"}: behind the cutover gate. */
+/*
+ * Whether R's move of its wave reads the gate's evidence (a freeze, when
+ * DECOM; a flip with its cutover gate on, or a dry run) and can be made
+ * by a worker's child: the evidence is a ledger read per table of the
+ * wave, which on a wave of 10,000 tables held engine requests for half a
+ * second. The move itself is safe there: the gate is checked against the
+ * wave's sequence in the write txn, and the loop sees the commit.
+ */
+static bool
+admin_move_offload(struct admin_req *r, bool decom)
+{
+	struct gate_params defaults, p;
+	struct store_wave w;
+	unsigned long n;
+	json_t *b;
+	char *end;
+	bool dry = false;
+
+	if (r->f->worker == NULL || r->later_cb == NULL ||
+	    r->f->cluster != NULL || r->nseg < 2)
+		return false;
+	if (decom)
+		return true;
+	n = strtoul(r->seg[1], &end, 10);
+	if (*end != '\0' || n > UINT32_MAX)
+		return false;
+	memset(&w, 0, sizeof(w));
+	if (store_wave_get(r->st, (uint32_t)n, &w) == STORE_ERROR)
+		return false;
+	admin_policy(r, &defaults, NULL);
+	gate_params_for(&defaults, w.gate_min_clean, w.gate_window_ms, &p);
+	if (r->in != NULL && evbuffer_get_length(r->in) > 0 &&
+	    (b = json_loadb((const char *)evbuffer_pullup(r->in, -1),
+		 evbuffer_get_length(r->in), 0, NULL)) != NULL) {
+		dry = json_is_true(json_object_get(b, "dry_run"));
+		json_decref(b);
+	}
+	return p.min_clean != 0 || dry;
+}
+
+/* admin_wave_flip's work, in the worker's child. */
+static void
+admin_wave_flip_run(struct admin_req *r, struct evbuffer *alarms __unused)
+{
+	admin_wave_flip_now(r);
+}
+
+/* admin_wave_freeze's work, in the worker's child. */
+static void
+admin_wave_freeze_run(struct admin_req *r, struct evbuffer *alarms __unused)
+{
+	admin_wave_freeze_now(r);
+}
+
+/*
+ * POST /waves/{n}/flip {"to","pct","reason"}: behind the cutover gate;
+ * with the gate on, made by a worker's child (admin_move_offload).
+ */
 void
 admin_wave_flip(struct admin_req *r)
+{
+	if (admin_move_offload(r, false)) {
+		(void)inventory_flush(r->f->inv);
+		admin_job_change(r, admin_wave_flip_run);
+	} else
+		admin_wave_flip_now(r);
+}
+
+/*
+ * POST /waves/{n}/freeze {"reason"}: behind the decommission gate, made
+ * by a worker's child (admin_move_offload).
+ */
+void
+admin_wave_freeze(struct admin_req *r)
+{
+	if (admin_move_offload(r, true)) {
+		/* The stale readers the child reads: what was noted until now.
+		 */
+		(void)inventory_flush(r->f->inv);
+		admin_job_change(r, admin_wave_freeze_run);
+	} else
+		admin_wave_freeze_now(r);
+}
+
+/* The flip itself, here or in the worker's child. */
+static void
+admin_wave_flip_now(struct admin_req *r)
 {
 	static const char *const known[] = { "to", "pct", "reason", "dry_run",
 		NULL };
@@ -235,6 +336,7 @@ admin_wave_flip(struct admin_req *r)
 		    "field \"to\" must be \"lakehouse\" or \"canary\"");
 		goto out;
 	}
+	m.dry = dry;
 	if (admin_flip_pct(r, m.body, state, &pct) == -1 ||
 	    admin_move_load(r, &m, true, false) == -1)
 		goto out;
@@ -269,7 +371,7 @@ out:
  */
 static json_t *
 admin_rollback_logged(struct admin_req *r, uint32_t n, int from,
-    const char *reason, int rc, const char *msg)
+    const char *reason, int rc, const char *msg, bool *deferred)
 {
 	struct rlog_entry e = { .wave = n,
 		.from = wave_state_name(from),
@@ -297,6 +399,15 @@ admin_rollback_logged(struct admin_req *r, uint32_t n, int from,
 		return json_pack("{s:b, s:b, s:s}", "written", true, "pending",
 		    false, "by", "cluster");
 	line = rlog_line(&e, r->st, r->now_ms);
+	/* Pending in the store now; appended and fsynced by the worker. */
+	if (admin_rlog_can_defer(r) &&
+	    rlog_put_pending(r->f->rlog, line) == 0) {
+		json_decref(line);
+		log_info("wave %u rolled back from %s by %s (operator)", n,
+		    e.from, r->actor);
+		*deferred = true;
+		return NULL;
+	}
 	if ((wrc = rlog_append(r->f->rlog, line, r->now_ms, &pending)) == -1) {
 		err = errno;
 		log_warn("%s: wave %u: the rollback log line could not be "
@@ -320,7 +431,7 @@ admin_wave_rollback(struct admin_req *r)
 	static const char *const known[] = { "reason", "force_stale", NULL };
 	struct admin_move m;
 	const char *reason = NULL;
-	bool force_stale = false;
+	bool force_stale = false, deferred = false;
 	json_t *j, *logged;
 	int rc;
 
@@ -331,9 +442,11 @@ admin_wave_rollback(struct admin_req *r)
 		goto out;
 	rc = wave_rollback(r->st, m.n, r->actor, reason, force_stale, r->now_ms,
 	    m.msg, sizeof(m.msg));
-	logged =
-	    admin_rollback_logged(r, m.n, m.before.state, reason, rc, m.msg);
-	if ((j = admin_move_end(r, &m, rc)) != NULL) {
+	logged = admin_rollback_logged(r, m.n, m.before.state, reason, rc,
+	    m.msg, &deferred);
+	if ((j = admin_move_end(r, &m, rc)) != NULL && deferred)
+		admin_rlog_later(r, 200, j);
+	else if (j != NULL) {
 		if (logged != NULL)
 			json_object_set(j, "rollback_log", logged);
 		admin_reply_json(r, 200, j);
@@ -393,9 +506,9 @@ out:
 	admin_move_clear(&m);
 }
 
-/* POST /waves/{n}/freeze {"reason"}: behind the decommission gate. */
-void
-admin_wave_freeze(struct admin_req *r)
+/* The freeze itself, here or in the worker's child. */
+static void
+admin_wave_freeze_now(struct admin_req *r)
 {
 	static const char *const known[] = { "reason", "dry_run", NULL };
 	struct admin_move m;

@@ -39,15 +39,12 @@ struct admin_wave_routes {
 };
 
 static int admin_waves_rec_cb(const struct store_wave *, void *);
-static int admin_waves_route_cb(const void *, size_t,
-    const struct store_route *, void *);
+static int admin_waves_count_cb(const struct store_wave_count *, void *);
 static int admin_wave_sum_cmp(const void *, const void *);
-static void admin_waves_get_run(struct admin_req *, struct evbuffer *);
 static int admin_wave_event_cb(uint64_t, const char *, size_t, void *);
 static json_t *admin_wave_rollback_json(struct store *,
     const struct store_wave *);
-static int admin_wave_routes_cb(const void *, size_t,
-    const struct store_route *, void *);
+static int admin_wave_routes_cb(const void *, size_t, void *);
 
 /*
  * Read wave N into *W (zero-filled, state warehouse, when it has no record;
@@ -100,29 +97,23 @@ admin_waves_rec_cb(const struct store_wave *w, void *arg)
 }
 
 /*
- * Count a route for its wave: the list is kept in wave order, one entry
- * per wave, so a route costs a binary search (a store of a million routes
- * once made a million entries, sorted afterwards: 1.2 s and 200 MB).
+ * Put a wave's counts (the store keeps them per wave) into the list,
+ * which is in wave order with one entry per wave.
  */
 static int
-admin_waves_route_cb(const void *key, size_t keylen,
-    const struct store_route *rt, void *arg)
+admin_waves_count_cb(const struct store_wave_count *c, void *arg)
 {
 	struct admin_wave_list *l = arg;
-	struct admin_wave_sum *s;
-	struct route_obj obj;
 	size_t lo = 0, hi = l->len, mid;
 
-	if (route_obj_from_key(key, keylen, &obj) == -1)
-		return 0;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (l->v[mid].n < rt->wave)
+		if (l->v[mid].n < c->wave)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == l->len || l->v[lo].n != rt->wave) {
+	if (lo == l->len || l->v[lo].n != c->wave) {
 		if (l->len == l->cap) {
 			l->cap = l->cap != 0 ? l->cap * 2 : 16;
 			l->v = xreallocarray(l->v, l->cap, sizeof(*l->v));
@@ -131,14 +122,11 @@ admin_waves_route_cb(const void *key, size_t keylen,
 		    (l->len - lo) * sizeof(*l->v));
 		l->len++;
 		memset(&l->v[lo], 0, sizeof(l->v[lo]));
-		l->v[lo].n = rt->wave;
+		l->v[lo].n = c->wave;
 		l->v[lo].w.state = WAVE_WAREHOUSE;
 	}
-	s = &l->v[lo];
-	if (obj.rule)
-		s->rules++;
-	else
-		s->objects++;
+	l->v[lo].objects = (unsigned)c->objects;
+	l->v[lo].rules = (unsigned)c->rules;
 	return 0;
 }
 
@@ -163,10 +151,10 @@ admin_waves_collect(struct store *st, struct admin_wave_list *l)
 	memset(l, 0, sizeof(*l));
 	if (store_wave_foreach(st, admin_waves_rec_cb, l) < 0)
 		goto fail;
-	/* The records in wave order; then each route finds its own. */
+	/* The records in wave order; then the counts the store keeps. */
 	if (l->len > 1)
 		qsort(l->v, l->len, sizeof(*l->v), admin_wave_sum_cmp);
-	if (store_route_foreach(st, admin_waves_route_cb, l) < 0)
+	if (store_count_foreach(st, admin_waves_count_cb, l) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -196,13 +184,12 @@ admin_wave_sum_json(const struct admin_wave_sum *s)
  * that there are more and stop.
  */
 static int
-admin_wave_routes_cb(const void *key, size_t keylen,
-    const struct store_route *rt, void *arg)
+admin_wave_routes_cb(const void *key, size_t keylen, void *arg)
 {
 	struct admin_wave_routes *wr = arg;
 	struct route_obj obj;
 
-	if (rt->wave != wr->n || route_obj_from_key(key, keylen, &obj) == -1)
+	if (route_obj_from_key(key, keylen, &obj) == -1)
 		return 0;
 	if (wr->limit > 0 && wr->count == wr->limit) {
 		wr->more = true;
@@ -216,60 +203,42 @@ admin_wave_routes_cb(const void *key, size_t keylen,
 
 /*
  * stats_status_cb (ARG: the struct floe): how many waves are in each
- * state; null if the store cannot say. Counting reads every route (to
- * find the waves that have routes and no record: 0.1 to 0.3 s at
- * 1,000,000 routes), and the counts change only with a new event: they
- * are kept with the store's sequence and counted again after a change.
+ * state; null if the store cannot say. The waves with routes come from
+ * the store's per-wave counts, so this reads a record per wave, never
+ * every route.
  */
 json_t *
 admin_waves_status_cb(void *arg)
 {
-	static const struct store *kept_st;
-	static uint64_t kept_seq;
-	static unsigned kept[WAVE_NSTATES];
 	struct floe *f = arg;
 	struct admin_wave_list l;
-	uint64_t seq;
+	unsigned count[WAVE_NSTATES];
 	json_t *waves;
 	size_t i;
 	int s;
 
-	if (f->store == NULL || store_seq_read(f->store, &seq) != STORE_OK)
+	if (f->store == NULL || admin_waves_collect(f->store, &l) == -1)
 		return json_null();
-	if (kept_st != f->store || kept_seq != seq) {
-		if (admin_waves_collect(f->store, &l) == -1)
-			return json_null();
-		memset(kept, 0, sizeof(kept));
-		for (i = 0; i < l.len; i++)
-			if (l.v[i].w.state < WAVE_NSTATES)
-				kept[l.v[i].w.state]++;
-		free(l.v);
-		kept_st = f->store;
-		kept_seq = seq;
-	}
+	memset(count, 0, sizeof(count));
+	for (i = 0; i < l.len; i++)
+		if (l.v[i].w.state < WAVE_NSTATES)
+			count[l.v[i].w.state]++;
+	free(l.v);
 	waves = json_object();
 	for (s = 0; s < WAVE_NSTATES; s++)
 		json_object_set_new(waves, wave_state_name(s),
-		    json_integer(kept[s]));
+		    json_integer(count[s]));
 	return waves;
 }
 
 /*
  * GET /waves[?limit=N&after=W]: every wave with a record or a route, in
  * order; with a limit, a page of them and "next", the wave to ask after
- * for the next page (null: none). The counts read every route (half a
- * second at 1,000,000 routes): the worker's child does it, so that the
- * loop goes on serving engine requests meanwhile.
+ * for the next page (null: none). A record and the store's counts per
+ * wave: no walk of the routes.
  */
 void
 admin_waves_get(struct admin_req *r)
-{
-	admin_job_read(r, admin_waves_get_run);
-}
-
-/* admin_waves_get's work, in the worker's child (or at once). */
-static void
-admin_waves_get_run(struct admin_req *r, struct evbuffer *alarms __unused)
 {
 	struct admin_wave_list l;
 	unsigned long long limit = 0, after = 0;
@@ -338,7 +307,7 @@ admin_wave_get(struct admin_req *r)
 	wr.limit = (size_t)limit;
 	wr.objects = json_array();
 	wr.rules = json_array();
-	if (store_route_foreach_after(r->st, has_after ? after.key : NULL,
+	if (store_wave_routes(r->st, n, has_after ? after.key : NULL,
 		has_after ? after.len : 0, admin_wave_routes_cb, &wr) < 0) {
 		json_decref(wr.objects);
 		json_decref(wr.rules);

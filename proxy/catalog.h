@@ -16,6 +16,7 @@ struct evbuffer;
 
 typedef struct json_t json_t;
 struct catalog_text;
+struct catalog_stream;
 
 struct catalog {
 	bool known; /* a config answer was read once */
@@ -70,6 +71,27 @@ char *catalog_rewrite(const struct catalog *, bool merge, const char *body,
 int catalog_merge_tail(const struct catalog *, const char *tail, size_t tlen,
     size_t len, const char *upstream_base, const char *floe_base,
     const char *pinned_prefix, char **ins, size_t *inslen, size_t *at);
+/*
+ * catalog_rewrite for an answer passed on as it arrives, in pieces cut
+ * anywhere: the same bytes come out, for every answer that is JSON. (Two
+ * cases that catalog_rewrite leaves unchanged are rewritten here all the
+ * same: an answer nested deeper than it follows, and one with a second
+ * top-level "config", where the first gets the merge.) NULL when the
+ * upstream URL cannot be matched piece by piece (it holds a quote or a
+ * backslash): such answers are rewritten whole.
+ */
+struct catalog_stream *catalog_stream_new(const struct catalog *, bool merge,
+    const char *upstream_base, const char *floe_base,
+    const char *pinned_prefix);
+/*
+ * IN holds the answer's next bytes: move to OUT what the client gets for
+ * them. Bytes a URL prefix cut by the end of IN may yet cover (fewer than
+ * the prefix's length) stay at IN's start for the next call, unless END:
+ * no byte follows.
+ */
+void catalog_stream_run(struct catalog_stream *, struct evbuffer *in,
+    struct evbuffer *out, bool end);
+void catalog_stream_free(struct catalog_stream *);
 /*
  * Does BODY hold S (N bytes)? Each piece of it is searched in place and
  * each seam between two pieces through a small window: a large answer is

@@ -1,6 +1,7 @@
 /*
  * floe: catalog_impl.h -- private to the catalog (catalog.c,
- * catalog_splice.c, catalog_rewrite.c); nothing else includes it. Owns the
+ * catalog_splice.c, catalog_rewrite.c, catalog_stream.c); nothing else
+ * includes it. Owns the
  * merge members kept as JSON text (struct catalog_text, built by
  * catalog.c), and the state of one scan of an answer (struct splice:
  * filled by catalog_splice.c, turned into a new answer by
@@ -34,6 +35,16 @@ struct catalog_urls {
 	size_t fromlen;
 	const char *to; /* FLOE_BASE "/v1/" [PINNED "/"] */
 	size_t tolen;
+};
+
+/* Room for a rewritten URL prefix on the stack. */
+#define CATALOG_URL_BUF 512
+
+/* The URL prefixes of one rewrite, and what holds them. */
+struct catalog_urlbuf {
+	struct catalog_urls u;
+	char *from, *to; /* heap copies of long ones, or NULL */
+	char frombuf[CATALOG_URL_BUF], tobuf[CATALOG_URL_BUF];
 };
 
 struct splice_edit {
@@ -70,5 +81,12 @@ void splice_clear(struct splice *);
 void splice_ws(struct splice *);
 int splice_value(struct splice *, int depth, int role);
 int splice_tail(struct splice *);
+void splice_mark_key(struct splice *, const char *, size_t);
+
+/* catalog_rewrite.c */
+char *splice_insertion(struct splice *, size_t *, size_t *);
+size_t catalog_base_len(const char *, const char *);
+void catalog_urls_make(struct catalog_urlbuf *, const struct catalog *,
+    const char *, size_t, const char *, const char *);
 
 #endif

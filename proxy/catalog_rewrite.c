@@ -25,25 +25,12 @@
  */
 #define CATALOG_BODY_VECS 256
 #define CATALOG_SEAM_MAX 512
-/* Room for a rewritten URL prefix on the stack. */
-#define CATALOG_URL_BUF 512
-
-/* The URL prefixes of one rewrite, and what holds them. */
-struct catalog_urlbuf {
-	struct catalog_urls u;
-	char *from, *to; /* heap copies of long ones, or NULL */
-	char frombuf[CATALOG_URL_BUF], tobuf[CATALOG_URL_BUF];
-};
 
 static void splice_put(char **, const char *, size_t);
 static char *splice_members(struct splice *, bool, size_t *);
-static char *splice_insertion(struct splice *, size_t *, size_t *);
 static const char *catalog_url(char[CATALOG_URL_BUF], char **, const char *,
     size_t, const char *, bool, size_t *);
-static size_t catalog_base_len(const char *, const char *);
 static bool catalog_merged_urls(const struct catalog *, const char *, size_t);
-static void catalog_urls_make(struct catalog_urlbuf *, const struct catalog *,
-    const char *, size_t, const char *, const char *);
 
 /* Append JSON-string text S (already escaped as jansson writes it). */
 static void
@@ -95,7 +82,7 @@ splice_members(struct splice *sp, bool lead_comma, size_t *outlen)
  * After a scan that left SP->merge set: the text to insert (caller frees;
  * NULL if none) and its offset in the scanned body, *AT.
  */
-static char *
+char *
 splice_insertion(struct splice *sp, size_t *inslen, size_t *at)
 {
 	size_t mlen;
@@ -148,7 +135,7 @@ catalog_url(char buf[CATALOG_URL_BUF], char **own, const char *base,
 }
 
 /* UPSTREAM_BASE without trailing slashes: its length (0: no rewrites). */
-static size_t
+size_t
 catalog_base_len(const char *upstream_base, const char *floe_base)
 {
 	size_t blen;
@@ -180,7 +167,7 @@ catalog_merged_urls(const struct catalog *c, const char *upstream_base,
 }
 
 /* Build the from and to prefixes of a rewrite into UB. */
-static void
+void
 catalog_urls_make(struct catalog_urlbuf *ub, const struct catalog *c,
     const char *upstream_base, size_t blen, const char *floe_base,
     const char *pinned_prefix)

@@ -44,7 +44,6 @@ static const unsigned char splice_class[256] = {
 
 static void splice_edit(struct splice *, size_t, size_t, int);
 static int splice_string(struct splice *);
-static void splice_mark_key(struct splice *, const char *, size_t);
 static int splice_object(struct splice *, int, int);
 static int splice_skip(struct splice *);
 static bool splice_is_ws(char);
@@ -125,7 +124,7 @@ splice_string(struct splice *sp)
 }
 
 /* Which merge key, if any, the key string [k, k + n) (quotes included) is. */
-static void
+void
 splice_mark_key(struct splice *sp, const char *k, size_t n)
 {
 	const struct catalog_text *t = sp->c->text;

@@ -4,7 +4,8 @@
  * PREFIX/nodes/NAME holding the node's applied revision, the hash of its
  * routes and waves, whether it is connected, its version and heartbeat,
  * rewritten every third of the lease. Every node's key is watched with the
- * rest of the prefix, so that GET /cluster shows all of them side by side.
+ * rest of the prefix, so that GET /cluster shows all of them side by side,
+ * and the leader (cluster_leader.c) among them.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -100,6 +101,7 @@ cluster_free(struct cluster *c)
 	cluster_writes_free(c);
 	cluster_pending_free(c);
 	cluster_mirror_stop(c);
+	cluster_leader_stop(c);
 	etcd_cancel(c->lcall);
 	etcd_cancel(c->pcall);
 	if (c->beat != NULL)
@@ -145,8 +147,11 @@ cluster_beat_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 
 	if (c->watching)
 		cluster_pending_flush(c);
+	cluster_leader_beat(c);
 	if (c->lcall != NULL)
 		return;
+	/* The lease lives at least its TTL from now (the leader's bound). */
+	c->lease_sent_us = units_mono_us();
 	if (c->lease == 0)
 		c->lcall = etcd_lease_grant(c->etcd,
 		    (int64_t)(c->lease_ms / 1000), 0, cluster_lease_cb, c);
@@ -165,6 +170,7 @@ cluster_lease_cb(const struct etcd_result *res, void *arg)
 	if (res->err == ETCD_ENOTFOUND) {
 		/* Expired while etcd was away: a new one next beat. */
 		c->lease = 0;
+		cluster_leader_lease(c, false, 0, 0);
 		return;
 	}
 	if (res->err != ETCD_OK) {
@@ -174,6 +180,7 @@ cluster_lease_cb(const struct etcd_result *res, void *arg)
 	if (res->lease != 0)
 		c->lease = res->lease;
 	cluster_put_node(c);
+	cluster_leader_lease(c, true, c->lease_sent_us, res->ttl);
 }
 
 /* This node as its key holds it. Caller decrefs. */
@@ -293,6 +300,12 @@ cluster_status(struct cluster *c)
 	(void)json_object_set_new(self, "lagging", json_false());
 	(void)json_object_set_new(self, "disagrees", json_false());
 	(void)json_array_append_new(nodes, self);
+	/* The leader as the key says, whatever the node keys say. */
+	json_array_foreach(nodes, i, o)
+		(void)json_object_set_new(o, "leader",
+		    json_boolean(c->leader[0] != '\0' &&
+			strcmp(json_string_value(json_object_get(o, "name")),
+			    c->leader) == 0));
 	/* By name, so that every node prints the same table. */
 	for (i = 1; i < json_array_size(nodes); i++) {
 		size_t k = i;
@@ -310,11 +323,14 @@ cluster_status(struct cluster *c)
 			k--;
 		}
 	}
-	return json_pack("{s:s, s:s, s:b, s:b, s:I, s:I, s:s, s:I, s:o}",
-	    "node", c->name, "prefix", c->prefix, "connected", c->watching,
-	    "loaded", c->loaded, "applied_revision", (json_int_t)c->applied,
+	return json_pack("{s:s, s:s, s:s, s:b, s:b, s:I, s:I, s:s, s:I, s:s?, "
+			 "s:b, s:o}",
+	    "node", c->name, "prefix", c->prefix, "endpoint",
+	    etcd_endpoint(c->etcd), "connected", c->watching, "loaded",
+	    c->loaded, "applied_revision", (json_int_t)c->applied,
 	    "stored_revision", (json_int_t)c->stored, "hash", mine, "resyncs",
-	    (json_int_t)c->resyncs, "nodes", nodes);
+	    (json_int_t)c->resyncs, "leader", cluster_leader_name(c),
+	    "is_leader", cluster_is_leader(c), "nodes", nodes);
 }
 
 /* The "cluster" part of GET /status. */
@@ -357,6 +373,14 @@ cluster_metrics_cb(struct evbuffer *out, void *arg)
 	    "and waves (its low 52 bits: equal on converged nodes).\n"
 	    "# TYPE floe_cluster_state_hash gauge\n"
 	    "floe_cluster_state_hash %" PRIu64 "\n"
+	    "# HELP floe_cluster_leader 1 while this node is the leader, "
+	    "the one that runs the freshness and count polls.\n"
+	    "# TYPE floe_cluster_leader gauge\n"
+	    "floe_cluster_leader %d\n"
+	    "# HELP floe_cluster_leader_changes_total Times this node became "
+	    "the leader.\n"
+	    "# TYPE floe_cluster_leader_changes_total counter\n"
+	    "floe_cluster_leader_changes_total %u\n"
 	    "# HELP floe_cluster_nodes Nodes with a key in etcd.\n"
 	    "# TYPE floe_cluster_nodes gauge\n"
 	    "floe_cluster_nodes %zu\n"
@@ -369,5 +393,6 @@ cluster_metrics_cb(struct evbuffer *out, void *arg)
 	    "# TYPE floe_cluster_nodes_disagreeing gauge\n"
 	    "floe_cluster_nodes_disagreeing %zu\n",
 	    c->applied, c->watching ? 1 : 0, c->resyncs,
-	    c->hash & ((UINT64_C(1) << 52) - 1), nodes, lagging, disagree);
+	    c->hash & ((UINT64_C(1) << 52) - 1), cluster_is_leader(c) ? 1 : 0,
+	    c->leader_changes, nodes, lagging, disagree);
 }

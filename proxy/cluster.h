@@ -3,7 +3,8 @@
  * holds the routes, waves and events, and this node's store is its copy.
  * Owns the etcd client, the mirror (a paged range pinned to one revision,
  * then a watch from the next one), this node's leased key under
- * PREFIX/nodes/, what it knows of the other nodes, and the writes in
+ * PREFIX/nodes/, the leader key PREFIX/leader (which node polls the
+ * catalogs), what it knows of the other nodes, and the writes in
  * flight (each a txn; its answer waits until the mirror applied it).
  * Borrows struct floe (its store, fetch client and rollback log). The
  * data path never calls it. Loop thread only.
@@ -45,6 +46,21 @@ typedef void (*cluster_done_cb)(int status, const char *msg, void *arg);
  */
 void cluster_commit(struct cluster *, struct store_capture *cap,
     cluster_done_cb done, void *arg);
+
+/*
+ * Whether this node is the leader, sure of it now: the one node of the
+ * cluster that runs the freshness and count polls. False without etcd
+ * once this node's lease may have run out. NULL: false.
+ */
+bool cluster_is_leader(const struct cluster *);
+/* The leader's name as last seen, or NULL if none is known. */
+const char *cluster_leader_name(const struct cluster *);
+/*
+ * floe is draining: stop polling and give the leader key up at once (not
+ * waited for), so that another node takes the polls without waiting for
+ * this node's lease to run out.
+ */
+void cluster_leader_resign(struct cluster *);
 
 /* Whether the mirror is watching etcd now. */
 bool cluster_connected(const struct cluster *);

@@ -1,8 +1,9 @@
 /*
  * floe: cluster_impl.h -- private to cluster mode (cluster.c,
- * cluster_mirror.c, cluster_write.c); nothing else includes it. Owns the
- * layout of struct cluster: the etcd client, the mirror's state, the
- * node key's lease and the writes waiting for the mirror. Callers use
+ * cluster_mirror.c, cluster_write.c, cluster_pending.c,
+ * cluster_leader.c); nothing else includes it. Owns the layout of struct
+ * cluster: the etcd client, the mirror's state, the node key's lease, the
+ * leader key as seen and the writes waiting for the mirror. Callers use
  * proxy/cluster.h.
  */
 #ifndef FLOE_PROXY_CLUSTER_IMPL_H
@@ -39,6 +40,7 @@ struct cluster_kv {
 	char *value;
 	size_t value_len;
 	int64_t mod_revision;
+	int64_t lease;
 };
 
 struct cluster {
@@ -76,6 +78,20 @@ struct cluster {
 	struct event *beat;
 	int64_t beat_ms; /* last heartbeat written */
 	json_t *nodes; /* name -> the node key's value, as last seen */
+	int64_t lease_sent_us; /* mono: when the last grant or renewal left */
+
+	/* The leader key (cluster_leader.c). */
+	char leader[128]; /* its holder as last seen; "": none */
+	int64_t leader_lease; /* the lease it goes with */
+	int64_t leader_rev; /* the revision it was last seen at */
+	bool leading; /* seen holding it with this node's lease */
+	bool was_leader; /* cluster_is_leader when last checked */
+	bool resigned; /* draining: never the leader again */
+	int64_t sure_until_us; /* mono: the lease lives at least until */
+	int64_t leading_since_ms;
+	unsigned leader_changes; /* times this node became the leader */
+	int64_t elease; /* the lease a campaign in flight puts */
+	struct etcd_call *ecall; /* a campaign */
 
 	/* Writes (cluster_write.c). */
 	TAILQ_HEAD(, cluster_write) writes;
@@ -100,6 +116,14 @@ void cluster_pending_flush(struct cluster *);
 void cluster_pending_load(struct cluster *);
 int cluster_pending_reput(struct cluster *, struct store_mirror *, int64_t);
 void cluster_pending_free(struct cluster *);
+
+/* cluster_leader.c */
+void cluster_leader_lease(struct cluster *, bool alive, int64_t sent_us,
+    int64_t ttl);
+void cluster_leader_beat(struct cluster *);
+void cluster_leader_seen(struct cluster *, const char *value, size_t vlen,
+    int64_t lease, int64_t rev, bool deleted);
+void cluster_leader_stop(struct cluster *);
 
 /* cluster.c */
 void cluster_node_seen(struct cluster *, const char *key, size_t len,

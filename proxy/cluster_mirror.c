@@ -34,12 +34,14 @@ enum cluster_key_kind {
 	CLUSTER_KEY_OTHER,
 	CLUSTER_KEY_STATE, /* objects/, waves/, events/: in the store */
 	CLUSTER_KEY_NODE, /* nodes/NAME */
+	CLUSTER_KEY_LEADER, /* leader */
 };
 
 /* A wave's state before a resync, to say what it changed. */
 struct cluster_old_wave {
 	uint32_t n;
 	uint8_t state;
+	int64_t rollback_ms;
 };
 
 struct cluster_old_waves {
@@ -71,6 +73,13 @@ static json_t *cluster_rollback_seen(struct cluster *,
     size_t);
 static json_t *cluster_event_of(struct cluster *, const struct etcd_watch_msg *,
     int64_t);
+static json_t *cluster_resync_event(struct cluster *, uint32_t, int64_t);
+static int cluster_resync_rollback(struct cluster *, struct store_mirror *,
+    const struct cluster_old_waves *, const struct cluster_kv *,
+    const unsigned char *, unsigned *);
+static json_t *cluster_rollback_line(struct cluster *, uint32_t, const char *,
+    const struct store_wave *, json_t *, int64_t, const char *);
+static int cluster_rollback_keep(struct store_mirror *, json_t *);
 
 /* A 64-bit hash of KEY and REV, XORed into the mirror's hash. */
 uint64_t
@@ -136,6 +145,8 @@ cluster_classify(const char *key, size_t len, enum store_db *db,
 		*klen = 0;
 		return CLUSTER_KEY_STATE;
 	}
+	if (len == 6 && memcmp(key, "leader", 6) == 0)
+		return CLUSTER_KEY_LEADER;
 	if (len > 6 && memcmp(key, "nodes/", 6) == 0) {
 		*name = key + 6;
 		*nlen = len - 6;
@@ -275,6 +286,7 @@ cluster_range_cb(const struct etcd_result *res, void *arg)
 		memcpy(kv->value, res->kvs[i].value, kv->value_len);
 		kv->value[kv->value_len] = '\0';
 		kv->mod_revision = res->kvs[i].mod_revision;
+		kv->lease = res->kvs[i].lease;
 	}
 	if (res->more)
 		return;
@@ -291,6 +303,7 @@ cluster_old_wave_cb(const struct store_wave *w, void *arg)
 	o->v = xreallocarray(o->v, o->n + 1, sizeof(*o->v));
 	o->v[o->n].n = w->n;
 	o->v[o->n].state = w->state;
+	o->v[o->n].rollback_ms = w->rollback_ms;
 	o->n++;
 	return 0;
 }
@@ -307,6 +320,8 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 	struct store_mirror *m;
 	const char *name;
 	size_t i, k, nlen, nstate = 0;
+	unsigned nlines = 0;
+	bool leader = false;
 	enum store_db db;
 	unsigned char kb[STORE_KEY_MAX];
 	size_t klen;
@@ -314,6 +329,11 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 
 	(void)store_wave_foreach(c->st, cluster_old_wave_cb, &old);
 	json_object_clear(c->nodes);
+	/*
+	 * The range says who leads, whatever was seen before (another
+	 * cluster's revisions may be higher).
+	 */
+	c->leader_rev = 0;
 	if ((m = store_mirror_begin(c->st)) == NULL ||
 	    store_mirror_reset(m) != STORE_OK)
 		rc = STORE_ERROR;
@@ -326,15 +346,25 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 			rc = cluster_put(c, m, kv->key, kv->key_len, kv->value,
 			    kv->value_len, kv->mod_revision);
 			nstate += rc == STORE_OK;
+			if (rc == STORE_OK && db == STORE_DB_WAVES && c->loaded)
+				rc = cluster_resync_rollback(c, m, &old, kv, kb,
+				    &nlines);
 			break;
 		case CLUSTER_KEY_NODE:
 			cluster_node_seen(c, kv->key, kv->key_len, kv->value,
 			    kv->value_len, false);
 			break;
+		case CLUSTER_KEY_LEADER:
+			cluster_leader_seen(c, kv->value, kv->value_len,
+			    kv->lease, kv->mod_revision, false);
+			leader = true;
+			break;
 		case CLUSTER_KEY_OTHER:
 			break;
 		}
 	}
+	if (!leader)
+		cluster_leader_seen(c, NULL, 0, 0, rev, true);
 	if (rc != STORE_ERROR)
 		rc = cluster_pending_reput(c, m, rev);
 	if (rc != STORE_ERROR)
@@ -348,6 +378,8 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 		cluster_retry(c, CLUSTER_RETRY_MS * 4);
 		return;
 	}
+	if (nlines > 0 && c->f->rlog != NULL)
+		(void)rlog_flush(c->f->rlog, units_now_ms());
 	/* The diff: every wave the resync moved, either way. */
 	(void)store_wave_foreach(c->st, cluster_old_wave_cb, &now);
 	for (i = 0; i < now.n; i++) {
@@ -479,12 +511,9 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 	size_t i, len, klen, nlen;
 	int64_t top = c->applied;
 	uint64_t hash = c->hash;
-	json_t *lines, *line;
+	unsigned nlines = 0;
+	json_t *line;
 	int rc = STORE_OK;
-
-	/* Rollback log lines, written once the txn is committed. */
-	if ((lines = json_array()) == NULL)
-		fatalx("%s: out of memory", __func__);
 
 	for (i = 0; i < msg->nevents && rc != STORE_ERROR; i++) {
 		ev = &msg->events[i];
@@ -499,6 +528,11 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 		case CLUSTER_KEY_NODE:
 			cluster_node_seen(c, key, len, ev->kv.value,
 			    ev->kv.value_len, ev->type == ETCD_EVENT_DELETE);
+			continue;
+		case CLUSTER_KEY_LEADER:
+			cluster_leader_seen(c, ev->kv.value, ev->kv.value_len,
+			    ev->kv.lease, ev->kv.mod_revision,
+			    ev->type == ETCD_EVENT_DELETE);
 			continue;
 		case CLUSTER_KEY_OTHER:
 			continue;
@@ -525,8 +559,10 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 			rc = STORE_OK;
 		if (rc == STORE_OK && db == STORE_DB_WAVES &&
 		    (line = cluster_rollback_seen(c, msg, ev, key, len)) !=
-			NULL)
-			(void)json_array_append_new(lines, line);
+			NULL) {
+			rc = cluster_rollback_keep(m, line);
+			nlines++;
+		}
 	}
 	if (m != NULL && rc != STORE_ERROR)
 		rc = store_mirror_commit(m, top, c->cluster_id);
@@ -539,14 +575,11 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 		c->watch = NULL;
 		c->watching = false;
 		cluster_retry(c, CLUSTER_RETRY_MS * 4);
-		json_decref(lines);
 		return;
 	}
-	json_array_foreach(lines, i, line)
-		if (c->f->rlog != NULL)
-			(void)rlog_append(c->f->rlog, line, units_now_ms(),
-			    NULL);
-	json_decref(lines);
+	/* The rollback log lines committed with the txn: write them. */
+	if (nlines > 0 && c->f->rlog != NULL)
+		(void)rlog_flush(c->f->rlog, units_now_ms());
 	if (m != NULL)
 		c->stored = top;
 	c->hash = hash;
@@ -564,9 +597,8 @@ cluster_rollback_seen(struct cluster *c, const struct etcd_watch_msg *msg,
     const struct etcd_event *ev, const char *key, size_t len)
 {
 	struct store_wave w, prev;
-	struct rlog_entry e;
 	json_t *line, *event;
-	const char *trigger, *node;
+	const char *node;
 	uint32_t n;
 	char num[16];
 
@@ -586,7 +618,6 @@ cluster_rollback_seen(struct cluster *c, const struct etcd_watch_msg *msg,
 		return NULL;
 	/* The event written with it says which trigger and which node. */
 	event = cluster_event_of(c, msg, ev->kv.mod_revision);
-	trigger = json_string_value(json_object_get(event, "trigger"));
 	node = json_string_value(json_object_get(event, "node"));
 	/* This node logged it when it applied it, etcd being away. */
 	if (node != NULL && strcmp(node, c->name) == 0 &&
@@ -594,27 +625,147 @@ cluster_rollback_seen(struct cluster *c, const struct etcd_watch_msg *msg,
 		json_decref(event);
 		return NULL;
 	}
+	line = cluster_rollback_line(c, n, wave_state_name(prev.state), &w,
+	    event, ev->kv.mod_revision, "applied from etcd");
+	json_decref(event);
+	return line;
+}
+
+/*
+ * The rollback log line of wave N, rolled back from FROM to the record W
+ * by the change EVENT (borrowed; NULL: not known) at etcd revision REV,
+ * with the node that made it; said in floe's log too, HOW it came.
+ * Caller decrefs; NULL if out of memory.
+ */
+static json_t *
+cluster_rollback_line(struct cluster *c, uint32_t n, const char *from,
+    const struct store_wave *w, json_t *event, int64_t rev, const char *how)
+{
+	const char *trigger, *node;
+	struct rlog_entry e;
+	json_t *line;
+
+	trigger = json_string_value(json_object_get(event, "trigger"));
+	node = json_string_value(json_object_get(event, "node"));
 	memset(&e, 0, sizeof(e));
 	e.wave = n;
-	e.from = wave_state_name(prev.state);
+	e.from = from;
 	e.trigger = trigger != NULL ? trigger : "operator";
 	e.measured = json_object_get(event, "measured");
 	e.threshold = json_object_get(event, "threshold");
-	e.actor = w.actor;
-	e.reason = w.reason[0] != '\0' ? w.reason : NULL;
-	if ((line = rlog_line(&e, c->st, units_now_ms())) == NULL) {
-		json_decref(event);
+	e.actor = w->actor;
+	e.reason = w->reason[0] != '\0' ? w->reason : NULL;
+	if ((line = rlog_line(&e, c->st, units_now_ms())) == NULL)
 		return NULL;
-	}
 	(void)json_object_set_new(line, "node",
 	    json_string(node != NULL ? node : "?"));
-	json_decref(event);
 	(void)json_object_set_new(line, "revision",
-	    json_integer((json_int_t)ev->kv.mod_revision));
-	log_info("wave %u rolled back from %s by %s (applied from etcd "
-		 "revision %lld)",
-	    n, e.from, w.actor, (long long)ev->kv.mod_revision);
+	    json_integer((json_int_t)rev));
+	log_info("wave %u rolled back from %s by %s (%s revision %lld)", n,
+	    from, w->actor, how, (long long)rev);
 	return line;
+}
+
+/*
+ * Keep LINE (taken) in the mirror's txn M as a pending rollback log line;
+ * the txn's commit makes it durable with the rollback, rlog_flush writes
+ * it. STORE_OK, or STORE_ERROR (M is over).
+ */
+static int
+cluster_rollback_keep(struct store_mirror *m, json_t *line)
+{
+	char *text;
+	int rc;
+
+	text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(line);
+	if (text == NULL)
+		return STORE_OK; /* out of memory: the line is lost, not the txn
+				  */
+	rc = store_mirror_rlog(m, text, strlen(text));
+	free(text);
+	return rc;
+}
+
+/*
+ * A resync put wave record KV (its store key KB): if it is rolled back
+ * and the store's copy OLD did not have that rollback (another state, or
+ * another rollback time), this node missed it while it was away: keep
+ * its rollback log line in M, once. STORE_OK or STORE_ERROR (M is over).
+ */
+static int
+cluster_resync_rollback(struct cluster *c, struct store_mirror *m,
+    const struct cluster_old_waves *old, const struct cluster_kv *kv,
+    const unsigned char *kb, unsigned *nlines)
+{
+	const struct cluster_old_wave *o = NULL;
+	struct store_wave w;
+	const char *from, *node;
+	json_t *event, *line;
+	uint32_t n;
+	size_t i;
+
+	if (store_wave_record(kv->value, kv->value_len, &w) == -1 ||
+	    w.state != WAVE_ROLLED_BACK)
+		return STORE_OK;
+	n = (uint32_t)kb[0] << 24 | (uint32_t)kb[1] << 16 |
+	    (uint32_t)kb[2] << 8 | kb[3];
+	for (i = 0; i < old->n && o == NULL; i++)
+		if (old->v[i].n == n)
+			o = &old->v[i];
+	if (o != NULL && o->state == WAVE_ROLLED_BACK &&
+	    o->rollback_ms == w.rollback_ms)
+		return STORE_OK;
+	event = cluster_resync_event(c, n, kv->mod_revision);
+	node = json_string_value(json_object_get(event, "node"));
+	if (node != NULL && strcmp(node, c->name) == 0 &&
+	    json_is_true(json_object_get(event, "pending_etcd"))) {
+		json_decref(event);
+		return STORE_OK;
+	}
+	from = json_string_value(json_object_get(event, "from"));
+	if (from == NULL)
+		from = wave_state_name(o != NULL ? o->state : WAVE_WAREHOUSE);
+	line = cluster_rollback_line(c, n, from, &w, event, kv->mod_revision,
+	    "found by a resync at");
+	json_decref(event);
+	if (line == NULL)
+		return STORE_OK;
+	(*nlines)++;
+	return cluster_rollback_keep(m, line);
+}
+
+/*
+ * The last rollback event of wave N at or before revision REV among a
+ * resync's pages, parsed, or NULL. Caller decrefs.
+ */
+static json_t *
+cluster_resync_event(struct cluster *c, uint32_t n, int64_t rev)
+{
+	static const char type[] = "\"wave.rollback\"";
+	const struct cluster_kv *kv, *best = NULL;
+	json_t *ev;
+	size_t i;
+
+	for (i = 0; i < c->nkvs; i++) {
+		kv = &c->kvs[i];
+		if (kv->mod_revision > rev ||
+		    (best != NULL && kv->mod_revision <= best->mod_revision) ||
+		    kv->key_len <= 7 || memcmp(kv->key, "events/", 7) != 0 ||
+		    memmem(kv->value, kv->value_len, type, sizeof(type) - 1) ==
+			NULL)
+			continue;
+		if ((ev = json_loadb(kv->value, kv->value_len, 0, NULL)) ==
+		    NULL)
+			continue;
+		if (json_integer_value(json_object_get(ev, "wave")) ==
+		    (json_int_t)n)
+			best = kv;
+		json_decref(ev);
+	}
+	return best != NULL ?
+	    json_loadb(best->value, best->value_len, 0, NULL) :
+	    NULL;
 }
 
 /* The event of MSG put at revision REV, parsed, or NULL. Caller decrefs. */

@@ -87,14 +87,19 @@ cluster_pending_add(struct cluster *c, uint32_t n, const char *record,
 	kb[3] = (unsigned char)n;
 	/*
 	 * The record keeps the revision it replaces; the event goes after
-	 * the last revision applied (the mirror numbers later ones).
+	 * the store's last sequence (not always stored + 1: a second pending
+	 * rollback must not write over the first's event), and the commit
+	 * makes it the last sequence, so that what waits for a change (the
+	 * wave counts, the poll list, event followers) sees this one. etcd's
+	 * later revisions may reuse its number: the event the rollback gets
+	 * in etcd, once written there, tells it again.
 	 */
 	if ((m = store_mirror_begin(c->st)) == NULL)
 		return -1;
 	if ((rc = store_mirror_put(m, STORE_DB_WAVES, kb, 4, record, reclen,
 		 c->stored)) == STORE_OK)
 		rc = store_mirror_put(m, STORE_DB_EVENTS, NULL, 0, event, evlen,
-		    c->stored + 1);
+		    (int64_t)store_last_seq(c->st) + 1);
 	if (rc == STORE_ERROR)
 		return -1;
 	/* Kept as: the record's length (4 bytes), the record, the event. */

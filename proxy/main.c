@@ -728,6 +728,8 @@ floe_signal_cb(evutil_socket_t sig, short ev __unused, void *arg)
 		server_drain(f->front);
 		server_drain(f->admin);
 		obs_drain(f->obs);
+		if (f->cluster != NULL)
+			cluster_leader_resign(f->cluster);
 		tv = units_ms_tv(f->conf->drain_ms);
 		event_base_loopexit(f->base, &tv);
 		return;

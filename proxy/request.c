@@ -187,6 +187,7 @@ request_free(struct request *r)
 {
 	int i;
 
+	request_stream_free(r);
 	for (i = 0; i < ROUTE_NSIDES; i++) {
 		if (r->x[i] != NULL)
 			upstream_cancel(r->x[i]);
@@ -318,6 +319,11 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 		r->upstream_us = r->mode == MODE_LIST ?
 		    upstream_xfer_usec(x) :
 		    r->upstream_us + upstream_xfer_usec(x);
+	/* Its head is sent: the answer ends as it was begun. */
+	if (r->stream != NULL) {
+		request_stream_done(r, x);
+		return;
+	}
 	switch (r->mode) {
 	case MODE_ONE:
 		if (r->rr.write)

@@ -205,7 +205,7 @@ static const char *const request_back_headers[] = {
 };
 
 /* The base URL clients reach floe at, from their Host header. */
-static void
+void
 request_floe_base(struct request *r, char *buf, size_t len)
 {
 	const struct h1_header *h = h1_find(r->msg, "Host");
@@ -387,6 +387,61 @@ request_body_is_json(const struct request *r, struct evbuffer *body,
 }
 
 /*
+ * The head floe sends for SIDE's answer M, into HDRS (REQUEST_HDRS_MAX
+ * bytes): the headers that matter, copied (an upstream head is at most
+ * 64 KiB), floe's ETag (also into ETAG, ETAG_MAX bytes; "" without one),
+ * X-Floe-Target and X-Floe-Wave. Its length.
+ */
+size_t
+request_head(struct request *r, enum route_side side, const struct h1_msg *m,
+    char *hdrs, char *etag)
+{
+	const struct h1_header *h;
+	const char *pinned = route_side_name(side);
+	char *o = hdrs;
+	size_t i, j;
+
+	etag[0] = '\0';
+	for (i = 0; i < m->nhdrs; i++) {
+		h = &m->hdrs[i];
+		/*
+		 * One ETag, minted, and only while it fits with the 512
+		 * bytes kept for floe's own lines: a catalog's head of 64 KiB
+		 * could otherwise grow past HDRS as its ETags are rewritten.
+		 */
+		if (h1_name_is(h->name, h->name_len, "ETag")) {
+			if (etag[0] == '\0' &&
+			    etag_mint(h->value, h->value_len, side,
+				r->has_route ? r->route.version : 0, etag,
+				ETAG_MAX) == 0 &&
+			    (size_t)(o - hdrs) + strlen(etag) + 8 <
+				REQUEST_HDRS_MAX - 512)
+				request_put_header(&o, "ETag", 4, etag,
+				    strlen(etag));
+			continue;
+		}
+		for (j = 0; j < nitems(request_back_headers); j++)
+			if (h1_name_is(h->name, h->name_len,
+				request_back_headers[j]))
+				break;
+		if (j < nitems(request_back_headers) &&
+		    (size_t)(o - hdrs) + h->name_len + h->value_len + 4 <
+			REQUEST_HDRS_MAX - 512)
+			request_put_header(&o, h->name, h->name_len, h->value,
+			    h->value_len);
+	}
+	request_put(&o, "X-Floe-Target: ", 15);
+	request_put(&o, pinned, strlen(pinned));
+	request_put(&o, "\r\nX-Floe-Wave: ", 15);
+	if (r->has_route && r->route.assigned)
+		o += units_utoa(o, r->route.wave);
+	else
+		request_put(&o, "none", 4);
+	request_put(&o, "\r\n", 2);
+	return o - hdrs;
+}
+
+/*
  * Pass the upstream answer M from SIDE back to the client and end R. The
  * headers that matter are copied into one buffer (an upstream head is at
  * most 64 KiB), floe's ETag and X-Floe-* added; a LoadTable result gets
@@ -401,49 +456,12 @@ request_reply_upstream(struct request *r, enum route_side side,
 {
 	static char hdrs[REQUEST_HDRS_MAX];
 	struct floe *f = r->f;
-	const struct h1_header *h;
 	struct evbuffer *body = m->body;
-	char etag[ETAG_MAX], *o = hdrs, why[128];
+	char etag[ETAG_MAX], *o, why[128];
 	const char *pinned = route_side_name(side);
-	size_t blen, hlen, i, j;
+	size_t blen, hlen;
 
-	etag[0] = '\0';
-	for (i = 0; i < m->nhdrs; i++) {
-		h = &m->hdrs[i];
-		/*
-		 * One ETag, minted, and only while it fits with the 512
-		 * bytes kept for floe's own lines: a catalog's head of 64 KiB
-		 * could otherwise grow past HDRS as its ETags are rewritten.
-		 */
-		if (h1_name_is(h->name, h->name_len, "ETag")) {
-			if (etag[0] == '\0' &&
-			    etag_mint(h->value, h->value_len, side,
-				r->has_route ? r->route.version : 0, etag,
-				sizeof(etag)) == 0 &&
-			    (size_t)(o - hdrs) + strlen(etag) + 8 <
-				sizeof(hdrs) - 512)
-				request_put_header(&o, "ETag", 4, etag,
-				    strlen(etag));
-			continue;
-		}
-		for (j = 0; j < nitems(request_back_headers); j++)
-			if (h1_name_is(h->name, h->name_len,
-				request_back_headers[j]))
-				break;
-		if (j < nitems(request_back_headers) &&
-		    (size_t)(o - hdrs) + h->name_len + h->value_len + 4 <
-			sizeof(hdrs) - 512)
-			request_put_header(&o, h->name, h->name_len, h->value,
-			    h->value_len);
-	}
-	request_put(&o, "X-Floe-Target: ", 15);
-	request_put(&o, pinned, strlen(pinned));
-	request_put(&o, "\r\nX-Floe-Wave: ", 15);
-	if (r->has_route && r->route.assigned)
-		o += units_utoa(o, r->route.wave);
-	else
-		request_put(&o, "none", 4);
-	request_put(&o, "\r\n", 2);
+	o = hdrs + request_head(r, side, m, hdrs, etag);
 	blen = evbuffer_get_length(body);
 	if (m->status >= 200 && m->status < 300 && blen > 0 &&
 	    r->merge_config &&

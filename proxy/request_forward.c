@@ -448,6 +448,8 @@ request_forward(struct request *r, enum route_side side)
 	ur.retryable = m->method == H1_GET || m->method == H1_HEAD || idem;
 	/* The answers request_body_is_json is asked about. */
 	ur.check_json = r->merge_config || r->mode == MODE_LIST;
+	if (request_stream_wanted(r))
+		ur.body_cb = request_body_cb;
 	r->pending++;
 	f->stats.side[side].requests++;
 	r->x[side] = upstream_send(f->up[side], &ur, request_done_cb, r);

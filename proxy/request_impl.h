@@ -1,6 +1,7 @@
 /*
  * floe: request_impl.h -- private to the request path (request.c,
- * request_route.c, request_cache.c, request_forward.c, request_answer.c);
+ * request_route.c, request_cache.c, request_forward.c, request_answer.c,
+ * request_stream.c);
  * nothing else includes it but its unit test. Owns struct request, one
  * engine request from its parse to its answer, and the steps the files
  * hand each other. Callers use proxy/request.h. Loop thread only.
@@ -29,6 +30,7 @@ struct evbuffer;
 struct floe;
 struct h1_msg;
 struct server_conn;
+struct request_stream;
 
 /* The prefixes floe announces: routed, or pinned to one side. */
 enum request_prefix {
@@ -91,6 +93,9 @@ struct request {
 	uint64_t cache_epoch; /* invalidations seen when it was sent */
 	size_t ckeylen[2];
 	const char *cache_state;
+	/* The answer passed on as it arrives (request_stream.c), or not. */
+	struct request_stream *stream;
+	bool stream_off;
 	/* Headers floe's own error answer adds (Allow, Retry-After), CRLFs. */
 	char err_hdrs[96];
 
@@ -165,11 +170,20 @@ void request_errorf(struct request *, unsigned, const char *, const char *, ...)
 void request_reply_full(struct request *);
 bool request_health(struct floe *, struct server_conn *, const struct h1_msg *);
 void request_config(struct request *);
+size_t request_head(struct request *, enum route_side, const struct h1_msg *,
+    char *hdrs, char *etag);
+void request_floe_base(struct request *, char *, size_t);
 void request_reply_upstream(struct request *, enum route_side, struct h1_msg *);
 bool request_body_is_json(const struct request *, struct evbuffer *, size_t,
     char *why, size_t);
 void request_reply_failure(struct request *, enum route_side,
     enum upstream_fail, const char *why);
 void request_reply_list(struct request *);
+
+/* request_stream.c: an answer passed on as it arrives. */
+bool request_stream_wanted(const struct request *);
+void request_body_cb(struct upstream_xfer *, struct h1_msg *, void *);
+void request_stream_done(struct request *, struct upstream_xfer *);
+void request_stream_free(struct request *);
 
 #endif

@@ -1,9 +1,10 @@
 /*
  * floe: server.c -- the bufferevent front end: accepts connections, frames
  * requests with h1, hands each complete request to its owner and writes the
- * answer. Serves the REST listener and the admin socket alike. Timers: an
- * idle timeout between requests and a deadline for a whole request head, so
- * a slow or silent client holds a connection only so long.
+ * answer (which server_reply.c puts together). Serves the REST listener and the
+ * admin socket alike. Timers: an idle timeout between requests and a deadline
+ * for a whole request head, so a slow or silent client holds a connection only
+ * so long.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -30,67 +31,9 @@
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/server.h"
+#include "proxy/server_impl.h"
 #include "proxy/sockio.h"
 #include "proxy/tlsctx.h"
-
-#define SERVER_HEAD_NOW 2048 /* the largest head written straight */
-#define SERVER_TLS_RECORD 16384 /* a TLS record's most plaintext */
-#define SERVER_SEND_VECS 15 /* body pieces written straight with it */
-/*
- * A connection whose output buffer holds more than this once an answer is
- * queued (what the socket did not take) is not read, and its next
- * pipelined request not parsed, until the output drains below it: one
- * answer beyond the socket buffer per connection, plus this.
- */
-#define SERVER_CONN_BUDGET (64 * 1024)
-
-struct server_listener {
-	struct evconnlistener *l;
-	int port;
-	bool is_unix;
-	char *path;
-	struct tlsctx *tls; /* borrowed; NULL for plain */
-	LIST_ENTRY(server_listener) entry;
-};
-
-struct server_conn {
-	struct server *srv;
-	struct bufferevent *bev;
-	struct h1 *h1;
-	struct event *timer; /* see server_timer_cb */
-	int64_t idle_us; /* when it last went idle (monotonic) */
-	bool busy; /* a request is with its owner */
-	bool closing; /* close once the output is written */
-	bool stalled; /* not read until its output drains (see above) */
-	size_t held; /* its output buffer's length, as last accounted */
-	struct event *rev; /* floe's own reads of a plain connection */
-	bool continued; /* "100 Continue" sent for this request */
-	bool close_after; /* the answer ends the connection */
-	bool head_req;
-	bool tls;
-	bool handshaking; /* TLS: bounded by header_timeout, not idle */
-	server_abort_cb abort_cb;
-	void *abort_arg;
-	uid_t uid;
-	int port;
-	char peer[INET6_ADDRSTRLEN];
-	LIST_ENTRY(server_conn) entry;
-};
-
-struct server {
-	struct event_base *base;
-	struct server_opts opts;
-	server_request_cb request_cb;
-	server_error_cb error_cb;
-	void *arg;
-	bool draining;
-	unsigned nconns;
-	struct timeval idle_tv, head_tv, write_tv;
-	/* idle_tv and head_tv as libevent common timeouts: O(1) timers. */
-	const struct timeval *idle_q, *head_q;
-	LIST_HEAD(, server_listener) listeners;
-	LIST_HEAD(, server_conn) conns;
-};
 
 /*
  * The bytes every connection's output buffer holds (as last accounted:
@@ -103,15 +46,10 @@ static void server_accept_cb(struct evconnlistener *, evutil_socket_t,
     struct sockaddr *, int, void *);
 static void server_read_cb(struct bufferevent *, void *);
 static void server_write_cb(struct bufferevent *, void *);
-static void server_flush(struct server_conn *);
 static void server_continue(struct server_conn *);
 static void server_sock_cb(evutil_socket_t, short, void *);
 static void server_event_cb(struct bufferevent *, short, void *);
 static void server_timer_cb(evutil_socket_t, short, void *);
-static char *server_head(struct server_conn *, char *, unsigned, const char *,
-    size_t, const char *, size_t, int64_t);
-static void server_send_now(struct server_conn *, const char *, size_t,
-    struct evbuffer *);
 static void server_conn_free(struct server_conn *);
 static void server_conn_process(struct server_conn *);
 static void server_account(struct server_conn *);
@@ -564,6 +502,12 @@ server_write_cb(struct bufferevent *bev __unused, void *arg)
 	server_account(c);
 	if (c->stalled)
 		server_resume(c);
+	/* A streamed answer's source may give more. */
+	if (c->streaming && c->drain_cb != NULL &&
+	    c->held <= SERVER_CONN_BUDGET) {
+		c->drain_cb(c->drain_arg);
+		return;
+	}
 	if (c->held > 0)
 		return;
 	if (!c->tls)
@@ -582,7 +526,7 @@ server_write_cb(struct bufferevent *bev __unused, void *arg)
  * drains (server_write_cb). A connection to close once written is freed
  * from its timer, never under the caller's feet.
  */
-static void
+void
 server_flush(struct server_conn *c)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
@@ -704,132 +648,12 @@ server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 }
 
 /*
- * Write the head of an answer at O (room for RLEN + HLEN + 96 bytes); the
- * end of what was written.
+ * C's answer is queued whole: close after it, or wait for the next
+ * request (and stall while the client does not take what it was given).
  */
-static char *
-server_head(struct server_conn *c, char *o, unsigned status, const char *reason,
-    size_t rlen, const char *hdrs, size_t hlen, int64_t content_length)
-{
-	memcpy(o, "HTTP/1.1 ", 9);
-	o += 9;
-	*o++ = '0' + status / 100 % 10;
-	*o++ = '0' + status / 10 % 10;
-	*o++ = '0' + status % 10;
-	*o++ = ' ';
-	memcpy(o, reason, rlen);
-	o += rlen;
-	*o++ = '\r';
-	*o++ = '\n';
-	if (hlen > 0) {
-		memcpy(o, hdrs, hlen);
-		o += hlen;
-	}
-	if (status != 304 && status != 204 && status >= 200) {
-		memcpy(o, "Content-Length: ", 16);
-		o += 16;
-		o += units_utoa(o, (uint64_t)content_length);
-		*o++ = '\r';
-		*o++ = '\n';
-	}
-	if (c->close_after) {
-		memcpy(o, "Connection: close\r\n\r\n", 21);
-		o += 21;
-	} else {
-		*o++ = '\r';
-		*o++ = '\n';
-	}
-	return o;
-}
-
-/*
- * A plain connection with nothing queued: one sendmsg of the head (HEAD,
- * HLEN bytes) and BODY's first pieces, straight from where they are; only
- * what the socket did not take goes to the output buffer, which
- * server_flush then writes (and reports an error of). Spares the output
- * buffer's chain, its callbacks and its drain for nearly every answer.
- */
-static void
-server_send_now(struct server_conn *c, const char *head, size_t hlen,
-    struct evbuffer *body)
-{
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	struct evbuffer_iovec iov[SERVER_SEND_VECS + 1];
-	ssize_t w;
-	size_t done;
-	int n = 0;
-
-	iov[0].iov_base = (void *)(uintptr_t)head;
-	iov[0].iov_len = hlen;
-	if (body != NULL &&
-	    (n = evbuffer_peek(body, -1, NULL, iov + 1, SERVER_SEND_VECS)) >
-		SERVER_SEND_VECS)
-		n = SERVER_SEND_VECS;
-	w = sockio_sendv(event_get_fd(c->rev), iov, n + 1);
-	done = w > 0 ? (size_t)w : 0;
-	if (done < hlen)
-		evbuffer_add(out, head + done, hlen - done);
-	if (body != NULL) {
-		evbuffer_drain(body, done > hlen ? done - hlen : 0);
-		if (evbuffer_get_length(body) > 0)
-			evbuffer_add_buffer(out, body);
-	}
-}
-
 void
-server_reply(struct server_conn *c, unsigned status, const char *hdrs,
-    size_t hlen, struct evbuffer *body, int64_t content_length)
+server_answered(struct server_conn *c)
 {
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	struct evbuffer_iovec v;
-	const char *reason = h1_reason(status);
-	size_t blen = body != NULL ? evbuffer_get_length(body) : 0;
-	size_t rlen = strlen(reason);
-	char head[SERVER_HEAD_NOW], *o;
-
-	c->abort_cb = NULL;
-	c->continued = false;
-	if (content_length < 0)
-		content_length = blen;
-	if (body != NULL && (c->head_req || status == 304 || status == 204)) {
-		evbuffer_drain(body, blen);
-		body = NULL;
-	}
-	if (rlen + hlen + 96 <= sizeof(head) && evbuffer_get_length(out) == 0) {
-		o = server_head(c, head, status, reason, rlen, hdrs, hlen,
-		    content_length);
-		if (!c->tls)
-			server_send_now(c, head, (size_t)(o - head), body);
-		else if (tlsctx_send(c->bev, head, (size_t)(o - head), body) ==
-		    -1) {
-			log_debug("%s: %s: TLS write to %s failed", __func__,
-			    c->srv->opts.name, c->peer);
-			c->close_after = true;
-		}
-	} else {
-		/*
-		 * The whole head in one reserved extent, without printf. Over
-		 * TLS a body that fits one record goes in the same extent:
-		 * bufferevent_openssl makes a record, and a write, of each
-		 * piece of its output, and one copy costs less than a second
-		 * record.
-		 */
-		size_t inl = c->tls && blen <= SERVER_TLS_RECORD ? blen : 0;
-		int got;
-
-		if (evbuffer_reserve_space(out, rlen + hlen + 96 + inl, &v,
-			1) != 1)
-			fatalx("%s: out of memory", __func__);
-		o = server_head(c, v.iov_base, status, reason, rlen, hdrs, hlen,
-		    content_length);
-		if (body != NULL && inl > 0 &&
-		    (got = evbuffer_remove(body, o, inl)) > 0)
-			o += got;
-		v.iov_len = o - (char *)v.iov_base;
-		evbuffer_commit_space(out, &v, 1);
-		if (body != NULL && evbuffer_get_length(body) > 0)
-			evbuffer_add_buffer(out, body);
-	}
 	c->busy = false;
 	if (c->close_after) {
 		c->closing = true;
@@ -924,26 +748,6 @@ server_held_peak_take(void)
 
 	server_held_peak = server_held;
 	return peak;
-}
-
-void
-server_reply_mem(struct server_conn *c, unsigned status, const char *ctype,
-    const char *body, size_t len)
-{
-	struct evbuffer *b = NULL;
-	char hdr[128];
-	int n = 0;
-
-	if (ctype != NULL)
-		n = snprintf(hdr, sizeof(hdr), "Content-Type: %s\r\n", ctype);
-	if (len > 0) {
-		if ((b = evbuffer_new()) == NULL)
-			fatalx("%s: out of memory", __func__);
-		evbuffer_add(b, body, len);
-	}
-	server_reply(c, status, hdr, n, b, len);
-	if (b != NULL)
-		evbuffer_free(b);
 }
 
 void

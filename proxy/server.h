@@ -94,6 +94,29 @@ unsigned server_nconns(const struct server *);
  */
 void server_reply(struct server_conn *, unsigned status, const char *hdrs,
     size_t hlen, struct evbuffer *body, int64_t content_length);
+/*
+ * Answer with a body given in pieces as it comes (server_stream_add):
+ * CONTENT_LENGTH bytes, or chunked when it is below 0 (to an HTTP/1.1
+ * client only). The request stays in flight until server_stream_end or
+ * server_stream_abort; the abort callback still tells of a client gone.
+ */
+void server_stream_start(struct server_conn *, unsigned status,
+    const char *hdrs, size_t hlen, int64_t content_length);
+/*
+ * Give BODY's bytes (moved) to the answer. False when the client holds
+ * more of it than one connection's share (64 KiB beyond what its socket
+ * took): give no more until the drain callback says it took them.
+ */
+bool server_stream_add(struct server_conn *, struct evbuffer *body);
+/* The answer is whole (its last chunk); the connection goes on. */
+void server_stream_end(struct server_conn *);
+/*
+ * The answer cannot be finished: no last chunk; the connection closes
+ * once what was given is written, so the client sees it cut short.
+ */
+void server_stream_abort(struct server_conn *);
+/* Call CB(ARG) when a streamed answer's output drains to the share. */
+void server_conn_on_drain(struct server_conn *, server_abort_cb cb, void *arg);
 /* Answer with a body from memory. */
 void server_reply_mem(struct server_conn *, unsigned status, const char *ctype,
     const char *body, size_t len);

@@ -54,8 +54,7 @@ static bool upstream_idle_expired(struct upconn *);
 static void upstream_event_cb(struct bufferevent *, short, void *);
 static void upstream_timer_cb(evutil_socket_t, short, void *);
 static void upstream_conn_free(struct upconn *);
-static void upstream_start(struct upstream *, struct upstream_xfer *);
-static struct upstream_xfer *upstream_dequeue(struct upstream *);
+static void upstream_unpause(struct upstream *);
 static void upstream_finish(struct upstream_xfer *, enum upstream_fail,
     const char *);
 static int upstream_cred(struct upstream *, struct upstream_xfer *,
@@ -277,6 +276,7 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 			fatalx("%s: out of memory", __func__);
 	}
 	x->check = r->check_json;
+	x->body_cb = r->body_cb;
 	x->json = -1;
 	jscheck_init(&x->jsc);
 	evbuffer_add_buffer(req, r->head);
@@ -505,7 +505,7 @@ upstream_write_cb(struct bufferevent *bev, void *arg)
 }
 
 /* Give X a connection: the most recently idle one, a new one, or a wait. */
-static void
+void
 upstream_start(struct upstream *u, struct upstream_xfer *x)
 {
 	struct upconn *c;
@@ -520,10 +520,11 @@ upstream_start(struct upstream *u, struct upstream_xfer *x)
 		upstream_write(c, x);
 		return;
 	}
-	if (u->nconns >= u->t->max_conns) {
+	if (!upstream_has_slot(u)) {
 		if ((c = LIST_FIRST(&u->idle)) == NULL) {
 			TAILQ_INSERT_TAIL(&u->waiting, x, wait);
 			u->nwaiting++;
+			upstream_unpause(u);
 			return;
 		}
 		/* A retry must not reuse an old connection: recycle one. */
@@ -539,13 +540,47 @@ upstream_start(struct upstream *u, struct upstream_xfer *x)
 }
 
 /*
+ * May U open one more connection? Under max_conns, or over it by the
+ * connections whose answers are streamed to their clients (a client that
+ * reads slowly must not hold the catalog from others), up to
+ * UPSTREAM_PAUSED_CONNS times max_conns.
+ */
+bool
+upstream_has_slot(const struct upstream *u)
+{
+	unsigned max = u->t->max_conns;
+
+	return u->nconns < max ||
+	    (u->nconns - u->nstreaming < max &&
+		u->nconns < max * UPSTREAM_PAUSED_CONNS);
+}
+
+/*
+ * Requests wait and no connection can be lent: paused transfers read on
+ * to their end, into their clients' output, while floe's output budget
+ * allows it, so that their connections free up for the waiting ones.
+ */
+static void
+upstream_unpause(struct upstream *u)
+{
+	struct upconn *c;
+
+	if (u->nconns < u->t->max_conns * UPSTREAM_PAUSED_CONNS ||
+	    server_over_budget())
+		return;
+	LIST_FOREACH(c, &u->busy, entry)
+		if (c->x != NULL && c->x->paused)
+			upstream_xfer_pause(c->x, false);
+}
+
+/*
  * The first waiting request, taken off the queue, or NULL. While the
  * clients' output buffers hold more than floe's budget, a waiting request
  * is not sent: it ends UPSTREAM_FULL (the client gets a 503), so that
  * answers for clients that do not read stop piling up. A request that
  * was never sent is safe to refuse, whatever its method.
  */
-static struct upstream_xfer *
+struct upstream_xfer *
 upstream_dequeue(struct upstream *u)
 {
 	struct upstream_xfer *x;
@@ -590,6 +625,14 @@ upstream_xfer_free(struct upstream_xfer *x)
 
 	evtimer_del(x->timer);
 	evbuffer_drain(x->req, evbuffer_get_length(x->req));
+	if (x->paused) {
+		x->paused = false;
+		u->npaused--;
+	}
+	if (x->streaming) {
+		x->streaming = false;
+		u->nstreaming--;
+	}
 	if (u->nspare < UPSTREAM_SPARE) {
 		TAILQ_INSERT_HEAD(&u->spare, x, wait);
 		u->nspare++;
@@ -635,7 +678,7 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
 			c->x = NULL;
 			upstream_conn_free(c);
 			/* A slot opened: start a waiting request. */
-			if (x->u->nconns < x->u->t->max_conns) {
+			if (upstream_has_slot(x->u)) {
 				struct upstream_xfer *w;
 
 				if ((w = upstream_dequeue(x->u)) != NULL)
@@ -680,6 +723,9 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 		switch (h1_parse(c->h1, bufferevent_get_input(bev))) {
 		case H1_MORE:
 			upstream_body(x, h1_msg(c->h1), false);
+			/* The callee may cancel X: nothing of it after. */
+			if (x->body_cb != NULL && h1_awaits_body(c->h1))
+				x->body_cb(x, h1_msg(c->h1), x->arg);
 			return;
 		case H1_DONE:
 			/*
@@ -855,10 +901,11 @@ upstream_xfer_usec(const struct upstream_xfer *x)
 json_t *
 upstream_status_json(const struct upstream *u)
 {
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "uri",
-	    u->t->uri, "connections", (json_int_t)u->nconns, "idle",
-	    (json_int_t)u->nidle, "waiting", (json_int_t)u->nwaiting, "sent",
-	    (json_int_t)u->sent, "reused", (json_int_t)u->reused,
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "uri", u->t->uri, "connections", (json_int_t)u->nconns, "idle",
+	    (json_int_t)u->nidle, "waiting", (json_int_t)u->nwaiting, "paused",
+	    (json_int_t)u->npaused, "streaming", (json_int_t)u->nstreaming,
+	    "sent", (json_int_t)u->sent, "reused", (json_int_t)u->reused,
 	    "connect_failures", (json_int_t)u->connect_failures,
 	    "refused_over_budget", (json_int_t)u->refused);
 }

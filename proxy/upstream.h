@@ -47,6 +47,11 @@ struct upstream_req {
 	 * upstream_xfer_json), not gone over again at its end.
 	 */
 	bool check_json;
+	/*
+	 * Called as the body of an answer arrives (see upstream_body_cb),
+	 * or NULL: the answer is handed over whole.
+	 */
+	void (*body_cb)(struct upstream_xfer *, struct h1_msg *, void *arg);
 };
 
 /* The transfer ended; inspect it with the accessors. It is freed after. */
@@ -73,6 +78,28 @@ struct upstream_xfer *upstream_send(struct upstream *, struct upstream_req *,
     upstream_done_cb, void *arg);
 /* Forget a transfer; its callback will not be called. */
 void upstream_cancel(struct upstream_xfer *);
+/*
+ * For a transfer sent with a body_cb: after each read that leaves the
+ * answer's head in and its body unfinished, body_cb gets the answer, its
+ * body holding what arrived and was not taken; every byte of it has been
+ * fed to the JSON check. The callee may take bytes from the start of the
+ * body (saying how many with upstream_xfer_taken), pause the transfer, or
+ * cancel it. The done callback still ends the transfer, with the body's
+ * untaken rest. An answer whole within the read that completed its head
+ * comes whole to the done callback alone.
+ */
+void upstream_xfer_taken(struct upstream_xfer *, size_t n);
+/*
+ * Stop reading the answer (ON), or read it again: a transfer waits while
+ * its client does not take what it was given. Its timeout does not run
+ * while paused, and starts again in full when it reads again.
+ */
+void upstream_xfer_pause(struct upstream_xfer *, bool on);
+/*
+ * The JSON check already found the answer's body wrong (see below), at
+ * the byte *AT of the body.
+ */
+bool upstream_xfer_json_failed(const struct upstream_xfer *, size_t *at);
 
 enum upstream_fail upstream_xfer_fail(const struct upstream_xfer *);
 /* What failed, for the client's error and the log. */

@@ -3,13 +3,17 @@
  * each read adds to it, so that nothing has to go over a large answer
  * again at its end, holding the loop: whether it names the catalog's uri
  * (the rewrite's cue) and, for an answer floe must vouch for, whether it
- * is JSON (lib/jscheck.c, resumed read after read).
+ * is JSON (lib/jscheck.c, resumed read after read); and, for an answer
+ * passed on as it arrives, what its taker took, and its pauses while the
+ * client does not take it.
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
 
 #include "lib/compat.h"
 #include "lib/jscheck.h"
@@ -17,6 +21,7 @@
 #include "lib/memfind.h"
 #include "proxy/conf.h"
 #include "proxy/h1.h"
+#include "proxy/server.h"
 #include "proxy/upstream.h"
 #include "proxy/upstream_impl.h"
 
@@ -160,4 +165,81 @@ upstream_xfer_json(const struct upstream_xfer *x, size_t *at)
 	if (x->json == 0 && at != NULL)
 		*at = x->json_at;
 	return x->json;
+}
+
+void
+upstream_xfer_taken(struct upstream_xfer *x, size_t n)
+{
+	struct upstream *u = x->u;
+	struct upstream_xfer *w;
+
+	/* Every byte taken was checked: the check's count follows. */
+	x->checked = x->checked > n ? x->checked - n : 0;
+	/* The taker searches for the uri itself. */
+	x->watch_off = true;
+	if (x->streaming)
+		return;
+	/* Its slot is lent to a waiting request. */
+	x->streaming = true;
+	u->nstreaming++;
+	while (u->nwaiting > 0 && upstream_has_slot(u) &&
+	    (w = upstream_dequeue(u)) != NULL)
+		upstream_start(u, w);
+}
+
+void
+upstream_xfer_pause(struct upstream_xfer *x, bool on)
+{
+	struct upconn *c = x->c;
+	struct upstream *u = x->u;
+	struct upstream_xfer *w;
+
+	if (c == NULL || !c->connected || x->paused == on)
+		return;
+	/*
+	 * Requests wait and no connection can be lent: read on, while the
+	 * budget allows, so that this one frees up.
+	 */
+	if (on && u->nwaiting > 0 &&
+	    u->nconns >= u->t->max_conns * UPSTREAM_PAUSED_CONNS &&
+	    !server_over_budget())
+		return;
+	x->paused = on;
+	if (on) {
+		u->npaused++;
+		evtimer_del(x->timer);
+		if (c->rev != NULL)
+			event_del(c->rev);
+		else
+			bufferevent_disable(c->bev, EV_READ);
+		/*
+		 * Past the budget the waiting requests are refused now
+		 * (upstream_dequeue), not left to wait for connections that
+		 * will not free up.
+		 */
+		while (u->nwaiting > 0 &&
+		    (upstream_has_slot(u) || server_over_budget()) &&
+		    (w = upstream_dequeue(u)) != NULL)
+			upstream_start(u, w);
+		return;
+	}
+	u->npaused--;
+	evtimer_add(x->timer, u->timeout_q);
+	if (c->rev != NULL)
+		event_add(c->rev, &c->u->idle_tv);
+	else
+		bufferevent_enable(c->bev, EV_READ);
+	/* Bytes read before the pause (a TLS record's rest): on next turn. */
+	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+		bufferevent_trigger(c->bev, EV_READ,
+		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+}
+
+bool
+upstream_xfer_json_failed(const struct upstream_xfer *x, size_t *at)
+{
+	if (!x->check || !x->jsc.failed)
+		return false;
+	*at = x->jsc.err_at;
+	return true;
 }

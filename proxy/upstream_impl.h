@@ -49,6 +49,9 @@ struct upstream_xfer {
 	bool retryable;
 	bool retried;
 	bool nocred; /* no credential: fails (503) on the next loop turn */
+	bool paused; /* not read: the client does not take the answer */
+	bool streaming; /* its answer goes to the client as it arrives */
+	void (*body_cb)(struct upstream_xfer *, struct h1_msg *, void *);
 	bool bearer; /* carried floe's bearer token of generation CRED_GEN */
 	uint64_t cred_gen;
 	enum upstream_fail fail;
@@ -87,6 +90,8 @@ struct upstream {
 	unsigned nconns; /* open, busy or idle */
 	unsigned nidle;
 	unsigned nwaiting;
+	unsigned npaused; /* transfers paused on a client that does not read */
+	unsigned nstreaming; /* transfers passed on as they arrive */
 	uint64_t sent, reused, connect_failures;
 	uint64_t refused; /* not sent: over the output budget */
 	LIST_HEAD(, upconn) idle;
@@ -96,6 +101,18 @@ struct upstream {
 	TAILQ_HEAD(, upstream_xfer) spare;
 	unsigned nspare;
 };
+
+/*
+ * Connections whose answer is passed on to its client as it arrives (the
+ * catalog has answered; the client takes it at its own pace) are not
+ * counted against max_conns, up to this many times it in all.
+ */
+#define UPSTREAM_PAUSED_CONNS 4
+
+/* upstream.c: a connection for a request, or a place in the queue. */
+void upstream_start(struct upstream *, struct upstream_xfer *);
+struct upstream_xfer *upstream_dequeue(struct upstream *);
+bool upstream_has_slot(const struct upstream *);
 
 /*
  * What the answer's body gained since the last read: searched for the

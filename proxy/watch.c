@@ -22,6 +22,7 @@
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "policy/trigger.h"
+#include "proxy/cluster.h"
 #include "proxy/conf.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
@@ -428,6 +429,10 @@ watch_status_json(struct watch *w)
 	    "objects", objs, "pages", "sent", (json_int_t)w->pages_sent,
 	    "delivered", (json_int_t)w->pages_delivered, "failed",
 	    (json_int_t)w->pages_failed, "rollbacks", (json_int_t)w->rollbacks);
+	if (j != NULL)
+		json_object_set_new(json_object_get(j, "freshness"), "polling",
+		    json_boolean(w->f->cluster == NULL ||
+			cluster_is_leader(w->f->cluster)));
 	if (j != NULL && w->last_cycle_ms != 0) {
 		units_time_format(w->last_cycle_ms, ts, sizeof(ts));
 		json_object_set_new(json_object_get(j, "freshness"),

@@ -107,6 +107,7 @@ struct watch {
 	size_t next_job; /* object * 2 + side */
 	unsigned inflight;
 	bool cycling;
+	bool polling; /* the last poll ran here (cluster: the leader) */
 	int64_t next_poll_ms; /* when the poll timer fires next */
 	uint64_t cycles;
 	int64_t last_cycle_ms;

@@ -2,8 +2,8 @@
  * floe: watch_poll.c -- the freshness and count polls: the list of the
  * tables of moved waves (rebuilt only when the store changed), and every
  * freshness_interval a LoadTable of each from both catalogs, a few at a
- * time, revalidating with If-None-Match. What the answers mean is
- * watch_trigger.c's (watch_cycle_end).
+ * time, revalidating with If-None-Match; in a cluster, on the leader
+ * only. What the answers mean is watch_trigger.c's (watch_cycle_end).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,6 +17,7 @@
 #include "lib/xmalloc.h"
 #include "policy/trigger.h"
 #include "proxy/catalog.h"
+#include "proxy/cluster.h"
 #include "proxy/conf.h"
 #include "proxy/cred.h"
 #include "proxy/fetch.h"
@@ -42,6 +43,7 @@ struct watch_collect {
 	size_t nrules;
 	const struct route_obj *rule; /* while expanding one */
 	uint32_t rule_wave;
+	uint32_t cur_wave; /* the wave whose routes are being read */
 	size_t nold; /* the poll list before, sorted by key: objs[0..nold) */
 };
 
@@ -145,27 +147,24 @@ watch_obj_add(struct watch_collect *c, const struct route_obj *obj, uint32_t n)
 	o->count_off = found != NULL && c->count_off[found - c->waves];
 }
 
-/* Objects and rules routed to a watched wave. */
+/* Objects and rules routed to the watched wave C->cur_wave. */
 static int
-watch_routes_cb(const void *key, size_t keylen, const struct store_route *rt,
-    void *arg)
+watch_routes_cb(const void *key, size_t keylen, void *arg)
 {
 	struct watch_collect *c = arg;
 	struct route_obj obj;
 
-	if (bsearch(&rt->wave, c->waves, c->nwaves, sizeof(*c->waves),
-		watch_wave_cmp) == NULL ||
-	    route_obj_from_key(key, keylen, &obj) == -1)
+	if (route_obj_from_key(key, keylen, &obj) == -1)
 		return 0;
 	if (!obj.rule) {
-		watch_obj_add(c, &obj, rt->wave);
+		watch_obj_add(c, &obj, c->cur_wave);
 		return 0;
 	}
 	c->rules = xreallocarray(c->rules, c->nrules + 1, sizeof(*c->rules));
 	c->rule_waves =
 	    xreallocarray(c->rule_waves, c->nrules + 1, sizeof(*c->rule_waves));
 	c->rules[c->nrules] = obj;
-	c->rule_waves[c->nrules] = rt->wave;
+	c->rule_waves[c->nrules] = c->cur_wave;
 	c->nrules++;
 	return 0;
 }
@@ -215,8 +214,14 @@ watch_rebuild(struct watch *w)
 	c.nold = w->nobjs;
 	if (store_wave_foreach(w->f->store, watch_waves_cb, &c) < 0)
 		goto out;
-	if (c.nwaves > 0 &&
-	    store_route_foreach(w->f->store, watch_routes_cb, &c) >= 0) {
+	/* Each watched wave's routes, from the store's by-wave index. */
+	for (i = 0; i < c.nwaves; i++) {
+		c.cur_wave = c.waves[i];
+		if (store_wave_routes(w->f->store, c.waves[i], NULL, 0,
+			watch_routes_cb, &c) < 0)
+			break;
+	}
+	if (c.nwaves > 0 && i == c.nwaves) {
 		for (i = 0; i < c.nrules; i++) {
 			c.rule = &c.rules[i];
 			c.rule_wave = c.rule_waves[i];
@@ -404,6 +409,20 @@ watch_poll_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 	    units_now_ms() + (int64_t)w->f->conf->policy.freshness_interval_ms;
 	if (w->cycling || w->f->store == NULL)
 		return;
+	/*
+	 * In a cluster only the leader polls, so that the catalogs are read
+	 * once per cluster. A node that starts polling (again) starts every
+	 * freshness run afresh: what it saw before may be long stale.
+	 */
+	if (w->f->cluster != NULL && !cluster_is_leader(w->f->cluster)) {
+		w->polling = false;
+		return;
+	}
+	if (!w->polling)
+		for (i = 0; i < w->nobjs; i++)
+			memset(&w->objs[i]->fresh, 0,
+			    sizeof(w->objs[i]->fresh));
+	w->polling = true;
 	/*
 	 * Routes, waves and the ledger change only with a new event: with a
 	 * million routes, the scan that builds the list is worth skipping.

@@ -1,6 +1,6 @@
 /*
  * floe: store.c -- the flag store on LMDB (STYLE.md section 10): one
- * environment, six named databases opened once, the parked read txn that
+ * environment, nine named databases opened once, the parked read txn that
  * brackets reads, write txns that adopt or grow the map, the sequence kept
  * in meta, and the store's health. Records are store_codec.c's, lookups
  * store_read.c's and changes store_write.c's.
@@ -23,9 +23,14 @@
 #include "routing/store.h"
 #include "routing/store_impl.h"
 
-#define STORE_SCHEMA 1
+/*
+ * 2: the bywave and counts DBIs (store_index.c); a store of schema 1 gets
+ * them built when opened.
+ */
+#define STORE_SCHEMA 2
 #define STORE_MAPSIZE ((size_t)1 << 30)
-#define STORE_NDBS 7
+#define STORE_NDBS 9
+#define STORE_MIGRATE_TRIES 8 /* doublings of the map for a migration */
 
 static char STORE_META_SCHEMA[] = "schema";
 static char STORE_META_SEQ[] = "seq";
@@ -188,8 +193,9 @@ store_open(const char *dir, char *err, size_t errlen)
 	MDB_val k, v;
 	unsigned char ver[4];
 	struct store_dec d;
-	uint64_t schema;
-	int rc, dead;
+	uint64_t schema = 0;
+	MDB_envinfo info;
+	int rc, dead, tries = 0;
 	const char *what;
 
 	if (store_mkdirs(dir, err, errlen) == -1)
@@ -215,6 +221,7 @@ store_open(const char *dir, char *err, size_t errlen)
 	if (dead > 0)
 		log_info("store %s: cleared %d stale reader slots", dir, dead);
 
+again:
 	what = "mdb_txn_begin";
 	if ((rc = mdb_txn_begin(s->env, NULL, 0, &txn)) != 0)
 		goto fail;
@@ -225,34 +232,56 @@ store_open(const char *dir, char *err, size_t errlen)
 	    (rc = mdb_dbi_open(txn, "events", MDB_CREATE, &s->events)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "rlog", MDB_CREATE, &s->rlog)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "readers", MDB_CREATE, &s->readers)) != 0)
+	    (rc = mdb_dbi_open(txn, "readers", MDB_CREATE, &s->readers)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "bywave", MDB_CREATE | MDB_DUPSORT,
+		 &s->bywave)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "counts", MDB_CREATE, &s->counts)) != 0)
 		goto fail;
 
 	k.mv_data = STORE_META_SCHEMA;
 	k.mv_size = sizeof(STORE_META_SCHEMA) - 1;
 	what = "schema";
 	rc = mdb_get(txn, s->meta, &k, &v);
-	if (rc == MDB_NOTFOUND) {
+	if (rc == 0) {
+		d = (struct store_dec) { v.mv_data, v.mv_size, 0 };
+		schema = store_get_uint(&d, 4);
+	} else if (rc != MDB_NOTFOUND)
+		goto fail;
+	if (schema < STORE_SCHEMA) {
+		/* Older (or new): build what it lacks, then say it has it. */
+		what = "building the by-wave index";
+		if ((rc = store_index_build(s, txn)) == MDB_MAP_FULL &&
+		    tries++ < STORE_MIGRATE_TRIES &&
+		    mdb_env_info(s->env, &info) == 0) {
+			mdb_txn_abort(txn);
+			txn = NULL;
+			if ((rc = mdb_env_set_mapsize(s->env,
+				 info.me_mapsize * 2)) != 0)
+				goto fail;
+			goto again;
+		}
+		if (rc != 0)
+			goto fail;
+		if (schema > 0)
+			log_info(
+			    "store %s: schema %llu upgraded to %d (by-wave "
+			    "index built)",
+			    dir, (unsigned long long)schema, STORE_SCHEMA);
 		ver[0] = STORE_SCHEMA;
 		ver[1] = ver[2] = ver[3] = 0;
 		v.mv_data = ver;
 		v.mv_size = sizeof(ver);
 		if ((rc = mdb_put(txn, s->meta, &k, &v, 0)) != 0)
 			goto fail;
-	} else if (rc != 0)
-		goto fail;
-	else {
-		d = (struct store_dec) { v.mv_data, v.mv_size, 0 };
-		if ((schema = store_get_uint(&d, 4)) > STORE_SCHEMA) {
-			snprintf(err, errlen,
-			    "%s: store schema %llu is newer than this floe's (%d)",
-			    dir, (unsigned long long)schema, STORE_SCHEMA);
-			mdb_txn_abort(txn);
-			mdb_env_close(s->env);
-			free(s->dir);
-			free(s);
-			return NULL;
-		}
+	} else if (schema > STORE_SCHEMA) {
+		snprintf(err, errlen,
+		    "%s: store schema %llu is newer than this floe's (%d)", dir,
+		    (unsigned long long)schema, STORE_SCHEMA);
+		mdb_txn_abort(txn);
+		mdb_env_close(s->env);
+		free(s->dir);
+		free(s);
+		return NULL;
 	}
 	what = "meta seq";
 	if ((rc = store_meta_seq(txn, s->meta, &s->last_seq)) != 0)

@@ -1,9 +1,9 @@
 /*
  * floe: store.h -- the flag store. Owns the LMDB environment under
  * state_dir, its named databases (objects, waves, ledger, events, meta,
- * rlog, readers) and the parked read txn. The only code that writes floe's
- * state: every change is one synced write txn that also appends its event.
- * Loop thread only.
+ * rlog, readers, bywave, counts) and the parked read txn. The only code
+ * that writes floe's state: every change is one synced write txn that also
+ * appends its event. Loop thread only.
  *
  * Records are stored in a versioned binary form (never JSON on the hot path);
  * a newer floe reads older, shorter records by zero-filling what is missing,
@@ -142,6 +142,29 @@ int store_route_foreach(struct store *, store_route_cb, void *);
 int store_route_foreach_after(struct store *, const void *after,
     size_t afterlen, store_route_cb, void *);
 int store_wave_foreach(struct store *, store_wave_cb, void *);
+
+/*
+ * The by-wave index (store_index.c), kept in the txn of every route
+ * change: how many objects and rules each wave has, and its route keys,
+ * read without a walk of every route.
+ */
+struct store_wave_count {
+	uint32_t wave;
+	uint64_t objects; /* table routes */
+	uint64_t rules; /* namespace rules */
+};
+typedef int (*store_count_cb)(const struct store_wave_count *, void *arg);
+/* Wave N's counts (zero when it has no route). STORE_OK or STORE_ERROR. */
+int store_count_get(struct store *, uint32_t n, struct store_wave_count *);
+/* Every wave with a route, in numeric order; CB returns non-zero to stop. */
+int store_count_foreach(struct store *, store_count_cb, void *);
+/*
+ * The keys of wave N's routes after AFTER (AFTERLEN bytes; NULL: from the
+ * first), in key order; CB returns non-zero to stop.
+ */
+typedef int (*store_key_cb)(const void *key, size_t keylen, void *arg);
+int store_wave_routes(struct store *, uint32_t n, const void *after,
+    size_t afterlen, store_key_cb, void *);
 
 /*
  * Events: each value is a JSON object with "seq" and "ts" set by the store.
@@ -376,6 +399,13 @@ int store_mirror_del(struct store_mirror *, enum store_db, const void *key,
 int store_mirror_commit(struct store_mirror *, int64_t rev,
     uint64_t cluster_id);
 void store_mirror_abort(struct store_mirror *);
+/*
+ * Keep a rollback log line (LINE, LEN bytes, no newline) as the last
+ * pending one (the rlog DBI) in M's txn: the line of a rollback the
+ * mirror applies commits with it, and rlog_flush writes it afterwards,
+ * once, even across a crash.
+ */
+int store_mirror_rlog(struct store_mirror *, const char *line, size_t len);
 /*
  * Rollbacks pending for etcd (cluster_pending.c), kept in meta so that a
  * restart does not forget them: put one in the mirror's txn that applies

@@ -1,9 +1,9 @@
 /*
  * floe: store_impl.h -- private to the flag store (store.c, store_codec.c,
- * store_read.c, store_write.c, store_rlog.c); nothing else includes it. Owns
- * the layout of struct store (the LMDB env, its DBI handles, the parked read
- * txn and the read caches of one snapshot) and of the binary records. Callers
- * use routing/store.h, which never shows LMDB.
+ * store_read.c, store_write.c, store_rlog.c, store_index.c, ...); nothing
+ * else includes it. Owns the layout of struct store (the LMDB env, its DBI
+ * handles, the parked read txn and the read caches of one snapshot) and of
+ * the binary records. Callers use routing/store.h, which never shows LMDB.
  */
 #ifndef FLOE_ROUTING_STORE_IMPL_H
 #define FLOE_ROUTING_STORE_IMPL_H
@@ -41,6 +41,9 @@ struct store {
 	MDB_dbi meta;
 	MDB_dbi readers; /* store_readers.c */
 	MDB_dbi rlog; /* pending rollback log lines (store_rlog.c) */
+	MDB_dbi
+	    bywave; /* wave -> its route keys, sorted dups (store_index.c) */
+	MDB_dbi counts; /* wave -> its objects and rules (store_index.c) */
 	MDB_txn *rtxn; /* the parked read txn, reset between uses */
 	int rdepth; /* nesting of store_read_begin */
 	bool rfailed; /* a read of the current bracket failed */
@@ -100,6 +103,28 @@ int store_meta_seq_put(MDB_txn *, MDB_dbi meta, uint64_t);
 /* store_readers.c: the readers DBI's part of an excusing txn. */
 int store_readers_excuse_put(struct store *, MDB_txn *, const char *ident,
     size_t idlen, const void *obj, size_t objlen, int64_t now_ms, size_t *n);
+
+/*
+ * store_index.c: the bywave index and the counts. A txn that writes routes
+ * calls store_index_move for each route that appears, moves or goes, and
+ * store_tally_apply once before it commits.
+ */
+struct store_tally {
+	struct store_tally_w {
+		uint32_t wave;
+		int64_t objects;
+		int64_t rules;
+	} * v;
+	size_t n;
+	size_t cap;
+};
+int store_index_move(struct store *, MDB_txn *, const void *key, size_t keylen,
+    const struct store_route *old, const uint32_t *to, struct store_tally *);
+int store_tally_apply(struct store *, MDB_txn *, struct store_tally *);
+int store_index_route(struct store *, MDB_txn *, const void *key, size_t keylen,
+    const uint32_t *to);
+void store_tally_clear(struct store_tally *);
+int store_index_build(struct store *, MDB_txn *);
 
 /* store_mirror.c: cluster mode's capture and mirror. */
 /* Drop the capture's ops past the first N (a txn that did not commit). */

@@ -26,6 +26,8 @@ static char STORE_META_PENDING[] = "cluster_pending/";
 struct store_mirror {
 	struct store *s;
 	MDB_txn *txn;
+	uint64_t top_event; /* the highest event sequence put */
+	bool reset; /* a resync: the sequence may start again lower */
 };
 
 static int store_mirror_fail(struct store_mirror *, const char *, int);
@@ -219,9 +221,12 @@ store_mirror_reset(struct store_mirror *m)
 	int rc;
 
 	if ((rc = mdb_drop(m->txn, m->s->objects, 0)) != 0 ||
+	    (rc = mdb_drop(m->txn, m->s->bywave, 0)) != 0 ||
+	    (rc = mdb_drop(m->txn, m->s->counts, 0)) != 0 ||
 	    (rc = mdb_drop(m->txn, m->s->waves, 0)) != 0 ||
 	    (rc = mdb_drop(m->txn, m->s->events, 0)) != 0)
 		return store_mirror_fail(m, "reset", rc);
+	m->reset = true;
 	return STORE_OK;
 }
 
@@ -249,7 +254,9 @@ store_mirror_put(struct store_mirror *m, enum store_db db, const void *key,
 		r.seq = (uint64_t)rev;
 		store_route_encode(&r, &enc);
 		v = (MDB_val) { enc.len, enc.buf };
-		rc = mdb_put(m->txn, s->objects, &k, &v, 0);
+		if ((rc = store_index_route(s, m->txn, key, keylen, &r.wave)) ==
+		    0)
+			rc = mdb_put(m->txn, s->objects, &k, &v, 0);
 		break;
 	case STORE_DB_WAVES:
 		if (keylen != 4 || store_wave_decode(&v, &w) == -1)
@@ -277,6 +284,8 @@ store_mirror_put(struct store_mirror *m, enum store_db db, const void *key,
 		v = (MDB_val) { strlen(text), text };
 		rc = mdb_put(m->txn, s->events, &k, &v, 0);
 		free(text);
+		if ((uint64_t)rev > m->top_event)
+			m->top_event = (uint64_t)rev;
 		break;
 	default:
 		return STORE_NOTFOUND;
@@ -300,7 +309,11 @@ store_mirror_del(struct store_mirror *m, enum store_db db, const void *key,
 	dbi = db == STORE_DB_OBJECTS ? m->s->objects :
 	    db == STORE_DB_WAVES     ? m->s->waves :
 				       m->s->events;
-	rc = mdb_del(m->txn, dbi, &k, NULL);
+	rc = 0;
+	if (db == STORE_DB_OBJECTS)
+		rc = store_index_route(m->s, m->txn, key, keylen, NULL);
+	if (rc == 0)
+		rc = mdb_del(m->txn, dbi, &k, NULL);
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		return store_mirror_fail(m, "delete", rc);
 	return STORE_OK;
@@ -333,14 +346,24 @@ store_meta_u64(MDB_txn *txn, MDB_dbi meta, char *name, size_t len)
 	return store_get_uint(&d, 8);
 }
 
-/* Commit M with REV as the applied revision (and the last sequence). */
+/*
+ * Commit M with REV as the applied revision. The last sequence is REV, or
+ * the last one of an event numbered past it (a rollback pending for
+ * etcd), and goes back only with a resync (another etcd cluster numbers
+ * anew): what waits for a new sequence sees each change.
+ */
 int
 store_mirror_commit(struct store_mirror *m, int64_t rev, uint64_t cluster_id)
 {
 	struct store *s = m->s;
+	uint64_t seq = (uint64_t)rev;
 	int rc;
 
-	if ((rc = store_meta_seq_put(m->txn, s->meta, (uint64_t)rev)) != 0 ||
+	if (m->top_event > seq)
+		seq = m->top_event;
+	if (!m->reset && s->last_seq > seq)
+		seq = s->last_seq;
+	if ((rc = store_meta_seq_put(m->txn, s->meta, seq)) != 0 ||
 	    (rc = store_meta_u64_put(m->txn, s->meta, STORE_META_CREV,
 		 sizeof(STORE_META_CREV) - 1, (uint64_t)rev)) != 0 ||
 	    (rc = store_meta_u64_put(m->txn, s->meta, STORE_META_CID,
@@ -352,7 +375,7 @@ store_mirror_commit(struct store_mirror *m, int64_t rev, uint64_t cluster_id)
 		store_damaged(s, "mirror: commit: %s", store_strerror(s, rc));
 		return STORE_ERROR;
 	}
-	s->last_seq = (uint64_t)rev;
+	s->last_seq = seq;
 	store_ok(s);
 	return STORE_OK;
 }
@@ -461,5 +484,31 @@ store_pending_foreach(struct store *s, store_pending_cb cb, void *arg)
 	}
 	mdb_cursor_close(c);
 	store_rend(s);
+	return STORE_OK;
+}
+
+/* Keep LINE as the last pending rollback log line, in M's txn. */
+int
+store_mirror_rlog(struct store_mirror *m, const char *line, size_t len)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	unsigned char kb[8];
+	uint64_t next = 1;
+	int rc;
+
+	if ((rc = mdb_cursor_open(m->txn, m->s->rlog, &c)) != 0)
+		return store_mirror_fail(m, "rlog", rc);
+	rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+	if (rc == 0 && k.mv_size == 8)
+		next = store_be64_num(k.mv_data) + 1;
+	mdb_cursor_close(c);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return store_mirror_fail(m, "rlog", rc);
+	store_be64_key(next, kb);
+	k = (MDB_val) { sizeof(kb), kb };
+	v = (MDB_val) { len, (void *)(uintptr_t)line };
+	if ((rc = mdb_put(m->txn, m->s->rlog, &k, &v, MDB_APPEND)) != 0)
+		return store_mirror_fail(m, "rlog", rc);
 	return STORE_OK;
 }

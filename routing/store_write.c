@@ -65,6 +65,8 @@ struct store_write {
 
 static int store_write_txn(struct store *, struct store_write *, int *);
 static int store_write(struct store *, struct store_write *);
+static int store_route_old(struct store *, MDB_txn *,
+    const struct store_write *, struct store_route *, bool *);
 static int store_import_states(struct store *, MDB_txn *,
     struct store_states *);
 static int store_import_state(const struct store_states *, uint32_t);
@@ -165,11 +167,12 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 	MDB_txn *txn;
 	MDB_val k, v;
 	struct store_enc enc;
-	struct store_route r;
+	struct store_route r, old;
 	struct store_wave wave;
+	struct store_tally tally = { 0 };
 	unsigned char kb[8];
 	uint64_t seq, decided;
-	bool record = false;
+	bool record = false, found;
 	int rc;
 
 	*res = STORE_OK;
@@ -182,6 +185,8 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 
 	switch (w->op) {
 	case STORE_OP_ROUTE_PUT:
+		if ((rc = store_route_old(s, txn, w, &old, &found)) != 0)
+			goto abort;
 		memset(&r, 0, sizeof(r));
 		r.wave = w->wave;
 		r.seq = seq;
@@ -190,10 +195,15 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 		k = (MDB_val) { w->keylen, (void *)(uintptr_t)w->key };
 		v = (MDB_val) { enc.len, enc.buf };
 		if ((rc = mdb_put(txn, s->objects, &k, &v, 0)) != 0 ||
-		    (rc = store_cap_put(s, s->objects, &k, &v, false)) != 0)
+		    (rc = store_cap_put(s, s->objects, &k, &v, false)) != 0 ||
+		    (rc = store_index_move(s, txn, w->key, w->keylen,
+			 found ? &old : NULL, &w->wave, &tally)) != 0 ||
+		    (rc = store_tally_apply(s, txn, &tally)) != 0)
 			goto abort;
 		break;
 	case STORE_OP_ROUTE_DEL:
+		if ((rc = store_route_old(s, txn, w, &old, &found)) != 0)
+			goto abort;
 		k = (MDB_val) { w->keylen, (void *)(uintptr_t)w->key };
 		if ((rc = mdb_del(txn, s->objects, &k, NULL)) == MDB_NOTFOUND) {
 			mdb_txn_abort(txn);
@@ -201,7 +211,11 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 			return 0;
 		}
 		if (rc != 0 ||
-		    (rc = store_cap_put(s, s->objects, &k, NULL, true)) != 0)
+		    (rc = store_cap_put(s, s->objects, &k, NULL, true)) != 0 ||
+		    (found &&
+			((rc = store_index_move(s, txn, w->key, w->keylen, &old,
+			      NULL, &tally)) != 0 ||
+			    (rc = store_tally_apply(s, txn, &tally)) != 0)))
 			goto abort;
 		break;
 	case STORE_OP_WAVE_UPDATE:
@@ -291,8 +305,29 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 	return 0;
 
 abort:
+	store_tally_clear(&tally);
 	mdb_txn_abort(txn);
 	return rc;
+}
+
+/*
+ * The route W names as TXN holds it, into *OLD (*FOUND: whether there is
+ * one; a damaged record counts as none). 0 or an LMDB code.
+ */
+static int
+store_route_old(struct store *s, MDB_txn *txn, const struct store_write *w,
+    struct store_route *old, bool *found)
+{
+	MDB_val k = { w->keylen, (void *)(uintptr_t)w->key }, v;
+	int rc;
+
+	*found = false;
+	if ((rc = mdb_get(txn, s->objects, &k, &v)) == MDB_NOTFOUND)
+		return 0;
+	if (rc != 0)
+		return rc;
+	*found = store_route_decode(&v, old) == 0;
+	return 0;
 }
 
 /*
@@ -511,6 +546,7 @@ store_import_put(struct store *s, MDB_txn *txn, struct store_write *w,
 	uint32_t *waves;
 	size_t i;
 	struct store_states st;
+	struct store_tally tally = { 0 };
 	bool found;
 	int rc;
 
@@ -558,11 +594,14 @@ store_import_put(struct store *s, MDB_txn *txn, struct store_write *w,
 		k = (MDB_val) { in->keylen, (void *)(uintptr_t)in->key };
 		v = (MDB_val) { enc.len, enc.buf };
 		if ((rc = mdb_cursor_put(c, &k, &v, 0)) != 0 ||
-		    (rc = store_cap_put(s, s->objects, &k, &v, false)) != 0)
+		    (rc = store_cap_put(s, s->objects, &k, &v, false)) != 0 ||
+		    (rc = store_index_move(s, txn, in->key, in->keylen,
+			 found ? &old : NULL, &in->wave, &tally)) != 0)
 			goto out;
 		waves[ir->set++] = in->wave;
 	}
-	rc = 0;
+	if ((rc = store_tally_apply(s, txn, &tally)) != 0)
+		goto out;
 	if (json_object_set_new(w->event, "set",
 		json_integer((json_int_t)ir->set)) == -1 ||
 	    json_object_set_new(w->event, "unchanged",
@@ -571,6 +610,7 @@ store_import_put(struct store *s, MDB_txn *txn, struct store_write *w,
 	else
 		rc = store_import_waves(w->event, waves, ir->set);
 out:
+	store_tally_clear(&tally);
 	free(waves);
 	free(st.v);
 	mdb_cursor_close(c);

@@ -1339,9 +1339,10 @@ async function applyFault(rule, req, res) {
 		return true;
 	}
 	if (rule.body !== null) {
-		// A 200 that says it is JSON and is not (a corrupt catalog).
+		// A 200 that says it is JSON and is not (a corrupt catalog), or
+		// this body with the rule's status.
 		const b = Buffer.from(rule.body, 'latin1');
-		res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': b.length });
+		res.writeHead(rule.status || 200, { 'Content-Type': 'application/json', 'Content-Length': b.length });
 		res.end(b);
 		return true;
 	}

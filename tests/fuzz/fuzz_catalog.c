@@ -4,6 +4,9 @@
  * rewritten with that catalog's config merged in and its URLs pointed
  * back at floe (catalog_rewrite). The input is CONFIG \0 BODY. A body
  * that is JSON must come out as JSON (an invalid one may pass as it is).
+ * The same rewrite made as the body streams in (catalog_stream_run), in
+ * pieces the input's bytes choose, gives the same bytes for a body that
+ * is JSON without duplicate keys, whenever catalog_rewrite rewrites it.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -11,11 +14,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <jansson.h>
 
 #include "proxy/catalog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+/* BODY streamed through C's rewrite in pieces of 1 to 17 bytes. */
+static struct evbuffer *
+stream(struct catalog *c, const char *body, size_t blen, const uint8_t *data,
+    size_t size)
+{
+	struct catalog_stream *st;
+	struct evbuffer *in, *out;
+	size_t at = 0, n, k = 0;
+
+	if ((st = catalog_stream_new(c, true, "http://up:9001/base",
+		 "http://floe:8181", "warehouse")) == NULL)
+		return NULL;
+	in = evbuffer_new();
+	out = evbuffer_new();
+	while (at < blen) {
+		n = 1 + (size > 0 ? data[k++ % size] % 17 : 0);
+		if (n > blen - at)
+			n = blen - at;
+		evbuffer_add(in, body + at, n);
+		at += n;
+		catalog_stream_run(st, in, out, at == blen);
+	}
+	if (blen == 0)
+		catalog_stream_run(st, in, out, true);
+	if (evbuffer_get_length(in) != 0)
+		__builtin_trap();
+	evbuffer_free(in);
+	catalog_stream_free(st);
+	return out;
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -27,16 +62,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct catalog *c = catalog_new();
 	char err[256], *out;
 	json_t *j;
-
-	bool valid;
+	struct evbuffer *sout;
+	bool valid, nodup;
 
 	(void)catalog_update(c, (const char *)data, clen, 1, err, sizeof(err));
 	/* Garbage in is passed on as it came; JSON in must stay JSON. */
 	j = json_loadb(body, blen, 0, NULL);
 	valid = j != NULL;
 	json_decref(j);
+	j = json_loadb(body, blen, JSON_REJECT_DUPLICATES, NULL);
+	nodup = j != NULL;
+	json_decref(j);
 	out = catalog_rewrite(c, true, body, blen, "http://up:9001/base",
 	    "http://floe:8181", "warehouse", &outlen);
+	if ((sout = stream(c, body, blen, data, size)) != NULL) {
+		if (out != NULL && nodup &&
+		    (evbuffer_get_length(sout) != outlen ||
+			memcmp(evbuffer_pullup(sout, -1), out, outlen) != 0))
+			__builtin_trap();
+		evbuffer_free(sout);
+	}
 	if (out != NULL) {
 		j = json_loadb(out, outlen, 0, NULL);
 		if (j == NULL && valid)

@@ -5,7 +5,9 @@
  * NUL byte: jansson ends its input there, floe does not); and the same
  * bytes fed in pieces, cut at points drawn from the bytes themselves
  * (and a byte at a time, for short ones), must get the same verdict with
- * the same offset of the first wrong byte.
+ * the same offset of the first wrong byte. The word-arithmetic path
+ * (JSCHECK_SWAR, built here under other names) must say what the SSE2
+ * path says, whole and in the same pieces.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +16,22 @@
 #include <jansson.h>
 
 #include "lib/jscheck.h"
+
+void jscheck_swar_init(struct jscheck *);
+bool jscheck_swar_feed(struct jscheck *, const void *, size_t);
+bool jscheck_swar_end(struct jscheck *, size_t *);
+bool jscheck_swar_valid(const char *, size_t, size_t *);
+
+#define JSCHECK_SWAR 1
+#define jscheck_init jscheck_swar_init
+#define jscheck_feed jscheck_swar_feed
+#define jscheck_end jscheck_swar_end
+#define jscheck_valid jscheck_swar_valid
+#include "lib/jscheck.c"
+#undef jscheck_init
+#undef jscheck_feed
+#undef jscheck_end
+#undef jscheck_valid
 
 #define FUZZ_CUTS 3
 
@@ -47,6 +65,11 @@ fuzz_pieces(const uint8_t *data, size_t size, bool got, size_t at)
 		jscheck_feed(&st, data + cut[i], cut[i + 1] - cut[i]);
 	if (jscheck_end(&st, &pat) != got || (!got && pat != at))
 		__builtin_trap();
+	jscheck_swar_init(&st);
+	for (i = 0; i <= FUZZ_CUTS; i++)
+		jscheck_swar_feed(&st, data + cut[i], cut[i + 1] - cut[i]);
+	if (jscheck_swar_end(&st, &pat) != got || (!got && pat != at))
+		__builtin_trap();
 	if (size > 512)
 		return;
 	jscheck_init(&st);
@@ -62,10 +85,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	json_error_t jerr;
 	json_t *j;
-	size_t at = 0;
+	size_t at = 0, sat = 0;
 	bool want, got;
 
 	got = jscheck_valid((const char *)data, size, &at);
+	if (jscheck_swar_valid((const char *)data, size, &sat) != got ||
+	    (!got && sat != at))
+		__builtin_trap();
 	fuzz_pieces(data, size, got, at);
 	if (memchr(data, '\0', size) != NULL)
 		return 0;

@@ -47,6 +47,19 @@ done
 jq -e '([.nodes[].hash] | unique | length) == 1' "$T/b" >/dev/null &&
 	ok "the 3 nodes have the same hash" ||
 	bad "hashes: $(jq -c '[.nodes[] | [.name, .hash, .applied_revision]]' "$T/b")"
+# Every node's by-wave counts, kept by its mirror, match the import.
+for k in 1 2 3; do
+	nadmin $k GET /waves
+	jq -e --argjson n "$N" '([.waves[].objects] | add) == $n and
+		(.waves | length) == 10 and
+		all(.waves[]; .objects == ($n / 10 | floor))' "$T/b" >/dev/null &&
+		ok "node $k counts the $N routes by wave" ||
+		bad "node $k: $(jq -c '[.waves[] | [.wave, .objects]]' "$T/b")"
+done
+nadmin 2 GET '/waves/3?limit=2'
+jq -e '.objects == ["db.t000002", "db.t000012"]' "$T/b" >/dev/null &&
+	ok "node 2 lists a wave's routes from its index" ||
+	bad "node 2 wave 3: $(head -c 300 "$T/b")"
 # The same import again changes nothing: no txn at all.
 rev=$(jq .applied_revision "$T/b")
 nctl 1 route import "$T/routes.jsonl"

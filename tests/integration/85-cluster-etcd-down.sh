@@ -5,7 +5,9 @@
 # pending for etcd). Both nodes restarted while etcd is down serve their
 # copy, the pending rollback included. etcd restarted on its data: the
 # pending rollback is written over the lakehouse state it finds, its
-# event says so, and the other node follows and logs it.
+# event says so, and the other node follows and logs it. Past the lease
+# without etcd no node says it leads (the polls stop); with etcd back one
+# does again.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 lib_init 85
@@ -32,6 +34,16 @@ nctl 1 wave rollback 1 --reason "etcd is down"
 	bad "etcd down: rollback: exit $RC: $(cat "$T/ctl")"
 [ "$(node_side 1 bunnies)" = warehouse ] && ok "node 1 answers from the warehouse at once" ||
 	bad "node 1 answers from $(node_side 1 bunnies)"
+# The pending rollback's event is the last one, and counted.
+nadmin 1 GET /events
+jq -e '.last_seq == ([.events[].seq] | max) and
+	.events[-1].type == "wave.rollback"' "$T/b" >/dev/null &&
+	ok "node 1's last event is the pending rollback, at last_seq" ||
+	bad "node 1's events: $(jq -c '{last_seq, e: [.events[] | [.seq, .type]]}' "$T/b")"
+nadmin 1 GET /status
+jq -e '.waves.rolled_back == 1 and .waves.lakehouse == 0' "$T/b" >/dev/null &&
+	ok "node 1's /status counts wave 1 rolled back" ||
+	bad "node 1's /status waves: $(jq -c .waves "$T/b")"
 [ "$(node_side 2 bunnies)" = lakehouse ] && ok "node 2 keeps serving its mirror" ||
 	bad "node 2 answers $(node_side 2 bunnies)"
 s=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${NODE_PORT[2]}/readyz")
@@ -70,6 +82,17 @@ done
 grep -q "still pending" "$T/n1/floe.log" && ok "node 1 still has the rollback pending" ||
 	bad "node 1 forgot the pending rollback"
 
+# No node is sure it leads once etcd has been away longer than the lease
+# (3 s): the catalogs' polls stop everywhere.
+sleep 3
+nl=0
+for k in 1 2; do
+	nadmin $k GET /cluster
+	jq -e '.is_leader' "$T/b" >/dev/null && nl=$((nl + 1))
+done
+[ $nl = 0 ] && ok "etcd down past the lease: no node says it leads" ||
+	bad "etcd down: $nl nodes say they lead"
+
 # etcd back: the rollback is written, node 2 follows.
 setsid "${eargs[@]}" >>"$ETCD_DIR/1/log" 2>&1 </dev/null &
 echo $! >"$ETCD_DIR/1/pid"
@@ -91,4 +114,14 @@ grep -q '"node":"n1"' "$T/n2/rollback.log" && ok "node 2 logged the rollback, by
 	bad "node 2's rollback log: $(cat "$T/n2/rollback.log" 2>/dev/null)"
 [ "$(grep -c . "$T/n1/rollback.log")" = 1 ] && ok "node 1 logged it once" ||
 	bad "node 1's rollback log: $(cat "$T/n1/rollback.log")"
+for i in $(seq 100); do
+	nl=0
+	for k in 1 2; do
+		nadmin $k GET /cluster
+		jq -e '.is_leader' "$T/b" >/dev/null && nl=$((nl + 1))
+	done
+	[ $nl = 1 ] && break
+	sleep 0.1
+done
+[ $nl = 1 ] && ok "etcd back: one node leads again" || bad "etcd back: $nl leaders"
 cluster_finish

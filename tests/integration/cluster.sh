@@ -11,12 +11,12 @@
 declare -A NODE_PID=() NODE_PORT=()
 ETCD_DIR= ETCD=
 
-# cluster_etcd [ETCD_ARGS...]: one etcd member for this test, with
-# progress notifications every 300 ms.
+# cluster_etcd [ETCD_ARGS...]: one etcd member for this test (ETCD_MEMBERS
+# of them if set), with progress notifications every 300 ms.
 cluster_etcd() {
 	ETCD_DIR=$T/etcd
 	mkdir -p "$ETCD_DIR"
-	ETCD=$(tests/etcd/start.sh -o $$ "$ETCD_DIR" -- \
+	ETCD=$(tests/etcd/start.sh -n "${ETCD_MEMBERS:-1}" -o $$ "$ETCD_DIR" -- \
 		--experimental-watch-progress-notify-interval=300ms "$@") || {
 		echo "etcd did not start"
 		exit 1

@@ -47,44 +47,72 @@ if not os.path.exists(go) or open(go).read().strip() == "close":
 
 
 class Conn:
-    """One connection's answers, framed by Content-Length."""
+    """One connection's answers, framed by Content-Length or chunked."""
 
     def __init__(self, s):
         self.s = s
         self.buf = bytearray()
-        self.need = None  # body bytes still to come, or None: in a head
+        self.at = 0  # where in buf the next byte is
+        self.need = None  # body (or chunk + CRLF) bytes still to come
+        self.state = "head"  # or "size", "trailer": of a chunked body
         self.answers = 0
         self.status = {}
 
     def feed(self, data):
-        i, n = 0, len(data)
-        while i < n:
+        if self.at > 0:
+            del self.buf[:self.at]
+            self.at = 0
+        self.buf += data
+        while True:
             if self.need is not None:
-                take = min(self.need, n - i)
-                i += take
+                take = min(self.need, len(self.buf) - self.at)
+                self.at += take
                 self.need -= take
-                if self.need == 0:
-                    self.need = None
+                if self.need > 0:
+                    return
+                self.need = None
+                if self.state == "head":
                     self.answers += 1
                 continue
-            self.buf += data[i:]
-            i = n
-            end = self.buf.find(b"\r\n\r\n")
+            if self.state == "head":
+                end = self.buf.find(b"\r\n\r\n", self.at)
+                if end < 0:
+                    return
+                head = bytes(self.buf[self.at:end]).decode("latin-1")
+                head = head.split("\r\n")
+                self.at = end + 4
+                st = head[0].split(" ")[1]
+                self.status[st] = self.status.get(st, 0) + 1
+                n, chunked = 0, False
+                for h in head[1:]:
+                    k, _, v = h.partition(":")
+                    k = k.strip().lower()
+                    if k == "content-length":
+                        n = int(v.strip())
+                    elif k == "transfer-encoding" and "chunked" in v:
+                        chunked = True
+                if chunked:
+                    self.state = "size"
+                elif n > 0:
+                    self.need = n
+                else:
+                    self.answers += 1
+                continue
+            end = self.buf.find(b"\r\n", self.at)
             if end < 0:
                 return
-            head = bytes(self.buf[:end]).decode("latin-1").split("\r\n")
-            data, i, n = bytes(self.buf[end + 4:]), 0, len(self.buf) - end - 4
-            self.buf = bytearray()
-            st = head[0].split(" ")[1]
-            self.status[st] = self.status.get(st, 0) + 1
-            self.need = 0
-            for h in head[1:]:
-                k, _, v = h.partition(":")
-                if k.strip().lower() == "content-length":
-                    self.need = int(v.strip())
-            if self.need == 0:
-                self.need = None
-                self.answers += 1
+            line = bytes(self.buf[self.at:end])
+            self.at = end + 2
+            if self.state == "trailer":
+                if not line:
+                    self.state = "head"
+                    self.answers += 1
+                continue
+            size = int(line.split(b";")[0], 16)
+            if size == 0:
+                self.state = "trailer"
+            else:
+                self.need = size + 2
 
 
 sel = selectors.DefaultSelector()

@@ -33,7 +33,7 @@ def request(path):
 
 
 class Answers:
-    """HTTP/1.1 answers framed by Content-Length from a recv function."""
+    """HTTP/1.1 answers (Content-Length or chunked) from a recv function."""
 
     def __init__(self, recv):
         self.recv = recv
@@ -51,15 +51,33 @@ class Answers:
         head, self.buf = self.buf.split(b"\r\n\r\n", 1)
         lines = head.decode("latin-1").split("\r\n")
         status = int(lines[0].split()[1])
-        n = 0
+        n, chunked = 0, False
         for line in lines[1:]:
             k, _, v = line.partition(":")
-            if k.strip().lower() == "content-length":
+            k = k.strip().lower()
+            if k == "content-length":
                 n = int(v)
+            elif k == "transfer-encoding" and "chunked" in v.lower():
+                chunked = True
+        if not chunked:
+            return status, self.take(n)
+        body = b""
+        while True:
+            while b"\r\n" not in self.buf:
+                self.more()
+            size, self.buf = self.buf.split(b"\r\n", 1)
+            n = int(size.split(b";")[0], 16)
+            body += self.take(n)
+            if self.take(2) != b"\r\n":
+                raise ValueError("bad chunk")
+            if n == 0:
+                return status, body
+
+    def take(self, n):
         while len(self.buf) < n:
             self.more()
-        body, self.buf = self.buf[:n], self.buf[n:]
-        return status, body
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
 
 
 def behind(port, path, conns, version):

@@ -726,6 +726,77 @@ test_worker_import_dies(void **state)
 	fx->f.base = NULL;
 }
 
+/*
+ * With a worker, a move behind a gate that is on (a flip with
+ * gate_min_clean > 0, a dry run, a freeze) is decided and made by its
+ * child -- the gate reads the ledger of every table of the wave -- and
+ * answered later: the same refusal, the same move seen by the loop's
+ * store. With the cutover gate off a flip is made at once on the loop.
+ */
+static void
+test_worker_gated_moves(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_wave w;
+	struct later l;
+	struct evbuffer *in;
+	struct admin_reply rep;
+	char err[256];
+	const char *flip = "{\"to\":\"lakehouse\"}";
+
+	memset(&l, 0, sizeof(l));
+	assert_non_null(l.base = event_base_new());
+	fx->f.base = l.base;
+	fx->conf.state_dir = fx->tmp->dir;
+	fx->f.worker = worker_new(l.base, 60000, err, sizeof(err));
+	assert_non_null(fx->f.worker);
+	route_set(fx, "db.a", 3);
+	route_set(fx, "db.b", 4);
+
+	/* Gate on, no evidence: refused by the child, nothing moved. */
+	fx->conf.policy.gate_min_clean = 1;
+	later_call(fx, &l, "/waves/3/flip", flip, 409);
+	assert_non_null(strstr(str(json_object_get(l.body, "error"), "message"),
+	    "cutover gate"));
+	assert_int_equal(store_wave_get(fx->f.store, 3, &w), STORE_NOTFOUND);
+	/* A dry run too: it would be refused, nothing written. */
+	later_call(fx, &l, "/waves/3/flip",
+	    "{\"to\":\"lakehouse\",\"dry_run\":true}", 200);
+	assert_string_equal(str(l.body, "would"), "be refused");
+
+	/* A clean record: the child flips it; the loop sees the move. */
+	later_call(fx, &l, "/ledger",
+	    "{\"object\":\"db.a\",\"ts\":\"2026-01-01T00:00:00Z\","
+	    "\"count_match\":true,\"aggregate_match\":true,"
+	    "\"hash_match\":true}\n",
+	    200);
+	fx->conf.policy.gate_window_ms = 3650LL * 24 * 3600 * 1000;
+	later_call(fx, &l, "/waves/3/flip", flip, 200);
+	assert_string_equal(str(l.body, "state"), "lakehouse");
+	assert_int_equal(store_wave_get(fx->f.store, 3, &w), STORE_OK);
+	assert_string_equal(wave_state_name(w.state), "lakehouse");
+
+	/* A freeze is behind the decommission gate: the child refuses it. */
+	later_call(fx, &l, "/waves/3/freeze", "{}", 409);
+
+	/* Gate off: a flip is answered at once, on the loop. */
+	fx->conf.policy.gate_min_clean = 0;
+	in = evbuffer_new();
+	evbuffer_add_printf(in, "%s", flip);
+	assert_int_equal(admin_handle(&fx->f, "POST", "/waves/4/flip", 13, in,
+			     UID, &rep, later_cb, &l),
+	    0);
+	assert_int_equal(rep.status, 200);
+	free(rep.body);
+	evbuffer_free(in);
+
+	worker_free(fx->f.worker);
+	fx->f.worker = NULL;
+	json_decref(l.body);
+	event_base_free(fx->f.base);
+	fx->f.base = NULL;
+}
+
 int
 main(void)
 {
@@ -741,6 +812,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_worker_imports, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_worker_import_dies, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_worker_gated_moves, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_triggers, setup, teardown),
 	};

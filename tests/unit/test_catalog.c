@@ -615,6 +615,203 @@ test_rewrite_long_prefix(void **state __unused)
 	catalog_free(c);
 }
 
+/*
+ * What catalog_stream_run gives for BODY (LEN bytes) fed in the pieces
+ * CUTS[0..NCUTS) end at (one call each; the last ends the answer), every
+ * piece of a call in STEP-byte pieces of its input. Caller frees.
+ */
+static char *
+stream_out(struct catalog_stream *st, const char *body, size_t len,
+    const size_t *cuts, size_t ncuts, size_t step, size_t *outlen)
+{
+	struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
+	size_t i, at = 0, end, k;
+	char *o;
+
+	for (i = 0; i <= ncuts; i++) {
+		end = i < ncuts ? cuts[i] : len;
+		for (k = at; k < end; k += step)
+			evbuffer_add_reference(in, body + k,
+			    end - k < step ? end - k : step, NULL, NULL);
+		at = end;
+		catalog_stream_run(st, in, out, i == ncuts);
+	}
+	assert_int_equal(evbuffer_get_length(in), 0);
+	*outlen = evbuffer_get_length(out);
+	o = malloc(*outlen + 1);
+	evbuffer_remove(out, o, *outlen);
+	o[*outlen] = '\0';
+	evbuffer_free(in);
+	evbuffer_free(out);
+	return o;
+}
+
+/*
+ * The streamed rewrite against the whole one, for answers cut at every
+ * byte: in two pieces at each offset, in three around each, one byte at a
+ * time, and in one call whose input is pieces of one byte. The bytes a
+ * URL prefix keeps back never outlast the prefix.
+ */
+static void
+test_stream_split(void **state __unused)
+{
+	static const struct {
+		int cat; /* 0: merge + prefix wh1 + a signer URL; 1: none */
+		bool merge;
+		const char *body;
+	} cases[] = {
+		{ 0, true,
+		    "{\"metadata-location\":\"s3://b/m.json\",\"metadata\":{"
+		    "\"a\":[1,2,{\"b\":\"}\"}],\"u\":\"" UP "/v1/wh1/x\"},"
+		    "\"config\":{\"k\":\"t\"}}" },
+		{ 0, true, "{\"metadata\":{},\"config\":{}}" },
+		{ 0, true,
+		    "{\"metadata\":{\"x\":\"q\\\\\\\"}\"},\"config\":"
+		    "{\"s\":\"\\\\\"}}" },
+		{ 0, true,
+		    " {\"metadata\":{\"x\":1}, \"config\" : { \"k\" : \"t\" } ,"
+		    "\"storage-credentials\":[{\"prefix\":\"s3://b\","
+		    "\"config\":{}}]}\n" },
+		{ 0, true,
+		    "{\"config\":{\"k\":\"t\",\"z\":\"" UP "/v1/wh1/own\"},"
+		    "\"metadata\":{\"x\":[true,null,-1.5e3,\"" UP
+		    "/v1/wh1/a\\\"b\"]}}" },
+		{ 0, true, "{\"metadata\":{\"config\":{}},\"n\":12345}" },
+		{ 0, true, "{\"config\":\"not an object\"}" },
+		{ 0, true, "{\"config\":null,\"a\":1}" },
+		{ 0, true, "{\"config\":[{\"k\":1}]}" },
+		{ 0, true, "{}" },
+		{ 0, true, "[1,\"" UP "/v1/wh1/x\"]" },
+		{ 0, false,
+		    "{\"a\":\"" UP "/v1/wh1/a\",\"" UP "/v1/wh1/key\":\"" UP
+		    "/v1/wh1\",\"b\":\"x" UP "/v1/wh1/a\",\"c\":[\"" UP
+		    "/v1/wh1/\",\"" UP "/v1/wh2/\"]}" },
+		{ 0, true,
+		    "{\"a\":\"\\\\\",\"b\":\"\\\"" UP "/v1/wh1/x\","
+		    "\"\\u0063onfig\":{},\"config\":{\"k\\\"\":1,\"k\":2}}" },
+		{ 1, true,
+		    "{\"u\":\"" UP "/v1/namespaces/db\",\"config\":{}}" },
+		{ 1, false, "{\"caf\xc3\xa9\":\"" UP "/v1/x\"}" },
+	};
+	struct catalog *cats[2] = {
+		catalog_from("{\"defaults\":{\"k\":\"d\",\"z\":\"" UP
+			     "/v1/wh1/sign\",\"w\":\"v\"},\"overrides\":"
+			     "{\"prefix\":\"wh1\"}}"),
+		catalog_from("{\"defaults\":{},\"overrides\":{}}"),
+	};
+	struct catalog_stream *st;
+	size_t i, len, wantlen, gotlen, a, b, cuts[4096];
+	const char *want;
+	char *whole, *got;
+
+	for (i = 0; i < nitems(cases); i++) {
+		len = strlen(cases[i].body);
+		assert_true(len < nitems(cuts));
+		whole = catalog_rewrite(cats[cases[i].cat], cases[i].merge,
+		    cases[i].body, len, UP, FLOE, "warehouse", &wantlen);
+		want = whole != NULL ? whole : cases[i].body;
+		if (whole == NULL)
+			wantlen = len;
+		/* Two pieces, and three around each cut. */
+		for (a = 0; a <= len; a++)
+			for (b = a; b <= len; b += (b < a + 40 ? 1 : 17)) {
+				st = catalog_stream_new(cats[cases[i].cat],
+				    cases[i].merge, UP, FLOE, "warehouse");
+				assert_non_null(st);
+				cuts[0] = a;
+				cuts[1] = b;
+				got = stream_out(st, cases[i].body, len, cuts,
+				    2, len + 1, &gotlen);
+				assert_int_equal(gotlen, wantlen);
+				assert_memory_equal(got, want, wantlen);
+				free(got);
+				catalog_stream_free(st);
+			}
+		/* One byte a call, and one byte a piece of one call. */
+		for (a = 0; a < len; a++)
+			cuts[a] = a + 1;
+		st = catalog_stream_new(cats[cases[i].cat], cases[i].merge, UP,
+		    FLOE, "warehouse");
+		got = stream_out(st, cases[i].body, len, cuts, len, 1, &gotlen);
+		assert_int_equal(gotlen, wantlen);
+		assert_memory_equal(got, want, wantlen);
+		free(got);
+		catalog_stream_free(st);
+		st = catalog_stream_new(cats[cases[i].cat], cases[i].merge, UP,
+		    FLOE, "warehouse");
+		got = stream_out(st, cases[i].body, len, cuts, 0, 1, &gotlen);
+		assert_int_equal(gotlen, wantlen);
+		assert_memory_equal(got, want, wantlen);
+		free(got);
+		catalog_stream_free(st);
+		free(whole);
+	}
+	catalog_free(cats[0]);
+	catalog_free(cats[1]);
+}
+
+/* What the streamed rewrite keeps back is never more than a URL prefix. */
+static void
+test_stream_keeps_little(void **state __unused)
+{
+	struct catalog *c = catalog_from("{\"defaults\":{},\"overrides\":"
+					 "{\"prefix\":\"wh1\"}}");
+	static const char body[] = "{\"a\":\"" UP "/v1/wh1/x\"}";
+	struct catalog_stream *st =
+	    catalog_stream_new(c, true, UP, FLOE, "warehouse");
+	struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
+	size_t i, held = 0;
+
+	for (i = 0; i < sizeof(body) - 1; i++) {
+		evbuffer_add(in, body + i, 1);
+		catalog_stream_run(st, in, out, false);
+		if (evbuffer_get_length(in) > held)
+			held = evbuffer_get_length(in);
+	}
+	assert_int_equal(held, strlen(UP "/v1/wh1/") - 1);
+	assert_int_equal(evbuffer_get_length(in), 0);
+	catalog_stream_free(st);
+	/* A prefix with a quote in it is not streamed. */
+	assert_null(catalog_stream_new(c, true, UP "\"", FLOE, "warehouse"));
+	evbuffer_free(in);
+	evbuffer_free(out);
+	catalog_free(c);
+}
+
+/* The merge a streamed answer gets is the config as it was at its start. */
+static void
+test_stream_config_change(void **state __unused)
+{
+	static const char conf1[] = "{\"defaults\":{\"k\":\"one\"},"
+				    "\"overrides\":{}}";
+	static const char conf2[] = "{\"defaults\":{\"a\":\"x\",\"k\":\"two\","
+				    "\"z\":\"y\"},\"overrides\":{}}";
+	static const char body[] = "{\"metadata\":{},\"config\":{\"b\":1}}";
+	struct catalog *c = catalog_from(conf1), *old = catalog_from(conf1);
+	struct catalog_stream *st =
+	    catalog_stream_new(c, true, UP, FLOE, "warehouse");
+	struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
+	size_t wantlen;
+	char err[128], *want;
+
+	evbuffer_add(in, body, 10);
+	catalog_stream_run(st, in, out, false);
+	assert_int_equal(update(c, conf2, 1, err, sizeof(err)), 1);
+	evbuffer_add(in, body + 10, sizeof(body) - 1 - 10);
+	catalog_stream_run(st, in, out, true);
+	want = catalog_rewrite(old, true, body, sizeof(body) - 1, UP, FLOE,
+	    "warehouse", &wantlen);
+	assert_non_null(want);
+	assert_int_equal(evbuffer_get_length(out), wantlen);
+	assert_memory_equal(evbuffer_pullup(out, -1), want, wantlen);
+	free(want);
+	catalog_stream_free(st);
+	evbuffer_free(in);
+	evbuffer_free(out);
+	catalog_free(c);
+	catalog_free(old);
+}
+
 /* Run every table. */
 int
 main(void)
@@ -631,6 +828,9 @@ main(void)
 		cmocka_unit_test(test_rewrite_long_prefix),
 		cmocka_unit_test(test_merge_tail),
 		cmocka_unit_test(test_body_has),
+		cmocka_unit_test(test_stream_split),
+		cmocka_unit_test(test_stream_keeps_little),
+		cmocka_unit_test(test_stream_config_change),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

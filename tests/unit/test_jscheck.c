@@ -5,7 +5,11 @@
  * catalog), and against jansson: random edits of real answers must be
  * judged as jansson judges them. Each text is also fed in pieces (cut at
  * every byte, and a byte at a time): the verdict and the offset of the
- * first wrong byte must be those of the text in one piece.
+ * first wrong byte must be those of the text in one piece. Each piece is
+ * fed from a copy of its own size, so that a read past a piece's end is
+ * seen (make SAN=1, valgrind). The bytes that end a run (a quote, an
+ * escape, a control byte, UTF-8; a digit run's end; whitespace's end) are
+ * put at every offset of two blocks of 16 bytes (SSE2) or 8 (words).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +26,34 @@
 #include "lib/compat.h"
 #include "lib/jscheck.h"
 
+/* Feed the N bytes at S from a copy of exactly N bytes. */
+static bool
+feed_copy(struct jscheck *st, const char *s, size_t n)
+{
+	char *c = malloc(n > 0 ? n : 1);
+	bool ok;
+
+	assert_non_null(c);
+	memcpy(c, s, n);
+	ok = jscheck_feed(st, c, n);
+	free(c);
+	return ok;
+}
+
+/* jscheck_valid over a copy of exactly LEN bytes. */
+static bool
+valid_copy(const char *s, size_t len, size_t *at)
+{
+	char *c = malloc(len > 0 ? len : 1);
+	bool ok;
+
+	assert_non_null(c);
+	memcpy(c, s, len);
+	ok = jscheck_valid(c, len, at);
+	free(c);
+	return ok;
+}
+
 /*
  * S (LEN bytes) fed cut at every byte, and a byte at a time, must be
  * judged as in one piece, the wrong byte at the same offset.
@@ -33,11 +65,11 @@ check_pieces(const char *s, size_t len)
 	size_t i, at, whole_at = 0, piece_at;
 	bool whole, got;
 
-	whole = jscheck_valid(s, len, &whole_at);
+	whole = valid_copy(s, len, &whole_at);
 	for (i = 0; i <= len; i++) {
 		jscheck_init(&st);
-		jscheck_feed(&st, s, i);
-		jscheck_feed(&st, s + i, len - i);
+		feed_copy(&st, s, i);
+		feed_copy(&st, s + i, len - i);
 		piece_at = (size_t)-1;
 		got = jscheck_end(&st, &piece_at);
 		if (got != whole || (!whole && piece_at != whole_at))
@@ -47,12 +79,12 @@ check_pieces(const char *s, size_t len)
 	}
 	jscheck_init(&st);
 	for (i = 0; i < len; i++)
-		if (!jscheck_feed(&st, s + i, 1))
+		if (!feed_copy(&st, s + i, 1))
 			break;
 	/* A wrong text is wrong from its first wrong byte on. */
 	if (i < len) {
 		assert_false(whole);
-		assert_false(jscheck_feed(&st, s + i, len - i));
+		assert_false(feed_copy(&st, s + i, len - i));
 	}
 	at = (size_t)-1;
 	if (jscheck_end(&st, &at) != whole || (!whole && at != whole_at))
@@ -286,6 +318,178 @@ test_pieces(void **state __unused)
 }
 
 /*
+ * S (LEN bytes, no NUL) judged as jansson judges it, whole and in pieces
+ * cut at every byte; false when jansson cannot say (a number too big for
+ * it, which is well-formed JSON all the same).
+ */
+static bool
+judge(const char *s, size_t len)
+{
+	json_error_t jerr;
+	json_t *j;
+	bool want;
+
+	j = json_loadb(s, len, JSON_DECODE_ANY, &jerr);
+	want = j != NULL;
+	json_decref(j);
+	if (!want &&
+	    (strstr(jerr.text, "too big") != NULL ||
+		strstr(jerr.text, "overflow") != NULL))
+		return false;
+	if (valid_copy(s, len, NULL) != want)
+		fail_msg("%.*s: jansson says %s", (int)len, s,
+		    want ? "valid" : "invalid");
+	check_pieces(s, len);
+	return true;
+}
+
+/*
+ * In a string, each byte or escape that ends a run of plain ASCII, after
+ * 0 to 33 plain bytes and before 0, 1, 7, 8, 9, 15, 16 or 17 more, the
+ * string after 0 to 3 bytes of the text: every offset of two blocks of
+ * 16 and four of 8, a string that ends exactly at a block's end, before
+ * and after a piece's (each text is also cut at every byte). And every
+ * byte value in a string, at offsets over two blocks.
+ */
+static void
+test_string_blocks(void **state __unused)
+{
+	static const char *const stops[] = {
+		"\\n",
+		"\\\"",
+		"\\u00e9",
+		"\\ud83d\\ude00",
+		"\\ud83d",
+		"\\q",
+		"\x01",
+		"\x1f",
+		"\x7f",
+		"\xc3\xa9",
+		"\xe2\x82\xac",
+		"\xf0\x9f\x98\x80",
+		"\xc3",
+		"\xed\xa0\x80",
+		"\xf4\x90\x80\x80",
+		"\xff",
+		"\"",
+		"",
+	};
+	static const size_t afters[] = { 0, 1, 7, 8, 9, 15, 16, 17 };
+	char buf[128];
+	size_t lead, k, x, m, len;
+
+	for (lead = 0; lead < 4; lead++)
+		for (x = 0; x < nitems(stops); x++)
+			for (k = 0; k <= 33; k++)
+				for (m = 0; m < nitems(afters); m++) {
+					len = 0;
+					memcpy(buf, "[[[", lead);
+					len += lead;
+					buf[len++] = '"';
+					memset(buf + len, 'a', k);
+					len += k;
+					memcpy(buf + len, stops[x],
+					    strlen(stops[x]));
+					len += strlen(stops[x]);
+					memset(buf + len, 'b', afters[m]);
+					len += afters[m];
+					buf[len++] = '"';
+					memcpy(buf + len, "]]]", lead);
+					len += lead;
+					assert_true(judge(buf, len));
+				}
+	/* Every byte but NUL (a case of its own) alone at each offset. */
+	for (x = 1; x < 256; x++)
+		for (k = 0; k <= 33; k += 3) {
+			len = 0;
+			buf[len++] = '"';
+			memset(buf + len, 'a', k);
+			len += k;
+			buf[len++] = (char)x;
+			memset(buf + len, 'b', 17);
+			len += 17;
+			buf[len++] = '"';
+			assert_true(judge(buf, len));
+		}
+}
+
+/*
+ * Numbers with runs of 1 to 40 digits, in each part, followed by what
+ * ends them or by something wrong, alone (ended by the text's end) and
+ * in an array.
+ */
+static void
+test_number_blocks(void **state __unused)
+{
+	static const char *const forms[] = { "%s", "-%s", "1.%s", "%s.5",
+		"%se%s", "0.%sE-%s", "%s.", "%se", "%s.%sx", "-0%s", "%s-1",
+		"%s/", "%s:1", "1.%s/", "1e%s:" };
+	char digits[48], num[160], buf[200];
+	size_t d, f;
+	int len;
+
+	for (d = 1; d <= 40; d++) {
+		for (f = 0; f < d; f++)
+			digits[f] = (char)('1' + (d + f) % 9);
+		digits[d] = '\0';
+		for (f = 0; f < nitems(forms); f++) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+			snprintf(num, sizeof(num), forms[f], digits, digits);
+#pragma GCC diagnostic pop
+			judge(num, strlen(num));
+			len = snprintf(buf, sizeof(buf), "[%s]", num);
+			judge(buf, (size_t)len);
+			len = snprintf(buf, sizeof(buf), "{\"k\":%s,\"l\":0}",
+			    num);
+			judge(buf, (size_t)len);
+		}
+	}
+	/* Every byte but NUL after runs of digits over two blocks. */
+	for (d = 1; d <= 33; d += 4)
+		for (f = 1; f < 256; f++) {
+			memset(buf, '7', d);
+			buf[0] = '[';
+			buf[d] = (char)f;
+			buf[d + 1] = ']';
+			judge(buf, d + 2);
+			judge(buf + 1, d);
+		}
+	/* Integers jansson holds are judged, not skipped. */
+	assert_true(judge("[123456789012345678]", 20));
+}
+
+/*
+ * Whitespace runs of 0 to 40 bytes (each of the four kinds) between
+ * every two tokens, and a control byte that is not whitespace ending one.
+ */
+static void
+test_space_blocks(void **state __unused)
+{
+	static const char ws[] = " \t\n\r";
+	static const char *const ends[] = { "", "\x0b", "\x0c", "\x01" };
+	char run[48], buf[640];
+	size_t r, w, e, i;
+	int len;
+
+	for (r = 0; r <= 40; r++)
+		for (w = 0; w < 4; w++)
+			for (e = 0; e < nitems(ends); e++) {
+				for (i = 0; i < r; i++)
+					run[i] = ws[(w + i / 3) % 4];
+				run[r] = '\0';
+				len = snprintf(buf, sizeof(buf),
+				    "%s%s{%s\"a\"%s:%s[%s1%s,%s\"b\"%s]%s,%s"
+				    "\"c\":true%s}%s",
+				    run, ends[e], run, run, run, run, run, run,
+				    run, run, run, run, run);
+				assert_true(
+				    len > 0 && (size_t)len < sizeof(buf));
+				assert_true(judge(buf, (size_t)len));
+			}
+}
+
+/*
  * Random edits (a byte replaced, dropped or doubled) of answers a catalog
  * gives, judged by jansson: the same verdict, except where jansson
  * refuses a number it cannot hold (well-formed JSON all the same).
@@ -372,6 +576,9 @@ main(void)
 		cmocka_unit_test(test_depth),
 		cmocka_unit_test(test_depth_mixed),
 		cmocka_unit_test(test_pieces),
+		cmocka_unit_test(test_string_blocks),
+		cmocka_unit_test(test_number_blocks),
+		cmocka_unit_test(test_space_blocks),
 		cmocka_unit_test(test_against_jansson),
 	};
 

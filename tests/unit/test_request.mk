@@ -1,11 +1,13 @@
 # The request path and what it runs on: the listener, the pools, the
 # catalogs' configs, the route table, the cache (no doubles).
 T_request = proxy/request.c proxy/cred.c proxy/token.c policy/oauth.c policy/awscred.c policy/sigv4.c proxy/request_route.c proxy/request_cache.c \
-	    proxy/request_forward.c proxy/request_answer.c proxy/floe.c \
-	    proxy/server.c proxy/h1.c proxy/h1_reason.c proxy/sockio.c \
+	    proxy/request_forward.c proxy/request_answer.c proxy/request_stream.c \
+	    proxy/floe.c \
+	    proxy/server.c proxy/server_reply.c proxy/h1.c proxy/h1_reason.c proxy/sockio.c \
 	    proxy/tlsctx.c \
 	    proxy/upstream.c proxy/upstream_body.c proxy/catalog.c \
-	    proxy/catalog_splice.c proxy/catalog_rewrite.c proxy/conf.c \
+	    proxy/catalog_splice.c proxy/catalog_rewrite.c proxy/catalog_stream.c \
+	    proxy/conf.c \
 	    proxy/conf_keys.c proxy/conf_cluster.c \
 	    proxy/rest.c proxy/etag.c proxy/listing.c proxy/watch.c \
 	    proxy/watch_trigger.c proxy/watch_poll.c proxy/watch_view.c \

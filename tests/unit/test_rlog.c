@@ -539,6 +539,100 @@ test_landed_once(void **state)
 	free(s);
 }
 
+/* store_event_cb: count the events. */
+static int
+count_cb(uint64_t seq, const char *json, size_t len, void *arg)
+{
+	(void)seq;
+	(void)json;
+	(void)len;
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+static size_t
+events(struct store *st)
+{
+	size_t n = 0;
+
+	assert_int_equal(store_event_foreach(st, 0, 0, count_cb, &n), STORE_OK);
+	return n;
+}
+
+/*
+ * Off the loop: a line kept pending, the log held while a child writes
+ * (the loop's flush and append write nothing meanwhile), the child's
+ * flush writing every pending line in order and recording no event, and
+ * rlog_flushed taking its outcome -- success, then a failure, which the
+ * loop counts and records as an event, the line still pending.
+ */
+static void
+test_deferred(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *st = fx->tmp->store;
+	struct rlog *l;
+	struct rlog_stats rs;
+	json_t *a = json_pack("{s:i}", "wave", 1),
+	       *b = json_pack("{s:i}", "wave", 2);
+	char err[256], bad[400], *s;
+	size_t ev;
+	bool pending;
+	int e;
+
+	l = rlog_open(fx->path, err, sizeof(err));
+	rlog_attach(l, st);
+	assert_int_equal(rlog_put_pending(l, a), 0);
+	rlog_stats(l, &rs);
+	assert_int_equal(rs.pending, 1);
+	rlog_hold(l);
+	errno = 0;
+	assert_int_equal(rlog_flush(l, T0), -1);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(rlog_append(l, b, T0, &pending), -1);
+	assert_true(pending);
+	s = slurp(fx->path);
+	assert_string_equal(s, "");
+	free(s);
+
+	ev = events(st);
+	assert_int_equal(rlog_flush_path(fx->path, st, T0), 0);
+	s = slurp(fx->path);
+	assert_string_equal(s, "{\"wave\":1}\n{\"wave\":2}\n");
+	free(s);
+	assert_int_equal(events(st), ev);
+	rlog_flushed(l, 0, T0);
+	rlog_stats(l, &rs);
+	assert_int_equal(rs.pending, 0);
+	assert_int_equal(rs.failed, 0);
+	/* Nothing written twice. */
+	assert_int_equal(rlog_flush(l, T0), 0);
+	s = slurp(fx->path);
+	assert_string_equal(s, "{\"wave\":1}\n{\"wave\":2}\n");
+	free(s);
+
+	/* The child cannot write: the line stays pending, the loop says so. */
+	assert_int_equal(rlog_put_pending(l, a), 0);
+	rlog_hold(l);
+	snprintf(bad, sizeof(bad), "%s/no/such/dir/log", fx->tmp->dir);
+	e = rlog_flush_path(bad, st, T0);
+	assert_int_equal(e, ENOENT);
+	rlog_flushed(l, e, T0);
+	rlog_stats(l, &rs);
+	assert_int_equal(rs.pending, 1);
+	assert_int_equal(rs.failed, 1);
+	assert_int_equal(rs.err, ENOENT);
+	assert_int_equal(events(st), ev + 1);
+	/* Released: the tick's flush writes it. */
+	assert_int_equal(rlog_flush(l, T0), 0);
+	s = slurp(fx->path);
+	assert_string_equal(s, "{\"wave\":1}\n{\"wave\":2}\n{\"wave\":1}\n");
+	free(s);
+	rlog_free(l);
+	json_decref(a);
+	json_decref(b);
+}
+
 int
 main(void)
 {
@@ -551,6 +645,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_partial_tail, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_deferred, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_landed_once, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_read, setup, teardown),

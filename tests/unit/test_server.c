@@ -3,7 +3,9 @@
  * answer is written at once when the socket takes it, and what a slow
  * client's socket does not take (4 KiB buffers on both ends) waits in the
  * output buffer, counted as held, the next pipelined request unread until
- * it drains; then both follow, whole and in order.
+ * it drains; then both follow, whole and in order. A streamed answer,
+ * chunked: its source is paused while the client holds its share and
+ * told when it drained; cut short, it ends without its last chunk.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -39,14 +41,78 @@ pattern(unsigned n, size_t i)
 	return (unsigned char)((i * 7 + n) % 251);
 }
 
+/*
+ * Streamed answers (stream_mode): the source gives 64 KiB pieces of the
+ * pattern until the client holds its share; the drain callback resumes
+ * it. With stream_cut, the answer is cut short after that many bytes.
+ */
+static bool stream_mode;
+static size_t stream_off, stream_cut, stream_max_held;
+static unsigned stream_pauses, stream_drains;
+static struct server_conn *stream_conn;
+
+static void
+stream_push(void)
+{
+	struct evbuffer *b = evbuffer_new();
+	unsigned char piece[65536];
+	size_t i, n;
+	bool more = true;
+
+	while (more && stream_off < BIG) {
+		if (stream_cut > 0 && stream_off >= stream_cut) {
+			server_stream_abort(stream_conn);
+			evbuffer_free(b);
+			answered++;
+			return;
+		}
+		n = BIG - stream_off < sizeof(piece) ? BIG - stream_off :
+						       sizeof(piece);
+		for (i = 0; i < n; i++)
+			piece[i] = pattern(answered, stream_off + i);
+		evbuffer_add(b, piece, n);
+		stream_off += n;
+		more = server_stream_add(stream_conn, b);
+		assert_int_equal(evbuffer_get_length(b), 0); /* moved */
+		if (server_held_bytes() > stream_max_held)
+			stream_max_held = server_held_bytes();
+	}
+	evbuffer_free(b);
+	if (!more) {
+		stream_pauses++;
+		return;
+	}
+	server_stream_end(stream_conn);
+	answered++;
+}
+
+static void
+drain_cb(void *arg __attribute__((unused)))
+{
+	stream_drains++;
+	stream_push();
+}
+
 /* Answer request N with BIG bytes of its pattern. */
 static void
 request_cb(struct server_conn *c, struct h1_msg *m __attribute__((unused)),
     void *arg __attribute__((unused)))
 {
-	struct evbuffer *b = evbuffer_new();
-	unsigned char *p = malloc(BIG);
+	struct evbuffer *b;
+	unsigned char *p;
 	size_t i;
+
+	if (stream_mode) {
+		stream_mode = false; /* the next request: a whole answer */
+		stream_conn = c;
+		stream_off = 0;
+		server_stream_start(c, 200, "X-Test: 1\r\n", 11, -1);
+		server_conn_on_drain(c, drain_cb, NULL);
+		stream_push();
+		return;
+	}
+	b = evbuffer_new();
+	p = malloc(BIG);
 
 	for (i = 0; i < BIG; i++)
 		p[i] = pattern(answered, i);
@@ -303,12 +369,126 @@ test_slow_reader_outlives_idle(void **state __attribute__((unused)))
 	fx_close(&f);
 }
 
+/*
+ * De-chunk the answer at P (LEN bytes): the body into OUT (room for BIG),
+ * its length into *BLEN; the bytes the answer took, and whether it ended
+ * with its last chunk (*ENDED).
+ */
+static size_t
+dechunk(const unsigned char *p, size_t len, unsigned char *out, size_t *blen,
+    bool *ended)
+{
+	static const char want[] = "HTTP/1.1 200 OK\r\nX-Test: 1\r\n"
+				   "Transfer-Encoding: chunked\r\n\r\n";
+	size_t at = sizeof(want) - 1, n;
+	char *end;
+
+	*blen = 0;
+	*ended = false;
+	assert_true(len >= at);
+	assert_memory_equal(p, want, at);
+	while (at < len) {
+		n = strtoul((const char *)p + at, &end, 16);
+		assert_memory_equal(end, "\r\n", 2);
+		at = (const unsigned char *)end + 2 - p;
+		if (n == 0) {
+			assert_memory_equal(p + at, "\r\n", 2);
+			*ended = true;
+			return at + 2;
+		}
+		assert_true(at + n + 2 <= len && *blen + n <= BIG);
+		memcpy(out + *blen, p + at, n);
+		*blen += n;
+		at += n;
+		assert_memory_equal(p + at, "\r\n", 2);
+		at += 2;
+	}
+	return at;
+}
+
+/*
+ * A streamed answer to a client with a 4 KiB receive buffer: the source
+ * is paused while the client holds more than its share and resumed as it
+ * drains; the answer arrives chunked, whole, and the pipelined request
+ * after it gets its own answer.
+ */
+static void
+test_stream(void **state __attribute__((unused)))
+{
+	struct fx f;
+	unsigned char *got, *body;
+	size_t have, want = 2 * (BIG + 64) + 4096, off, blen, i;
+	bool ended;
+
+	fx_open(&f, 10000);
+	stream_mode = true;
+	stream_cut = 0;
+	stream_pauses = stream_drains = 0;
+	stream_max_held = 0;
+	fx_send(&f,
+	    "GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
+	    "GET /b HTTP/1.1\r\nHost: x\r\n\r\n");
+	got = malloc(want);
+	body = malloc(BIG);
+	/* Slowly: 8 KiB a turn. */
+	have = fx_read(&f, got, want, 8192, 200, 2,
+	    strlen("HTTP/1.1 200 OK\r\nX-Test: 1\r\n"
+		   "Transfer-Encoding: chunked\r\n\r\n") +
+		BIG + 16 * strlen("10000\r\n\r\n") + strlen("0\r\n\r\n") +
+		HEAD_LEN + BIG);
+	assert_int_equal(answered, 2);
+	assert_true(stream_pauses > 0);
+	assert_true(stream_drains >= stream_pauses);
+	/* Its share and one piece, never the answer. */
+	assert_true(stream_max_held <= 2 * 65536 + 64);
+	off = dechunk(got, have, body, &blen, &ended);
+	assert_true(ended);
+	assert_int_equal(blen, BIG);
+	for (i = 0; i < BIG; i++)
+		if (body[i] != pattern(0, i))
+			fail_msg("byte %zu is %u, want %u", i, body[i],
+			    pattern(0, i));
+	off += check_answer(1, got + off, have - off);
+	assert_int_equal(off, have);
+	free(body);
+	free(got);
+	fx_close(&f);
+}
+
+/* A streamed answer cut short: no last chunk, and the connection closes. */
+static void
+test_stream_cut(void **state __attribute__((unused)))
+{
+	struct fx f;
+	unsigned char *got, *body;
+	size_t have, want = BIG + 4096, blen;
+	bool ended;
+
+	fx_open(&f, 10000);
+	stream_mode = true;
+	stream_cut = 3 * 65536;
+	fx_send(&f, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+	got = malloc(want);
+	body = malloc(BIG);
+	have = fx_read(&f, got, want, want, 0, 99, want);
+	assert_int_equal(answered, 1);
+	assert_int_equal(dechunk(got, have, body, &blen, &ended), have);
+	assert_false(ended);
+	assert_int_equal(blen, 3 * 65536);
+	assert_int_equal(server_nconns(f.s), 0);
+	free(body);
+	free(got);
+	fx_close(&f);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slow_reader),
 		cmocka_unit_test(test_slow_reader_outlives_idle),
+		cmocka_unit_test(test_stream),
+		cmocka_unit_test(test_stream_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

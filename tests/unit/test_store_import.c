@@ -51,14 +51,14 @@ static void
 test_newer_schema(void **state)
 {
 	struct routing_tmp *t = *state;
-	static const unsigned char v2[] = { 2, 0, 0, 0 };
+	static const unsigned char v3[] = { 3, 0, 0, 0 };
 	char err[256];
 
 	store_free(t->store);
 	t->store = NULL;
-	raw_put(t->dir, "meta", "schema", 6, v2, sizeof(v2));
+	raw_put(t->dir, "meta", "schema", 6, v3, sizeof(v3));
 	assert_null(store_open(t->dir, err, sizeof(err)));
-	assert_non_null(strstr(err, "schema 2 is newer"));
+	assert_non_null(strstr(err, "schema 3 is newer"));
 }
 
 /* Append an event padded to about 4 KiB. */

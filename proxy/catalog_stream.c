@@ -1,0 +1,548 @@
+/*
+ * floe: catalog_stream.c -- catalog_rewrite for an answer that is passed
+ * on as it arrives: the same edits (the catalog's config merged under a
+ * LoadTableResult's "config", upstream URLs in string values pointed back
+ * at floe), made piece by piece, whatever byte a piece ends at. Only the
+ * structure is followed (strings, brackets, the key or value position in
+ * an object): the answer is checked as JSON beside it (lib/jscheck.c),
+ * and one that is not is cut short by the caller. Bytes are moved from
+ * the input to the output without a copy, but for the few a URL prefix
+ * that a piece cuts in two keeps back until the next one. The merge is
+ * taken as it was when the answer began. No I/O.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include <event2/buffer.h>
+
+#include "lib/compat.h"
+#include "lib/jscheck.h"
+#include "lib/xmalloc.h"
+#include "proxy/catalog.h"
+#include "proxy/catalog_impl.h"
+
+/* Where the scan is. */
+enum stream_phase {
+	STREAM_START, /* whitespace before the answer's first byte */
+	STREAM_BODY, /* inside the top-level object */
+	STREAM_DONE, /* past it, or not an object: the rest passes as is */
+};
+
+/* One edit of the bytes the input holds: CUT bytes at AT become INS. */
+struct stream_edit {
+	size_t at;
+	size_t cut;
+	const char *ins;
+	size_t inslen;
+	bool own; /* INS is freed once applied */
+};
+
+struct catalog_stream {
+	/*
+	 * The merge as it was when the answer began (a copy: the catalog's
+	 * config may be read anew while a large answer streams).
+	 */
+	struct catalog cat;
+	struct catalog_urlbuf ub;
+	bool urls; /* URLs may be rewritten (ub is built) */
+	struct splice sp; /* the merge: keys seen, config found */
+	enum stream_phase phase;
+	size_t scanned; /* bytes at the input's start already scanned */
+	unsigned depth;
+	uint64_t objs[JSCHECK_MAX_DEPTH / 64]; /* bit set: an object */
+	bool want_key; /* the next string in this object is a key */
+	bool instr, iskey;
+	bool esc; /* the next byte is escaped (in a string) */
+	/* The key being read, when its level matters (1, or config's). */
+	bool capture;
+	char *key;
+	size_t keycap, keylen;
+	size_t kfrom; /* where the key begins in the piece being scanned */
+	/* A value string whose start may be the upstream URL prefix. */
+	bool matching;
+	size_t mpos; /* prefix bytes matched */
+	size_t mat; /* input offset of the string's first byte */
+	bool cfg_next; /* the next value is the first "config"'s */
+	unsigned cfg_depth; /* the config object's depth, inside it */
+	size_t cfg_keys, top_keys;
+	struct stream_edit *ed;
+	size_t ned, edcap;
+};
+
+/* Byte classes outside strings. */
+#define STREAM_C_QUOTE 1
+#define STREAM_C_OPEN 2
+#define STREAM_C_CLOSE 3
+#define STREAM_C_COMMA 4
+#define STREAM_C_ESCAPE 5
+
+static const unsigned char stream_class[256] = {
+	['"'] = STREAM_C_QUOTE,
+	['{'] = STREAM_C_OPEN,
+	['['] = STREAM_C_OPEN,
+	['}'] = STREAM_C_CLOSE,
+	[']'] = STREAM_C_CLOSE,
+	[','] = STREAM_C_COMMA,
+	['\\'] = STREAM_C_ESCAPE,
+};
+
+static struct catalog_text *stream_text_dup(const struct catalog_text *);
+static void stream_text_free(struct catalog_text *);
+static void stream_edit(struct catalog_stream *, size_t, size_t, const char *,
+    size_t, bool);
+static void stream_scan(struct catalog_stream *, const char *, size_t, size_t);
+static void stream_byte(struct catalog_stream *, const char *, size_t, size_t,
+    size_t);
+static void stream_string_end(struct catalog_stream *, const char *, size_t);
+static void stream_key_add(struct catalog_stream *, const char *, size_t);
+static void stream_key_end(struct catalog_stream *);
+static void stream_open(struct catalog_stream *, char, size_t);
+static void stream_close(struct catalog_stream *, size_t);
+static void stream_match(struct catalog_stream *, const char *, size_t, size_t);
+
+struct catalog_stream *
+catalog_stream_new(const struct catalog *c, bool merge,
+    const char *upstream_base, const char *floe_base, const char *pinned_prefix)
+{
+	struct catalog_stream *st;
+	size_t blen, i;
+
+	st = xcalloc(1, sizeof(*st));
+	merge = merge && catalog_has_merge(c);
+	blen = catalog_base_len(upstream_base, floe_base);
+	if (blen > 0) {
+		catalog_urls_make(&st->ub, c, upstream_base, blen, floe_base,
+		    pinned_prefix);
+		/* A prefix with a quote or an escape is not matched here. */
+		if (memchr(st->ub.u.from, '"', st->ub.u.fromlen) != NULL ||
+		    memchr(st->ub.u.from, '\\', st->ub.u.fromlen) != NULL) {
+			catalog_stream_free(st);
+			return NULL;
+		}
+		st->urls = true;
+	}
+	if (merge) {
+		st->cat.text = stream_text_dup(c->text);
+		c = &st->cat;
+	}
+	splice_init(&st->sp, c, merge, "", 0);
+	st->sp.mu = st->urls ? &st->ub.u : NULL;
+	st->keycap = 8; /* "config" */
+	for (i = 0; merge && i < c->text->n; i++)
+		if (c->text->m[i].klen > st->keycap)
+			st->keycap = c->text->m[i].klen;
+	st->key = xmalloc(st->keycap);
+	return st;
+}
+
+void
+catalog_stream_free(struct catalog_stream *st)
+{
+	size_t i;
+
+	if (st == NULL)
+		return;
+	for (i = 0; i < st->ned; i++)
+		if (st->ed[i].own)
+			free((void *)(uintptr_t)st->ed[i].ins);
+	free(st->ed);
+	free(st->key);
+	splice_clear(&st->sp);
+	free(st->ub.from);
+	free(st->ub.to);
+	stream_text_free(st->cat.text);
+	free(st);
+}
+
+/* A copy of T. */
+static struct catalog_text *
+stream_text_dup(const struct catalog_text *t)
+{
+	struct catalog_text *d;
+	size_t i;
+
+	d = xcalloc(1, sizeof(*d) + t->n * sizeof(d->m[0]));
+	for (i = 0; i < t->n; i++) {
+		d->m[i].key = xmalloc(t->m[i].klen + 1);
+		memcpy(d->m[i].key, t->m[i].key, t->m[i].klen + 1);
+		d->m[i].klen = t->m[i].klen;
+		d->m[i].val = xmalloc(t->m[i].vlen + 1);
+		memcpy(d->m[i].val, t->m[i].val, t->m[i].vlen + 1);
+		d->m[i].vlen = t->m[i].vlen;
+		d->n++;
+	}
+	return d;
+}
+
+static void
+stream_text_free(struct catalog_text *t)
+{
+	size_t i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->n; i++) {
+		free(t->m[i].key);
+		free(t->m[i].val);
+	}
+	free(t);
+}
+
+/* Record an edit at input offset AT; edits come in input order. */
+static void
+stream_edit(struct catalog_stream *st, size_t at, size_t cut, const char *ins,
+    size_t inslen, bool own)
+{
+	if (st->ned == st->edcap) {
+		st->edcap = st->edcap > 0 ? st->edcap * 2 : 8;
+		st->ed = xreallocarray(st->ed, st->edcap, sizeof(*st->ed));
+	}
+	st->ed[st->ned].at = at;
+	st->ed[st->ned].cut = cut;
+	st->ed[st->ned].ins = ins;
+	st->ed[st->ned].inslen = inslen;
+	st->ed[st->ned].own = own;
+	st->ned++;
+}
+
+/*
+ * Go on matching the URL prefix with the N bytes at P (input offset OFF),
+ * as far as they go: the whole prefix is a URL edit; a byte that differs
+ * ends the match.
+ */
+static void
+stream_match(struct catalog_stream *st, const char *p, size_t n,
+    size_t off __unused)
+{
+	size_t k = st->ub.u.fromlen - st->mpos;
+
+	if (k > n)
+		k = n;
+	if (memcmp(p, st->ub.u.from + st->mpos, k) != 0) {
+		st->matching = false;
+		return;
+	}
+	st->mpos += k;
+	if (st->mpos < st->ub.u.fromlen)
+		return;
+	st->matching = false;
+	stream_edit(st, st->mat, st->ub.u.fromlen, st->ub.u.to, st->ub.u.tolen,
+	    false);
+}
+
+/* Append N bytes of the key being read (past KEYCAP only counted). */
+static void
+stream_key_add(struct catalog_stream *st, const char *p, size_t n)
+{
+	if (st->keylen < st->keycap)
+		memcpy(st->key + st->keylen, p,
+		    n < st->keycap - st->keylen ? n : st->keycap - st->keylen);
+	st->keylen += n;
+}
+
+/* A key just ended: "config" at the top level, or one of config's. */
+static void
+stream_key_end(struct catalog_stream *st)
+{
+	size_t n = st->keylen;
+
+	if (!st->capture)
+		return;
+	st->capture = false;
+	if (n > st->keycap)
+		return; /* longer than any key looked for */
+	if (st->depth == 1 && n == 8 && memcmp(st->key, "\"config\"", 8) == 0) {
+		/* The first "config" decides; another one stops the merge. */
+		if (st->sp.config_seen)
+			st->sp.merge = false;
+		else {
+			st->sp.config_seen = true;
+			st->cfg_next = true;
+		}
+	} else if (st->cfg_depth > 0 && st->depth == st->cfg_depth &&
+	    st->sp.merge)
+		splice_mark_key(&st->sp, st->key, n);
+}
+
+/* '{' or '[' (C) at input offset AT. */
+static void
+stream_open(struct catalog_stream *st, char c, size_t at __unused)
+{
+	if (st->cfg_next) {
+		st->cfg_next = false;
+		if (c == '{')
+			st->cfg_depth = st->depth + 1;
+		else
+			st->sp.merge = false; /* the table's choice */
+	}
+	if (st->depth >= JSCHECK_MAX_DEPTH) {
+		/* Not JSON (the check says so): no further edit. */
+		st->phase = STREAM_DONE;
+		return;
+	}
+	if (c == '{')
+		st->objs[st->depth / 64] |= 1ULL << (st->depth % 64);
+	else
+		st->objs[st->depth / 64] &= ~(1ULL << (st->depth % 64));
+	st->depth++;
+	st->want_key = c == '{';
+}
+
+/* '}' or ']' at input offset AT: the merge goes in before config's end. */
+static void
+stream_close(struct catalog_stream *st, size_t at)
+{
+	size_t inslen = 0, unused;
+	char *ins;
+
+	if (st->cfg_next) {
+		st->cfg_next = false;
+		st->sp.merge = false;
+	}
+	if (st->depth == 0) {
+		st->phase = STREAM_DONE;
+		return;
+	}
+	if (st->cfg_depth > 0 && st->depth == st->cfg_depth) {
+		st->cfg_depth = 0;
+		if (st->sp.merge) {
+			st->sp.config_empty = st->cfg_keys == 0;
+			if ((ins = splice_insertion(&st->sp, &inslen,
+				 &unused)) != NULL)
+				stream_edit(st, at, 0, ins, inslen, true);
+			st->sp.merge = false; /* done */
+		}
+	} else if (st->depth == 1) {
+		if (st->sp.merge && !st->sp.config_seen) {
+			st->sp.top_empty = st->top_keys == 0;
+			if ((ins = splice_insertion(&st->sp, &inslen,
+				 &unused)) != NULL)
+				stream_edit(st, at, 0, ins, inslen, true);
+		}
+		st->phase = STREAM_DONE;
+	}
+	st->depth--;
+	st->want_key = false;
+}
+
+/*
+ * The structural byte at P[I], outside a string, of the N bytes at P
+ * (input offset OFF): a quote, a bracket or a comma.
+ */
+static inline __attribute__((always_inline)) void
+stream_byte(struct catalog_stream *st, const char *p, size_t n, size_t off,
+    size_t i)
+{
+	unsigned char c = p[i];
+	bool obj;
+
+	switch (stream_class[c]) {
+	case STREAM_C_QUOTE:
+		st->instr = true;
+		st->esc = false;
+		st->iskey = st->want_key;
+		st->want_key = false;
+		if (st->iskey) {
+			st->capture = st->depth == 1 ||
+			    (st->cfg_depth > 0 && st->depth == st->cfg_depth);
+			st->keylen = 0;
+			st->kfrom = i;
+			if (st->depth == 1)
+				st->top_keys++;
+			else if (st->cfg_depth > 0 &&
+			    st->depth == st->cfg_depth)
+				st->cfg_keys++;
+			return;
+		}
+		st->capture = false;
+		if (st->cfg_next) {
+			st->cfg_next = false;
+			st->sp.merge = false;
+		}
+		if (st->urls && i + 1 < n && p[i + 1] != st->ub.u.from[0])
+			return; /* the common case, decided at once */
+		if (st->urls) {
+			st->matching = true;
+			st->mpos = 0;
+			st->mat = off + i + 1;
+			stream_match(st, p + i + 1, n - i - 1, off + i + 1);
+		}
+		return;
+	case STREAM_C_OPEN:
+		stream_open(st, (char)c, off + i);
+		return;
+	case STREAM_C_CLOSE:
+		stream_close(st, off + i);
+		return;
+	case STREAM_C_COMMA:
+		if (st->cfg_next) {
+			st->cfg_next = false;
+			st->sp.merge = false;
+		}
+		obj = st->depth > 0 &&
+		    (st->objs[(st->depth - 1) / 64] >> ((st->depth - 1) % 64) &
+			1);
+		st->want_key = obj;
+		return;
+	default:
+		return; /* a backslash outside a string: not JSON */
+	}
+}
+
+/* A string ends at P[I] (its closing quote): a key is looked at. */
+static void
+stream_string_end(struct catalog_stream *st, const char *p, size_t i)
+{
+	st->instr = false;
+	if (st->capture) {
+		stream_key_add(st, p + st->kfrom, i + 1 - st->kfrom);
+		stream_key_end(st);
+	}
+}
+
+/*
+ * Scan the N bytes at P, at input offset OFF: only the structural bytes
+ * are looked at, found sixteen at a time where SSE2 is there. In a
+ * string only quotes and backslashes count; a backslash takes the byte
+ * after it, whatever it is.
+ */
+static void
+stream_scan(struct catalog_stream *st, const char *p, size_t n, size_t off)
+{
+	size_t i = 0;
+	unsigned char c;
+#if defined(__SSE2__)
+	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+	const __m128i ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}');
+	const __m128i os = _mm_set1_epi8('['), cs = _mm_set1_epi8(']');
+	const __m128i cm = _mm_set1_epi8(',');
+	__m128i v;
+	unsigned m;
+	int j;
+#endif
+
+	if (st->matching)
+		stream_match(st, p, n, off);
+	st->kfrom = 0; /* a key continued from the last piece */
+	while (i < n && st->phase == STREAM_START) {
+		c = p[i];
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+			i++;
+			continue;
+		}
+		/* Not an object: passed on as it is. */
+		st->phase = c == '{' ? STREAM_BODY : STREAM_DONE;
+	}
+#if defined(__SSE2__)
+	while (n - i >= 16 && st->phase == STREAM_BODY) {
+		v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		m = (unsigned)_mm_movemask_epi8(
+		    _mm_or_si128(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q),
+						  _mm_cmpeq_epi8(v, bs)),
+				     _mm_or_si128(_mm_cmpeq_epi8(v, ob),
+					 _mm_cmpeq_epi8(v, cb))),
+			_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, os),
+					 _mm_cmpeq_epi8(v, cs)),
+			    _mm_cmpeq_epi8(v, cm))));
+		if (st->esc) {
+			/* The first byte was escaped in the block before. */
+			m &= ~1u;
+			st->esc = false;
+		}
+		while (m != 0) {
+			j = __builtin_ctz(m);
+			m &= m - 1;
+			c = p[i + j];
+			if (st->instr) {
+				if (c == '\\') {
+					if (j == 15)
+						st->esc = true;
+					else
+						m &= ~(1u << (j + 1));
+				} else if (c == '"')
+					stream_string_end(st, p, i + j);
+				continue;
+			}
+			stream_byte(st, p, n, off, i + j);
+			if (st->phase == STREAM_DONE)
+				return;
+		}
+		i += 16;
+	}
+#endif
+	for (; i < n && st->phase == STREAM_BODY; i++) {
+		c = p[i];
+		if (st->instr) {
+			if (st->esc)
+				st->esc = false;
+			else if (c == '\\')
+				st->esc = true;
+			else if (c == '"')
+				stream_string_end(st, p, i);
+			continue;
+		}
+		if (stream_class[c] != 0)
+			stream_byte(st, p, n, off, i);
+	}
+	if (st->instr && st->capture)
+		stream_key_add(st, p + st->kfrom, n - st->kfrom);
+}
+
+void
+catalog_stream_run(struct catalog_stream *st, struct evbuffer *in,
+    struct evbuffer *out, bool end)
+{
+	struct evbuffer_iovec v[16];
+	struct evbuffer_ptr pos;
+	size_t len = evbuffer_get_length(in), done = 0, keep, i;
+	int k, nv;
+
+	st->ned = 0;
+	/* Scan what came since the last call, piece by piece, in place. */
+	while (st->scanned < len && st->phase != STREAM_DONE) {
+		if (evbuffer_ptr_set(in, &pos, st->scanned, EVBUFFER_PTR_SET) ==
+			-1 ||
+		    (nv = evbuffer_peek(in, len - st->scanned, &pos, v,
+			 nitems(v))) < 1)
+			break;
+		if (nv > (int)nitems(v))
+			nv = nitems(v);
+		for (k = 0; k < nv && st->scanned < len; k++) {
+			if (v[k].iov_len > len - st->scanned)
+				v[k].iov_len = len - st->scanned;
+			stream_scan(st, v[k].iov_base, v[k].iov_len,
+			    st->scanned);
+			st->scanned += v[k].iov_len;
+		}
+	}
+	/* Apply the edits, moving the bytes between them. */
+	for (i = 0; i < st->ned; i++) {
+		if (st->ed[i].at > done &&
+		    evbuffer_remove_buffer(in, out, st->ed[i].at - done) !=
+			(int)(st->ed[i].at - done))
+			abort();
+		if (st->ed[i].cut > 0)
+			evbuffer_drain(in, st->ed[i].cut);
+		evbuffer_add(out, st->ed[i].ins, st->ed[i].inslen);
+		if (st->ed[i].own)
+			free((void *)(uintptr_t)st->ed[i].ins);
+		done = st->ed[i].at + st->ed[i].cut;
+	}
+	st->ned = 0;
+	/* What a URL match not yet decided covers stays, unless it ended. */
+	keep = st->matching && !end ? len - st->mat : 0;
+	if (len - keep > done)
+		evbuffer_remove_buffer(in, out, len - keep - done);
+	st->scanned = keep;
+	if (st->matching)
+		st->mat -= len - keep;
+	if (end)
+		st->matching = false;
+}

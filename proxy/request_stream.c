@@ -1,0 +1,302 @@
+/*
+ * floe: request_stream.c -- a catalog's answer passed on as it arrives.
+ * An answer that is not whole in the read that brought its head, to a
+ * GET from an HTTP/1.1 client, is sent as it comes, each read's bytes at
+ * once: a 2xx chunked, the config merged and the URLs rewritten on the
+ * way (catalog_stream_run); another, which floe passes on unchanged, with
+ * the catalog's Content-Length. A client that does not take it stops floe
+ * reading the catalog (upstream_xfer_pause) until its output drains: floe holds
+ * about one read per such answer, not the answer. Once the head is sent
+ * a failure can no longer be a 502: the answer is cut short (no last
+ * chunk, the connection closed), and counted as the catalog's error. The
+ * LoadTable cache gets a copy of what was sent, while it fits an entry.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "lib/compat.h"
+#include "lib/log.h"
+#include "lib/xmalloc.h"
+#include "cache/cache.h"
+#include "proxy/catalog.h"
+#include "proxy/conf.h"
+#include "proxy/etag.h"
+#include "proxy/floe.h"
+#include "proxy/h1.h"
+#include "proxy/request_impl.h"
+#include "proxy/server.h"
+#include "proxy/upstream.h"
+#include "proxy/watch.h"
+#include "routing/route.h"
+
+struct request_stream {
+	enum route_side side;
+	struct catalog_stream *cst;
+	struct evbuffer *out; /* the client's next bytes */
+	/* A copy for the cache: the head and the body as sent. */
+	bool copying;
+	char *hdrs;
+	size_t hlen;
+	char etag[ETAG_MAX];
+	char *copy;
+	size_t copylen, copycap, copymax;
+};
+
+static bool request_stream_start(struct request *, enum route_side,
+    struct h1_msg *);
+static void request_stream_give(struct request *, bool);
+static void request_stream_fail(struct request *, const char *);
+static void request_drain_cb(void *);
+
+bool
+request_stream_wanted(const struct request *r)
+{
+	return r->mode != MODE_LIST && r->msg->method == H1_GET &&
+	    r->msg->http_minor >= 1 && !r->revalidating;
+}
+
+void
+request_stream_free(struct request *r)
+{
+	struct request_stream *st = r->stream;
+
+	if (st == NULL)
+		return;
+	catalog_stream_free(st->cst);
+	evbuffer_free(st->out);
+	free(st->hdrs);
+	free(st->copy);
+	free(st);
+	r->stream = NULL;
+}
+
+/*
+ * The head of SIDE's answer M is in and its body is arriving: send the
+ * head. False when the answer is not to be streamed (one without a body;
+ * a URL the rewrite cannot match in pieces): it comes whole.
+ */
+static bool
+request_stream_start(struct request *r, enum route_side side, struct h1_msg *m)
+{
+	static char hdrs[REQUEST_HDRS_MAX];
+	struct floe *f = r->f;
+	struct request_stream *st;
+	struct catalog_stream *cst;
+	const struct h1_header *h;
+	char base[300], *o, *end;
+	int64_t clen = -1;
+	size_t hlen;
+
+	if (m->status < 200 || m->status == 204 || m->status == 304)
+		return false;
+	/*
+	 * What floe passes on unchanged (an answer that is not a 2xx) goes
+	 * with its own Content-Length, or chunked when the catalog chunked
+	 * it; a 2xx may be rewritten, which changes its length: chunked.
+	 */
+	if (m->status > 299) {
+		/* A namespace read's 404 sends it to the other side. */
+		if (r->mode != MODE_ONE)
+			return false;
+		cst = NULL;
+		if ((h = h1_find(m, "Content-Length")) != NULL) {
+			errno = 0;
+			clen = (int64_t)strtoull(h->value, &end, 10);
+			if (errno != 0 || end != h->value + h->value_len ||
+			    clen < 0)
+				return false;
+		}
+	} else {
+		request_floe_base(r, base, sizeof(base));
+		if ((cst = catalog_stream_new(f->cat[side], r->merge_config,
+			 f->conf->target[side].uri, base,
+			 route_side_name(side))) == NULL)
+			return false;
+	}
+	st = xcalloc(1, sizeof(*st));
+	st->side = side;
+	st->cst = cst;
+	if ((st->out = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	r->stream = st;
+	hlen = request_head(r, side, m, hdrs, st->etag);
+	o = hdrs + hlen;
+	if (r->cacheable) {
+		st->copymax = cache_entry_max(f->cache);
+		st->copying = m->status == 200 && st->copymax > 0;
+		if (st->copying) {
+			st->hdrs = xmalloc(hlen);
+			memcpy(st->hdrs, hdrs, hlen);
+			st->hlen = hlen;
+		}
+		request_put(&o, "X-Floe-Cache: ", 14);
+		request_put(&o, r->cache_state, strlen(r->cache_state));
+		request_put(&o, "\r\n", 2);
+	}
+	server_stream_start(r->conn, m->status, hdrs, o - hdrs, clen);
+	server_conn_on_drain(r->conn, request_drain_cb, r);
+	return true;
+}
+
+/*
+ * Give the client what ST->out holds (a copy to the cache first, while
+ * it fits an entry). Unless LAST, a client that holds its share pauses
+ * the catalog's transfer.
+ */
+static void
+request_stream_give(struct request *r, bool last)
+{
+	struct request_stream *st = r->stream;
+	size_t n = evbuffer_get_length(st->out);
+
+	if (st->copying && st->copylen + n > st->copymax) {
+		/* Larger than an entry may be: not stored. */
+		st->copying = false;
+		free(st->copy);
+		st->copy = NULL;
+	}
+	if (st->copying && n > 0) {
+		if (st->copylen + n > st->copycap) {
+			st->copycap = st->copycap * 2 > st->copylen + n ?
+			    st->copycap * 2 :
+			    st->copylen + n;
+			if (st->copycap > st->copymax)
+				st->copycap = st->copymax;
+			st->copy = xreallocarray(st->copy, st->copycap, 1);
+		}
+		evbuffer_copyout(st->out, st->copy + st->copylen, n);
+		st->copylen += n;
+	}
+	if (!server_stream_add(r->conn, st->out) && !last &&
+	    r->x[st->side] != NULL)
+		upstream_xfer_pause(r->x[st->side], true);
+}
+
+/* The client took what it held: read the catalog again. */
+static void
+request_drain_cb(void *arg)
+{
+	struct request *r = arg;
+
+	if (r->stream != NULL && r->x[r->stream->side] != NULL)
+		upstream_xfer_pause(r->x[r->stream->side], false);
+}
+
+/*
+ * upstream body_cb: pass on what arrived. The first call decides whether
+ * the answer is streamed at all.
+ */
+void
+request_body_cb(struct upstream_xfer *x, struct h1_msg *m, void *arg)
+{
+	struct request *r = arg;
+	enum route_side side =
+	    r->x[ROUTE_WAREHOUSE] == x ? ROUTE_WAREHOUSE : ROUTE_LAKEHOUSE;
+	size_t len, at;
+	char why[128];
+
+	if (r->stream == NULL) {
+		if (r->stream_off)
+			return;
+		if (!request_stream_start(r, side, m)) {
+			r->stream_off = true;
+			return;
+		}
+	}
+	/* Nothing of a read that holds the wrong byte is passed on. */
+	if (upstream_xfer_json_failed(x, &at)) {
+		snprintf(why, sizeof(why),
+		    "answered 2xx with a body that is not JSON (at byte %zu)",
+		    at);
+		request_stream_fail(r, why);
+		return;
+	}
+	len = evbuffer_get_length(m->body);
+	if (r->stream->cst != NULL)
+		catalog_stream_run(r->stream->cst, m->body, r->stream->out,
+		    false);
+	else
+		evbuffer_add_buffer(r->stream->out, m->body);
+	upstream_xfer_taken(x, len - evbuffer_get_length(m->body));
+	request_stream_give(r, false);
+}
+
+/*
+ * The catalog's answer cannot be finished (it failed, or is not JSON)
+ * after its head was sent: cut the client's answer short, and count a
+ * 502 from that side, as the access log and the error trigger see it.
+ */
+static void
+request_stream_fail(struct request *r, const char *why)
+{
+	struct floe *f = r->f;
+	enum route_side side = r->stream->side;
+
+	log_warnx("%s %.*s: %s catalog failed in the middle of its answer, "
+		  "which was cut short: %s",
+	    r->msg->method_name, (int)r->rr.rest.len,
+	    r->msg->target + r->rr.rest.off, route_side_name(side), why);
+	f->stats.side[side].failures++;
+	if (r->has_route && r->route.assigned && !r->rr.write)
+		watch_count(f->watch, r->route.wave, r->route.state, side,
+		    true);
+	request_log_access(r, 502, route_side_name(side));
+	f->stats.requests++;
+	server_stream_abort(r->conn);
+	request_free(r);
+}
+
+/* The streamed answer's transfer X ended: finish it, or cut it short. */
+void
+request_stream_done(struct request *r, struct upstream_xfer *x)
+{
+	struct request_stream *st = r->stream;
+	struct h1_msg *m = upstream_xfer_msg(x);
+	struct floe *f = r->f;
+	struct evbuffer *copy;
+	size_t at;
+	char why[128];
+
+	if (m == NULL) {
+		request_stream_fail(r, upstream_xfer_error(x));
+		return;
+	}
+	if (upstream_xfer_json(x, &at) == 0) {
+		snprintf(why, sizeof(why),
+		    "answered 2xx with a body that is not JSON (at byte %zu)",
+		    at);
+		request_stream_fail(r, why);
+		return;
+	}
+	if (st->cst != NULL)
+		catalog_stream_run(st->cst, m->body, st->out, true);
+	else
+		evbuffer_add_buffer(st->out, m->body);
+	request_stream_give(r, true);
+	if (st->copying && st->copylen > 0) {
+		if ((copy = evbuffer_new()) == NULL)
+			fatalx("%s: out of memory", __func__);
+		if (st->copylen > 0)
+			evbuffer_add_reference(copy, st->copy, st->copylen,
+			    NULL, NULL);
+		request_cache_store(r, m, st->hdrs, st->hlen, copy, st->etag);
+		evbuffer_free(copy);
+	}
+	if (m->status >= 500)
+		f->stats.side[st->side].errors_5xx++;
+	/* The error trigger counts table reads of assigned waves (4xx: ok). */
+	if (r->has_route && r->route.assigned && !r->rr.write)
+		watch_count(f->watch, r->route.wave, r->route.state, st->side,
+		    m->status >= 500);
+	request_log_access(r, m->status, route_side_name(st->side));
+	f->stats.requests++;
+	server_stream_end(r->conn);
+	request_free(r);
+}

@@ -1,0 +1,167 @@
+#!/bin/bash
+# A client that does not take a large answer makes floe hold little of it.
+# In front of bench-upstream serving a LARGE_MB (default 64) LoadTable
+# result, a client with a 64 KiB receive buffer asks for it, reads 256 KiB
+# and stops: floe passes the answer on as it arrives (chunked, the config
+# merged), stops reading the catalog once the client holds its share (the
+# catalog's transfer shows as paused in /status), and its peak RSS stays
+# within 40 MB of what it was before; once the client reads on, the whole
+# answer arrives, merged, and the transfer is no longer paused. A
+# catalog that goes away while paused has the answer cut short.
+# Then, with the LoadTable cache on, a 3 MB answer streamed is stored as it
+# was sent (the next load is a hit with the same bytes), while one larger
+# than a cache entry is not stored.
+. "$(dirname "$0")/lib.sh"
+lib_init 69s
+MB=${LARGE_MB:-64}
+FIXTURE=${BENCH_FIXTURE:-tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
+[ -f "$FIXTURE" ] || FIXTURE=../shared/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json
+BIG=/v1/warehouse/namespaces/bench/tables/long_history
+SMALL=/v1/warehouse/namespaces/bench/tables/t1
+
+cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
+	$(pkg-config --cflags libevent) -o "$T/upstream" bench/upstream.c \
+	$(pkg-config --libs libevent) || { bad "building bench-upstream"; finish; }
+node bench/loadtable.js "$FIXTURE" 4096 "$T/small.json" >/dev/null ||
+	{ bad "generating the LoadTable result"; finish; }
+# pad IN OUT MB: IN with a table property of MB MiB.
+pad() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["metadata"].setdefault("properties", {})["floe-test.pad"] = "x" * (int(sys.argv[3]) << 20)
+open(sys.argv[2], "w").write(json.dumps(d, separators=(",", ":")))
+PY
+}
+pad "$T/small.json" "$T/large.json" "$MB" || { bad "large.json"; finish; }
+pad "$T/small.json" "$T/mid.json" 3 || { bad "mid.json"; finish; }
+# upstream LARGE: a bench-upstream on two new ports serving LARGE.
+upstream() {
+	WP=$(free_port)
+	LP=$(free_port)
+	"$T/upstream" -s "$T/small.json" -l "$1" -p "$WP" -p "$LP" \
+		>>"$T/upstream.out" 2>&1 &
+	UPID=$!
+	pids+=($UPID)
+	for i in $(seq 100); do
+		curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$WP/v1/config" && break
+		sleep 0.05
+	done
+	CAT_PORT[warehouse]=$WP
+	CAT_PORT[lakehouse]=$LP
+	unset WH_URI LH_URI
+}
+kb() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$FLOE_PID/status"; }
+st() { curl -s --max-time 5 --unix-socket "$SOCK" http://floe/status; }
+RSS_CHECKS=1 RSS_NOTE=
+nm -D "$FLOE" 2>/dev/null | grep -q __asan_init &&
+	RSS_CHECKS=0 RSS_NOTE=" (not checked: a sanitizer build)"
+
+# --- 1. a client that stops reading ---------------------------------------
+upstream "$T/large.json"
+write_conf
+start_floe
+get "$SMALL"
+expect_status "a 4 KB answer" 200
+rss0=$(kb VmRSS)
+rm -f "$T/go"
+python3 tests/integration/slowread.py "$LISTEN" "$BIG" "$T/go" "$T/big.body" \
+	>"$T/slow.out" 2>"$T/slow.err" &
+SLOW=$!
+pids+=($SLOW)
+for i in $(seq 200); do
+	grep -qs '^head' "$T/slow.out" && break
+	sleep 0.05
+done
+grep -q '^head' "$T/slow.out" || bad "no head: $(cat "$T/slow.err")"
+sleep 2
+hwm=$(kb VmHWM)
+s=$(st)
+echo "a ${MB} MB answer, not read past 256 KiB: RSS $rss0 kB before," \
+	"peak $hwm kB; held $(echo "$s" | jq .output.held_bytes) bytes;" \
+	"warehouse $(echo "$s" | jq -c '.catalogs.warehouse | {connections, paused, waiting}')"
+expect_eq "the catalog's transfer is paused" 1 \
+	"$(echo "$s" | jq .catalogs.warehouse.paused)"
+[ "$(echo "$s" | jq .output.held_bytes)" -le $((256 << 10)) ] &&
+	ok "floe holds at most 256 KiB for the client" ||
+	bad "floe holds $(echo "$s" | jq .output.held_bytes) bytes for it"
+[ $RSS_CHECKS = 0 ] || [ $((hwm - rss0)) -lt $((40 * 1024)) ] &&
+	ok "peak RSS within 40 MB of before: +$(((hwm - rss0) >> 10)) MB$RSS_NOTE" ||
+	bad "peak RSS +$(((hwm - rss0) >> 10)) MB (peak $hwm kB, before $rss0 kB)"
+touch "$T/go"
+wait "$SLOW"
+res=$(grep '^{' "$T/slow.out")
+echo "read on: $res"
+expect_eq "once it reads on, the answer ends with its last chunk" true \
+	"$(echo "$res" | jq '.status == 200 and .chunked and .ended')"
+python3 - "$T/big.body" "$MB" <<'PY' && ok "... whole, the config merged" ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["metadata"]["properties"]["floe-test.pad"]) == int(sys.argv[2]) << 20
+assert "config" in d
+PY
+	bad "... not whole: $(head -c 200 "$T/big.body")"
+expect_eq "... and the transfer is no longer paused" 0 \
+	"$(st | jq .catalogs.warehouse.paused)"
+
+# The catalog goes away while its transfer is paused: once the client
+# reads on, its answer is cut short (no last chunk), and floe counts a
+# 502 from the warehouse.
+fails0=$(st | jq .catalogs.warehouse.failures)
+rm -f "$T/go"
+python3 tests/integration/slowread.py "$LISTEN" "$BIG" "$T/go" "$T/cut.body" \
+	>"$T/slow2.out" 2>"$T/slow2.err" &
+SLOW=$!
+pids+=($SLOW)
+for i in $(seq 200); do
+	grep -qs '^head' "$T/slow2.out" && break
+	sleep 0.05
+done
+sleep 1
+expect_eq "a second slow client: paused" 1 "$(st | jq .catalogs.warehouse.paused)"
+kill "$UPID"
+wait "$UPID" 2>/dev/null
+touch "$T/go"
+wait "$SLOW"
+res=$(grep '^{' "$T/slow2.out")
+echo "the catalog killed meanwhile: $res"
+expect_eq "... the answer is cut short: no last chunk" true \
+	"$(echo "$res" | jq '.status == 200 and .chunked and (.ended | not)')"
+expect_eq "... a warehouse failure" $((fails0 + 1)) \
+	"$(st | jq .catalogs.warehouse.failures)"
+expect_eq "... no transfer left paused" 0 \
+	"$(st | jq .catalogs.warehouse.paused)"
+sleep 1.2 # the access log is written on the tick
+grep -q 'long_history target=warehouse wave=none status=502' "$T/access.log" &&
+	ok "... a 502 in the access log" ||
+	bad "... access log: $(tail -n 2 "$T/access.log")"
+stop_floe
+
+# --- 2. the cache stores what it streams, within an entry ------------------
+upstream "$T/mid.json"
+CACHE_SIZE=64M
+FLOE_EXTRA="cache_ttl = 60s"
+write_conf
+start_floe
+get "$BIG"
+expect_status "a 3 MB answer" 200
+expect_eq "... streamed" chunked "$(hdr Transfer-Encoding)"
+expect_eq "... a miss" miss "$(hdr X-Floe-Cache)"
+cp "$T/b" "$T/first"
+get "$BIG"
+expect_eq "the next load of it: a hit" hit "$(hdr X-Floe-Cache)"
+cmp -s "$T/b" "$T/first" && ok "... the same bytes, $(stat -c %s "$T/b")" ||
+	bad "... other bytes: $(stat -c %s "$T/b") against $(stat -c %s "$T/first")"
+stop_floe
+CACHE_SIZE=16M # an entry: 2 MB
+write_conf
+start_floe
+get "$BIG"
+expect_eq "with 2 MB entries a 3 MB answer is streamed" chunked \
+	"$(hdr Transfer-Encoding)"
+get "$BIG"
+expect_eq "... and not stored: the next load is a miss" miss \
+	"$(hdr X-Floe-Cache)"
+jq -e '.metadata.properties["floe-test.pad"] | length == 3145728' "$T/b" \
+	>/dev/null && ok "... whole" || bad "... not whole"
+finish

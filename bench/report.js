@@ -239,7 +239,15 @@ ge(fh, 'rps', 1.0, 'TLS 1.3 P-256 full handshakes/s >= 1.0x nginx');
 const tf = tls.find((t) => t.proxy === 'floe');
 goal('TLS session resumption (ticket) works', tf ? `${tf.first} then ${tf.second}` : null,
 	tf ? tf.resumed : null, tf ? `${tf.first} then ${tf.second}` : null);
-goal('workers = 2 within 5% of workers = 1 (CPU/request)', null, null, null);
+const w1 = scen.get('floe-workers-1'), w2 = scen.get('floe-workers-2');
+const wd = w1 && w2 ? { cpu_per_req: ratio(w2.cpu_us_per_req, w1.cpu_us_per_req),
+	rps: ratio(w2.rps, w1.rps), p99: ratio(w2.p99_us, w1.p99_us) } : null;
+goal('workers = 2 within 5% of workers = 1 (CPU/request)',
+	wd ? wd.cpu_per_req : null, wd ? Math.abs(wd.cpu_per_req - 1) <= 0.05 : null,
+	wd ? `CPU/request ${x(wd.cpu_per_req)}, req/s ${x(wd.rps)}, p99 ` +
+		`${x(wd.p99)} (proxy CPUs: ${machine.proxy_cpu})` : null);
+if (wd)
+	ratios['floe-workers-2 vs floe-workers-1'] = wd;
 if (fh)
 	console.log(`  (full handshakes: CPU/handshake ${x(fh.cpu_per_req)} ` +
 		`nginx's; req/s is bounded by the one client CPU doing its half of ` +

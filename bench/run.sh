@@ -19,7 +19,7 @@
 # BENCH_LG_CPU (0) and BENCH_PROXY_CPU (1), BENCH_OUT (the JSON file),
 # BENCH_COMMIT (the floe commit to record, when not run from a checkout),
 # BENCH_POLL=1 (floe's freshness poll every minute, as by default).
-# BENCH_ONLY=plain,tls,slow (a comma list: only those parts; the JSON then
+# BENCH_ONLY=plain,tls,slow,workers (a comma list: only those parts; the JSON then
 # goes to bench/results/only-PARTS.json unless BENCH_OUT says otherwise),
 # BENCH_SLOW_CLIENTS (200), BENCH_SLOW_RATE (65536 bytes/s),
 # BENCH_SLOW_LIMIT (60: seconds before a slow run is cut).
@@ -64,7 +64,7 @@ die() { say "$*"; exit 1; }
 # want PART: is PART (plain, tls, slow) in this run?
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 for part in ${ONLY//,/ }; do
-	case $part in plain | tls | slow) ;; *) die "BENCH_ONLY: unknown part $part (plain, tls, slow)" ;; esac
+	case $part in plain | tls | slow | workers) ;; *) die "BENCH_ONLY: unknown part $part (plain, tls, slow, workers)" ;; esac
 done
 
 # --- tools ---------------------------------------------------------------
@@ -642,6 +642,27 @@ if want plain; then
 		say "perf: top symbols in bench/results/perf-floe.txt"
 		cat bench/results/perf-floe.txt >&2
 	fi
+fi
+
+# --- workers = 2 against workers = 1 --------------------------------------
+# The same routed 4 KB LoadTable from a floe of one process and from a
+# master with two workers, both on the proxy CPU (a worker inherits its
+# master's affinity): the CPU per request of the master and its workers
+# together against the single process's. With one proxy CPU the two
+# workers share it, so req/s cannot grow here; see bench/README.md.
+if want workers; then
+	start_floe workers-1 "$ROUTES" "$NOCACHE
+workers = 1"
+	LOADS+=("workers-1 $ROUTES $LOAD_SECS")
+	scenario floe-workers-1 floe "http://127.0.0.1:$FPORT$TBL" "$FPID" \
+		"$SECS" "$SMALL_BYTES" "$LH"
+	start_floe workers-2 "$ROUTES" "$NOCACHE
+workers = 2"
+	LOADS+=("workers-2 $ROUTES $LOAD_SECS")
+	scenario floe-workers-2 floe "http://127.0.0.1:$FPORT$TBL" "$FPID" \
+		"$SECS" "$SMALL_BYTES" "$LH"
+	say "workers: 4 KB LoadTable, $ROUNDS x ${SECS}s, workers = 1 and 2"
+	measure floe-workers-1 floe-workers-2
 fi
 
 # --- TLS on the client side ----------------------------------------------

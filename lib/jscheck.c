@@ -30,7 +30,7 @@
 #define JS_ONES 0x0101010101010101ULL
 /* Whitespace as a bit set of the bytes up to ' '. */
 #define JS_WS_SET (1ULL << ' ' | 1ULL << '\t' | 1ULL << '\n' | 1ULL << '\r')
-#define JS_IS_WS(c) ((c) <= ' ' && (JS_WS_SET >> (c)&1) != 0)
+#define JS_IS_WS(c) ((c) <= ' ' && ((JS_WS_SET >> (c)) & 1) != 0)
 
 /* What may come next (next). */
 enum {

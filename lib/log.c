@@ -14,6 +14,7 @@
 
 static bool log_foreground = true;
 static int log_verbose;
+static const char *log_prefix = "";
 
 static void log_vlog(int, const char *, va_list) LOG_ATTR(2, 0);
 
@@ -28,6 +29,13 @@ log_init(bool foreground, int verbose, const char *ident)
 	tzset();
 }
 
+/* Start each line with PREFIX (kept, not copied). */
+void
+log_set_prefix(const char *prefix)
+{
+	log_prefix = prefix != NULL ? prefix : "";
+}
+
 bool
 log_is_debug(void)
 {
@@ -39,10 +47,16 @@ static void
 log_vlog(int pri, const char *fmt, va_list ap)
 {
 	int saved = errno;
-	char ts[32];
+	char ts[32], line[1024];
 	struct timespec now;
 	struct tm tm;
 
+	if (!log_foreground && log_prefix[0] != '\0') {
+		(void)vsnprintf(line, sizeof(line), fmt, ap);
+		syslog(pri, "%s%s", log_prefix, line);
+		errno = saved;
+		return;
+	}
 	if (!log_foreground) {
 		vsyslog(pri, fmt, ap);
 		errno = saved;
@@ -52,7 +66,7 @@ log_vlog(int pri, const char *fmt, va_list ap)
 	gmtime_r(&now.tv_sec, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
 	flockfile(stderr);
-	fprintf(stderr, "%s.%03ldZ ", ts, now.tv_nsec / 1000000);
+	fprintf(stderr, "%s.%03ldZ %s", ts, now.tv_nsec / 1000000, log_prefix);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	funlockfile(stderr);

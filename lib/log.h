@@ -11,6 +11,8 @@
 
 /* Set the destination and verbosity (0 info, 1+ debug). */
 void log_init(bool foreground, int verbose, const char *ident);
+/* Start each line with PREFIX (a static string: kept, not copied). */
+void log_set_prefix(const char *prefix);
 /*
  * strerror(E) in an operator's words where the system's mislead: ENOSPC
  * and EDQUOT are "disk full", EFBIG says which limit. Static text.

@@ -409,7 +409,7 @@ stream_string_end(struct catalog_stream *st, const char *p, size_t i)
 
 /*
  * Scan the N bytes at P, at input offset OFF: only the structural bytes
- * are looked at, found sixteen at a time where SSE2 is there. In a
+ * are looked at, found 32 at a time where SSE2 is there. In a
  * string only quotes and backslashes count; a backslash takes the byte
  * after it, whatever it is.
  */
@@ -419,12 +419,12 @@ stream_scan(struct catalog_stream *st, const char *p, size_t n, size_t off)
 	size_t i = 0;
 	unsigned char c;
 #if defined(__SSE2__)
+	/* '[' and ']' are '{' and '}' but for the bit 0x20. */
 	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
 	const __m128i ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}');
-	const __m128i os = _mm_set1_epi8('['), cs = _mm_set1_epi8(']');
-	const __m128i cm = _mm_set1_epi8(',');
-	__m128i v;
-	unsigned m;
+	const __m128i cm = _mm_set1_epi8(','), up = _mm_set1_epi8(0x20);
+	__m128i v, w;
+	uint32_t m;
 	int j;
 #endif
 
@@ -441,16 +441,25 @@ stream_scan(struct catalog_stream *st, const char *p, size_t n, size_t off)
 		st->phase = c == '{' ? STREAM_BODY : STREAM_DONE;
 	}
 #if defined(__SSE2__)
-	while (n - i >= 16 && st->phase == STREAM_BODY) {
+	while (n - i >= 32 && st->phase == STREAM_BODY) {
 		v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-		m = (unsigned)_mm_movemask_epi8(
-		    _mm_or_si128(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q),
-						  _mm_cmpeq_epi8(v, bs)),
-				     _mm_or_si128(_mm_cmpeq_epi8(v, ob),
-					 _mm_cmpeq_epi8(v, cb))),
-			_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, os),
-					 _mm_cmpeq_epi8(v, cs)),
+		w = _mm_or_si128(v, up);
+		m = (uint32_t)_mm_movemask_epi8(
+		    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q),
+				     _mm_cmpeq_epi8(v, bs)),
+			_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(w, ob),
+					 _mm_cmpeq_epi8(w, cb)),
 			    _mm_cmpeq_epi8(v, cm))));
+		v = _mm_loadu_si128(
+		    (const __m128i *)(const void *)(p + i + 16));
+		w = _mm_or_si128(v, up);
+		m |= (uint32_t)_mm_movemask_epi8(
+			 _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q),
+					  _mm_cmpeq_epi8(v, bs)),
+			     _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(w, ob),
+					      _mm_cmpeq_epi8(w, cb)),
+				 _mm_cmpeq_epi8(v, cm))))
+		    << 16;
 		if (st->esc) {
 			/* The first byte was escaped in the block before. */
 			m &= ~1u;
@@ -462,7 +471,7 @@ stream_scan(struct catalog_stream *st, const char *p, size_t n, size_t off)
 			c = p[i + j];
 			if (st->instr) {
 				if (c == '\\') {
-					if (j == 15)
+					if (j == 31)
 						st->esc = true;
 					else
 						m &= ~(1u << (j + 1));
@@ -474,7 +483,7 @@ stream_scan(struct catalog_stream *st, const char *p, size_t n, size_t off)
 			if (st->phase == STREAM_DONE)
 				return;
 		}
-		i += 16;
+		i += 32;
 	}
 #endif
 	for (; i < n && st->phase == STREAM_BODY; i++) {

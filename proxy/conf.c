@@ -670,6 +670,7 @@ conf_new(const char *path)
 	c->cache_size = 64 << 20;
 	c->cache_ttl_ms = 5 * 1000;
 	c->output_budget = 256 << 20;
+	c->workers = 1;
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		c->target[side].timeout_ms = 10 * 1000;
 		c->target[side].connect_timeout_ms = 2 * 1000;
@@ -704,6 +705,14 @@ conf_read(const char *path, struct conf_errors *errs)
 struct conf *
 conf_read_flags(const char *path, unsigned flags, struct conf_errors *errs)
 {
+	return conf_read_source(path, path, flags, errs);
+}
+
+/* The text of SOURCE read as the file PATH. */
+struct conf *
+conf_read_source(const char *source, const char *path, unsigned flags,
+    struct conf_errors *errs)
+{
 	struct conf_ctx ctx;
 	size_t i;
 	int rc;
@@ -712,11 +721,11 @@ conf_read_flags(const char *path, unsigned flags, struct conf_errors *errs)
 	memset(errs, 0, sizeof(*errs));
 	ctx.no_secrets = (flags & CONF_NO_SECRETS) != 0;
 	ctx.c = conf_new(path);
-	if (conf_scan(&ctx, path) == -1) {
+	if (conf_scan(&ctx, source) == -1) {
 		conf_fail(&ctx, 0, "cannot open: %s", strerror(errno));
 		goto done;
 	}
-	rc = ini_parse(path, conf_handler, &ctx);
+	rc = ini_parse(source, conf_handler, &ctx);
 	if (rc == -1) {
 		conf_fail(&ctx, 0, "cannot open: %s", strerror(errno));
 		goto done;

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #define CONF_MAX_UIDS 16
+#define CONF_MAX_WORKERS 64 /* workers = N: at most */
 
 /* How floe authenticates to a catalog: its auth key. */
 enum conf_cred {
@@ -124,6 +125,7 @@ struct conf {
 	uint64_t cache_size; /* LoadTable cache bytes, 64M; 0 off */
 	uint64_t cache_ttl_ms; /* LoadTable cache entry life, 5s */
 	uint64_t output_budget; /* answers clients have not taken, 256M */
+	unsigned workers; /* data-path processes, 1 (no fork); auto resolved */
 	struct conf_target target[2]; /* indexed by enum route_side */
 	struct conf_policy policy;
 	struct conf_auth auth;
@@ -146,6 +148,13 @@ struct conf *conf_read(const char *path, struct conf_errors *errs);
 /* conf_read with FLAGS (CONF_NO_SECRETS, below). */
 struct conf *conf_read_flags(const char *path, unsigned flags,
     struct conf_errors *errs);
+/*
+ * conf_read_flags of the text in SOURCE (a copy of the file, such as
+ * /proc/self/fd/N) as though it were the file PATH: its errors name PATH,
+ * its relative paths are taken from PATH's directory.
+ */
+struct conf *conf_read_source(const char *source, const char *path,
+    unsigned flags, struct conf_errors *errs);
 void conf_errors_clear(struct conf_errors *);
 /*
  * The keys of NC, a reloaded conf, that differ from the running OC but

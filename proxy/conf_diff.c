@@ -87,6 +87,7 @@ conf_keep_restart(struct conf *nc, const struct conf *oc, const char **names,
 	KEEP_STR(state_dir, "[floe] state_dir");
 	KEEP_STR(rollback_log, "[floe] rollback_log");
 	KEEP_NUM(idle_timeout_ms, "[floe] idle_timeout");
+	KEEP_NUM(workers, "[floe] workers");
 	KEEP_NUM(header_timeout_ms, "[floe] header_timeout");
 	KEEP_NUM(max_body, "[floe] max_body");
 	KEEP_NUM(max_header, "[floe] max_header");

@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 
 #include <ctype.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,8 @@ static int conf_parse_size0(struct conf *, void *, const char *, char *,
 static int conf_parse_count(struct conf *, void *, const char *, char *,
     size_t);
 static int conf_parse_conns(struct conf *, void *, const char *, char *,
+    size_t);
+static int conf_parse_workers(struct conf *, void *, const char *, char *,
     size_t);
 static int conf_parse_factor(struct conf *, void *, const char *, char *,
     size_t);
@@ -81,6 +84,7 @@ const struct conf_key conf_keys[] = {
 	{ "floe", "cache_size", conf_parse_size0, F(cache_size) },
 	{ "floe", "cache_ttl", conf_parse_durpos, F(cache_ttl_ms) },
 	{ "floe", "output_budget", conf_parse_size, F(output_budget) },
+	{ "floe", "workers", conf_parse_workers, F(workers) },
 
 	{ "warehouse", "uri", conf_parse_uri, W(uri) },
 	{ "warehouse", "warehouse", conf_parse_str, W(warehouse) },
@@ -361,6 +365,35 @@ conf_parse_conns(struct conf *c __unused, void *field, const char *value,
 	if (conf_number(value, 1, 65535, &n) == -1) {
 		snprintf(why, whylen, "\"%s\" is not a number from 1 to 65535",
 		    value);
+		return -1;
+	}
+	*(unsigned *)field = (unsigned)n;
+	return 0;
+}
+
+/*
+ * workers: a number from 1 to CONF_MAX_WORKERS, or "auto": the CPUs floe
+ * may run on (its affinity mask), at most CONF_MAX_WORKERS.
+ */
+static int
+conf_parse_workers(struct conf *c __unused, void *field, const char *value,
+    char *why, size_t whylen)
+{
+	cpu_set_t set;
+	long long n;
+
+	if (strcmp(value, "auto") == 0) {
+		n = sched_getaffinity(0, sizeof(set), &set) == 0 ?
+		    CPU_COUNT(&set) :
+		    1;
+		if (n < 1)
+			n = 1;
+		if (n > CONF_MAX_WORKERS)
+			n = CONF_MAX_WORKERS;
+	} else if (conf_number(value, 1, CONF_MAX_WORKERS, &n) == -1) {
+		snprintf(why, whylen,
+		    "\"%s\" is neither auto nor a number from 1 to %d", value,
+		    CONF_MAX_WORKERS);
 		return -1;
 	}
 	*(unsigned *)field = (unsigned)n;

@@ -36,6 +36,8 @@ struct inventory;
 struct cluster;
 struct cred;
 struct obs;
+struct workers;
+struct workers_slot;
 typedef struct json_t json_t;
 
 struct floe {
@@ -60,6 +62,13 @@ struct floe {
 	struct auth *auth; /* client authentication; NULL: mode none */
 	struct tlsctx *tls; /* the listener's TLS context, or NULL */
 	struct cluster *cluster; /* cluster mode ([cluster]), or NULL */
+	/*
+	 * workers = N > 1: the memory shared with the workers (NULL: one
+	 * process, as with workers = 1); in a worker, its own slot of it
+	 * (NULL in the master).
+	 */
+	struct workers *workers;
+	struct workers_slot *wslot;
 	struct event *sig[4];
 	struct event *tick; /* 1 s housekeeping */
 	int access_fd; /* -1: access log off */

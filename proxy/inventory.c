@@ -21,9 +21,12 @@
 #include "proxy/floe.h"
 #include "proxy/inventory.h"
 #include "proxy/stats.h"
+#include "proxy/workers.h"
 #include "routing/store.h"
 
 #define INVENTORY_PRUNE_MS (3600LL * 1000)
+/* A worker hands its sightings to its master this often. */
+#define INVENTORY_WORKER_FLUSH_MS 1000
 
 struct inventory {
 	struct floe *f;
@@ -48,6 +51,7 @@ static void inventory_metrics_cb(struct evbuffer *, void *);
 static void inventory_prune(struct inventory *, int64_t);
 static int inventory_flush_some(struct inventory *, size_t);
 static void inventory_soon(struct inventory *);
+static int inventory_to_master(struct inventory *);
 
 /* The memory held: the table and the two flush buffers. */
 size_t
@@ -63,7 +67,8 @@ struct inventory *
 inventory_new(struct floe *f)
 {
 	struct inventory *inv = xcalloc(1, sizeof(*inv));
-	struct timeval tv = units_ms_tv(INVENTORY_FLUSH_MS);
+	struct timeval tv = units_ms_tv(
+	    f->wslot != NULL ? INVENTORY_WORKER_FLUSH_MS : INVENTORY_FLUSH_MS);
 
 	inv->f = f;
 	inv->t = readers_new(READERS_CAP);
@@ -126,6 +131,10 @@ inventory_in_cmp(const void *a, const void *b)
 int
 inventory_flush(struct inventory *inv)
 {
+	/* A master: what its workers queued first (it all goes to the store).
+	 */
+	if (inv != NULL && inv->f->workers != NULL && inv->f->wslot == NULL)
+		(void)inventory_from_workers(inv, inv->f->workers);
 	return inventory_flush_some(inv, SIZE_MAX);
 }
 
@@ -138,6 +147,8 @@ inventory_flush_some(struct inventory *inv, size_t max)
 {
 	size_t n, i, txns = 0;
 
+	if (inv != NULL && inv->f->wslot != NULL)
+		return inventory_to_master(inv);
 	if (inv == NULL || inv->f->store == NULL)
 		return -1;
 	while (txns++ < max &&
@@ -159,6 +170,61 @@ inventory_flush_some(struct inventory *inv, size_t max)
 	return 0;
 }
 
+/*
+ * A worker: what was noted goes to its master through the shared ring
+ * (the master alone writes the store). -1 when the ring is full (the
+ * rest waits for the next flush).
+ */
+static int
+inventory_to_master(struct inventory *inv)
+{
+	size_t n, k;
+
+	while ((n = readers_take(inv->t, inv->items, INVENTORY_BATCH)) > 0) {
+		k = workers_sights_put(inv->f->wslot, inv->items, n);
+		inv->flushed += k;
+		if (k < n) {
+			readers_give_back(inv->t, inv->items + k, n - k);
+			return -1;
+		}
+	}
+	inv->last_flush_ms = units_now_ms();
+	return 0;
+}
+
+/*
+ * The master: the sightings each worker queued, into the store in one
+ * txn per worker's batch. Those a failed txn held stay queued. 0, or -1.
+ */
+int
+inventory_from_workers(struct inventory *inv, struct workers *w)
+{
+	size_t n, i;
+	unsigned s;
+
+	if (inv == NULL || inv->f->store == NULL)
+		return -1;
+	for (s = 0; s < w->n; s++) {
+		while ((n = workers_sights_peek(w, s, inv->items,
+			    WORKERS_SIGHTS)) > 0) {
+			for (i = 0; i < n; i++) {
+				inv->in[i].key = inv->items[i].key;
+				inv->in[i].keylen = inv->items[i].keylen;
+				inv->in[i].r = inv->items[i].r;
+			}
+			qsort(inv->in, n, sizeof(*inv->in), inventory_in_cmp);
+			if (store_readers_add(inv->f->store, inv->in, n) !=
+			    STORE_OK) {
+				inv->failures++;
+				return -1;
+			}
+			workers_sights_done(w, s, n);
+			inv->flushed += n;
+		}
+	}
+	return 0;
+}
+
 /* Prune the records idle past INVENTORY_KEEP_MS, once an hour. */
 static void
 inventory_prune(struct inventory *inv, int64_t now)
@@ -166,7 +232,7 @@ inventory_prune(struct inventory *inv, int64_t now)
 	size_t n = 0;
 
 	if (now - inv->last_prune_ms < INVENTORY_PRUNE_MS ||
-	    inv->f->store == NULL)
+	    inv->f->store == NULL || inv->f->wslot != NULL)
 		return;
 	inv->last_prune_ms = now;
 	if (store_readers_prune(inv->f->store, now - INVENTORY_KEEP_MS, &n) !=

@@ -19,6 +19,7 @@
 
 struct floe;
 struct inventory;
+struct workers;
 
 /* How often what was noted goes to the store. */
 #define INVENTORY_FLUSH_MS 5000
@@ -46,6 +47,12 @@ void inventory_note(struct inventory *, const struct route_obj *obj,
  * sightings wait for the next flush), or INV is NULL.
  */
 int inventory_flush(struct inventory *);
+/*
+ * workers = N: the master stores the sightings its workers queued
+ * (a worker's own flushes queue them instead of writing the store).
+ * 0, or -1 if the store is not open or failed (they stay queued).
+ */
+int inventory_from_workers(struct inventory *, struct workers *);
 /* The memory the inventory holds: its table and its flush buffers. */
 size_t inventory_bytes(void);
 

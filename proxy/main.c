@@ -53,6 +53,7 @@
 #include "proxy/upstream.h"
 #include "proxy/watch.h"
 #include "proxy/worker.h"
+#include "proxy/workers.h"
 #include "policy/auth.h"
 #include "policy/rlog.h"
 #include "routing/store.h"
@@ -66,6 +67,7 @@
 
 static struct evdns_base *floe_dns;
 static int floe_ticks;
+static int floe_verbose;
 static const int floe_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
 
 static void usage(FILE *);
@@ -73,10 +75,13 @@ static int floe_check(const char *);
 static int floe_mkdirs(const char *, bool);
 static void floe_open_store(struct floe *);
 static void floe_raise_nofile(void);
-static int floe_run(const char *, int);
+static int floe_run(const char *, int, const char *);
 static int floe_start_conf(struct floe *);
 static int floe_start_parts(struct floe *);
 static int floe_start_listeners(struct floe *);
+static const char *floe_listen_addr(const struct floe *);
+static int floe_start_master(struct floe *);
+static int floe_start_admin(struct floe *);
 static int floe_start_events(struct floe *);
 static void floe_log_start(struct floe *);
 static void floe_stop(struct floe *);
@@ -434,15 +439,22 @@ floe_set_cred(struct floe *f, int side, struct cred *c)
 	cred_start(c);
 }
 
-/* Run floe with the config at CONF_PATH until it is stopped. Exit status. */
+/*
+ * Run floe with the config at CONF_PATH until it is stopped; as worker
+ * WORKER ("SLOT:FD", main_workers.c) of a master unless it is NULL. Exit
+ * status.
+ */
 static int
-floe_run(const char *conf_path, int verbose)
+floe_run(const char *conf_path, int verbose, const char *worker)
 {
 	struct floe *f;
 
 	log_init(true, verbose, "floe");
+	floe_verbose = verbose;
 	f = xcalloc(1, sizeof(*f));
 	f->access_fd = -1;
+	if (worker != NULL && floe_worker_attach(f, worker) == -1)
+		return 1;
 	f->conf_path = xstrdup(conf_path);
 	f->reload = floe_reload;
 	if (floe_start_conf(f) == -1 || floe_start_parts(f) == -1 ||
@@ -465,12 +477,16 @@ floe_start_conf(struct floe *f)
 	char err[512];
 	size_t i;
 
-	if ((f->conf = conf_read(f->conf_path, &errs)) == NULL) {
+	if ((f->conf = floe_conf_read(f, &errs)) == NULL) {
 		for (i = 0; i < errs.n; i++)
 			log_warnx("%s: %s", __func__, errs.msg[i]);
 		conf_errors_clear(&errs);
 		return -1;
 	}
+	/* A master: its workers will read the text it runs, not the file. */
+	if (f->conf->workers > 1 && !FLOE_WORKER(f) &&
+	    floe_workers_prepare(f) == -1)
+		return -1;
 	f->conf_gen = 1;
 	f->conf_loaded_ms = units_now_ms();
 	if (floe_load_auth(f->conf, &f->auth, err, sizeof(err)) == -1) {
@@ -510,7 +526,9 @@ floe_start_parts(struct floe *f)
 	    (unsigned)(getpid() ^ (unsigned)f->started_ms));
 	request_init(node);
 	floe_open_store(f);
-	if ((f->worker = worker_new(f->base, FLOE_IMPORT_DEADLINE_MS, err,
+	/* A worker serves the data path only: no imports, no cluster. */
+	if (!FLOE_WORKER(f) &&
+	    (f->worker = worker_new(f->base, FLOE_IMPORT_DEADLINE_MS, err,
 		 sizeof(err))) == NULL) {
 		log_warnx("%s: %s", __func__, err);
 		return -1;
@@ -529,6 +547,7 @@ floe_start_parts(struct floe *f)
 	if ((f->fetch = fetch_new(f->base)) == NULL)
 		fatalx("control-plane client: cannot start");
 	if (f->conf->cluster.etcd != NULL && f->store != NULL &&
+	    !FLOE_WORKER(f) &&
 	    (f->cluster = cluster_new(f, err, sizeof(err))) == NULL) {
 		log_warnx("%s: [cluster]: %s", __func__, err);
 		return -1;
@@ -563,23 +582,69 @@ floe_start_listeners(struct floe *f)
 	so.idle_timeout_ms = f->conf->idle_timeout_ms;
 	so.header_timeout_ms = f->conf->header_timeout_ms;
 	so.write_timeout_ms = 60000;
+	so.reuseport = FLOE_WORKER(f);
 	f->front =
 	    server_new(f->base, &so, request_serve, request_serve_error, f);
 	server_set_budget(f->conf->output_budget);
+	/* A master holds the ports; its workers listen on them. */
+	if (f->conf->workers > 1 && !FLOE_WORKER(f))
+		return floe_start_master(f);
 	/* The plain listener first: server_port() names the last one. */
 	if (f->conf->listen_plain != NULL &&
-	    server_listen_tcp(f->front, f->conf->listen_plain, err,
-		sizeof(err)) == -1) {
+	    server_listen_tcp(f->front,
+		FLOE_WORKER(f) ? f->workers->listen_plain :
+				 f->conf->listen_plain,
+		err, sizeof(err)) == -1) {
 		log_warnx("%s: %s", __func__, err);
 		return -1;
 	}
-	if ((f->tls != NULL ? server_listen_tls(f->front, f->conf->listen,
+	if ((f->tls != NULL ? server_listen_tls(f->front, floe_listen_addr(f),
 				  f->tls, err, sizeof(err)) :
-			      server_listen_tcp(f->front, f->conf->listen, err,
-				  sizeof(err))) == -1) {
+			      server_listen_tcp(f->front, floe_listen_addr(f),
+				  err, sizeof(err))) == -1) {
 		log_warnx("%s: %s", __func__, err);
 		return -1;
 	}
+	if (FLOE_WORKER(f)) {
+		floe_open_access_log(f);
+		return 0;
+	}
+	return floe_start_admin(f);
+}
+
+/* The address the engines' listener binds: a worker's, as its master held. */
+static const char *
+floe_listen_addr(const struct floe *f)
+{
+	return FLOE_WORKER(f) ? f->workers->listen : f->conf->listen;
+}
+
+/* A master: the ports held and the shared region, then as any floe. */
+static int
+floe_start_master(struct floe *f)
+{
+	char err[512];
+
+	if (floe_workers_listen(f, err, sizeof(err)) == -1) {
+		log_warnx("%s: %s", __func__, err);
+		return -1;
+	}
+	return floe_start_admin(f);
+}
+
+/* The admin socket, the access log and the rollback log. 0, or -1. */
+static int
+floe_start_admin(struct floe *f)
+{
+	struct server_opts so;
+	char err[512];
+
+	memset(&so, 0, sizeof(so));
+	so.lim.max_head = f->conf->max_header;
+	so.lim.max_headers = 100;
+	so.idle_timeout_ms = f->conf->idle_timeout_ms;
+	so.header_timeout_ms = f->conf->header_timeout_ms;
+	so.write_timeout_ms = 60000;
 	so.name = "admin";
 	so.budgeted = false;
 	so.lim.max_body = 64 << 20; /* ledger imports */
@@ -629,12 +694,16 @@ floe_start_events(struct floe *f)
 	evtimer_add(f->tick, &one);
 	/* The catalogs hold each config read; answers use it from then on. */
 	f->discover = discover_new(f, NULL, NULL);
+	if (FLOE_WORKER(f))
+		return 0;
 	f->watch = watch_new(f);
 	if ((f->obs = obs_new(f, f->conf->metrics_listen, err, sizeof(err))) ==
 	    NULL) {
 		log_warnx("%s: metrics_listen: %s", __func__, err);
 		return -1;
 	}
+	if (FLOE_MASTER(f))
+		floe_workers_start(f, floe_verbose);
 	return 0;
 }
 
@@ -644,9 +713,20 @@ floe_log_start(struct floe *f)
 {
 	int i;
 
-	log_info("floe listening on %s (port %d%s), admin socket %s",
-	    f->conf->listen, server_port(f->front),
-	    f->tls != NULL ? ", TLS" : "", f->conf->admin_socket);
+	if (FLOE_WORKER(f)) {
+		log_info("serving on %s%s (pid %ld)", f->workers->listen,
+		    f->tls != NULL ? ", TLS" : "", (long)getpid());
+		return;
+	}
+	if (FLOE_MASTER(f))
+		log_info("floe master: %u workers listening on %s%s, admin "
+			 "socket %s",
+		    f->workers->n, f->workers->listen,
+		    f->tls != NULL ? " (TLS)" : "", f->conf->admin_socket);
+	else
+		log_info("floe listening on %s (port %d%s), admin socket %s",
+		    f->conf->listen, server_port(f->front),
+		    f->tls != NULL ? ", TLS" : "", f->conf->admin_socket);
 	if (f->tls != NULL)
 		log_info("TLS certificate %s", tlsctx_subject(f->tls));
 	if (f->conf->listen_plain != NULL)
@@ -670,6 +750,10 @@ floe_stop(struct floe *f)
 	size_t i;
 
 	request_flush_log(f);
+	if (FLOE_WORKER(f)) /* its last counts, for its master's sums */
+		floe_worker_publish(f);
+	if (FLOE_MASTER(f))
+		floe_workers_stop(f);
 	/* Imports still queued are answered (503) before their peers go. */
 	cluster_free(f->cluster);
 	worker_free(f->worker);
@@ -702,6 +786,7 @@ floe_stop(struct floe *f)
 	conf_free(f->conf);
 	json_decref(f->last_reload);
 	free(f->conf_path);
+	workers_free(f->workers);
 	free(f);
 }
 
@@ -716,8 +801,15 @@ floe_signal_cb(evutil_socket_t sig, short ev __unused, void *arg)
 		json_decref(floe_reload(f));
 		return;
 	default:
+		/*
+		 * A worker drains to its end: its master passes every stop
+		 * on, and systemd signals the whole group as well.
+		 */
+		if (f->draining && FLOE_WORKER(f))
+			return;
 		if (f->draining) {
 			log_info("second signal: stopping now");
+			floe_workers_signal(f, SIGKILL);
 			event_base_loopbreak(f->base);
 			return;
 		}
@@ -726,11 +818,15 @@ floe_signal_cb(evutil_socket_t sig, short ev __unused, void *arg)
 		(void)sdnotify("STOPPING=1\nSTATUS=draining");
 		f->draining = true;
 		server_drain(f->front);
-		server_drain(f->admin);
+		if (f->admin != NULL) /* a worker has none */
+			server_drain(f->admin);
 		obs_drain(f->obs);
 		if (f->cluster != NULL)
 			cluster_leader_resign(f->cluster);
-		tv = units_ms_tv(f->conf->drain_ms);
+		/* Workers drain as long; their master waits a little more. */
+		floe_workers_signal(f, SIGTERM);
+		tv = units_ms_tv(
+		    f->conf->drain_ms + (FLOE_MASTER(f) ? 1000 : 0));
 		event_base_loopexit(f->base, &tv);
 		return;
 	}
@@ -743,14 +839,18 @@ floe_tick_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 
 	floe_ticks++;
 	request_flush_log(f);
-	floe_rlog_flush(f);
+	if (FLOE_WORKER(f))
+		floe_worker_publish(f);
+	else
+		floe_rlog_flush(f);
 	if (f->store == NULL)
 		floe_open_store(f);
-	else if (floe_ticks % 60 == 0)
+	else if (floe_ticks % 60 == 0 && !FLOE_WORKER(f))
 		store_maintain(f->store);
 	floe_trim();
 	if (f->draining && server_nconns(f->front) == 0 &&
-	    server_nconns(f->admin) == 0 && obs_nconns(f->obs) == 0)
+	    (f->admin == NULL || server_nconns(f->admin) == 0) &&
+	    obs_nconns(f->obs) == 0 && floe_workers_alive(f) == 0)
 		event_base_loopbreak(f->base);
 }
 
@@ -815,9 +915,11 @@ main(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		/* A master's worker, started by it (main_workers.c). */
+		{ "worker", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = FLOE_CONF_DEFAULT;
+	const char *path = FLOE_CONF_DEFAULT, *worker = NULL;
 	int ch, test = 0, verbose = 0, rc;
 
 	while ((ch = getopt_long(argc, argv, "c:thv", longopts, NULL)) != -1) {
@@ -837,6 +939,9 @@ main(int argc, char *argv[])
 		case 'V':
 			printf("floe %s\n", version_get());
 			return 0;
+		case 'W':
+			worker = optarg;
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -862,7 +967,7 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	sockio_mem_init();
-	rc = floe_run(path, verbose);
+	rc = floe_run(path, verbose, worker);
 	sockio_mem_release();
 	curl_global_cleanup();
 	return rc;

@@ -11,11 +11,17 @@
 #include <stddef.h>
 
 struct auth;
+struct cache_stats;
 struct conf;
+struct conf_errors;
 struct conf_target;
 struct cred;
 struct floe;
 typedef struct json_t json_t;
+
+/* workers = N > 1: the process started, and each data-path process. */
+#define FLOE_MASTER(f) ((f)->workers != NULL && (f)->wslot == NULL)
+#define FLOE_WORKER(f) ((f)->wslot != NULL)
 
 /* main.c */
 /* Open (or reopen) the access log. */
@@ -44,5 +50,40 @@ void floe_stats_add(struct floe *);
 json_t *floe_reload(struct floe *);
 /* stats_status_cb: the running conf's path, generation and load time. */
 json_t *floe_config_status_cb(void *);
+
+/* main_workers.c: workers = N > 1 (see there) */
+/*
+ * floe.conf as this process must run it: a worker's is its master's text;
+ * a master reads the file and keeps the text it parsed (for
+ * floe_conf_publish); a single process reads the file. NULL with ERRS.
+ */
+struct conf *floe_conf_read(struct floe *, struct conf_errors *errs);
+/* A master: the text of the conf just applied is its workers' from now. */
+void floe_conf_publish(struct floe *);
+/*
+ * A master, once its conf is read: the shared region, and its conf read
+ * again through it (what the workers get is what the master runs). 0, or
+ * -1 (logged).
+ */
+int floe_workers_prepare(struct floe *);
+/* The master: the ports held. 0, or -1 with ERR. */
+int floe_workers_listen(struct floe *, char *err, size_t errlen);
+/* The master: start every worker and watch them. */
+void floe_workers_start(struct floe *, int verbose);
+/* Send SIG to every worker running (nothing but in a master). */
+void floe_workers_signal(struct floe *, int sig);
+/* Workers still running (0 but in a master). */
+unsigned floe_workers_alive(const struct floe *);
+/* Kill and reap workers still running; free the region. */
+void floe_workers_stop(struct floe *);
+/* stats refresh: a master sums its workers' counters. */
+void floe_workers_refresh(void *);
+/* The data path's connections, held bytes and cache: summed in a master. */
+void floe_front_figures(struct floe *, unsigned *conns, size_t *held,
+    struct cache_stats *);
+/* A worker: take the slot named by --worker SLOT:FD. 0, or -1 (logged). */
+int floe_worker_attach(struct floe *, const char *arg);
+/* A worker's tick: its counters to its slot. */
+void floe_worker_publish(struct floe *);
 
 #endif

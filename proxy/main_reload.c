@@ -8,6 +8,7 @@
  */
 #include <sys/types.h>
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +93,7 @@ floe_reload(struct floe *f)
 	(void)sdnotifyf("RELOADING=1\nMONOTONIC_USEC=%lld\nSTATUS=reloading",
 	    (long long)units_mono_us());
 	errors = json_array();
-	if ((nc = conf_read(f->conf_path, &errs)) == NULL) {
+	if ((nc = floe_conf_read(f, &errs)) == NULL) {
 		for (i = 0; i < errs.n; i++) {
 			if (errs.n == 1)
 				log_warnx("reload: %s; keeping the running "
@@ -196,7 +197,11 @@ floe_reload(struct floe *f)
 		floe_log_cred(f, side);
 	floe_open_access_log(f);
 	discover_kick(f->discover);
-	watch_reload(f->watch);
+	if (f->watch != NULL)
+		watch_reload(f->watch);
+	/* Each worker reads the text this process applied, itself. */
+	floe_conf_publish(f);
+	floe_workers_signal(f, SIGHUP);
 	return floe_reload_outcome(f, true, errors, restart, what);
 }
 

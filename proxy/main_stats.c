@@ -79,15 +79,18 @@ static json_t *
 floe_status_cb(void *arg)
 {
 	struct floe *f = arg;
+	struct cache_stats cs;
+	unsigned conns;
+	size_t held;
 
+	floe_front_figures(f, &conns, &held, &cs);
 	return json_pack(
 	    "{s:s, s:b, s:b, s:I, s:I, s:I, s:I, s:{s:I, s:I, s:I}}", "version",
 	    version_get(), "ready", floe_is_ready(f), "draining", f->draining,
 	    "uptime_s", (json_int_t)((units_now_ms() - f->started_ms) / 1000),
 	    "requests", (json_int_t)f->stats.requests, "local_errors",
-	    (json_int_t)f->stats.local_errors, "connections",
-	    (json_int_t)server_nconns(f->front), "output", "held_bytes",
-	    (json_int_t)server_held_bytes(), "budget",
+	    (json_int_t)f->stats.local_errors, "connections", (json_int_t)conns,
+	    "output", "held_bytes", (json_int_t)held, "budget",
 	    (json_int_t)f->conf->output_budget, "refused",
 	    (json_int_t)f->stats.refused_full);
 }
@@ -129,8 +132,10 @@ floe_cache_cb(void *arg)
 {
 	struct floe *f = arg;
 	struct cache_stats cs;
+	unsigned conns;
+	size_t held;
 
-	cache_get_stats(f->cache, &cs);
+	floe_front_figures(f, &conns, &held, &cs);
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "budget", (json_int_t)cs.budget, "bytes", (json_int_t)cs.bytes,
 	    "entries", (json_int_t)cs.entries, "hits", (json_int_t)cs.hits,
@@ -157,8 +162,12 @@ static void
 floe_metrics_cb(struct evbuffer *b, void *arg)
 {
 	struct floe *f = arg;
+	struct cache_stats cs;
+	unsigned conns;
+	size_t held;
 	int i;
 
+	floe_front_figures(f, &conns, &held, &cs);
 	stats_requests_metrics(b, &f->stats);
 	evbuffer_add_printf(b,
 	    "# HELP floe_local_errors_total ErrorModel answers floe made "
@@ -184,7 +193,7 @@ floe_metrics_cb(struct evbuffer *b, void *arg)
 	    "# TYPE floe_output_refused_total counter\n"
 	    "floe_output_refused_total %llu\n",
 	    (unsigned long long)f->stats.local_errors, floe_is_ready(f) ? 1 : 0,
-	    server_nconns(f->front), version_get(), server_held_bytes(),
+	    conns, version_get(), held,
 	    (unsigned long long)f->stats.refused_full);
 	evbuffer_add_printf(b,
 	    "# HELP floe_catalog_up The catalog's config was read and its "
@@ -221,8 +230,10 @@ floe_cache_metrics_cb(struct evbuffer *b, void *arg)
 {
 	struct floe *f = arg;
 	struct cache_stats cs;
+	unsigned conns;
+	size_t held;
 
-	cache_get_stats(f->cache, &cs);
+	floe_front_figures(f, &conns, &held, &cs);
 	evbuffer_add_printf(b,
 	    "# HELP floe_cache_hits_total LoadTable answers served from the "
 	    "cache.\n"

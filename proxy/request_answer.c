@@ -35,6 +35,7 @@
 #include "proxy/server.h"
 #include "proxy/upstream.h"
 #include "proxy/watch.h"
+#include "proxy/workers.h"
 #include "routing/route.h"
 #include "routing/store.h"
 
@@ -438,7 +439,29 @@ request_head(struct request *r, enum route_side side, const struct h1_msg *m,
 	else
 		request_put(&o, "none", 4);
 	request_put(&o, "\r\n", 2);
+	/* workers = N: which one answered. */
+	if (r->f->wslot != NULL) {
+		request_put(&o, "X-Floe-Worker: ", 15);
+		o += units_utoa(o,
+		    (uint64_t)(r->f->wslot - r->f->workers->slot));
+		request_put(&o, "\r\n", 2);
+	}
 	return o - hdrs;
+}
+
+/*
+ * The error trigger counts the table reads of assigned waves: this one,
+ * by SIDE, BAD if it failed (4xx: not). A worker counts it for its master.
+ */
+void
+request_count_read(struct request *r, enum route_side side, bool bad)
+{
+	if (!r->has_route || !r->route.assigned || r->rr.write)
+		return;
+	watch_count(r->f->watch, r->route.wave, r->route.state, side, bad);
+	if (r->f->wslot != NULL)
+		workers_count(r->f->wslot, r->route.wave, r->route.state, side,
+		    bad);
 }
 
 /*
@@ -474,9 +497,7 @@ request_reply_upstream(struct request *r, enum route_side side,
 	if (m->status >= 500)
 		f->stats.side[side].errors_5xx++;
 	/* The error trigger counts table reads of assigned waves (4xx: ok). */
-	if (r->has_route && r->route.assigned && !r->rr.write)
-		watch_count(f->watch, r->route.wave, r->route.state, side,
-		    m->status >= 500);
+	request_count_read(r, side, m->status >= 500);
 	if (m->status == 304)
 		f->stats.side[side].not_modified++;
 	if (r->cacheable) {
@@ -508,9 +529,7 @@ request_reply_failure(struct request *r, enum route_side side,
 		return;
 	}
 	r->f->stats.side[side].failures++;
-	if (r->has_route && r->route.assigned && !r->rr.write)
-		watch_count(r->f->watch, r->route.wave, r->route.state, side,
-		    true);
+	request_count_read(r, side, true);
 	/*
 	 * Nothing was sent (a commit either: its state is known). The token
 	 * holder logged the outage once; a line per request would drown it.

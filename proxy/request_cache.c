@@ -23,6 +23,7 @@
 #include "proxy/h1.h"
 #include "proxy/request_impl.h"
 #include "proxy/server.h"
+#include "proxy/workers.h"
 #include "routing/route.h"
 
 /* Bumped by every write through floe: a read sent before it may be stale. */
@@ -84,17 +85,22 @@ request_cache_keys(struct request *r, enum route_side side)
 	const struct route_obj *obj = &r->objs[0];
 	const struct h1_header *h;
 	unsigned char head[REQUEST_CKEY_MAX], *k, tok[SHA256_DIGEST_LENGTH];
-	uint64_t v[2];
+	uint64_t v[3];
 	size_t n = 0, i, at;
 	unsigned char zero = 0, sb = side;
 	bool ok;
 
 	v[0] = r->route.version;
 	v[1] = r->f->cat[side]->generation;
+	/* With workers, a write through any of them changes the key. */
+	v[2] = r->f->workers != NULL ?
+	    workers_objgen(r->f->workers, obj->key, obj->len) :
+	    0;
 	ok = request_key_add(head, &n, obj->key, obj->len) &&
 	    request_key_add(head, &n, &zero, 1) &&
 	    request_key_add(head, &n, &sb, 1) &&
-	    request_key_add(head, &n, v, sizeof(v));
+	    request_key_add(head, &n, v,
+		r->f->workers != NULL ? sizeof(v) : 2 * sizeof(v[0]));
 	for (i = 0; i < 2 && ok; i++) {
 		k = r->ckey[i];
 		at = 0;
@@ -247,6 +253,13 @@ request_cache_invalidate(struct request *r)
 	unsigned i;
 
 	request_cache_epoch++;
+	/* Every worker's answers of these objects, before this one answers. */
+	if (r->f->workers != NULL && r->objs_overflow)
+		workers_objgen_bump_all(r->f->workers);
+	else if (r->f->workers != NULL)
+		for (i = 0; i < r->nobjs; i++)
+			workers_objgen_bump(r->f->workers, r->objs[i].key,
+			    r->objs[i].len);
 	if (!cache_is_on(r->f->cache))
 		return;
 	if (r->objs_overflow) {

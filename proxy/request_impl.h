@@ -172,6 +172,11 @@ bool request_health(struct floe *, struct server_conn *, const struct h1_msg *);
 void request_config(struct request *);
 size_t request_head(struct request *, enum route_side, const struct h1_msg *,
     char *hdrs, char *etag);
+/*
+ * A table read of an assigned wave by SIDE, BAD if it failed, for the
+ * error trigger (a worker's goes to its master). Not a write, nor 4xx.
+ */
+void request_count_read(struct request *, enum route_side, bool bad);
 void request_floe_base(struct request *, char *, size_t);
 void request_reply_upstream(struct request *, enum route_side, struct h1_msg *);
 bool request_body_is_json(const struct request *, struct evbuffer *, size_t,

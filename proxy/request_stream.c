@@ -244,9 +244,7 @@ request_stream_fail(struct request *r, const char *why)
 	    r->msg->method_name, (int)r->rr.rest.len,
 	    r->msg->target + r->rr.rest.off, route_side_name(side), why);
 	f->stats.side[side].failures++;
-	if (r->has_route && r->route.assigned && !r->rr.write)
-		watch_count(f->watch, r->route.wave, r->route.state, side,
-		    true);
+	request_count_read(r, side, true);
 	request_log_access(r, 502, route_side_name(side));
 	f->stats.requests++;
 	server_stream_abort(r->conn);
@@ -292,9 +290,7 @@ request_stream_done(struct request *r, struct upstream_xfer *x)
 	if (m->status >= 500)
 		f->stats.side[st->side].errors_5xx++;
 	/* The error trigger counts table reads of assigned waves (4xx: ok). */
-	if (r->has_route && r->route.assigned && !r->rr.write)
-		watch_count(f->watch, r->route.wave, r->route.state, st->side,
-		    m->status >= 500);
+	request_count_read(r, st->side, m->status >= 500);
 	request_log_access(r, m->status, route_side_name(st->side));
 	f->stats.requests++;
 	server_stream_end(r->conn);

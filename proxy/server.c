@@ -135,45 +135,69 @@ server_add_listener(struct server *s, int fd, int port, const char *path,
 	return 0;
 }
 
-/* Listen on HOSTPORT, speaking TLS with TLS unless it is NULL. */
+/*
+ * A TCP socket bound to HOSTPORT (SO_REUSEPORT too if REUSEPORT), its
+ * address in *SS; -1 with ERR.
+ */
 static int
-server_listen_inet(struct server *s, const char *hostport, struct tlsctx *tls,
-    char *err, size_t errlen)
+server_inet_bind(const char *hostport, bool reuseport,
+    struct sockaddr_storage *ss, char *err, size_t errlen)
 {
-	struct sockaddr_storage ss;
-	int sslen = sizeof(ss), fd, on = 1;
-	socklen_t len;
+	int sslen = sizeof(*ss), fd, on = 1;
+	socklen_t len = sizeof(*ss);
 
-	memset(&ss, 0, sizeof(ss));
-	if (evutil_parse_sockaddr_port(hostport, (struct sockaddr *)&ss,
+	memset(ss, 0, sizeof(*ss));
+	if (evutil_parse_sockaddr_port(hostport, (struct sockaddr *)ss,
 		&sslen) == -1) {
 		snprintf(err, errlen, "listen %s: not host:port", hostport);
 		return -1;
 	}
-	fd =
-	    socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
 	if (fd == -1 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
-	    bind(fd, (struct sockaddr *)&ss, sslen) == -1 ||
-	    listen(fd, 1024) == -1) {
+	    (reuseport &&
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) ==
+		    -1) ||
+	    bind(fd, (struct sockaddr *)ss, sslen) == -1 ||
+	    getsockname(fd, (struct sockaddr *)ss, &len) == -1) {
 		snprintf(err, errlen, "listen %s: %s", hostport,
 		    strerror(errno));
 		if (fd != -1)
 			close(fd);
 		return -1;
 	}
-	len = sizeof(ss);
-	if (getsockname(fd, (struct sockaddr *)&ss, &len) == -1) {
+	return fd;
+}
+
+/* The port of SS. */
+static int
+server_ss_port(const struct sockaddr_storage *ss)
+{
+	return ntohs(ss->ss_family == AF_INET6 ?
+		((const struct sockaddr_in6 *)ss)->sin6_port :
+		((const struct sockaddr_in *)ss)->sin_port);
+}
+
+/* Listen on HOSTPORT, speaking TLS with TLS unless it is NULL. */
+static int
+server_listen_inet(struct server *s, const char *hostport, struct tlsctx *tls,
+    char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	int fd;
+
+	if ((fd = server_inet_bind(hostport, s->opts.reuseport, &ss, err,
+		 errlen)) == -1)
+		return -1;
+	if (listen(fd, 1024) == -1) {
 		snprintf(err, errlen, "listen %s: %s", hostport,
 		    strerror(errno));
 		close(fd);
 		return -1;
 	}
-	return server_add_listener(s, fd,
-	    ntohs(ss.ss_family == AF_INET6 ?
-		    ((struct sockaddr_in6 *)&ss)->sin6_port :
-		    ((struct sockaddr_in *)&ss)->sin_port),
-	    NULL, tls, err, errlen);
+	return server_add_listener(s, fd, server_ss_port(&ss), NULL, tls, err,
+	    errlen);
 }
 
 int

@@ -34,6 +34,11 @@ struct server_opts {
 	 * must not turn engines away.
 	 */
 	bool budgeted;
+	/*
+	 * Its TCP listeners set SO_REUSEPORT: each of several processes
+	 * listens on the same address and the kernel spreads connections.
+	 */
+	bool reuseport;
 };
 
 /*

@@ -102,6 +102,8 @@ stats_status_json(const struct stats *st)
 	json_t *j, *v;
 	size_t i;
 
+	if (st->refresh != NULL)
+		st->refresh(st->refresh_arg);
 	if ((j = json_object()) == NULL)
 		return NULL;
 	for (i = 0; i < st->nparts; i++) {
@@ -126,6 +128,8 @@ stats_metrics_text(const struct stats *st)
 	char *out;
 	size_t i, len;
 
+	if (st->refresh != NULL)
+		st->refresh(st->refresh_arg);
 	if ((b = evbuffer_new()) == NULL)
 		fatalx("%s: out of memory", __func__);
 	for (i = 0; i < st->nparts; i++)
@@ -220,4 +224,46 @@ stats_requests_metrics(struct evbuffer *b, const struct stats *st)
 	for (s = 0; s < ROUTE_NSIDES; s++)
 		stats_hist_print(b, "floe_upstream_request_duration_seconds",
 		    stats_side_names[s], &st->upstream[s]);
+}
+
+/* Zero ST's counters (its parts stay). */
+void
+stats_counters_zero(struct stats *st)
+{
+	memset(st, 0, STATS_COUNTERS_SIZE);
+}
+
+/* H += A. */
+static void
+stats_hist_sum(struct stats_hist *h, const struct stats_hist *a)
+{
+	size_t i;
+
+	for (i = 0; i < STATS_NBUCKETS; i++)
+		h->bucket[i] += a->bucket[i];
+	h->count += a->count;
+	h->sum += a->sum;
+}
+
+/* DST's counters += SRC's. */
+void
+stats_counters_add(struct stats *dst, const struct stats *src)
+{
+	size_t i, j;
+
+	dst->requests += src->requests;
+	dst->local_errors += src->local_errors;
+	dst->refused_full += src->refused_full;
+	for (i = 0; i < ROUTE_NSIDES; i++) {
+		dst->side[i].requests += src->side[i].requests;
+		dst->side[i].errors_5xx += src->side[i].errors_5xx;
+		dst->side[i].failures += src->side[i].failures;
+		dst->side[i].not_modified += src->side[i].not_modified;
+		stats_hist_sum(&dst->upstream[i], &src->upstream[i]);
+	}
+	for (i = 0; i < STATS_NSIDES; i++) {
+		for (j = 0; j < STATS_NCODES; j++)
+			dst->codes[i][j] += src->codes[i][j];
+		stats_hist_sum(&dst->duration[i], &src->duration[i]);
+	}
 }

@@ -67,7 +67,16 @@ struct stats {
 	struct stats_part *parts;
 	size_t nparts;
 	size_t cap;
+	/*
+	 * Called before GET /status or /metrics is built (NULL: none): a
+	 * master sums its workers' counters into these here.
+	 */
+	void (*refresh)(void *arg);
+	void *refresh_arg;
 };
+
+/* The counters: the first bytes of struct stats, up to its parts. */
+#define STATS_COUNTERS_SIZE offsetof(struct stats, parts)
 
 /* Add a part of GET /status under KEY (copied; NULL: the top level). */
 void stats_add_status(struct stats *, const char *key, stats_status_cb,
@@ -91,6 +100,10 @@ void stats_answer(struct stats *, unsigned side, unsigned status, int64_t us,
  * two duration histograms, as Prometheus text added to OUT.
  */
 void stats_requests_metrics(struct evbuffer *out, const struct stats *);
+
+/* Zero ST's counters; add SRC's counters to DST's. */
+void stats_counters_zero(struct stats *);
+void stats_counters_add(struct stats *dst, const struct stats *src);
 
 /* GET /status: every part in order. Caller frees; NULL if out of memory. */
 json_t *stats_status_json(const struct stats *);

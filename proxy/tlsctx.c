@@ -47,6 +47,8 @@ struct tlsctx {
  * secrecy tickets otherwise lose. The chain is the process's, not the
  * context's: a reload (new certificate) keeps the tickets valid, and
  * processes forked from one floe step the same chain on the same hour.
+ * Workers, which are exec'd, import their master's link of the hour
+ * (tlsctx_tickets_import), so any worker resumes any worker's ticket.
  * A restart starts a new chain: older tickets get a full handshake.
  */
 #define TLSCTX_TICKET_SECS 3600
@@ -123,6 +125,28 @@ tlsctx_tk_advance(time_t now)
 		tlsctx_tk.hour++;
 	}
 	return 0;
+}
+
+/* The chain's link of this hour, for workers. */
+int
+tlsctx_tickets_export(unsigned char chain[32], uint64_t *hour)
+{
+	if (tlsctx_tk_advance(time(NULL)) == -1)
+		return -1;
+	memcpy(chain, tlsctx_tk.chain, sizeof(tlsctx_tk.chain));
+	*hour = tlsctx_tk.hour;
+	return 0;
+}
+
+/* A worker: its master's link of HOUR is its chain from now on. */
+void
+tlsctx_tickets_import(const unsigned char chain[32], uint64_t hour)
+{
+	OPENSSL_cleanse(&tlsctx_tk, sizeof(tlsctx_tk));
+	memcpy(tlsctx_tk.chain, chain, sizeof(tlsctx_tk.chain));
+	tlsctx_tk.hour = hour;
+	if (tlsctx_tkey_derive(&tlsctx_tk.cur) == 0)
+		tlsctx_tk.ready = 1;
 }
 
 /*

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct bufferevent;
 struct event_base;
@@ -57,6 +58,15 @@ int tlsctx_send(struct bufferevent *bev, const char *head, size_t hlen,
 int tlsctx_read_pending(struct bufferevent *bev, size_t max);
 /* OpenSSL holds bytes of BEV's that its input buffer does not have yet. */
 bool tlsctx_pending(struct bufferevent *bev);
+/*
+ * The session ticket keys' chain (see tlsctx.c), for processes that must
+ * resume each other's tickets (workers). Export: the current hour's link
+ * (32 bytes) into CHAIN and its hour, the chain stepped to now first.
+ * Import: take them as this process's chain (before any ticket). 0, or
+ * -1 if OpenSSL fails.
+ */
+int tlsctx_tickets_export(unsigned char chain[32], uint64_t *hour);
+void tlsctx_tickets_import(const unsigned char chain[32], uint64_t hour);
 /* The subject of the certificate being served, for logs. */
 const char *tlsctx_subject(const struct tlsctx *);
 

@@ -38,6 +38,8 @@
 #define WATCH_PAGE_TIMEOUT_MS 5000
 
 static json_t *watch_status_cb(void *);
+static inline void watch_count_add(struct watch *, uint32_t, unsigned,
+    enum route_side, uint32_t, uint32_t);
 static void watch_page_send(struct watch_page *);
 static void watch_page_done_cb(int, const char *, size_t, const char *, void *);
 static void watch_page_timer_cb(evutil_socket_t, short, void *);
@@ -175,9 +177,9 @@ watch_reload(struct watch *w)
  * errors makes the wave a suspect, checked on the next loop turn
  * (event_active is a flag and a queue insert, no syscall without threads).
  */
-void
-watch_count(struct watch *w, uint32_t wave, unsigned state,
-    enum route_side side, bool bad)
+static inline void
+watch_count_add(struct watch *w, uint32_t wave, unsigned state,
+    enum route_side side, uint32_t n, uint32_t bad)
 {
 	struct trigger_wave *s;
 	int64_t now;
@@ -188,7 +190,7 @@ watch_count(struct watch *w, uint32_t wave, unsigned state,
 	now = watch_cached_ms(w);
 	if ((s = trigger_table_get(&w->tab, wave, true)) == NULL)
 		return;
-	trigger_ring_add(&w->tab.win, &s->side[side], now, 1, bad ? 1 : 0);
+	trigger_ring_add(&w->tab.win, &s->side[side], now, n, bad);
 	/*
 	 * Any lakehouse read while the window holds errors may be the one
 	 * that makes the condition hold (the minimum of reads reached).
@@ -209,6 +211,21 @@ watch_count(struct watch *w, uint32_t wave, unsigned state,
 		w->suspect_us = now * 1000;
 		event_active(w->check, EV_TIMEOUT, 1);
 	}
+}
+
+void
+watch_count(struct watch *w, uint32_t wave, unsigned state,
+    enum route_side side, bool bad)
+{
+	watch_count_add(w, wave, state, side, 1, bad ? 1 : 0);
+}
+
+/* N table reads of WAVE by SIDE, BAD of them failed (a worker's, summed). */
+void
+watch_count_n(struct watch *w, uint32_t wave, unsigned state,
+    enum route_side side, uint32_t n, uint32_t bad)
+{
+	watch_count_add(w, wave, state, side, n, bad);
 }
 
 /* The warehouse reads of wave N over the window, as the flip's baseline. */

@@ -40,6 +40,9 @@ void watch_reload(struct watch *);
  */
 void watch_count(struct watch *, uint32_t wave, unsigned state,
     enum route_side side, bool bad);
+/* N such reads at once, BAD of them failed (what workers counted). */
+void watch_count_n(struct watch *, uint32_t wave, unsigned state,
+    enum route_side side, uint32_t n, uint32_t bad);
 
 /*
  * The baseline for a flip of wave N now: its warehouse reads over

@@ -21,7 +21,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
-/* BODY streamed through C's rewrite in pieces of 1 to 17 bytes. */
+/* BODY streamed through C's rewrite in pieces of 1 to 80 bytes. */
 static struct evbuffer *
 stream(struct catalog *c, const char *body, size_t blen, const uint8_t *data,
     size_t size)
@@ -36,7 +36,7 @@ stream(struct catalog *c, const char *body, size_t blen, const uint8_t *data,
 	in = evbuffer_new();
 	out = evbuffer_new();
 	while (at < blen) {
-		n = 1 + (size > 0 ? data[k++ % size] % 17 : 0);
+		n = 1 + (size > 0 ? data[k++ % size] % 80 : 0);
 		if (n > blen - at)
 			n = blen - at;
 		evbuffer_add(in, body + at, n);

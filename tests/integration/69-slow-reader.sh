@@ -7,7 +7,8 @@
 # catalog's transfer shows as paused in /status), and its peak RSS stays
 # within 40 MB of what it was before; once the client reads on, the whole
 # answer arrives, merged, and the transfer is no longer paused. A
-# catalog that goes away while paused has the answer cut short.
+# catalog that goes away while paused has the answer cut short. The same
+# over TLS.
 # Then, with the LoadTable cache on, a 3 MB answer streamed is stored as it
 # was sent (the next load is a hit with the same bytes), while one larger
 # than a cache entry is not stored.
@@ -136,6 +137,48 @@ grep -q 'long_history target=warehouse wave=none status=502' "$T/access.log" &&
 	ok "... a 502 in the access log" ||
 	bad "... access log: $(tail -n 2 "$T/access.log")"
 stop_floe
+
+# --- 1b. the same over TLS ------------------------------------------------
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=floe-test" \
+	-addext "subjectAltName=IP:127.0.0.1" -keyout "$T/tls.key" \
+	-out "$T/tls.pem" 2>/dev/null || bad "openssl made no certificate"
+upstream "$T/large.json"
+PLAIN=$(free_port)
+FLOE_EXTRA="tls_cert = $T/tls.pem
+tls_key = $T/tls.key
+listen_plain = 127.0.0.1:$PLAIN"
+write_conf
+BASE=https://127.0.0.1:$LISTEN
+export CURL_CA_BUNDLE=$T/tls.pem
+start_floe
+rss0=$(kb VmRSS)
+rm -f "$T/go"
+SLOW_TLS_CA=$T/tls.pem python3 tests/integration/slowread.py "$LISTEN" "$BIG" \
+	"$T/go" "$T/tls.body" >"$T/slow3.out" 2>"$T/slow3.err" &
+SLOW=$!
+pids+=($SLOW)
+for i in $(seq 200); do
+	grep -qs '^head' "$T/slow3.out" && break
+	sleep 0.05
+done
+grep -qs '^head' "$T/slow3.out" || bad "no head over TLS: $(cat "$T/slow3.err")"
+sleep 2
+hwm=$(kb VmHWM)
+s=$(st)
+echo "over TLS, not read past 256 KiB: RSS $rss0 kB before, peak $hwm kB;" \
+	"held $(echo "$s" | jq .output.held_bytes) bytes"
+expect_eq "over TLS: the catalog's transfer is paused" 1 \
+	"$(echo "$s" | jq .catalogs.warehouse.paused)"
+[ $RSS_CHECKS = 0 ] || [ $((hwm - rss0)) -lt $((40 * 1024)) ] &&
+	ok "... peak RSS within 40 MB of before: +$(((hwm - rss0) >> 10)) MB$RSS_NOTE" ||
+	bad "... peak RSS +$(((hwm - rss0) >> 10)) MB"
+touch "$T/go"
+wait "$SLOW"
+res=$(grep '^{' "$T/slow3.out")
+expect_eq "... once it reads on, the whole answer, chunked" true \
+	"$(echo "$res" | jq --argjson n $((MB << 20)) '.status == 200 and .chunked and .ended and .length > $n')"
+stop_floe
+unset FLOE_EXTRA CURL_CA_BUNDLE
 
 # --- 2. the cache stores what it streams, within an entry ------------------
 upstream "$T/mid.json"

@@ -10,9 +10,11 @@
 # exists (at most 120 s). Then it reads the rest at full speed, de-chunks
 # it into OUT and prints one JSON line: the status, whether the answer
 # was chunked and ended with its last chunk, and the body's length.
+# With SLOW_TLS_CA set (a CA file), it speaks TLS, verifying against it.
 import json
 import os
 import socket
+import ssl
 import sys
 import time
 
@@ -22,6 +24,9 @@ s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 1448)
 s.settimeout(60)
 s.connect(("127.0.0.1", port))
+if os.environ.get("SLOW_TLS_CA"):
+    ctx = ssl.create_default_context(cafile=os.environ["SLOW_TLS_CA"])
+    s = ctx.wrap_socket(s, server_hostname="127.0.0.1")
 s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
 buf = bytearray()
 while b"\r\n\r\n" not in buf or len(buf) < (256 << 10):

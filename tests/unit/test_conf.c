@@ -54,6 +54,14 @@ static const struct inline_case inline_cases[] = {
 	{ "crlf line ends", "[floe]\r\ndrain = 3s\r\n", NULL },
 	{ "bad value on a crlf line", "[floe]\r\ndrain = 3x\r\n",
 	    "6: [floe] drain: \"3x\" is not a duration" },
+	{ "workers = 4", "[floe]\nworkers = 4\n", NULL },
+	{ "workers = auto", "[floe]\nworkers = auto\n", NULL },
+	{ "workers = 0", "[floe]\nworkers = 0\n",
+	    "6: [floe] workers: \"0\" is neither auto nor a number from 1 to "
+	    "64" },
+	{ "workers = 65", "[floe]\nworkers = 65\n",
+	    "6: [floe] workers: \"65\" is neither auto nor a number from 1 to "
+	    "64" },
 	{ "ipv4 listen, max port", "[floe]\nlisten = 0.0.0.0:65535\n", NULL },
 	{ "listen without a port", "[floe]\nlisten = 127.0.0.1\n",
 	    "6: [floe] listen: \"127.0.0.1\" is not ADDRESS:PORT (IPv4 or "
@@ -185,6 +193,7 @@ assert_defaults(const struct conf *c, const char *dir)
 	assert_int_equal(c->max_header, 16 << 10);
 	assert_null(c->namespace_separator);
 	assert_int_equal(c->drain_ms, 10000);
+	assert_int_equal(c->workers, 1);
 	assert_int_equal(c->cache_size, 64 << 20);
 	assert_int_equal(c->cache_ttl_ms, 5000);
 	for (side = 0; side < ROUTE_NSIDES; side++) {
@@ -464,6 +473,7 @@ test_bad_dir(void **state __unused)
 static void
 test_relative(void **state __unused)
 {
+	struct conf_errors errs;
 	struct conf *c;
 
 	c = load_ok(GOOD_DIR "/full.conf");
@@ -475,6 +485,18 @@ test_relative(void **state __unused)
 	c = load_ok("conf/demo.conf");
 	assert_string_equal(c->admin_socket, "conf/../var/floe.sock");
 	conf_free(c);
+	/* A copy read as the file: paths from the file's directory. */
+	c = conf_read_source("conf/demo.conf", "elsewhere/floe.conf", 0, &errs);
+	assert_non_null(c);
+	assert_string_equal(c->admin_socket, "elsewhere/../var/floe.sock");
+	conf_free(c);
+	conf_errors_clear(&errs);
+	/* ... and its errors name the file. */
+	assert_null(conf_read_source(BAD_DIR "/bad-duration.conf",
+	    "elsewhere/floe.conf", 0, &errs));
+	assert_true(errs.n >= 1);
+	assert_memory_equal(errs.msg[0], "elsewhere/floe.conf:", 20);
+	conf_errors_clear(&errs);
 }
 
 /* Small confs written on the fly: edges of each key and of the syntax. */

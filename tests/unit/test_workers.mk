@@ -1,0 +1,1 @@
+T_workers = proxy/workers.c proxy/stats.c

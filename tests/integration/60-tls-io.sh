@@ -9,6 +9,7 @@
 #   1448-byte MSS), pipelined with a small one, arrives whole and
 #   byte-identical to the plain listener's, and the connection then serves
 #   another: a record the socket did not take was sent again exactly.
+# Both again with workers = 2.
 . "$(dirname "$0")/lib.sh"
 lib_init 60io
 FIXTURE=tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json
@@ -74,4 +75,21 @@ cmp -s "$T/plain" "$T/slow/3" && ok "... and the second large answer is whole an
 	bad "... the second large answer differs: $(stat -c %s "$T/slow/3") bytes"
 S=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$BASE$SMALL")
 expect_eq "floe still serves over TLS" 200 "$S"
+
+# The same in worker processes.
+stop_floe
+FLOE_EXTRA="$FLOE_EXTRA
+workers = 2"
+write_conf
+BASE=https://127.0.0.1:$LISTEN
+start_floe
+expect_eq "workers = 2: a request behind the Finished and one behind it, 200 connections: all answered" \
+	'{"ok": 200, "hung": 0, "failed": 0}' \
+	"$(timeout 120 python3 tests/integration/tlsio.py behind "$LISTEN" "$SMALL" 200 1.3)"
+rm -f "$T/slow/"*
+expect_eq "workers = 2: the slow TLS reader's three answers" "200 200 200" \
+	"$(timeout 120 python3 tests/integration/tlsio.py slow "$LISTEN" "$BIG" "$SMALL" "$T/slow")"
+cmp -s "$T/plain" "$T/slow/1" && cmp -s "$T/small" "$T/slow/2" &&
+	cmp -s "$T/plain" "$T/slow/3" && ok "... whole and exact" ||
+	bad "... they differ: $(stat -c %s "$T/slow/"*)"
 finish

@@ -353,10 +353,13 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	c->h1 = h1_new(H1_REQUEST, &s->opts.lim);
 	/*
 	 * A plain connection is read by server_sock_cb and written by
-	 * server_flush (see there); TLS ones by their bufferevent.
+	 * server_flush (see there); TLS ones read by their bufferevent and
+	 * written by tlsctx_send. Either has write interest only while its
+	 * output holds what the socket did not take (the handshake's own
+	 * writes are the TLS bufferevent's business).
 	 */
+	bufferevent_disable(c->bev, EV_WRITE);
 	if (tls == NULL) {
-		bufferevent_disable(c->bev, EV_WRITE);
 		c->rev = event_new(s->base, fd, EV_READ | EV_PERSIST,
 		    server_sock_cb, c);
 		if (c->rev == NULL)
@@ -534,8 +537,7 @@ server_write_cb(struct bufferevent *bev __unused, void *arg)
 	}
 	if (c->held > 0)
 		return;
-	if (!c->tls)
-		bufferevent_disable(c->bev, EV_WRITE);
+	bufferevent_disable(c->bev, EV_WRITE);
 	if (c->closing)
 		server_conn_free(c);
 	else
@@ -559,7 +561,9 @@ server_flush(struct server_conn *c)
 	if (c->tls) {
 		/* tlsctx_send wrote; the bufferevent writes what is left. */
 		server_account(c);
-		if (c->held == 0 && c->closing)
+		if (c->held > 0)
+			bufferevent_enable(c->bev, EV_WRITE);
+		else if (c->closing)
 			event_active(c->timer, EV_TIMEOUT, 1);
 		return;
 	}

@@ -9,7 +9,7 @@
 # reach the inventory the master stores.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/triggers.sh"
-lib_init 89
+lib_init 92
 catalog warehouse
 catalog lakehouse --prefix lhp
 CACHE_SIZE=1M

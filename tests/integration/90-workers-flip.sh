@@ -8,7 +8,7 @@
 # sum what both workers answered. Last, with TLS on the listener, a TLS 1.3
 # session ticket one worker issued resumes on either worker.
 . "$(dirname "$0")/lib.sh"
-lib_init 87
+lib_init 90
 catalog warehouse
 catalog lakehouse --prefix lhp
 FLOE_EXTRA="workers = 2"

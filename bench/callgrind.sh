@@ -14,6 +14,9 @@
 #
 # Knobs (environment): CG_N (1000), CG_WARM (50), BENCH_ROUTES (10000),
 # CG_OFF=1 (also measure a build without the reader note, see the end),
+# CG_TLS=1 (the client speaks TLS 1.3 with P-256 to floe's TLS listener,
+# an ECDSA P-256 certificate; the one handshake is in the count, about
+# 1/CG_N of it per load),
 # CG_OUT (keep the callgrind file there), BENCH_FIXTURE (as bench/run.sh).
 # Deterministic to a few Ir per request, apart from the timers: how many
 # 5 s flushes land in the run depends on how fast valgrind runs.
@@ -60,6 +63,8 @@ wait_http "http://127.0.0.1:$WH_PORT/v1/config" ||
 loads() {
 	local args=() i
 	for i in $(seq "$2"); do args+=(-o /dev/null "$1"); done
+	[ "${CG_TLS:-0}" = 1 ] &&
+		args+=(--cacert "$T/cert.pem" --tlsv1.3 --curves prime256v1)
 	curl -s -H 'Authorization: Bearer bench-callgrind-token-0123456789' \
 		-A 'Spark/3.5.1 iceberg/1.6.0' -D "$T/heads" \
 		-w '%{http_code}\n' "${args[@]}" >"$T/codes" || return 1
@@ -72,10 +77,17 @@ loads() {
 # figures; sets IR (Ir per load).
 measure() {
 	local floe=$TOP/$1/floe floectl=$TOP/$1/floectl f i k w url
-	local fpid fport total t0 t1
+	local fpid fport pport total t0 t1 scheme=http tls=()
 	fport=$(free_port)
+	pport=$fport
+	if [ "${CG_TLS:-0}" = 1 ]; then
+		pport=$(free_port)
+		scheme=https
+		tls=("tls_cert = $T/cert.pem" "tls_key = $T/key.pem"
+			"listen_plain = 127.0.0.1:$pport")
+	fi
 	rm -rf "$T/state" "$T"/cg.out*
-	printf '%s\n' "[floe]" "listen = 127.0.0.1:$fport" \
+	printf '%s\n' "[floe]" "listen = 127.0.0.1:$fport" "${tls[@]}" \
 		"admin_socket = $T/floe.sock" "state_dir = $T/state" \
 		"rollback_log = $T/rollback.log" "access_log = off" \
 		"cache_size = 0" "[warehouse]" "uri = http://127.0.0.1:$WH_PORT" \
@@ -85,7 +97,7 @@ measure() {
 		"$floe" -c "$T/floe.conf" >"$T/floe.log" 2>&1 &
 	fpid=$!
 	pids+=($fpid)
-	wait_http "http://127.0.0.1:$fport/readyz" 1200 ||
+	wait_http "http://127.0.0.1:$pport/readyz" 1200 ||
 		die "floe not ready: $(tail -5 "$T/floe.log")"
 	# The routes and the flip, as bench/run.sh: the table measured is the
 	# middle one, its wave on the lakehouse.
@@ -100,8 +112,8 @@ measure() {
 		die "route import failed: $(head -c 300 "$T/import")"
 	"$floectl" -s "$T/floe.sock" wave flip "$w" lakehouse >/dev/null ||
 		die "wave flip $w lakehouse failed"
-	url=$(printf 'http://127.0.0.1:%s/v1/routed/namespaces/bench/tables/t%05d' \
-		"$fport" "$k")
+	url=$(printf '%s://127.0.0.1:%s/v1/routed/namespaces/bench/tables/t%05d' \
+		"$scheme" "$fport" "$k")
 	loads "$url" "$WARM" ||
 		die "warm-up loads failed: $(sort "$T/codes" | uniq -c)"
 	callgrind_control -z "$fpid" >/dev/null || die "callgrind_control -z failed"
@@ -135,6 +147,13 @@ measure() {
 	wait "$fpid" 2>/dev/null
 }
 
+if [ "${CG_TLS:-0}" = 1 ]; then
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+		-nodes -days 2 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 -keyout "$T/key.pem" \
+		-out "$T/cert.pem" 2>"$T/openssl.err" ||
+		die "openssl: no certificate: $(cat "$T/openssl.err")"
+fi
 measure "$B"
 ON=$IR
 # CG_OFF=1: the same sources built with -DFLOE_BENCH_NO_READERS (no reader

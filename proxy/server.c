@@ -353,10 +353,13 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	c->h1 = h1_new(H1_REQUEST, &s->opts.lim);
 	/*
 	 * A plain connection is read by server_sock_cb and written by
-	 * server_flush (see there); TLS ones by their bufferevent.
+	 * server_flush (see there); TLS ones read by their bufferevent and
+	 * written by tlsctx_send. Either has write interest only while its
+	 * output holds what the socket did not take (the handshake's own
+	 * writes are the TLS bufferevent's business).
 	 */
+	bufferevent_disable(c->bev, EV_WRITE);
 	if (tls == NULL) {
-		bufferevent_disable(c->bev, EV_WRITE);
 		c->rev = event_new(s->base, fd, EV_READ | EV_PERSIST,
 		    server_sock_cb, c);
 		if (c->rev == NULL)
@@ -465,10 +468,23 @@ server_conn_process(struct server_conn *c)
 	s->request_cb(c, h1_msg(c->h1), s->arg);
 }
 
+/*
+ * A TLS connection read: first what OpenSSL read ahead beyond the record
+ * the bufferevent took (see tlsctx_read_pending).
+ */
 static void
 server_read_cb(struct bufferevent *bev __unused, void *arg)
 {
-	server_conn_process(arg);
+	struct server_conn *c = arg;
+	struct server *s = c->srv;
+
+	if (c->tls &&
+	    tlsctx_read_pending(c->bev,
+		s->opts.lim.max_head + s->opts.lim.max_body + 65536) == -1) {
+		server_event_cb(c->bev, BEV_EVENT_READING | BEV_EVENT_EOF, c);
+		return;
+	}
+	server_conn_process(c);
 }
 
 /*
@@ -521,8 +537,7 @@ server_write_cb(struct bufferevent *bev __unused, void *arg)
 	}
 	if (c->held > 0)
 		return;
-	if (!c->tls)
-		bufferevent_disable(c->bev, EV_WRITE);
+	bufferevent_disable(c->bev, EV_WRITE);
 	if (c->closing)
 		server_conn_free(c);
 	else
@@ -544,7 +559,12 @@ server_flush(struct server_conn *c)
 	ssize_t n;
 
 	if (c->tls) {
+		/* tlsctx_send wrote; the bufferevent writes what is left. */
 		server_account(c);
+		if (c->held > 0)
+			bufferevent_enable(c->bev, EV_WRITE);
+		else if (c->closing)
+			event_active(c->timer, EV_TIMEOUT, 1);
 		return;
 	}
 	if (evbuffer_get_length(out) == 0)
@@ -582,6 +602,12 @@ server_event_cb(struct bufferevent *bev __unused, short what, void *arg)
 			c->idle_us = units_mono_us();
 			evtimer_add(c->timer, c->srv->idle_q);
 		}
+		/*
+		 * A request sent right behind the client's Finished may be
+		 * in OpenSSL's buffer, off the socket: read it now.
+		 */
+		if (tlsctx_pending(c->bev))
+			server_read_cb(c->bev, c);
 		return;
 	}
 	if (what & BEV_EVENT_EOF && !c->busy && !c->closing &&
@@ -701,7 +727,8 @@ server_resume(struct server_conn *c)
 			event_add(c->rev, NULL);
 	} else
 		bufferevent_enable(c->bev, EV_READ);
-	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0 ||
+	    (c->tls && tlsctx_pending(c->bev)))
 		bufferevent_trigger(c->bev, EV_READ,
 		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 }

@@ -23,6 +23,7 @@
 #include "proxy/server.h"
 #include "proxy/server_impl.h"
 #include "proxy/sockio.h"
+#include "proxy/tlsctx.h"
 
 static char *server_head(struct server_conn *, char *, unsigned, const char *,
     size_t, const char *, size_t, int64_t);
@@ -138,11 +139,17 @@ server_put_head(struct server_conn *c, unsigned status, const char *hdrs,
 	size_t rlen = strlen(reason);
 	char head[SERVER_HEAD_NOW], *o;
 
-	if (!c->tls && rlen + hlen + 96 <= sizeof(head) &&
-	    evbuffer_get_length(out) == 0) {
+	if (rlen + hlen + 96 <= sizeof(head) && evbuffer_get_length(out) == 0) {
 		o = server_head(c, head, status, reason, rlen, hdrs, hlen,
 		    content_length);
-		server_send_now(c, head, (size_t)(o - head), body);
+		if (!c->tls)
+			server_send_now(c, head, (size_t)(o - head), body);
+		else if (tlsctx_send(c->bev, head, (size_t)(o - head), body) ==
+		    -1) {
+			log_debug("%s: %s: TLS write to %s failed", __func__,
+			    c->srv->opts.name, c->peer);
+			c->close_after = true;
+		}
 	} else {
 		/*
 		 * The whole head in one reserved extent, without printf. Over
@@ -181,6 +188,22 @@ server_stream_start(struct server_conn *c, unsigned status, const char *hdrs,
 	server_flush(c);
 }
 
+/*
+ * A TLS connection with nothing queued: HEAD and BODY written at once
+ * (tlsctx_send), the rest left to the bufferevent. A connection that
+ * failed is closed (from its timer, see server_flush).
+ */
+static void
+server_tls_send(struct server_conn *c, const char *head, size_t hlen,
+    struct evbuffer *body)
+{
+	if (tlsctx_send(c->bev, head, hlen, body) == -1) {
+		log_debug("%s: %s: TLS write to %s failed", __func__,
+		    c->srv->opts.name, c->peer);
+		c->closing = true;
+	}
+}
+
 bool
 server_stream_add(struct server_conn *c, struct evbuffer *body)
 {
@@ -189,7 +212,14 @@ server_stream_add(struct server_conn *c, struct evbuffer *body)
 	char size[24];
 	int k;
 
-	if (n > 0 && c->chunked) {
+	if (n > 0 && c->tls && !c->closing && evbuffer_get_length(out) == 0) {
+		k = 0;
+		if (c->chunked) {
+			k = snprintf(size, sizeof(size), "%zx\r\n", n);
+			evbuffer_add(body, "\r\n", 2);
+		}
+		server_tls_send(c, size, (size_t)k, body);
+	} else if (n > 0 && c->chunked) {
 		k = snprintf(size, sizeof(size), "%zx\r\n", n);
 		evbuffer_add(out, size, k);
 		evbuffer_add_buffer(out, body);
@@ -203,8 +233,13 @@ server_stream_add(struct server_conn *c, struct evbuffer *body)
 void
 server_stream_end(struct server_conn *c)
 {
-	if (c->chunked)
-		evbuffer_add(bufferevent_get_output(c->bev), "0\r\n\r\n", 5);
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	if (c->chunked && c->tls && evbuffer_get_length(out) == 0 &&
+	    !c->closing)
+		server_tls_send(c, "0\r\n\r\n", 5, NULL);
+	else if (c->chunked)
+		evbuffer_add(out, "0\r\n\r\n", 5);
 	c->abort_cb = NULL;
 	c->drain_cb = NULL;
 	c->streaming = false;

@@ -2,8 +2,11 @@
  * floe: tlsctx.c -- the listener's SSL_CTX: TLS 1.2 and newer, no
  * renegotiation, the server's cipher order, buffers released while a
  * connection is idle (10,000 idle TLS clients stay cheap), session tickets
- * under keys that rotate every hour. Connections are bufferevent_openssl
- * in accepting state; the context is swapped on reload.
+ * under keys that rotate every hour, records read ahead (one read() a
+ * request, not a header and then a body). Connections are
+ * bufferevent_openssl in accepting state; answers are written straight
+ * (tlsctx_send), and what OpenSSL reads ahead of the socket is moved in by
+ * hand (tlsctx_read_pending). The context is swapped on reload.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -49,6 +52,8 @@ struct tlsctx {
  * A restart starts a new chain: older tickets get a full handshake.
  */
 #define TLSCTX_TICKET_SECS 3600
+
+#define TLSCTX_RECORD 16384 /* a TLS record's most plaintext */
 
 struct tlsctx_tkey {
 	unsigned char name[16];
@@ -223,6 +228,7 @@ tlsctx_build(const char *cert, const char *key, char *subject, size_t sublen,
 	    SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
 		SSL_OP_NO_COMPRESSION);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	SSL_CTX_set_read_ahead(ctx, 1);
 	/*
 	 * Resumption: tickets (TLS 1.3 and 1.2) under the rotating keys, a
 	 * lifetime no longer than a key's hour; OpenSSL's own session cache
@@ -343,6 +349,99 @@ tlsctx_close(struct bufferevent *bev)
 	/* One close_notify, not waiting for the client's. */
 	if (SSL_shutdown(ssl) < 0)
 		ERR_clear_error();
+}
+
+/*
+ * bufferevent_openssl sets SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER and not
+ * SSL_MODE_ENABLE_PARTIAL_WRITE: an SSL_write of one record either writes
+ * it all or says WANT_WRITE, and must then be called again with the same
+ * bytes, anywhere in memory. The bufferevent calls it with the first piece
+ * of its output, up to 16 KiB: the record staged here is queued there as
+ * one piece, before the rest.
+ */
+int
+tlsctx_send(struct bufferevent *bev, const char *head, size_t hlen,
+    struct evbuffer *body)
+{
+	static unsigned char stage[TLSCTX_RECORD];
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	struct evbuffer *out = bufferevent_get_output(bev);
+	struct evbuffer_iovec v;
+	size_t n, take, blen;
+	int r, err;
+
+	for (;;) {
+		n = hlen < sizeof(stage) ? hlen : sizeof(stage);
+		memcpy(stage, head, n);
+		head += n;
+		hlen -= n;
+		blen = body != NULL ? evbuffer_get_length(body) : 0;
+		take = blen < sizeof(stage) - n ? blen : sizeof(stage) - n;
+		if (take > 0 &&
+		    evbuffer_remove(body, stage + n, take) != (int)take)
+			goto fail;
+		n += take;
+		if (n == 0)
+			return 0;
+		ERR_clear_error();
+		if ((r = SSL_write(ssl, stage, (int)n)) > 0)
+			continue;
+		err = SSL_get_error(ssl, r);
+		if (err != SSL_ERROR_WANT_WRITE && err != SSL_ERROR_WANT_READ)
+			goto fail;
+		if (evbuffer_reserve_space(out, n, &v, 1) != 1)
+			goto fail;
+		memcpy(v.iov_base, stage, n);
+		v.iov_len = n;
+		if (evbuffer_commit_space(out, &v, 1) == -1 ||
+		    (hlen > 0 && evbuffer_add(out, head, hlen) == -1) ||
+		    (body != NULL && evbuffer_add_buffer(out, body) == -1))
+			goto fail;
+		return 0;
+	}
+fail:
+	ERR_clear_error();
+	if (body != NULL)
+		evbuffer_drain(body, evbuffer_get_length(body));
+	SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+	return -1;
+}
+
+int
+tlsctx_read_pending(struct bufferevent *bev, size_t max)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	struct evbuffer *in = bufferevent_get_input(bev);
+	struct evbuffer_iovec v;
+	int r, err;
+
+	while (SSL_has_pending(ssl) && evbuffer_get_length(in) < max) {
+		if (evbuffer_reserve_space(in, TLSCTX_RECORD, &v, 1) != 1)
+			return -1;
+		ERR_clear_error();
+		r = SSL_read(ssl, v.iov_base,
+		    v.iov_len < TLSCTX_RECORD ? (int)v.iov_len : TLSCTX_RECORD);
+		if (r <= 0) {
+			err = SSL_get_error(ssl, r);
+			ERR_clear_error();
+			return err == SSL_ERROR_WANT_READ ||
+				err == SSL_ERROR_WANT_WRITE ?
+			    0 :
+			    -1;
+		}
+		v.iov_len = (size_t)r;
+		if (evbuffer_commit_space(in, &v, 1) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+bool
+tlsctx_pending(struct bufferevent *bev)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+
+	return ssl != NULL && SSL_has_pending(ssl);
 }
 
 const char *

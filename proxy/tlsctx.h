@@ -8,11 +8,13 @@
 #ifndef FLOE_PROXY_TLSCTX_H
 #define FLOE_PROXY_TLSCTX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct bufferevent;
 struct event_base;
+struct evbuffer;
 struct tlsctx;
 
 /* Load CERT (PEM chain) and KEY. NULL with ERR naming the file. */
@@ -36,6 +38,26 @@ struct bufferevent *tlsctx_accept(struct tlsctx *, struct event_base *, int fd);
  * that ends without one is dropped from OpenSSL's session cache).
  */
 void tlsctx_close(struct bufferevent *bev);
+/*
+ * Send an answer on the open TLS connection BEV whose output buffer is
+ * empty: HEAD (HLEN bytes) and then BODY (drained; NULL for none), with
+ * SSL_write now, in records of up to 16 KiB. What the socket does not take
+ * goes to BEV's output buffer for the bufferevent to write: first, in one
+ * piece, exactly the record OpenSSL must be given again. 0, or -1 if the
+ * connection failed (nothing is queued; no close_notify will be sent).
+ */
+int tlsctx_send(struct bufferevent *bev, const char *head, size_t hlen,
+    struct evbuffer *body);
+/*
+ * Move the records OpenSSL has read ahead of the socket into BEV's input,
+ * until that holds MAX bytes: the bufferevent reads only when the socket
+ * is readable, and what arrived with the handshake's end or behind another
+ * record is already off it. 0, or -1 when the client ended the stream
+ * (close_notify) or it failed.
+ */
+int tlsctx_read_pending(struct bufferevent *bev, size_t max);
+/* OpenSSL holds bytes of BEV's that its input buffer does not have yet. */
+bool tlsctx_pending(struct bufferevent *bev);
 /*
  * The session ticket keys' chain (see tlsctx.c), for processes that must
  * resume each other's tickets (workers). Export: the current hour's link

@@ -21,14 +21,13 @@
 /* Keys of the catalog config that describe the catalog, not the tables. */
 static const char *const catalog_unmerged[] = { "prefix", "uri", "endpoints" };
 
-static void catalog_text_free(struct catalog_text *);
 static struct catalog_text *catalog_text_new(json_t *);
 static int catalog_check_strings(json_t *, const char *, char *, size_t);
 static const char *catalog_lookup(json_t *, json_t *, const char *);
 static char *catalog_decode(const char *);
 static bool catalog_str_equal(const char *, const char *);
 
-static void
+void
 catalog_text_free(struct catalog_text *t)
 {
 	size_t i;

@@ -29,6 +29,9 @@ struct catalog_text {
 	} m[];
 };
 
+/* Free T (NULL is nothing). */
+void catalog_text_free(struct catalog_text *);
+
 /* What a string value is rewritten from and to. */
 struct catalog_urls {
 	const char *from; /* UPSTREAM_BASE "/v1/" [prefix "/"] */

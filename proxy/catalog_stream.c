@@ -94,7 +94,6 @@ static const unsigned char stream_class[256] = {
 };
 
 static struct catalog_text *stream_text_dup(const struct catalog_text *);
-static void stream_text_free(struct catalog_text *);
 static void stream_edit(struct catalog_stream *, size_t, size_t, const char *,
     size_t, bool);
 static void stream_scan(struct catalog_stream *, const char *, size_t, size_t);
@@ -157,7 +156,7 @@ catalog_stream_free(struct catalog_stream *st)
 	splice_clear(&st->sp);
 	free(st->ub.from);
 	free(st->ub.to);
-	stream_text_free(st->cat.text);
+	catalog_text_free(st->cat.text);
 	free(st);
 }
 
@@ -179,20 +178,6 @@ stream_text_dup(const struct catalog_text *t)
 		d->n++;
 	}
 	return d;
-}
-
-static void
-stream_text_free(struct catalog_text *t)
-{
-	size_t i;
-
-	if (t == NULL)
-		return;
-	for (i = 0; i < t->n; i++) {
-		free(t->m[i].key);
-		free(t->m[i].val);
-	}
-	free(t);
 }
 
 /* Record an edit at input offset AT; edits come in input order. */

@@ -30,6 +30,7 @@
 
 static void cluster_leader_campaign(struct cluster *);
 static void cluster_leader_takeover(struct cluster *);
+static void cluster_leader_put(struct cluster *, struct etcd_cmp *);
 static void cluster_leader_cb(const struct etcd_result *, void *);
 static void cluster_leader_check(struct cluster *);
 static void cluster_leader_resign_cb(const struct etcd_result *, void *);
@@ -143,29 +144,27 @@ cluster_leader_seen(struct cluster *c, const char *value, size_t vlen,
 	cluster_leader_check(c);
 }
 
-/* Ask for the key: put it if nobody holds it, else read who does. */
+/*
+ * Put the key with this node's name and lease if CMP (on the key) holds,
+ * else read who holds it; cluster_leader_cb takes the answer.
+ */
 static void
-cluster_leader_campaign(struct cluster *c)
+cluster_leader_put(struct cluster *c, struct etcd_cmp *cmp)
 {
-	struct etcd_cmp cmp = { .target = ETCD_CMP_CREATE,
-		.result = ETCD_CMP_EQUAL,
-		.number = 0 };
 	struct etcd_op put = { .type = ETCD_OP_PUT },
 		       get = { .type = ETCD_OP_RANGE };
 	struct etcd_txn t = { 0 };
 	char *key;
 	size_t klen;
 
-	if (c->ecall != NULL || c->lease == 0 || c->resigned)
-		return;
 	cluster_key(c, "leader", "", 0, &key, &klen);
-	cmp.key = key;
+	cmp->key = key;
 	put.key = get.key = key;
 	put.key_len = get.key_len = klen;
 	put.value = c->name;
 	put.value_len = strlen(c->name);
 	put.lease = c->lease;
-	t.cmps = &cmp;
+	t.cmps = cmp;
 	t.ncmps = 1;
 	t.success = &put;
 	t.nsuccess = 1;
@@ -174,6 +173,19 @@ cluster_leader_campaign(struct cluster *c)
 	c->elease = c->lease;
 	c->ecall = etcd_txn(c->etcd, &t, cluster_leader_cb, c);
 	free(key);
+}
+
+/* Ask for the key: put it if nobody holds it, else read who does. */
+static void
+cluster_leader_campaign(struct cluster *c)
+{
+	struct etcd_cmp cmp = { .target = ETCD_CMP_CREATE,
+		.result = ETCD_CMP_EQUAL,
+		.number = 0 };
+
+	if (c->ecall != NULL || c->lease == 0 || c->resigned)
+		return;
+	cluster_leader_put(c, &cmp);
 }
 
 /*
@@ -186,32 +198,12 @@ cluster_leader_takeover(struct cluster *c)
 {
 	struct etcd_cmp cmp = { .target = ETCD_CMP_MOD,
 		.result = ETCD_CMP_EQUAL };
-	struct etcd_op put = { .type = ETCD_OP_PUT },
-		       get = { .type = ETCD_OP_RANGE };
-	struct etcd_txn t = { 0 };
-	char *key;
-	size_t klen;
 
 	if (c->ecall != NULL || c->lease == 0 || c->leader_rev == 0 ||
 	    c->resigned)
 		return;
-	cluster_key(c, "leader", "", 0, &key, &klen);
-	cmp.key = key;
 	cmp.number = c->leader_rev;
-	put.key = get.key = key;
-	put.key_len = get.key_len = klen;
-	put.value = c->name;
-	put.value_len = strlen(c->name);
-	put.lease = c->lease;
-	t.cmps = &cmp;
-	t.ncmps = 1;
-	t.success = &put;
-	t.nsuccess = 1;
-	t.failure = &get;
-	t.nfailure = 1;
-	c->elease = c->lease;
-	c->ecall = etcd_txn(c->etcd, &t, cluster_leader_cb, c);
-	free(key);
+	cluster_leader_put(c, &cmp);
 }
 
 /* A campaign (or takeover) answered: this node holds the key, or who. */

@@ -22,6 +22,7 @@
 #include "proxy/floe.h"
 #include "proxy/inventory.h"
 #include "proxy/stats.h"
+#include "proxy/worker.h"
 #include "proxy/workers.h"
 #include "routing/store.h"
 
@@ -249,12 +250,25 @@ inventory_prune(struct inventory *inv, int64_t now)
 	}
 }
 
+/*
+ * While a job of the worker's child (a bulk import) may hold the store's
+ * writer lock, a write txn begun on the loop would wait for it, and every
+ * engine request with it: the sightings wait for a later flush instead.
+ */
+static bool
+inventory_store_busy(const struct inventory *inv)
+{
+	return inv->f->worker != NULL && worker_pending(inv->f->worker) > 0;
+}
+
 /* Every INVENTORY_FLUSH_MS. */
 static void
 inventory_timer_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 {
 	struct inventory *inv = arg;
 
+	if (inventory_store_busy(inv))
+		return;
 	if (readers_dirty(inv->t) > 0)
 		(void)inventory_flush(inv);
 	inventory_prune(inv, units_now_ms());
@@ -271,6 +285,8 @@ inventory_soon_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 	struct inventory *inv = arg;
 
 	inv->soon_pending = false;
+	if (inventory_store_busy(inv))
+		return;
 	if (inventory_flush_some(inv, 1) == 0 &&
 	    readers_dirty(inv->t) >= READERS_CAP / 4)
 		inventory_soon(inv);

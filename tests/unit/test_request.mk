@@ -12,7 +12,7 @@ T_request = proxy/request.c proxy/cred.c proxy/token.c policy/oauth.c policy/aws
 	    proxy/rest.c proxy/etag.c proxy/listing.c proxy/watch.c \
 	    proxy/watch_trigger.c proxy/watch_poll.c proxy/watch_view.c \
 	    proxy/watch_split.c proxy/inventory.c policy/readers.c \
-	    proxy/fetch.c proxy/discover.c proxy/stats.c proxy/workers.c policy/auth.c \
+	    proxy/fetch.c proxy/discover.c proxy/stats.c proxy/worker.c proxy/workers.c policy/auth.c \
 	    policy/trigger.c \
 	    policy/rlog.c cache/cache.c routing/route.c routing/wave.c \
 	    routing/ledger.c $(STORE_SRCS) tests/unit/request_fx.c

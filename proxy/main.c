@@ -756,7 +756,9 @@ floe_stop(struct floe *f)
 		floe_workers_stop(f);
 	/* Imports still queued are answered (503) before their peers go. */
 	cluster_free(f->cluster);
+	f->cluster = NULL; /* the inventory's last flush stays local */
 	worker_free(f->worker);
+	f->worker = NULL;
 	obs_free(f->obs);
 	watch_free(f->watch);
 	inventory_free(f->inv);

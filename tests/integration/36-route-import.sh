@@ -175,6 +175,10 @@ held() { # 0 when a write to the store cannot start within 0.3 s
 	printf "${HDR}DATA=END\n" | timeout 0.3 mdb_load -s waves "$T/state"
 	[ $? = 124 ]
 }
+# floe is the store's only writer by design: what floe itself writes on
+# its loop meanwhile (the reader inventory of the reads above) goes to
+# the store first, so that only the import waits on the held lock.
+curl -s -o /dev/null --unix-socket "$SOCK" "http://floe/readers?object=db.bunnies"
 mkfifo "$T/hold"
 mdb_load -s waves "$T/state" <"$T/hold" &
 HOLD=$!

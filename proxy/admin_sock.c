@@ -125,8 +125,7 @@ admin_sock_status_cb(void *arg)
 	TAILQ_FOREACH(h, &as->held, entry)
 		held++;
 	return json_pack("{s:I, s:I}", "imports",
-	    (json_int_t)(wk != NULL ? worker_pending(wk) : 0),
-	    "changes_waiting", held);
+	    (json_int_t)worker_pending(wk), "changes_waiting", held);
 }
 
 /* The peer of an import went away: the import goes on, unanswered. */

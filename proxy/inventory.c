@@ -258,7 +258,7 @@ inventory_prune(struct inventory *inv, int64_t now)
 static bool
 inventory_store_busy(const struct inventory *inv)
 {
-	return inv->f->worker != NULL && worker_pending(inv->f->worker) > 0;
+	return worker_pending(inv->f->worker) > 0;
 }
 
 /* Every INVENTORY_FLUSH_MS. */

@@ -163,7 +163,7 @@ worker_run(struct worker *w, worker_work_fn work, worker_done_fn done,
 unsigned
 worker_pending(const struct worker *w)
 {
-	return w->pending;
+	return w != NULL ? w->pending : 0;
 }
 
 static void

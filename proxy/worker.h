@@ -51,7 +51,7 @@ struct worker *worker_new(struct event_base *, uint64_t deadline_ms, char *err,
 void worker_free(struct worker *);
 /* Queue a job. */
 void worker_run(struct worker *, worker_work_fn, worker_done_fn, void *arg);
-/* Jobs queued or running. */
+/* Jobs queued or running; 0 for none (W NULL: floe without a worker). */
 unsigned worker_pending(const struct worker *);
 
 #endif

@@ -59,6 +59,13 @@ struct admin_req {
 	 * only once etcd took the change (admin_cluster.c). Owned.
 	 */
 	struct evbuffer *after;
+	/*
+	 * A worker's child wrote the rollback log's pending lines (an
+	 * operator's rollback): RLOG_E is how it went (0 or the errno), for
+	 * the loop's counters and events (admin_job.c).
+	 */
+	bool rlog_done;
+	int rlog_e;
 };
 
 /* One wave as GET /waves sees it: its record and what points at it. */
@@ -172,9 +179,29 @@ void admin_job_read(struct admin_req *, admin_job_fn);
  * gate's evidence and makes the move in its own store.
  */
 void admin_job_change(struct admin_req *, admin_job_fn);
-/* admin_rlog.c: an operator's rollback line written off the loop. */
-bool admin_rlog_can_defer(const struct admin_req *);
-void admin_rlog_later(struct admin_req *, int status, json_t *answer);
+/*
+ * The same for an operator's rollback: the loop's rollback log is held
+ * (rlog_hold) while the child writes the lines pending, and told how it
+ * went once the child is done.
+ */
+void admin_job_rollback(struct admin_req *, admin_job_fn);
+/*
+ * admin_rlog.c: an operator's rollback and its log line. Whether R's
+ * rollback is made by the worker's child (its line is written there, off
+ * the loop). The line of wave N's rollback (FROM, REASON) is built from
+ * the store and kept pending in the rollback's txn (admin_rlog_line is a
+ * wave_line_fn on it); admin_rlog_write appends and fsyncs the pending
+ * lines where R runs and says how in the answer's "rollback_log".
+ */
+bool admin_rlog_offload(const struct admin_req *);
+struct admin_rlog_line {
+	json_t *line; /* without "from" yet */
+};
+void admin_rlog_line_init(struct admin_req *, uint32_t n, const char *reason,
+    struct admin_rlog_line *);
+char *admin_rlog_line(int from, void *arg);
+void admin_rlog_line_clear(struct admin_rlog_line *);
+json_t *admin_rlog_write(struct admin_req *);
 
 /* admin_cluster.c: changes through etcd in cluster mode. */
 bool admin_cluster_captures(const struct admin_req *);

@@ -13,7 +13,9 @@
 #include <event2/buffer.h>
 
 #include "lib/log.h"
+#include "lib/units.h"
 #include "lib/xmalloc.h"
+#include "policy/rlog.h"
 #include "proxy/admin_impl.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
@@ -40,6 +42,7 @@ enum {
 	ADMIN_JOB_IMPORT,
 	ADMIN_JOB_READ,
 	ADMIN_JOB_CHANGE, /* a gated wave move */
+	ADMIN_JOB_ROLLBACK, /* a change that writes the rollback log */
 };
 
 static void admin_job_work(void *, struct evbuffer *);
@@ -67,6 +70,12 @@ void
 admin_job_change(struct admin_req *r, admin_job_fn run)
 {
 	admin_job_begin(r, run, ADMIN_JOB_CHANGE);
+}
+
+void
+admin_job_rollback(struct admin_req *r, admin_job_fn run)
+{
+	admin_job_begin(r, run, ADMIN_JOB_ROLLBACK);
 }
 
 /* Serve R through RUN (of KIND), as admin_job_start says. */
@@ -113,13 +122,17 @@ admin_job_begin(struct admin_req *r, admin_job_fn run, int kind)
 		evbuffer_add_buffer(j->r.in, r->in);
 	j->run = run;
 	r->later = true;
+	/* The child writes the lines pending: the loop's tick must not. */
+	if (kind == ADMIN_JOB_ROLLBACK)
+		rlog_hold(r->f->rlog);
 	worker_run(r->f->worker, admin_job_work, admin_job_done, j);
 }
 
 /*
  * In the child: open the store (an LMDB environment is not shared across
- * fork), run the job, and send back its answer, the last seq and the
- * alarms: [status u32][seq u64][body length u32][body][alarms].
+ * fork), run the job, and send back its answer, the last seq, how its
+ * write of the rollback log went (-1: none) and the alarms: [status
+ * u32][seq u64][rlog i32][body length u32][body][alarms].
  */
 static void
 admin_job_work(void *arg, struct evbuffer *out)
@@ -130,6 +143,7 @@ admin_job_work(void *arg, struct evbuffer *out)
 	char err[512];
 	uint64_t seq = 0;
 	uint32_t n;
+	int32_t e;
 
 	if (alarms == NULL)
 		admin_error(r, 500, "out of memory");
@@ -145,6 +159,8 @@ admin_job_work(void *arg, struct evbuffer *out)
 	n = (uint32_t)j->rep.status;
 	evbuffer_add(out, &n, sizeof(n));
 	evbuffer_add(out, &seq, sizeof(seq));
+	e = r->rlog_done ? r->rlog_e : -1;
+	evbuffer_add(out, &e, sizeof(e));
 	n = (uint32_t)j->rep.len;
 	evbuffer_add(out, &n, sizeof(n));
 	evbuffer_add(out, j->rep.body, j->rep.len);
@@ -162,6 +178,7 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 	struct admin_req *r = &j->r;
 	uint32_t code, len;
 	uint64_t seq;
+	int32_t e = -1;
 	int i;
 
 	free(j->rep.body);
@@ -172,7 +189,7 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 	    j->kind == ADMIN_JOB_READ)
 		admin_error(r, 503, "the read %s", status);
 	else if (status != NULL && strncmp(status, "never ran", 9) == 0 &&
-	    j->kind == ADMIN_JOB_CHANGE)
+	    (j->kind == ADMIN_JOB_CHANGE || j->kind == ADMIN_JOB_ROLLBACK))
 		admin_error(r, 503, "the change %s; nothing changed", status);
 	else if (status != NULL && strncmp(status, "never ran", 9) == 0)
 		admin_error(r, 503, "the import %s; nothing was imported",
@@ -180,12 +197,14 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 	else if (status != NULL ||
 	    evbuffer_remove(out, &code, sizeof(code)) != sizeof(code) ||
 	    evbuffer_remove(out, &seq, sizeof(seq)) != sizeof(seq) ||
+	    evbuffer_remove(out, &e, sizeof(e)) != sizeof(e) ||
 	    evbuffer_remove(out, &len, sizeof(len)) != sizeof(len) ||
 	    evbuffer_get_length(out) < len || code < 200 || code > 599)
 		admin_error(r, 500,
 		    j->kind == ADMIN_JOB_READ ?
 			"the process reading the store %s" :
-			j->kind == ADMIN_JOB_CHANGE ?
+			j->kind == ADMIN_JOB_CHANGE ||
+			    j->kind == ADMIN_JOB_ROLLBACK ?
 			"the change's process %s before it answered; whether "
 			"it was applied shows in GET /events" :
 			"the import's process %s before it answered; "
@@ -208,6 +227,12 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 		admin_job_alarms(r->f, out);
 		admin_reply_fired(r->f, &j->rep);
 	}
+	/*
+	 * The loop's log again: the child's outcome, or (it wrote none, or
+	 * died: its line, if committed, stays pending) the tick's to write.
+	 */
+	if (j->kind == ADMIN_JOB_ROLLBACK)
+		rlog_flushed(r->f->rlog, e, units_now_ms());
 	r->later_cb(&j->rep, r->later_arg);
 	for (i = 0; i < r->nseg; i++)
 		free(r->seg[i]);

@@ -108,6 +108,8 @@ setup(void **state)
 		free(fx);
 		return -1;
 	}
+	/* As floe does: lines wait in the store until the log takes them. */
+	rlog_attach(fx->f.rlog, fx->f.store);
 	/* GET /status and /metrics: the parts, in the order floe adds them. */
 	stats_add_status(&fx->f.stats, NULL, top_status_cb, NULL);
 	stats_add_status(&fx->f.stats, "store", admin_store_status_cb, &fx->f);

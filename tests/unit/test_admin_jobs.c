@@ -797,6 +797,90 @@ test_worker_gated_moves(void **state)
 	fx->f.base = NULL;
 }
 
+/*
+ * An operator's rollback and its log line are one synced commit; the
+ * line is forgotten once the log has it (a second). A log that cannot
+ * take the line leaves it pending from the rollback's own commit. With
+ * a worker its child makes both commits and writes the line: the loop's
+ * log is held meanwhile and free again after.
+ */
+static void
+test_rollback_commits(void **state)
+{
+	struct fixture *fx = *state;
+	struct later l;
+	char err[256];
+	uint64_t id;
+	size_t n;
+	json_t *j, *lines;
+
+	route_set(fx, "db.a", 3);
+	route_set(fx, "db.b", 3);
+	json_decref(
+	    expect(fx, 200, "POST", "/waves/3/flip", "{\"to\":\"lakehouse\"}"));
+	id = store_txnid(fx->f.store);
+	j = expect(fx, 200, "POST", "/waves/3/rollback", "{}");
+	assert_true(json_is_true(
+	    json_object_get(json_object_get(j, "rollback_log"), "written")));
+	json_decref(j);
+	assert_int_equal(store_txnid(fx->f.store) - id, 2);
+	lines = rollbacks(fx, 0);
+	assert_int_equal(json_array_size(lines), 1);
+	j = json_array_get(lines, 0);
+	assert_string_equal(str(j, "from"), "lakehouse");
+	assert_string_equal(str(j, "trigger"), "operator");
+	assert_int_equal(json_array_size(json_object_get(j, "objects")), 2);
+	json_decref(lines);
+
+	/* The log is a directory: the line waits, from the one commit. */
+	rlog_free(fx->f.rlog);
+	fx->f.rlog = rlog_open(fx->tmp->dir, NULL, 0);
+	rlog_attach(fx->f.rlog, fx->f.store);
+	json_decref(expect(fx, 200, "POST", "/waves/3/ack", "{}"));
+	json_decref(
+	    expect(fx, 200, "POST", "/waves/3/flip", "{\"to\":\"lakehouse\"}"));
+	id = store_txnid(fx->f.store);
+	j = expect(fx, 200, "POST", "/waves/3/rollback", "{}");
+	assert_true(json_is_true(
+	    json_object_get(json_object_get(j, "rollback_log"), "pending")));
+	json_decref(j);
+	/* And the event saying the log fails (rollback_log.failing). */
+	assert_int_equal(store_txnid(fx->f.store) - id, 2);
+	assert_int_equal(store_rlog_count(fx->f.store, &n), STORE_OK);
+	assert_int_equal(n, 1);
+	rlog_free(fx->f.rlog);
+	fx->f.rlog = rlog_open(fx->rlog_path, NULL, 0);
+	rlog_attach(fx->f.rlog, fx->f.store);
+	assert_int_equal(rlog_flush(fx->f.rlog, 0), 0);
+	assert_int_equal(rollback_lines(fx), 2);
+
+	/* With a worker: the child commits and writes; the loop nothing. */
+	memset(&l, 0, sizeof(l));
+	assert_non_null(l.base = event_base_new());
+	fx->f.base = l.base;
+	fx->conf.state_dir = fx->tmp->dir;
+	fx->f.worker = worker_new(l.base, 60000, err, sizeof(err));
+	assert_non_null(fx->f.worker);
+	json_decref(expect(fx, 200, "POST", "/waves/3/ack", "{}"));
+	json_decref(
+	    expect(fx, 200, "POST", "/waves/3/flip", "{\"to\":\"lakehouse\"}"));
+	id = store_txnid(fx->f.store);
+	later_call(fx, &l, "/waves/3/rollback", "{\"reason\":\"r\"}", 200);
+	assert_string_equal(str(l.body, "state"), "rolled_back");
+	assert_true(json_is_true(
+	    json_object_get(json_object_get(l.body, "rollback_log"),
+		"written")));
+	assert_int_equal(store_txnid(fx->f.store) - id, 2);
+	assert_int_equal(rollback_lines(fx), 3);
+	/* Released: the loop writes its own lines again. */
+	assert_int_equal(rlog_flush(fx->f.rlog, 0), 0);
+	worker_free(fx->f.worker);
+	fx->f.worker = NULL;
+	json_decref(l.body);
+	event_base_free(fx->f.base);
+	fx->f.base = NULL;
+}
+
 int
 main(void)
 {
@@ -816,6 +900,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_worker_gated_moves, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_triggers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rollback_commits, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

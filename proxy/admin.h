@@ -58,5 +58,12 @@ void admin_readers_metrics_cb(struct evbuffer *, void *arg);
 bool admin_readers_stale_of(struct floe *, uint32_t n, unsigned *count);
 /* Free what admin_readers_metrics_cb keeps. */
 void admin_readers_metrics_free(void);
+/*
+ * Keep the pages of GET /eligibility a child read ahead (LEN bytes of
+ * BUF, the store at SEQ) to answer the next requests with; LEN 0 forgets
+ * them (at shutdown).
+ */
+void admin_elig_keep(const struct floe *, uint64_t seq, const void *buf,
+    size_t len);
 
 #endif

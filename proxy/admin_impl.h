@@ -24,6 +24,10 @@
 #define ADMIN_EVENTS_LIMIT 1000 /* default page of GET /events */
 #define ADMIN_EVENTS_MAX 10000 /* largest page a client may ask for */
 #define ADMIN_ELIGIBLE_MAX 100000 /* largest page of GET /eligibility */
+/* The pages of GET /eligibility one child reads ahead, in bytes at most. */
+#define ADMIN_ELIGIBLE_AHEAD (32u << 20)
+/* How long the loop answers with them while the store is unchanged. */
+#define ADMIN_ELIGIBLE_KEEP_MS (60 * 1000)
 #define ADMIN_JSON_FLAGS (JSON_COMPACT)
 #define ADMIN_CT_JSON "application/json"
 #define ADMIN_CT_METRICS "text/plain; version=0.0.4"
@@ -66,6 +70,12 @@ struct admin_req {
 	 */
 	bool rlog_done;
 	int rlog_e;
+	/*
+	 * A read's child: the pages that follow the one answered, for the
+	 * loop to answer the next requests with (GET /eligibility); NULL on
+	 * the loop.
+	 */
+	struct evbuffer *ahead;
 };
 
 /* One wave as GET /waves sees it: its record and what points at it. */

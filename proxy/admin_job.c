@@ -48,6 +48,7 @@ enum {
 static void admin_job_work(void *, struct evbuffer *);
 static void admin_job_done(void *, struct evbuffer *, const char *);
 static void admin_job_begin(struct admin_req *, admin_job_fn, int);
+static void admin_job_ahead(struct floe *, struct evbuffer *, uint64_t);
 
 /*
  * Serve R through RUN: in the worker's child when floe has a worker and
@@ -131,8 +132,9 @@ admin_job_begin(struct admin_req *r, admin_job_fn run, int kind)
 /*
  * In the child: open the store (an LMDB environment is not shared across
  * fork), run the job, and send back its answer, the last seq, how its
- * write of the rollback log went (-1: none) and the alarms: [status
- * u32][seq u64][rlog i32][body length u32][body][alarms].
+ * write of the rollback log went (-1: none), the pages a read read ahead
+ * and the alarms: [status u32][seq u64][rlog i32][body length u32][body]
+ * [ahead length u32][ahead][alarms].
  */
 static void
 admin_job_work(void *arg, struct evbuffer *out)
@@ -145,7 +147,9 @@ admin_job_work(void *arg, struct evbuffer *out)
 	uint32_t n;
 	int32_t e;
 
-	if (alarms == NULL)
+	if (j->kind == ADMIN_JOB_READ && (r->ahead = evbuffer_new()) == NULL)
+		admin_error(r, 500, "out of memory");
+	else if (alarms == NULL)
 		admin_error(r, 500, "out of memory");
 	else if ((r->st = store_open(r->f->conf->state_dir, err,
 		      sizeof(err))) == NULL) {
@@ -164,6 +168,12 @@ admin_job_work(void *arg, struct evbuffer *out)
 	n = (uint32_t)j->rep.len;
 	evbuffer_add(out, &n, sizeof(n));
 	evbuffer_add(out, j->rep.body, j->rep.len);
+	n = r->ahead != NULL ? (uint32_t)evbuffer_get_length(r->ahead) : 0;
+	evbuffer_add(out, &n, sizeof(n));
+	if (n > 0)
+		evbuffer_add_buffer(out, r->ahead);
+	if (r->ahead != NULL)
+		evbuffer_free(r->ahead);
 	if (alarms != NULL) {
 		evbuffer_add_buffer(out, alarms);
 		evbuffer_free(alarms);
@@ -217,6 +227,7 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 		evbuffer_remove(out, j->rep.body, len);
 		j->rep.body[len] = '\0';
 		j->rep.len = len;
+		admin_job_ahead(r->f, out, j->rep.status == 200 ? seq : 0);
 		if (r->f->store != NULL)
 			store_seq_seen(r->f->store, seq);
 		/*
@@ -239,6 +250,24 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 	evbuffer_free(r->in);
 	free(j->query);
 	free(j);
+}
+
+/*
+ * The pages a read's child read ahead, from OUT: kept for the next
+ * requests when the store is at SEQ (0: the read failed, none kept).
+ */
+static void
+admin_job_ahead(struct floe *f, struct evbuffer *out, uint64_t seq)
+{
+	uint32_t n;
+	unsigned char *p;
+
+	if (evbuffer_remove(out, &n, sizeof(n)) != sizeof(n) || n == 0 ||
+	    evbuffer_get_length(out) < n)
+		return;
+	if (seq != 0 && (p = evbuffer_pullup(out, n)) != NULL)
+		admin_elig_keep(f, seq, p, n);
+	evbuffer_drain(out, n);
 }
 
 /* Tell the reconcile trigger about the records in ALARMS (emptied). */

@@ -85,6 +85,7 @@ admin_sock_free(struct admin_sock *as)
 		return;
 	stats_remove(&as->f->stats, as);
 	admin_readers_metrics_free();
+	admin_elig_keep(NULL, 0, NULL, 0);
 	/* Freed before its server: the changes held go unanswered. */
 	while ((h = TAILQ_FIRST(&as->held)) != NULL) {
 		TAILQ_REMOVE(&as->held, h, entry);

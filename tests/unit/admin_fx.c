@@ -127,6 +127,8 @@ teardown(void **state)
 	struct fixture *fx = *state;
 
 	rlog_free(fx->f.rlog);
+	/* GET /eligibility's pages read ahead are this fixture's. */
+	admin_elig_keep(NULL, 0, NULL, 0);
 	routing_tmp_close(fx->tmp);
 	stats_clear(&fx->f.stats);
 	free(fx);

@@ -881,6 +881,104 @@ test_rollback_commits(void **state)
 	fx->f.base = NULL;
 }
 
+/*
+ * GET TARGET with a later answer allowed: 1 if a child serves it (the
+ * answer is in L once the loop ran), 0 if answered at once (into *J).
+ */
+static int
+get_maybe_later(struct fixture *fx, struct later *l, const char *target,
+    json_t **j)
+{
+	struct admin_reply rep;
+	int rc, calls = l->calls;
+
+	*j = NULL;
+	memset(&rep, 0, sizeof(rep));
+	rc = admin_handle(&fx->f, "GET", target, strlen(target), NULL, UID,
+	    &rep, later_cb, l);
+	if (rc == 1) {
+		assert_int_equal(event_base_dispatch(l->base), 0);
+		assert_int_equal(l->calls, calls + 1);
+		assert_int_equal(l->status, 200);
+		*j = json_incref(l->body);
+		return 1;
+	}
+	assert_int_equal(rep.status, 200);
+	*j = json_loadb(rep.body, rep.len, 0, NULL);
+	free(rep.body);
+	return 0;
+}
+
+/*
+ * floectl eligible reads a wave a page at a time: the child that reads
+ * the wave's evidence for the first page reads it once for all of them,
+ * and the loop answers the next pages at once, as they would have been
+ * read. A change to the store makes the next page read again.
+ */
+static void
+test_eligible_pages_once(void **state)
+{
+	struct fixture *fx = *state;
+	struct later l;
+	struct worker *wk;
+	char err[256];
+	json_t *p1, *p2, *p2b, *p3;
+
+	memset(&l, 0, sizeof(l));
+	assert_non_null(l.base = event_base_new());
+	fx->f.base = l.base;
+	fx->conf.state_dir = fx->tmp->dir;
+	route_set(fx, "db.a", 3);
+	route_set(fx, "db.b", 3);
+	route_set(fx, "db.c", 3);
+	route_set(fx, "db.d", 3);
+	route_set(fx, "db.e", 3);
+	fx->f.worker = worker_new(l.base, 60000, err, sizeof(err));
+	assert_non_null(fx->f.worker);
+
+	assert_int_equal(get_maybe_later(fx, &l, "/eligibility?wave=3&limit=2",
+			     &p1),
+	    1);
+	assert_string_equal(str(json_array_get(json_object_get(p1, "waves"), 0),
+				"next"),
+	    "db.b");
+	/* The next page: at once, from what the child read. */
+	assert_int_equal(get_maybe_later(fx, &l,
+			     "/eligibility?wave=3&limit=2&after=db.b", &p2),
+	    0);
+	assert_string_equal(str(json_array_get(json_object_get(p2, "waves"), 0),
+				"next"),
+	    "db.d");
+	/* The same as the loop reads it itself (asked out of order). */
+	wk = fx->f.worker;
+	fx->f.worker = NULL;
+	p2b = expect(fx, 200, "GET", "/eligibility?wave=3&limit=2&after=db.b",
+	    NULL);
+	fx->f.worker = wk;
+	assert_true(json_equal(p2, p2b));
+	/* The store changed: the last page is read again, by a child. */
+	route_set(fx, "db.f", 3);
+	assert_int_equal(get_maybe_later(fx, &l,
+			     "/eligibility?wave=3&limit=2&after=db.d", &p3),
+	    1);
+	assert_int_equal(json_array_size(json_object_get(
+			     json_object_get(json_array_get(json_object_get(p3,
+								"waves"),
+						 0),
+				 "cutover"),
+			     "objects")),
+	    2);
+	json_decref(p1);
+	json_decref(p2);
+	json_decref(p2b);
+	json_decref(p3);
+	worker_free(fx->f.worker);
+	fx->f.worker = NULL;
+	json_decref(l.body);
+	event_base_free(fx->f.base);
+	fx->f.base = NULL;
+}
+
 int
 main(void)
 {
@@ -901,6 +999,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_triggers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback_commits, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_eligible_pages_once, setup,
 		    teardown),
 	};
 

@@ -125,8 +125,9 @@ admin_sock_status_cb(void *arg)
 
 	TAILQ_FOREACH(h, &as->held, entry)
 		held++;
-	return json_pack("{s:I, s:I}", "imports",
-	    (json_int_t)worker_pending(wk), "changes_waiting", held);
+	return json_pack("{s:I, s:I, s:I}", "imports",
+	    (json_int_t)worker_pending(wk), "changes_waiting", held,
+	    "fork_max_us", (json_int_t)worker_fork_us_max(wk));
 }
 
 /* The peer of an import went away: the import goes on, unanswered. */

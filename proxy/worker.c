@@ -52,6 +52,7 @@ struct worker {
 	uint64_t deadline_ms; /* 0: none */
 	bool killed; /* by the deadline */
 	int64_t start_us; /* when it was forked */
+	int64_t fork_us_max; /* the longest fork(2), in the parent */
 	struct evbuffer *out;
 	bool eof;
 	int wstatus;
@@ -166,6 +167,12 @@ worker_pending(const struct worker *w)
 	return w != NULL ? w->pending : 0;
 }
 
+uint64_t
+worker_fork_us_max(const struct worker *w)
+{
+	return w != NULL ? (uint64_t)w->fork_us_max : 0;
+}
+
 static void
 worker_kick_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 {
@@ -199,6 +206,7 @@ static int
 worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 {
 	struct timeval tv;
+	int64_t t0;
 	int p[2];
 	pid_t pid;
 
@@ -206,6 +214,7 @@ worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 		snprintf(err, errlen, "never ran: pipe: %s", strerror(errno));
 		return -1;
 	}
+	t0 = units_mono_us();
 	if ((pid = fork()) == -1) {
 		snprintf(err, errlen, "never ran: fork: %s", strerror(errno));
 		close(p[0]);
@@ -216,6 +225,9 @@ worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 		close(p[0]);
 		worker_child(j, p[1]);
 	}
+	/* The loop stood still for it: page tables copied, not the heap. */
+	if (units_mono_us() - t0 > w->fork_us_max)
+		w->fork_us_max = units_mono_us() - t0;
 	close(p[1]);
 	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
 	w->cur = j;

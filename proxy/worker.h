@@ -53,5 +53,10 @@ void worker_free(struct worker *);
 void worker_run(struct worker *, worker_work_fn, worker_done_fn, void *arg);
 /* Jobs queued or running; 0 for none (W NULL: floe without a worker). */
 unsigned worker_pending(const struct worker *);
+/*
+ * The longest a fork(2) of a job's child held the loop, in microseconds
+ * (0: none yet, or W NULL).
+ */
+uint64_t worker_fork_us_max(const struct worker *);
 
 #endif

@@ -63,6 +63,12 @@ void admin_readers_metrics_free(void);
  * BUF, the store at SEQ) to answer the next requests with; LEN 0 forgets
  * them (at shutdown).
  */
+/*
+ * The tick: the BEFORE lines pending in the rollback log are retried by
+ * the worker's child (true; a busy worker: at a later tick), or false:
+ * the loop writes them (no worker, cluster mode).
+ */
+bool admin_rlog_retry(struct floe *, size_t before);
 void admin_elig_keep(const struct floe *, uint64_t seq, const void *buf,
     size_t len);
 

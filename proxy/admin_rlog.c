@@ -15,13 +15,28 @@
 
 #include <jansson.h>
 
+#include <event2/buffer.h>
+
 #include "lib/log.h"
+#include "lib/units.h"
+#include "lib/xmalloc.h"
 #include "policy/rlog.h"
 #include "proxy/admin_impl.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
+#include "proxy/worker.h"
 #include "routing/store.h"
 #include "routing/wave.h"
+
+/* A retry of the lines pending, made by the worker's child. */
+struct admin_rlog_retry {
+	struct floe *f;
+	size_t before; /* lines pending when it started */
+	int64_t now_ms;
+};
+
+static void admin_rlog_retry_work(void *, struct evbuffer *);
+static void admin_rlog_retry_done(void *, struct evbuffer *, const char *);
 
 /*
  * Whether R's rollback can be made by the worker's child: a worker, a
@@ -103,4 +118,72 @@ admin_rlog_write(struct admin_req *r)
 		    log_strerror(e));
 	return json_pack("{s:b, s:b, s:s?}", "written", e == 0 && pending == 0,
 	    "pending", pending > 0, "error", e != 0 ? log_strerror(e) : NULL);
+}
+
+/*
+ * The tick, with BEFORE lines pending: whether their retry is the
+ * worker's (started now, or left for a later tick while the worker is
+ * busy: its job may hold the store's writer lock). false: the loop
+ * writes them itself (no worker, or cluster mode).
+ */
+bool
+admin_rlog_retry(struct floe *f, size_t before)
+{
+	struct admin_rlog_retry *t;
+
+	if (f->worker == NULL || f->cluster != NULL || f->store == NULL)
+		return false;
+	if (worker_pending(f->worker) > 0)
+		return true;
+	t = xcalloc(1, sizeof(*t));
+	t->f = f;
+	t->before = before;
+	t->now_ms = units_now_ms();
+	rlog_hold(f->rlog);
+	worker_run(f->worker, admin_rlog_retry_work, admin_rlog_retry_done, t);
+	return true;
+}
+
+/* In the child: write the pending lines; send back 0 or the errno. */
+static void
+admin_rlog_retry_work(void *arg, struct evbuffer *out)
+{
+	struct admin_rlog_retry *t = arg;
+	struct store *st;
+	char err[512];
+	int32_t e;
+
+	if ((st = store_open(t->f->conf->state_dir, err, sizeof(err))) ==
+	    NULL) {
+		log_warnx("%s: %s", __func__, err);
+		e = EIO;
+	} else {
+		e = rlog_flush_path(t->f->conf->rollback_log, st, t->now_ms);
+		store_free(st);
+	}
+	evbuffer_add(out, &e, sizeof(e));
+}
+
+/* On the loop: the log again, and a word when the lines landed. */
+static void
+admin_rlog_retry_done(void *arg, struct evbuffer *out, const char *status)
+{
+	struct admin_rlog_retry *t = arg;
+	struct rlog_stats rs;
+	int32_t e = -1;
+
+	if (status != NULL ||
+	    evbuffer_remove(out, &e, sizeof(e)) != (int)sizeof(e))
+		e = -1;
+	rlog_flushed(t->f->rlog, e, units_now_ms());
+	rlog_stats(t->f->rlog, &rs);
+	if (e == 0)
+		log_info("rollback log %s: %zu pending line%s written",
+		    t->f->conf->rollback_log, t->before,
+		    t->before == 1 ? "" : "s");
+	else if (e > 0 && rs.pending > 0)
+		log_debug("rollback log %s: %zu line%s still pending: %s",
+		    t->f->conf->rollback_log, rs.pending,
+		    rs.pending == 1 ? "" : "s", log_strerror(e));
+	free(t);
 }

@@ -56,6 +56,7 @@ static void admin_sock_later(struct admin_reply *, void *);
 static void admin_sock_reply(struct server_conn *, const struct admin_reply *);
 static void admin_sock_held_gone(void *);
 static void admin_sock_release(struct admin_sock *);
+static void admin_sock_idle(void *);
 static void admin_sock_run(struct admin_sock *, struct server_conn *,
     struct h1_msg *);
 static void admin_sock_reload(struct admin_sock *, struct server_conn *,
@@ -73,7 +74,21 @@ admin_sock_new(struct floe *f)
 	stats_add_status(&f->stats, "store", admin_store_status_cb, f);
 	stats_add_status(&f->stats, "waves", admin_waves_status_cb, f);
 	stats_add_metrics(&f->stats, admin_readers_metrics_cb, f);
+	/*
+	 * Not only imports keep the worker busy (the reader inventory's
+	 * flushes, the rollback log's retries): the changes held go on when
+	 * its last job is done, whichever it was.
+	 */
+	if (f->worker != NULL)
+		worker_on_idle(f->worker, admin_sock_idle, as);
 	return as;
+}
+
+/* worker_idle_fn: serve the changes held behind the worker's jobs. */
+static void
+admin_sock_idle(void *arg)
+{
+	admin_sock_release(arg);
 }
 
 void
@@ -84,6 +99,8 @@ admin_sock_free(struct admin_sock *as)
 	if (as == NULL)
 		return;
 	stats_remove(&as->f->stats, as);
+	if (as->f->worker != NULL)
+		worker_on_idle(as->f->worker, NULL, NULL);
 	admin_readers_metrics_free();
 	admin_elig_keep(NULL, 0, NULL, 0);
 	/* Freed before its server: the changes held go unanswered. */

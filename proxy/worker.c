@@ -53,6 +53,8 @@ struct worker {
 	bool killed; /* by the deadline */
 	int64_t start_us; /* when it was forked */
 	int64_t fork_us_max; /* the longest fork(2), in the parent */
+	worker_idle_fn idle; /* the queue is empty again */
+	void *idle_arg;
 	struct evbuffer *out;
 	bool eof;
 	int wstatus;
@@ -165,6 +167,13 @@ unsigned
 worker_pending(const struct worker *w)
 {
 	return w != NULL ? w->pending : 0;
+}
+
+void
+worker_on_idle(struct worker *w, worker_idle_fn fn, void *arg)
+{
+	w->idle = fn;
+	w->idle_arg = arg;
 }
 
 uint64_t
@@ -397,4 +406,6 @@ worker_end(struct worker *w)
 	w->out = NULL;
 	free(j);
 	worker_next(w);
+	if (w->pending == 0 && !w->stopping && w->idle != NULL)
+		w->idle(w->idle_arg);
 }

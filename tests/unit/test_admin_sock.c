@@ -97,6 +97,12 @@ worker_pending(const struct worker *w __unused)
 	return seen.pending;
 }
 
+void
+worker_on_idle(struct worker *w __unused, worker_idle_fn fn __unused,
+    void *arg __unused)
+{
+}
+
 uint64_t
 worker_fork_us_max(const struct worker *w __unused)
 {

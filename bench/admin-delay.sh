@@ -184,6 +184,8 @@ measure "wave flip 10 --dry-run" ctl wave flip 10 lakehouse --dry-run
 # Last: on a large store it holds floe longer than floectl waits.
 measure "eligible (every wave)" ctl eligible
 echo "  load after: $(uptime | sed 's/.*load average/load average/')"
-echo "  longest fork of a worker child: $(status_json | jq '.admin.fork_max_us') us;" \
-	"floe RSS $(($(awk '/VmRSS/{print $2}' /proc/$FPID/status) / 1024)) MB"
+echo "  forks of a worker child (each holds the loop): $(status_json |
+	jq -r '.admin | "\(.forks), mean \(.fork_avg_us) us, longest \(.fork_max_us) us"');" \
+	"floe RSS $(($(awk '/VmRSS/{print $2}' /proc/$FPID/status) / 1024)) MB" \
+	"(of which the store's map $(($(awk '/RssShmem|RssFile/{s += $2} END {print s}' /proc/$FPID/status) / 1024)) MB)"
 echo "  $OVER command(s) with a probe over 10 ms"

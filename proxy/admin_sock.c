@@ -139,12 +139,15 @@ admin_sock_status_cb(void *arg)
 	struct admin_sock_held *h;
 	struct worker *wk = as->f->worker;
 	json_int_t held = 0;
+	uint64_t forks, avg, max;
 
 	TAILQ_FOREACH(h, &as->held, entry)
 		held++;
-	return json_pack("{s:I, s:I, s:I}", "imports",
-	    (json_int_t)worker_pending(wk), "changes_waiting", held,
-	    "fork_max_us", (json_int_t)worker_fork_us_max(wk));
+	max = worker_fork_us_max(wk, &forks, &avg);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I}", "imports",
+	    (json_int_t)worker_pending(wk), "changes_waiting", held, "forks",
+	    (json_int_t)forks, "fork_avg_us", (json_int_t)avg, "fork_max_us",
+	    (json_int_t)max);
 }
 
 /* The peer of an import went away: the import goes on, unanswered. */

@@ -53,6 +53,8 @@ struct worker {
 	bool killed; /* by the deadline */
 	int64_t start_us; /* when it was forked */
 	int64_t fork_us_max; /* the longest fork(2), in the parent */
+	int64_t fork_us_sum;
+	uint64_t forks;
 	worker_idle_fn idle; /* the queue is empty again */
 	void *idle_arg;
 	struct evbuffer *out;
@@ -177,8 +179,14 @@ worker_on_idle(struct worker *w, worker_idle_fn fn, void *arg)
 }
 
 uint64_t
-worker_fork_us_max(const struct worker *w)
+worker_fork_us_max(const struct worker *w, uint64_t *forks, uint64_t *avg_us)
 {
+	if (forks != NULL)
+		*forks = w != NULL ? w->forks : 0;
+	if (avg_us != NULL)
+		*avg_us = w != NULL && w->forks > 0 ?
+		    (uint64_t)w->fork_us_sum / w->forks :
+		    0;
 	return w != NULL ? (uint64_t)w->fork_us_max : 0;
 }
 
@@ -235,8 +243,11 @@ worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 		worker_child(j, p[1]);
 	}
 	/* The loop stood still for it: page tables copied, not the heap. */
-	if (units_mono_us() - t0 > w->fork_us_max)
-		w->fork_us_max = units_mono_us() - t0;
+	t0 = units_mono_us() - t0;
+	if (t0 > w->fork_us_max)
+		w->fork_us_max = t0;
+	w->fork_us_sum += t0;
+	w->forks++;
 	close(p[1]);
 	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
 	w->cur = j;

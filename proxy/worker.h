@@ -62,8 +62,10 @@ typedef void (*worker_idle_fn)(void *arg);
 void worker_on_idle(struct worker *, worker_idle_fn, void *arg);
 /*
  * The longest a fork(2) of a job's child held the loop, in microseconds
- * (0: none yet, or W NULL).
+ * (0: none yet, or W NULL); how many forks in *FORKS and their mean in
+ * *AVG_US (each may be NULL).
  */
-uint64_t worker_fork_us_max(const struct worker *);
+uint64_t worker_fork_us_max(const struct worker *, uint64_t *forks,
+    uint64_t *avg_us);
 
 #endif

@@ -153,6 +153,8 @@ measure "GET /waves?limit=100" api "/waves?limit=100"
 measure "GET /routes?limit=1000 (a page)" api "/routes?limit=1000"
 measure "GET /routes?limit=1000 (page 500)" api "/routes?limit=1000&after=bench.t500000"
 measure "route list (every page)" ctl route list
+measure "GET /routes?limit=10000" api "/routes?limit=10000"
+measure "GET /routes (every route, one answer)" api "/routes"
 measure "wave show 7 (10,000 tables)" ctl wave show 7
 measure "resolve" ctl resolve bench.t00007
 measure "route set" ctl route set bench.new 7
@@ -163,6 +165,8 @@ measure "ledger import (10,000 records)" ctl ledger import "$T/ledger10k"
 measure "ledger show" ctl ledger show bench.t00007
 measure "events" ctl events
 measure "wave flip 7 lakehouse" ctl wave flip 7 lakehouse --reason bench
+measure "status (wave 7 on the lakehouse)" ctl status
+measure "metrics (wave 7 on the lakehouse)" ctl metrics
 measure "readers bench.t00007" ctl readers bench.t00007
 measure "readers --wave 7 (10,000 tables)" ctl readers --wave 7
 measure "readers forget (none: refused)" ctl readers forget nobody bench.t00007

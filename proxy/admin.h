@@ -24,10 +24,15 @@ struct admin_reply {
 	const char *content_type; /* static string */
 	char *body; /* malloc'd; caller frees */
 	size_t len;
+	/*
+	 * A large later answer's body instead of BODY (NULL then), moved
+	 * from a worker's child without a copy; the callee frees it.
+	 */
+	struct evbuffer *buf;
 	char allow[64]; /* a 405's Allow header value; "" for none */
 };
 
-/* A later answer: the callee frees REPLY->body. */
+/* A later answer: the callee frees REPLY->body (or REPLY->buf). */
 typedef void (*admin_later_cb)(struct admin_reply *, void *arg);
 
 /*

@@ -24,6 +24,17 @@
 #define ADMIN_EVENTS_LIMIT 1000 /* default page of GET /events */
 #define ADMIN_EVENTS_MAX 10000 /* largest page a client may ask for */
 #define ADMIN_ELIGIBLE_MAX 100000 /* largest page of GET /eligibility */
+/* A read's answer larger than this is moved to its peer, not copied. */
+#define ADMIN_REPLY_MOVE (64 * 1024)
+/* The most rows of a page the loop builds itself (admin_rows_many). */
+#define ADMIN_LOOP_ROWS 1000
+/* What a read's answer holds, for admin_rows_many. */
+enum {
+	ADMIN_ROWS_NONE, /* little: always on the loop */
+	ADMIN_ROWS_PAGE, /* rows, a page of them by default */
+	ADMIN_ROWS_ALL, /* rows, every one of them by default */
+	ADMIN_ROWS_FILE, /* the rollback log's lines */
+};
 /* The pages of GET /eligibility one child reads ahead, in bytes at most. */
 #define ADMIN_ELIGIBLE_AHEAD (32u << 20)
 /* How long the loop answers with them while the store is unchanged. */
@@ -189,6 +200,8 @@ void admin_job_read(struct admin_req *, admin_job_fn);
  * gate's evidence and makes the move in its own store.
  */
 void admin_job_change(struct admin_req *, admin_job_fn);
+/* admin_job_read, for a handler of admin_dispatch's table. */
+void admin_job_read_cmd(struct admin_req *, void (*)(struct admin_req *));
 /*
  * The same for an operator's rollback: the loop's rollback log is held
  * (rlog_hold) while the child writes the lines pending, and told how it

@@ -34,6 +34,7 @@ struct admin_job {
 	struct admin_req r;
 	struct admin_reply rep;
 	admin_job_fn run;
+	void (*cmd)(struct admin_req *); /* or this, a plain handler */
 	char *query; /* a copy of the request's query */
 	int kind; /* ADMIN_JOB_* */
 };
@@ -47,7 +48,8 @@ enum {
 
 static void admin_job_work(void *, struct evbuffer *);
 static void admin_job_done(void *, struct evbuffer *, const char *);
-static void admin_job_begin(struct admin_req *, admin_job_fn, int);
+static void admin_job_begin(struct admin_req *, admin_job_fn,
+    void (*)(struct admin_req *), int);
 static void admin_job_ahead(struct floe *, struct evbuffer *, uint64_t);
 
 /*
@@ -58,30 +60,40 @@ static void admin_job_ahead(struct floe *, struct evbuffer *, uint64_t);
 void
 admin_job_start(struct admin_req *r, admin_job_fn run)
 {
-	admin_job_begin(r, run, ADMIN_JOB_IMPORT);
+	admin_job_begin(r, run, NULL, ADMIN_JOB_IMPORT);
 }
 
 void
 admin_job_read(struct admin_req *r, admin_job_fn run)
 {
-	admin_job_begin(r, run, ADMIN_JOB_READ);
+	admin_job_begin(r, run, NULL, ADMIN_JOB_READ);
+}
+
+void
+admin_job_read_cmd(struct admin_req *r, void (*cmd)(struct admin_req *))
+{
+	admin_job_begin(r, NULL, cmd, ADMIN_JOB_READ);
 }
 
 void
 admin_job_change(struct admin_req *r, admin_job_fn run)
 {
-	admin_job_begin(r, run, ADMIN_JOB_CHANGE);
+	admin_job_begin(r, run, NULL, ADMIN_JOB_CHANGE);
 }
 
 void
 admin_job_rollback(struct admin_req *r, admin_job_fn run)
 {
-	admin_job_begin(r, run, ADMIN_JOB_ROLLBACK);
+	admin_job_begin(r, run, NULL, ADMIN_JOB_ROLLBACK);
 }
 
-/* Serve R through RUN (of KIND), as admin_job_start says. */
+/*
+ * Serve R through RUN, or the plain handler CMD (of KIND), as
+ * admin_job_start says.
+ */
 static void
-admin_job_begin(struct admin_req *r, admin_job_fn run, int kind)
+admin_job_begin(struct admin_req *r, admin_job_fn run,
+    void (*cmd)(struct admin_req *), int kind)
 {
 	struct evbuffer *alarms;
 	struct admin_job *j;
@@ -92,7 +104,10 @@ admin_job_begin(struct admin_req *r, admin_job_fn run, int kind)
 	    r->f->cluster != NULL) {
 		if ((alarms = evbuffer_new()) == NULL)
 			fatalx("%s: out of memory", __func__);
-		run(r, alarms);
+		if (cmd != NULL)
+			cmd(r);
+		else
+			run(r, alarms);
 		/* Captured for etcd: the trigger acts once etcd took it. */
 		if (r->st != NULL && store_capturing(r->st) &&
 		    r->after == NULL) {
@@ -122,6 +137,7 @@ admin_job_begin(struct admin_req *r, admin_job_fn run, int kind)
 	if (r->in != NULL)
 		evbuffer_add_buffer(j->r.in, r->in);
 	j->run = run;
+	j->cmd = cmd;
 	r->later = true;
 	/* The child writes the lines pending: the loop's tick must not. */
 	if (kind == ADMIN_JOB_ROLLBACK)
@@ -156,7 +172,10 @@ admin_job_work(void *arg, struct evbuffer *out)
 		log_warnx("%s: import: %s", __func__, err);
 		admin_error(r, 500, "the store cannot be opened: %s", err);
 	} else {
-		j->run(r, alarms);
+		if (j->cmd != NULL)
+			j->cmd(r);
+		else
+			j->run(r, alarms);
 		seq = store_last_seq(r->st);
 		store_free(r->st);
 	}
@@ -223,10 +242,17 @@ admin_job_done(void *arg, struct evbuffer *out, const char *status)
 	else {
 		j->rep.status = (int)code;
 		j->rep.content_type = ADMIN_CT_JSON;
-		j->rep.body = xmalloc(len + 1);
-		evbuffer_remove(out, j->rep.body, len);
-		j->rep.body[len] = '\0';
 		j->rep.len = len;
+		/* A large read's answer moves to its peer as it is, no copy. */
+		if (j->kind == ADMIN_JOB_READ && len > ADMIN_REPLY_MOVE) {
+			if ((j->rep.buf = evbuffer_new()) == NULL)
+				fatalx("%s: out of memory", __func__);
+			evbuffer_remove_buffer(out, j->rep.buf, len);
+		} else {
+			j->rep.body = xmalloc(len + 1);
+			evbuffer_remove(out, j->rep.body, len);
+			j->rep.body[len] = '\0';
+		}
 		admin_job_ahead(r->f, out, j->rep.status == 200 ? seq : 0);
 		if (r->f->store != NULL)
 			store_seq_seen(r->f->store, seq);

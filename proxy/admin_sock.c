@@ -167,6 +167,14 @@ admin_sock_reply(struct server_conn *conn, const struct admin_reply *rep)
 	char hdr[192];
 	int n;
 
+	if (rep->buf != NULL) {
+		n = snprintf(hdr, sizeof(hdr), "Content-Type: %s\r\n",
+		    rep->content_type != NULL ? rep->content_type :
+						"application/json");
+		server_reply(conn, rep->status, hdr, n, rep->buf,
+		    evbuffer_get_length(rep->buf));
+		return;
+	}
 	if (rep->allow[0] == '\0') {
 		server_reply_mem(conn, rep->status,
 		    rep->content_type != NULL ? rep->content_type :
@@ -194,6 +202,8 @@ admin_sock_later(struct admin_reply *rep, void *arg)
 	if (w->conn != NULL)
 		admin_sock_reply(w->conn, rep);
 	free(rep->body);
+	if (rep->buf != NULL)
+		evbuffer_free(rep->buf);
 	free(w);
 	admin_sock_release(as);
 }

@@ -28,6 +28,11 @@
 #include "proxy/worker.h"
 
 #define WORKER_CHILD_FD 3 /* the pipe, in the child */
+/*
+ * The most of a child's output read in one go: a large answer comes over
+ * many turns of the loop, engine requests served between them.
+ */
+#define WORKER_READ_MAX (256 * 1024)
 
 struct worker_job {
 	worker_work_fn work;
@@ -323,11 +328,15 @@ static void
 worker_read_cb(evutil_socket_t fd, short what __unused, void *arg)
 {
 	struct worker *w = arg;
+	size_t got = 0;
 	int n;
 
-	while ((n = evbuffer_read(w->out, fd, -1)) > 0)
-		;
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+	while (
+	    got < WORKER_READ_MAX && (n = evbuffer_read(w->out, fd, 65536)) > 0)
+		got += (size_t)n;
+	/* More may wait: the event fires again on the next turn. */
+	if (got >= WORKER_READ_MAX ||
+	    (n == -1 && (errno == EAGAIN || errno == EINTR)))
 		return;
 	if (n == -1)
 		log_warn("%s: reading from child %ld", __func__, (long)w->pid);

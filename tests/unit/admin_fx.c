@@ -330,7 +330,14 @@ later_cb(struct admin_reply *rep, void *arg)
 	l->calls++;
 	l->status = rep->status;
 	json_decref(l->body);
-	l->body = json_loadb(rep->body, rep->len, 0, NULL);
+	l->moved = rep->buf != NULL;
+	if (rep->buf != NULL) {
+		l->body =
+		    json_loadb((const char *)evbuffer_pullup(rep->buf, -1),
+			evbuffer_get_length(rep->buf), 0, NULL);
+		evbuffer_free(rep->buf);
+	} else
+		l->body = json_loadb(rep->body, rep->len, 0, NULL);
 	free(rep->body);
 	if (l->base != NULL)
 		event_base_loopbreak(l->base);

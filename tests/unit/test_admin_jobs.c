@@ -979,6 +979,73 @@ test_eligible_pages_once(void **state)
 	fx->f.base = NULL;
 }
 
+/*
+ * A read that may be large is served by the worker's child: every route
+ * or every object of a wave (no limit), a page over 1,000 rows, the
+ * rollback log. A page of at most 1,000 is served at once, on the loop.
+ */
+static void
+test_big_reads(void **state)
+{
+	struct fixture *fx = *state;
+	struct evbuffer *b;
+	struct later l;
+	char err[256];
+	json_t *j;
+	int i;
+
+	memset(&l, 0, sizeof(l));
+	assert_non_null(l.base = event_base_new());
+	fx->f.base = l.base;
+	fx->conf.state_dir = fx->tmp->dir;
+	route_set(fx, "db.a", 3);
+	route_set(fx, "db.b", 3);
+	fx->f.worker = worker_new(l.base, 60000, err, sizeof(err));
+	assert_non_null(fx->f.worker);
+
+	assert_int_equal(get_maybe_later(fx, &l, "/routes", &j), 1);
+	assert_int_equal(json_array_size(json_object_get(j, "routes")), 2);
+	json_decref(j);
+	assert_int_equal(get_maybe_later(fx, &l, "/routes?limit=5000", &j), 1);
+	json_decref(j);
+	assert_int_equal(get_maybe_later(fx, &l, "/routes?limit=1", &j), 0);
+	assert_string_equal(str(j, "next"), "db.a");
+	json_decref(j);
+	assert_int_equal(get_maybe_later(fx, &l, "/waves/3", &j), 1);
+	assert_int_equal(json_array_size(json_object_get(j, "objects")), 2);
+	json_decref(j);
+	assert_int_equal(get_maybe_later(fx, &l, "/waves/3?limit=1000", &j), 0);
+	json_decref(j);
+	assert_int_equal(get_maybe_later(fx, &l, "/rollbacks", &j), 1);
+	assert_int_equal(json_array_size(json_object_get(j, "rollbacks")), 0);
+	json_decref(j);
+	assert_int_equal(get_maybe_later(fx, &l, "/events", &j), 0);
+	json_decref(j);
+	assert_int_equal(get_maybe_later(fx, &l, "/events?limit=10000", &j), 1);
+	json_decref(j);
+	assert_false(l.moved);
+
+	/* A large answer is moved to its peer from the child's pipe. */
+	b = evbuffer_new();
+	for (i = 0; i < 3000; i++)
+		evbuffer_add_printf(b,
+		    "{\"object\":\"big.t%05d\",\"wave\":4}\n", i);
+	evbuffer_add(b, "", 1);
+	later_call(fx, &l, "/routes/import",
+	    (const char *)evbuffer_pullup(b, -1), 200);
+	evbuffer_free(b);
+	assert_int_equal(get_maybe_later(fx, &l, "/routes", &j), 1);
+	assert_true(l.moved);
+	assert_int_equal(json_array_size(json_object_get(j, "routes")), 3002);
+	json_decref(j);
+
+	worker_free(fx->f.worker);
+	fx->f.worker = NULL;
+	json_decref(l.body);
+	event_base_free(fx->f.base);
+	fx->f.base = NULL;
+}
+
 int
 main(void)
 {
@@ -1001,6 +1068,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_rollback_commits, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_eligible_pages_once, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_big_reads, setup,
 		    teardown),
 	};
 

@@ -769,6 +769,13 @@ server_held_bytes(void)
 	return server_held;
 }
 
+void
+server_held_hint(size_t bytes)
+{
+	if (server_held + bytes > server_held_peak)
+		server_held_peak = server_held + bytes;
+}
+
 size_t
 server_held_peak_take(void)
 {

@@ -82,6 +82,12 @@ void server_set_budget(size_t max);
 bool server_over_budget(void);
 size_t server_held_bytes(void);
 size_t server_held_peak_take(void);
+/*
+ * BYTES were just handed to a connection of a server not budgeted (a
+ * large admin answer): count them in the peak as if they had been held,
+ * so that the heap they leave behind is trimmed once they are gone.
+ */
+void server_held_hint(size_t bytes);
 /* The bound TCP port (for listen ports chosen by the kernel). */
 int server_port(const struct server *);
 /*

@@ -122,10 +122,11 @@ measure() {
 	during=$(jq .max "$T/during.json")
 	flag=ok
 	awk -v m="$during" 'BEGIN { exit !(m > 10) }' && flag=OVER && OVER=$((OVER + 1))
-	printf '%-40s %7d ms  exit %d   max %7.1f  p99 %6.1f  base %5.1f ms  %5d probes  %s\n' \
+	printf '%-40s %7d ms  exit %d   max %7.1f  p99 %6.1f  base %5.1f ms  %5d probes  heap %3d MB  %s\n' \
 		"$name" $(((t1 - t0) / 1000000)) "$rc" "$during" \
 		"$(jq .p99 "$T/during.json")" "$base" \
-		"$(jq .n "$T/during.json")" "$flag"
+		"$(jq .n "$T/during.json")" \
+		$(($(awk '/RssAnon/{print $2}' /proc/$FPID/status) / 1024)) "$flag"
 	[ "$rc" != 0 ] && [ -n "${SHOW_OUT:-}" ] && say "$name: $(head -c 200 "$T/out")"
 	return 0
 }
@@ -143,7 +144,9 @@ echo "admin-delay: floe $(git describe --always --dirty 2>/dev/null), $N routes 
 echo "  load before: $(uptime | sed 's/.*load average/load average/'); $(nproc) CPUs"
 echo "  columns: command time, floectl's exit (1: refused, as expected where"
 echo "  the name says so), the probe's max and p99 latency while it ran,"
-echo "  the max of 100 probes just before (base); OVER: max > 10 ms"
+echo "  the max of 100 probes just before (base), floe's heap after it (its"
+echo "  anonymous RSS: what a fork of a worker's child copies the page tables"
+echo "  of); OVER: max > 10 ms"
 measure "idle (2 s, nothing running)" sleep 2
 measure "status" ctl status
 measure "status (again, store unchanged)" ctl status

@@ -168,8 +168,6 @@ admin_sock_reply(struct server_conn *conn, const struct admin_reply *rep)
 	int n;
 
 	if (rep->buf != NULL) {
-		/* Its memory is given back once sent (floe's trim). */
-		server_held_hint(evbuffer_get_length(rep->buf));
 		n = snprintf(hdr, sizeof(hdr), "Content-Type: %s\r\n",
 		    rep->content_type != NULL ? rep->content_type :
 						"application/json");

@@ -79,11 +79,6 @@ server_reply(struct server_conn *c, unsigned status, const char *hdrs __unused,
 }
 
 void
-server_held_hint(size_t bytes __unused)
-{
-}
-
-void
 server_conn_close_after(struct server_conn *c)
 {
 	c->close_after = true;

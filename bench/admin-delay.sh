@@ -181,6 +181,8 @@ measure "wave set 9 --min-clean 3" ctl wave set 9 --min-clean 3
 measure "wave report-errors 9" ctl wave report-errors 9 --errors 0 --total 10
 measure "wave rollback 7" ctl wave rollback 7 --reason bench
 measure "wave ack 7" ctl wave ack 7
+ctl wave flip 11 lakehouse --reason bench >/dev/null
+measure "wave report-errors 11 (trigger fires)" ctl wave report-errors 11 --errors 60 --total 100
 measure "rollbacks" ctl rollbacks
 measure "cluster (no etcd: refused)" ctl cluster
 # The cutover gate on (floe.conf, reloaded): a flip is refused by it.

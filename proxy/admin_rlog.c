@@ -15,15 +15,13 @@
 
 #include <jansson.h>
 
-#include <event2/buffer.h>
-
 #include "lib/log.h"
-#include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "policy/rlog.h"
 #include "proxy/admin_impl.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
+#include "proxy/watch.h"
 #include "proxy/worker.h"
 #include "routing/store.h"
 #include "routing/wave.h"
@@ -32,11 +30,9 @@
 struct admin_rlog_retry {
 	struct floe *f;
 	size_t before; /* lines pending when it started */
-	int64_t now_ms;
 };
 
-static void admin_rlog_retry_work(void *, struct evbuffer *);
-static void admin_rlog_retry_done(void *, struct evbuffer *, const char *);
+static void admin_rlog_retried(void *, int);
 
 /*
  * Whether R's rollback can be made by the worker's child: a worker, a
@@ -138,44 +134,20 @@ admin_rlog_retry(struct floe *f, size_t before)
 	t = xcalloc(1, sizeof(*t));
 	t->f = f;
 	t->before = before;
-	t->now_ms = units_now_ms();
-	rlog_hold(f->rlog);
-	worker_run(f->worker, admin_rlog_retry_work, admin_rlog_retry_done, t);
+	if (!watch_rlog_write(f, admin_rlog_retried, t)) {
+		free(t);
+		return false;
+	}
 	return true;
 }
 
-/* In the child: write the pending lines; send back 0 or the errno. */
+/* The child is done: a word when the lines landed. */
 static void
-admin_rlog_retry_work(void *arg, struct evbuffer *out)
-{
-	struct admin_rlog_retry *t = arg;
-	struct store *st;
-	char err[512];
-	int32_t e;
-
-	if ((st = store_open(t->f->conf->state_dir, err, sizeof(err))) ==
-	    NULL) {
-		log_warnx("%s: %s", __func__, err);
-		e = EIO;
-	} else {
-		e = rlog_flush_path(t->f->conf->rollback_log, st, t->now_ms);
-		store_free(st);
-	}
-	evbuffer_add(out, &e, sizeof(e));
-}
-
-/* On the loop: the log again, and a word when the lines landed. */
-static void
-admin_rlog_retry_done(void *arg, struct evbuffer *out, const char *status)
+admin_rlog_retried(void *arg, int e)
 {
 	struct admin_rlog_retry *t = arg;
 	struct rlog_stats rs;
-	int32_t e = -1;
 
-	if (status != NULL ||
-	    evbuffer_remove(out, &e, sizeof(e)) != (int)sizeof(e))
-		e = -1;
-	rlog_flushed(t->f->rlog, e, units_now_ms());
 	rlog_stats(t->f->rlog, &rs);
 	if (e == 0)
 		log_info("rollback log %s: %zu pending line%s written",

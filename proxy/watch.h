@@ -26,6 +26,14 @@ struct store_wave;
 struct wave_baseline;
 typedef struct json_t json_t;
 
+/*
+ * Write the rollback log's pending lines in a child of F's worker, when
+ * it is idle: the loop's log is held meanwhile, and DONE(ARG, E) runs on
+ * the loop once the child is gone, E 0 or the errno of the failure (-1:
+ * no outcome; the lines stay pending for the tick). false, and nothing
+ * started, when there is no worker (or a cluster), or it is busy.
+ */
+bool watch_rlog_write(struct floe *, void (*done)(void *arg, int e), void *arg);
 /* Start watching for F (its base, conf, store and fetch must exist). */
 struct watch *watch_new(struct floe *);
 /* Cancel timers, polls and pages in flight, and free. Accepts NULL. */

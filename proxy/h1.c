@@ -529,9 +529,10 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
  * retry, which credentials to vend: floe keys its cache on the first),
  * so floe refuses it rather than pick (RFC 9110 5.3, 9112 6.3).
  */
-static const char *const h1_once[] = { "Host", "Authorization",
-	"Content-Length", "Transfer-Encoding", "Idempotency-Key",
-	"X-Iceberg-Access-Delegation" };
+static const struct h1_name h1_once[] = { H1_NAME("Host"),
+	H1_NAME("Authorization"), H1_NAME("Content-Length"),
+	H1_NAME("Transfer-Encoding"), H1_NAME("Idempotency-Key"),
+	H1_NAME("X-Iceberg-Access-Delegation") };
 
 /*
  * Framing a proxy must not pass on, checked here whatever the parser
@@ -563,7 +564,7 @@ h1_check_head(struct h1 *h, const llhttp_t *p)
 	for (i = 0; i < h->msg.nhdrs; i++) {
 		hd = &h->hdrs[i];
 		for (k = 0; h->kind == H1_REQUEST && k < nitems(h1_once); k++)
-			if (h1_name_is(hd->name, hd->name_len, h1_once[k]) &&
+			if (h1_name_eq(hd->name, hd->name_len, &h1_once[k]) &&
 			    seen[k]++ > 0)
 				return h1_fail(h, 400, twice[k]);
 		if (h1_name_is(hd->name, hd->name_len, "Host"))

@@ -5,8 +5,9 @@
  * catalogs for the current snapshots of the objects of moved waves every
  * freshness_interval (freshness lag and the metadata count check), runs
  * the reconcile trigger on ledger records as they are committed, and when
- * a trigger fires moves the wave back (wave_rollback, then
- * rlog_write) and pages the webhook, retrying off the critical
+ * a trigger fires moves the wave back (wave_rollback; its rollback log
+ * line kept pending, then written by the worker's child when it is idle:
+ * watch_rlog_write) and pages the webhook, retrying off the critical
  * path. Owns the counter table, its timers, its fetch requests and the
  * pages in flight. Loop thread only.
  */

@@ -1046,6 +1046,68 @@ test_big_reads(void **state)
 	fx->f.base = NULL;
 }
 
+/*
+ * A rollback's child killed at any point (a deadline of 1 to 40 ms, so
+ * before its commit, between its commit and its append, or after): the
+ * rollback is in the log or pending in the store, never neither; the
+ * loop's log is free again, and its retry writes each line once.
+ */
+static void
+test_rollback_child_dies(void **state)
+{
+	static const uint64_t deadlines[] = { 1, 3, 5, 8, 12, 20, 40 };
+	struct fixture *fx = *state;
+	struct store_wave w;
+	struct evbuffer *in;
+	struct admin_reply rep;
+	struct later l;
+	char err[256];
+	size_t i, pending, lines, applied = 0;
+
+	memset(&l, 0, sizeof(l));
+	assert_non_null(l.base = event_base_new());
+	fx->f.base = l.base;
+	fx->conf.state_dir = fx->tmp->dir;
+	route_set(fx, "db.a", 3);
+	for (i = 0; i < nitems(deadlines); i++) {
+		memset(&w, 0, sizeof(w));
+		(void)store_wave_get(fx->f.store, 3, &w);
+		if (w.state == WAVE_ROLLED_BACK)
+			json_decref(
+			    expect(fx, 200, "POST", "/waves/3/ack", "{}"));
+		if (w.state != WAVE_LAKEHOUSE)
+			json_decref(expect(fx, 200, "POST", "/waves/3/flip",
+			    "{\"to\":\"lakehouse\"}"));
+		fx->f.worker =
+		    worker_new(l.base, deadlines[i], err, sizeof(err));
+		assert_non_null(fx->f.worker);
+		in = evbuffer_new();
+		evbuffer_add_printf(in, "{}");
+		assert_int_equal(admin_handle(&fx->f, "POST",
+				     "/waves/3/rollback", 17, in, UID, &rep,
+				     later_cb, &l),
+		    1);
+		evbuffer_free(in);
+		assert_int_equal(event_base_dispatch(l.base), 0);
+		worker_free(fx->f.worker);
+		fx->f.worker = NULL;
+		assert_int_equal(store_wave_get(fx->f.store, 3, &w), STORE_OK);
+		assert_int_equal(store_rlog_count(fx->f.store, &pending),
+		    STORE_OK);
+		lines = rollback_lines(fx);
+		if (w.state == WAVE_ROLLED_BACK)
+			applied++;
+		/* Every rollback applied: in the log or pending. */
+		assert_true(lines + pending >= applied);
+		/* The loop's log is not held: its retry writes what waits. */
+		assert_int_equal(rlog_flush(fx->f.rlog, 0), 0);
+		assert_int_equal(rollback_lines(fx), applied);
+	}
+	json_decref(l.body);
+	event_base_free(fx->f.base);
+	fx->f.base = NULL;
+}
+
 int
 main(void)
 {
@@ -1070,6 +1132,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_eligible_pages_once, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_big_reads, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_rollback_child_dies, setup,
 		    teardown),
 	};
 

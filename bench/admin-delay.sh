@@ -142,7 +142,7 @@ awk 'BEGIN { for (i = 1; i <= 10000; i++)
 
 echo "admin-delay: floe $(git describe --always --dirty 2>/dev/null), $N routes over 100 waves"
 echo "  load before: $(uptime | sed 's/.*load average/load average/'); $(nproc) CPUs"
-echo "  columns: command time, floectl's exit (1: refused, as expected where"
+echo "  columns: command time, floectl's exit (1: refused, 2: nothing to act on or no cluster: as expected where"
 echo "  the name says so), the probe's max and p99 latency while it ran,"
 echo "  the max of 100 probes just before (base), floe's heap after it (its"
 echo "  anonymous RSS: what a fork of a worker's child copies the page tables"

@@ -388,15 +388,12 @@ static int
 rlog_text_cb(const void *key, size_t keylen, void *arg)
 {
 	struct rlog_text *b = arg;
-	struct route_obj obj;
 	char text[RLOG_NAME_MAX], *s = NULL;
 	json_t *one;
 	size_t n, i;
 
-	if (route_obj_from_key(key, keylen, &obj) == -1)
+	if ((n = route_key_format(key, keylen, text, sizeof(text))) == 0)
 		return 0;
-	route_obj_format(&obj, text, sizeof(text));
-	n = strlen(text);
 	for (i = 0; i < n; i++)
 		if (text[i] == '"' || text[i] == '\\' ||
 		    (unsigned char)text[i] < 0x20 ||

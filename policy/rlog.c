@@ -47,6 +47,13 @@ struct rlog {
 	bool quiet; /* a child's: no events (the loop records them) */
 };
 
+/* A line being written as text (rlog_line_text). */
+struct rlog_text {
+	char *s;
+	size_t len, cap;
+	bool first; /* no name in it yet */
+};
+
 /* The routes of one wave being named (rlog_objects). */
 struct rlog_names {
 	uint32_t wave;
@@ -54,6 +61,7 @@ struct rlog_names {
 };
 
 static int rlog_names_cb(const void *, size_t, void *);
+static int rlog_text_cb(const void *, size_t, void *);
 static int rlog_reopen(struct rlog *);
 static int rlog_tail_repair(int, off_t *);
 static int rlog_has_tail(int, off_t, const char *, size_t);
@@ -335,19 +343,111 @@ rlog_objects(struct store *st, uint32_t wave)
 	return o.list;
 }
 
-json_t *
-rlog_line(const struct rlog_entry *e, struct store *st, int64_t now_ms)
+/* The line of E at NOW_MS with OBJECTS (taken) as its "objects". */
+static json_t *
+rlog_line_with(const struct rlog_entry *e, json_t *objects, int64_t now_ms)
 {
 	char ts[40];
 
 	units_time_format(now_ms, ts, sizeof(ts));
 	return json_pack("{s:s, s:I, s:o, s:s, s:O?, s:O?, s:I, s:s, s:s, "
 			 "s:s, s:s?}",
-	    "ts", ts, "wave", (json_int_t)e->wave, "objects",
-	    rlog_objects(st, e->wave), "trigger", e->trigger, "measured",
-	    e->measured, "threshold", e->threshold, "held_ms",
-	    (json_int_t)e->held_ms, "from", e->from, "to", "rolled_back",
-	    "actor", e->actor, "reason", e->reason);
+	    "ts", ts, "wave", (json_int_t)e->wave, "objects", objects,
+	    "trigger", e->trigger, "measured", e->measured, "threshold",
+	    e->threshold, "held_ms", (json_int_t)e->held_ms, "from", e->from,
+	    "to", "rolled_back", "actor", e->actor, "reason", e->reason);
+}
+
+json_t *
+rlog_line(const struct rlog_entry *e, struct store *st, int64_t now_ms)
+{
+	return rlog_line_with(e, rlog_objects(st, e->wave), now_ms);
+}
+
+/* Add N bytes of S to B, growing it. */
+static void
+rlog_text_add(struct rlog_text *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		while (b->len + n + 1 > b->cap)
+			b->cap = b->cap == 0 ? 4096 : b->cap * 2;
+		b->s = xreallocarray(b->s, 1, b->cap);
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+/*
+ * One route of the wave, named as a JSON string in its text. A name in
+ * text form is plain or percent-encoded ASCII (route_obj_format): copied
+ * as it is; any other is written by jansson, escaped and left out as
+ * rlog_names_cb would.
+ */
+static int
+rlog_text_cb(const void *key, size_t keylen, void *arg)
+{
+	struct rlog_text *b = arg;
+	char text[RLOG_NAME_MAX], *s = NULL;
+	json_t *one;
+	size_t n, i;
+
+	if ((n = route_key_format(key, keylen, text, sizeof(text))) == 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (text[i] == '"' || text[i] == '\\' ||
+		    (unsigned char)text[i] < 0x20 ||
+		    (unsigned char)text[i] >= 0x7f)
+			break;
+	if (i < n) {
+		if ((one = json_string(text)) != NULL)
+			s = json_dumps(one, JSON_ENCODE_ANY | JSON_COMPACT);
+		json_decref(one);
+		if (s == NULL)
+			return 0;
+	}
+	if (!b->first)
+		rlog_text_add(b, ",", 1);
+	b->first = false;
+	if (s != NULL) {
+		rlog_text_add(b, s, strlen(s));
+		free(s);
+		return 0;
+	}
+	rlog_text_add(b, "\"", 1);
+	rlog_text_add(b, text, n);
+	rlog_text_add(b, "\"", 1);
+	return 0;
+}
+
+char *
+rlog_line_text(const struct rlog_entry *e, struct store *st, int64_t now_ms,
+    size_t *len)
+{
+	static const char mark[] = "\"objects\":[]";
+	struct rlog_text b = { NULL, 0, 0, true };
+	json_t *shell;
+	char *s, *at;
+
+	/* The line with no object, as jansson writes it... */
+	if ((shell = rlog_line_with(e, json_array(), now_ms)) == NULL)
+		return NULL;
+	s = json_dumps(shell, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(shell);
+	/* ...and the names put between its brackets (ts holds no quote). */
+	if (s == NULL || (at = strstr(s, mark)) == NULL) {
+		free(s);
+		return NULL;
+	}
+	at += sizeof(mark) - 2;
+	rlog_text_add(&b, s, (size_t)(at - s));
+	/* A store error names fewer objects, as in rlog_objects. */
+	if (st != NULL)
+		(void)store_wave_routes(st, e->wave, NULL, 0, rlog_text_cb, &b);
+	rlog_text_add(&b, at, strlen(at));
+	free(s);
+	*len = b.len;
+	return b.s;
 }
 
 int
@@ -397,17 +497,26 @@ int
 rlog_put_pending(struct rlog *l, json_t *line)
 {
 	char *s;
-	uint64_t id;
 	int rc;
 
-	if (l == NULL || l->st == NULL || line == NULL ||
+	if (line == NULL ||
 	    (s = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER)) == NULL)
 		return -1;
-	rc = store_rlog_put(l->st, s, strlen(s), &id) == STORE_OK ? 0 : -1;
+	rc = rlog_put_pending_text(l, s, strlen(s));
 	free(s);
-	if (rc == 0)
-		l->stats.pending++;
 	return rc;
+}
+
+int
+rlog_put_pending_text(struct rlog *l, const char *s, size_t len)
+{
+	uint64_t id;
+
+	if (l == NULL || l->st == NULL || s == NULL ||
+	    store_rlog_put(l->st, s, len, &id) != STORE_OK)
+		return -1;
+	l->stats.pending++;
+	return 0;
 }
 
 void

@@ -69,6 +69,15 @@ json_t *rlog_objects(struct store *st, uint32_t wave);
  */
 json_t *rlog_line(const struct rlog_entry *e, struct store *st, int64_t now_ms);
 /*
+ * The same line as the text json_dumps makes of it (compact, in order, no
+ * newline), its *LEN bytes, the names copied from the store into one
+ * buffer: no JSON value per object (a trigger's rollback builds it on the
+ * loop, 10,000 names for a wave of 10,000 tables). Caller frees; NULL if
+ * a field cannot be written as JSON.
+ */
+char *rlog_line_text(const struct rlog_entry *e, struct store *st,
+    int64_t now_ms, size_t *len);
+/*
  * A trigger's measured value or threshold V for people, in BUF: a ratio
  * of the errors trigger as a percentage rounded to 0.01 ("40.91%"), a
  * freshness lag in ms as a duration ("16m 40s"), a string as it is,
@@ -98,6 +107,8 @@ int rlog_append(struct rlog *l, json_t *line, int64_t now_ms, bool *pending);
  * (-1, EAGAIN, with lines pending) and rlog_append keeps its line pending.
  */
 int rlog_put_pending(struct rlog *l, json_t *line);
+/* rlog_put_pending of a line's text S, LEN bytes without newline. */
+int rlog_put_pending_text(struct rlog *l, const char *s, size_t len);
 void rlog_hold(struct rlog *l);
 int rlog_flush_path(const char *path, struct store *st, int64_t now_ms);
 void rlog_flushed(struct rlog *l, int e, int64_t now_ms);

@@ -241,20 +241,12 @@ watch_baseline(struct watch *w, uint32_t n, struct wave_baseline *b)
 	    units_now_ms(), &b->requests, &b->errors);
 }
 
-/* Page the webhook with LINE (borrowed) about wave N, if one is set. */
-void
-watch_page(struct watch *w, uint32_t n, json_t *line)
+/* Page the webhook with BODY (taken) about wave N. */
+static void
+watch_page_body(struct watch *w, uint32_t n, char *body)
 {
 	struct watch_page *p;
-	char *body;
 
-	if (w->f->conf->policy.webhook == NULL)
-		return;
-	if ((body = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER)) ==
-	    NULL) {
-		log_warnx("webhook: cannot build the page for wave %u", n);
-		return;
-	}
 	p = xcalloc(1, sizeof(*p));
 	p->w = w;
 	p->body = body;
@@ -265,6 +257,53 @@ watch_page(struct watch *w, uint32_t n, json_t *line)
 	TAILQ_INSERT_TAIL(&w->pages, p, entry);
 	w->pages_sent++;
 	watch_page_send(p);
+}
+
+/* Page the webhook with LINE (borrowed) about wave N, if one is set. */
+void
+watch_page(struct watch *w, uint32_t n, json_t *line)
+{
+	char *body;
+
+	if (w->f->conf->policy.webhook == NULL)
+		return;
+	if ((body = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER)) ==
+	    NULL) {
+		log_warnx("webhook: cannot build the page for wave %u", n);
+		return;
+	}
+	watch_page_body(w, n, body);
+}
+
+void
+watch_page_text(struct watch *w, uint32_t n, const char *line, size_t len,
+    const char *rlog)
+{
+	static const char key[] = ",\"rollback_log\":\"";
+	char *body;
+	size_t r;
+
+	if (w->f->conf->policy.webhook == NULL)
+		return;
+	if (rlog == NULL) {
+		body = xmalloc(len + 1);
+		memcpy(body, line, len);
+		body[len] = '\0';
+		watch_page_body(w, n, body);
+		return;
+	}
+	/* As json_object_set_new adds the key last: before the '}'. */
+	if (len == 0 || line[len - 1] != '}') {
+		log_warnx("webhook: cannot build the page for wave %u", n);
+		return;
+	}
+	r = strlen(rlog);
+	body = xmalloc(len - 1 + sizeof(key) - 1 + r + 3);
+	memcpy(body, line, len - 1);
+	memcpy(body + len - 1, key, sizeof(key) - 1);
+	memcpy(body + len - 1 + sizeof(key) - 1, rlog, r);
+	memcpy(body + len - 1 + sizeof(key) - 1 + r, "\"}", 3);
+	watch_page_body(w, n, body);
 }
 
 /* One try at delivering P. */

@@ -125,6 +125,13 @@ struct watch {
 int64_t watch_cached_ms(struct watch *);
 void watch_schedule(struct event *, uint64_t ms);
 void watch_page(struct watch *, uint32_t, json_t *);
+/*
+ * watch_page of a line's text LINE (LEN bytes, borrowed), with
+ * "rollback_log":RLOG added last unless RLOG is NULL: the body
+ * watch_page gives the line as an object.
+ */
+void watch_page_text(struct watch *, uint32_t, const char *line, size_t len,
+    const char *rlog);
 
 /* watch_trigger.c: the triggers evaluated, the waves moved back. */
 void watch_check_cb(evutil_socket_t, short, void *);

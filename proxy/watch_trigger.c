@@ -286,7 +286,8 @@ struct watch_rlog_job {
 struct watch_rlog_page {
 	struct watch *w;
 	uint32_t n;
-	json_t *line;
+	char *line; /* its text */
+	size_t len;
 };
 
 bool
@@ -350,19 +351,13 @@ static void
 watch_rlog_paged(void *arg, int e)
 {
 	struct watch_rlog_page *p = arg;
-	json_t *page = NULL;
 
-	if (e != 0) {
+	if (e != 0)
 		log_warnx("wave %u: the rollback log line could not be written "
 			  "(kept in the flag store; retried every second)%s%s",
 		    p->n, e > 0 ? ": " : "", e > 0 ? log_strerror(e) : "");
-		if ((page = json_deep_copy(p->line)) != NULL)
-			json_object_set_new(page, "rollback_log",
-			    json_string("pending"));
-	}
-	watch_page(p->w, p->n, page != NULL ? page : p->line);
-	json_decref(page);
-	json_decref(p->line);
+	watch_page_text(p->w, p->n, p->line, p->len, e != 0 ? "pending" : NULL);
+	free(p->line);
 	free(p);
 }
 
@@ -382,9 +377,10 @@ watch_rollback(struct watch *w, uint32_t n, const struct store_wave *sw,
 	struct wave_evidence ev = { trigger_name(k), measured, threshold };
 	struct watch_rlog_page *x;
 	struct rlog_entry e;
-	char msg[1024];
+	char msg[1024], *text;
 	int64_t t1;
 	json_t *line, *page = NULL;
+	size_t len;
 	bool pending;
 
 	if (f->cluster != NULL && !store_capturing(f->store)) {
@@ -410,34 +406,42 @@ watch_rollback(struct watch *w, uint32_t n, const struct store_wave *sw,
 		.measured = measured,
 		.threshold = threshold,
 		.held_ms = held_ms };
-	line = rlog_line(&e, f->store, units_now_ms());
 	/*
 	 * Pending in the store now; appended and fsynced by the worker's
 	 * child when it is idle, and the page sent once it did: the loop
-	 * neither writes the log nor waits for its fsync.
+	 * neither writes the log nor waits for its fsync. The line is
+	 * written as text: no JSON value per table of the wave.
 	 */
-	if (line != NULL && f->worker != NULL &&
-	    worker_pending(f->worker) == 0 &&
-	    rlog_put_pending(f->rlog, line) == 0) {
+	line = NULL;
+	text = NULL;
+	if (f->worker != NULL && worker_pending(f->worker) == 0 &&
+	    (text = rlog_line_text(&e, f->store, units_now_ms(), &len)) !=
+		NULL &&
+	    rlog_put_pending_text(f->rlog, text, len) == 0) {
 		x = xcalloc(1, sizeof(*x));
 		x->w = w;
 		x->n = n;
-		x->line = line;
-		line = NULL;
+		x->line = text;
+		x->len = len;
 		if (!watch_rlog_write(f, watch_rlog_paged, x))
 			watch_rlog_paged(x, -1);
-	} else if (rlog_append(f->rlog, line, units_now_ms(), &pending) == -1) {
-		log_warn("%s: wave %u: the rollback log line could not be "
-			 "written%s",
-		    __func__, n,
-		    pending ?
-			" (kept in the flag store; retried every second)" :
-			"");
-		/* The page says so: the log does not have it yet. */
-		page = line != NULL ? json_deep_copy(line) : NULL;
-		if (page != NULL)
-			json_object_set_new(page, "rollback_log",
-			    json_string(pending ? "pending" : "lost"));
+	} else {
+		free(text);
+		line = rlog_line(&e, f->store, units_now_ms());
+		if (rlog_append(f->rlog, line, units_now_ms(), &pending) ==
+		    -1) {
+			log_warn("%s: wave %u: the rollback log line could "
+				 "not be written%s",
+			    __func__, n,
+			    pending ? " (kept in the flag store; retried "
+				      "every second)" :
+				      "");
+			/* The page says so: the log does not have it yet. */
+			page = line != NULL ? json_deep_copy(line) : NULL;
+			if (page != NULL)
+				json_object_set_new(page, "rollback_log",
+				    json_string(pending ? "pending" : "lost"));
+		}
 	}
 	if (since_us > 0)
 		log_info("wave %u: %s trigger: rolled back in %lld us, %lld us "

@@ -190,6 +190,46 @@ route_obj_from_key(const void *key, size_t len, struct route_obj *obj)
 	    len - (size_t)(sep - k) - 1, obj);
 }
 
+size_t
+route_key_format(const void *key, size_t len, char *buf, size_t buflen)
+{
+	const unsigned char *k = key;
+	struct route_obj obj;
+	size_t i, tables = 0;
+	bool empty = true;
+
+	/*
+	 * A table key whose names are plain is its dot form, byte for byte,
+	 * separators made dots: written from the key at once.
+	 */
+	for (i = 0; i < len; i++) {
+		if (k[i] == ROUTE_SEP_LEVEL || k[i] == ROUTE_SEP_TABLE) {
+			if (empty || tables > 0)
+				break;
+			tables += k[i] == ROUTE_SEP_TABLE;
+			empty = true;
+		} else if (k[i] != '.' && route_is_unreserved(k[i]))
+			empty = false;
+		else
+			break;
+	}
+	if (i == len && tables == 1 && !empty && len < buflen) {
+		for (i = 0; i < len; i++)
+			buf[i] =
+			    k[i] == ROUTE_SEP_LEVEL || k[i] == ROUTE_SEP_TABLE ?
+			    '.' :
+			    (char)k[i];
+		buf[len] = '\0';
+		return len;
+	}
+	if (buflen > 0)
+		buf[0] = '\0';
+	if (route_obj_from_key(key, len, &obj) == -1)
+		return 0;
+	route_obj_format(&obj, buf, buflen);
+	return strlen(buf);
+}
+
 /*
  * Parse "db.orders", "a.b.orders", "db.*", or the REST form "my.db%1Forders"
  * and "my.db%1F*" (levels percent-encoded, joined by %1F). Any "%1F" makes

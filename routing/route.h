@@ -86,6 +86,12 @@ int route_obj_rule(const char *ns, size_t nslen, struct route_obj *);
 int route_obj_from_key(const void *key, size_t len, struct route_obj *);
 /* Text form of OBJ into BUF ("db.orders", "db.*" or the REST form). */
 void route_obj_format(const struct route_obj *, char *buf, size_t len);
+/*
+ * route_obj_format of the stored key KEY (LEN bytes) into BUF: its
+ * length, 0 ("") when KEY is not an object's key. A table key of plain
+ * names is written from the key without building the object.
+ */
+size_t route_key_format(const void *key, size_t len, char *buf, size_t buflen);
 
 /*
  * Resolve OBJ: its own entry, else the longest namespace rule, else

@@ -160,6 +160,82 @@ test_line(void **state)
 	json_decref(threshold);
 }
 
+/* E's line in ST as text, both ways: the same bytes. */
+static void
+line_text_same(const struct rlog_entry *e, struct store *st)
+{
+	json_t *line = rlog_line(e, st, T0 + 1234);
+	char *want, *got;
+	size_t len = 0;
+
+	assert_non_null(line);
+	want = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	got = rlog_line_text(e, st, T0 + 1234, &len);
+	assert_non_null(want);
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	assert_int_equal(len, strlen(want));
+	free(want);
+	free(got);
+	json_decref(line);
+}
+
+/*
+ * The line written as text is the line json_dumps writes: no store, the
+ * empty wave, names with quotes, backslashes, slashes, UTF-8 and DEL (in
+ * their percent form), a reason JSON escapes, nulls, 10,000 names.
+ */
+static void
+test_line_text(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *measured = json_real(0.6), *threshold = json_real(0.1);
+	struct rlog_entry e = { .wave = 3,
+		.from = "lakehouse",
+		.trigger = "errors",
+		.actor = "floe",
+		.reason = "a \"quoted\"\\ reason\nover two lines \x01",
+		.measured = measured,
+		.threshold = threshold,
+		.held_ms = 20 };
+	struct rlog_entry op = { .wave = 3,
+		.from = "canary",
+		.trigger = "operator",
+		.actor = "uid 1000" };
+	static const char *const names[] = { "db.say\"hi\"", "db.back\\slash",
+		"db.sl/ash", "db.caf\xc3\xa9", "db.\xf0\x9f\x90\x87",
+		"my.db%1Forders", "a.b.c", "mkt.*", "db.\x7f" };
+	char name[64], *s;
+	size_t i, len;
+
+	/* No store, then a wave with no route: "objects":[]. */
+	line_text_same(&e, NULL);
+	line_text_same(&e, fx->tmp->store);
+	line_text_same(&op, NULL);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		route_put(fx, names[i], 3);
+	route_put(fx, "db.other", 4);
+	line_text_same(&e, fx->tmp->store);
+	line_text_same(&op, fx->tmp->store);
+	s = rlog_line_text(&e, fx->tmp->store, T0, &len);
+	/* Names are plain or percent-encoded: nothing for JSON to escape. */
+	assert_non_null(strstr(s,
+	    "\"objects\":[\"a.b.c\",\"db%1Fback%5Cslash\",\"db%1Fcaf%C3%A9\","
+	    "\"db%1Fsay%22hi%22\",\"db%1Fsl%2Fash\",\"db%1F%7F\","
+	    "\"db%1F%F0%9F%90%87\",\"mkt.*\",\"my.db%1Forders\"],"));
+	assert_null(strstr(s, "db.other"));
+	free(s);
+	/* 10,000 names, as a wave of the benchmark holds. */
+	for (i = 0; i < 10000; i++) {
+		snprintf(name, sizeof(name), "bench.t%05zu", i);
+		route_put(fx, name, 5);
+	}
+	e.wave = 5;
+	line_text_same(&e, fx->tmp->store);
+	json_decref(measured);
+	json_decref(threshold);
+}
+
 /* An operator's line: nothing measured, no reason, no store: nulls. */
 static void
 test_line_operator(void **state)
@@ -639,6 +715,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_line_operator, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_line_text, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_write, setup,

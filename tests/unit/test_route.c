@@ -170,6 +170,57 @@ test_parse_format(void **state)
 	}
 }
 
+/*
+ * A stored key formats as its object does: plain table keys straight from
+ * the key, the rest (rules, REST form, bad keys: "") through the object.
+ */
+static void
+test_key_format(void **state)
+{
+	static const char *const texts[] = { "db.orders", "a.b.c.t", "db.*",
+		"a.b.*", "db.50%off", "my.db%1Forders", "db.caf\xc3\xa9",
+		"db.say\"hi\"", "db.a~b-c_d", "x.y" };
+	static const unsigned char bad[][6] = { "\x1e"
+						"ab",
+		"ab\x1e",
+		"a\x1f\x1e"
+		"b",
+		"a\x1e"
+		"b\x1e"
+		"c",
+		"ab",
+		"a\x1e"
+		"b\x1f"
+		"c" };
+	struct route_obj obj;
+	char want[STORE_KEY_MAX * 3 + 8], got[sizeof(want)], err[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		assert_int_equal(route_obj_parse(texts[i], &obj, err,
+				     sizeof(err)),
+		    0);
+		route_obj_format(&obj, want, sizeof(want));
+		assert_int_equal(route_key_format(obj.key, obj.len, got,
+				     sizeof(got)),
+		    strlen(want));
+		assert_string_equal(got, want);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(route_key_format(bad[i],
+				     strlen((const char *)bad[i]), got,
+				     sizeof(got)),
+		    0);
+		assert_string_equal(got, "");
+	}
+	/* Too small a buffer: truncated as route_obj_format truncates. */
+	assert_int_equal(route_obj_parse("db.orders", &obj, err, sizeof(err)),
+	    0);
+	assert_int_equal(route_key_format(obj.key, obj.len, got, 5), 4);
+	assert_string_equal(got, "db.o");
+}
+
 /* Names near and past the key size limit; a formatted name truncates. */
 static void
 test_parse_limits(void **state)
@@ -787,6 +838,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_format),
 		cmocka_unit_test(test_parse_limits),
+		cmocka_unit_test(test_key_format),
 		cmocka_unit_test(test_obj_build),
 		cmocka_unit_test_setup_teardown(test_resolve_order, setup,
 		    teardown),

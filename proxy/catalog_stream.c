@@ -7,8 +7,11 @@
  * an object): the answer is checked as JSON beside it (lib/jscheck.c),
  * and one that is not is cut short by the caller. Bytes are moved from
  * the input to the output without a copy, but for the few a URL prefix
- * that a piece cuts in two keeps back until the next one. The merge is
- * taken as it was when the answer began. No I/O.
+ * that a piece cuts in two keeps back until the next one. What is nested
+ * deeper than the merge looks (a LoadTable's "metadata", nearly all of
+ * it) is skipped 64 bytes at a time where no string in them can begin
+ * with the URL prefix (stream_skip). The merge is taken as it was when
+ * the answer began. No I/O.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,6 +21,12 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+/* AVX2 where the CPU has it (asked once); CATALOG_STREAM_SSE2: never. */
+#if defined(__SSE2__) && defined(__x86_64__) && defined(__GNUC__) &&           \
+    !defined(CATALOG_STREAM_SSE2)
+#define STREAM_AVX2 1
+#include <immintrin.h>
 #endif
 
 #include <event2/buffer.h>
@@ -105,6 +114,9 @@ static void stream_key_end(struct catalog_stream *);
 static void stream_open(struct catalog_stream *, char, size_t);
 static void stream_close(struct catalog_stream *, size_t);
 static void stream_match(struct catalog_stream *, const char *, size_t, size_t);
+#if defined(__SSE2__)
+static size_t stream_skip(struct catalog_stream *, const char *, size_t);
+#endif
 
 struct catalog_stream *
 catalog_stream_new(const struct catalog *c, bool merge,
@@ -392,6 +404,220 @@ stream_string_end(struct catalog_stream *st, const char *p, size_t i)
 	}
 }
 
+#if defined(__SSE2__)
+/*
+ * Skipping what is nested deeper than the merge looks (the top level and
+ * its "config" object), where only a string that begins with the URL
+ * prefix could be edited: 64 bytes at a time, in one pass that finds the
+ * quotes, the brackets, any backslash and any quote followed by the
+ * prefix's first two bytes. A block without the last two is skipped:
+ * strings are found by the running parity of its quotes, and only the
+ * brackets outside them are looked at one by one, for the depth and
+ * whether each level is an object (stream_block). A block with either is
+ * left to the byte-by-byte scan.
+ */
+
+/*
+ * Take the block at P, its quotes and brackets (bit i for byte i) found:
+ * 64 when it was skipped, else the offset of the bracket that would take
+ * the depth back to WATCH (or past JSCHECK_MAX_DEPTH), up to which it
+ * was skipped.
+ */
+static inline __attribute__((always_inline)) size_t
+stream_block(struct catalog_stream *st, const char *p, uint64_t quotes,
+    uint64_t br, unsigned watch)
+{
+	uint64_t ins = quotes, b;
+	unsigned d = st->depth;
+	unsigned char c;
+	int j, k;
+
+	/* Bit i: byte i is in a string (an opening quote is, a closing not). */
+	ins ^= ins << 1;
+	ins ^= ins << 2;
+	ins ^= ins << 4;
+	ins ^= ins << 8;
+	ins ^= ins << 16;
+	ins ^= ins << 32;
+	if (st->instr)
+		ins = ~ins;
+	for (b = br & ~ins; b != 0; b &= b - 1) {
+		j = __builtin_ctzll(b);
+		c = (unsigned char)p[j];
+		if (c == '{' || c == '[') {
+			if (d >= JSCHECK_MAX_DEPTH) {
+				st->depth = d;
+				st->instr = false;
+				return (size_t)j;
+			}
+			if (c == '{')
+				st->objs[d / 64] |= 1ULL << (d % 64);
+			else
+				st->objs[d / 64] &= ~(1ULL << (d % 64));
+			d++;
+		} else if (d - 1 <= watch) {
+			st->depth = d;
+			st->instr = false;
+			return (size_t)j;
+		} else
+			d--;
+	}
+	st->depth = d;
+	st->instr = ins >> 63;
+	/*
+	 * Whether the next string is a key: right after '{', or after a
+	 * comma in an object (the last byte but whitespace tells); as it was
+	 * when the block is all whitespace.
+	 */
+	if (st->instr) {
+		st->want_key = false;
+		return 64;
+	}
+	for (k = 63; k >= 0; k--) {
+		c = (unsigned char)p[k];
+		if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+			break;
+	}
+	if (k >= 0)
+		st->want_key = c == '{' ||
+		    (c == ',' &&
+			(st->objs[(d - 1) / 64] >> ((d - 1) % 64) & 1));
+	return 64;
+}
+
+#if defined(STREAM_AVX2)
+/* stream_skip with AVX2, 32 bytes to a compare. */
+__attribute__((__target__("avx2"))) static size_t
+stream_skip_avx2(struct catalog_stream *st, const char *p, size_t n,
+    unsigned watch, char f0, char f1)
+{
+	const __m256i q = _mm256_set1_epi8('"'), bs = _mm256_set1_epi8('\\');
+	const __m256i ob = _mm256_set1_epi8('{'), cb = _mm256_set1_epi8('}');
+	const __m256i up = _mm256_set1_epi8(0x20);
+	const __m256i a0 = _mm256_set1_epi8(f0), a1 = _mm256_set1_epi8(f1);
+	__m256i v0, v1, q0, q1, bad;
+	uint64_t quotes, br;
+	size_t i, k;
+
+	for (i = 0; n - i >= 66; i += 64) {
+		v0 = _mm256_loadu_si256((const __m256i *)(const void *)(p + i));
+		v1 = _mm256_loadu_si256(
+		    (const __m256i *)(const void *)(p + i + 32));
+		q0 = _mm256_cmpeq_epi8(v0, q);
+		q1 = _mm256_cmpeq_epi8(v1, q);
+		bad = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v0, bs),
+					  _mm256_cmpeq_epi8(v1, bs)),
+		    _mm256_or_si256(
+			_mm256_and_si256(q0,
+			    _mm256_and_si256(_mm256_cmpeq_epi8(
+						 _mm256_loadu_si256((
+						     const __m256i *)(const void
+							 *)(p + i + 1)),
+						 a0),
+				_mm256_cmpeq_epi8(_mm256_loadu_si256((
+						      const __m256i
+							  *)(const void *)(p +
+						      i + 2)),
+				    a1))),
+			_mm256_and_si256(q1,
+			    _mm256_and_si256(_mm256_cmpeq_epi8(
+						 _mm256_loadu_si256((
+						     const __m256i *)(const void
+							 *)(p + i + 33)),
+						 a0),
+				_mm256_cmpeq_epi8(_mm256_loadu_si256((
+						      const __m256i
+							  *)(const void *)(p +
+						      i + 34)),
+				    a1)))));
+		if (!_mm256_testz_si256(bad, bad))
+			return i;
+		quotes = (uint32_t)_mm256_movemask_epi8(q0) |
+		    (uint64_t)(uint32_t)_mm256_movemask_epi8(q1) << 32;
+		v0 = _mm256_or_si256(v0, up);
+		v1 = _mm256_or_si256(v1, up);
+		br = (uint32_t)_mm256_movemask_epi8(
+			 _mm256_or_si256(_mm256_cmpeq_epi8(v0, ob),
+			     _mm256_cmpeq_epi8(v0, cb))) |
+		    (uint64_t)(uint32_t)_mm256_movemask_epi8(
+			_mm256_or_si256(_mm256_cmpeq_epi8(v1, ob),
+			    _mm256_cmpeq_epi8(v1, cb)))
+			<< 32;
+		if ((k = stream_block(st, p + i, quotes, br, watch)) < 64)
+			return i + k;
+	}
+	return i;
+}
+#endif
+
+/*
+ * Skip from P (N bytes left in the piece) while nothing can be edited:
+ * the bytes skipped. Blocks need two bytes after them in the piece (a
+ * quote at a block's end followed by the prefix is seen).
+ */
+static size_t
+stream_skip(struct catalog_stream *st, const char *p, size_t n)
+{
+	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+	const __m128i ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}');
+	const __m128i up = _mm_set1_epi8(0x20);
+	__m128i a0, a1, v, w, bad;
+	unsigned watch = st->cfg_depth > 0 ? st->cfg_depth : 1;
+	/* Without URLs, a quote after a quote: never in JSON here. */
+	char f0 = st->urls ? st->ub.u.from[0] : '"';
+	char f1 = st->urls ? st->ub.u.from[1] : '"';
+	uint64_t quotes, br, m;
+	size_t i, k;
+	int c;
+#if defined(STREAM_AVX2)
+	static int avx2 = -1;
+
+	if (avx2 == -1)
+		avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+	if (avx2)
+		return stream_skip_avx2(st, p, n, watch, f0, f1);
+#endif
+	a0 = _mm_set1_epi8(f0);
+	a1 = _mm_set1_epi8(f1);
+	for (i = 0; n - i >= 66; i += 64) {
+		bad = _mm_setzero_si128();
+		quotes = br = 0;
+		for (c = 0; c < 64; c += 16) {
+			v = _mm_loadu_si128(
+			    (const __m128i *)(const void *)(p + i + c));
+			w = _mm_cmpeq_epi8(v, q);
+			bad = _mm_or_si128(bad,
+			    _mm_or_si128(_mm_cmpeq_epi8(v, bs),
+				_mm_and_si128(w,
+				    _mm_and_si128(
+					_mm_cmpeq_epi8(_mm_loadu_si128(
+							   (const __m128i
+								   *)(const void
+								   *)(p + i +
+							       c + 1)),
+					    a0),
+					_mm_cmpeq_epi8(_mm_loadu_si128(
+							   (const __m128i
+								   *)(const void
+								   *)(p + i +
+							       c + 2)),
+					    a1)))));
+			quotes |= (uint64_t)(uint32_t)_mm_movemask_epi8(w) << c;
+			v = _mm_or_si128(v, up);
+			m = (uint32_t)_mm_movemask_epi8(
+			    _mm_or_si128(_mm_cmpeq_epi8(v, ob),
+				_mm_cmpeq_epi8(v, cb)));
+			br |= m << c;
+		}
+		if (_mm_movemask_epi8(bad) != 0)
+			return i;
+		if ((k = stream_block(st, p + i, quotes, br, watch)) < 64)
+			return i + k;
+	}
+	return i;
+}
+#endif
+
 /*
  * Scan the N bytes at P, at input offset OFF: only the structural bytes
  * are looked at, found 32 at a time where SSE2 is there. In a
@@ -427,6 +653,14 @@ stream_scan(struct catalog_stream *st, const char *p, size_t n, size_t off)
 	}
 #if defined(__SSE2__)
 	while (n - i >= 32 && st->phase == STREAM_BODY) {
+		/* Deeper than the merge looks, only URLs matter: skipped. */
+		if (n - i >= 66 && !st->matching && !st->esc && !st->cfg_next &&
+		    st->depth > (st->cfg_depth > 0 ? st->cfg_depth : 1)) {
+			/* Then at least a block byte by byte. */
+			i += stream_skip(st, p + i, n - i);
+			if (n - i < 32)
+				break;
+		}
 		v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
 		w = _mm_or_si128(v, up);
 		m = (uint32_t)_mm_movemask_epi8(

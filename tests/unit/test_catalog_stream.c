@@ -1,0 +1,167 @@
+/*
+ * floe: test_catalog_stream.c -- the streamed rewrite where it skips what
+ * is nested deeper than the merge looks (64 bytes at a time, the URL
+ * prefix and backslashes left to the byte-by-byte scan): the same bytes
+ * as the whole rewrite, wherever the answer is cut and wherever its
+ * strings, brackets and whitespace fall in the blocks.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <event2/buffer.h>
+
+#include "lib/compat.h"
+#include "proxy/catalog.h"
+
+#define UP "http://up:9001"
+#define FLOE "http://floe:8181"
+#define URL UP "/v1/wh1/"
+#define SP16 "                "
+#define SP80 SP16 SP16 SP16 SP16 SP16
+
+/* A catalog read from BODY. */
+static struct catalog *
+catalog_from(const char *body)
+{
+	struct catalog *c = catalog_new();
+	char err[128];
+
+	assert_int_equal(catalog_update(c, body, strlen(body), 0, err,
+			     sizeof(err)),
+	    1);
+	return c;
+}
+
+/*
+ * What catalog_stream_run gives for BODY (LEN bytes) fed in the calls
+ * that end at CUTS[0..NCUTS) (the last call ends the answer), each call's
+ * input in STEP-byte pieces. Caller frees.
+ */
+static char *
+stream_out(struct catalog_stream *st, const char *body, size_t len,
+    const size_t *cuts, size_t ncuts, size_t step, size_t *outlen)
+{
+	struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
+	size_t i, at = 0, end, k;
+	char *o;
+
+	for (i = 0; i <= ncuts; i++) {
+		end = i < ncuts ? cuts[i] : len;
+		for (k = at; k < end; k += step)
+			evbuffer_add_reference(in, body + k,
+			    end - k < step ? end - k : step, NULL, NULL);
+		at = end;
+		catalog_stream_run(st, in, out, i == ncuts);
+	}
+	assert_int_equal(evbuffer_get_length(in), 0);
+	*outlen = evbuffer_get_length(out);
+	o = malloc(*outlen + 1);
+	evbuffer_remove(out, o, *outlen);
+	o[*outlen] = '\0';
+	evbuffer_free(in);
+	evbuffer_free(out);
+	return o;
+}
+
+/* BODY through C's stream in the pieces CUTS says: WANT must come out. */
+static void
+stream_check(const struct catalog *c, const char *up, const char *body,
+    size_t len, const size_t *cuts, size_t ncuts, size_t step, const char *want,
+    size_t wantlen)
+{
+	struct catalog_stream *st;
+	size_t gotlen;
+	char *got;
+
+	st = catalog_stream_new(c, true, up, FLOE, "warehouse");
+	assert_non_null(st);
+	got = stream_out(st, body, len, cuts, ncuts, step, &gotlen);
+	if (gotlen != wantlen || memcmp(got, want, wantlen) != 0)
+		fail_msg("cut %zu/%zu step %zu:\n got %s\nwant %.*s",
+		    ncuts > 0 ? cuts[0] : len, ncuts, step, got, (int)wantlen,
+		    want);
+	free(got);
+	catalog_stream_free(st);
+}
+
+/*
+ * Answers whose deep parts hold what the skip must leave to the byte
+ * scan or follow: URLs in values (rewritten) and in keys (not), strings
+ * with brackets, escapes, a nested "config", whitespace runs longer
+ * than a block after '{', ',' and '[', an "http" string of another
+ * host, a prefix of another warehouse; each moved by 0 to 67 bytes of
+ * padding, so that every byte falls everywhere in a block. Each cut in
+ * two at every byte, in pieces of 1 to 130 bytes, and with and without
+ * an upstream URL to rewrite.
+ */
+static void
+test_stream_skip(void **state __unused)
+{
+	static const char *const parts[] = {
+		"{\"metadata-location\":\"s3://b/m.json\",\"metadata\":{\"p\":\"",
+		/* padding here */
+		"\",\"s\":[{\"id\":1,\"u\":\"" URL "a\",\"k\":{\"" URL
+		"key\":\"" URL
+		"val\"}},[[[\"}{][\\\"\",{\"config\":{\"q\":\"" URL
+		"deep\"}}]]]],\"h\":\"hyper\",\"w\":\"" UP "/v1/wh2/no\",\"t\":"
+		"{\"a\":[1,2.5e3,true,null,{\"b\":\"[[[[[[[[[[[[[[[[[[[[[[[[[["
+		"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}]},\"k2\":{" SP80
+		    SP80 "\"" URL "key2\":1," SP80 SP80 "\"" URL "key3\":\"" URL
+		"v3\",\"arr\":[" SP80 SP80 "\"" URL "a1\"," SP80 SP80 "\"" URL
+		"a2\"]}," SP80 "\"x\"" SP80 ":" SP80 "[{}," SP80 "{\"y\":[" SP80
+		"]}]},\"config\":{\"k\":\"t\",\"n\":{\"deep\":\"" URL
+		"c\"," SP80 "\"l\":\"" SP80 "\"}},\"after\":[\"" URL "z\"]}",
+	};
+	struct catalog *c =
+	    catalog_from("{\"defaults\":{\"k\":\"d\",\"z\":\"" UP
+			 "/v1/wh1/sign\",\"w\":\"v\"},"
+			 "\"overrides\":{\"prefix\":\"wh1\"}}");
+	static const size_t steps[] = { 1, 63, 64, 65, 66, 67, 97, 130 };
+	const char *ups[] = { UP, NULL };
+	size_t pad, len, wantlen, a, u, k, cuts[2];
+	char body[4096], *want;
+
+	for (pad = 0; pad <= 67; pad++) {
+		len = (size_t)snprintf(body, sizeof(body), "%s%*s%s", parts[0],
+		    (int)pad, "", parts[1]);
+		assert_true(len < sizeof(body));
+		for (u = 0; u < nitems(ups); u++) {
+			want = catalog_rewrite(c, true, body, len, ups[u], FLOE,
+			    "warehouse", &wantlen);
+			assert_non_null(want);
+			for (k = 0; k < nitems(steps); k++)
+				stream_check(c, ups[u], body, len, NULL, 0,
+				    steps[k], want, wantlen);
+			for (a = 0; a <= len; a++) {
+				cuts[0] = a;
+				stream_check(c, ups[u], body, len, cuts, 1,
+				    len + 1, want, wantlen);
+			}
+			for (a = 0; a + 70 <= len; a += 7) {
+				cuts[0] = a;
+				cuts[1] = a + 66 + pad % 5;
+				stream_check(c, ups[u], body, len, cuts, 2,
+				    len + 1, want, wantlen);
+			}
+			free(want);
+		}
+	}
+	catalog_free(c);
+}
+
+/* Run every table. */
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stream_skip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -116,6 +116,8 @@ static void stream_close(struct catalog_stream *, size_t);
 static void stream_match(struct catalog_stream *, const char *, size_t, size_t);
 #if defined(__SSE2__)
 static size_t stream_skip(struct catalog_stream *, const char *, size_t);
+static size_t stream_skip_blocks(struct catalog_stream *, const char *, size_t);
+static void stream_skipped(struct catalog_stream *, const char *, size_t);
 #endif
 
 struct catalog_stream *
@@ -430,7 +432,7 @@ stream_block(struct catalog_stream *st, const char *p, uint64_t quotes,
 	uint64_t ins = quotes, b;
 	unsigned d = st->depth;
 	unsigned char c;
-	int j, k;
+	int j;
 
 	/* Bit i: byte i is in a string (an opening quote is, a closing not). */
 	ins ^= ins << 1;
@@ -464,25 +466,33 @@ stream_block(struct catalog_stream *st, const char *p, uint64_t quotes,
 	}
 	st->depth = d;
 	st->instr = ins >> 63;
-	/*
-	 * Whether the next string is a key: right after '{', or after a
-	 * comma in an object (the last byte but whitespace tells); as it was
-	 * when the block is all whitespace.
-	 */
+	return 64;
+}
+
+/*
+ * After N bytes at P were skipped: whether the next string is a key.
+ * Not in a string, it is right after '{', or after a comma in an object
+ * (the last byte but whitespace tells); as it was when the N bytes are
+ * all whitespace.
+ */
+static void
+stream_skipped(struct catalog_stream *st, const char *p, size_t n)
+{
+	unsigned d = st->depth;
+	unsigned char c = ' ';
+
 	if (st->instr) {
 		st->want_key = false;
-		return 64;
+		return;
 	}
-	for (k = 63; k >= 0; k--) {
-		c = (unsigned char)p[k];
-		if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
-			break;
-	}
-	if (k >= 0)
+	while (n > 0 &&
+	    ((c = (unsigned char)p[n - 1]) == ' ' || c == '\n' || c == '\r' ||
+		c == '\t'))
+		n--;
+	if (n > 0)
 		st->want_key = c == '{' ||
 		    (c == ',' &&
 			(st->objs[(d - 1) / 64] >> ((d - 1) % 64) & 1));
-	return 64;
 }
 
 #if defined(STREAM_AVX2)
@@ -557,6 +567,17 @@ stream_skip_avx2(struct catalog_stream *st, const char *p, size_t n,
  */
 static size_t
 stream_skip(struct catalog_stream *st, const char *p, size_t n)
+{
+	size_t k = stream_skip_blocks(st, p, n);
+
+	if (k > 0)
+		stream_skipped(st, p, k);
+	return k;
+}
+
+/* stream_skip's blocks: the bytes skipped. */
+static size_t
+stream_skip_blocks(struct catalog_stream *st, const char *p, size_t n)
 {
 	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
 	const __m128i ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}');

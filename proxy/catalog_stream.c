@@ -420,27 +420,21 @@ stream_string_end(struct catalog_stream *st, const char *p, size_t i)
  */
 
 /*
- * Take the block at P, its quotes and brackets (bit i for byte i) found:
- * 64 when it was skipped, else the offset of the bracket that would take
- * the depth back to WATCH (or past JSCHECK_MAX_DEPTH), up to which it
- * was skipped.
+ * Take the block at P, its brackets found (bit i for byte i) and INS, the
+ * running parity of its quotes (bit i: byte i is in a string, or is its
+ * opening quote, when the block begins outside one): 64 when it was
+ * skipped, else the offset of the bracket that would take the depth back
+ * to WATCH (or past JSCHECK_MAX_DEPTH), up to which it was skipped.
  */
 static inline __attribute__((always_inline)) size_t
-stream_block(struct catalog_stream *st, const char *p, uint64_t quotes,
+stream_block(struct catalog_stream *st, const char *p, uint64_t ins,
     uint64_t br, unsigned watch)
 {
-	uint64_t ins = quotes, b;
+	uint64_t b;
 	unsigned d = st->depth;
 	unsigned char c;
 	int j;
 
-	/* Bit i: byte i is in a string (an opening quote is, a closing not). */
-	ins ^= ins << 1;
-	ins ^= ins << 2;
-	ins ^= ins << 4;
-	ins ^= ins << 8;
-	ins ^= ins << 16;
-	ins ^= ins << 32;
 	if (st->instr)
 		ins = ~ins;
 	for (b = br & ~ins; b != 0; b &= b - 1) {
@@ -496,8 +490,11 @@ stream_skipped(struct catalog_stream *st, const char *p, size_t n)
 }
 
 #if defined(STREAM_AVX2)
-/* stream_skip with AVX2, 32 bytes to a compare. */
-__attribute__((__target__("avx2"))) static size_t
+/*
+ * stream_skip_blocks with AVX2, 32 bytes to a compare, and the quotes'
+ * running parity in one carry-less multiply.
+ */
+__attribute__((__target__("avx2,pclmul"))) static size_t
 stream_skip_avx2(struct catalog_stream *st, const char *p, size_t n,
     unsigned watch, char f0, char f1)
 {
@@ -505,7 +502,7 @@ stream_skip_avx2(struct catalog_stream *st, const char *p, size_t n,
 	const __m256i ob = _mm256_set1_epi8('{'), cb = _mm256_set1_epi8('}');
 	const __m256i up = _mm256_set1_epi8(0x20);
 	const __m256i a0 = _mm256_set1_epi8(f0), a1 = _mm256_set1_epi8(f1);
-	__m256i v0, v1, q0, q1, bad;
+	__m256i v0, v1, q0, q1, x0, x1, bad;
 	uint64_t quotes, br;
 	size_t i, k;
 
@@ -515,31 +512,29 @@ stream_skip_avx2(struct catalog_stream *st, const char *p, size_t n,
 		    (const __m256i *)(const void *)(p + i + 32));
 		q0 = _mm256_cmpeq_epi8(v0, q);
 		q1 = _mm256_cmpeq_epi8(v1, q);
+		/* A backslash, or a quote and the prefix's first two bytes. */
+		x0 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_loadu_si256((
+							    const __m256i
+								*)(const void
+								*)(p + i + 1)),
+					  a0),
+		    _mm256_cmpeq_epi8(_mm256_loadu_si256(
+					  (const __m256i *)(const void *)(p +
+					      i + 2)),
+			a1));
+		x1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_loadu_si256((
+							    const __m256i
+								*)(const void
+								*)(p + i + 33)),
+					  a0),
+		    _mm256_cmpeq_epi8(_mm256_loadu_si256(
+					  (const __m256i *)(const void *)(p +
+					      i + 34)),
+			a1));
 		bad = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v0, bs),
 					  _mm256_cmpeq_epi8(v1, bs)),
-		    _mm256_or_si256(
-			_mm256_and_si256(q0,
-			    _mm256_and_si256(_mm256_cmpeq_epi8(
-						 _mm256_loadu_si256((
-						     const __m256i *)(const void
-							 *)(p + i + 1)),
-						 a0),
-				_mm256_cmpeq_epi8(_mm256_loadu_si256((
-						      const __m256i
-							  *)(const void *)(p +
-						      i + 2)),
-				    a1))),
-			_mm256_and_si256(q1,
-			    _mm256_and_si256(_mm256_cmpeq_epi8(
-						 _mm256_loadu_si256((
-						     const __m256i *)(const void
-							 *)(p + i + 33)),
-						 a0),
-				_mm256_cmpeq_epi8(_mm256_loadu_si256((
-						      const __m256i
-							  *)(const void *)(p +
-						      i + 34)),
-				    a1)))));
+		    _mm256_or_si256(_mm256_and_si256(q0, x0),
+			_mm256_and_si256(q1, x1)));
 		if (!_mm256_testz_si256(bad, bad))
 			return i;
 		quotes = (uint32_t)_mm256_movemask_epi8(q0) |
@@ -553,6 +548,10 @@ stream_skip_avx2(struct catalog_stream *st, const char *p, size_t n,
 			_mm256_or_si256(_mm256_cmpeq_epi8(v1, ob),
 			    _mm256_cmpeq_epi8(v1, cb)))
 			<< 32;
+		/* The running parity: a carry-less multiply by all ones. */
+		quotes = (uint64_t)_mm_cvtsi128_si64(
+		    _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)quotes),
+			_mm_set1_epi8(-1), 0));
 		if ((k = stream_block(st, p + i, quotes, br, watch)) < 64)
 			return i + k;
 	}
@@ -582,19 +581,20 @@ stream_skip_blocks(struct catalog_stream *st, const char *p, size_t n)
 	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
 	const __m128i ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}');
 	const __m128i up = _mm_set1_epi8(0x20);
-	__m128i a0, a1, v, w, bad;
+	__m128i a0, a1, v, w, x, y, bad;
 	unsigned watch = st->cfg_depth > 0 ? st->cfg_depth : 1;
 	/* Without URLs, a quote after a quote: never in JSON here. */
 	char f0 = st->urls ? st->ub.u.from[0] : '"';
 	char f1 = st->urls ? st->ub.u.from[1] : '"';
-	uint64_t quotes, br, m;
+	uint64_t quotes, br;
 	size_t i, k;
 	int c;
 #if defined(STREAM_AVX2)
 	static int avx2 = -1;
 
 	if (avx2 == -1)
-		avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+		avx2 = __builtin_cpu_supports("avx2") &&
+		    __builtin_cpu_supports("pclmul");
 	if (avx2)
 		return stream_skip_avx2(st, p, n, watch, f0, f1);
 #endif
@@ -606,32 +606,32 @@ stream_skip_blocks(struct catalog_stream *st, const char *p, size_t n)
 		for (c = 0; c < 64; c += 16) {
 			v = _mm_loadu_si128(
 			    (const __m128i *)(const void *)(p + i + c));
+			x = _mm_loadu_si128(
+			    (const __m128i *)(const void *)(p + i + c + 1));
+			y = _mm_loadu_si128(
+			    (const __m128i *)(const void *)(p + i + c + 2));
 			w = _mm_cmpeq_epi8(v, q);
+			/* A backslash, or a quote and the prefix's start. */
+			x = _mm_and_si128(_mm_cmpeq_epi8(x, a0),
+			    _mm_cmpeq_epi8(y, a1));
 			bad = _mm_or_si128(bad,
 			    _mm_or_si128(_mm_cmpeq_epi8(v, bs),
-				_mm_and_si128(w,
-				    _mm_and_si128(
-					_mm_cmpeq_epi8(_mm_loadu_si128(
-							   (const __m128i
-								   *)(const void
-								   *)(p + i +
-							       c + 1)),
-					    a0),
-					_mm_cmpeq_epi8(_mm_loadu_si128(
-							   (const __m128i
-								   *)(const void
-								   *)(p + i +
-							       c + 2)),
-					    a1)))));
+				_mm_and_si128(w, x)));
 			quotes |= (uint64_t)(uint32_t)_mm_movemask_epi8(w) << c;
 			v = _mm_or_si128(v, up);
-			m = (uint32_t)_mm_movemask_epi8(
-			    _mm_or_si128(_mm_cmpeq_epi8(v, ob),
-				_mm_cmpeq_epi8(v, cb)));
-			br |= m << c;
+			br |= (uint64_t)(uint32_t)_mm_movemask_epi8(
+				  _mm_or_si128(_mm_cmpeq_epi8(v, ob),
+				      _mm_cmpeq_epi8(v, cb)))
+			    << c;
 		}
 		if (_mm_movemask_epi8(bad) != 0)
 			return i;
+		quotes ^= quotes << 1;
+		quotes ^= quotes << 2;
+		quotes ^= quotes << 4;
+		quotes ^= quotes << 8;
+		quotes ^= quotes << 16;
+		quotes ^= quotes << 32;
 		if ((k = stream_block(st, p + i, quotes, br, watch)) < 64)
 			return i + k;
 	}

@@ -54,6 +54,9 @@ bool catalog_has_merge(const struct catalog *);
  *   "/v1/" + the upstream prefix (or UPSTREAM_BASE + "/v1/" without one)
  *   become FLOE_BASE + "/v1/" + PINNED_PREFIX + the rest, so follow-up
  *   calls come back through floe, to the same side.
+ * Of two top-level "config" members the first decides (merged into when
+ * an object, the merge off when not), unless the body holds no upstream
+ * URL: the merge is then found from the end, and the last decides.
  * Returns a new body (caller frees, length in *OUTLEN), or NULL if nothing
  * changed or the body is not a JSON object (then it is passed on as is).
  */
@@ -73,12 +76,12 @@ int catalog_merge_tail(const struct catalog *, const char *tail, size_t tlen,
     const char *pinned_prefix, char **ins, size_t *inslen, size_t *at);
 /*
  * catalog_rewrite for an answer passed on as it arrives, in pieces cut
- * anywhere: the same bytes come out, for every answer that is JSON. (Two
- * cases that catalog_rewrite leaves unchanged are rewritten here all the
- * same: an answer nested deeper than it follows, and one with a second
- * top-level "config", where the first gets the merge.) NULL when the
- * upstream URL cannot be matched piece by piece (it holds a quote or a
- * backslash): such answers are rewritten whole.
+ * anywhere: the same bytes come out, for every answer that is JSON. (But
+ * one: with a second top-level "config", the first decides here, where
+ * catalog_rewrite of an answer that holds no upstream URL merges into
+ * the last, which it reads from the end.) NULL when the upstream URL
+ * cannot be matched piece by piece (it holds a quote or a backslash):
+ * such answers are rewritten whole.
  */
 struct catalog_stream *catalog_stream_new(const struct catalog *, bool merge,
     const char *upstream_base, const char *floe_base,

@@ -155,12 +155,85 @@ test_stream_skip(void **state __unused)
 	catalog_free(c);
 }
 
+/*
+ * Where the whole rewrite once left an answer as it was and the stream
+ * did not: nested deeper than 64 (up to the check's 2,048), and a second
+ * top-level "config" in an answer with a URL (the first decides: merged
+ * when it is an object, the merge off when it is not). The same bytes
+ * both ways, cut anywhere.
+ */
+static void
+test_stream_whole_agree(void **state __unused)
+{
+	struct catalog *c =
+	    catalog_from("{\"defaults\":{\"k\":\"d\",\"z\":\"" UP
+			 "/v1/wh1/sign\",\"w\":\"v\"},"
+			 "\"overrides\":{\"prefix\":\"wh1\"}}");
+	static const unsigned depths[] = { 63, 64, 65, 100, 2045 };
+	static const char *const dups[] = {
+		"{\"a\":\"" URL "x\",\"config\":{\"k\":\"t\"},\"config\":"
+		"{\"z\":1}}",
+		"{\"a\":\"" URL "x\",\"config\":null,\"config\":{}}",
+		"{\"config\":{},\"a\":[\"" URL "x\"],\"config\":\"s\"}",
+	};
+	size_t len, wantlen, a, i, k, step, cuts[1];
+	char *body, *o, *want;
+
+	for (i = 0; i < nitems(depths); i++) {
+		/*
+		 * {"metadata":{"d":[[...["URL/x",{"u":"URL/y"}]...]]},
+		 * "config":{}}: 2,048 levels at the most.
+		 */
+		body = o = malloc(2 * depths[i] + 256);
+		o += sprintf(o, "{\"metadata\":{\"d\":");
+		for (k = 0; k < depths[i]; k++)
+			*o++ = '[';
+		o += sprintf(o, "\"%sx\",{\"u\":\"%sy\"}", URL, URL);
+		for (k = 0; k < depths[i]; k++)
+			*o++ = ']';
+		o += sprintf(o, "},\"config\":{}}");
+		len = o - body;
+		want = catalog_rewrite(c, true, body, len, UP, FLOE,
+		    "warehouse", &wantlen);
+		assert_non_null(want);
+		assert_non_null(strstr(want, "\"" FLOE "/v1/warehouse/y\""));
+		assert_non_null(strstr(want, "\"w\":\"v\""));
+		step = len > 1000 ? 97 : 1;
+		for (a = 0; a <= len; a += step) {
+			cuts[0] = a;
+			stream_check(c, UP, body, len, cuts, 1, len + 1, want,
+			    wantlen);
+		}
+		stream_check(c, UP, body, len, NULL, 0, 1, want, wantlen);
+		free(want);
+		free(body);
+	}
+	for (i = 0; i < nitems(dups); i++) {
+		len = strlen(dups[i]);
+		want = catalog_rewrite(c, true, dups[i], len, UP, FLOE,
+		    "warehouse", &wantlen);
+		assert_non_null(want);
+		/* The second "config" is as it was. */
+		assert_non_null(strstr(want, strrchr(dups[i], ',')));
+		/* Merged into the first, unless it is not an object. */
+		assert_true((strstr(want, "\"w\":\"v\"") != NULL) == (i != 1));
+		for (a = 0; a <= len; a++) {
+			cuts[0] = a;
+			stream_check(c, UP, dups[i], len, cuts, 1, len + 1,
+			    want, wantlen);
+		}
+		free(want);
+	}
+	catalog_free(c);
+}
+
 /* Run every table. */
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stream_skip),
+		cmocka_unit_test(test_stream_whole_agree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

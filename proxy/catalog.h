@@ -87,13 +87,23 @@ struct catalog_stream *catalog_stream_new(const struct catalog *, bool merge,
     const char *upstream_base, const char *floe_base,
     const char *pinned_prefix);
 /*
+ * Check the answer as JSON too (lib/jscheck.h), from its first byte: in
+ * one pass with the rewrite, the check's scan telling it where the
+ * structure is. Before the first catalog_stream_run.
+ */
+void catalog_stream_check(struct catalog_stream *);
+/*
  * IN holds the answer's next bytes: move to OUT what the client gets for
  * them. Bytes a URL prefix cut by the end of IN may yet cover (fewer than
  * the prefix's length) stay at IN's start for the next call, unless END:
- * no byte follows.
+ * no byte follows. False when the answer is checked and cannot be JSON
+ * (catalog_stream_error_at says where): nothing of IN was moved; the
+ * stream is then only to be freed.
  */
-void catalog_stream_run(struct catalog_stream *, struct evbuffer *in,
+bool catalog_stream_run(struct catalog_stream *, struct evbuffer *in,
     struct evbuffer *out, bool end);
+/* After a false catalog_stream_run: the offset of the first wrong byte. */
+size_t catalog_stream_error_at(const struct catalog_stream *);
 void catalog_stream_free(struct catalog_stream *);
 /*
  * Does BODY hold S (N bytes)? Each piece of it is searched in place and

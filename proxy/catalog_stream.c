@@ -4,14 +4,18 @@
  * LoadTableResult's "config", upstream URLs in string values pointed back
  * at floe), made piece by piece, whatever byte a piece ends at. Only the
  * structure is followed (strings, brackets, the key or value position in
- * an object): the answer is checked as JSON beside it (lib/jscheck.c),
- * and one that is not is cut short by the caller. Bytes are moved from
+ * an object). An answer to be checked as JSON is checked here, in the
+ * same pass (catalog_stream_check): the check's scan (jscheck_feed_tap)
+ * tells the rewrite of the keys and brackets at the levels the merge
+ * looks at and of the strings that may begin with the URL prefix
+ * (stream_event), and a piece that cannot be JSON is refused whole.
+ * Otherwise the rewrite follows the structure itself (stream_scan),
+ * skipping what is nested deeper than the merge looks (a LoadTable's
+ * "metadata", nearly all of it) 64 bytes at a time where no string in
+ * them can begin with the URL prefix (stream_skip). Bytes are moved from
  * the input to the output without a copy, but for the few a URL prefix
- * that a piece cuts in two keeps back until the next one. What is nested
- * deeper than the merge looks (a LoadTable's "metadata", nearly all of
- * it) is skipped 64 bytes at a time where no string in them can begin
- * with the URL prefix (stream_skip). The merge is taken as it was when
- * the answer began. No I/O.
+ * that a piece cuts in two keeps back until the next one. The merge is
+ * taken as it was when the answer began. No I/O.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -83,6 +87,17 @@ struct catalog_stream {
 	size_t cfg_keys, top_keys;
 	struct stream_edit *ed;
 	size_t ned, edcap;
+	/*
+	 * Checked as JSON too (catalog_stream_check): the check's scan
+	 * tells where the structure is (stream_event), in place of
+	 * stream_scan's.
+	 */
+	bool checking;
+	bool inkey; /* in a key the check told of */
+	struct jscheck jsc;
+	struct jscheck_tap tap;
+	const char *pbase, *pend; /* the piece being checked */
+	size_t poff; /* its input offset */
 };
 
 /* Byte classes outside strings. */
@@ -114,6 +129,10 @@ static void stream_key_end(struct catalog_stream *);
 static void stream_open(struct catalog_stream *, char, size_t);
 static void stream_close(struct catalog_stream *, size_t);
 static void stream_match(struct catalog_stream *, const char *, size_t, size_t);
+static void stream_event(void *, enum jscheck_event, const unsigned char *,
+    unsigned);
+static bool stream_follow(struct catalog_stream *, const char *, size_t,
+    size_t);
 #if defined(__SSE2__)
 static size_t stream_skip(struct catalog_stream *, const char *, size_t);
 static size_t stream_skip_blocks(struct catalog_stream *, const char *, size_t);
@@ -745,6 +764,117 @@ stream_scan(struct catalog_stream *st, const char *p, size_t n, size_t off)
 }
 
 void
+catalog_stream_check(struct catalog_stream *st)
+{
+	st->checking = true;
+	jscheck_init(&st->jsc);
+	st->tap.depth = 0; /* the top-level value's start */
+	st->tap.first = st->urls ? (unsigned char)st->ub.u.from[0] : -1;
+	st->tap.fn = stream_event;
+	st->tap.arg = st;
+}
+
+size_t
+catalog_stream_error_at(const struct catalog_stream *st)
+{
+	return st->jsc.err_at;
+}
+
+/*
+ * What the check tells of the structure (jscheck_tap): the same steps as
+ * stream_byte's, at the depths the merge looks at (DEPTH), and for the
+ * strings that may begin with the URL prefix.
+ */
+static void
+stream_event(void *arg, enum jscheck_event ev, const unsigned char *at,
+    unsigned d)
+{
+	struct catalog_stream *st = arg;
+	size_t i = (size_t)((const char *)at - st->pbase);
+
+	if (st->phase == STREAM_START)
+		st->phase = ev == JSCHECK_OPEN && *at == '{' ? STREAM_BODY :
+							       STREAM_DONE;
+	if (st->phase == STREAM_DONE) {
+		st->tap.depth = 0;
+		st->tap.first = -1;
+		return;
+	}
+	st->depth = d;
+	switch (ev) {
+	case JSCHECK_OPEN:
+		stream_open(st, (char)*at, st->poff + i);
+		break;
+	case JSCHECK_CLOSE:
+		stream_close(st, st->poff + i);
+		break;
+	case JSCHECK_KEY:
+		if (st->cfg_next) {
+			/* "config" was not an object. */
+			st->cfg_next = false;
+			st->sp.merge = false;
+		}
+		st->inkey = true;
+		st->capture =
+		    d == 1 || (st->cfg_depth > 0 && d == st->cfg_depth);
+		st->keylen = 0;
+		st->kfrom = i;
+		if (d == 1)
+			st->top_keys++;
+		else if (st->cfg_depth > 0 && d == st->cfg_depth)
+			st->cfg_keys++;
+		break;
+	case JSCHECK_KEY_END:
+		st->inkey = false;
+		if (st->capture) {
+			stream_key_add(st, st->pbase + st->kfrom,
+			    i + 1 - st->kfrom);
+			stream_key_end(st);
+		}
+		break;
+	case JSCHECK_STRING:
+		st->capture = false;
+		if (st->cfg_next) {
+			st->cfg_next = false;
+			st->sp.merge = false;
+		}
+		if (st->urls) {
+			st->matching = true;
+			st->mpos = 0;
+			st->mat = st->poff + i + 1;
+			stream_match(st, (const char *)at + 1,
+			    (size_t)(st->pend - (const char *)at) - 1,
+			    st->poff + i + 1);
+		}
+		break;
+	}
+	st->tap.depth = st->cfg_depth > 0 ? st->cfg_depth : 1;
+}
+
+/*
+ * Check the N bytes at P (input offset OFF) and follow them: false once
+ * the answer cannot be JSON.
+ */
+static bool
+stream_follow(struct catalog_stream *st, const char *p, size_t n, size_t off)
+{
+	bool ok;
+
+	if (st->matching)
+		stream_match(st, p, n, off);
+	if (st->phase == STREAM_DONE)
+		return jscheck_feed(&st->jsc, p, n);
+	st->pbase = p;
+	st->pend = p + n;
+	st->poff = off;
+	st->kfrom = 0; /* a key continued from the last piece */
+	ok = jscheck_feed_tap(&st->jsc, p, n, &st->tap);
+	if (ok && st->inkey && st->capture)
+		stream_key_add(st, p + st->kfrom, n - st->kfrom);
+	return ok;
+}
+
+bool
 catalog_stream_run(struct catalog_stream *st, struct evbuffer *in,
     struct evbuffer *out, bool end)
 {
@@ -755,7 +885,8 @@ catalog_stream_run(struct catalog_stream *st, struct evbuffer *in,
 
 	st->ned = 0;
 	/* Scan what came since the last call, piece by piece, in place. */
-	while (st->scanned < len && st->phase != STREAM_DONE) {
+	while (
+	    st->scanned < len && (st->phase != STREAM_DONE || st->checking)) {
 		if (evbuffer_ptr_set(in, &pos, st->scanned, EVBUFFER_PTR_SET) ==
 			-1 ||
 		    (nv = evbuffer_peek(in, len - st->scanned, &pos, v,
@@ -766,11 +897,17 @@ catalog_stream_run(struct catalog_stream *st, struct evbuffer *in,
 		for (k = 0; k < nv && st->scanned < len; k++) {
 			if (v[k].iov_len > len - st->scanned)
 				v[k].iov_len = len - st->scanned;
-			stream_scan(st, v[k].iov_base, v[k].iov_len,
-			    st->scanned);
+			if (!st->checking)
+				stream_scan(st, v[k].iov_base, v[k].iov_len,
+				    st->scanned);
+			else if (!stream_follow(st, v[k].iov_base, v[k].iov_len,
+				     st->scanned))
+				goto bad;
 			st->scanned += v[k].iov_len;
 		}
 	}
+	if (end && st->checking && !jscheck_end(&st->jsc, NULL))
+		goto bad;
 	/* Apply the edits, moving the bytes between them. */
 	for (i = 0; i < st->ned; i++) {
 		if (st->ed[i].at > done &&
@@ -794,4 +931,12 @@ catalog_stream_run(struct catalog_stream *st, struct evbuffer *in,
 		st->mat -= len - keep;
 	if (end)
 		st->matching = false;
+	return true;
+bad:
+	/* Not JSON: nothing of this input is passed on. */
+	for (i = 0; i < st->ned; i++)
+		if (st->ed[i].own)
+			free((void *)(uintptr_t)st->ed[i].ins);
+	st->ned = 0;
+	return false;
 }

@@ -236,6 +236,15 @@ upstream_xfer_pause(struct upstream_xfer *x, bool on)
 }
 
 bool
+upstream_xfer_check_take(struct upstream_xfer *x)
+{
+	if (!x->check)
+		return false;
+	x->check = false;
+	return true;
+}
+
+bool
 upstream_xfer_json_failed(const struct upstream_xfer *x, size_t *at)
 {
 	if (!x->check || !x->jsc.failed)

@@ -7,7 +7,9 @@
  * The same rewrite made as the body streams in (catalog_stream_run), in
  * pieces the input's bytes choose, gives the same bytes for a body that
  * is JSON without duplicate keys (however deep), whether catalog_rewrite
- * rewrites it or leaves it as it is.
+ * rewrites it or leaves it as it is; and checked as JSON in the same pass
+ * (catalog_stream_check), it is refused exactly when jscheck refuses it,
+ * and gives the same bytes otherwise.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,6 +20,7 @@
 #include <event2/buffer.h>
 #include <jansson.h>
 
+#include "lib/jscheck.h"
 #include "proxy/catalog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -29,28 +32,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
  */
 static struct evbuffer *
 stream(struct catalog *c, const char *body, size_t blen, const uint8_t *data,
-    size_t size)
+    size_t size, bool check, bool *ok)
 {
 	struct catalog_stream *st;
 	struct evbuffer *in, *out;
 	size_t at = 0, n, k = 0;
 
+	*ok = true;
 	if ((st = catalog_stream_new(c, true, "http://up:9001/base",
 		 "http://floe:8181", "warehouse")) == NULL)
 		return NULL;
+	if (check)
+		catalog_stream_check(st);
 	in = evbuffer_new();
 	out = evbuffer_new();
-	while (at < blen) {
+	while (at < blen && *ok) {
 		n = 1 + (size > 0 ? data[k++ % size] : 0);
 		if (n > blen - at)
 			n = blen - at;
 		evbuffer_add(in, body + at, n);
 		at += n;
-		catalog_stream_run(st, in, out, at == blen);
+		*ok = catalog_stream_run(st, in, out, at == blen);
 	}
 	if (blen == 0)
-		catalog_stream_run(st, in, out, true);
-	if (evbuffer_get_length(in) != 0)
+		*ok = catalog_stream_run(st, in, out, true);
+	if (*ok && evbuffer_get_length(in) != 0)
+		__builtin_trap();
+	/* Checked: refused exactly when the check alone refuses. */
+	if (check && *ok != jscheck_valid(body, blen, NULL))
+		__builtin_trap();
+	if (!check && !*ok)
 		__builtin_trap();
 	evbuffer_free(in);
 	catalog_stream_free(st);
@@ -67,8 +78,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct catalog *c = catalog_new();
 	char err[256], *out;
 	json_t *j;
-	struct evbuffer *sout;
-	bool valid, nodup;
+	struct evbuffer *sout, *cout;
+	bool valid, nodup, ok;
 
 	(void)catalog_update(c, (const char *)data, clen, 1, err, sizeof(err));
 	/* Garbage in is passed on as it came; JSON in must stay JSON. */
@@ -80,7 +91,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_decref(j);
 	out = catalog_rewrite(c, true, body, blen, "http://up:9001/base",
 	    "http://floe:8181", "warehouse", &outlen);
-	if ((sout = stream(c, body, blen, data, size)) != NULL) {
+	/* Checked in the same pass: the same bytes, when it is JSON. */
+	if ((sout = stream(c, body, blen, data, size, false, &ok)) != NULL &&
+	    (cout = stream(c, body, blen, data, size, true, &ok)) != NULL) {
+		if (ok &&
+		    (evbuffer_get_length(cout) != evbuffer_get_length(sout) ||
+			(evbuffer_get_length(sout) > 0 &&
+			    memcmp(evbuffer_pullup(cout, -1),
+				evbuffer_pullup(sout, -1),
+				evbuffer_get_length(sout)) != 0)))
+			__builtin_trap();
+		evbuffer_free(cout);
+	}
+	if (sout != NULL) {
 		if (out != NULL && nodup &&
 		    (evbuffer_get_length(sout) != outlen ||
 			memcmp(evbuffer_pullup(sout, -1), out, outlen) != 0))

@@ -634,7 +634,7 @@ stream_out(struct catalog_stream *st, const char *body, size_t len,
 			evbuffer_add_reference(in, body + k,
 			    end - k < step ? end - k : step, NULL, NULL);
 		at = end;
-		catalog_stream_run(st, in, out, i == ncuts);
+		assert_true(catalog_stream_run(st, in, out, i == ncuts));
 	}
 	assert_int_equal(evbuffer_get_length(in), 0);
 	*outlen = evbuffer_get_length(out);
@@ -644,6 +644,22 @@ stream_out(struct catalog_stream *st, const char *body, size_t len,
 	evbuffer_free(in);
 	evbuffer_free(out);
 	return o;
+}
+
+/* Streams checked as JSON (test_stream_split_checked) or not. */
+static bool stream_checked;
+
+/* catalog_stream_new, and catalog_stream_check if stream_checked. */
+static struct catalog_stream *
+stream_new(const struct catalog *c, bool merge, const char *up,
+    const char *floe, const char *pinned)
+{
+	struct catalog_stream *st =
+	    catalog_stream_new(c, merge, up, floe, pinned);
+
+	if (st != NULL && stream_checked)
+		catalog_stream_check(st);
+	return st;
 }
 
 /*
@@ -715,7 +731,7 @@ test_stream_split(void **state __unused)
 		/* Two pieces, and three around each cut. */
 		for (a = 0; a <= len; a++)
 			for (b = a; b <= len; b += (b < a + 40 ? 1 : 17)) {
-				st = catalog_stream_new(cats[cases[i].cat],
+				st = stream_new(cats[cases[i].cat],
 				    cases[i].merge, UP, FLOE, "warehouse");
 				assert_non_null(st);
 				cuts[0] = a;
@@ -730,15 +746,15 @@ test_stream_split(void **state __unused)
 		/* One byte a call, and one byte a piece of one call. */
 		for (a = 0; a < len; a++)
 			cuts[a] = a + 1;
-		st = catalog_stream_new(cats[cases[i].cat], cases[i].merge, UP,
-		    FLOE, "warehouse");
+		st = stream_new(cats[cases[i].cat], cases[i].merge, UP, FLOE,
+		    "warehouse");
 		got = stream_out(st, cases[i].body, len, cuts, len, 1, &gotlen);
 		assert_int_equal(gotlen, wantlen);
 		assert_memory_equal(got, want, wantlen);
 		free(got);
 		catalog_stream_free(st);
-		st = catalog_stream_new(cats[cases[i].cat], cases[i].merge, UP,
-		    FLOE, "warehouse");
+		st = stream_new(cats[cases[i].cat], cases[i].merge, UP, FLOE,
+		    "warehouse");
 		got = stream_out(st, cases[i].body, len, cuts, 0, 1, &gotlen);
 		assert_int_equal(gotlen, wantlen);
 		assert_memory_equal(got, want, wantlen);
@@ -748,6 +764,15 @@ test_stream_split(void **state __unused)
 	}
 	catalog_free(cats[0]);
 	catalog_free(cats[1]);
+}
+
+/* test_stream_split, the streams checked as JSON: in one pass. */
+static void
+test_stream_split_checked(void **state)
+{
+	stream_checked = true;
+	test_stream_split(state);
+	stream_checked = false;
 }
 
 /* What the streamed rewrite keeps back is never more than a URL prefix. */
@@ -829,6 +854,7 @@ main(void)
 		cmocka_unit_test(test_merge_tail),
 		cmocka_unit_test(test_body_has),
 		cmocka_unit_test(test_stream_split),
+		cmocka_unit_test(test_stream_split_checked),
 		cmocka_unit_test(test_stream_keeps_little),
 		cmocka_unit_test(test_stream_config_change),
 	};

@@ -17,6 +17,7 @@
 #include <event2/buffer.h>
 
 #include "lib/compat.h"
+#include "lib/jscheck.h"
 #include "proxy/catalog.h"
 
 #define UP "http://up:9001"
@@ -38,6 +39,13 @@ catalog_from(const char *body)
 	return c;
 }
 
+/* evbuffer_add_reference's cleanup: free the piece. */
+static void
+piece_free(const void *data, size_t len __unused, void *arg __unused)
+{
+	free((void *)(uintptr_t)data);
+}
+
 /*
  * What catalog_stream_run gives for BODY (LEN bytes) fed in the calls
  * that end at CUTS[0..NCUTS) (the last call ends the answer), each call's
@@ -48,16 +56,21 @@ stream_out(struct catalog_stream *st, const char *body, size_t len,
     const size_t *cuts, size_t ncuts, size_t step, size_t *outlen)
 {
 	struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
-	size_t i, at = 0, end, k;
-	char *o;
+	size_t i, at = 0, end, k, n;
+	char *o, *piece;
 
 	for (i = 0; i <= ncuts; i++) {
 		end = i < ncuts ? cuts[i] : len;
-		for (k = at; k < end; k += step)
-			evbuffer_add_reference(in, body + k,
-			    end - k < step ? end - k : step, NULL, NULL);
+		/* Each piece on its own, a NUL after it. */
+		for (k = at; k < end; k += step) {
+			n = end - k < step ? end - k : step;
+			piece = malloc(n + 1);
+			memcpy(piece, body + k, n);
+			piece[n] = '\0';
+			evbuffer_add_reference(in, piece, n, piece_free, NULL);
+		}
 		at = end;
-		catalog_stream_run(st, in, out, i == ncuts);
+		assert_true(catalog_stream_run(st, in, out, i == ncuts));
 	}
 	assert_int_equal(evbuffer_get_length(in), 0);
 	*outlen = evbuffer_get_length(out);
@@ -69,7 +82,10 @@ stream_out(struct catalog_stream *st, const char *body, size_t len,
 	return o;
 }
 
-/* BODY through C's stream in the pieces CUTS says: WANT must come out. */
+/*
+ * BODY through C's stream in the pieces CUTS says, checked as JSON and
+ * not: WANT must come out.
+ */
 static void
 stream_check(const struct catalog *c, const char *up, const char *body,
     size_t len, const size_t *cuts, size_t ncuts, size_t step, const char *want,
@@ -78,16 +94,22 @@ stream_check(const struct catalog *c, const char *up, const char *body,
 	struct catalog_stream *st;
 	size_t gotlen;
 	char *got;
+	int check;
 
-	st = catalog_stream_new(c, true, up, FLOE, "warehouse");
-	assert_non_null(st);
-	got = stream_out(st, body, len, cuts, ncuts, step, &gotlen);
-	if (gotlen != wantlen || memcmp(got, want, wantlen) != 0)
-		fail_msg("cut %zu/%zu step %zu:\n got %s\nwant %.*s",
-		    ncuts > 0 ? cuts[0] : len, ncuts, step, got, (int)wantlen,
-		    want);
-	free(got);
-	catalog_stream_free(st);
+	for (check = 0; check < 2; check++) {
+		st = catalog_stream_new(c, true, up, FLOE, "warehouse");
+		assert_non_null(st);
+		if (check)
+			catalog_stream_check(st);
+		got = stream_out(st, body, len, cuts, ncuts, step, &gotlen);
+		if (gotlen != wantlen || memcmp(got, want, wantlen) != 0)
+			fail_msg("check %d cut %zu/%zu step %zu:\n got %s\n"
+				 "want %.*s",
+			    check, ncuts > 0 ? cuts[0] : len, ncuts, step, got,
+			    (int)wantlen, want);
+		free(got);
+		catalog_stream_free(st);
+	}
 }
 
 /*
@@ -227,6 +249,103 @@ test_stream_whole_agree(void **state __unused)
 	catalog_free(c);
 }
 
+/*
+ * A stream checked as JSON refuses the call whose input lets the check
+ * fail (or ends the answer cut short), with nothing of that input passed
+ * on, at the offset jscheck_valid gives; each answer cut in two at every
+ * byte.
+ */
+static void
+test_stream_not_json(void **state __unused)
+{
+	static const char *const bodies[] = {
+		"{\"metadata\":{\"a\":[1,2,{\"b\":\"" URL
+		"x\"}]},\"config\":{}",
+		"{\"metadata\":{\"a\":[1,2,,3]},\"config\":{}}",
+		"{\"config\":{\"k\":\"t\"}} x",
+		"{\"u\":\"" URL "\x01\"}",
+		"{\"metadata\":{\"s\":\"caf\xc3\"},\"config\":{}}",
+		"{\"a\":\"" URL "b\",\"config\":{\"k\":tru}}",
+		"[{\"a\":1}]]",
+	};
+	struct catalog *c = catalog_from("{\"defaults\":{\"k\":\"d\"},"
+					 "\"overrides\":{\"prefix\":\"wh1\"}}");
+	struct catalog_stream *st;
+	struct evbuffer *in, *out;
+	struct jscheck js;
+	size_t i, a, len, want, before;
+
+	for (i = 0; i < nitems(bodies); i++) {
+		len = strlen(bodies[i]);
+		assert_false(jscheck_valid(bodies[i], len, &want));
+		for (a = 0; a <= len; a++) {
+			st = catalog_stream_new(c, true, UP, FLOE, "warehouse");
+			catalog_stream_check(st);
+			in = evbuffer_new();
+			out = evbuffer_new();
+			evbuffer_add(in, bodies[i], a);
+			/* As the check alone fails on the first piece or not.
+			 */
+			jscheck_init(&js);
+			if (jscheck_feed(&js, bodies[i], a)) {
+				assert_true(
+				    catalog_stream_run(st, in, out, false));
+				before = evbuffer_get_length(out);
+				evbuffer_add(in, bodies[i] + a, len - a);
+				assert_false(
+				    catalog_stream_run(st, in, out, true));
+				assert_int_equal(evbuffer_get_length(out),
+				    before);
+			} else {
+				assert_false(
+				    catalog_stream_run(st, in, out, false));
+				assert_int_equal(evbuffer_get_length(out), 0);
+			}
+			assert_int_equal(catalog_stream_error_at(st), want);
+			evbuffer_free(in);
+			evbuffer_free(out);
+			catalog_stream_free(st);
+		}
+	}
+	catalog_free(c);
+}
+
+/*
+ * Keys that go through the check's slower code (past ASCII, escaped)
+ * and still count: a merge key the table has, in UTF-8, and "config"
+ * after one; cut at every byte, checked and not.
+ */
+static void
+test_stream_keys(void **state __unused)
+{
+	static const char *const bodies[] = {
+		"{\"metadata\":{},\"config\":{\"caf\xc3\xa9\":\"t\"}}",
+		"{\"\xc3\xa9\\n\":1,\"config\":{\"k\\n\":1,\"caf\xc3\xa9\":2}}",
+		"{\"a\\\"\":{\"config\":{}},\"config\":{\"caf\xc3\xa9\":[]}}",
+	};
+	struct catalog *c = catalog_from("{\"defaults\":{\"caf\xc3\xa9\":\"d\","
+					 "\"k\":\"d\"},\"overrides\":{}}");
+	size_t i, a, len, wantlen, cuts[1];
+	char *want;
+
+	for (i = 0; i < nitems(bodies); i++) {
+		len = strlen(bodies[i]);
+		want = catalog_rewrite(c, true, bodies[i], len, UP, FLOE,
+		    "warehouse", &wantlen);
+		assert_non_null(want);
+		/* The table's own café is kept, the catalog's k added. */
+		assert_null(strstr(want, "\"d\",\"caf"));
+		assert_non_null(strstr(want, "\"k\":\"d\""));
+		for (a = 0; a <= len; a++) {
+			cuts[0] = a;
+			stream_check(c, UP, bodies[i], len, cuts, 1, len + 1,
+			    want, wantlen);
+		}
+		free(want);
+	}
+	catalog_free(c);
+}
+
 /* Run every table. */
 int
 main(void)
@@ -234,6 +353,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stream_skip),
 		cmocka_unit_test(test_stream_whole_agree),
+		cmocka_unit_test(test_stream_not_json),
+		cmocka_unit_test(test_stream_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,8 @@
 #define catalog_stream_new catalog_stream_sse2_new
 #define catalog_stream_run catalog_stream_sse2_run
 #define catalog_stream_free catalog_stream_sse2_free
+#define catalog_stream_check catalog_stream_sse2_check
+#define catalog_stream_error_at catalog_stream_sse2_error_at
 
 #include "proxy/catalog_stream.c"
 #include "tests/unit/test_catalog_stream.c"

@@ -17,6 +17,7 @@ struct evbuffer;
 typedef struct json_t json_t;
 struct catalog_text;
 struct catalog_stream;
+struct jscheck;
 
 struct catalog {
 	bool known; /* a config answer was read once */
@@ -87,11 +88,13 @@ struct catalog_stream *catalog_stream_new(const struct catalog *, bool merge,
     const char *upstream_base, const char *floe_base,
     const char *pinned_prefix);
 /*
- * Check the answer as JSON too (lib/jscheck.h), from its first byte: in
- * one pass with the rewrite, the check's scan telling it where the
- * structure is. Before the first catalog_stream_run.
+ * Check the answer as JSON too (lib/jscheck.h): in one pass with the
+ * rewrite, the check's scan telling it where the structure is. Before the
+ * first catalog_stream_run. FROM NULL: from the answer's first byte;
+ * else the check as it was after the bytes the first call's input holds
+ * (checked already: those are followed by the rewrite alone).
  */
-void catalog_stream_check(struct catalog_stream *);
+void catalog_stream_check(struct catalog_stream *, const struct jscheck *from);
 /*
  * IN holds the answer's next bytes: move to OUT what the client gets for
  * them. Bytes a URL prefix cut by the end of IN may yet cover (fewer than

@@ -93,6 +93,7 @@ struct catalog_stream {
 	 * stream_scan's.
 	 */
 	bool checking;
+	bool ahead; /* the next input was checked already (by the pool) */
 	bool inkey; /* in a key the check told of */
 	struct jscheck jsc;
 	struct jscheck_tap tap;
@@ -764,14 +765,34 @@ stream_scan(struct catalog_stream *st, const char *p, size_t n, size_t off)
 }
 
 void
-catalog_stream_check(struct catalog_stream *st)
+catalog_stream_check(struct catalog_stream *st, const struct jscheck *from)
 {
 	st->checking = true;
-	jscheck_init(&st->jsc);
+	if (from != NULL) {
+		st->jsc = *from;
+		st->ahead = true;
+	} else
+		jscheck_init(&st->jsc);
 	st->tap.depth = 0; /* the top-level value's start */
 	st->tap.first = st->urls ? (unsigned char)st->ub.u.from[0] : -1;
 	st->tap.fn = stream_event;
 	st->tap.arg = st;
+}
+
+/*
+ * The input checked ahead was followed by stream_scan: go on from the
+ * check's events, in the state the scan left.
+ */
+static void
+stream_to_events(struct catalog_stream *st)
+{
+	st->inkey = st->instr && st->iskey;
+	if (st->phase == STREAM_BODY)
+		st->tap.depth = st->cfg_depth > 0 ? st->cfg_depth : 1;
+	else if (st->phase == STREAM_DONE) {
+		st->tap.depth = 0;
+		st->tap.first = -1;
+	}
 }
 
 size_t
@@ -881,12 +902,14 @@ catalog_stream_run(struct catalog_stream *st, struct evbuffer *in,
 	struct evbuffer_iovec v[16];
 	struct evbuffer_ptr pos;
 	size_t len = evbuffer_get_length(in), done = 0, keep, i;
+	bool ahead = st->ahead; /* IN was checked: only followed */
 	int k, nv;
 
 	st->ned = 0;
+	st->ahead = false;
 	/* Scan what came since the last call, piece by piece, in place. */
-	while (
-	    st->scanned < len && (st->phase != STREAM_DONE || st->checking)) {
+	while (st->scanned < len &&
+	    (st->phase != STREAM_DONE || (st->checking && !ahead))) {
 		if (evbuffer_ptr_set(in, &pos, st->scanned, EVBUFFER_PTR_SET) ==
 			-1 ||
 		    (nv = evbuffer_peek(in, len - st->scanned, &pos, v,
@@ -897,7 +920,7 @@ catalog_stream_run(struct catalog_stream *st, struct evbuffer *in,
 		for (k = 0; k < nv && st->scanned < len; k++) {
 			if (v[k].iov_len > len - st->scanned)
 				v[k].iov_len = len - st->scanned;
-			if (!st->checking)
+			if (!st->checking || ahead)
 				stream_scan(st, v[k].iov_base, v[k].iov_len,
 				    st->scanned);
 			else if (!stream_follow(st, v[k].iov_base, v[k].iov_len,
@@ -906,6 +929,8 @@ catalog_stream_run(struct catalog_stream *st, struct evbuffer *in,
 			st->scanned += v[k].iov_len;
 		}
 	}
+	if (ahead)
+		stream_to_events(st);
 	if (end && st->checking && !jscheck_end(&st->jsc, NULL))
 		goto bad;
 	/* Apply the edits, moving the bytes between them. */

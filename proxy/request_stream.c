@@ -24,6 +24,7 @@
 #include <event2/buffer.h>
 
 #include "lib/compat.h"
+#include "lib/jscheck.h"
 #include "lib/log.h"
 #include "lib/xmalloc.h"
 #include "cache/cache.h"
@@ -214,7 +215,8 @@ request_body_cb(struct upstream_xfer *x, struct h1_msg *m, void *arg)
 	struct request *r = arg;
 	enum route_side side =
 	    r->x[ROUTE_WAREHOUSE] == x ? ROUTE_WAREHOUSE : ROUTE_LAKEHOUSE;
-	size_t len, at;
+	struct jscheck js;
+	size_t len, at, checked;
 
 	if (r->stream == NULL) {
 		if (r->stream_off)
@@ -230,15 +232,16 @@ request_body_cb(struct upstream_xfer *x, struct h1_msg *m, void *arg)
 		return;
 	}
 	/*
-	 * A rewritten answer is checked by the rewrite, in the same pass
-	 * (from its first byte: the pool checked this read too).
+	 * A rewritten answer is checked by the rewrite, in the same pass,
+	 * from where the pool's check is (what arrived so far, untaken).
 	 */
+	len = evbuffer_get_length(m->body);
 	if (r->stream->cst != NULL && !r->stream->checking &&
-	    upstream_xfer_check_take(x)) {
-		catalog_stream_check(r->stream->cst);
+	    upstream_xfer_check_take(x, &js, &checked)) {
+		catalog_stream_check(r->stream->cst,
+		    checked == len ? &js : NULL);
 		r->stream->checking = true;
 	}
-	len = evbuffer_get_length(m->body);
 	if (r->stream->cst != NULL) {
 		if (!catalog_stream_run(r->stream->cst, m->body, r->stream->out,
 			false)) {

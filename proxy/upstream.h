@@ -16,6 +16,7 @@ struct event_base;
 struct evbuffer;
 struct evdns_base;
 struct h1_msg;
+struct jscheck;
 struct conf_target;
 struct cred;
 struct upstream;
@@ -97,13 +98,15 @@ void upstream_xfer_taken(struct upstream_xfer *, size_t n);
  */
 void upstream_xfer_pause(struct upstream_xfer *, bool on);
 /*
- * The taker checks the answer's body as JSON itself from now on, from
- * its first byte (in one pass with what it does with it): true when it
- * was to be checked (check_json), and is no longer here, so that
- * upstream_xfer_json says -1 and upstream_xfer_json_failed false.
- * Before the taker takes any byte.
+ * The taker checks the answer's body as JSON itself from now on (in one
+ * pass with what it does with it): true when it was to be checked
+ * (check_json), and is no longer here, so that upstream_xfer_json says
+ * -1 and upstream_xfer_json_failed false; *JS is the check as it was
+ * after the first *CHECKED bytes of the body, for the taker to go on
+ * from. Before the taker takes any byte.
  */
-bool upstream_xfer_check_take(struct upstream_xfer *);
+bool upstream_xfer_check_take(struct upstream_xfer *, struct jscheck *js,
+    size_t *checked);
 /*
  * The JSON check already found the answer's body wrong (see below), at
  * the byte *AT of the body.

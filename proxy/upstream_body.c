@@ -236,11 +236,14 @@ upstream_xfer_pause(struct upstream_xfer *x, bool on)
 }
 
 bool
-upstream_xfer_check_take(struct upstream_xfer *x)
+upstream_xfer_check_take(struct upstream_xfer *x, struct jscheck *js,
+    size_t *checked)
 {
 	if (!x->check)
 		return false;
 	x->check = false;
+	*js = x->jsc;
+	*checked = x->checked;
 	return true;
 }
 

@@ -43,7 +43,7 @@ stream(struct catalog *c, const char *body, size_t blen, const uint8_t *data,
 		 "http://floe:8181", "warehouse")) == NULL)
 		return NULL;
 	if (check)
-		catalog_stream_check(st);
+		catalog_stream_check(st, NULL);
 	in = evbuffer_new();
 	out = evbuffer_new();
 	while (at < blen && *ok) {

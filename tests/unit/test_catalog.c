@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "lib/compat.h"
+#include "lib/jscheck.h"
 #include "proxy/catalog.h"
 
 #define UP "http://up:9001"
@@ -616,6 +617,13 @@ test_rewrite_long_prefix(void **state __unused)
 }
 
 /*
+ * Streams checked as JSON from the start (1: test_stream_split_checked),
+ * from after the first call's input, checked ahead (2:
+ * test_stream_split_handed), or not (0).
+ */
+static int stream_checked;
+
+/*
  * What catalog_stream_run gives for BODY (LEN bytes) fed in the pieces
  * CUTS[0..NCUTS) end at (one call each; the last ends the answer), every
  * piece of a call in STEP-byte pieces of its input. Caller frees.
@@ -625,11 +633,18 @@ stream_out(struct catalog_stream *st, const char *body, size_t len,
     const size_t *cuts, size_t ncuts, size_t step, size_t *outlen)
 {
 	struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
+	struct jscheck js;
 	size_t i, at = 0, end, k;
 	char *o;
 
 	for (i = 0; i <= ncuts; i++) {
 		end = i < ncuts ? cuts[i] : len;
+		if (i == 0 && stream_checked == 2) {
+			/* The first input checked ahead, as the pool does. */
+			jscheck_init(&js);
+			assert_true(jscheck_feed(&js, body, end));
+			catalog_stream_check(st, &js);
+		}
 		for (k = at; k < end; k += step)
 			evbuffer_add_reference(in, body + k,
 			    end - k < step ? end - k : step, NULL, NULL);
@@ -646,10 +661,7 @@ stream_out(struct catalog_stream *st, const char *body, size_t len,
 	return o;
 }
 
-/* Streams checked as JSON (test_stream_split_checked) or not. */
-static bool stream_checked;
-
-/* catalog_stream_new, and catalog_stream_check if stream_checked. */
+/* catalog_stream_new, and catalog_stream_check for stream_checked 1. */
 static struct catalog_stream *
 stream_new(const struct catalog *c, bool merge, const char *up,
     const char *floe, const char *pinned)
@@ -657,8 +669,8 @@ stream_new(const struct catalog *c, bool merge, const char *up,
 	struct catalog_stream *st =
 	    catalog_stream_new(c, merge, up, floe, pinned);
 
-	if (st != NULL && stream_checked)
-		catalog_stream_check(st);
+	if (st != NULL && stream_checked == 1)
+		catalog_stream_check(st, NULL);
 	return st;
 }
 
@@ -770,9 +782,18 @@ test_stream_split(void **state __unused)
 static void
 test_stream_split_checked(void **state)
 {
-	stream_checked = true;
+	stream_checked = 1;
 	test_stream_split(state);
-	stream_checked = false;
+	stream_checked = 0;
+}
+
+/* The same, the check handed over after the first call's input. */
+static void
+test_stream_split_handed(void **state)
+{
+	stream_checked = 2;
+	test_stream_split(state);
+	stream_checked = 0;
 }
 
 /* What the streamed rewrite keeps back is never more than a URL prefix. */
@@ -855,6 +876,7 @@ main(void)
 		cmocka_unit_test(test_body_has),
 		cmocka_unit_test(test_stream_split),
 		cmocka_unit_test(test_stream_split_checked),
+		cmocka_unit_test(test_stream_split_handed),
 		cmocka_unit_test(test_stream_keeps_little),
 		cmocka_unit_test(test_stream_config_change),
 	};

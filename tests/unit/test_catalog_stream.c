@@ -83,8 +83,9 @@ stream_out(struct catalog_stream *st, const char *body, size_t len,
 }
 
 /*
- * BODY through C's stream in the pieces CUTS says, checked as JSON and
- * not: WANT must come out.
+ * BODY through C's stream in the pieces CUTS says, not checked as JSON,
+ * checked from its start, and checked from after the first call's input
+ * (checked ahead): WANT must come out.
  */
 static void
 stream_check(const struct catalog *c, const char *up, const char *body,
@@ -92,15 +93,23 @@ stream_check(const struct catalog *c, const char *up, const char *body,
     size_t wantlen)
 {
 	struct catalog_stream *st;
+	struct jscheck js;
 	size_t gotlen;
 	char *got;
 	int check;
 
-	for (check = 0; check < 2; check++) {
+	for (check = 0; check < 3; check++) {
 		st = catalog_stream_new(c, true, up, FLOE, "warehouse");
 		assert_non_null(st);
-		if (check)
-			catalog_stream_check(st);
+		if (check == 1)
+			catalog_stream_check(st, NULL);
+		if (check == 2) {
+			/* The first call's input checked ahead (the pool). */
+			jscheck_init(&js);
+			assert_true(
+			    jscheck_feed(&js, body, ncuts > 0 ? cuts[0] : len));
+			catalog_stream_check(st, &js);
+		}
 		got = stream_out(st, body, len, cuts, ncuts, step, &gotlen);
 		if (gotlen != wantlen || memcmp(got, want, wantlen) != 0)
 			fail_msg("check %d cut %zu/%zu step %zu:\n got %s\n"
@@ -280,7 +289,7 @@ test_stream_not_json(void **state __unused)
 		assert_false(jscheck_valid(bodies[i], len, &want));
 		for (a = 0; a <= len; a++) {
 			st = catalog_stream_new(c, true, UP, FLOE, "warehouse");
-			catalog_stream_check(st);
+			catalog_stream_check(st, NULL);
 			in = evbuffer_new();
 			out = evbuffer_new();
 			evbuffer_add(in, bodies[i], a);

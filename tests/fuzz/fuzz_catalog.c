@@ -28,21 +28,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 /*
  * BODY streamed through C's rewrite in pieces of 1 to 256 bytes (past a
  * URL prefix and two 64-byte blocks: what the stream skips a block at a
- * time is reached).
+ * time is reached): CHECK 0 not checked as JSON, 1 checked from the
+ * start, 2 from after the first piece, checked ahead (as the pool hands
+ * its check over). *OK: not refused.
  */
 static struct evbuffer *
 stream(struct catalog *c, const char *body, size_t blen, const uint8_t *data,
-    size_t size, bool check, bool *ok)
+    size_t size, int check, bool *ok)
 {
 	struct catalog_stream *st;
 	struct evbuffer *in, *out;
+	struct jscheck js;
 	size_t at = 0, n, k = 0;
 
 	*ok = true;
 	if ((st = catalog_stream_new(c, true, "http://up:9001/base",
 		 "http://floe:8181", "warehouse")) == NULL)
 		return NULL;
-	if (check)
+	if (check == 1)
 		catalog_stream_check(st, NULL);
 	in = evbuffer_new();
 	out = evbuffer_new();
@@ -52,14 +55,28 @@ stream(struct catalog *c, const char *body, size_t blen, const uint8_t *data,
 			n = blen - at;
 		evbuffer_add(in, body + at, n);
 		at += n;
+		if (check == 2 && at == n) {
+			/* The pool refuses a first piece that is wrong. */
+			jscheck_init(&js);
+			if (!jscheck_feed(&js, body, n)) {
+				*ok = false;
+				break;
+			}
+			catalog_stream_check(st, &js);
+		}
 		*ok = catalog_stream_run(st, in, out, at == blen);
 	}
-	if (blen == 0)
+	if (blen == 0) {
+		if (check == 2) {
+			jscheck_init(&js);
+			catalog_stream_check(st, &js);
+		}
 		*ok = catalog_stream_run(st, in, out, true);
+	}
 	if (*ok && evbuffer_get_length(in) != 0)
 		__builtin_trap();
 	/* Checked: refused exactly when the check alone refuses. */
-	if (check && *ok != jscheck_valid(body, blen, NULL))
+	if (check > 0 && *ok != jscheck_valid(body, blen, NULL))
 		__builtin_trap();
 	if (!check && !*ok)
 		__builtin_trap();
@@ -80,6 +97,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *j;
 	struct evbuffer *sout, *cout;
 	bool valid, nodup, ok;
+	int check;
 
 	(void)catalog_update(c, (const char *)data, clen, 1, err, sizeof(err));
 	/* Garbage in is passed on as it came; JSON in must stay JSON. */
@@ -92,8 +110,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	out = catalog_rewrite(c, true, body, blen, "http://up:9001/base",
 	    "http://floe:8181", "warehouse", &outlen);
 	/* Checked in the same pass: the same bytes, when it is JSON. */
-	if ((sout = stream(c, body, blen, data, size, false, &ok)) != NULL &&
-	    (cout = stream(c, body, blen, data, size, true, &ok)) != NULL) {
+	sout = stream(c, body, blen, data, size, 0, &ok);
+	for (check = 1; sout != NULL && check <= 2; check++) {
+		if ((cout = stream(c, body, blen, data, size, check, &ok)) ==
+		    NULL)
+			__builtin_trap();
 		if (ok &&
 		    (evbuffer_get_length(cout) != evbuffer_get_length(sout) ||
 			(evbuffer_get_length(sout) > 0 &&

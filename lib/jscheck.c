@@ -146,11 +146,18 @@ js_nonws16(const unsigned char *p)
 #define JS_SCAN16(stops)                                                       \
 	do {                                                                   \
 		unsigned m_;                                                   \
-		while ((uintptr_t)p <= (uintptr_t)end - 16) {                  \
-			if ((m_ = stops(p)) != 0)                              \
-				return p + (unsigned)__builtin_ctz(m_);        \
-			p += 16;                                               \
+		if ((uintptr_t)p <= (uintptr_t)end - 16) {                     \
+			/* The first 16 with nothing set up for a loop. */     \
+			m_ = stops(p);                                         \
+			while (m_ == 0) {                                      \
+				p += 16;                                       \
+				if ((uintptr_t)p > (uintptr_t)end - 16)        \
+					goto tail_;                            \
+				m_ = stops(p);                                 \
+			}                                                      \
+			return p + (unsigned)__builtin_ctz(m_);                \
 		}                                                              \
+	tail_:                                                                 \
 		if (p < end && end - base >= 16) {                             \
 			m_ = stops(end - 16) >> (16 - (end - p));              \
 			return m_ != 0 ? p + (unsigned)__builtin_ctz(m_) :     \
@@ -226,6 +233,42 @@ js_run(const unsigned char *p, const unsigned char *end,
 		p++;
 	return p;
 }
+
+#if JS_SSE2
+/* js_run out of line, for what the first 16 bytes did not end. */
+static __attribute__((noinline)) const unsigned char *
+js_run_rest(const unsigned char *p, const unsigned char *end,
+    const unsigned char *base)
+{
+	return js_run(p, end, base);
+}
+
+/*
+ * P past the plain bytes of the string whose text starts at P, in the
+ * tight loop: the first 16 at once (keys and most values end in them),
+ * the rest out of line. Goes to STOP when P is then before END (a quote
+ * or another byte that ends the run).
+ */
+#define JS_STR(stop)                                                           \
+	do {                                                                   \
+		unsigned m_;                                                   \
+		if ((uintptr_t)p <= (uintptr_t)end - 16) {                     \
+			if ((m_ = js_stops16(p)) != 0) {                       \
+				p += (unsigned)__builtin_ctz(m_);              \
+				goto stop;                                     \
+			}                                                      \
+			p += 16;                                               \
+		}                                                              \
+		if ((p = js_run_rest(p, end, base)) < end)                     \
+			goto stop;                                             \
+	} while (0)
+#else
+#define JS_STR(stop)                                                           \
+	do {                                                                   \
+		if ((p = js_run(p, end, base)) < end)                          \
+			goto stop;                                             \
+	} while (0)
+#endif
 
 /* Past the digits at P. */
 static inline const unsigned char *
@@ -539,10 +582,11 @@ js_number(const unsigned char *p, const unsigned char *end,
 }
 
 /*
- * The tight loop: each state a label, what may come next and the depth
- * in locals (written back when the piece ends or a token goes on through
- * the resumable code). A byte that cannot come where it is fails there
- * (BAD); a token that is wrong fails at its start (BAD_TOKEN, T).
+ * The tight loop: each state a label, what may come next, the depth and
+ * the kinds of the outermost 64 containers in locals (written back when
+ * the piece ends or a token goes on through the resumable code). A byte
+ * that cannot come where it is fails there (BAD); a token that is wrong
+ * fails at its start (BAD_TOKEN, T).
  */
 /*
  * Built twice: jscheck_feed here, and jscheck_feed_tap in jscheck_tap.c
@@ -575,13 +619,14 @@ jscheck_feed_tap(struct jscheck *st, const void *buf, size_t n,
 #endif
 {
 	const unsigned char *p = buf, *base = p, *end = p + n, *t = p, *q;
-	unsigned depth, after_string;
+	unsigned depth;
 #ifdef JSCHECK_TAP
 	/* What TAP asks, in locals: FN may change it. */
 	unsigned tdepth = tap->depth;
 	int tfirst = tap->first;
 #endif
 	unsigned char c;
+	uint64_t w0; /* objs[0] while the piece is checked */
 	bool obj;
 
 	if (st->failed)
@@ -597,6 +642,7 @@ jscheck_feed_tap(struct jscheck *st, const void *buf, size_t n,
 	}
 	depth = st->depth;
 	obj = js_is_obj(st, depth);
+	w0 = st->objs[0];
 	switch (st->next) {
 	case JS_VALUE:
 		goto value;
@@ -638,29 +684,54 @@ value_here:
 		JS_TELL_IF(tfirst >= 0 && (p + 1 == end || p[1] == tfirst),
 		    JSCHECK_STRING, p, depth);
 		/* Plain ASCII to its end in this piece: no state to keep. */
-		if ((p = js_run(p + 1, end, base)) < end && *p == '"') {
+		p++;
+		JS_STR(value_stop);
+		goto value_string;
+	value_stop:
+		if (*p == '"') {
 			p++;
 			goto next;
 		}
-		after_string = JS_NEXT;
+	value_string:
+		st->next = JS_NEXT;
 		goto string;
 	}
-	switch (c) {
-	case '{':
-	case '[':
-		if (depth == JSCHECK_MAX_DEPTH)
-			goto bad;
-		JS_TELL_IF(depth <= tdepth, JSCHECK_OPEN, p, depth);
+	if ((unsigned)(c - '1') < 9) {
+		/*
+		 * A positive integer, most often of one digit: past it, unless
+		 * a fraction or an exponent follows, or the piece's end (the
+		 * general code then, from its start).
+		 */
+		if (++p < end && (unsigned)(*p - '0') < 10)
+			p = js_digits(p + 1, end, base);
+		if (p < end) {
+			if ((c = *p) == ',')
+				goto comma;
+			if (c != '.' && (c | 0x20) != 'e')
+				goto next;
+		}
+		p = t;
+		c = *p;
+		goto number;
+	}
+	if (c == '{' || c == '[') {
 		obj = c == '{';
-		if (obj)
+		if (depth < 64)
+			w0 = (w0 & ~(1ULL << depth)) | (uint64_t)obj << depth;
+		else if (depth == JSCHECK_MAX_DEPTH)
+			goto bad;
+		else if (obj)
 			st->objs[depth / 64] |= 1ULL << (depth % 64);
 		else
 			st->objs[depth / 64] &= ~(1ULL << (depth % 64));
+		JS_TELL_IF(depth <= tdepth, JSCHECK_OPEN, p, depth);
 		depth++;
 		p++;
 		if (obj)
 			goto key_or_close;
 		goto value_or_close;
+	}
+	switch (c) {
 	case 't':
 		/* Whole in this piece: no state to keep. */
 		if (end - p >= 4 && memcmp(p, "true", 4) == 0) {
@@ -691,15 +762,7 @@ value_here:
 		goto token_ended;
 	case '-':
 	case '0':
-	case '1':
-	case '2':
-	case '3':
-	case '4':
-	case '5':
-	case '6':
-	case '7':
-	case '8':
-	case '9':
+	number:
 		if ((q = js_number(p, end, base)) != NULL) {
 			p = q;
 			goto next;
@@ -728,9 +791,12 @@ key:
 		if (*p != '"')
 			goto bad;
 	}
-	t = p;
 	JS_TELL_IF(depth <= tdepth, JSCHECK_KEY, p, depth);
-	if ((p = js_run(p + 1, end, base)) < end && *p == '"') {
+	t = p++;
+	JS_STR(key_stop);
+	goto key_string;
+key_stop:
+	if (*p == '"') {
 		JS_TELL_IF(depth <= tdepth, JSCHECK_KEY_END, p, depth);
 		/* The colon most often right after. */
 		if (++p < end && *p == ':') {
@@ -739,12 +805,12 @@ key:
 		}
 		goto colon;
 	}
-	after_string = JS_COLON;
+key_string:
+	st->next = JS_COLON;
 string:
 	/* An escape, a byte past ASCII, wrong, or cut: the resumable code. */
 	st->tok = JT_STRING;
 	st->sub = JS_CHARS;
-	st->next = (unsigned char)after_string;
 	st->tok_at = st->off + (size_t)(t - base);
 	p = jscheck_string(st, p, end, base);
 token_ended:
@@ -775,23 +841,28 @@ next:
 			goto close;
 		}
 	}
-	if (depth == 0)
-		goto bad; /* something after the value */
+comma:
 	p++;
 	if (obj)
 		goto key;
+	if (depth == 0)
+		goto bad_comma; /* something after the value */
 	goto value;
 close:
 	JS_TELL_IF(depth <= tdepth, JSCHECK_CLOSE, p, depth);
 	p++;
 	depth--;
-	obj = js_is_obj(st, depth);
+	if (depth - 1 < 64)
+		obj = w0 >> (depth - 1) & 1;
+	else
+		obj = js_is_obj(st, depth);
 	goto next;
 #undef JS_SKIP
 #undef JS_TELL_IF
 
 save:
 	st->depth = depth;
+	st->objs[0] = w0;
 out:
 	st->off += n;
 	return true;
@@ -799,6 +870,8 @@ bad_token:
 	st->err_at = st->tok_at;
 	st->failed = true;
 	return false;
+bad_comma:
+	p--;
 bad:
 	st->err_at = st->off + (size_t)(p - base);
 	st->failed = true;

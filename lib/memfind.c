@@ -7,6 +7,7 @@
  * memmem spends most of its time on the answers floe rewrites setting up
  * and stepping its two-way search.
  */
+#include <stdint.h>
 #include <string.h>
 
 #ifdef __SSE2__
@@ -30,11 +31,36 @@ memfind_avx2(const unsigned char *h, size_t len, const unsigned char *n,
 {
 	const __m256i first = _mm256_set1_epi8((char)n[0]);
 	const __m256i last = _mm256_set1_epi8((char)n[nlen - 1]);
-	__m256i a, b;
+	__m256i a, b, m0, m1;
 	unsigned mask;
+	uint64_t mask64;
 	size_t i;
 
-	for (i = 0; i + nlen - 1 + 32 <= len; i += 32) {
+	/* 64 positions a turn, one test for the two halves. */
+	for (i = 0; i + nlen - 1 + 64 <= len; i += 64) {
+		a = _mm256_loadu_si256((const __m256i *)(h + i));
+		b = _mm256_loadu_si256((const __m256i *)(h + i + nlen - 1));
+		m0 = _mm256_and_si256(_mm256_cmpeq_epi8(a, first),
+		    _mm256_cmpeq_epi8(b, last));
+		a = _mm256_loadu_si256((const __m256i *)(h + i + 32));
+		b = _mm256_loadu_si256(
+		    (const __m256i *)(h + i + 32 + nlen - 1));
+		m1 = _mm256_and_si256(_mm256_cmpeq_epi8(a, first),
+		    _mm256_cmpeq_epi8(b, last));
+		a = _mm256_or_si256(m0, m1);
+		if (_mm256_testz_si256(a, a))
+			continue;
+		mask64 = (uint32_t)_mm256_movemask_epi8(m0) |
+		    (uint64_t)(uint32_t)_mm256_movemask_epi8(m1) << 32;
+		while (mask64 != 0) {
+			size_t pos = i + (size_t)__builtin_ctzll(mask64);
+
+			if (memcmp(h + pos + 1, n + 1, nlen - 2) == 0)
+				return h + pos;
+			mask64 &= mask64 - 1;
+		}
+	}
+	for (; i + nlen - 1 + 32 <= len; i += 32) {
 		a = _mm256_loadu_si256((const __m256i *)(h + i));
 		b = _mm256_loadu_si256((const __m256i *)(h + i + nlen - 1));
 		mask = (unsigned)_mm256_movemask_epi8(

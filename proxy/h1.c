@@ -10,6 +10,10 @@
 #include <string.h>
 #include <strings.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include <event2/buffer.h>
 #include <llhttp.h>
 
@@ -373,15 +377,40 @@ h1_scan_eol(struct h1 *h, size_t off)
 	h->scan_len = 0;
 }
 
+/* The first CR or LF of the N bytes at P, or NULL: 16 at once with SSE2. */
+static const char *
+h1_crlf(const char *p, size_t n)
+{
+	const char *end = p + n;
+
+#ifdef __SSE2__
+	const __m128i cr = _mm_set1_epi8('\r'), lf = _mm_set1_epi8('\n');
+	__m128i x;
+	unsigned m;
+
+	for (; end - p >= 16; p += 16) {
+		x = _mm_loadu_si128((const __m128i *)(const void *)p);
+		m = (unsigned)_mm_movemask_epi8(
+		    _mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, lf)));
+		if (m != 0)
+			return p + __builtin_ctz(m);
+	}
+#endif
+	for (; p < end; p++)
+		if (*p == '\r' || *p == '\n')
+			return p;
+	return NULL;
+}
+
 /*
- * Line by line with memchr, not byte by byte: this runs over every head
- * floe reads, requests and answers.
+ * Line by line, one search for the line's CR or LF, not byte by byte:
+ * this runs over every head floe reads, requests and answers.
  */
 static int
 h1_scan(struct h1 *h, const char *p, size_t n)
 {
-	const char *lf, *cr;
-	size_t i = 0, end;
+	const char *e;
+	size_t i = 0;
 
 	while (i < n && !h->scan_done) {
 		if (h->scan_cr) {
@@ -397,31 +426,25 @@ h1_scan(struct h1 *h, const char *p, size_t n)
 		    (p[i] == ' ' || p[i] == '\t'))
 			return h1_fail(h, 400,
 			    "obsolete line folding in a header field");
-		lf = memchr(p + i, '\n', n - i);
-		end = lf != NULL ? (size_t)(lf - p) : n;
-		cr = memchr(p + i, '\r', end - i);
-		if (lf == NULL) {
+		if ((e = h1_crlf(p + i, n - i)) == NULL) {
 			/* The line goes on in the next buffer. */
-			if (cr != NULL && cr != p + n - 1)
-				return h1_fail(h, 400,
-				    "CR without LF in the "
-				    "message head");
-			if (cr != NULL) {
-				h->scan_len += cr - (p + i);
-				h->scan_cr = true;
-			} else
-				h->scan_len += n - i;
+			h->scan_len += n - i;
 			return 0;
 		}
-		if (cr == NULL)
+		if (*e == '\n')
 			return h1_fail(h, 400,
 			    "bare LF in the message head: lines end in CRLF");
-		if (cr != lf - 1)
+		h->scan_len += e - (p + i);
+		if (e == p + n - 1) {
+			/* Its LF in the next buffer. */
+			h->scan_cr = true;
+			return 0;
+		}
+		if (e[1] != '\n')
 			return h1_fail(h, 400,
 			    "CR without LF in the "
 			    "message head");
-		h->scan_len += cr - (p + i);
-		i = end + 1;
+		i = (size_t)(e - p) + 2;
 		h1_scan_eol(h, i);
 	}
 	return 0;
@@ -529,9 +552,10 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
  * retry, which credentials to vend: floe keys its cache on the first),
  * so floe refuses it rather than pick (RFC 9110 5.3, 9112 6.3).
  */
-static const char *const h1_once[] = { "Host", "Authorization",
-	"Content-Length", "Transfer-Encoding", "Idempotency-Key",
-	"X-Iceberg-Access-Delegation" };
+static const struct h1_name h1_once[] = { H1_NAME("Host"),
+	H1_NAME("Authorization"), H1_NAME("Content-Length"),
+	H1_NAME("Transfer-Encoding"), H1_NAME("Idempotency-Key"),
+	H1_NAME("X-Iceberg-Access-Delegation") };
 
 /*
  * Framing a proxy must not pass on, checked here whatever the parser
@@ -563,7 +587,7 @@ h1_check_head(struct h1 *h, const llhttp_t *p)
 	for (i = 0; i < h->msg.nhdrs; i++) {
 		hd = &h->hdrs[i];
 		for (k = 0; h->kind == H1_REQUEST && k < nitems(h1_once); k++)
-			if (h1_name_is(hd->name, hd->name_len, h1_once[k]) &&
+			if (h1_name_eq(hd->name, hd->name_len, &h1_once[k]) &&
 			    seen[k]++ > 0)
 				return h1_fail(h, 400, twice[k]);
 		if (h1_name_is(hd->name, hd->name_len, "Host"))

@@ -102,4 +102,24 @@ h1_name_is(const char *name, size_t len, const char *lit)
 		    strncasecmp(name, lit, len) == 0));
 }
 
+/* A name of a table, with its length: no strlen for each look. */
+struct h1_name {
+	const char *s;
+	size_t len;
+};
+#define H1_NAME(lit)                                                           \
+	{                                                                      \
+		lit, sizeof(lit) - 1                                           \
+	}
+
+/* NAME equals the table's LIT, ignoring ASCII case (as h1_name_is). */
+static inline bool
+h1_name_eq(const char *name, size_t len, const struct h1_name *lit)
+{
+	return lit->len == len &&
+	    (len == 0 ||
+		((name[0] | 0x20) == (lit->s[0] | 0x20) &&
+		    strncasecmp(name, lit->s, len) == 0));
+}
+
 #endif

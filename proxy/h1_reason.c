@@ -12,10 +12,11 @@
 const struct h1_header *
 h1_find(const struct h1_msg *m, const char *name)
 {
+	struct h1_name lit = { name, strlen(name) };
 	unsigned i;
 
 	for (i = 0; i < m->nhdrs; i++)
-		if (h1_name_is(m->hdrs[i].name, m->hdrs[i].name_len, name))
+		if (h1_name_eq(m->hdrs[i].name, m->hdrs[i].name_len, &lit))
 			return &m->hdrs[i];
 	return NULL;
 }

@@ -236,12 +236,12 @@ request_abort_cb(void *arg)
 /*
  * A hash of the client's identity: the name authentication gave it (so
  * floectl resolve --client NAME predicts its canary side), else its bearer
- * token, else its address.
+ * token, else its address. After request_authenticate (its header).
  */
 static uint64_t
 request_client_hash(struct request *r)
 {
-	const struct h1_header *h = h1_find(r->msg, "Authorization");
+	const struct h1_header *h = r->authz_hdr;
 	const char *p;
 	size_t n, i;
 	uint64_t x = 0xcbf29ce484222325ULL; /* FNV-1a, as /resolve?client= */
@@ -401,7 +401,8 @@ request_is_loop(const struct h1_msg *m)
 static int
 request_authenticate(struct request *r)
 {
-	const struct h1_header *h = h1_find(r->msg, "Authorization");
+	const struct h1_header *h = r->authz_hdr =
+	    h1_find(r->msg, "Authorization");
 	const char *why = "not authorized";
 	char msg[256];
 

@@ -197,12 +197,12 @@ request_config(struct request *r)
 }
 
 /* Headers passed back to the client as they came. */
-static const char *const request_back_headers[] = {
-	"Content-Type",
-	"Retry-After",
-	"Cache-Control",
-	"WWW-Authenticate",
-	"Location",
+static const struct h1_name request_back_headers[] = {
+	H1_NAME("Content-Type"),
+	H1_NAME("Retry-After"),
+	H1_NAME("Cache-Control"),
+	H1_NAME("WWW-Authenticate"),
+	H1_NAME("Location"),
 };
 
 /* The base URL clients reach floe at, from their Host header. */
@@ -422,8 +422,8 @@ request_head(struct request *r, enum route_side side, const struct h1_msg *m,
 			continue;
 		}
 		for (j = 0; j < nitems(request_back_headers); j++)
-			if (h1_name_is(h->name, h->name_len,
-				request_back_headers[j]))
+			if (h1_name_eq(h->name, h->name_len,
+				&request_back_headers[j]))
 				break;
 		if (j < nitems(request_back_headers) &&
 		    (size_t)(o - hdrs) + h->name_len + h->value_len + 4 <

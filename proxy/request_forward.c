@@ -31,16 +31,16 @@
 #include "routing/route.h"
 
 /* Headers forwarded to the upstream as they came. */
-static const char *const request_fwd_headers[] = {
-	"Content-Type",
-	"Accept",
-	"X-Iceberg-Access-Delegation",
-	"Idempotency-Key",
-	"User-Agent",
-	"X-Client-Version",
-	"X-Client-Git-Commit-Short",
-	"X-Request-Id",
-	"traceparent",
+static const struct h1_name request_fwd_headers[] = {
+	H1_NAME("Content-Type"),
+	H1_NAME("Accept"),
+	H1_NAME("X-Iceberg-Access-Delegation"),
+	H1_NAME("Idempotency-Key"),
+	H1_NAME("User-Agent"),
+	H1_NAME("X-Client-Version"),
+	H1_NAME("X-Client-Git-Commit-Short"),
+	H1_NAME("X-Request-Id"),
+	H1_NAME("traceparent"),
 };
 
 /* Is this query parameter one floe consumes for listings? */
@@ -59,7 +59,7 @@ request_fwd_kind(const char *name, size_t len)
 	size_t i;
 
 	for (i = 0; i < nitems(request_fwd_headers); i++)
-		if (h1_name_is(name, len, request_fwd_headers[i]))
+		if (h1_name_eq(name, len, &request_fwd_headers[i]))
 			return FWD_AS_IS;
 	if (h1_name_is(name, len, "Authorization"))
 		return FWD_AUTHZ;

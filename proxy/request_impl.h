@@ -85,6 +85,8 @@ struct request {
 	uint64_t upstream_us;
 	uint64_t client_hash;
 	bool authz; /* it had an Authorization (set with client_hash) */
+	/* Its Authorization header, or NULL (found by request_authenticate). */
+	const struct h1_header *authz_hdr;
 	unsigned nobjs;
 	bool objs_overflow;
 	/* LoadTable cache: the keys, and what happened (for the log). */

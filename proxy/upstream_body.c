@@ -19,6 +19,7 @@
 #include "lib/jscheck.h"
 #include "lib/log.h"
 #include "lib/memfind.h"
+#include "lib/units.h"
 #include "proxy/conf.h"
 #include "proxy/h1.h"
 #include "proxy/server.h"
@@ -207,7 +208,7 @@ upstream_xfer_pause(struct upstream_xfer *x, bool on)
 	x->paused = on;
 	if (on) {
 		u->npaused++;
-		evtimer_del(x->timer);
+		x->due_us = 0; /* the timer may stay pending */
 		if (c->rev != NULL)
 			event_del(c->rev);
 		else
@@ -224,7 +225,7 @@ upstream_xfer_pause(struct upstream_xfer *x, bool on)
 		return;
 	}
 	u->npaused--;
-	evtimer_add(x->timer, u->timeout_q);
+	upstream_xfer_due(x, units_mono_us(), u->t->timeout_ms, u->timeout_q);
 	if (c->rev != NULL)
 		event_add(c->rev, &c->u->idle_tv);
 	else

@@ -43,8 +43,10 @@ struct upstream_xfer {
 	/* Kept when the transfer is reused. */
 	struct evbuffer *req; /* the whole request, kept for one retry */
 	struct event *timer;
+	int64_t armed_us; /* when TIMER, if pending, fires (units_mono_us) */
 	/* Cleared when it is reused: everything from here on. */
 	struct upconn *c;
+	int64_t due_us; /* the current phase's deadline; 0: none */
 	bool head_method;
 	bool retryable;
 	bool retried;
@@ -113,6 +115,9 @@ struct upstream {
 void upstream_start(struct upstream *, struct upstream_xfer *);
 struct upstream_xfer *upstream_dequeue(struct upstream *);
 bool upstream_has_slot(const struct upstream *);
+/* X's deadline is MS from NOW (units_mono_us); Q: the timer of MS. */
+void upstream_xfer_due(struct upstream_xfer *, int64_t now, uint64_t ms,
+    const struct timeval *q);
 
 /*
  * What the answer's body gained since the last read: searched for the

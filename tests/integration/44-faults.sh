@@ -56,6 +56,22 @@ fi
 get $WT
 expect_status "the next read of the same table is fine" 200
 cat_clear warehouse
+# A request's deadline is its own: sent 0.6 s after a quick answer (whose
+# timer may still be pending in the reused transfer), a slow one is cut
+# about 1 s after it was sent, not when the quick one's second is up.
+sleep 0.6
+fault warehouse '{"match":"/tables/athena","delay_ms":3000,"count":1}'
+start=$(date +%s%N)
+get $WT
+ms=$((($(date +%s%N) - start) / 1000000))
+expect_error "a slow answer right after a quick one: 504" 504 \
+	GatewayTimeoutException warehouse
+if [ "$ms" -ge 900 ] && [ "$ms" -lt 2800 ]; then
+	ok "... after about its own timeout (${ms} ms)"
+else
+	bad "the 504 came after ${ms} ms, want about 1000"
+fi
+cat_clear warehouse
 
 # --- garbage, resets, 5xx
 fault warehouse '{"match":"/tables/athena","garbage":true,"count":1}'

@@ -439,6 +439,62 @@ test_error_texts(void **state __unused)
 	}
 }
 
+/*
+ * Line ends in a head, fed whole and cut at every byte: CRLF only. A
+ * stray LF or CR anywhere in a line of either length (the scan takes 16
+ * bytes at a time, and the last few one by one) is a 400 saying which;
+ * a CR at a piece's end is a 400 too.
+ */
+static void
+test_line_ends(void **state __unused)
+{
+	static const char base[] = "GET / HTTP/1.1\r\nHost: x\r\nX-Long: "
+				   "0123456789abcdefghijklmnopqrstuvwxyz\r\n"
+				   "X: 1\r\n\r\n";
+	char msg[sizeof(base)];
+	const char *want;
+	size_t len = sizeof(base) - 1, at, split, k;
+	enum h1_rc rc;
+	struct h1 *h;
+	struct evbuffer *in;
+
+	for (at = 16; at < len - 4; at++) {
+		for (k = 0; k < 2; k++) {
+			memcpy(msg, base, sizeof(base));
+			if (base[at] == '\r' || base[at] == '\n')
+				continue;
+			msg[at] = k == 0 ? '\n' : '\r';
+			want = k == 0 ? "bare LF" : "CR without LF";
+			for (split = 0; split <= len; split++) {
+				h = h1_new(H1_REQUEST, &test_lim);
+				in = test_buf(msg, split);
+				rc = h1_parse(h, in);
+				if (rc == H1_MORE) {
+					evbuffer_add(in, msg + split,
+					    len - split);
+					rc = h1_parse(h, in);
+				}
+				/*
+				 * A CR that ends the first piece may be the
+				 * parser's to refuse first (in a name).
+				 */
+				if (rc != H1_ERROR ||
+				    h1_error_status(h) != 400 ||
+				    ((k == 0 || split != at + 1) &&
+					strstr(h1_error_text(h), want) == NULL))
+					fail_msg(
+					    "0x%02x at %zu, cut at %zu: %d "
+					    "%d \"%s\", want \"%s\"",
+					    msg[at], at, split, rc,
+					    h1_error_status(h),
+					    h1_error_text(h), want);
+				evbuffer_free(in);
+				h1_free(h);
+			}
+		}
+	}
+}
+
 /* Exactly max_body is accepted, by either framing. */
 static void
 test_body_at_limit(void **state __unused)
@@ -665,6 +721,7 @@ main(void)
 		cmocka_unit_test(test_pipelined),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_error_texts),
+		cmocka_unit_test(test_line_ends),
 		cmocka_unit_test(test_body_at_limit),
 		cmocka_unit_test(test_no_body_answers),
 		cmocka_unit_test(test_read_until_close),

@@ -3,12 +3,12 @@
  * An answer that is not whole in the read that brought its head, to a
  * GET from an HTTP/1.1 client, is sent as it comes, each read's bytes at
  * once: a 2xx chunked, the config merged and the URLs rewritten on the
- * way (catalog_stream_run, which also checks it as JSON, in the same pass,
- * when the pool would have: upstream_xfer_check_take); another, which
- * floe passes on unchanged, with
- * the catalog's Content-Length. A client that does not take it stops floe
- * reading the catalog (upstream_xfer_pause) until its output drains: floe holds
- * about one read per such answer, not the answer. Once the head is sent
+ * way (catalog_stream_run, which also checks it as JSON, in the same
+ * pass, when the pool would have: upstream_xfer_check_take); another,
+ * which floe passes on unchanged, with the catalog's Content-Length. A
+ * client that does not take it stops floe reading the catalog
+ * (upstream_xfer_pause) until its output drains: floe holds about one
+ * read per such answer, not the answer. Once the head is sent
  * a failure can no longer be a 502: the answer is cut short (no last
  * chunk, the connection closed), and counted as the catalog's error. The
  * LoadTable cache gets a copy of what was sent, while it fits an entry.

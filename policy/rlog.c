@@ -436,12 +436,20 @@ rlog_flush_path(const char *path, struct store *st, int64_t now_ms)
 void
 rlog_flushed(struct rlog *l, int e, int64_t now_ms)
 {
+	size_t n;
+
 	if (l == NULL)
 		return;
 	l->held = false;
 	/* The child may have written a line it could not forget. */
 	l->unsure = true;
-	rlog_note(l, e, now_ms);
+	if (e >= 0) {
+		rlog_note(l, e, now_ms);
+		return;
+	}
+	/* No outcome: the count alone (the child may have added a line). */
+	if (l->st != NULL && store_rlog_count(l->st, &n) == STORE_OK)
+		l->stats.pending = n;
 }
 
 int

@@ -92,7 +92,9 @@ int rlog_append(struct rlog *l, json_t *line, int64_t now_ms, bool *pending);
  * child writes the pending lines with rlog_flush_path (PATH the log, ST
  * the child's own store; returns 0 or the errno of the failure), and give
  * its outcome E to rlog_flushed on the loop: the counters, the events,
- * and the loop's own flushes again. While held, rlog_flush writes nothing
+ * and the loop's own flushes again (E -1: the child wrote nothing, or
+ * died: the count of lines pending alone, for the tick to write). While held,
+ * rlog_flush writes nothing
  * (-1, EAGAIN, with lines pending) and rlog_append keeps its line pending.
  */
 int rlog_put_pending(struct rlog *l, json_t *line);

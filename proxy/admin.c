@@ -26,6 +26,7 @@
 static char *admin_pct_decode(const char *, size_t, bool);
 static int admin_split(struct admin_req *, const char *, size_t);
 static void admin_dispatch(struct admin_req *);
+static bool admin_rows_many(const struct admin_req *, int);
 static bool admin_path_match(const struct admin_req *, const char *);
 
 /*
@@ -37,33 +38,46 @@ static const struct admin_cmd {
 	const char *path;
 	void (*fn)(struct admin_req *);
 	bool no_store; /* served while the store is not open */
+	/*
+	 * A read whose answer can be large (admin_rows_many): served by the
+	 * worker's child when it is, so that the loop does not build it.
+	 */
+	int rows;
 } admin_cmds[] = {
-	{ "GET", "/status", admin_status, true },
-	{ "GET", "/metrics", admin_metrics, true },
-	{ "GET", "/routes", admin_routes_get, false },
-	{ "POST", "/routes", admin_routes_post, false },
-	{ "POST", "/routes/import", admin_routes_import, false },
-	{ "DELETE", "/routes/*", admin_routes_delete, false },
-	{ "GET", "/resolve/*", admin_resolve, false },
-	{ "GET", "/waves", admin_waves_get, false },
-	{ "GET", "/waves/*", admin_wave_get, false },
-	{ "POST", "/waves/*/flip", admin_wave_flip, false },
-	{ "POST", "/waves/*/rollback", admin_wave_rollback, false },
-	{ "POST", "/waves/*/ack", admin_wave_ack, false },
-	{ "POST", "/waves/*/signoff", admin_wave_signoff, false },
-	{ "POST", "/waves/*/freeze", admin_wave_freeze, false },
-	{ "POST", "/waves/*/retire", admin_wave_retire, false },
-	{ "POST", "/waves/*/ack-alarm", admin_wave_ack_alarm, false },
-	{ "POST", "/waves/*/set", admin_wave_set, false },
-	{ "POST", "/waves/*/errors", admin_wave_errors, false },
-	{ "GET", "/rollbacks", admin_rollbacks_get, false },
-	{ "GET", "/ledger", admin_ledger_get, false },
-	{ "POST", "/ledger", admin_ledger_post, false },
-	{ "GET", "/eligibility", admin_eligibility, false },
-	{ "GET", "/events", admin_events_get, false },
-	{ "GET", "/readers", admin_readers_get, false },
-	{ "POST", "/readers/forget", admin_readers_forget, false },
-	{ "GET", "/cluster", admin_cluster_get, false },
+	{ "GET", "/status", admin_status, true, ADMIN_ROWS_NONE },
+	{ "GET", "/metrics", admin_metrics, true, ADMIN_ROWS_NONE },
+	{ "GET", "/routes", admin_routes_get, false, ADMIN_ROWS_ALL },
+	{ "POST", "/routes", admin_routes_post, false, ADMIN_ROWS_NONE },
+	{ "POST", "/routes/import", admin_routes_import, false,
+	    ADMIN_ROWS_NONE },
+	{ "DELETE", "/routes/*", admin_routes_delete, false, ADMIN_ROWS_NONE },
+	{ "GET", "/resolve/*", admin_resolve, false, ADMIN_ROWS_NONE },
+	{ "GET", "/waves", admin_waves_get, false, ADMIN_ROWS_NONE },
+	{ "GET", "/waves/*", admin_wave_get, false, ADMIN_ROWS_ALL },
+	{ "POST", "/waves/*/flip", admin_wave_flip, false, ADMIN_ROWS_NONE },
+	{ "POST", "/waves/*/rollback", admin_wave_rollback, false,
+	    ADMIN_ROWS_NONE },
+	{ "POST", "/waves/*/ack", admin_wave_ack, false, ADMIN_ROWS_NONE },
+	{ "POST", "/waves/*/signoff", admin_wave_signoff, false,
+	    ADMIN_ROWS_NONE },
+	{ "POST", "/waves/*/freeze", admin_wave_freeze, false,
+	    ADMIN_ROWS_NONE },
+	{ "POST", "/waves/*/retire", admin_wave_retire, false,
+	    ADMIN_ROWS_NONE },
+	{ "POST", "/waves/*/ack-alarm", admin_wave_ack_alarm, false,
+	    ADMIN_ROWS_NONE },
+	{ "POST", "/waves/*/set", admin_wave_set, false, ADMIN_ROWS_NONE },
+	{ "POST", "/waves/*/errors", admin_wave_errors, false,
+	    ADMIN_ROWS_NONE },
+	{ "GET", "/rollbacks", admin_rollbacks_get, false, ADMIN_ROWS_FILE },
+	{ "GET", "/ledger", admin_ledger_get, false, ADMIN_ROWS_PAGE },
+	{ "POST", "/ledger", admin_ledger_post, false, ADMIN_ROWS_NONE },
+	{ "GET", "/eligibility", admin_eligibility, false, ADMIN_ROWS_NONE },
+	{ "GET", "/events", admin_events_get, false, ADMIN_ROWS_PAGE },
+	{ "GET", "/readers", admin_readers_get, false, ADMIN_ROWS_NONE },
+	{ "POST", "/readers/forget", admin_readers_forget, false,
+	    ADMIN_ROWS_NONE },
+	{ "GET", "/cluster", admin_cluster_get, false, ADMIN_ROWS_NONE },
 };
 
 /* Fill the reply with an error object; the message is printf-formatted. */
@@ -380,6 +394,8 @@ admin_dispatch(struct admin_req *r)
 		if (strcmp(admin_cmds[k].method, r->method) == 0) {
 			if (admin_cluster_captures(r))
 				admin_cluster_run(r, admin_cmds[k].fn);
+			else if (admin_rows_many(r, admin_cmds[k].rows))
+				admin_job_read_cmd(r, admin_cmds[k].fn);
 			else
 				admin_cmds[k].fn(r);
 			return;
@@ -392,6 +408,32 @@ admin_dispatch(struct admin_req *r)
 	strlcpy(r->reply->allow, allowed, sizeof(r->reply->allow));
 	admin_error(r, 405, "%s is not allowed on %s (allowed: %s)", r->method,
 	    r->path, allowed);
+}
+
+/*
+ * Whether R (a read of kind ROWS) asks for more than the loop builds at
+ * once: a page of more than ADMIN_LOOP_ROWS rows (1,000 routes: about
+ * 2 ms), every row (ADMIN_ROWS_ALL without a limit), or lines of the
+ * rollback log (each names every table of its wave: megabytes).
+ */
+static bool
+admin_rows_many(const struct admin_req *r, int rows)
+{
+	unsigned long long limit;
+	char *v = NULL, *end;
+	bool many;
+
+	if (rows == ADMIN_ROWS_NONE)
+		return false;
+	if (rows == ADMIN_ROWS_FILE)
+		return true;
+	if (admin_query_get(r, "limit", &v) != 1)
+		return rows == ADMIN_ROWS_ALL;
+	limit = strtoull(v, &end, 10);
+	/* A malformed limit is the handler's to refuse, here and now. */
+	many = *v != '\0' && *end == '\0' && limit > ADMIN_LOOP_ROWS;
+	free(v);
+	return many;
 }
 
 /*

@@ -24,10 +24,15 @@ struct admin_reply {
 	const char *content_type; /* static string */
 	char *body; /* malloc'd; caller frees */
 	size_t len;
+	/*
+	 * A large later answer's body instead of BODY (NULL then), moved
+	 * from a worker's child without a copy; the callee frees it.
+	 */
+	struct evbuffer *buf;
 	char allow[64]; /* a 405's Allow header value; "" for none */
 };
 
-/* A later answer: the callee frees REPLY->body. */
+/* A later answer: the callee frees REPLY->body (or REPLY->buf). */
 typedef void (*admin_later_cb)(struct admin_reply *, void *arg);
 
 /*
@@ -58,5 +63,18 @@ void admin_readers_metrics_cb(struct evbuffer *, void *arg);
 bool admin_readers_stale_of(struct floe *, uint32_t n, unsigned *count);
 /* Free what admin_readers_metrics_cb keeps. */
 void admin_readers_metrics_free(void);
+/*
+ * Keep the pages of GET /eligibility a child read ahead (LEN bytes of
+ * BUF, the store at SEQ) to answer the next requests with; LEN 0 forgets
+ * them (at shutdown).
+ */
+/*
+ * The tick: the BEFORE lines pending in the rollback log are retried by
+ * the worker's child (true; a busy worker: at a later tick), or false:
+ * the loop writes them (no worker, cluster mode).
+ */
+bool admin_rlog_retry(struct floe *, size_t before);
+void admin_elig_keep(const struct floe *, uint64_t seq, const void *buf,
+    size_t len);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <jansson.h>
 
 #include "lib/compat.h"
@@ -35,10 +36,17 @@ static json_t *admin_triage_json(const struct admin_evidence *, const size_t *,
 static json_t *admin_evidence_sel_json(const struct admin_evidence *, bool,
     const size_t *, size_t);
 static int admin_evidence_cmp(const void *, const void *, void *);
-static size_t *admin_evidence_page(const struct admin_evidence *,
-    const struct route_obj *, size_t, size_t *, bool *);
+static size_t *admin_evidence_order(const struct admin_evidence *);
+struct admin_elig_head;
+static json_t *admin_elig_page_json(const struct admin_elig_head *,
+    const struct admin_evidence *, const size_t *, size_t, size_t, bool);
+static void admin_elig_ahead(const struct admin_elig_head *,
+    const struct admin_evidence *, const size_t *, size_t, size_t,
+    struct evbuffer *);
 static json_t *admin_eligibility_wave(struct admin_req *, uint32_t, size_t,
-    const struct route_obj *);
+    const struct route_obj *, struct evbuffer *);
+static bool admin_elig_kept_answer(struct admin_req *, uint32_t, size_t,
+    const char *);
 static void admin_eligibility_run(struct admin_req *, struct evbuffer *);
 
 /* The effective policy: floe.conf's [policy] (conf.c has its defaults). */
@@ -335,124 +343,265 @@ admin_evidence_cmp(const void *a, const void *b, void *arg)
 	return store_key_cmp(x->key, x->len, y->key, y->len);
 }
 
-/*
- * A page of E's objects in key order: those after AFTER (NULL: from the
- * first), at most LIMIT of them (0: all). Their indexes into E (caller
- * frees), how many in *N, and in *MORE whether others follow.
- */
+/* E's objects in key order: their indexes into E. Caller frees. */
 static size_t *
-admin_evidence_page(const struct admin_evidence *e,
-    const struct route_obj *after, size_t limit, size_t *n, bool *more)
+admin_evidence_order(const struct admin_evidence *e)
 {
-	size_t *sel, i, from = 0;
+	size_t *order, i;
 
-	sel = xreallocarray(NULL, e->n != 0 ? e->n : 1, sizeof(*sel));
+	order = xreallocarray(NULL, e->n != 0 ? e->n : 1, sizeof(*order));
 	for (i = 0; i < e->n; i++)
-		sel[i] = i;
+		order[i] = i;
 	if (e->n > 1)
-		qsort_r(sel, e->n, sizeof(*sel), admin_evidence_cmp,
+		qsort_r(order, e->n, sizeof(*order), admin_evidence_cmp,
 		    (void *)(uintptr_t)e);
-	if (after != NULL)
-		while (from < e->n &&
-		    store_key_cmp(e->keys[sel[from]].key,
-			e->keys[sel[from]].len, after->key, after->len) <= 0)
-			from++;
-	*n = e->n - from;
-	*more = false;
-	if (limit > 0 && *n > limit) {
-		*n = limit;
-		*more = true;
+	return order;
+}
+
+/* What every page of a wave's eligibility says besides its objects. */
+struct admin_elig_head {
+	uint32_t n;
+	struct store_wave w;
+	bool cpass, dpass, rpass;
+	char cmsg[1024], dmsg[1024], rmsg[256], smsg[1024];
+	char dur[32], grace[32], ends[40];
+	json_t *stale;
+};
+
+/*
+ * The page of the objects SEL (NSEL of them) of E, H saying the rest:
+ * with LIMIT (0: none), "next" (null: MORE is false). Caller frees.
+ */
+static json_t *
+admin_elig_page_json(const struct admin_elig_head *h,
+    const struct admin_evidence *ev, const size_t *sel, size_t nsel,
+    size_t limit, bool more)
+{
+	json_t *j;
+
+	j = json_pack("{s:I,s:s,s:i,s:{s:b,s:i,s:s,s:b,s:s,s:o},"
+		      "s:{s:b,s:i,s:o,s:o,s:s,s:o},s:{s:b,s:s,s:o,s:s},s:o}",
+	    "wave", (json_int_t)h->n, "state", wave_state_name(h->w.state),
+	    "pct", h->w.pct, "cutover", "pass", h->cpass, "min_clean",
+	    ev->p.min_clean, "window", h->dur, "off", ev->p.min_clean == 0,
+	    "message", h->cmsg, "objects",
+	    admin_evidence_sel_json(ev, false, sel, nsel), "decommission",
+	    "pass", h->dpass, "min_clean", ev->p.decom_min_clean, "after",
+	    admin_time_json(h->w.flipped_ms), "signoff",
+	    admin_str_json(h->w.signoff), "message", h->dmsg, "objects",
+	    admin_evidence_sel_json(ev, true, sel, nsel), "retire", "pass",
+	    h->rpass, "grace", h->grace, "grace_ends",
+	    h->w.state == WAVE_FROZEN ? json_string(h->ends) : json_null(),
+	    "message", h->rmsg, "triage", admin_triage_json(ev, sel, nsel));
+	json_object_set_new(json_object_get(j, "decommission"), "stale_readers",
+	    h->stale != NULL ? json_deep_copy(h->stale) : json_array());
+	json_object_set_new(json_object_get(j, "decommission"), "readers",
+	    h->smsg[0] != '\0' ? json_string(h->smsg) : json_null());
+	json_object_set_new(j, "objects_total",
+	    json_integer((json_int_t)ev->n));
+	if (limit > 0)
+		json_object_set_new(j, "next",
+		    more ? json_string(ev->names[sel[nsel - 1]]) : json_null());
+	return j;
+}
+
+/*
+ * The pages after the first, into AHEAD for the loop to answer the next
+ * requests with (admin_elig_keep): [wave u32][limit u32], then per page
+ * [after length u32][after][body length u32][body], AFTER the name of
+ * the page's last object before it. At most ADMIN_ELIGIBLE_AHEAD bytes.
+ */
+static void
+admin_elig_ahead(const struct admin_elig_head *h,
+    const struct admin_evidence *ev, const size_t *order, size_t from,
+    size_t limit, struct evbuffer *ahead)
+{
+	uint32_t u[2] = { h->n, (uint32_t)limit };
+	size_t nsel;
+	json_t *j;
+	char *s;
+
+	evbuffer_add(ahead, u, sizeof(u));
+	while (
+	    from < ev->n && evbuffer_get_length(ahead) < ADMIN_ELIGIBLE_AHEAD) {
+		nsel = ev->n - from < limit ? ev->n - from : limit;
+		j = json_pack("{s:[o]}", "waves",
+		    admin_elig_page_json(h, ev, order + from, nsel, limit,
+			from + nsel < ev->n));
+		s = j != NULL ? json_dumps(j, ADMIN_JSON_FLAGS) : NULL;
+		json_decref(j);
+		if (s == NULL)
+			break;
+		u[0] = (uint32_t)strlen(ev->names[order[from - 1]]);
+		u[1] = (uint32_t)strlen(s);
+		evbuffer_add(ahead, &u[0], sizeof(u[0]));
+		evbuffer_add(ahead, ev->names[order[from - 1]], u[0]);
+		evbuffer_add(ahead, &u[1], sizeof(u[1]));
+		evbuffer_add(ahead, s, u[1]);
+		free(s);
+		from += nsel;
 	}
-	memmove(sel, sel + from, *n * sizeof(*sel));
-	return sel;
 }
 
 /*
  * The eligibility of one wave: both gates' verdicts (over all its
  * objects) and the evidence and triage of its objects in key order --
  * with LIMIT (0: none), a page of them after AFTER (NULL: from the
- * first) and "next", the one to ask after (null: the last page).
+ * first) and "next", the one to ask after (null: the last page). With
+ * AHEAD (not NULL), the pages that follow go there too: the evidence is
+ * read once per wave, not once per page.
  */
 static json_t *
 admin_eligibility_wave(struct admin_req *r, uint32_t n, size_t limit,
-    const struct route_obj *after)
+    const struct route_obj *after, struct evbuffer *ahead)
 {
-	size_t *sel, nsel;
-	bool more;
+	struct admin_elig_head h;
 	struct admin_evidence ev;
-	struct store_wave w;
 	struct gate_params gp;
-	char cmsg[1024], dmsg[1024], rmsg[256], dur[32], grace[32], ends[40];
-	char smsg[1024];
-	json_t *j, *triage, *stale = NULL;
-	bool cpass, dpass, rpass;
+	size_t *order, from = 0, nsel;
 	uint64_t grace_ms;
+	json_t *j;
 
-	if (admin_wave_state(r, n, &w, NULL) == -1)
+	memset(&h, 0, sizeof(h));
+	h.n = n;
+	if (admin_wave_state(r, n, &h.w, NULL) == -1)
 		return NULL;
-	if (admin_evidence(r, n, &w, &ev) == -1) {
+	if (admin_evidence(r, n, &h.w, &ev) == -1) {
 		admin_error(r, 500, "store error reading the ledger");
 		return NULL;
 	}
-	cpass = admin_verdict(&ev, false, w.signoff, cmsg, sizeof(cmsg));
-	dpass = admin_verdict(&ev, true, w.signoff, dmsg, sizeof(dmsg));
+	h.cpass =
+	    admin_verdict(&ev, false, h.w.signoff, h.cmsg, sizeof(h.cmsg));
+	h.dpass = admin_verdict(&ev, true, h.w.signoff, h.dmsg, sizeof(h.dmsg));
 	/* The stale readers a freeze would wait for (decommission_readers). */
-	switch (admin_readers_gate(r, &ev, &w, smsg, sizeof(smsg), &stale)) {
+	switch (admin_readers_gate(r, &ev, &h.w, h.smsg, sizeof(h.smsg),
+	    &h.stale)) {
 	case -1:
 		admin_evidence_clear(&ev);
 		return NULL;
 	case 1:
-		dpass = false;
+		h.dpass = false;
 		break;
 	}
-	units_format_duration((uint64_t)ev.p.window_ms, dur, sizeof(dur));
+	units_format_duration((uint64_t)ev.p.window_ms, h.dur, sizeof(h.dur));
 
 	/* Retire, as wave_retire decides it: frozen and the grace over. */
 	admin_policy(r, &gp, &grace_ms);
-	units_format_duration(grace_ms, grace, sizeof(grace));
-	units_time_format(wave_grace_ends(&w, grace_ms), ends, sizeof(ends));
-	rpass = w.state == WAVE_FROZEN &&
-	    r->now_ms >= wave_grace_ends(&w, grace_ms);
-	if (w.state != WAVE_FROZEN)
-		snprintf(rmsg, sizeof(rmsg),
+	units_format_duration(grace_ms, h.grace, sizeof(h.grace));
+	units_time_format(wave_grace_ends(&h.w, grace_ms), h.ends,
+	    sizeof(h.ends));
+	h.rpass = h.w.state == WAVE_FROZEN &&
+	    r->now_ms >= wave_grace_ends(&h.w, grace_ms);
+	if (h.w.state != WAVE_FROZEN)
+		snprintf(h.rmsg, sizeof(h.rmsg),
 		    "wave %u is %s: only a frozen wave can retire", n,
-		    wave_state_name(w.state));
-	else if (rpass)
-		snprintf(rmsg, sizeof(rmsg),
+		    wave_state_name(h.w.state));
+	else if (h.rpass)
+		snprintf(h.rmsg, sizeof(h.rmsg),
 		    "wave %u: the grace period (%s) ended %s: it can retire", n,
-		    grace, ends);
+		    h.grace, h.ends);
 	else
-		snprintf(rmsg, sizeof(rmsg),
+		snprintf(h.rmsg, sizeof(h.rmsg),
 		    "wave %u is in its grace period (%s) until %s: it can "
 		    "retire after that",
-		    n, grace, ends);
+		    n, h.grace, h.ends);
 
-	sel = admin_evidence_page(&ev, after, limit, &nsel, &more);
-	triage = admin_triage_json(&ev, sel, nsel);
-	j = json_pack("{s:I,s:s,s:i,s:{s:b,s:i,s:s,s:b,s:s,s:o},"
-		      "s:{s:b,s:i,s:o,s:o,s:s,s:o},s:{s:b,s:s,s:o,s:s},s:o}",
-	    "wave", (json_int_t)n, "state", wave_state_name(w.state), "pct",
-	    w.pct, "cutover", "pass", cpass, "min_clean", ev.p.min_clean,
-	    "window", dur, "off", ev.p.min_clean == 0, "message", cmsg,
-	    "objects", admin_evidence_sel_json(&ev, false, sel, nsel),
-	    "decommission", "pass", dpass, "min_clean", ev.p.decom_min_clean,
-	    "after", admin_time_json(w.flipped_ms), "signoff",
-	    admin_str_json(w.signoff), "message", dmsg, "objects",
-	    admin_evidence_sel_json(&ev, true, sel, nsel), "retire", "pass",
-	    rpass, "grace", grace, "grace_ends",
-	    w.state == WAVE_FROZEN ? json_string(ends) : json_null(), "message",
-	    rmsg, "triage", triage);
-	json_object_set_new(json_object_get(j, "decommission"), "stale_readers",
-	    stale != NULL ? stale : json_array());
-	json_object_set_new(json_object_get(j, "decommission"), "readers",
-	    smsg[0] != '\0' ? json_string(smsg) : json_null());
-	json_object_set_new(j, "objects_total", json_integer((json_int_t)ev.n));
-	if (limit > 0)
-		json_object_set_new(j, "next",
-		    more ? json_string(ev.names[sel[nsel - 1]]) : json_null());
-	free(sel);
+	order = admin_evidence_order(&ev);
+	if (after != NULL)
+		while (from < ev.n &&
+		    store_key_cmp(ev.keys[order[from]].key,
+			ev.keys[order[from]].len, after->key, after->len) <= 0)
+			from++;
+	nsel = ev.n - from;
+	if (limit > 0 && nsel > limit)
+		nsel = limit;
+	j = admin_elig_page_json(&h, &ev, order + from, nsel, limit,
+	    from + nsel < ev.n);
+	if (ahead != NULL && limit > 0 && from + nsel < ev.n)
+		admin_elig_ahead(&h, &ev, order, from + nsel, limit, ahead);
+	free(order);
+	json_decref(h.stale);
 	admin_evidence_clear(&ev);
 	return j;
+}
+
+/*
+ * The pages a child read ahead (admin_elig_ahead's), kept by the loop for
+ * ADMIN_ELIGIBLE_KEEP_MS while the store's sequence stays SEQ: the next
+ * page floectl asks for is answered from here, at once. One wave's.
+ */
+static struct admin_elig_kept {
+	const struct floe *f;
+	uint32_t wave;
+	uint32_t limit;
+	uint64_t seq;
+	int64_t at_ms;
+	unsigned char *buf; /* the pages, as admin_elig_ahead wrote them */
+	size_t len;
+	size_t off; /* the next page's */
+} admin_elig_kept;
+
+void
+admin_elig_keep(const struct floe *f, uint64_t seq, const void *buf, size_t len)
+{
+	struct admin_elig_kept *k = &admin_elig_kept;
+	uint32_t u[2];
+
+	free(k->buf);
+	memset(k, 0, sizeof(*k));
+	if (len < sizeof(u))
+		return;
+	memcpy(u, buf, sizeof(u));
+	k->f = f;
+	k->wave = u[0];
+	k->limit = u[1];
+	k->seq = seq;
+	k->at_ms = units_now_ms();
+	k->buf = xmalloc(len);
+	memcpy(k->buf, buf, len);
+	k->len = len;
+	k->off = sizeof(u);
+}
+
+/*
+ * Answer R (wave N, LIMIT, AFTER as the client wrote it) with the next
+ * page kept, if it is that one and still true. Whether it did.
+ */
+static bool
+admin_elig_kept_answer(struct admin_req *r, uint32_t n, size_t limit,
+    const char *after)
+{
+	struct admin_elig_kept *k = &admin_elig_kept;
+	uint32_t alen, blen;
+	char *body;
+
+	if (k->buf == NULL || k->f != r->f || k->wave != n ||
+	    k->limit != limit || r->f->store == NULL ||
+	    store_last_seq(r->f->store) != k->seq ||
+	    r->now_ms - k->at_ms > ADMIN_ELIGIBLE_KEEP_MS ||
+	    k->len - k->off < sizeof(alen))
+		return false;
+	memcpy(&alen, k->buf + k->off, sizeof(alen));
+	if (k->len - k->off - sizeof(alen) < (size_t)alen + sizeof(blen) ||
+	    strlen(after) != alen ||
+	    memcmp(k->buf + k->off + sizeof(alen), after, alen) != 0)
+		return false;
+	memcpy(&blen, k->buf + k->off + sizeof(alen) + alen, sizeof(blen));
+	if (k->len - k->off - sizeof(alen) - alen - sizeof(blen) < blen)
+		return false;
+	body = xmalloc((size_t)blen + 1);
+	memcpy(body, k->buf + k->off + sizeof(alen) + alen + sizeof(blen),
+	    blen);
+	body[blen] = '\0';
+	k->off += sizeof(alen) + alen + sizeof(blen) + blen;
+	if (k->off >= k->len)
+		admin_elig_keep(NULL, 0, NULL, 0);
+	free(r->reply->body);
+	r->reply->status = 200;
+	r->reply->content_type = ADMIN_CT_JSON;
+	r->reply->body = body;
+	r->reply->len = blen;
+	return true;
 }
 
 /*
@@ -466,6 +615,27 @@ admin_eligibility_wave(struct admin_req *r, uint32_t n, size_t limit,
 void
 admin_eligibility(struct admin_req *r)
 {
+	unsigned long wave, limit;
+	char *w = NULL, *l = NULL, *a = NULL, *end;
+	bool kept = false;
+
+	/* The next page of a wave read ahead: no child, no evidence read. */
+	if (admin_query_get(r, "wave", &w) == 1 &&
+	    admin_query_get(r, "limit", &l) == 1 &&
+	    admin_query_get(r, "after", &a) == 1) {
+		wave = strtoul(w, &end, 10);
+		if (*w != '\0' && *end == '\0' && wave <= UINT32_MAX) {
+			limit = strtoul(l, &end, 10);
+			kept = *l != '\0' && *end == '\0' &&
+			    admin_elig_kept_answer(r, (uint32_t)wave,
+				(size_t)limit, a);
+		}
+	}
+	free(w);
+	free(l);
+	free(a);
+	if (kept)
+		return;
 	/* The stale readers the child reads: what was noted until now. */
 	(void)inventory_flush(r->f->inv);
 	admin_job_read(r, admin_eligibility_run);
@@ -497,7 +667,7 @@ admin_eligibility_run(struct admin_req *r, struct evbuffer *alarms __unused)
 		}
 		free(v);
 		if ((one = admin_eligibility_wave(r, n, (size_t)limit,
-			 has_after ? &after : NULL)) == NULL) {
+			 has_after ? &after : NULL, r->ahead)) == NULL) {
 			json_decref(list);
 			return;
 		}
@@ -517,7 +687,7 @@ admin_eligibility_run(struct admin_req *r, struct evbuffer *alarms __unused)
 		}
 		for (i = 0; i < l.len; i++) {
 			if ((one = admin_eligibility_wave(r, l.v[i].n,
-				 (size_t)limit, NULL)) == NULL) {
+				 (size_t)limit, NULL, NULL)) == NULL) {
 				free(l.v);
 				json_decref(list);
 				return;

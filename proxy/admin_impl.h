@@ -24,6 +24,21 @@
 #define ADMIN_EVENTS_LIMIT 1000 /* default page of GET /events */
 #define ADMIN_EVENTS_MAX 10000 /* largest page a client may ask for */
 #define ADMIN_ELIGIBLE_MAX 100000 /* largest page of GET /eligibility */
+/* A read's answer larger than this is moved to its peer, not copied. */
+#define ADMIN_REPLY_MOVE (64 * 1024)
+/* The most rows of a page the loop builds itself (admin_rows_many). */
+#define ADMIN_LOOP_ROWS 1000
+/* What a read's answer holds, for admin_rows_many. */
+enum {
+	ADMIN_ROWS_NONE, /* little: always on the loop */
+	ADMIN_ROWS_PAGE, /* rows, a page of them by default */
+	ADMIN_ROWS_ALL, /* rows, every one of them by default */
+	ADMIN_ROWS_FILE, /* the rollback log's lines */
+};
+/* The pages of GET /eligibility one child reads ahead, in bytes at most. */
+#define ADMIN_ELIGIBLE_AHEAD (32u << 20)
+/* How long the loop answers with them while the store is unchanged. */
+#define ADMIN_ELIGIBLE_KEEP_MS (60 * 1000)
 #define ADMIN_JSON_FLAGS (JSON_COMPACT)
 #define ADMIN_CT_JSON "application/json"
 #define ADMIN_CT_METRICS "text/plain; version=0.0.4"
@@ -59,6 +74,19 @@ struct admin_req {
 	 * only once etcd took the change (admin_cluster.c). Owned.
 	 */
 	struct evbuffer *after;
+	/*
+	 * A worker's child wrote the rollback log's pending lines (an
+	 * operator's rollback): RLOG_E is how it went (0 or the errno), for
+	 * the loop's counters and events (admin_job.c).
+	 */
+	bool rlog_done;
+	int rlog_e;
+	/*
+	 * A read's child: the pages that follow the one answered, for the
+	 * loop to answer the next requests with (GET /eligibility); NULL on
+	 * the loop.
+	 */
+	struct evbuffer *ahead;
 };
 
 /* One wave as GET /waves sees it: its record and what points at it. */
@@ -172,9 +200,31 @@ void admin_job_read(struct admin_req *, admin_job_fn);
  * gate's evidence and makes the move in its own store.
  */
 void admin_job_change(struct admin_req *, admin_job_fn);
-/* admin_rlog.c: an operator's rollback line written off the loop. */
-bool admin_rlog_can_defer(const struct admin_req *);
-void admin_rlog_later(struct admin_req *, int status, json_t *answer);
+/* admin_job_read, for a handler of admin_dispatch's table. */
+void admin_job_read_cmd(struct admin_req *, void (*)(struct admin_req *));
+/*
+ * The same for an operator's rollback: the loop's rollback log is held
+ * (rlog_hold) while the child writes the lines pending, and told how it
+ * went once the child is done.
+ */
+void admin_job_rollback(struct admin_req *, admin_job_fn);
+/*
+ * admin_rlog.c: an operator's rollback and its log line. Whether R's
+ * rollback is made by the worker's child (its line is written there, off
+ * the loop). The line of wave N's rollback (FROM, REASON) is built from
+ * the store and kept pending in the rollback's txn (admin_rlog_line is a
+ * wave_line_fn on it); admin_rlog_write appends and fsyncs the pending
+ * lines where R runs and says how in the answer's "rollback_log".
+ */
+bool admin_rlog_offload(const struct admin_req *);
+struct admin_rlog_line {
+	json_t *line; /* without "from" yet */
+};
+void admin_rlog_line_init(struct admin_req *, uint32_t n, const char *reason,
+    struct admin_rlog_line *);
+char *admin_rlog_line(int from, void *arg);
+void admin_rlog_line_clear(struct admin_rlog_line *);
+json_t *admin_rlog_write(struct admin_req *);
 
 /* admin_cluster.c: changes through etcd in cluster mode. */
 bool admin_cluster_captures(const struct admin_req *);

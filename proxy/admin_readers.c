@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <jansson.h>
@@ -25,6 +26,7 @@
 #include "proxy/conf.h"
 #include "proxy/floe.h"
 #include "proxy/inventory.h"
+#include "proxy/worker.h"
 #include "routing/route.h"
 #include "routing/store.h"
 #include "routing/wave.h"
@@ -67,6 +69,8 @@ struct admin_rd_scan {
 	bool failed;
 };
 
+static void admin_readers_get_run(struct admin_req *, struct evbuffer *);
+static void admin_readers_forget_run(struct admin_req *, struct evbuffer *);
 static int admin_rd_collect_cb(const void *, size_t,
     const struct store_reader *, void *);
 static const struct store_reader *admin_rd_find(const struct admin_rd_scan *,
@@ -362,9 +366,21 @@ admin_readers_gate(struct admin_req *r, const struct admin_evidence *ev,
 	return mode == CONF_READERS_BLOCK ? 1 : 0;
 }
 
-/* GET /readers?object=X|wave=N[&limit=L]. */
+/*
+ * GET /readers?object=X|wave=N[&limit=L]: by wave, the ledger and the
+ * readers of every table of the wave are read: the worker's child does
+ * it, after what was noted until now is stored (a job before it).
+ */
 void
 admin_readers_get(struct admin_req *r)
+{
+	(void)inventory_flush(r->f->inv);
+	admin_job_read(r, admin_readers_get_run);
+}
+
+/* admin_readers_get's work, in the worker's child (or at once). */
+static void
+admin_readers_get_run(struct admin_req *r, struct evbuffer *alarms __unused)
 {
 	struct admin_evidence ev;
 	struct admin_rd_scan sc;
@@ -411,8 +427,6 @@ admin_readers_get(struct admin_req *r)
 	}
 	if (has_wave && admin_wave_state(r, n, &w, NULL) == -1)
 		goto out;
-	if (inventory_flush(r->f->inv) == -1)
-		log_debug("%s: the inventory could not be flushed", __func__);
 	admin_rd_scan_init(&sc, r, has_wave ? &w : NULL, true);
 	if (by_wave) {
 		if (admin_evidence(r, n, &w, &ev) == -1) {
@@ -506,9 +520,21 @@ admin_rd_excuse_publish(struct admin_req *r, const char *ident,
 	free(x.keys);
 }
 
-/* POST /readers/forget {"identity","object"}: excuse a stale reader. */
+/*
+ * POST /readers/forget {"identity","object"}: excuse a stale reader,
+ * once what was noted until now is stored (a job of the worker's child
+ * before this one, which the child makes too).
+ */
 void
 admin_readers_forget(struct admin_req *r)
+{
+	(void)inventory_flush(r->f->inv);
+	admin_job_change(r, admin_readers_forget_run);
+}
+
+/* admin_readers_forget's work, in the worker's child (or at once). */
+static void
+admin_readers_forget_run(struct admin_req *r, struct evbuffer *alarms __unused)
 {
 	static const char *const known[] = { "identity", "object", NULL };
 	const char *ident = NULL, *text = NULL;
@@ -535,8 +561,6 @@ admin_readers_forget(struct admin_req *r)
 		    text);
 		goto out;
 	}
-	if (inventory_flush(r->f->inv) == -1)
-		log_debug("%s: the inventory could not be flushed", __func__);
 	ev = json_pack("{s:s,s:s,s:o,s:s}", "type", "readers.forget",
 	    "identity", ident, "object",
 	    text != NULL ? json_string(text) : json_null(), "actor", r->actor);
@@ -634,6 +658,11 @@ static struct admin_stale_count {
 } * admin_stale_counts;
 static size_t admin_stale_ncounts;
 static int64_t admin_stale_at_ms;
+static bool admin_stale_running; /* a worker's child counts */
+
+static void admin_stale_recount(struct floe *, struct store *, int64_t);
+static void admin_stale_work(void *, struct evbuffer *);
+static void admin_stale_done(void *, struct evbuffer *, const char *);
 
 /* Count the stale readers of one moved wave (store_wave_cb). */
 static int
@@ -663,28 +692,78 @@ admin_stale_wave_cb(const struct store_wave *w, void *arg)
 	return 0;
 }
 
+/* Count them on ST, as of NOW (admin_stale_counts). */
+static void
+admin_stale_recount(struct floe *f, struct store *st, int64_t now)
+{
+	struct admin_req r;
+
+	memset(&r, 0, sizeof(r));
+	r.f = f;
+	r.st = st;
+	r.now_ms = now;
+	admin_stale_ncounts = 0;
+	(void)store_wave_foreach(st, admin_stale_wave_cb, &r);
+}
+
+/* In the worker's child: count, and send back the counts. */
+static void
+admin_stale_work(void *arg, struct evbuffer *out)
+{
+	struct floe *f = arg;
+	struct store *st;
+	char err[512];
+
+	if ((st = store_open(f->conf->state_dir, err, sizeof(err))) == NULL) {
+		log_warnx("%s: %s", __func__, err);
+		_exit(1);
+	}
+	admin_stale_recount(f, st, units_now_ms());
+	store_free(st);
+	evbuffer_add(out, admin_stale_counts,
+	    admin_stale_ncounts * sizeof(*admin_stale_counts));
+}
+
+/* On the loop: the child's counts are the ones shown now. */
+static void
+admin_stale_done(void *arg __unused, struct evbuffer *out, const char *status)
+{
+	size_t n = evbuffer_get_length(out) / sizeof(*admin_stale_counts);
+
+	admin_stale_running = false;
+	if (status != NULL)
+		return;
+	admin_stale_counts = xreallocarray(admin_stale_counts, n != 0 ? n : 1,
+	    sizeof(*admin_stale_counts));
+	evbuffer_remove(out, admin_stale_counts,
+	    n * sizeof(*admin_stale_counts));
+	admin_stale_ncounts = n;
+}
+
 /*
  * Count the moved waves' stale readers again if the last count is a
- * minute old: finding a wave's tables scans the routes.
+ * minute old: finding a wave's tables and reading their ledger and
+ * readers costs seconds on a large store, so the worker's child counts
+ * (after what was noted is stored: a job before it) while the loop shows
+ * the last counts; without a worker, the loop counts.
  */
 static void
 admin_stale_refresh(struct floe *f)
 {
-	struct admin_req r;
 	int64_t now = units_now_ms();
 
-	if (f->store == NULL ||
+	if (f->store == NULL || admin_stale_running ||
 	    (admin_stale_at_ms != 0 &&
 		now - admin_stale_at_ms < ADMIN_STALE_EVERY_MS))
 		return;
-	memset(&r, 0, sizeof(r));
-	r.f = f;
-	r.st = f->store;
-	r.now_ms = now;
-	(void)inventory_flush(f->inv);
-	admin_stale_ncounts = 0;
-	(void)store_wave_foreach(f->store, admin_stale_wave_cb, &r);
 	admin_stale_at_ms = now;
+	(void)inventory_flush(f->inv);
+	if (f->worker != NULL && f->cluster == NULL) {
+		admin_stale_running = true;
+		worker_run(f->worker, admin_stale_work, admin_stale_done, f);
+		return;
+	}
+	admin_stale_recount(f, f->store, now);
 }
 
 /* Wave N's stale readers as last counted (at most a minute old). */
@@ -732,4 +811,5 @@ admin_readers_metrics_free(void)
 	admin_stale_counts = NULL;
 	admin_stale_ncounts = 0;
 	admin_stale_at_ms = 0;
+	admin_stale_running = false;
 }

@@ -1,132 +1,161 @@
 /*
- * floe: admin_rlog.c -- an operator's rollback written to the rollback
- * log off the loop: its line is kept pending in the store (one LMDB txn,
- * as every rollback line is first), then the worker's child appends and
- * fsyncs the pending lines while the loop goes on serving engine
- * requests, and the answer, held meanwhile, says how that went. A
- * rollback is always in the log or pending in the store: a child that
- * dies leaves the line pending for the tick to write.
+ * floe: admin_rlog.c -- an operator's rollback line in the rollback log.
+ * The line is kept pending in the store in the rollback's own txn (one
+ * synced commit for both), then appended and fsynced before the answer
+ * says it is written. With a worker, all of it runs in the worker's
+ * child (admin_job_rollback): the loop reads no wave's objects, commits
+ * nothing and waits on no lock while engine requests wait. A rollback is
+ * always in the log or pending in the store: a child that dies leaves
+ * the line pending for the tick to write.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/buffer.h>
 #include <jansson.h>
 
 #include "lib/log.h"
-#include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "policy/rlog.h"
 #include "proxy/admin_impl.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
+#include "proxy/watch.h"
 #include "proxy/worker.h"
 #include "routing/store.h"
+#include "routing/wave.h"
 
-/* A rollback's answer, held while the child writes its line. */
-struct admin_rlog_hold {
+/* A retry of the lines pending, made by the worker's child. */
+struct admin_rlog_retry {
 	struct floe *f;
-	json_t *answer;
-	int status;
-	int64_t now_ms;
-	admin_later_cb later;
-	void *arg;
+	size_t before; /* lines pending when it started */
 };
 
-static void admin_rlog_work(void *, struct evbuffer *);
-static void admin_rlog_done(void *, struct evbuffer *, const char *);
+static void admin_rlog_retried(void *, int);
 
 /*
- * Whether R's rollback line can be written off the loop: a worker that
- * is idle (a line must not wait behind an import), a caller that takes
- * a later answer, and a store to keep the line pending in.
+ * Whether R's rollback can be made by the worker's child: a worker, a
+ * caller that takes a later answer, and no cluster (whose nodes write
+ * the line as they apply the rollback from etcd).
  */
 bool
-admin_rlog_can_defer(const struct admin_req *r)
+admin_rlog_offload(const struct admin_req *r)
 {
 	return r->f->worker != NULL && r->later_cb != NULL &&
-	    r->f->cluster == NULL && r->f->store != NULL &&
-	    worker_pending(r->f->worker) == 0;
+	    r->f->cluster == NULL && r->f->store != NULL;
+}
+
+/* The line of wave N's rollback by R's operator, but for its "from". */
+void
+admin_rlog_line_init(struct admin_req *r, uint32_t n, const char *reason,
+    struct admin_rlog_line *l)
+{
+	struct rlog_entry e = { .wave = n,
+		.from = "",
+		.trigger = "operator",
+		.actor = r->actor,
+		.reason = reason };
+
+	l->line = rlog_line(&e, r->st, r->now_ms);
+}
+
+/* wave_line_fn: the line, with the state the rollback left. */
+char *
+admin_rlog_line(int from, void *arg)
+{
+	struct admin_rlog_line *l = arg;
+
+	if (l->line == NULL ||
+	    json_object_set_new(l->line, "from",
+		json_string(wave_state_name(from))) == -1)
+		return NULL;
+	return json_dumps(l->line, JSON_COMPACT | JSON_PRESERVE_ORDER);
+}
+
+void
+admin_rlog_line_clear(struct admin_rlog_line *l)
+{
+	json_decref(l->line);
+	l->line = NULL;
 }
 
 /*
- * Answer R with ANSWER (taken; STATUS) once the child has written the
- * pending lines of the rollback log, with "rollback_log" saying how.
+ * Append and fsync the lines pending: in a worker's child with its own
+ * store (the loop's log is held meanwhile, and told through
+ * R->rlog_e), else on the loop. What the answer says of the line.
  */
-void
-admin_rlog_later(struct admin_req *r, int status, json_t *answer)
+json_t *
+admin_rlog_write(struct admin_req *r)
 {
-	struct admin_rlog_hold *h;
-
-	h = xcalloc(1, sizeof(*h));
-	h->f = r->f;
-	h->answer = answer;
-	h->status = status;
-	h->now_ms = r->now_ms;
-	h->later = r->later_cb;
-	h->arg = r->later_arg;
-	r->later = true;
-	rlog_hold(r->f->rlog);
-	worker_run(r->f->worker, admin_rlog_work, admin_rlog_done, h);
-}
-
-/* In the child: write the pending lines; send back 0 or the errno. */
-static void
-admin_rlog_work(void *arg, struct evbuffer *out)
-{
-	struct admin_rlog_hold *h = arg;
-	struct store *st;
-	char err[512];
-	int32_t e;
-
-	if ((st = store_open(h->f->conf->state_dir, err, sizeof(err))) ==
-	    NULL) {
-		log_warnx("%s: %s", __func__, err);
-		e = EIO;
-	} else {
-		e = rlog_flush_path(h->f->conf->rollback_log, st, h->now_ms);
-		store_free(st);
-	}
-	evbuffer_add(out, &e, sizeof(e));
-}
-
-/* On the loop: the child is done; answer with how the line went. */
-static void
-admin_rlog_done(void *arg, struct evbuffer *out, const char *status)
-{
-	struct admin_rlog_hold *h = arg;
-	struct admin_reply rep;
 	struct rlog_stats rs;
-	json_t *logged;
-	int32_t e = EIO;
-	char *s;
+	size_t pending = 0;
+	int e = 0;
 
-	if (status != NULL ||
-	    evbuffer_remove(out, &e, sizeof(e)) != (int)sizeof(e))
-		log_warnx("%s: the process writing the rollback log %s; "
-			  "the line stays pending",
-		    __func__, status != NULL ? status : "gave no answer");
-	rlog_flushed(h->f->rlog, e, units_now_ms());
-	rlog_stats(h->f->rlog, &rs);
+	if (r->st != r->f->store) {
+		e = rlog_flush_path(r->f->conf->rollback_log, r->st, r->now_ms);
+		r->rlog_done = true;
+		r->rlog_e = e;
+		if (store_rlog_count(r->st, &pending) != STORE_OK)
+			pending = 1;
+	} else {
+		if (rlog_flush(r->f->rlog, r->now_ms) == -1)
+			e = errno != 0 ? errno : EIO;
+		rlog_stats(r->f->rlog, &rs);
+		pending = rs.pending;
+	}
 	if (e != 0)
-		log_warn("%s: the rollback log line could not be written "
-			 "(kept in the flag store; retried every second): %s",
-		    __func__, log_strerror(e));
-	logged = json_pack("{s:b, s:b, s:s?}", "written",
-	    e == 0 && rs.pending == 0, "pending", rs.pending > 0, "error",
-	    e != 0 ? log_strerror(e) : NULL);
-	(void)json_object_set_new(h->answer, "rollback_log", logged);
-	s = json_dumps(h->answer, ADMIN_JSON_FLAGS);
-	json_decref(h->answer);
-	if (s == NULL)
-		fatalx("%s: out of memory", __func__);
-	memset(&rep, 0, sizeof(rep));
-	rep.status = h->status;
-	rep.content_type = ADMIN_CT_JSON;
-	rep.body = s;
-	rep.len = strlen(s);
-	h->later(&rep, h->arg);
-	free(h);
+		log_warnx("%s: the rollback log line could not be written%s: "
+			  "%s",
+		    __func__,
+		    pending > 0 ?
+			" (kept in the flag store; retried every second)" :
+			"",
+		    log_strerror(e));
+	return json_pack("{s:b, s:b, s:s?}", "written", e == 0 && pending == 0,
+	    "pending", pending > 0, "error", e != 0 ? log_strerror(e) : NULL);
+}
+
+/*
+ * The tick, with BEFORE lines pending: whether their retry is the
+ * worker's (started now, or left for a later tick while the worker is
+ * busy: its job may hold the store's writer lock). false: the loop
+ * writes them itself (no worker, or cluster mode).
+ */
+bool
+admin_rlog_retry(struct floe *f, size_t before)
+{
+	struct admin_rlog_retry *t;
+
+	if (f->worker == NULL || f->cluster != NULL || f->store == NULL)
+		return false;
+	if (worker_pending(f->worker) > 0)
+		return true;
+	t = xcalloc(1, sizeof(*t));
+	t->f = f;
+	t->before = before;
+	if (!watch_rlog_write(f, admin_rlog_retried, t)) {
+		free(t);
+		return false;
+	}
+	return true;
+}
+
+/* The child is done: a word when the lines landed. */
+static void
+admin_rlog_retried(void *arg, int e)
+{
+	struct admin_rlog_retry *t = arg;
+	struct rlog_stats rs;
+
+	rlog_stats(t->f->rlog, &rs);
+	if (e == 0)
+		log_info("rollback log %s: %zu pending line%s written",
+		    t->f->conf->rollback_log, t->before,
+		    t->before == 1 ? "" : "s");
+	else if (e > 0 && rs.pending > 0)
+		log_debug("rollback log %s: %zu line%s still pending: %s",
+		    t->f->conf->rollback_log, rs.pending,
+		    rs.pending == 1 ? "" : "s", log_strerror(e));
+	free(t);
 }

@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <jansson.h>
 
 #include "lib/compat.h"
 #include "lib/log.h"
+#include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/admin_impl.h"
 #include "routing/route.h"
@@ -24,11 +26,17 @@
 #define ADMIN_IMPORT_BLOCK (1 << 20) /* bytes of one block of import keys */
 #define ADMIN_ROUTES_MAX 100000 /* the largest page of GET /routes */
 
-/* A page of GET /routes being gathered. */
+/*
+ * A page of GET /routes being written: JSON text straight into OUT (a
+ * page is built on the loop; jansson's objects cost it three times as
+ * much), its last object's text form in LAST.
+ */
 struct admin_routes_page {
-	json_t *list;
+	struct evbuffer *out;
+	size_t n;
 	size_t limit; /* 0: no limit */
 	bool more; /* a route past the limit exists */
+	char last[STORE_KEY_MAX * 3 + 8];
 };
 
 /*
@@ -55,6 +63,7 @@ static json_t *admin_route_json(const struct route_obj *,
     const struct store_route *);
 static int admin_routes_list_cb(const void *, size_t,
     const struct store_route *, void *);
+static void admin_json_str(struct evbuffer *, const char *);
 static bool admin_guard_check(const struct route_obj *, bool, uint32_t, int,
     bool, uint32_t, int, char *, size_t);
 static int admin_route_guard(struct admin_req *, const struct route_obj *,
@@ -90,9 +99,31 @@ admin_route_json(const struct route_obj *obj, const struct store_route *rt)
 	    (json_int_t)rt->wave, "since", admin_time_json(rt->since_ms));
 }
 
+/* S as a JSON string into OUT. */
+static void
+admin_json_str(struct evbuffer *out, const char *s)
+{
+	const char *p;
+	char esc[8];
+
+	evbuffer_add(out, "\"", 1);
+	for (p = s; *p != '\0'; p++) {
+		/* A route's text form is ASCII: escape what JSON must. */
+		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20) {
+			evbuffer_add(out, s, (size_t)(p - s));
+			snprintf(esc, sizeof(esc), "\\u%04x",
+			    (unsigned char)*p);
+			evbuffer_add(out, esc, 6);
+			s = p + 1;
+		}
+	}
+	evbuffer_add(out, s, (size_t)(p - s));
+	evbuffer_add(out, "\"", 1);
+}
+
 /*
- * Append one route to the page; past its limit, only note that there
- * are more and stop.
+ * Append one route to the page, {object, wave, since} (admin_route_json's
+ * fields); past its limit, only note that there are more and stop.
  */
 static int
 admin_routes_list_cb(const void *key, size_t keylen,
@@ -100,17 +131,30 @@ admin_routes_list_cb(const void *key, size_t keylen,
 {
 	struct admin_routes_page *pg = arg;
 	struct route_obj obj;
+	char ts[40];
 
 	if (route_obj_from_key(key, keylen, &obj) == -1) {
 		log_warnx("%s: skipping a malformed route key (%zu bytes)",
 		    __func__, keylen);
 		return 0;
 	}
-	if (pg->limit > 0 && json_array_size(pg->list) == pg->limit) {
+	if (pg->limit > 0 && pg->n == pg->limit) {
 		pg->more = true;
 		return 1;
 	}
-	return json_array_append_new(pg->list, admin_route_json(&obj, rt));
+	route_obj_format(&obj, pg->last, sizeof(pg->last));
+	evbuffer_add(pg->out,
+	    pg->n > 0 ? ",{\"object\":" : "{\"object\":", pg->n > 0 ? 11 : 10);
+	admin_json_str(pg->out, pg->last);
+	if (rt->since_ms != 0) {
+		units_time_format(rt->since_ms, ts, sizeof(ts));
+		evbuffer_add_printf(pg->out, ",\"wave\":%u,\"since\":\"%s\"}",
+		    rt->wave, ts);
+	} else
+		evbuffer_add_printf(pg->out, ",\"wave\":%u,\"since\":null}",
+		    rt->wave);
+	pg->n++;
+	return 0;
 }
 
 /*
@@ -124,8 +168,8 @@ admin_routes_get(struct admin_req *r)
 	struct admin_routes_page pg;
 	struct route_obj after;
 	unsigned long long limit = 0;
-	json_t *last, *next;
 	bool has_after;
+	size_t len;
 
 	if (admin_query_uint(r, "limit", 1, ADMIN_ROUTES_MAX, NULL, &limit) ==
 	    -1)
@@ -134,19 +178,31 @@ admin_routes_get(struct admin_req *r)
 		return;
 	memset(&pg, 0, sizeof(pg));
 	pg.limit = (size_t)limit;
-	pg.list = json_array();
+	if ((pg.out = evbuffer_new()) == NULL)
+		fatalx("%s: out of memory", __func__);
+	evbuffer_add(pg.out, "{\"routes\":[", 11);
 	if (store_route_foreach_after(r->st, has_after ? after.key : NULL,
 		has_after ? after.len : 0, admin_routes_list_cb, &pg) < 0) {
-		json_decref(pg.list);
+		evbuffer_free(pg.out);
 		log_warnx("%s: listing routes failed: store error", __func__);
 		admin_error(r, 500, "store error listing routes");
 		return;
 	}
-	last = json_array_get(pg.list, json_array_size(pg.list) - 1);
-	next = pg.more ? json_incref(json_object_get(last, "object")) :
-			 json_null();
-	admin_reply_json(r, 200,
-	    json_pack("{s:o,s:o}", "routes", pg.list, "next", next));
+	evbuffer_add(pg.out, "],\"next\":", 9);
+	if (pg.more)
+		admin_json_str(pg.out, pg.last);
+	else
+		evbuffer_add(pg.out, "null", 4);
+	evbuffer_add(pg.out, "}", 1);
+	len = evbuffer_get_length(pg.out);
+	free(r->reply->body);
+	r->reply->status = 200;
+	r->reply->content_type = ADMIN_CT_JSON;
+	r->reply->body = xmalloc(len + 1);
+	evbuffer_remove(pg.out, r->reply->body, len);
+	r->reply->body[len] = '\0';
+	r->reply->len = len;
+	evbuffer_free(pg.out);
 }
 
 /*

@@ -56,6 +56,7 @@ static void admin_sock_later(struct admin_reply *, void *);
 static void admin_sock_reply(struct server_conn *, const struct admin_reply *);
 static void admin_sock_held_gone(void *);
 static void admin_sock_release(struct admin_sock *);
+static void admin_sock_idle(void *);
 static void admin_sock_run(struct admin_sock *, struct server_conn *,
     struct h1_msg *);
 static void admin_sock_reload(struct admin_sock *, struct server_conn *,
@@ -73,7 +74,21 @@ admin_sock_new(struct floe *f)
 	stats_add_status(&f->stats, "store", admin_store_status_cb, f);
 	stats_add_status(&f->stats, "waves", admin_waves_status_cb, f);
 	stats_add_metrics(&f->stats, admin_readers_metrics_cb, f);
+	/*
+	 * Not only imports keep the worker busy (the reader inventory's
+	 * flushes, the rollback log's retries): the changes held go on when
+	 * its last job is done, whichever it was.
+	 */
+	if (f->worker != NULL)
+		worker_on_idle(f->worker, admin_sock_idle, as);
 	return as;
+}
+
+/* worker_idle_fn: serve the changes held behind the worker's jobs. */
+static void
+admin_sock_idle(void *arg)
+{
+	admin_sock_release(arg);
 }
 
 void
@@ -84,7 +99,10 @@ admin_sock_free(struct admin_sock *as)
 	if (as == NULL)
 		return;
 	stats_remove(&as->f->stats, as);
+	if (as->f->worker != NULL)
+		worker_on_idle(as->f->worker, NULL, NULL);
 	admin_readers_metrics_free();
+	admin_elig_keep(NULL, 0, NULL, 0);
 	/* Freed before its server: the changes held go unanswered. */
 	while ((h = TAILQ_FIRST(&as->held)) != NULL) {
 		TAILQ_REMOVE(&as->held, h, entry);
@@ -121,11 +139,15 @@ admin_sock_status_cb(void *arg)
 	struct admin_sock_held *h;
 	struct worker *wk = as->f->worker;
 	json_int_t held = 0;
+	uint64_t forks, avg, max;
 
 	TAILQ_FOREACH(h, &as->held, entry)
 		held++;
-	return json_pack("{s:I, s:I}", "imports",
-	    (json_int_t)worker_pending(wk), "changes_waiting", held);
+	max = worker_fork_us_max(wk, &forks, &avg);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I}", "imports",
+	    (json_int_t)worker_pending(wk), "changes_waiting", held, "forks",
+	    (json_int_t)forks, "fork_avg_us", (json_int_t)avg, "fork_max_us",
+	    (json_int_t)max);
 }
 
 /* The peer of an import went away: the import goes on, unanswered. */
@@ -145,6 +167,14 @@ admin_sock_reply(struct server_conn *conn, const struct admin_reply *rep)
 	char hdr[192];
 	int n;
 
+	if (rep->buf != NULL) {
+		n = snprintf(hdr, sizeof(hdr), "Content-Type: %s\r\n",
+		    rep->content_type != NULL ? rep->content_type :
+						"application/json");
+		server_reply(conn, rep->status, hdr, n, rep->buf,
+		    evbuffer_get_length(rep->buf));
+		return;
+	}
 	if (rep->allow[0] == '\0') {
 		server_reply_mem(conn, rep->status,
 		    rep->content_type != NULL ? rep->content_type :
@@ -172,6 +202,8 @@ admin_sock_later(struct admin_reply *rep, void *arg)
 	if (w->conn != NULL)
 		admin_sock_reply(w->conn, rep);
 	free(rep->body);
+	if (rep->buf != NULL)
+		evbuffer_free(rep->buf);
 	free(w);
 	admin_sock_release(as);
 }

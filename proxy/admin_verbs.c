@@ -51,8 +51,10 @@ static void admin_move_clear(struct admin_move *);
 static int admin_flip_pct(struct admin_req *, json_t *, int, json_int_t *);
 static int admin_set_overrides(struct admin_req *, json_t *,
     struct wave_overrides *);
-static json_t *admin_rollback_logged(struct admin_req *, uint32_t, int,
-    const char *, int, const char *, bool *);
+static json_t *admin_rollback_logged(struct admin_req *, uint32_t, int, int,
+    const char *);
+static void admin_wave_rollback_run(struct admin_req *, struct evbuffer *);
+static void admin_wave_rollback_now(struct admin_req *);
 static void admin_move_dry(struct admin_req *, struct admin_move *,
     const struct wave_try *, const char *);
 static int admin_freeze_readers(struct admin_req *, struct admin_move *, char *,
@@ -365,22 +367,16 @@ out:
 /*
  * An operator's rollback of wave N from FROM ended RC (MSG says how): the
  * one log line saying so (wave.c leaves it to the caller) and, done, its
- * line in the rollback log, like a trigger's. Returns what the answer
- * says of the line ({"written","pending","error"}), or NULL when there
- * was no rollback.
+ * line in the rollback log, like a trigger's: pending in the store since
+ * the rollback's own commit, appended and fsynced now. Returns what the
+ * answer says of the line ({"written","pending","error"}), or NULL when
+ * there was no rollback.
  */
 static json_t *
-admin_rollback_logged(struct admin_req *r, uint32_t n, int from,
-    const char *reason, int rc, const char *msg, bool *deferred)
+admin_rollback_logged(struct admin_req *r, uint32_t n, int from, int rc,
+    const char *msg)
 {
-	struct rlog_entry e = { .wave = n,
-		.from = wave_state_name(from),
-		.trigger = "operator",
-		.actor = r->actor,
-		.reason = reason };
-	json_t *line;
-	bool pending;
-	int wrc, err = 0;
+	json_t *logged;
 
 	if (rc == WAVE_REFUSED) {
 		log_info("wave %u: rollback refused (%s): %s", n, r->actor,
@@ -398,40 +394,43 @@ admin_rollback_logged(struct admin_req *r, uint32_t n, int from,
 	if (r->f->cluster != NULL)
 		return json_pack("{s:b, s:b, s:s}", "written", true, "pending",
 		    false, "by", "cluster");
-	line = rlog_line(&e, r->st, r->now_ms);
-	/* Pending in the store now; appended and fsynced by the worker. */
-	if (admin_rlog_can_defer(r) &&
-	    rlog_put_pending(r->f->rlog, line) == 0) {
-		json_decref(line);
-		log_info("wave %u rolled back from %s by %s (operator)", n,
-		    e.from, r->actor);
-		*deferred = true;
-		return NULL;
-	}
-	if ((wrc = rlog_append(r->f->rlog, line, r->now_ms, &pending)) == -1) {
-		err = errno;
-		log_warn("%s: wave %u: the rollback log line could not be "
-			 "written%s",
-		    __func__, n,
-		    pending ?
-			" (kept in the flag store; retried every second)" :
-			"");
-	}
-	json_decref(line);
-	log_info("wave %u rolled back from %s by %s (operator)", n, e.from,
-	    r->actor);
-	return json_pack("{s:b, s:b, s:s?}", "written", wrc == 0, "pending",
-	    pending, "error", err != 0 ? log_strerror(err) : NULL);
+	logged = admin_rlog_write(r);
+	log_info("wave %u rolled back from %s by %s (operator)", n,
+	    wave_state_name(from), r->actor);
+	return logged;
 }
 
-/* POST /waves/{n}/rollback {"reason","force_stale"}: back to the warehouse. */
+/*
+ * POST /waves/{n}/rollback {"reason","force_stale"}: back to the
+ * warehouse. With a worker, its child makes it and writes the log line
+ * (admin_job_rollback): the line names every table of the wave, read
+ * from the store, and is fsynced before the answer.
+ */
 void
 admin_wave_rollback(struct admin_req *r)
 {
+	if (admin_rlog_offload(r))
+		admin_job_rollback(r, admin_wave_rollback_run);
+	else
+		admin_wave_rollback_now(r);
+}
+
+/* admin_wave_rollback's work, in the worker's child. */
+static void
+admin_wave_rollback_run(struct admin_req *r, struct evbuffer *alarms __unused)
+{
+	admin_wave_rollback_now(r);
+}
+
+/* The rollback itself, here or in the worker's child. */
+static void
+admin_wave_rollback_now(struct admin_req *r)
+{
 	static const char *const known[] = { "reason", "force_stale", NULL };
 	struct admin_move m;
+	struct admin_rlog_line line = { NULL };
 	const char *reason = NULL;
-	bool force_stale = false, deferred = false;
+	bool force_stale = false;
 	json_t *j, *logged;
 	int rc;
 
@@ -440,13 +439,19 @@ admin_wave_rollback(struct admin_req *r)
 	    admin_body_bool(r, m.body, "force_stale", &force_stale) == -1 ||
 	    admin_move_load(r, &m, false, false) == -1)
 		goto out;
-	rc = wave_rollback(r->st, m.n, r->actor, reason, force_stale, r->now_ms,
-	    m.msg, sizeof(m.msg));
-	logged = admin_rollback_logged(r, m.n, m.before.state, reason, rc,
-	    m.msg, &deferred);
-	if ((j = admin_move_end(r, &m, rc)) != NULL && deferred)
-		admin_rlog_later(r, 200, j);
-	else if (j != NULL) {
+	if (r->f->cluster != NULL)
+		rc = wave_rollback(r->st, m.n, r->actor, reason, force_stale,
+		    r->now_ms, m.msg, sizeof(m.msg));
+	else {
+		/* Pending in the store with the rollback: one commit. */
+		admin_rlog_line_init(r, m.n, reason, &line);
+		rc = wave_rollback_line(r->st, m.n, NULL, r->actor, reason,
+		    force_stale, r->now_ms, admin_rlog_line, &line, m.msg,
+		    sizeof(m.msg));
+		admin_rlog_line_clear(&line);
+	}
+	logged = admin_rollback_logged(r, m.n, m.before.state, rc, m.msg);
+	if ((j = admin_move_end(r, &m, rc)) != NULL) {
 		if (logged != NULL)
 			json_object_set(j, "rollback_log", logged);
 		admin_reply_json(r, 200, j);

@@ -19,6 +19,7 @@
 #include "lib/xmalloc.h"
 #include "policy/readers.h"
 #include "proxy/cluster.h"
+#include "proxy/conf.h"
 #include "proxy/floe.h"
 #include "proxy/inventory.h"
 #include "proxy/stats.h"
@@ -54,6 +55,22 @@ static void inventory_prune(struct inventory *, int64_t);
 static int inventory_flush_some(struct inventory *, size_t);
 static void inventory_soon(struct inventory *);
 static int inventory_to_master(struct inventory *);
+static bool inventory_offload(const struct inventory *);
+static void inventory_flush_later(struct inventory *);
+static void inventory_job_work(void *, struct evbuffer *);
+static void inventory_job_done(void *, struct evbuffer *, const char *);
+static int inventory_store(struct inventory *, struct store *,
+    struct readers_item *, size_t, size_t *);
+
+/*
+ * A flush made by the worker's child: the sightings taken from the table
+ * (given back if the child cannot store them).
+ */
+struct inventory_job {
+	struct inventory *inv;
+	struct readers_item *items;
+	size_t n;
+};
 
 /* The memory held: the table and the two flush buffers. */
 size_t
@@ -94,7 +111,9 @@ inventory_free(struct inventory *inv)
 {
 	if (inv == NULL)
 		return;
-	if (readers_dirty(inv->t) > 0 && inventory_flush(inv) == -1)
+	/* The worker is gone: its jobs gave back what they held. */
+	if (readers_dirty(inv->t) > 0 &&
+	    inventory_flush_some(inv, SIZE_MAX) == -1)
 		log_warnx("%s: %zu reader records could not be stored",
 		    __func__, readers_dirty(inv->t));
 	stats_remove(&inv->f->stats, inv);
@@ -133,6 +152,10 @@ inventory_in_cmp(const void *a, const void *b)
 int
 inventory_flush(struct inventory *inv)
 {
+	if (inv != NULL && inventory_offload(inv)) {
+		inventory_flush_later(inv);
+		return 0;
+	}
 	/* A master: what its workers queued first (it all goes to the store).
 	 */
 	if (inv != NULL && inv->f->workers != NULL && inv->f->wslot == NULL)
@@ -172,6 +195,117 @@ inventory_flush_some(struct inventory *inv, size_t max)
 	}
 	inv->last_flush_ms = units_now_ms();
 	return 0;
+}
+
+/*
+ * Whether the flushes are the worker's child's: a write txn begun on the
+ * loop would hold every engine request while another process holds the
+ * store's writer lock (an import's child, a tool), and a synced commit
+ * costs the loop milliseconds. Not in cluster mode (the loop publishes
+ * what it stores) nor with workers = N (the loop reads their rings).
+ */
+static bool
+inventory_offload(const struct inventory *inv)
+{
+	const struct floe *f = inv->f;
+
+	return f->worker != NULL && f->store != NULL && f->cluster == NULL &&
+	    f->workers == NULL && f->wslot == NULL;
+}
+
+/*
+ * Hand everything noted to a job of the worker's child. Jobs run in the
+ * order queued: an admin job queued after this one reads what it stored.
+ */
+static void
+inventory_flush_later(struct inventory *inv)
+{
+	struct inventory_job *j = xcalloc(1, sizeof(*j));
+	size_t cap = 0, k;
+
+	j->inv = inv;
+	do {
+		if (cap - j->n < INVENTORY_BATCH) {
+			cap += INVENTORY_BATCH;
+			j->items =
+			    xreallocarray(j->items, cap, sizeof(*j->items));
+		}
+		k = readers_take(inv->t, j->items + j->n, INVENTORY_BATCH);
+		j->n += k;
+	} while (k > 0);
+	if (j->n == 0) {
+		free(j->items);
+		free(j);
+		inv->last_flush_ms = units_now_ms();
+		return;
+	}
+	worker_run(inv->f->worker, inventory_job_work, inventory_job_done, j);
+}
+
+/*
+ * ITEMS (N of them) into ST, INVENTORY_BATCH per synced txn; how many
+ * were stored into *DONE. 0, or -1 when a txn failed.
+ */
+static int
+inventory_store(struct inventory *inv, struct store *st,
+    struct readers_item *items, size_t n, size_t *done)
+{
+	size_t i, k;
+
+	for (*done = 0; *done < n; *done += k) {
+		k = n - *done < INVENTORY_BATCH ? n - *done : INVENTORY_BATCH;
+		for (i = 0; i < k; i++) {
+			inv->in[i].key = items[*done + i].key;
+			inv->in[i].keylen = items[*done + i].keylen;
+			inv->in[i].r = items[*done + i].r;
+		}
+		qsort(inv->in, k, sizeof(*inv->in), inventory_in_cmp);
+		if (store_readers_add(st, inv->in, k) != STORE_OK)
+			return -1;
+	}
+	return 0;
+}
+
+/* In the child: store the sightings; send back how many were stored. */
+static void
+inventory_job_work(void *arg, struct evbuffer *out)
+{
+	struct inventory_job *j = arg;
+	struct store *st;
+	char err[512];
+	uint64_t n = 0;
+	size_t done = 0;
+
+	if ((st = store_open(j->inv->f->conf->state_dir, err, sizeof(err))) ==
+	    NULL)
+		log_warnx("%s: %s", __func__, err);
+	else {
+		(void)inventory_store(j->inv, st, j->items, j->n, &done);
+		store_free(st);
+		n = done;
+	}
+	evbuffer_add(out, &n, sizeof(n));
+}
+
+/* On the loop: what the child could not store waits for the next flush. */
+static void
+inventory_job_done(void *arg, struct evbuffer *out, const char *status)
+{
+	struct inventory_job *j = arg;
+	struct inventory *inv = j->inv;
+	uint64_t n = 0;
+
+	if (status != NULL ||
+	    evbuffer_remove(out, &n, sizeof(n)) != (int)sizeof(n) || n > j->n)
+		n = 0;
+	if (n < j->n) {
+		readers_give_back(inv->t, j->items + n, j->n - n);
+		inv->failures++;
+	}
+	inv->flushed += n;
+	inv->last_flush_ms = units_now_ms();
+	free(j->items);
+	free(j);
 }
 
 /*
@@ -287,6 +421,10 @@ inventory_soon_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 	inv->soon_pending = false;
 	if (inventory_store_busy(inv))
 		return;
+	if (inventory_offload(inv)) {
+		inventory_flush_later(inv);
+		return;
+	}
 	if (inventory_flush_some(inv, 1) == 0 &&
 	    readers_dirty(inv->t) >= READERS_CAP / 4)
 		inventory_soon(inv);

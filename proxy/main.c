@@ -33,6 +33,7 @@
 #include "lib/version.h"
 #include "lib/xmalloc.h"
 #include "cache/cache.h"
+#include "proxy/admin.h"
 #include "proxy/admin_sock.h"
 #include "proxy/catalog.h"
 #include "proxy/cluster.h"
@@ -898,6 +899,9 @@ floe_rlog_flush(struct floe *f)
 	if (rs.pending == 0 || f->store == NULL)
 		return;
 	before = rs.pending;
+	/* A write txn and an fsync: not on the loop when a child can. */
+	if (admin_rlog_retry(f, before))
+		return;
 	if (rlog_flush(f->rlog, units_now_ms()) == 0) {
 		log_info("rollback log %s: %zu pending line%s written",
 		    f->conf->rollback_log, before, before == 1 ? "" : "s");

@@ -41,6 +41,8 @@
  * SERVER_CONN_BUDGET), the peak since the last look, and the budget.
  */
 static size_t server_held, server_held_peak, server_budget = SIZE_MAX;
+/* A connection of a server not budgeted that held this much, sent. */
+#define SERVER_TRIM_HINT (4u << 20)
 
 static void server_accept_cb(struct evconnlistener *, evutil_socket_t,
     struct sockaddr *, int, void *);
@@ -747,7 +749,9 @@ server_account(struct server_conn *c)
 		server_held += n - c->held;
 		if (server_held > server_held_peak)
 			server_held_peak = server_held;
-	}
+	} else if (c->held >= SERVER_TRIM_HINT && n < c->held / 4)
+		/* A large admin answer is gone: its heap is worth a trim. */
+		server_held_hint(c->held);
 	c->held = n;
 }
 
@@ -767,6 +771,13 @@ size_t
 server_held_bytes(void)
 {
 	return server_held;
+}
+
+void
+server_held_hint(size_t bytes)
+{
+	if (server_held + bytes > server_held_peak)
+		server_held_peak = server_held + bytes;
 }
 
 size_t

@@ -82,6 +82,12 @@ void server_set_budget(size_t max);
 bool server_over_budget(void);
 size_t server_held_bytes(void);
 size_t server_held_peak_take(void);
+/*
+ * BYTES held by a connection of a server not budgeted (a large admin
+ * answer) are sent: count them in the peak as if they had been held, so
+ * that the heap they leave behind is trimmed (server_account calls it).
+ */
+void server_held_hint(size_t bytes);
 /* The bound TCP port (for listen ports chosen by the kernel). */
 int server_port(const struct server *);
 /*

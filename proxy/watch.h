@@ -5,8 +5,9 @@
  * catalogs for the current snapshots of the objects of moved waves every
  * freshness_interval (freshness lag and the metadata count check), runs
  * the reconcile trigger on ledger records as they are committed, and when
- * a trigger fires moves the wave back (wave_rollback, then
- * rlog_write) and pages the webhook, retrying off the critical
+ * a trigger fires moves the wave back (wave_rollback; its rollback log
+ * line kept pending, then written by the worker's child when it is idle:
+ * watch_rlog_write) and pages the webhook, retrying off the critical
  * path. Owns the counter table, its timers, its fetch requests and the
  * pages in flight. Loop thread only.
  */
@@ -26,6 +27,14 @@ struct store_wave;
 struct wave_baseline;
 typedef struct json_t json_t;
 
+/*
+ * Write the rollback log's pending lines in a child of F's worker, when
+ * it is idle: the loop's log is held meanwhile, and DONE(ARG, E) runs on
+ * the loop once the child is gone, E 0 or the errno of the failure (-1:
+ * no outcome; the lines stay pending for the tick). false, and nothing
+ * started, when there is no worker (or a cluster), or it is busy.
+ */
+bool watch_rlog_write(struct floe *, void (*done)(void *arg, int e), void *arg);
 /* Start watching for F (its base, conf, store and fetch must exist). */
 struct watch *watch_new(struct floe *);
 /* Cancel timers, polls and pages in flight, and free. Accepts NULL. */

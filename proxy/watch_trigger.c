@@ -8,12 +8,14 @@
  * rollback log line (fsynced) and says so in one log line, then pages; a
  * frozen wave is paged about only.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 #include <jansson.h>
 
@@ -28,11 +30,15 @@
 #include "proxy/floe.h"
 #include "proxy/watch.h"
 #include "proxy/watch_impl.h"
+#include "proxy/worker.h"
 #include "routing/ledger.h"
 #include "routing/route.h"
 #include "routing/store.h"
 #include "routing/wave.h"
 
+static void watch_rlog_work(void *, struct evbuffer *);
+static void watch_rlog_done(void *, struct evbuffer *, const char *);
+static void watch_rlog_paged(void *, int);
 static void watch_count_record(struct watch *, struct watch_obj *);
 static void watch_fired_add(struct watch *, uint32_t, const char *,
     enum trigger_kind, json_t *, json_t *, const char *);
@@ -268,6 +274,98 @@ watch_rollback_done(int status, const char *msg, void *arg)
 	free(x);
 }
 
+/* watch_rlog_write's job. */
+struct watch_rlog_job {
+	struct floe *f;
+	int64_t now_ms;
+	void (*done)(void *, int);
+	void *arg;
+};
+
+/* A trigger's rollback whose line the worker's child writes. */
+struct watch_rlog_page {
+	struct watch *w;
+	uint32_t n;
+	json_t *line;
+};
+
+bool
+watch_rlog_write(struct floe *f, void (*done)(void *, int), void *arg)
+{
+	struct watch_rlog_job *j;
+
+	if (f->worker == NULL || f->cluster != NULL || f->store == NULL ||
+	    worker_pending(f->worker) > 0)
+		return false;
+	j = xcalloc(1, sizeof(*j));
+	j->f = f;
+	j->now_ms = units_now_ms();
+	j->done = done;
+	j->arg = arg;
+	rlog_hold(f->rlog);
+	worker_run(f->worker, watch_rlog_work, watch_rlog_done, j);
+	return true;
+}
+
+/* In the child: write the pending lines; send back 0 or the errno. */
+static void
+watch_rlog_work(void *arg, struct evbuffer *out)
+{
+	struct watch_rlog_job *j = arg;
+	struct store *st;
+	char err[512];
+	int32_t e;
+
+	if ((st = store_open(j->f->conf->state_dir, err, sizeof(err))) ==
+	    NULL) {
+		log_warnx("%s: %s", __func__, err);
+		e = EIO;
+	} else {
+		e = rlog_flush_path(j->f->conf->rollback_log, st, j->now_ms);
+		store_free(st);
+	}
+	evbuffer_add(out, &e, sizeof(e));
+}
+
+/* On the loop: the log again, and the caller told. */
+static void
+watch_rlog_done(void *arg, struct evbuffer *out, const char *status)
+{
+	struct watch_rlog_job *j = arg;
+	int32_t e = -1;
+
+	if (status != NULL ||
+	    evbuffer_remove(out, &e, sizeof(e)) != (int)sizeof(e))
+		e = -1;
+	rlog_flushed(j->f->rlog, e, units_now_ms());
+	j->done(j->arg, e);
+	free(j);
+}
+
+/*
+ * The child wrote (or not) a trigger's line: page, saying so when the
+ * log does not have it yet (it waits in the store for the tick).
+ */
+static void
+watch_rlog_paged(void *arg, int e)
+{
+	struct watch_rlog_page *p = arg;
+	json_t *page = NULL;
+
+	if (e != 0) {
+		log_warnx("wave %u: the rollback log line could not be written "
+			  "(kept in the flag store; retried every second)%s%s",
+		    p->n, e > 0 ? ": " : "", e > 0 ? log_strerror(e) : "");
+		if ((page = json_deep_copy(p->line)) != NULL)
+			json_object_set_new(page, "rollback_log",
+			    json_string("pending"));
+	}
+	watch_page(p->w, p->n, page != NULL ? page : p->line);
+	json_decref(page);
+	json_decref(p->line);
+	free(p);
+}
+
 /*
  * Roll wave N (read as SW) back for trigger K, then write the rollback log
  * line and say it in one log line, the place where it is decided; then
@@ -282,6 +380,7 @@ watch_rollback(struct watch *w, uint32_t n, const struct store_wave *sw,
 	struct floe *f = w->f;
 	const char *from = wave_state_name(sw->state);
 	struct wave_evidence ev = { trigger_name(k), measured, threshold };
+	struct watch_rlog_page *x;
 	struct rlog_entry e;
 	char msg[1024];
 	int64_t t1;
@@ -312,7 +411,22 @@ watch_rollback(struct watch *w, uint32_t n, const struct store_wave *sw,
 		.threshold = threshold,
 		.held_ms = held_ms };
 	line = rlog_line(&e, f->store, units_now_ms());
-	if (rlog_append(f->rlog, line, units_now_ms(), &pending) == -1) {
+	/*
+	 * Pending in the store now; appended and fsynced by the worker's
+	 * child when it is idle, and the page sent once it did: the loop
+	 * neither writes the log nor waits for its fsync.
+	 */
+	if (line != NULL && f->worker != NULL &&
+	    worker_pending(f->worker) == 0 &&
+	    rlog_put_pending(f->rlog, line) == 0) {
+		x = xcalloc(1, sizeof(*x));
+		x->w = w;
+		x->n = n;
+		x->line = line;
+		line = NULL;
+		if (!watch_rlog_write(f, watch_rlog_paged, x))
+			watch_rlog_paged(x, -1);
+	} else if (rlog_append(f->rlog, line, units_now_ms(), &pending) == -1) {
 		log_warn("%s: wave %u: the rollback log line could not be "
 			 "written%s",
 		    __func__, n,

@@ -28,6 +28,11 @@
 #include "proxy/worker.h"
 
 #define WORKER_CHILD_FD 3 /* the pipe, in the child */
+/*
+ * The most of a child's output read in one go: a large answer comes over
+ * many turns of the loop, engine requests served between them.
+ */
+#define WORKER_READ_MAX (256 * 1024)
 
 struct worker_job {
 	worker_work_fn work;
@@ -52,6 +57,11 @@ struct worker {
 	uint64_t deadline_ms; /* 0: none */
 	bool killed; /* by the deadline */
 	int64_t start_us; /* when it was forked */
+	int64_t fork_us_max; /* the longest fork(2), in the parent */
+	int64_t fork_us_sum;
+	uint64_t forks;
+	worker_idle_fn idle; /* the queue is empty again */
+	void *idle_arg;
 	struct evbuffer *out;
 	bool eof;
 	int wstatus;
@@ -166,6 +176,25 @@ worker_pending(const struct worker *w)
 	return w != NULL ? w->pending : 0;
 }
 
+void
+worker_on_idle(struct worker *w, worker_idle_fn fn, void *arg)
+{
+	w->idle = fn;
+	w->idle_arg = arg;
+}
+
+uint64_t
+worker_fork_us_max(const struct worker *w, uint64_t *forks, uint64_t *avg_us)
+{
+	if (forks != NULL)
+		*forks = w != NULL ? w->forks : 0;
+	if (avg_us != NULL)
+		*avg_us = w != NULL && w->forks > 0 ?
+		    (uint64_t)w->fork_us_sum / w->forks :
+		    0;
+	return w != NULL ? (uint64_t)w->fork_us_max : 0;
+}
+
 static void
 worker_kick_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 {
@@ -199,6 +228,7 @@ static int
 worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 {
 	struct timeval tv;
+	int64_t t0;
 	int p[2];
 	pid_t pid;
 
@@ -206,6 +236,7 @@ worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 		snprintf(err, errlen, "never ran: pipe: %s", strerror(errno));
 		return -1;
 	}
+	t0 = units_mono_us();
 	if ((pid = fork()) == -1) {
 		snprintf(err, errlen, "never ran: fork: %s", strerror(errno));
 		close(p[0]);
@@ -216,6 +247,12 @@ worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 		close(p[0]);
 		worker_child(j, p[1]);
 	}
+	/* The loop stood still for it: page tables copied, not the heap. */
+	t0 = units_mono_us() - t0;
+	if (t0 > w->fork_us_max)
+		w->fork_us_max = t0;
+	w->fork_us_sum += t0;
+	w->forks++;
 	close(p[1]);
 	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
 	w->cur = j;
@@ -291,11 +328,15 @@ static void
 worker_read_cb(evutil_socket_t fd, short what __unused, void *arg)
 {
 	struct worker *w = arg;
+	size_t got = 0;
 	int n;
 
-	while ((n = evbuffer_read(w->out, fd, -1)) > 0)
-		;
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+	while (
+	    got < WORKER_READ_MAX && (n = evbuffer_read(w->out, fd, 65536)) > 0)
+		got += (size_t)n;
+	/* More may wait: the event fires again on the next turn. */
+	if (got >= WORKER_READ_MAX ||
+	    (n == -1 && (errno == EAGAIN || errno == EINTR)))
 		return;
 	if (n == -1)
 		log_warn("%s: reading from child %ld", __func__, (long)w->pid);
@@ -385,4 +426,6 @@ worker_end(struct worker *w)
 	w->out = NULL;
 	free(j);
 	worker_next(w);
+	if (w->pending == 0 && !w->stopping && w->idle != NULL)
+		w->idle(w->idle_arg);
 }

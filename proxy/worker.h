@@ -53,5 +53,19 @@ void worker_free(struct worker *);
 void worker_run(struct worker *, worker_work_fn, worker_done_fn, void *arg);
 /* Jobs queued or running; 0 for none (W NULL: floe without a worker). */
 unsigned worker_pending(const struct worker *);
+/*
+ * Call FN(ARG) on the loop each time the last job queued is done (after
+ * its DONE): whoever waits for the worker to be idle (changes held
+ * behind its jobs) goes on. FN NULL: none.
+ */
+typedef void (*worker_idle_fn)(void *arg);
+void worker_on_idle(struct worker *, worker_idle_fn, void *arg);
+/*
+ * The longest a fork(2) of a job's child held the loop, in microseconds
+ * (0: none yet, or W NULL); how many forks in *FORKS and their mean in
+ * *AVG_US (each may be NULL).
+ */
+uint64_t worker_fork_us_max(const struct worker *, uint64_t *forks,
+    uint64_t *avg_us);
 
 #endif

@@ -253,6 +253,14 @@ typedef int (*store_wave_update_cb)(struct store_wave *, json_t *event,
     bool *record_refusal, void *arg);
 int store_wave_update(struct store *, uint32_t n, int64_t now_ms,
     store_wave_update_cb, void *arg, json_t *event);
+/*
+ * store_wave_update that also keeps the rollback log line *LINE (a C
+ * string, no newline; read after CB returned STORE_OK, so that CB may
+ * write it; NULL: none) pending in the rlog DBI, in the same txn: a
+ * rollback and its line are durable together, in one synced commit.
+ */
+int store_wave_update_rlog(struct store *, uint32_t n, int64_t now_ms,
+    store_wave_update_cb, void *arg, json_t *event, char *const *line);
 /* Append an event that changes nothing else. */
 int store_event_append(struct store *, int64_t now_ms, json_t *event);
 
@@ -293,6 +301,11 @@ int store_rlog_put(struct store *, const char *line, size_t len, uint64_t *id);
 int store_rlog_del(struct store *, uint64_t id);
 int store_rlog_first(struct store *, uint64_t *id, char **line, size_t *len);
 int store_rlog_count(struct store *, size_t *n);
+/*
+ * LMDB's id of the last write txn committed to the store (by any
+ * process): how many commits a change cost is the difference.
+ */
+uint64_t store_txnid(struct store *);
 
 /*
  * The readers DBI (store_readers.c): who loaded which table from which

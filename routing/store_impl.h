@@ -97,6 +97,8 @@ int store_rbegin(struct store *);
 void store_rend(struct store *);
 int store_grow(struct store *);
 int store_txn_begin(struct store *, MDB_txn **);
+int store_rlog_put_in(struct store *, MDB_txn *, const char *, size_t,
+    uint64_t *);
 int store_meta_seq(MDB_txn *, MDB_dbi meta, uint64_t *);
 int store_meta_seq_put(MDB_txn *, MDB_dbi meta, uint64_t);
 

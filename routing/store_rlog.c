@@ -22,39 +22,56 @@
 static int store_rlog_put_txn(struct store *, const char *, size_t, uint64_t *);
 static int store_rlog_del_txn(struct store *, uint64_t);
 
-/* One txn of store_rlog_put: the key after the last one. 0 or LMDB's. */
-static int
-store_rlog_put_txn(struct store *s, const char *line, size_t len, uint64_t *id)
+/*
+ * Put LINE (LEN bytes) in TXN after the last pending line, its key in
+ * *ID: alone (store_rlog_put) or in the txn of the rollback it tells
+ * (store_wave_update_rlog). 0 or LMDB's code.
+ */
+int
+store_rlog_put_in(struct store *s, MDB_txn *txn, const char *line, size_t len,
+    uint64_t *id)
 {
-	MDB_txn *txn;
 	MDB_cursor *c;
 	MDB_val k, v;
 	unsigned char kb[8];
 	uint64_t next = 1;
 	int rc;
 
-	if ((rc = store_txn_begin(s, &txn)) != 0)
-		return rc;
 	if ((rc = mdb_cursor_open(txn, s->rlog, &c)) != 0)
-		goto abort;
+		return rc;
 	rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
 	if (rc == 0 && k.mv_size == 8)
 		next = store_be64_num(k.mv_data) + 1;
 	mdb_cursor_close(c);
 	if (rc != 0 && rc != MDB_NOTFOUND)
-		goto abort;
+		return rc;
 	store_be64_key(next, kb);
 	k = (MDB_val) { sizeof(kb), kb };
 	v = (MDB_val) { len, (void *)(uintptr_t)line };
 	if ((rc = mdb_put(txn, s->rlog, &k, &v, MDB_APPEND)) != 0)
-		goto abort;
+		return rc;
+	*id = next;
+	return 0;
+}
+
+/* One txn of store_rlog_put. 0 or LMDB's. */
+static int
+store_rlog_put_txn(struct store *s, const char *line, size_t len, uint64_t *id)
+{
+	MDB_txn *txn;
+	uint64_t next;
+	int rc;
+
+	if ((rc = store_txn_begin(s, &txn)) != 0)
+		return rc;
+	if ((rc = store_rlog_put_in(s, txn, line, len, &next)) != 0) {
+		mdb_txn_abort(txn);
+		return rc;
+	}
 	if ((rc = mdb_txn_commit(txn)) != 0)
 		return rc;
 	*id = next;
 	return 0;
-abort:
-	mdb_txn_abort(txn);
-	return rc;
 }
 
 /* Keep LINE (LEN bytes, no newline) as the last pending line. */
@@ -155,4 +172,15 @@ store_rlog_count(struct store *s, size_t *n)
 		return store_fail(s, "store_rlog_count", rc);
 	*n = st.ms_entries;
 	return STORE_OK;
+}
+
+/* The id of the last committed write txn: LMDB's. */
+uint64_t
+store_txnid(struct store *s)
+{
+	MDB_envinfo info;
+
+	if (mdb_env_info(s->env, &info) != 0)
+		return 0;
+	return (uint64_t)info.me_last_txnid;
 }

@@ -61,6 +61,11 @@ struct store_write {
 	struct store_import_res *ires;
 	const void *obj; /* STORE_OP_READERS_EXCUSE, with KEY the identity */
 	size_t objlen;
+	/*
+	 * STORE_OP_WAVE_UPDATE: a rollback log line to keep pending in the
+	 * same txn, read once CB said yes (CB may set it); NULL: none.
+	 */
+	char *const *rline;
 };
 
 static int store_write_txn(struct store *, struct store_write *, int *);
@@ -254,6 +259,10 @@ store_write_txn(struct store *s, struct store_write *w, int *res)
 			if (s->cap != NULL && s->cap->n > 0)
 				s->cap->ops[s->cap->n - 1].decided_seq =
 				    decided;
+			if (w->rline != NULL && *w->rline != NULL &&
+			    (rc = store_rlog_put_in(s, txn, *w->rline,
+				 strlen(*w->rline), &decided)) != 0)
+				goto abort;
 		}
 		break;
 	case STORE_OP_EVENT:
@@ -430,6 +439,22 @@ store_wave_update(struct store *s, uint32_t n, int64_t now_ms,
 		.event = event,
 		.cb = cb,
 		.arg = arg };
+
+	return store_write(s, &w);
+}
+
+/* store_wave_update, with the rollback log line *LINE kept pending. */
+int
+store_wave_update_rlog(struct store *s, uint32_t n, int64_t now_ms,
+    store_wave_update_cb cb, void *arg, json_t *event, char *const *line)
+{
+	struct store_write w = { .op = STORE_OP_WAVE_UPDATE,
+		.wave = n,
+		.now_ms = now_ms,
+		.event = event,
+		.cb = cb,
+		.arg = arg,
+		.rline = line };
 
 	return store_write(s, &w);
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -55,6 +56,9 @@ struct wave_req {
 	const struct wave_baseline *base; /* flip */
 	json_t *detail; /* alarm: copied into the event */
 	const struct wave_evidence *ev; /* rollback by a trigger */
+	wave_line_fn line_fn; /* rollback: its log line, in its txn */
+	void *line_arg;
+	char *line; /* LINE_FN's, once the rollback is decided */
 	char msg[1024]; /* the sentence for the operator */
 	uint8_t from; /* state found */
 };
@@ -411,6 +415,9 @@ wave_rollback_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
 	}
 	wave_msg(q, "wave %u rolled back from %s to the warehouse", q->n,
 	    wave_state_name(q->from));
+	/* The store keeps it pending in this txn (store_wave_update_rlog). */
+	free(q->line);
+	q->line = q->line_fn != NULL ? q->line_fn(q->from, q->line_arg) : NULL;
 	return STORE_OK;
 }
 
@@ -638,8 +645,14 @@ wave_run(struct store *s, struct wave_req *q, char *msg, size_t msglen)
 	}
 	json_object_set_new(event, "reason",
 	    q->reason != NULL ? json_string(q->reason) : json_null());
-	rc = store_wave_update(s, q->n, q->now_ms, wave_moves[q->action].cb, q,
-	    event);
+	if (q->line_fn != NULL)
+		rc = store_wave_update_rlog(s, q->n, q->now_ms,
+		    wave_moves[q->action].cb, q, event, &q->line);
+	else
+		rc = store_wave_update(s, q->n, q->now_ms,
+		    wave_moves[q->action].cb, q, event);
+	free(q->line);
+	q->line = NULL;
 	json_decref(event);
 	if (q->action == WAVE_ACT_ROLLBACK)
 		/*
@@ -733,6 +746,25 @@ wave_rollback_why(struct store *s, uint32_t n, const struct wave_evidence *ev,
 		.actor = actor,
 		.reason = reason,
 		.ev = ev,
+		.now_ms = now_ms };
+
+	return wave_run(s, &q, msg, msglen);
+}
+
+/* Roll wave N back with its rollback log line, in one txn. */
+int
+wave_rollback_line(struct store *s, uint32_t n, const struct wave_evidence *ev,
+    const char *actor, const char *reason, bool force_stale, int64_t now_ms,
+    wave_line_fn line, void *arg, char *msg, size_t msglen)
+{
+	struct wave_req q = { .action = WAVE_ACT_ROLLBACK,
+		.n = n,
+		.force_stale = force_stale,
+		.actor = actor,
+		.reason = reason,
+		.ev = ev,
+		.line_fn = line,
+		.line_arg = arg,
 		.now_ms = now_ms };
 
 	return wave_run(s, &q, msg, msglen);

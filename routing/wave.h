@@ -113,6 +113,19 @@ int wave_rollback(struct store *, uint32_t n, const char *actor,
 int wave_rollback_why(struct store *, uint32_t n, const struct wave_evidence *,
     const char *actor, const char *reason, bool force_stale, int64_t now_ms,
     char *msg, size_t msglen);
+/*
+ * The rollback log line of a rollback from state FROM (enum wave_state),
+ * built while the rollback's txn is open: a C string without newline
+ * (caller frees), or NULL (out of memory: the rollback goes on unlogged).
+ */
+typedef char *(*wave_line_fn)(int from, void *arg);
+/*
+ * wave_rollback_why, with the line LINE(from, ARG) kept pending for the
+ * rollback log in the rollback's own txn: one synced commit for both.
+ */
+int wave_rollback_line(struct store *, uint32_t n, const struct wave_evidence *,
+    const char *actor, const char *reason, bool force_stale, int64_t now_ms,
+    wave_line_fn line, void *arg, char *msg, size_t msglen);
 int wave_ack(struct store *, uint32_t n, const char *actor, int64_t now_ms,
     char *msg, size_t msglen);
 /* Record BY's sign-off of a canary or lakehouse wave (decommission gate). */

@@ -61,7 +61,13 @@ jq -e --arg b "$BOB" --arg c "$CAROL" '(.stale | map(.identity) | sort) ==
 	.last_load != null and .last_seen != null))' "$T/a" >/dev/null &&
 	ok "bob and carol are stale readers, alice is not" ||
 	bad "stale: $(jq -c .stale "$T/a")"
-curl -s --unix-socket "$SOCK" http://floe/metrics >"$T/m"
+# The counts are made by the worker's child, off the loop: the first
+# scrape starts it and shows the last counts; they show once it is done.
+for _ in $(seq 50); do
+	curl -s --unix-socket "$SOCK" http://floe/metrics >"$T/m"
+	grep -q '^floe_stale_readers{' "$T/m" && break
+	sleep 0.1
+done
 curl -s "http://127.0.0.1:$MPORT/?wave=1" >"$T/page"
 grep -q 'stale readers</dt><dd class="why">2: floectl readers --wave 1' "$T/page" &&
 	ok "the status page shows the wave's stale readers" ||

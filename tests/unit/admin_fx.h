@@ -7,6 +7,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +57,7 @@ struct later {
 	int calls;
 	int status;
 	json_t *body;
+	bool moved; /* the body came as an evbuffer (a large read's) */
 };
 
 int setup(void **state);

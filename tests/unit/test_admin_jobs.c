@@ -797,6 +797,317 @@ test_worker_gated_moves(void **state)
 	fx->f.base = NULL;
 }
 
+/*
+ * An operator's rollback and its log line are one synced commit; the
+ * line is forgotten once the log has it (a second). A log that cannot
+ * take the line leaves it pending from the rollback's own commit. With
+ * a worker its child makes both commits and writes the line: the loop's
+ * log is held meanwhile and free again after.
+ */
+static void
+test_rollback_commits(void **state)
+{
+	struct fixture *fx = *state;
+	struct later l;
+	char err[256];
+	uint64_t id;
+	size_t n;
+	json_t *j, *lines;
+
+	route_set(fx, "db.a", 3);
+	route_set(fx, "db.b", 3);
+	json_decref(
+	    expect(fx, 200, "POST", "/waves/3/flip", "{\"to\":\"lakehouse\"}"));
+	id = store_txnid(fx->f.store);
+	j = expect(fx, 200, "POST", "/waves/3/rollback", "{}");
+	assert_true(json_is_true(
+	    json_object_get(json_object_get(j, "rollback_log"), "written")));
+	json_decref(j);
+	assert_int_equal(store_txnid(fx->f.store) - id, 2);
+	lines = rollbacks(fx, 0);
+	assert_int_equal(json_array_size(lines), 1);
+	j = json_array_get(lines, 0);
+	assert_string_equal(str(j, "from"), "lakehouse");
+	assert_string_equal(str(j, "trigger"), "operator");
+	assert_int_equal(json_array_size(json_object_get(j, "objects")), 2);
+	json_decref(lines);
+
+	/* The log is a directory: the line waits, from the one commit. */
+	rlog_free(fx->f.rlog);
+	fx->f.rlog = rlog_open(fx->tmp->dir, NULL, 0);
+	rlog_attach(fx->f.rlog, fx->f.store);
+	json_decref(expect(fx, 200, "POST", "/waves/3/ack", "{}"));
+	json_decref(
+	    expect(fx, 200, "POST", "/waves/3/flip", "{\"to\":\"lakehouse\"}"));
+	id = store_txnid(fx->f.store);
+	j = expect(fx, 200, "POST", "/waves/3/rollback", "{}");
+	assert_true(json_is_true(
+	    json_object_get(json_object_get(j, "rollback_log"), "pending")));
+	json_decref(j);
+	/* And the event saying the log fails (rollback_log.failing). */
+	assert_int_equal(store_txnid(fx->f.store) - id, 2);
+	assert_int_equal(store_rlog_count(fx->f.store, &n), STORE_OK);
+	assert_int_equal(n, 1);
+	rlog_free(fx->f.rlog);
+	fx->f.rlog = rlog_open(fx->rlog_path, NULL, 0);
+	rlog_attach(fx->f.rlog, fx->f.store);
+	assert_int_equal(rlog_flush(fx->f.rlog, 0), 0);
+	assert_int_equal(rollback_lines(fx), 2);
+
+	/* With a worker: the child commits and writes; the loop nothing. */
+	memset(&l, 0, sizeof(l));
+	assert_non_null(l.base = event_base_new());
+	fx->f.base = l.base;
+	fx->conf.state_dir = fx->tmp->dir;
+	fx->f.worker = worker_new(l.base, 60000, err, sizeof(err));
+	assert_non_null(fx->f.worker);
+	json_decref(expect(fx, 200, "POST", "/waves/3/ack", "{}"));
+	json_decref(
+	    expect(fx, 200, "POST", "/waves/3/flip", "{\"to\":\"lakehouse\"}"));
+	id = store_txnid(fx->f.store);
+	later_call(fx, &l, "/waves/3/rollback", "{\"reason\":\"r\"}", 200);
+	assert_string_equal(str(l.body, "state"), "rolled_back");
+	assert_true(json_is_true(
+	    json_object_get(json_object_get(l.body, "rollback_log"),
+		"written")));
+	assert_int_equal(store_txnid(fx->f.store) - id, 2);
+	assert_int_equal(rollback_lines(fx), 3);
+	/* Released: the loop writes its own lines again. */
+	assert_int_equal(rlog_flush(fx->f.rlog, 0), 0);
+	worker_free(fx->f.worker);
+	fx->f.worker = NULL;
+	json_decref(l.body);
+	event_base_free(fx->f.base);
+	fx->f.base = NULL;
+}
+
+/*
+ * GET TARGET with a later answer allowed: 1 if a child serves it (the
+ * answer is in L once the loop ran), 0 if answered at once (into *J).
+ */
+static int
+get_maybe_later(struct fixture *fx, struct later *l, const char *target,
+    json_t **j)
+{
+	struct admin_reply rep;
+	int rc, calls = l->calls;
+
+	*j = NULL;
+	memset(&rep, 0, sizeof(rep));
+	rc = admin_handle(&fx->f, "GET", target, strlen(target), NULL, UID,
+	    &rep, later_cb, l);
+	if (rc == 1) {
+		assert_int_equal(event_base_dispatch(l->base), 0);
+		assert_int_equal(l->calls, calls + 1);
+		assert_int_equal(l->status, 200);
+		*j = json_incref(l->body);
+		return 1;
+	}
+	assert_int_equal(rep.status, 200);
+	*j = json_loadb(rep.body, rep.len, 0, NULL);
+	free(rep.body);
+	return 0;
+}
+
+/*
+ * floectl eligible reads a wave a page at a time: the child that reads
+ * the wave's evidence for the first page reads it once for all of them,
+ * and the loop answers the next pages at once, as they would have been
+ * read. A change to the store makes the next page read again.
+ */
+static void
+test_eligible_pages_once(void **state)
+{
+	struct fixture *fx = *state;
+	struct later l;
+	struct worker *wk;
+	char err[256];
+	json_t *p1, *p2, *p2b, *p3;
+
+	memset(&l, 0, sizeof(l));
+	assert_non_null(l.base = event_base_new());
+	fx->f.base = l.base;
+	fx->conf.state_dir = fx->tmp->dir;
+	route_set(fx, "db.a", 3);
+	route_set(fx, "db.b", 3);
+	route_set(fx, "db.c", 3);
+	route_set(fx, "db.d", 3);
+	route_set(fx, "db.e", 3);
+	fx->f.worker = worker_new(l.base, 60000, err, sizeof(err));
+	assert_non_null(fx->f.worker);
+
+	assert_int_equal(get_maybe_later(fx, &l, "/eligibility?wave=3&limit=2",
+			     &p1),
+	    1);
+	assert_string_equal(str(json_array_get(json_object_get(p1, "waves"), 0),
+				"next"),
+	    "db.b");
+	/* The next page: at once, from what the child read. */
+	assert_int_equal(get_maybe_later(fx, &l,
+			     "/eligibility?wave=3&limit=2&after=db.b", &p2),
+	    0);
+	assert_string_equal(str(json_array_get(json_object_get(p2, "waves"), 0),
+				"next"),
+	    "db.d");
+	/* The same as the loop reads it itself (asked out of order). */
+	wk = fx->f.worker;
+	fx->f.worker = NULL;
+	p2b = expect(fx, 200, "GET", "/eligibility?wave=3&limit=2&after=db.b",
+	    NULL);
+	fx->f.worker = wk;
+	assert_true(json_equal(p2, p2b));
+	/* The store changed: the last page is read again, by a child. */
+	route_set(fx, "db.f", 3);
+	assert_int_equal(get_maybe_later(fx, &l,
+			     "/eligibility?wave=3&limit=2&after=db.d", &p3),
+	    1);
+	assert_int_equal(json_array_size(json_object_get(
+			     json_object_get(json_array_get(json_object_get(p3,
+								"waves"),
+						 0),
+				 "cutover"),
+			     "objects")),
+	    2);
+	json_decref(p1);
+	json_decref(p2);
+	json_decref(p2b);
+	json_decref(p3);
+	worker_free(fx->f.worker);
+	fx->f.worker = NULL;
+	json_decref(l.body);
+	event_base_free(fx->f.base);
+	fx->f.base = NULL;
+}
+
+/*
+ * A read that may be large is served by the worker's child: every route
+ * or every object of a wave (no limit), a page over 1,000 rows, the
+ * rollback log. A page of at most 1,000 is served at once, on the loop.
+ */
+static void
+test_big_reads(void **state)
+{
+	struct fixture *fx = *state;
+	struct evbuffer *b;
+	struct later l;
+	char err[256];
+	json_t *j;
+	int i;
+
+	memset(&l, 0, sizeof(l));
+	assert_non_null(l.base = event_base_new());
+	fx->f.base = l.base;
+	fx->conf.state_dir = fx->tmp->dir;
+	route_set(fx, "db.a", 3);
+	route_set(fx, "db.b", 3);
+	fx->f.worker = worker_new(l.base, 60000, err, sizeof(err));
+	assert_non_null(fx->f.worker);
+
+	assert_int_equal(get_maybe_later(fx, &l, "/routes", &j), 1);
+	assert_int_equal(json_array_size(json_object_get(j, "routes")), 2);
+	json_decref(j);
+	assert_int_equal(get_maybe_later(fx, &l, "/routes?limit=5000", &j), 1);
+	json_decref(j);
+	assert_int_equal(get_maybe_later(fx, &l, "/routes?limit=1", &j), 0);
+	assert_string_equal(str(j, "next"), "db.a");
+	json_decref(j);
+	assert_int_equal(get_maybe_later(fx, &l, "/waves/3", &j), 1);
+	assert_int_equal(json_array_size(json_object_get(j, "objects")), 2);
+	json_decref(j);
+	assert_int_equal(get_maybe_later(fx, &l, "/waves/3?limit=1000", &j), 0);
+	json_decref(j);
+	assert_int_equal(get_maybe_later(fx, &l, "/rollbacks", &j), 1);
+	assert_int_equal(json_array_size(json_object_get(j, "rollbacks")), 0);
+	json_decref(j);
+	assert_int_equal(get_maybe_later(fx, &l, "/events", &j), 0);
+	json_decref(j);
+	assert_int_equal(get_maybe_later(fx, &l, "/events?limit=10000", &j), 1);
+	json_decref(j);
+	assert_false(l.moved);
+
+	/* A large answer is moved to its peer from the child's pipe. */
+	b = evbuffer_new();
+	for (i = 0; i < 3000; i++)
+		evbuffer_add_printf(b,
+		    "{\"object\":\"big.t%05d\",\"wave\":4}\n", i);
+	evbuffer_add(b, "", 1);
+	later_call(fx, &l, "/routes/import",
+	    (const char *)evbuffer_pullup(b, -1), 200);
+	evbuffer_free(b);
+	assert_int_equal(get_maybe_later(fx, &l, "/routes", &j), 1);
+	assert_true(l.moved);
+	assert_int_equal(json_array_size(json_object_get(j, "routes")), 3002);
+	json_decref(j);
+
+	worker_free(fx->f.worker);
+	fx->f.worker = NULL;
+	json_decref(l.body);
+	event_base_free(fx->f.base);
+	fx->f.base = NULL;
+}
+
+/*
+ * A rollback's child killed at any point (a deadline of 1 to 40 ms, so
+ * before its commit, between its commit and its append, or after): the
+ * rollback is in the log or pending in the store, never neither; the
+ * loop's log is free again, and its retry writes each line once.
+ */
+static void
+test_rollback_child_dies(void **state)
+{
+	static const uint64_t deadlines[] = { 1, 3, 5, 8, 12, 20, 40 };
+	struct fixture *fx = *state;
+	struct store_wave w;
+	struct evbuffer *in;
+	struct admin_reply rep;
+	struct later l;
+	char err[256];
+	size_t i, pending, lines, applied = 0;
+
+	memset(&l, 0, sizeof(l));
+	assert_non_null(l.base = event_base_new());
+	fx->f.base = l.base;
+	fx->conf.state_dir = fx->tmp->dir;
+	route_set(fx, "db.a", 3);
+	for (i = 0; i < nitems(deadlines); i++) {
+		memset(&w, 0, sizeof(w));
+		(void)store_wave_get(fx->f.store, 3, &w);
+		if (w.state == WAVE_ROLLED_BACK)
+			json_decref(
+			    expect(fx, 200, "POST", "/waves/3/ack", "{}"));
+		if (w.state != WAVE_LAKEHOUSE)
+			json_decref(expect(fx, 200, "POST", "/waves/3/flip",
+			    "{\"to\":\"lakehouse\"}"));
+		fx->f.worker =
+		    worker_new(l.base, deadlines[i], err, sizeof(err));
+		assert_non_null(fx->f.worker);
+		in = evbuffer_new();
+		evbuffer_add_printf(in, "{}");
+		assert_int_equal(admin_handle(&fx->f, "POST",
+				     "/waves/3/rollback", 17, in, UID, &rep,
+				     later_cb, &l),
+		    1);
+		evbuffer_free(in);
+		assert_int_equal(event_base_dispatch(l.base), 0);
+		worker_free(fx->f.worker);
+		fx->f.worker = NULL;
+		assert_int_equal(store_wave_get(fx->f.store, 3, &w), STORE_OK);
+		assert_int_equal(store_rlog_count(fx->f.store, &pending),
+		    STORE_OK);
+		lines = rollback_lines(fx);
+		if (w.state == WAVE_ROLLED_BACK)
+			applied++;
+		/* Every rollback applied: in the log or pending. */
+		assert_true(lines + pending >= applied);
+		/* The loop's log is not held: its retry writes what waits. */
+		assert_int_equal(rlog_flush(fx->f.rlog, 0), 0);
+		assert_int_equal(rollback_lines(fx), applied);
+	}
+	json_decref(l.body);
+	event_base_free(fx->f.base);
+	fx->f.base = NULL;
+}
+
 int
 main(void)
 {
@@ -816,6 +1127,14 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_worker_gated_moves, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_triggers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rollback_commits, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_eligible_pages_once, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_big_reads, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_rollback_child_dies, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

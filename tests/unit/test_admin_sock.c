@@ -97,6 +97,20 @@ worker_pending(const struct worker *w __unused)
 	return seen.pending;
 }
 
+void
+worker_on_idle(struct worker *w __unused, worker_idle_fn fn __unused,
+    void *arg __unused)
+{
+}
+
+uint64_t
+worker_fork_us_max(const struct worker *w __unused, uint64_t *forks,
+    uint64_t *avg_us)
+{
+	*forks = *avg_us = 0;
+	return 0;
+}
+
 /* Serve TARGET: an import runs on the worker and answers later. */
 int
 admin_handle(struct floe *f __unused, const char *method __unused,
@@ -139,6 +153,12 @@ admin_readers_metrics_cb(struct evbuffer *out __unused, void *arg __unused)
 
 void
 admin_readers_metrics_free(void)
+{
+}
+
+void
+admin_elig_keep(const struct floe *f __unused, uint64_t seq __unused,
+    const void *buf __unused, size_t len __unused)
 {
 }
 
@@ -392,7 +412,7 @@ test_status_parts(void **state)
 	j = stats_status_json(&fx->f.stats);
 	s = json_dumps(j, JSON_COMPACT);
 	assert_string_equal(s,
-	    "{\"admin\":{\"imports\":0,\"changes_waiting\":0},"
+	    "{\"admin\":{\"imports\":0,\"changes_waiting\":0,\"forks\":0,\"fork_avg_us\":0,\"fork_max_us\":0},"
 	    "\"store\":\"store\",\"waves\":\"waves\"}");
 	free(s);
 	json_decref(j);

@@ -6,5 +6,5 @@ T_watch = proxy/watch.c proxy/watch_trigger.c proxy/watch_poll.c \
 	  policy/awscred.c policy/sigv4.c \
 	  proxy/conf.c proxy/conf_keys.c proxy/conf_cluster.c proxy/catalog.c proxy/fetch.c \
 	  proxy/stats.c policy/trigger.c policy/rlog.c routing/route.c \
-	  routing/wave.c routing/ledger.c $(STORE_SRCS)
+	  routing/wave.c routing/ledger.c proxy/worker.c $(STORE_SRCS)
 T_watch += $(wildcard proxy/cluster*.c proxy/etcd*.c)

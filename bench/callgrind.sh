@@ -17,7 +17,10 @@
 # CG_TLS=1 (the client speaks TLS 1.3 with P-256 to floe's TLS listener,
 # an ECDSA P-256 certificate; the one handshake is in the count, about
 # 1/CG_N of it per load),
-# CG_OUT (keep the callgrind file there), BENCH_FIXTURE (as bench/run.sh).
+# CG_OUT (keep the callgrind file there), BENCH_FIXTURE (as bench/run.sh),
+# CG_LARGE=1 (load the table with a long history instead: the 1 MB
+# result, streamed and rewritten on its way; CG_N then defaults to 20 and
+# CG_WARM to 3).
 # Deterministic to a few Ir per request, apart from the timers: how many
 # 5 s flushes land in the run depends on how fast valgrind runs.
 set -u
@@ -25,8 +28,14 @@ cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
 B=${1:-build}
 UPSTREAM=$TOP/$B/bench-upstream
-N=${CG_N:-1000}
-WARM=${CG_WARM:-50}
+LARGE=${CG_LARGE:-0}
+if [ "$LARGE" = 1 ]; then
+	N=${CG_N:-20}
+	WARM=${CG_WARM:-3}
+else
+	N=${CG_N:-1000}
+	WARM=${CG_WARM:-50}
+fi
 ROUTES=${BENCH_ROUTES:-10000}
 FIXTURE=${BENCH_FIXTURE:-$TOP/tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
 
@@ -100,13 +109,15 @@ measure() {
 	wait_http "http://127.0.0.1:$pport/readyz" 1200 ||
 		die "floe not ready: $(tail -5 "$T/floe.log")"
 	# The routes and the flip, as bench/run.sh: the table measured is the
-	# middle one, its wave on the lakehouse.
+	# middle one, its wave on the lakehouse (with CG_LARGE=1,
+	# bench.long_history, in the same wave).
 	k=$((ROUTES / 2 > 0 ? ROUTES / 2 : 1))
 	w=$((k % 100 + 1))
-	awk -v n="$ROUTES" 'BEGIN {
+	awk -v n="$ROUTES" -v w="$w" 'BEGIN {
 		for (i = 1; i <= n; i++)
 			printf "{\"object\":\"bench.t%05d\",\"wave\":%d}\n", i,
 			    i % 100 + 1
+		printf "{\"object\":\"bench.long_history\",\"wave\":%d}\n", w
 	}' >"$T/routes"
 	"$floectl" -s "$T/floe.sock" route import "$T/routes" >"$T/import" 2>&1 ||
 		die "route import failed: $(head -c 300 "$T/import")"
@@ -114,6 +125,7 @@ measure() {
 		die "wave flip $w lakehouse failed"
 	url=$(printf '%s://127.0.0.1:%s/v1/routed/namespaces/bench/tables/t%05d' \
 		"$scheme" "$fport" "$k")
+	[ "$LARGE" = 1 ] && url=${url%/*}/long_history
 	loads "$url" "$WARM" ||
 		die "warm-up loads failed: $(sort "$T/codes" | uniq -c)"
 	callgrind_control -z "$fpid" >/dev/null || die "callgrind_control -z failed"
@@ -131,8 +143,9 @@ measure() {
 	[ -n "${CG_OUT:-}" ] && cp "$f" "$CG_OUT.$(basename "$1")"
 	total=$(awk '/^totals:/ { print $2 }' "$f")
 	IR=$(awk -v t="$total" -v n="$N" 'BEGIN { printf "%.0f", t / n }')
-	printf '%s: %d loads in %s s under callgrind: %s Ir per routed LoadTable\n' \
-		"$1" "$N" "$(echo "$t1 $t0" | awk '{ printf "%.1f", $1 - $2 }')" "$IR"
+	printf '%s: %d loads in %s s under callgrind: %s Ir per routed %s\n' \
+		"$1" "$N" "$(echo "$t1 $t0" | awk '{ printf "%.1f", $1 - $2 }')" "$IR" \
+		"$([ "$LARGE" = 1 ] && echo "1 MB LoadTable" || echo LoadTable)"
 	# What the reader inventory's functions took (inclusive), per load.
 	callgrind_annotate --inclusive=yes --threshold=100 "$f" 2>/dev/null |
 		awk -v n="$N" '/\[.*\]$/ {

@@ -82,6 +82,7 @@ static const unsigned char *jscheck_number(struct jscheck *,
 static const unsigned char *jscheck_literal(struct jscheck *,
     const unsigned char *, const unsigned char *);
 
+#ifndef JSCHECK_TAP
 void
 jscheck_init(struct jscheck *st)
 {
@@ -89,6 +90,7 @@ jscheck_init(struct jscheck *st)
 	st->next = JS_VALUE;
 	st->tok = JT_NONE;
 }
+#endif
 
 #if JS_SSE2
 /*
@@ -586,11 +588,43 @@ js_number(const unsigned char *p, const unsigned char *end,
  * that cannot come where it is fails there (BAD); a token that is wrong
  * fails at its start (BAD_TOKEN, T).
  */
+/*
+ * Built twice: jscheck_feed here, and jscheck_feed_tap in jscheck_tap.c
+ * (JSCHECK_TAP), which tells its tap of the structure (JS_TELL_IF), so
+ * that the check alone is not slowed by what it does not use.
+ */
+#ifdef JSCHECK_TAP
+/* When COND, tell TAP of an event and take what it asks next. */
+#define JS_TELL_IF(cond, ev, at, d)                                            \
+	do {                                                                   \
+		if (cond) {                                                    \
+			tap->fn(tap->arg, (ev), (at), (d));                    \
+			tdepth = tap->depth;                                   \
+			tfirst = tap->first;                                   \
+		}                                                              \
+	} while (0)
+#else
+#define JS_TELL_IF(cond, ev, at, d)                                            \
+	do {                                                                   \
+	} while (0)
+#endif
+
+#ifndef JSCHECK_TAP
 bool
 jscheck_feed(struct jscheck *st, const void *buf, size_t n)
+#else
+bool
+jscheck_feed_tap(struct jscheck *st, const void *buf, size_t n,
+    struct jscheck_tap *tap)
+#endif
 {
 	const unsigned char *p = buf, *base = p, *end = p + n, *t = p, *q;
 	unsigned depth;
+#ifdef JSCHECK_TAP
+	/* What TAP asks, in locals: FN may change it. */
+	unsigned tdepth = tap->depth;
+	int tfirst = tap->first;
+#endif
 	unsigned char c;
 	uint64_t w0; /* objs[0] while the piece is checked */
 	bool obj;
@@ -602,6 +636,9 @@ jscheck_feed(struct jscheck *st, const void *buf, size_t n)
 			goto bad_token;
 		if (st->tok != JT_NONE)
 			goto out; /* still in it at the piece's end */
+		/* A key that ended here: its closing quote. */
+		JS_TELL_IF(st->next == JS_COLON && st->depth <= tdepth,
+		    JSCHECK_KEY_END, p - 1, st->depth);
 	}
 	depth = st->depth;
 	obj = js_is_obj(st, depth);
@@ -644,6 +681,8 @@ value:
 value_here:
 	t = p;
 	if ((c = *p) == '"') {
+		JS_TELL_IF(tfirst >= 0 && (p + 1 == end || p[1] == tfirst),
+		    JSCHECK_STRING, p, depth);
 		/* Plain ASCII to its end in this piece: no state to keep. */
 		p++;
 		JS_STR(value_stop);
@@ -685,6 +724,7 @@ value_here:
 			st->objs[depth / 64] |= 1ULL << (depth % 64);
 		else
 			st->objs[depth / 64] &= ~(1ULL << (depth % 64));
+		JS_TELL_IF(depth <= tdepth, JSCHECK_OPEN, p, depth);
 		depth++;
 		p++;
 		if (obj)
@@ -751,11 +791,13 @@ key:
 		if (*p != '"')
 			goto bad;
 	}
+	JS_TELL_IF(depth <= tdepth, JSCHECK_KEY, p, depth);
 	t = p++;
 	JS_STR(key_stop);
 	goto key_string;
 key_stop:
 	if (*p == '"') {
+		JS_TELL_IF(depth <= tdepth, JSCHECK_KEY_END, p, depth);
 		/* The colon most often right after. */
 		if (++p < end && *p == ':') {
 			p++;
@@ -776,8 +818,10 @@ token_ended:
 		goto bad_token;
 	if (st->tok != JT_NONE)
 		goto save; /* the piece ended inside it */
-	if (st->next == JS_COLON)
+	if (st->next == JS_COLON) {
+		JS_TELL_IF(depth <= tdepth, JSCHECK_KEY_END, p - 1, depth);
 		goto colon;
+	}
 	goto next;
 
 colon:
@@ -805,6 +849,7 @@ comma:
 		goto bad_comma; /* something after the value */
 	goto value;
 close:
+	JS_TELL_IF(depth <= tdepth, JSCHECK_CLOSE, p, depth);
 	p++;
 	depth--;
 	if (depth - 1 < 64)
@@ -813,6 +858,7 @@ close:
 		obj = js_is_obj(st, depth);
 	goto next;
 #undef JS_SKIP
+#undef JS_TELL_IF
 
 save:
 	st->depth = depth;
@@ -832,6 +878,7 @@ bad:
 	return false;
 }
 
+#ifndef JSCHECK_TAP
 bool
 jscheck_end(struct jscheck *st, size_t *at)
 {
@@ -863,3 +910,4 @@ jscheck_valid(const char *s, size_t len, size_t *at)
 	jscheck_feed(&st, s, len);
 	return jscheck_end(&st, at);
 }
+#endif

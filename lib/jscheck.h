@@ -45,6 +45,37 @@ void jscheck_init(struct jscheck *);
  * whatever follows (and for every piece after); jscheck_end says where.
  */
 bool jscheck_feed(struct jscheck *, const void *p, size_t n);
+/* What a tap is told (see jscheck_feed_tap). */
+enum jscheck_event {
+	JSCHECK_OPEN, /* '{' or '[' at AT, in DEPTH containers (0: the top) */
+	JSCHECK_CLOSE, /* '}' or ']' at AT, ending the DEPTH-th container */
+	JSCHECK_KEY, /* a key's opening quote at AT, in the DEPTH-th */
+	JSCHECK_KEY_END, /* that key's closing quote at AT */
+	JSCHECK_STRING, /* a value string's opening quote at AT */
+};
+
+/*
+ * Who is told of the text's structure as it is checked, so that one
+ * pass over the bytes both checks and follows it: FN (ARG, the event,
+ * where in the piece, DEPTH as the event says) for each container opened
+ * in DEPTH containers or fewer, each end of the DEPTH-th container or an
+ * outer one, each key of an object that deep or less, and each value
+ * string whose first byte is FIRST (or is not in the piece; FIRST -1:
+ * none). FN may change DEPTH and FIRST. Only what was checked is told:
+ * nothing past a wrong byte.
+ */
+struct jscheck_tap {
+	unsigned depth;
+	int first;
+	void (*fn)(void *arg, enum jscheck_event, const unsigned char *at,
+	    unsigned depth);
+	void *arg;
+};
+
+/* jscheck_feed, telling TAP (not NULL) of the structure. */
+bool jscheck_feed_tap(struct jscheck *, const void *p, size_t n,
+    struct jscheck_tap *tap);
+
 /*
  * The text ended: whether it was one JSON value with optional whitespace
  * around it, every string valid UTF-8 and every \u escape a code point

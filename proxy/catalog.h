@@ -17,6 +17,7 @@ struct evbuffer;
 typedef struct json_t json_t;
 struct catalog_text;
 struct catalog_stream;
+struct jscheck;
 
 struct catalog {
 	bool known; /* a config answer was read once */
@@ -54,6 +55,9 @@ bool catalog_has_merge(const struct catalog *);
  *   "/v1/" + the upstream prefix (or UPSTREAM_BASE + "/v1/" without one)
  *   become FLOE_BASE + "/v1/" + PINNED_PREFIX + the rest, so follow-up
  *   calls come back through floe, to the same side.
+ * Of two top-level "config" members the first decides (merged into when
+ * an object, the merge off when not), unless the body holds no upstream
+ * URL: the merge is then found from the end, and the last decides.
  * Returns a new body (caller frees, length in *OUTLEN), or NULL if nothing
  * changed or the body is not a JSON object (then it is passed on as is).
  */
@@ -73,24 +77,36 @@ int catalog_merge_tail(const struct catalog *, const char *tail, size_t tlen,
     const char *pinned_prefix, char **ins, size_t *inslen, size_t *at);
 /*
  * catalog_rewrite for an answer passed on as it arrives, in pieces cut
- * anywhere: the same bytes come out, for every answer that is JSON. (Two
- * cases that catalog_rewrite leaves unchanged are rewritten here all the
- * same: an answer nested deeper than it follows, and one with a second
- * top-level "config", where the first gets the merge.) NULL when the
- * upstream URL cannot be matched piece by piece (it holds a quote or a
- * backslash): such answers are rewritten whole.
+ * anywhere: the same bytes come out, for every answer that is JSON. (But
+ * one: with a second top-level "config", the first decides here, where
+ * catalog_rewrite of an answer that holds no upstream URL merges into
+ * the last, which it reads from the end.) NULL when the upstream URL
+ * cannot be matched piece by piece (it holds a quote or a backslash):
+ * such answers are rewritten whole.
  */
 struct catalog_stream *catalog_stream_new(const struct catalog *, bool merge,
     const char *upstream_base, const char *floe_base,
     const char *pinned_prefix);
 /*
+ * Check the answer as JSON too (lib/jscheck.h): in one pass with the
+ * rewrite, the check's scan telling it where the structure is. Before the
+ * first catalog_stream_run. FROM NULL: from the answer's first byte;
+ * else the check as it was after the bytes the first call's input holds
+ * (checked already: those are followed by the rewrite alone).
+ */
+void catalog_stream_check(struct catalog_stream *, const struct jscheck *from);
+/*
  * IN holds the answer's next bytes: move to OUT what the client gets for
  * them. Bytes a URL prefix cut by the end of IN may yet cover (fewer than
  * the prefix's length) stay at IN's start for the next call, unless END:
- * no byte follows.
+ * no byte follows. False when the answer is checked and cannot be JSON
+ * (catalog_stream_error_at says where): nothing of IN was moved; the
+ * stream is then only to be freed.
  */
-void catalog_stream_run(struct catalog_stream *, struct evbuffer *in,
+bool catalog_stream_run(struct catalog_stream *, struct evbuffer *in,
     struct evbuffer *out, bool end);
+/* After a false catalog_stream_run: the offset of the first wrong byte. */
+size_t catalog_stream_error_at(const struct catalog_stream *);
 void catalog_stream_free(struct catalog_stream *);
 /*
  * Does BODY hold S (N bytes)? Each piece of it is searched in place and

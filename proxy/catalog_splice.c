@@ -19,11 +19,17 @@
 #endif
 
 #include "lib/compat.h"
+#include "lib/jscheck.h"
 #include "lib/xmalloc.h"
 #include "proxy/catalog.h"
 #include "proxy/catalog_impl.h"
 
-#define SPLICE_MAX_DEPTH 64
+/*
+ * As deep as the JSON check lets an answer be (and the streamed rewrite
+ * follows it): a value that deep is 2 frames of splice_value and
+ * splice_object a level.
+ */
+#define SPLICE_MAX_DEPTH JSCHECK_MAX_DEPTH
 
 /* Byte classes for the scanner. */
 #define SPLICE_C_END 1 /* ends a number or literal */
@@ -177,9 +183,14 @@ splice_object(struct splice *sp, int depth, int role)
 				return -1;
 		} else if (role == 1 && klen == 8 &&
 		    memcmp(k, "\"config\"", 8) == 0) {
-			/* A "config" that is not an object is left alone. */
+			/*
+			 * A "config" that is not an object is left alone, and
+			 * so is a second one: the first decides, as it does
+			 * for an answer streamed.
+			 */
+			if (!sp->config_seen)
+				sp->merge = false;
 			sp->config_seen = true;
-			sp->merge = false;
 			if (splice_value(sp, depth + 1, 0) == -1)
 				return -1;
 		} else if (splice_value(sp, depth + 1, 0) == -1)

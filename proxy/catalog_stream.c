@@ -4,8 +4,15 @@
  * LoadTableResult's "config", upstream URLs in string values pointed back
  * at floe), made piece by piece, whatever byte a piece ends at. Only the
  * structure is followed (strings, brackets, the key or value position in
- * an object): the answer is checked as JSON beside it (lib/jscheck.c),
- * and one that is not is cut short by the caller. Bytes are moved from
+ * an object). An answer to be checked as JSON is checked here, in the
+ * same pass (catalog_stream_check): the check's scan (jscheck_feed_tap)
+ * tells the rewrite of the keys and brackets at the levels the merge
+ * looks at and of the strings that may begin with the URL prefix
+ * (stream_event), and a piece that cannot be JSON is refused whole.
+ * Otherwise the rewrite follows the structure itself (stream_scan),
+ * skipping what is nested deeper than the merge looks (a LoadTable's
+ * "metadata", nearly all of it) 64 bytes at a time where no string in
+ * them can begin with the URL prefix (stream_skip). Bytes are moved from
  * the input to the output without a copy, but for the few a URL prefix
  * that a piece cuts in two keeps back until the next one. The merge is
  * taken as it was when the answer began. No I/O.
@@ -18,6 +25,12 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+/* AVX2 where the CPU has it (asked once); CATALOG_STREAM_SSE2: never. */
+#if defined(__SSE2__) && defined(__x86_64__) && defined(__GNUC__) &&           \
+    !defined(CATALOG_STREAM_SSE2)
+#define STREAM_AVX2 1
+#include <immintrin.h>
 #endif
 
 #include <event2/buffer.h>
@@ -74,6 +87,18 @@ struct catalog_stream {
 	size_t cfg_keys, top_keys;
 	struct stream_edit *ed;
 	size_t ned, edcap;
+	/*
+	 * Checked as JSON too (catalog_stream_check): the check's scan
+	 * tells where the structure is (stream_event), in place of
+	 * stream_scan's.
+	 */
+	bool checking;
+	bool ahead; /* the next input was checked already (by the pool) */
+	bool inkey; /* in a key the check told of */
+	struct jscheck jsc;
+	struct jscheck_tap tap;
+	const char *pbase, *pend; /* the piece being checked */
+	size_t poff; /* its input offset */
 };
 
 /* Byte classes outside strings. */
@@ -105,6 +130,15 @@ static void stream_key_end(struct catalog_stream *);
 static void stream_open(struct catalog_stream *, char, size_t);
 static void stream_close(struct catalog_stream *, size_t);
 static void stream_match(struct catalog_stream *, const char *, size_t, size_t);
+static void stream_event(void *, enum jscheck_event, const unsigned char *,
+    unsigned);
+static bool stream_follow(struct catalog_stream *, const char *, size_t,
+    size_t);
+#if defined(__SSE2__)
+static size_t stream_skip(struct catalog_stream *, const char *, size_t);
+static size_t stream_skip_blocks(struct catalog_stream *, const char *, size_t);
+static void stream_skipped(struct catalog_stream *, const char *, size_t);
+#endif
 
 struct catalog_stream *
 catalog_stream_new(const struct catalog *c, bool merge,
@@ -392,6 +426,239 @@ stream_string_end(struct catalog_stream *st, const char *p, size_t i)
 	}
 }
 
+#if defined(__SSE2__)
+/*
+ * Skipping what is nested deeper than the merge looks (the top level and
+ * its "config" object), where only a string that begins with the URL
+ * prefix could be edited: 64 bytes at a time, in one pass that finds the
+ * quotes, the brackets, any backslash and any quote followed by the
+ * prefix's first two bytes. A block without the last two is skipped:
+ * strings are found by the running parity of its quotes, and only the
+ * brackets outside them are looked at one by one, for the depth and
+ * whether each level is an object (stream_block). A block with either is
+ * left to the byte-by-byte scan.
+ */
+
+/*
+ * Take the block at P, its brackets found (bit i for byte i) and INS, the
+ * running parity of its quotes (bit i: byte i is in a string, or is its
+ * opening quote, when the block begins outside one): 64 when it was
+ * skipped, else the offset of the bracket that would take the depth back
+ * to WATCH (or past JSCHECK_MAX_DEPTH), up to which it was skipped.
+ */
+static inline __attribute__((always_inline)) size_t
+stream_block(struct catalog_stream *st, const char *p, uint64_t ins,
+    uint64_t br, unsigned watch)
+{
+	uint64_t b;
+	unsigned d = st->depth;
+	unsigned char c;
+	int j;
+
+	if (st->instr)
+		ins = ~ins;
+	for (b = br & ~ins; b != 0; b &= b - 1) {
+		j = __builtin_ctzll(b);
+		c = (unsigned char)p[j];
+		if (c == '{' || c == '[') {
+			if (d >= JSCHECK_MAX_DEPTH) {
+				st->depth = d;
+				st->instr = false;
+				return (size_t)j;
+			}
+			if (c == '{')
+				st->objs[d / 64] |= 1ULL << (d % 64);
+			else
+				st->objs[d / 64] &= ~(1ULL << (d % 64));
+			d++;
+		} else if (d - 1 <= watch) {
+			st->depth = d;
+			st->instr = false;
+			return (size_t)j;
+		} else
+			d--;
+	}
+	st->depth = d;
+	st->instr = ins >> 63;
+	return 64;
+}
+
+/*
+ * After N bytes at P were skipped: whether the next string is a key.
+ * Not in a string, it is right after '{', or after a comma in an object
+ * (the last byte but whitespace tells); as it was when the N bytes are
+ * all whitespace.
+ */
+static void
+stream_skipped(struct catalog_stream *st, const char *p, size_t n)
+{
+	unsigned d = st->depth;
+	unsigned char c = ' ';
+
+	if (st->instr) {
+		st->want_key = false;
+		return;
+	}
+	while (n > 0 &&
+	    ((c = (unsigned char)p[n - 1]) == ' ' || c == '\n' || c == '\r' ||
+		c == '\t'))
+		n--;
+	if (n > 0)
+		st->want_key = c == '{' ||
+		    (c == ',' &&
+			(st->objs[(d - 1) / 64] >> ((d - 1) % 64) & 1));
+}
+
+#if defined(STREAM_AVX2)
+/*
+ * stream_skip_blocks with AVX2, 32 bytes to a compare, and the quotes'
+ * running parity in one carry-less multiply.
+ */
+__attribute__((__target__("avx2,pclmul"))) static size_t
+stream_skip_avx2(struct catalog_stream *st, const char *p, size_t n,
+    unsigned watch, char f0, char f1)
+{
+	const __m256i q = _mm256_set1_epi8('"'), bs = _mm256_set1_epi8('\\');
+	const __m256i ob = _mm256_set1_epi8('{'), cb = _mm256_set1_epi8('}');
+	const __m256i up = _mm256_set1_epi8(0x20);
+	const __m256i a0 = _mm256_set1_epi8(f0), a1 = _mm256_set1_epi8(f1);
+	__m256i v0, v1, q0, q1, x0, x1, bad;
+	uint64_t quotes, br;
+	size_t i, k;
+
+	for (i = 0; n - i >= 66; i += 64) {
+		v0 = _mm256_loadu_si256((const __m256i *)(const void *)(p + i));
+		v1 = _mm256_loadu_si256(
+		    (const __m256i *)(const void *)(p + i + 32));
+		q0 = _mm256_cmpeq_epi8(v0, q);
+		q1 = _mm256_cmpeq_epi8(v1, q);
+		/* A backslash, or a quote and the prefix's first two bytes. */
+		x0 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_loadu_si256((
+							    const __m256i
+								*)(const void
+								*)(p + i + 1)),
+					  a0),
+		    _mm256_cmpeq_epi8(_mm256_loadu_si256(
+					  (const __m256i *)(const void *)(p +
+					      i + 2)),
+			a1));
+		x1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_loadu_si256((
+							    const __m256i
+								*)(const void
+								*)(p + i + 33)),
+					  a0),
+		    _mm256_cmpeq_epi8(_mm256_loadu_si256(
+					  (const __m256i *)(const void *)(p +
+					      i + 34)),
+			a1));
+		bad = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v0, bs),
+					  _mm256_cmpeq_epi8(v1, bs)),
+		    _mm256_or_si256(_mm256_and_si256(q0, x0),
+			_mm256_and_si256(q1, x1)));
+		if (!_mm256_testz_si256(bad, bad))
+			return i;
+		quotes = (uint32_t)_mm256_movemask_epi8(q0) |
+		    (uint64_t)(uint32_t)_mm256_movemask_epi8(q1) << 32;
+		v0 = _mm256_or_si256(v0, up);
+		v1 = _mm256_or_si256(v1, up);
+		br = (uint32_t)_mm256_movemask_epi8(
+			 _mm256_or_si256(_mm256_cmpeq_epi8(v0, ob),
+			     _mm256_cmpeq_epi8(v0, cb))) |
+		    (uint64_t)(uint32_t)_mm256_movemask_epi8(
+			_mm256_or_si256(_mm256_cmpeq_epi8(v1, ob),
+			    _mm256_cmpeq_epi8(v1, cb)))
+			<< 32;
+		/* The running parity: a carry-less multiply by all ones. */
+		quotes = (uint64_t)_mm_cvtsi128_si64(
+		    _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)quotes),
+			_mm_set1_epi8(-1), 0));
+		if ((k = stream_block(st, p + i, quotes, br, watch)) < 64)
+			return i + k;
+	}
+	return i;
+}
+#endif
+
+/*
+ * Skip from P (N bytes left in the piece) while nothing can be edited:
+ * the bytes skipped. Blocks need two bytes after them in the piece (a
+ * quote at a block's end followed by the prefix is seen).
+ */
+static size_t
+stream_skip(struct catalog_stream *st, const char *p, size_t n)
+{
+	size_t k = stream_skip_blocks(st, p, n);
+
+	if (k > 0)
+		stream_skipped(st, p, k);
+	return k;
+}
+
+/* stream_skip's blocks: the bytes skipped. */
+static size_t
+stream_skip_blocks(struct catalog_stream *st, const char *p, size_t n)
+{
+	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+	const __m128i ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}');
+	const __m128i up = _mm_set1_epi8(0x20);
+	__m128i a0, a1, v, w, x, y, bad;
+	unsigned watch = st->cfg_depth > 0 ? st->cfg_depth : 1;
+	/* Without URLs, a quote after a quote: never in JSON here. */
+	char f0 = st->urls ? st->ub.u.from[0] : '"';
+	char f1 = st->urls ? st->ub.u.from[1] : '"';
+	uint64_t quotes, br;
+	size_t i, k;
+	int c;
+#if defined(STREAM_AVX2)
+	static int avx2 = -1;
+
+	if (avx2 == -1)
+		avx2 = __builtin_cpu_supports("avx2") &&
+		    __builtin_cpu_supports("pclmul");
+	if (avx2)
+		return stream_skip_avx2(st, p, n, watch, f0, f1);
+#endif
+	a0 = _mm_set1_epi8(f0);
+	a1 = _mm_set1_epi8(f1);
+	for (i = 0; n - i >= 66; i += 64) {
+		bad = _mm_setzero_si128();
+		quotes = br = 0;
+		for (c = 0; c < 64; c += 16) {
+			v = _mm_loadu_si128(
+			    (const __m128i *)(const void *)(p + i + c));
+			x = _mm_loadu_si128(
+			    (const __m128i *)(const void *)(p + i + c + 1));
+			y = _mm_loadu_si128(
+			    (const __m128i *)(const void *)(p + i + c + 2));
+			w = _mm_cmpeq_epi8(v, q);
+			/* A backslash, or a quote and the prefix's start. */
+			x = _mm_and_si128(_mm_cmpeq_epi8(x, a0),
+			    _mm_cmpeq_epi8(y, a1));
+			bad = _mm_or_si128(bad,
+			    _mm_or_si128(_mm_cmpeq_epi8(v, bs),
+				_mm_and_si128(w, x)));
+			quotes |= (uint64_t)(uint32_t)_mm_movemask_epi8(w) << c;
+			v = _mm_or_si128(v, up);
+			br |= (uint64_t)(uint32_t)_mm_movemask_epi8(
+				  _mm_or_si128(_mm_cmpeq_epi8(v, ob),
+				      _mm_cmpeq_epi8(v, cb)))
+			    << c;
+		}
+		if (_mm_movemask_epi8(bad) != 0)
+			return i;
+		quotes ^= quotes << 1;
+		quotes ^= quotes << 2;
+		quotes ^= quotes << 4;
+		quotes ^= quotes << 8;
+		quotes ^= quotes << 16;
+		quotes ^= quotes << 32;
+		if ((k = stream_block(st, p + i, quotes, br, watch)) < 64)
+			return i + k;
+	}
+	return i;
+}
+#endif
+
 /*
  * Scan the N bytes at P, at input offset OFF: only the structural bytes
  * are looked at, found 32 at a time where SSE2 is there. In a
@@ -427,6 +694,14 @@ stream_scan(struct catalog_stream *st, const char *p, size_t n, size_t off)
 	}
 #if defined(__SSE2__)
 	while (n - i >= 32 && st->phase == STREAM_BODY) {
+		/* Deeper than the merge looks, only URLs matter: skipped. */
+		if (n - i >= 66 && !st->matching && !st->esc && !st->cfg_next &&
+		    st->depth > (st->cfg_depth > 0 ? st->cfg_depth : 1)) {
+			/* Then at least a block byte by byte. */
+			i += stream_skip(st, p + i, n - i);
+			if (n - i < 32)
+				break;
+		}
 		v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
 		w = _mm_or_si128(v, up);
 		m = (uint32_t)_mm_movemask_epi8(
@@ -490,17 +765,151 @@ stream_scan(struct catalog_stream *st, const char *p, size_t n, size_t off)
 }
 
 void
+catalog_stream_check(struct catalog_stream *st, const struct jscheck *from)
+{
+	st->checking = true;
+	if (from != NULL) {
+		st->jsc = *from;
+		st->ahead = true;
+	} else
+		jscheck_init(&st->jsc);
+	st->tap.depth = 0; /* the top-level value's start */
+	st->tap.first = st->urls ? (unsigned char)st->ub.u.from[0] : -1;
+	st->tap.fn = stream_event;
+	st->tap.arg = st;
+}
+
+/*
+ * The input checked ahead was followed by stream_scan: go on from the
+ * check's events, in the state the scan left.
+ */
+static void
+stream_to_events(struct catalog_stream *st)
+{
+	st->inkey = st->instr && st->iskey;
+	if (st->phase == STREAM_BODY)
+		st->tap.depth = st->cfg_depth > 0 ? st->cfg_depth : 1;
+	else if (st->phase == STREAM_DONE) {
+		st->tap.depth = 0;
+		st->tap.first = -1;
+	}
+}
+
+size_t
+catalog_stream_error_at(const struct catalog_stream *st)
+{
+	return st->jsc.err_at;
+}
+
+/*
+ * What the check tells of the structure (jscheck_tap): the same steps as
+ * stream_byte's, at the depths the merge looks at (DEPTH), and for the
+ * strings that may begin with the URL prefix.
+ */
+static void
+stream_event(void *arg, enum jscheck_event ev, const unsigned char *at,
+    unsigned d)
+{
+	struct catalog_stream *st = arg;
+	size_t i = (size_t)((const char *)at - st->pbase);
+
+	if (st->phase == STREAM_START)
+		st->phase = ev == JSCHECK_OPEN && *at == '{' ? STREAM_BODY :
+							       STREAM_DONE;
+	if (st->phase == STREAM_DONE) {
+		st->tap.depth = 0;
+		st->tap.first = -1;
+		return;
+	}
+	st->depth = d;
+	switch (ev) {
+	case JSCHECK_OPEN:
+		stream_open(st, (char)*at, st->poff + i);
+		break;
+	case JSCHECK_CLOSE:
+		stream_close(st, st->poff + i);
+		break;
+	case JSCHECK_KEY:
+		if (st->cfg_next) {
+			/* "config" was not an object. */
+			st->cfg_next = false;
+			st->sp.merge = false;
+		}
+		st->inkey = true;
+		st->capture =
+		    d == 1 || (st->cfg_depth > 0 && d == st->cfg_depth);
+		st->keylen = 0;
+		st->kfrom = i;
+		if (d == 1)
+			st->top_keys++;
+		else if (st->cfg_depth > 0 && d == st->cfg_depth)
+			st->cfg_keys++;
+		break;
+	case JSCHECK_KEY_END:
+		st->inkey = false;
+		if (st->capture) {
+			stream_key_add(st, st->pbase + st->kfrom,
+			    i + 1 - st->kfrom);
+			stream_key_end(st);
+		}
+		break;
+	case JSCHECK_STRING:
+		st->capture = false;
+		if (st->cfg_next) {
+			st->cfg_next = false;
+			st->sp.merge = false;
+		}
+		if (st->urls) {
+			st->matching = true;
+			st->mpos = 0;
+			st->mat = st->poff + i + 1;
+			stream_match(st, (const char *)at + 1,
+			    (size_t)(st->pend - (const char *)at) - 1,
+			    st->poff + i + 1);
+		}
+		break;
+	}
+	st->tap.depth = st->cfg_depth > 0 ? st->cfg_depth : 1;
+}
+
+/*
+ * Check the N bytes at P (input offset OFF) and follow them: false once
+ * the answer cannot be JSON.
+ */
+static bool
+stream_follow(struct catalog_stream *st, const char *p, size_t n, size_t off)
+{
+	bool ok;
+
+	if (st->matching)
+		stream_match(st, p, n, off);
+	if (st->phase == STREAM_DONE)
+		return jscheck_feed(&st->jsc, p, n);
+	st->pbase = p;
+	st->pend = p + n;
+	st->poff = off;
+	st->kfrom = 0; /* a key continued from the last piece */
+	ok = jscheck_feed_tap(&st->jsc, p, n, &st->tap);
+	if (ok && st->inkey && st->capture)
+		stream_key_add(st, p + st->kfrom, n - st->kfrom);
+	return ok;
+}
+
+bool
 catalog_stream_run(struct catalog_stream *st, struct evbuffer *in,
     struct evbuffer *out, bool end)
 {
 	struct evbuffer_iovec v[16];
 	struct evbuffer_ptr pos;
 	size_t len = evbuffer_get_length(in), done = 0, keep, i;
+	bool ahead = st->ahead; /* IN was checked: only followed */
 	int k, nv;
 
 	st->ned = 0;
+	st->ahead = false;
 	/* Scan what came since the last call, piece by piece, in place. */
-	while (st->scanned < len && st->phase != STREAM_DONE) {
+	while (st->scanned < len &&
+	    (st->phase != STREAM_DONE || (st->checking && !ahead))) {
 		if (evbuffer_ptr_set(in, &pos, st->scanned, EVBUFFER_PTR_SET) ==
 			-1 ||
 		    (nv = evbuffer_peek(in, len - st->scanned, &pos, v,
@@ -511,11 +920,19 @@ catalog_stream_run(struct catalog_stream *st, struct evbuffer *in,
 		for (k = 0; k < nv && st->scanned < len; k++) {
 			if (v[k].iov_len > len - st->scanned)
 				v[k].iov_len = len - st->scanned;
-			stream_scan(st, v[k].iov_base, v[k].iov_len,
-			    st->scanned);
+			if (!st->checking || ahead)
+				stream_scan(st, v[k].iov_base, v[k].iov_len,
+				    st->scanned);
+			else if (!stream_follow(st, v[k].iov_base, v[k].iov_len,
+				     st->scanned))
+				goto bad;
 			st->scanned += v[k].iov_len;
 		}
 	}
+	if (ahead)
+		stream_to_events(st);
+	if (end && st->checking && !jscheck_end(&st->jsc, NULL))
+		goto bad;
 	/* Apply the edits, moving the bytes between them. */
 	for (i = 0; i < st->ned; i++) {
 		if (st->ed[i].at > done &&
@@ -539,4 +956,12 @@ catalog_stream_run(struct catalog_stream *st, struct evbuffer *in,
 		st->mat -= len - keep;
 	if (end)
 		st->matching = false;
+	return true;
+bad:
+	/* Not JSON: nothing of this input is passed on. */
+	for (i = 0; i < st->ned; i++)
+		if (st->ed[i].own)
+			free((void *)(uintptr_t)st->ed[i].ins);
+	st->ned = 0;
+	return false;
 }

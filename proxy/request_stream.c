@@ -3,10 +3,12 @@
  * An answer that is not whole in the read that brought its head, to a
  * GET from an HTTP/1.1 client, is sent as it comes, each read's bytes at
  * once: a 2xx chunked, the config merged and the URLs rewritten on the
- * way (catalog_stream_run); another, which floe passes on unchanged, with
- * the catalog's Content-Length. A client that does not take it stops floe
- * reading the catalog (upstream_xfer_pause) until its output drains: floe holds
- * about one read per such answer, not the answer. Once the head is sent
+ * way (catalog_stream_run, which also checks it as JSON, in the same
+ * pass, when the pool would have: upstream_xfer_check_take); another,
+ * which floe passes on unchanged, with the catalog's Content-Length. A
+ * client that does not take it stops floe reading the catalog
+ * (upstream_xfer_pause) until its output drains: floe holds about one
+ * read per such answer, not the answer. Once the head is sent
  * a failure can no longer be a 502: the answer is cut short (no last
  * chunk, the connection closed), and counted as the catalog's error. The
  * LoadTable cache gets a copy of what was sent, while it fits an entry.
@@ -22,6 +24,7 @@
 #include <event2/buffer.h>
 
 #include "lib/compat.h"
+#include "lib/jscheck.h"
 #include "lib/log.h"
 #include "lib/xmalloc.h"
 #include "cache/cache.h"
@@ -39,6 +42,7 @@
 struct request_stream {
 	enum route_side side;
 	struct catalog_stream *cst;
+	bool checking; /* cst checks the answer as JSON (not the pool) */
 	struct evbuffer *out; /* the client's next bytes */
 	/* A copy for the cache: the head and the body as sent. */
 	bool copying;
@@ -53,6 +57,7 @@ static bool request_stream_start(struct request *, enum route_side,
     struct h1_msg *);
 static void request_stream_give(struct request *, bool);
 static void request_stream_fail(struct request *, const char *);
+static void request_stream_not_json(struct request *, size_t);
 static void request_drain_cb(void *);
 
 bool
@@ -179,6 +184,17 @@ request_stream_give(struct request *r, bool last)
 		upstream_xfer_pause(r->x[st->side], true);
 }
 
+/* The answer is not JSON, from its byte AT on: cut it short. */
+static void
+request_stream_not_json(struct request *r, size_t at)
+{
+	char why[128];
+
+	snprintf(why, sizeof(why),
+	    "answered 2xx with a body that is not JSON (at byte %zu)", at);
+	request_stream_fail(r, why);
+}
+
 /* The client took what it held: read the catalog again. */
 static void
 request_drain_cb(void *arg)
@@ -199,8 +215,8 @@ request_body_cb(struct upstream_xfer *x, struct h1_msg *m, void *arg)
 	struct request *r = arg;
 	enum route_side side =
 	    r->x[ROUTE_WAREHOUSE] == x ? ROUTE_WAREHOUSE : ROUTE_LAKEHOUSE;
-	size_t len, at;
-	char why[128];
+	struct jscheck js;
+	size_t len, at, checked;
 
 	if (r->stream == NULL) {
 		if (r->stream_off)
@@ -212,17 +228,28 @@ request_body_cb(struct upstream_xfer *x, struct h1_msg *m, void *arg)
 	}
 	/* Nothing of a read that holds the wrong byte is passed on. */
 	if (upstream_xfer_json_failed(x, &at)) {
-		snprintf(why, sizeof(why),
-		    "answered 2xx with a body that is not JSON (at byte %zu)",
-		    at);
-		request_stream_fail(r, why);
+		request_stream_not_json(r, at);
 		return;
 	}
+	/*
+	 * A rewritten answer is checked by the rewrite, in the same pass,
+	 * from where the pool's check is (what arrived so far, untaken).
+	 */
 	len = evbuffer_get_length(m->body);
-	if (r->stream->cst != NULL)
-		catalog_stream_run(r->stream->cst, m->body, r->stream->out,
-		    false);
-	else
+	if (r->stream->cst != NULL && !r->stream->checking &&
+	    upstream_xfer_check_take(x, &js, &checked)) {
+		catalog_stream_check(r->stream->cst,
+		    checked == len ? &js : NULL);
+		r->stream->checking = true;
+	}
+	if (r->stream->cst != NULL) {
+		if (!catalog_stream_run(r->stream->cst, m->body, r->stream->out,
+			false)) {
+			request_stream_not_json(r,
+			    catalog_stream_error_at(r->stream->cst));
+			return;
+		}
+	} else
 		evbuffer_add_buffer(r->stream->out, m->body);
 	upstream_xfer_taken(x, len - evbuffer_get_length(m->body));
 	request_stream_give(r, false);
@@ -260,22 +287,22 @@ request_stream_done(struct request *r, struct upstream_xfer *x)
 	struct floe *f = r->f;
 	struct evbuffer *copy;
 	size_t at;
-	char why[128];
 
 	if (m == NULL) {
 		request_stream_fail(r, upstream_xfer_error(x));
 		return;
 	}
 	if (upstream_xfer_json(x, &at) == 0) {
-		snprintf(why, sizeof(why),
-		    "answered 2xx with a body that is not JSON (at byte %zu)",
-		    at);
-		request_stream_fail(r, why);
+		request_stream_not_json(r, at);
 		return;
 	}
-	if (st->cst != NULL)
-		catalog_stream_run(st->cst, m->body, st->out, true);
-	else
+	if (st->cst != NULL) {
+		if (!catalog_stream_run(st->cst, m->body, st->out, true)) {
+			request_stream_not_json(r,
+			    catalog_stream_error_at(st->cst));
+			return;
+		}
+	} else
 		evbuffer_add_buffer(st->out, m->body);
 	request_stream_give(r, true);
 	if (st->copying && st->copylen > 0) {

@@ -16,6 +16,7 @@ struct event_base;
 struct evbuffer;
 struct evdns_base;
 struct h1_msg;
+struct jscheck;
 struct conf_target;
 struct cred;
 struct upstream;
@@ -82,7 +83,8 @@ void upstream_cancel(struct upstream_xfer *);
  * For a transfer sent with a body_cb: after each read that leaves the
  * answer's head in and its body unfinished, body_cb gets the answer, its
  * body holding what arrived and was not taken; every byte of it has been
- * fed to the JSON check. The callee may take bytes from the start of the
+ * fed to the JSON check (unless the callee took the check over:
+ * upstream_xfer_check_take). The callee may take bytes from the start of the
  * body (saying how many with upstream_xfer_taken), pause the transfer, or
  * cancel it. The done callback still ends the transfer, with the body's
  * untaken rest. An answer whole within the read that completed its head
@@ -95,6 +97,16 @@ void upstream_xfer_taken(struct upstream_xfer *, size_t n);
  * while paused, and starts again in full when it reads again.
  */
 void upstream_xfer_pause(struct upstream_xfer *, bool on);
+/*
+ * The taker checks the answer's body as JSON itself from now on (in one
+ * pass with what it does with it): true when it was to be checked
+ * (check_json), and is no longer here, so that upstream_xfer_json says
+ * -1 and upstream_xfer_json_failed false; *JS is the check as it was
+ * after the first *CHECKED bytes of the body, for the taker to go on
+ * from. Before the taker takes any byte.
+ */
+bool upstream_xfer_check_take(struct upstream_xfer *, struct jscheck *js,
+    size_t *checked);
 /*
  * The JSON check already found the answer's body wrong (see below), at
  * the byte *AT of the body.

@@ -237,6 +237,18 @@ upstream_xfer_pause(struct upstream_xfer *x, bool on)
 }
 
 bool
+upstream_xfer_check_take(struct upstream_xfer *x, struct jscheck *js,
+    size_t *checked)
+{
+	if (!x->check)
+		return false;
+	x->check = false;
+	*js = x->jsc;
+	*checked = x->checked;
+	return true;
+}
+
+bool
 upstream_xfer_json_failed(const struct upstream_xfer *x, size_t *at)
 {
 	if (!x->check || !x->jsc.failed)

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "lib/compat.h"
+#include "lib/jscheck.h"
 #include "proxy/catalog.h"
 
 #define UP "http://up:9001"
@@ -616,6 +617,13 @@ test_rewrite_long_prefix(void **state __unused)
 }
 
 /*
+ * Streams checked as JSON from the start (1: test_stream_split_checked),
+ * from after the first call's input, checked ahead (2:
+ * test_stream_split_handed), or not (0).
+ */
+static int stream_checked;
+
+/*
  * What catalog_stream_run gives for BODY (LEN bytes) fed in the pieces
  * CUTS[0..NCUTS) end at (one call each; the last ends the answer), every
  * piece of a call in STEP-byte pieces of its input. Caller frees.
@@ -625,16 +633,23 @@ stream_out(struct catalog_stream *st, const char *body, size_t len,
     const size_t *cuts, size_t ncuts, size_t step, size_t *outlen)
 {
 	struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
+	struct jscheck js;
 	size_t i, at = 0, end, k;
 	char *o;
 
 	for (i = 0; i <= ncuts; i++) {
 		end = i < ncuts ? cuts[i] : len;
+		if (i == 0 && stream_checked == 2) {
+			/* The first input checked ahead, as the pool does. */
+			jscheck_init(&js);
+			assert_true(jscheck_feed(&js, body, end));
+			catalog_stream_check(st, &js);
+		}
 		for (k = at; k < end; k += step)
 			evbuffer_add_reference(in, body + k,
 			    end - k < step ? end - k : step, NULL, NULL);
 		at = end;
-		catalog_stream_run(st, in, out, i == ncuts);
+		assert_true(catalog_stream_run(st, in, out, i == ncuts));
 	}
 	assert_int_equal(evbuffer_get_length(in), 0);
 	*outlen = evbuffer_get_length(out);
@@ -644,6 +659,19 @@ stream_out(struct catalog_stream *st, const char *body, size_t len,
 	evbuffer_free(in);
 	evbuffer_free(out);
 	return o;
+}
+
+/* catalog_stream_new, and catalog_stream_check for stream_checked 1. */
+static struct catalog_stream *
+stream_new(const struct catalog *c, bool merge, const char *up,
+    const char *floe, const char *pinned)
+{
+	struct catalog_stream *st =
+	    catalog_stream_new(c, merge, up, floe, pinned);
+
+	if (st != NULL && stream_checked == 1)
+		catalog_stream_check(st, NULL);
+	return st;
 }
 
 /*
@@ -715,7 +743,7 @@ test_stream_split(void **state __unused)
 		/* Two pieces, and three around each cut. */
 		for (a = 0; a <= len; a++)
 			for (b = a; b <= len; b += (b < a + 40 ? 1 : 17)) {
-				st = catalog_stream_new(cats[cases[i].cat],
+				st = stream_new(cats[cases[i].cat],
 				    cases[i].merge, UP, FLOE, "warehouse");
 				assert_non_null(st);
 				cuts[0] = a;
@@ -730,15 +758,15 @@ test_stream_split(void **state __unused)
 		/* One byte a call, and one byte a piece of one call. */
 		for (a = 0; a < len; a++)
 			cuts[a] = a + 1;
-		st = catalog_stream_new(cats[cases[i].cat], cases[i].merge, UP,
-		    FLOE, "warehouse");
+		st = stream_new(cats[cases[i].cat], cases[i].merge, UP, FLOE,
+		    "warehouse");
 		got = stream_out(st, cases[i].body, len, cuts, len, 1, &gotlen);
 		assert_int_equal(gotlen, wantlen);
 		assert_memory_equal(got, want, wantlen);
 		free(got);
 		catalog_stream_free(st);
-		st = catalog_stream_new(cats[cases[i].cat], cases[i].merge, UP,
-		    FLOE, "warehouse");
+		st = stream_new(cats[cases[i].cat], cases[i].merge, UP, FLOE,
+		    "warehouse");
 		got = stream_out(st, cases[i].body, len, cuts, 0, 1, &gotlen);
 		assert_int_equal(gotlen, wantlen);
 		assert_memory_equal(got, want, wantlen);
@@ -748,6 +776,24 @@ test_stream_split(void **state __unused)
 	}
 	catalog_free(cats[0]);
 	catalog_free(cats[1]);
+}
+
+/* test_stream_split, the streams checked as JSON: in one pass. */
+static void
+test_stream_split_checked(void **state)
+{
+	stream_checked = 1;
+	test_stream_split(state);
+	stream_checked = 0;
+}
+
+/* The same, the check handed over after the first call's input. */
+static void
+test_stream_split_handed(void **state)
+{
+	stream_checked = 2;
+	test_stream_split(state);
+	stream_checked = 0;
 }
 
 /* What the streamed rewrite keeps back is never more than a URL prefix. */
@@ -829,6 +875,8 @@ main(void)
 		cmocka_unit_test(test_merge_tail),
 		cmocka_unit_test(test_body_has),
 		cmocka_unit_test(test_stream_split),
+		cmocka_unit_test(test_stream_split_checked),
+		cmocka_unit_test(test_stream_split_handed),
 		cmocka_unit_test(test_stream_keeps_little),
 		cmocka_unit_test(test_stream_config_change),
 	};

@@ -740,18 +740,11 @@ wave_rollback_why(struct store *s, uint32_t n, const struct wave_evidence *ev,
     const char *actor, const char *reason, bool force_stale, int64_t now_ms,
     char *msg, size_t msglen)
 {
-	struct wave_req q = { .action = WAVE_ACT_ROLLBACK,
-		.n = n,
-		.force_stale = force_stale,
-		.actor = actor,
-		.reason = reason,
-		.ev = ev,
-		.now_ms = now_ms };
-
-	return wave_run(s, &q, msg, msglen);
+	return wave_rollback_line(s, n, ev, actor, reason, force_stale, now_ms,
+	    NULL, NULL, msg, msglen);
 }
 
-/* Roll wave N back with its rollback log line, in one txn. */
+/* Roll wave N back with its log line (LINE: may be NULL), in one txn. */
 int
 wave_rollback_line(struct store *s, uint32_t n, const struct wave_evidence *ev,
     const char *actor, const char *reason, bool force_stale, int64_t now_ms,

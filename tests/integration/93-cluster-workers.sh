@@ -53,6 +53,20 @@ load_stop() {
 	pids=("${pids[@]/$LOAD/}")
 }
 
+# reads_from NAME SINCE SIDE WHAT: the reads of $T/NAME sent at SINCE (ms)
+# or later, at least 4 of them, are all 200s from SIDE, on both workers.
+reads_from() {
+	local n wrong
+	jq -s --argjson a "$2" '[.[] | select(.t0 >= $a)]' "$T/$1" >"$T/late"
+	n=$(jq length "$T/late")
+	wrong=$(jq --arg s "$3" '[.[] | select(.status != 200 or .target != $s)] | length' "$T/late")
+	[ "$n" -ge 4 ] && [ "$wrong" = 0 ] &&
+		ok "$4: all $n reads from the $3" ||
+		bad "$4: $wrong of $n reads not from the $3: $(jq -c --arg s "$3" '[.[] | select(.target != $s)][0:3]' "$T/late")"
+	expect_eq "$4: both workers answered" '["0","1"]' \
+		"$(jq -c '[.[].worker] | unique' "$T/late")"
+}
+
 # A flip on node 2 reaches both workers of node 1.
 load_on 1 flip
 nctl 2 wave flip 1 lakehouse && ok "flip on node 2" ||
@@ -61,15 +75,7 @@ t_flip=$(now_ms)
 sleep 1.5
 load_stop
 # Reads sent 1 s after node 2's acknowledgement: the watch has delivered.
-jq -s --argjson a "$((t_flip + 1000))" '[.[] | select(.t0 >= $a)]' \
-	"$T/flip" >"$T/late"
-n=$(jq length "$T/late")
-wrong=$(jq '[.[] | select(.status != 200 or .target != "lakehouse")] | length' "$T/late")
-[ "$n" -ge 4 ] && [ "$wrong" = 0 ] &&
-	ok "node 1: all $n reads 1 s after node 2's flip from the lakehouse" ||
-	bad "node 1 after node 2's flip: $wrong of $n wrong: $(jq -c '.[0:3]' "$T/late")"
-expect_eq "both workers of node 1 answered from the lakehouse" '["0","1"]' \
-	"$(jq -c '[.[] | select(.target == "lakehouse") | .worker] | unique' "$T/late")"
+reads_from flip "$((t_flip + 1000))" lakehouse "node 1, 1 s after node 2's flip"
 
 # A rollback through node 1: read your writes on both workers.
 load_on 1 rollback
@@ -79,14 +85,8 @@ nctl 1 wave rollback 1 --reason cluster-workers && ok "rollback on node 1" ||
 ack=$(now_ms)
 sleep 1
 load_stop
-jq -s --argjson a "$ack" '[.[] | select(.t0 >= $a)]' "$T/rollback" >"$T/after"
-n=$(jq length "$T/after")
-wrong=$(jq '[.[] | select(.status != 200 or .target != "warehouse")] | length' "$T/after")
-[ "$n" -ge 4 ] && [ "$wrong" = 0 ] &&
-	ok "node 1: all $n reads sent after the acknowledgement from the warehouse" ||
-	bad "node 1 after its rollback ($((ack - t0)) ms): $wrong of $n wrong: $(jq -c '[.[] | select(.target != "warehouse")][0:3]' "$T/after")"
-expect_eq "both workers answered after the rollback" '["0","1"]' \
-	"$(jq -c '[.[].worker] | unique' "$T/after")"
+reads_from rollback "$ack" warehouse \
+	"node 1, after its rollback's acknowledgement ($((ack - t0)) ms)"
 wait_side 2 bunnies warehouse && ok "node 2 follows node 1's rollback" ||
 	bad "node 2: $(node_side 2 bunnies)"
 grep -q '"node":"n1"' "$T/n2/rollback.log" &&
@@ -111,15 +111,8 @@ t_flip=$(now_ms)
 load_on 1 again
 sleep 1.5
 load_stop
-jq -s --argjson a "$((t_flip + 1000))" '[.[] | select(.t0 >= $a)]' \
-	"$T/again" >"$T/late"
-n=$(jq length "$T/late")
-wrong=$(jq '[.[] | select(.status != 200 or .target != "lakehouse")] | length' "$T/late")
-[ "$n" -ge 4 ] && [ "$wrong" = 0 ] &&
-	ok "after the restart, node 1's $n reads follow node 2's flip" ||
-	bad "after the restart: $wrong of $n wrong: $(jq -c '.[0:3]' "$T/late")"
-expect_eq "the restarted worker serves too" '["0","1"]' \
-	"$(jq -c '[.[].worker] | unique' "$T/late")"
+reads_from again "$((t_flip + 1000))" lakehouse \
+	"after the restart, node 1 follows node 2's flip"
 nadmin 1 GET /cluster
 jq -e '(.nodes | length) == 2' "$T/b" >/dev/null &&
 	ok "node 1's /cluster lists both nodes" || bad "/cluster: $(head -c 300 "$T/b")"

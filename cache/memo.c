@@ -4,6 +4,7 @@
  * byte budget, and reference-counted buffers for the bodies, which an
  * entry shares with the answers being sent.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,9 @@
 
 /* What an entry costs beside its key, bodies and parameters. */
 #define MEMO_OVERHEAD 128
+/* memo_same's steps with memcmp. */
+#define MEMO_BLOCK 1024
+#define MEMO_SUBBLOCK 64
 
 struct mentry {
 	RB_ENTRY(mentry) node;
@@ -44,6 +48,7 @@ static struct mentry *memo_find(struct memo *, unsigned, const void *, size_t);
 static void memo_remove(struct memo *, struct mentry *);
 static void memo_evict(struct memo *, uint64_t);
 static size_t memo_size(const struct mentry *);
+static size_t memo_same(const char *, const char *, size_t);
 RB_PROTOTYPE_STATIC(mentry_tree, mentry, node, mentry_cmp)
 RB_GENERATE_STATIC(mentry_tree, mentry, node, mentry_cmp)
 
@@ -289,6 +294,36 @@ memo_get_stats(const struct memo *m, struct memo_stats *st)
 	*st = m->st;
 }
 
+/*
+ * How many of the N bytes at A and B are equal before the first that
+ * differs (N when none does), in one pass: memcmp over large blocks,
+ * then small ones in the block that differs, then words, then bytes. A
+ * byte at a time, the search cost as much as the check it saves.
+ */
+static size_t
+memo_same(const char *a, const char *b, size_t n)
+{
+	size_t i = 0, k;
+	uint64_t x, y;
+
+	while (n - i >= MEMO_BLOCK && memcmp(a + i, b + i, MEMO_BLOCK) == 0)
+		i += MEMO_BLOCK;
+	if (n - i < MEMO_BLOCK && memcmp(a + i, b + i, n - i) == 0)
+		return n;
+	while (
+	    n - i >= MEMO_SUBBLOCK && memcmp(a + i, b + i, MEMO_SUBBLOCK) == 0)
+		i += MEMO_SUBBLOCK;
+	for (; n - i >= sizeof(x); i += sizeof(x)) {
+		memcpy(&x, a + i, sizeof(x));
+		memcpy(&y, b + i, sizeof(y));
+		if (x != y)
+			break;
+	}
+	for (k = i; k < n && a[k] == b[k]; k++)
+		;
+	return k;
+}
+
 void
 memo_cmp_init(struct memo_cmp *mc, struct memo_buf *memo)
 {
@@ -310,23 +345,16 @@ memo_cmp_stop(struct memo_cmp *mc, struct jscheck *js)
 bool
 memo_cmp_feed(struct memo_cmp *mc, struct jscheck *js, const void *p, size_t n)
 {
-	const char *s = p, *q;
+	const char *s = p;
 	size_t avail, m, k;
 
 	if (mc->memo != NULL) {
 		avail = mc->memo->len - mc->at;
 		m = n < avail ? n : avail;
-		q = mc->memo->data + mc->at;
-		if (memcmp(s, q, m) == 0) {
-			mc->at += m;
-			if (m == n)
-				return true;
-			k = m; /* past the memo's end */
-		} else {
-			for (k = 0; s[k] == q[k]; k++)
-				;
-			mc->at += k;
-		}
+		k = memo_same(s, mc->memo->data + mc->at, m);
+		mc->at += k;
+		if (k == n)
+			return true;
 		/* The first difference: the check takes over at it. */
 		memo_cmp_stop(mc, js);
 		s += k;

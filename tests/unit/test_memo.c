@@ -163,6 +163,58 @@ test_cmp_every_offset(void **state __unused)
 	memo_buf_unref(memo);
 }
 
+/*
+ * A text of many blocks (the comparison's memcmp steps): a change at
+ * every offset, found where it is.
+ */
+static void
+test_cmp_long(void **state __unused)
+{
+	static const size_t steps[] = { 5, 1000, 1 << 16 };
+	char *t = malloc(4096), *ans = malloc(4096);
+	struct memo_buf *memo;
+	struct memo_cmp mc;
+	struct jscheck js;
+	size_t n = 0, k, j;
+	int i;
+
+	assert_non_null(t);
+	assert_non_null(ans);
+	n += snprintf(t + n, 4096 - n, "{\"a\":[");
+	for (i = 0; i < 150; i++)
+		n += snprintf(t + n, 4096 - n, "\"0123456789abcde%c\",",
+		    'a' + i % 26);
+	n += snprintf(t + n, 4096 - n, "1]}");
+	assert_true(n > 3 * 256);
+	memo = mkbuf(t, n);
+	for (j = 0; j < nitems(steps); j++)
+		for (k = 0; k < n; k++) {
+			memcpy(ans, t, n);
+			ans[k] = ans[k] == 'x' ? 'y' : 'x';
+			check_against(memo, ans, n, steps[j]);
+			/* The difference is found at K: the bytes before. */
+			jscheck_init(&js);
+			memo_cmp_init(&mc, memo);
+			memo_cmp_feed(&mc, &js, ans, n);
+			assert_null(mc.memo);
+			assert_true(js.off >= k);
+		}
+	/* Each byte of a word, with equal words after it. */
+	for (k = 0; k < 16; k++) {
+		memcpy(ans, t, n);
+		ans[300 + k] ^= 1;
+		jscheck_init(&js);
+		memo_cmp_init(&mc, memo);
+		memo_cmp_feed(&mc, &js, ans, 256 + 64);
+		memo_cmp_feed(&mc, &js, ans + 320, n - 320);
+		assert_null(mc.memo);
+		assert_int_equal(mc.at, 300 + k);
+	}
+	memo_buf_unref(memo);
+	free(t);
+	free(ans);
+}
+
 /* What memo_cmp says of an answer not JSON with the memo's exact prefix. */
 static void
 test_cmp_not_json(void **state __unused)
@@ -332,6 +384,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hit),
 		cmocka_unit_test(test_cmp_every_offset),
+		cmocka_unit_test(test_cmp_long),
 		cmocka_unit_test(test_cmp_not_json),
 		cmocka_unit_test(test_budget_lru_cap),
 		cmocka_unit_test(test_backoff),

@@ -120,8 +120,9 @@ request_memo_rewrite(struct request *r, enum route_side side,
 	struct memo_buf *in, *out;
 	bool same;
 
-	plen = request_memo_params(r, side, params, sizeof(params));
 	if (r->memo_hit && r->memo_in != NULL) {
+		r->f->stats.side[side].memo_hits++;
+		plen = request_memo_params(r, side, params, sizeof(params));
 		switch (memo_hit(memo, side, key, klen, r->memo_in, params,
 		    plen, &out)) {
 		case MEMO_OUT_SAME:
@@ -140,6 +141,7 @@ request_memo_rewrite(struct request *r, enum route_side side,
 	}
 	if (!memo_miss(memo, side, key, klen, blen))
 		return request_rewrite(r, side, body, blen, NULL, NULL);
+	plen = request_memo_params(r, side, params, sizeof(params));
 	in = memo_buf_new(blen);
 	if (evbuffer_copyout(body, in->data, blen) != (ev_ssize_t)blen)
 		fatalx("%s: evbuffer_copyout", __func__);

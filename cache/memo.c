@@ -49,6 +49,7 @@ static void memo_remove(struct memo *, struct mentry *);
 static void memo_evict(struct memo *, uint64_t);
 static size_t memo_size(const struct mentry *);
 static size_t memo_same(const char *, const char *, size_t);
+static bool memo_due(const struct mentry *);
 RB_PROTOTYPE_STATIC(mentry_tree, mentry, node, mentry_cmp)
 RB_GENERATE_STATIC(mentry_tree, mentry, node, mentry_cmp)
 
@@ -189,7 +190,8 @@ memo_get(struct memo *m, unsigned side, const void *key, size_t keylen)
 {
 	struct mentry *e;
 
-	if (!memo_is_on(m) || (e = memo_find(m, side, key, keylen)) == NULL)
+	if (!memo_is_on(m) || (e = memo_find(m, side, key, keylen)) == NULL ||
+	    !memo_due(e))
 		return NULL;
 	return memo_buf_ref(e->in);
 }
@@ -236,6 +238,27 @@ memo_miss(struct memo *m, unsigned side, const void *key, size_t keylen,
 		e->misses++;
 	/* 1, 2, 4, 8, ...: a power of two. */
 	return (e->misses & (e->misses - 1)) == 0;
+}
+
+bool
+memo_wants(struct memo *m, unsigned side, const void *key, size_t keylen)
+{
+	struct mentry *e;
+
+	if (!memo_is_on(m))
+		return false;
+	if ((e = memo_find(m, side, key, keylen)) == NULL)
+		return true;
+	return memo_due(e);
+}
+
+/* Would E's next miss be stored: its 1st, 2nd, 4th, 8th... in a row? */
+static bool
+memo_due(const struct mentry *e)
+{
+	unsigned n = e->misses < 1u << 30 ? e->misses + 1 : e->misses;
+
+	return (n & (n - 1)) == 0;
 }
 
 /* What E is charged against the budget. */

@@ -59,7 +59,11 @@ size_t memo_entry_max(const struct memo *);
 
 /*
  * The body last checked valid under SIDE and KEY, with a reference for
- * the caller (memo_buf_unref it), or NULL. Not counted.
+ * the caller (memo_buf_unref it), or NULL. Not counted. Also NULL while
+ * the entry keeps missing, but for the answers memo_miss would store
+ * (see memo_wants): those are compared, the others only checked, so a
+ * table whose answers always change pays for a comparison only now and
+ * then, and one that stops changing is found so again.
  */
 struct memo_buf *memo_get(struct memo *, unsigned side, const void *key,
     size_t keylen);
@@ -92,6 +96,13 @@ enum memo_out memo_hit(struct memo *, unsigned side, const void *key,
  */
 bool memo_miss(struct memo *, unsigned side, const void *key, size_t keylen,
     size_t len);
+
+/*
+ * Would the next miss under SIDE and KEY be stored (see memo_miss)?
+ * Not counted: for a caller that must decide before the answer ends
+ * whether to keep a copy of it.
+ */
+bool memo_wants(struct memo *, unsigned side, const void *key, size_t keylen);
 
 /*
  * Store under SIDE and KEY the answer IN, checked valid, and what the

@@ -312,6 +312,7 @@ test_budget_lru_cap(void **state __unused)
 	assert_false(memo_miss(m, 0, K("f"), 10));
 	put_n(m, "g", 10);
 	assert_false(has(m, "g"));
+	assert_false(memo_wants(m, 0, K("g")));
 	memo_free(m);
 	/* The cap is MEMO_ENTRY_MAX for a large budget. */
 	m = memo_new(1ull << 30);
@@ -329,19 +330,27 @@ test_backoff(void **state __unused)
 	char want[32];
 	char got[32];
 
-	/* No entry: always stored. */
+	/* No entry: always stored (and wanted). */
+	assert_true(memo_wants(m, 0, K("t")));
 	assert_true(memo_miss(m, 0, K("t"), 10));
 	assert_true(memo_miss(m, 0, K("t"), 10));
 	put_n(m, "t", 10);
 	/* Misses in a row: stored at the 1st, 2nd, 4th, 8th, 16th. */
-	for (i = 1; i <= 20; i++) {
+	for (i = 1; i <= 15; i++) {
+		/*
+		 * memo_wants says beforehand what the miss will say, and
+		 * memo_get gives the body to compare only then.
+		 */
+		assert_int_equal(memo_wants(m, 0, K("t")), (i & (i - 1)) == 0);
+		assert_int_equal(has(m, "t"), (i & (i - 1)) == 0);
 		got[i - 1] = memo_miss(m, 0, K("t"), 10) ? 'y' : '.';
 		want[i - 1] = (i & (i - 1)) == 0 ? 'y' : '.';
 	}
-	got[20] = want[20] = '\0';
+	got[15] = want[15] = '\0';
 	assert_string_equal(got, want);
-	/* A hit starts it again. */
+	/* The 16th is compared, and is the memo's: a hit starts it again. */
 	b = memo_get(m, 0, K("t"));
+	assert_non_null(b);
 	memo_hit(m, 0, K("t"), b, NULL, 0, &out);
 	memo_buf_unref(b);
 	assert_true(memo_miss(m, 0, K("t"), 10));

@@ -199,6 +199,10 @@ void request_reply_list(struct request *);
 /* request_memo.c: answers checked once, while they do not change. */
 void request_memo_look(struct request *, enum route_side);
 void request_memo_send(struct evbuffer *, size_t, struct memo_buf *);
+bool request_memo_wants(struct request *, enum route_side);
+size_t request_memo_max(const struct request *);
+void request_memo_streamed(struct request *, enum route_side, bool hit,
+    char *copy, size_t len);
 size_t request_memo_rewrite(struct request *, enum route_side,
     struct evbuffer *, size_t);
 

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -151,4 +152,55 @@ request_memo_rewrite(struct request *r, enum route_side side,
 	memo_buf_unref(in);
 	memo_buf_unref(out);
 	return n;
+}
+
+/* Would the memo keep R's answer from SIDE, if it differs (memo_wants)? */
+bool
+request_memo_wants(struct request *r, enum route_side side)
+{
+	if (!r->merge_config || !memo_is_on(r->f->memo))
+		return false;
+	return memo_wants(r->f->memo, side, r->msg->target, r->msg->target_len);
+}
+
+/* The largest answer the memo keeps. */
+size_t
+request_memo_max(const struct request *r)
+{
+	return memo_entry_max(r->f->memo);
+}
+
+/*
+ * R's answer from SIDE was streamed whole and is JSON: a HIT (the memo's
+ * body to its last byte), or counted as a miss and kept when memo_miss
+ * says so and COPY (LEN bytes, malloc'd, taken; NULL: none) holds it.
+ * A streamed answer's rewrite is not kept: streams rewrite as they go.
+ */
+void
+request_memo_streamed(struct request *r, enum route_side side, bool hit,
+    char *copy, size_t len)
+{
+	struct memo *memo = r->f->memo;
+	const char *key = r->msg->target;
+	size_t klen = r->msg->target_len;
+	struct memo_buf *in, *out;
+
+	if (!r->merge_config || !memo_is_on(memo)) {
+		free(copy);
+		return;
+	}
+	if (hit && r->memo_in != NULL) {
+		r->f->stats.side[side].memo_hits++;
+		memo_hit(memo, side, key, klen, r->memo_in, NULL, 0, &out);
+		memo_buf_unref(out);
+		free(copy);
+		return;
+	}
+	if (!memo_miss(memo, side, key, klen, len) || copy == NULL) {
+		free(copy);
+		return;
+	}
+	in = memo_buf_take(copy, len);
+	memo_put(memo, side, key, klen, in, NULL, 0, NULL, false);
+	memo_buf_unref(in);
 }

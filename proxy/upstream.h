@@ -148,6 +148,12 @@ int upstream_xfer_json(const struct upstream_xfer *, size_t *at);
  * memo's (so JSON: upstream_xfer_json says 1 without having checked it).
  */
 bool upstream_xfer_memo_hit(const struct upstream_xfer *);
+/*
+ * The body that arrived so far is byte for byte the memo's (the pool
+ * compares and checks: upstream_xfer_json_failed says when it is wrong,
+ * from the first byte that differs on).
+ */
+bool upstream_xfer_memo_on(const struct upstream_xfer *);
 /* Microseconds from send to the end of the answer. */
 uint64_t upstream_xfer_usec(const struct upstream_xfer *);
 /* Connections open, idle, and requests waiting; for /status. */

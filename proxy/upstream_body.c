@@ -175,6 +175,12 @@ upstream_xfer_memo_hit(const struct upstream_xfer *x)
 	return x->memo_hit;
 }
 
+bool
+upstream_xfer_memo_on(const struct upstream_xfer *x)
+{
+	return x->check && x->mc.memo != NULL;
+}
+
 int
 upstream_xfer_json(const struct upstream_xfer *x, size_t *at)
 {
@@ -189,8 +195,10 @@ upstream_xfer_taken(struct upstream_xfer *x, size_t n)
 	struct upstream *u = x->u;
 	struct upstream_xfer *w;
 
-	/* Every byte taken was checked: the check's count follows. */
-	memo_cmp_stop(&x->mc, &x->jsc);
+	/*
+	 * Every byte taken was checked (or compared: the comparison counts
+	 * its own offsets): the check's count follows.
+	 */
 	x->checked = x->checked > n ? x->checked - n : 0;
 	/* The taker searches for the uri itself. */
 	x->watch_off = true;

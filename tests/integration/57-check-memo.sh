@@ -118,39 +118,46 @@ expect_eq "the 4th wrong answer was a 502 too" 502 "$S"
 expect_eq "the wrong answers roll the wave back" rolled_back \
 	"$(wave_state 1)"
 
-# A large answer (now the warehouse's). Fetched by an HTTP/1.0 client it
-# comes whole, is checked and kept; to HTTP/1.1 it is streamed, compared
-# with the memo only until its first piece goes out, then checked on: a
-# wrong byte near its end cuts it short at that byte.
+# A large answer (now the warehouse's), streamed to HTTP/1.1 clients and
+# whole to HTTP/1.0 ones. The first, streamed, is checked with its
+# rewrite in one pass and kept as it passes; the same bytes again, either
+# way, are not checked again (a stream compares them and rewrites
+# unchecked). One byte wrong near its end: the pool checks from the first
+# difference, and the stream is cut short at that byte. Another valid
+# answer is checked from its difference, passed on whole, and kept.
 python3 - "$T" <<'PY' || bad "large bodies"
 import json, sys
 t = sys.argv[1]
 good = '{"metadata-location":"s3://b/m.json","metadata":{"format-version":2,' \
     '"properties":{"pad":"' + "x" * (2 << 20) + '","n":-1.5e3}},"config":{}}'
 bad = good.replace('"n":-1.5e3', '"n":-1.5e!')
-assert len(bad) == len(good)
+other = good.replace('"n":-1.5e3', '"n":-2.5e3')
+assert len(bad) == len(good) == len(other)
 def rule(body):
     return json.dumps({"match": "athena", "body": body, "count": 1})
 open(t + "/lgood.rule", "w").write(rule(good))
 open(t + "/lbad.rule", "w").write(rule(bad))
+open(t + "/lother.rule", "w").write(rule(other))
 open(t + "/lbad.at", "w").write("at byte %d" % (bad.index('"n":') + 4))
 PY
 h0=$(memo_hits warehouse)
 fault_file warehouse "$T/lgood.rule"
-get $A -0
-expect_jq "a 2 MB answer to HTTP/1.0: whole, merged" 200 \
+get $A
+expect_jq "a 2 MB answer: 200, merged" 200 \
 	'.metadata.properties.n == -1500 and .config["floe-test.catalog"] == "warehouse"'
+expect_eq "... streamed" chunked "$(hdr Transfer-Encoding)"
 cp "$T/b" "$T/lb1"
 fault_file warehouse "$T/lgood.rule"
 get $A -0
-cmp -s "$T/lb1" "$T/b" && ok "... the same again, the same bytes" ||
-	bad "... other bytes"
-expect_eq "... not checked again" $((h0 + 1)) "$(memo_hits warehouse)"
+cmp -s "$T/lb1" "$T/b" && ok "the same to HTTP/1.0: whole, the same bytes" ||
+	bad "the same to HTTP/1.0: $(last)"
+expect_eq "... kept as it was streamed: not checked again" $((h0 + 1)) \
+	"$(memo_hits warehouse)"
 fault_file warehouse "$T/lgood.rule"
 get $A
-expect_status "the same to HTTP/1.1: 200" 200
-expect_eq "... streamed" chunked "$(hdr Transfer-Encoding)"
+expect_eq "the same streamed again: chunked" chunked "$(hdr Transfer-Encoding)"
 cmp -s "$T/lb1" "$T/b" && ok "... the same bytes" || bad "... other bytes"
+expect_eq "... not checked again" $((h0 + 2)) "$(memo_hits warehouse)"
 f0=$(failures warehouse)
 fault_file warehouse "$T/lbad.rule"
 : >"$T/b"
@@ -167,20 +174,28 @@ fault_file warehouse "$T/lbad.rule"
 get $A -0
 expect_error "the same to HTTP/1.0: 502" 502 BadGatewayException \
 	"$(cat "$T/lbad.at")"
-fault_file warehouse "$T/lgood.rule"
+fault_file warehouse "$T/lother.rule"
+get $A
+expect_jq "another valid answer, streamed: 200, whole" 200 \
+	'.metadata.properties.n == -2500 and .config["floe-test.catalog"] == "warehouse"'
+cp "$T/b" "$T/lb2"
+expect_eq "... checked" $((h0 + 2)) "$(memo_hits warehouse)"
+fault_file warehouse "$T/lother.rule"
 get $A -0
-cmp -s "$T/lb1" "$T/b" && ok "the good bytes again: 200, as before" ||
-	bad "the good bytes again: $(last)"
-expect_eq "... not checked again" $((h0 + 2)) "$(memo_hits warehouse)"
+cmp -s "$T/lb2" "$T/b" && ok "... kept: the same to HTTP/1.0" ||
+	bad "... to HTTP/1.0: $(last)"
+expect_eq "... not checked again" $((h0 + 3)) "$(memo_hits warehouse)"
 
 # check_memo_size = 0: nothing kept, every answer checked.
 sed -i 's/^\[floe\]$/[floe]\ncheck_memo_size = 0/' "$T/floe.conf"
 kill -HUP "$FLOE_PID"
 sleep 1
-fault_file warehouse "$T/lgood.rule"
-get $A -0
-fault_file warehouse "$T/lgood.rule"
-get $A -0
-expect_status "check_memo_size = 0 (reloaded): 200" 200
-expect_eq "... every answer checked" $((h0 + 2)) "$(memo_hits warehouse)"
+for v in -0 -0 --http1.1; do
+	fault_file warehouse "$T/lother.rule"
+	get $A $v
+	[ "$S" = 200 ] || bad "check_memo_size = 0: $(last)"
+done
+expect_eq "check_memo_size = 0 (reloaded): every answer checked" \
+	$((h0 + 3)) "$(memo_hits warehouse)"
+cmp -s "$T/lb2" "$T/b" && ok "... the same answer" || bad "... other bytes"
 finish

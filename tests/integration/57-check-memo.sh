@@ -189,7 +189,12 @@ expect_eq "... not checked again" $((h0 + 3)) "$(memo_hits warehouse)"
 # check_memo_size = 0: nothing kept, every answer checked.
 sed -i 's/^\[floe\]$/[floe]\ncheck_memo_size = 0/' "$T/floe.conf"
 kill -HUP "$FLOE_PID"
-sleep 1
+for i in $(seq 100); do
+	grep -q 'applied (generation 2)' "$T/floe.log" && break
+	sleep 0.1
+done
+grep -q 'applied (generation 2)' "$T/floe.log" && ok "reloaded" ||
+	bad "no reload: $(tail -n 3 "$T/floe.log")"
 for v in -0 -0 --http1.1; do
 	fault_file warehouse "$T/lother.rule"
 	get $A $v

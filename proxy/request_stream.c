@@ -4,7 +4,9 @@
  * GET from an HTTP/1.1 client, is sent as it comes, each read's bytes at
  * once: a 2xx chunked, the config merged and the URLs rewritten on the
  * way (catalog_stream_run, which also checks it as JSON, in the same
- * pass, when the pool would have: upstream_xfer_check_take); another,
+ * pass, when the pool would have: upstream_xfer_check_take; but an
+ * answer that is the memo's is compared by the pool, which checks it from
+ * its first difference, and rewritten unchecked: request_memo.c); another,
  * which floe passes on unchanged, with the catalog's Content-Length. A
  * client that does not take it stops floe reading the catalog
  * (upstream_xfer_pause) until its output drains: floe holds about one

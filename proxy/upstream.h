@@ -93,12 +93,12 @@ void upstream_cancel(struct upstream_xfer *);
  * For a transfer sent with a body_cb: after each read that leaves the
  * answer's head in and its body unfinished, body_cb gets the answer, its
  * body holding what arrived and was not taken; every byte of it has been
- * fed to the JSON check (unless the callee took the check over:
- * upstream_xfer_check_take). The callee may take bytes from the start of the
- * body (saying how many with upstream_xfer_taken), pause the transfer, or
- * cancel it. The done callback still ends the transfer, with the body's
- * untaken rest. An answer whole within the read that completed its head
- * comes whole to the done callback alone.
+ * fed to the JSON check, or compared with the memo (unless the callee
+ * took the check over: upstream_xfer_check_take). The callee may take bytes
+ * from the start of the body (saying how many with upstream_xfer_taken), pause
+ * the transfer, or cancel it. The done callback still ends the transfer, with
+ * the body's untaken rest. An answer whole within the read that completed its
+ * head comes whole to the done callback alone.
  */
 void upstream_xfer_taken(struct upstream_xfer *, size_t n);
 /*

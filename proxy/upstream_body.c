@@ -3,7 +3,8 @@
  * each read adds to it, so that nothing has to go over a large answer
  * again at its end, holding the loop: whether it names the catalog's uri
  * (the rewrite's cue) and, for an answer floe must vouch for, whether it
- * is JSON (lib/jscheck.c, resumed read after read); and, for an answer
+ * is JSON (lib/jscheck.c, resumed read after read; while it is the
+ * memo's body, compared instead: cache/memo.h); and, for an answer
  * passed on as it arrives, what its taker took, and its pauses while the
  * client does not take it.
  */

@@ -61,6 +61,8 @@ struct h1 {
 	unsigned scan_lines;
 	size_t scan_off; /* where the head ended in the vector just scanned */
 	bool scan_here; /* ... and it ended in that vector */
+	uint32_t seen; /* the fields of the head so far, a bit each */
+	unsigned dup; /* 1 + the index of the first repeated once-header */
 	enum h1_cscan cs; /* the chunked body's scan */
 	uint64_t csize;
 	unsigned cdigits;
@@ -107,6 +109,9 @@ h1_new(enum h1_kind kind, const struct h1_limits *lim)
 {
 	struct h1 *h;
 
+	/* h1_msg.first holds header indexes in 16 bits. */
+	if (lim->max_headers >= UINT16_MAX)
+		abort();
 	h = xcalloc(1, sizeof(*h));
 	h->kind = kind;
 	h->lim = *lim;
@@ -220,6 +225,8 @@ h1_reset(struct h1 *h)
 	h->scan_lines = 0;
 	h->scan_off = 0;
 	h->scan_here = false;
+	h->seen = 0;
+	h->dup = 0;
 	h->cs = H1_CS_OFF;
 	h->csize = 0;
 	h->cdigits = 0;
@@ -334,14 +341,28 @@ static const bool h1_tchar[256] = {
 };
 
 /*
+ * Headers a request may carry once: a second one is read differently by
+ * different hops (which credential, which host, which length, which
+ * retry, which credentials to vend: floe keys its cache on the first),
+ * so floe refuses it rather than pick (RFC 9110 5.3, 9112 6.3).
+ */
+#define H1_ONCE                                                                \
+	(1u << H1_F_HOST | 1u << H1_F_AUTHORIZATION |                          \
+	    1u << H1_F_CONTENT_LENGTH | 1u << H1_F_TRANSFER_ENCODING |         \
+	    1u << H1_F_IDEMPOTENCY_KEY | 1u << H1_F_ACCESS_DELEGATION)
+
+/*
  * The header name just ended: terminate it and check that it is a token
  * (RFC 9110 5.1), whatever the parser lets through: a proxy that passed
  * on "Content-Length : 5" or "Bad Name: x" could be framed differently
- * by the next hop, so it is a 400 here.
+ * by the next hop, so it is a 400 here. Then the field it is, once: the
+ * first of each field is indexed, and a request's second of H1_ONCE noted
+ * for h1_check_head.
  */
 static int
 h1_end_name(struct h1 *h, struct h1_header *hd)
 {
+	uint32_t bit;
 	size_t i;
 
 	if (h1_terminate(h) == -1)
@@ -352,6 +373,14 @@ h1_end_name(struct h1 *h, struct h1_header *hd)
 	for (i = 0; i < hd->name_len; i++)
 		if (!h1_tchar[(unsigned char)hd->name[i]])
 			return h1_fail(h, 400, "invalid header field name");
+	if ((hd->field = h1_field_of(hd->name, hd->name_len)) == H1_F_OTHER)
+		return 0;
+	bit = 1u << hd->field;
+	if (!(h->seen & bit)) {
+		h->seen |= bit;
+		h->msg.first[hd->field] = hd - h->hdrs + 1;
+	} else if ((bit & H1_ONCE) && h->kind == H1_REQUEST && h->dup == 0)
+		h->dup = hd - h->hdrs + 1;
 	return 0;
 }
 
@@ -547,34 +576,27 @@ h1_scan_chunks(struct h1 *h, const char *p, size_t n)
 }
 
 /*
- * Headers a request may carry once: a second one is read differently by
- * different hops (which credential, which host, which length, which
- * retry, which credentials to vend: floe keys its cache on the first),
- * so floe refuses it rather than pick (RFC 9110 5.3, 9112 6.3).
- */
-static const struct h1_name h1_once[] = { H1_NAME("Host"),
-	H1_NAME("Authorization"), H1_NAME("Content-Length"),
-	H1_NAME("Transfer-Encoding"), H1_NAME("Idempotency-Key"),
-	H1_NAME("X-Iceberg-Access-Delegation") };
-
-/*
  * Framing a proxy must not pass on, checked here whatever the parser
  * allows: more than one Transfer-Encoding or one that is not just
  * "chunked" (floe would drop the coding), an HTTP/1.1 request without
- * Host, a request with two of a header of h1_once, a GET or HEAD with a
+ * Host, a request with two of a header of H1_ONCE, a GET or HEAD with a
  * body (the next hop may ignore it and read it as the next request),
  * HTTP/2+ text, an answer's status outside 100-599.
  */
 static int
 h1_check_head(struct h1 *h, const llhttp_t *p)
 {
-	static const char *const twice[] = { "more than one Host",
-		"more than one Authorization", "more than one Content-Length",
-		"more than one Transfer-Encoding",
-		"more than one Idempotency-Key",
-		"more than one X-Iceberg-Access-Delegation" };
+	static const char *const twice[H1_F_COUNT] = {
+		[H1_F_HOST] = "more than one Host",
+		[H1_F_AUTHORIZATION] = "more than one Authorization",
+		[H1_F_CONTENT_LENGTH] = "more than one Content-Length",
+		[H1_F_TRANSFER_ENCODING] = "more than one Transfer-Encoding",
+		[H1_F_IDEMPOTENCY_KEY] = "more than one Idempotency-Key",
+		[H1_F_ACCESS_DELEGATION] =
+		    "more than one X-Iceberg-Access-Delegation",
+	};
 	const struct h1_header *hd;
-	unsigned i, k, nte = 0, nhost = 0, seen[nitems(h1_once)] = { 0 };
+	unsigned i, end, nte = 0;
 	const char *v;
 	size_t vl;
 
@@ -584,15 +606,14 @@ h1_check_head(struct h1 *h, const llhttp_t *p)
 	if (h->kind == H1_RESPONSE &&
 	    (p->status_code < 100 || p->status_code > 599))
 		return h1_fail(h, 502, "status code outside 100-599");
-	for (i = 0; i < h->msg.nhdrs; i++) {
-		hd = &h->hdrs[i];
-		for (k = 0; h->kind == H1_REQUEST && k < nitems(h1_once); k++)
-			if (h1_name_eq(hd->name, hd->name_len, &h1_once[k]) &&
-			    seen[k]++ > 0)
-				return h1_fail(h, 400, twice[k]);
-		if (h1_name_is(hd->name, hd->name_len, "Host"))
-			nhost++;
-		if (!h1_name_is(hd->name, hd->name_len, "Transfer-Encoding"))
+	/*
+	 * In the order of the headers: each Transfer-Encoding before the
+	 * first repeated once-header is checked, then that one refused.
+	 */
+	end = h->dup != 0 ? h->dup - 1 : h->msg.nhdrs;
+	for (i = h->msg.first[H1_F_TRANSFER_ENCODING]; i > 0 && i <= end; i++) {
+		hd = &h->hdrs[i - 1];
+		if (hd->field != H1_F_TRANSFER_ENCODING)
 			continue;
 		nte++;
 		v = hd->value;
@@ -608,10 +629,13 @@ h1_check_head(struct h1 *h, const llhttp_t *p)
 			    "unsupported Transfer-Encoding: "
 			    "only chunked is accepted");
 	}
+	if (h->dup != 0)
+		return h1_fail(h, 400, twice[h->hdrs[h->dup - 1].field]);
 	if (nte > 1)
 		return h1_fail(h, 400, "more than one Transfer-Encoding");
 	/* RFC 9112 3.2: an HTTP/1.1 request names its Host. */
-	if (h->kind == H1_REQUEST && nhost == 0 && p->http_minor >= 1)
+	if (h->kind == H1_REQUEST && h->msg.first[H1_F_HOST] == 0 &&
+	    p->http_minor >= 1)
 		return h1_fail(h, 400,
 		    "no Host header (HTTP/1.1 requires one)");
 	if (h->kind == H1_REQUEST &&

@@ -30,17 +30,20 @@
 #include "proxy/upstream.h"
 #include "routing/route.h"
 
-/* Headers forwarded to the upstream as they came. */
-static const struct h1_name request_fwd_headers[] = {
-	H1_NAME("Content-Type"),
-	H1_NAME("Accept"),
-	H1_NAME("X-Iceberg-Access-Delegation"),
-	H1_NAME("Idempotency-Key"),
-	H1_NAME("User-Agent"),
-	H1_NAME("X-Client-Version"),
-	H1_NAME("X-Client-Git-Commit-Short"),
-	H1_NAME("X-Request-Id"),
-	H1_NAME("traceparent"),
+/* What to do with each field of the client's headers: FWD_NO unless named. */
+static const enum request_fwd request_fwd_fields[H1_F_COUNT] = {
+	/* forwarded as they came */
+	[H1_F_CONTENT_TYPE] = FWD_AS_IS,
+	[H1_F_ACCEPT] = FWD_AS_IS,
+	[H1_F_ACCESS_DELEGATION] = FWD_AS_IS,
+	[H1_F_IDEMPOTENCY_KEY] = FWD_AS_IS,
+	[H1_F_USER_AGENT] = FWD_AS_IS,
+	[H1_F_CLIENT_VERSION] = FWD_AS_IS,
+	[H1_F_CLIENT_GIT_COMMIT] = FWD_AS_IS,
+	[H1_F_REQUEST_ID] = FWD_AS_IS,
+	[H1_F_TRACEPARENT] = FWD_AS_IS,
+	[H1_F_AUTHORIZATION] = FWD_AUTHZ,
+	[H1_F_IF_NONE_MATCH] = FWD_INM,
 };
 
 /* Is this query parameter one floe consumes for listings? */
@@ -54,18 +57,9 @@ request_paging_param(const char *p, size_t len)
 
 /* What to do with the client's header NAME. */
 enum request_fwd
-request_fwd_kind(const char *name, size_t len)
+request_fwd_kind(enum h1_field field)
 {
-	size_t i;
-
-	for (i = 0; i < nitems(request_fwd_headers); i++)
-		if (h1_name_eq(name, len, &request_fwd_headers[i]))
-			return FWD_AS_IS;
-	if (h1_name_is(name, len, "Authorization"))
-		return FWD_AUTHZ;
-	if (h1_name_is(name, len, "If-None-Match"))
-		return FWD_INM;
-	return FWD_NO;
+	return request_fwd_fields[field];
 }
 
 /*
@@ -315,7 +309,7 @@ request_put_headers(const struct request *r, enum route_side side,
 
 	for (i = 0; i < m->nhdrs; i++) {
 		h = &m->hdrs[i];
-		switch (request_fwd_kind(h->name, h->name_len)) {
+		switch (request_fwd_fields[h->field]) {
 		case FWD_NO:
 			continue;
 		case FWD_AUTHZ:
@@ -340,7 +334,7 @@ request_put_headers(const struct request *r, enum route_side side,
 			}
 			continue;
 		case FWD_AS_IS:
-			if (h1_name_is(h->name, h->name_len, "Idempotency-Key"))
+			if (h->field == H1_F_IDEMPOTENCY_KEY)
 				idem = true;
 			break;
 		}

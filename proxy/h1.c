@@ -352,12 +352,12 @@ static const bool h1_tchar[256] = {
 	    1u << H1_F_IDEMPOTENCY_KEY | 1u << H1_F_ACCESS_DELEGATION)
 
 /*
- * The header name just ended: terminate it and check that it is a token
- * (RFC 9110 5.1), whatever the parser lets through: a proxy that passed
- * on "Content-Length : 5" or "Bad Name: x" could be framed differently
- * by the next hop, so it is a 400 here. Then the field it is, once: the
- * first of each field is indexed, and a request's second of H1_ONCE noted
- * for h1_check_head.
+ * The header name just ended: terminate it, find the field it is and
+ * check that it is a token (RFC 9110 5.1), whatever the parser lets
+ * through: a proxy that passed on "Content-Length : 5" or "Bad Name: x"
+ * could be framed differently by the next hop, so it is a 400 here. The
+ * first of each field is indexed, and a request's second of H1_ONCE
+ * noted for h1_check_head.
  */
 static int
 h1_end_name(struct h1 *h, struct h1_header *hd)
@@ -370,11 +370,14 @@ h1_end_name(struct h1 *h, struct h1_header *hd)
 	hd->name_len = h->buf + h->used - 1 - hd->name;
 	if (hd->name_len == 0)
 		return h1_fail(h, 400, "empty header field name");
-	for (i = 0; i < hd->name_len; i++)
-		if (!h1_tchar[(unsigned char)hd->name[i]])
-			return h1_fail(h, 400, "invalid header field name");
-	if ((hd->field = h1_field_of(hd->name, hd->name_len)) == H1_F_OTHER)
+	/* A name of a field is a token: only the others are checked. */
+	if ((hd->field = h1_field_of(hd->name, hd->name_len)) == H1_F_OTHER) {
+		for (i = 0; i < hd->name_len; i++)
+			if (!h1_tchar[(unsigned char)hd->name[i]])
+				return h1_fail(h, 400,
+				    "invalid header field name");
 		return 0;
+	}
 	bit = 1u << hd->field;
 	if (!(h->seen & bit)) {
 		h->seen |= bit;

@@ -124,8 +124,8 @@ const char *h1_error_text(const struct h1 *);
 /* The first header NAME (case-insensitive), or NULL: h1_get is cheaper. */
 const struct h1_header *h1_find(const struct h1_msg *, const char *name);
 /*
- * The field NAME (LEN bytes, a token: RFC 9110 5.6.2) is, ignoring ASCII
- * case; H1_F_OTHER for a name floe does not look at.
+ * The field NAME (LEN bytes) is, ignoring ASCII case; H1_F_OTHER for a
+ * name floe does not look at. A name of a field is a token.
  */
 enum h1_field h1_field_of(const char *name, size_t len);
 /*

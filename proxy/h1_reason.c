@@ -10,26 +10,6 @@
 
 #include "proxy/h1.h"
 
-/* The bytes of a token (RFC 9110 5.6.2), as h1.c checks names. */
-static bool
-h1_is_token(const char *p, size_t n)
-{
-	static const char tspecial[] = "!#$%&'*+-.^_`|~";
-	size_t i;
-	unsigned char c;
-
-	if (n == 0)
-		return false;
-	for (i = 0; i < n; i++) {
-		c = (unsigned char)p[i];
-		if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
-			(c >= 'a' && c <= 'z') ||
-			(c != '\0' && strchr(tspecial, c) != NULL)))
-			return false;
-	}
-	return true;
-}
-
 static inline uint64_t
 h1_load8(const char *p)
 {
@@ -49,29 +29,40 @@ h1_load4(const char *p)
 }
 
 /*
- * The LEN bytes at P equal LC (lower case letters and '-'), ignoring the
- * case of letters: a word at a time, each byte with 0x20 set. In a token
- * that maps only 'A'-'Z' to 'a'-'z' (and keeps '-', which has it set).
- * Words overlap rather than read past P's LEN bytes.
+ * The LEN bytes at P equal LC (lower case letters, digits and '-'),
+ * ignoring the case of letters: a word at a time, the bytes of P under
+ * LC's letters with 0x20 set (LC's letters have 0x40 set, its digits and
+ * '-' not). Only 'A'-'Z' becomes 'a'-'z' so, whatever P holds: a name
+ * that matches is made of LC's bytes. Words overlap rather than read
+ * past P's LEN bytes.
  */
 static inline bool
 h1_lc_eq(const char *p, const char *lc, size_t len)
 {
-	const uint64_t m8 = 0x2020202020202020ull;
-	const uint32_t m4 = 0x20202020u;
+	const uint64_t b8 = 0x4040404040404040ull;
+	const uint32_t b4 = 0x40404040u;
+	uint64_t w8;
+	uint32_t w4;
 	size_t i;
 
 	if (len >= 8) {
-		for (i = 0; i + 8 < len; i += 8)
-			if ((h1_load8(p + i) | m8) != h1_load8(lc + i))
+		for (i = 0; i + 8 < len; i += 8) {
+			w8 = h1_load8(lc + i);
+			if ((h1_load8(p + i) | (w8 & b8) >> 1) != w8)
 				return false;
-		return (h1_load8(p + len - 8) | m8) == h1_load8(lc + len - 8);
+		}
+		w8 = h1_load8(lc + len - 8);
+		return (h1_load8(p + len - 8) | (w8 & b8) >> 1) == w8;
 	}
-	if (len >= 4)
-		return (h1_load4(p) | m4) == h1_load4(lc) &&
-		    (h1_load4(p + len - 4) | m4) == h1_load4(lc + len - 4);
+	if (len >= 4) {
+		w4 = h1_load4(lc);
+		if ((h1_load4(p) | (w4 & b4) >> 1) != w4)
+			return false;
+		w4 = h1_load4(lc + len - 4);
+		return (h1_load4(p + len - 4) | (w4 & b4) >> 1) == w4;
+	}
 	for (i = 0; i < len; i++)
-		if ((p[i] | 0x20) != lc[i])
+		if ((p[i] | (lc[i] & 0x40) >> 1) != lc[i])
 			return false;
 	return true;
 }
@@ -148,9 +139,7 @@ h1_index(struct h1_msg *m)
 	memset(m->first, 0, sizeof(m->first));
 	for (i = 0; i < m->nhdrs && i < UINT16_MAX; i++) {
 		hd = &m->hdrs[i];
-		hd->field = h1_is_token(hd->name, hd->name_len) ?
-		    h1_field_of(hd->name, hd->name_len) :
-		    H1_F_OTHER;
+		hd->field = h1_field_of(hd->name, hd->name_len);
 		if (hd->field != H1_F_OTHER && m->first[hd->field] == 0)
 			m->first[hd->field] = i + 1;
 	}

@@ -758,21 +758,23 @@ test_field_want(const char *name, size_t len)
 
 /*
  * A name's field, found once: each known name in any case; every one of
- * them with one byte changed to any other token byte (each word of the
- * compare, the overlapping last one too), cut short or followed by more
- * is not it; nor is a name that merely shares its length.
+ * them with one byte changed to any other byte (each word of the
+ * compare, the overlapping last one too; CR is not '-', '@' not '`'),
+ * cut short or followed by more is not it; nor is a name that merely
+ * shares its length.
  */
 static void
 test_field_of(void **state __unused)
 {
-	static const char tchars[] = "!#$%&'*+-.^_`|~0123456789"
-				     "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				     "abcdefghijklmnopqrstuvwxyz";
 	static const char *const others[] = { "Content-Typ", "Content-Types",
 		"Hostname", "Hos", "ETags", "Authorizatio", "Authorizations",
 		"X-Iceberg-Access-Delegation-X", "Content_Type", "Content.Type",
 		"Vi", "Viaa", "Cookie", "Accept-Encoding", "Connection",
-		"X-Forwarded-For", "Proxy-Authorization" };
+		"X-Forwarded-For", "Proxy-Authorization", "Content\rLength",
+		"Content\x8dLength", "Content-Lengt\xc8",
+		"V\xc9"
+		"a",
+		"Ho\xd3t", "Hos\x14" };
 	char name[64];
 	size_t i, j, k, len, seen = 0;
 
@@ -799,9 +801,9 @@ test_field_of(void **state __unused)
 		}
 		/* one byte changed, everywhere */
 		for (j = 0; j < len; j++)
-			for (k = 0; k < sizeof(tchars) - 1; k++) {
+			for (k = 0; k < 256; k++) {
 				memcpy(name, test_fields_tab[i].name, len);
-				name[j] = tchars[k];
+				name[j] = (char)k;
 				if (h1_field_of(name, len) !=
 				    test_field_want(name, len))
 					fail_msg("%.*s: %d", (int)len, name,
@@ -898,7 +900,7 @@ test_get(void **state __unused)
 	};
 	struct h1_header hand[4] = {
 		{ "X-Other", 7, "1", 1, H1_F_OTHER },
-		/* not a token: no field (CR would pass for '-') */
+		/* not a token: no field (CR is not '-') */
 		{ "Content\rLength", 14, "1", 1, H1_F_CONTENT_LENGTH },
 		{ "etag", 4, "\"a\"", 3, H1_F_OTHER },
 		{ "ETAG", 4, "\"b\"", 3, H1_F_OTHER },

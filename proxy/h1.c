@@ -50,6 +50,7 @@ struct h1 {
 	enum h1_state state;
 	bool head_response;
 	bool started;
+	bool fresh; /* nothing was read or handed out since h1_reset */
 	bool in_value; /* the last header callback was a value */
 	bool head_done; /* past the head: fields now are trailers */
 	/* The strict line scan of the head (h1_scan). */
@@ -203,6 +204,15 @@ h1_reset(struct h1 *h)
 {
 	struct evbuffer *body = h->msg.body;
 
+	/*
+	 * Reset twice with nothing between (a pooled connection's parser,
+	 * reset when its answer is done and again when it is given the next
+	 * request): the second only forgets the HEAD mark.
+	 */
+	if (h->fresh && evbuffer_get_length(body) == 0) {
+		h->head_response = false;
+		return;
+	}
 	h1_release(h);
 	llhttp_init(&h->p, h->kind == H1_REQUEST ? HTTP_REQUEST : HTTP_RESPONSE,
 	    &h1_settings);
@@ -237,6 +247,7 @@ h1_reset(struct h1 *h)
 	memset(&h->msg, 0, sizeof(h->msg));
 	h->msg.body = body;
 	evbuffer_drain(body, evbuffer_get_length(body));
+	h->fresh = true;
 }
 
 void
@@ -261,6 +272,7 @@ h1_started(const struct h1 *h)
 struct h1_msg *
 h1_msg(struct h1 *h)
 {
+	h->fresh = false;
 	return &h->msg;
 }
 
@@ -872,6 +884,7 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 	llhttp_errno_t e = HPE_OK;
 	int i, nvec;
 
+	h->fresh = false;
 	if (h->state == H1_S_ERROR)
 		return H1_ERROR;
 	if (h->buf == NULL && h->state == H1_S_HEAD &&
@@ -942,6 +955,7 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 enum h1_rc
 h1_eof(struct h1 *h)
 {
+	h->fresh = false;
 	if (h->state == H1_S_HEAD && h->started && h->msg.target != NULL) {
 		llhttp_finish(&h->p);
 		if (h->state == H1_S_DONE) {

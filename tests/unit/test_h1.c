@@ -981,6 +981,52 @@ test_get(void **state __unused)
 	}
 }
 
+/*
+ * A pooled connection's parser is reset when an answer is done and again
+ * when it is given the next request: the second reset still forgets the
+ * HEAD mark, and a parser reset twice reads as one reset once.
+ */
+static void
+test_reset_twice(void **state __unused)
+{
+	static const char ans[] =
+	    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nab";
+	struct h1 *h = h1_new(H1_RESPONSE, &test_lim);
+	struct evbuffer *in;
+	char sum[256];
+	size_t k;
+
+	for (k = 0; k < 3; k++) {
+		/* HEAD: the answer ends at its head, the body stays. */
+		h1_reset(h);
+		h1_reset(h);
+		h1_set_head_response(h, true);
+		in = test_buf(ans, sizeof(ans) - 1);
+		assert_int_equal(h1_parse(h, in), H1_DONE);
+		assert_int_equal(evbuffer_get_length(h1_msg(h)->body), 0);
+		assert_int_equal(evbuffer_get_length(in), 2);
+		evbuffer_free(in);
+		/* Marked HEAD, then reset: a GET's answer has its body. */
+		h1_reset(h);
+		h1_set_head_response(h, true);
+		h1_reset(h);
+		in = test_buf(ans, sizeof(ans) - 1);
+		assert_int_equal(h1_parse(h, in), H1_DONE);
+		test_summary(h1_msg(h), sum, sizeof(sum));
+		assert_string_equal(sum,
+		    "-|200||ka=1|fr=1|minor=1|Content-Length=2|body=ab");
+		assert_non_null(h1_get(h1_msg(h), H1_F_CONTENT_LENGTH));
+		evbuffer_free(in);
+		/* A body left in the message is dropped by the next reset. */
+		h1_reset(h);
+		evbuffer_add(h1_msg(h)->body, "zz", 2);
+		h1_reset(h);
+		assert_int_equal(evbuffer_get_length(h1_msg(h)->body), 0);
+		assert_null(h1_get(h1_msg(h), H1_F_CONTENT_LENGTH));
+	}
+	h1_free(h);
+}
+
 int
 main(void)
 {
@@ -999,6 +1045,7 @@ main(void)
 		cmocka_unit_test(test_methods_and_names),
 		cmocka_unit_test(test_field_of),
 		cmocka_unit_test(test_get),
+		cmocka_unit_test(test_reset_twice),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

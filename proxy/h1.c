@@ -203,13 +203,14 @@ void
 h1_reset(struct h1 *h)
 {
 	struct evbuffer *body = h->msg.body;
+	size_t blen = evbuffer_get_length(body);
 
 	/*
 	 * Reset twice with nothing between (a pooled connection's parser,
 	 * reset when its answer is done and again when it is given the next
 	 * request): the second only forgets the HEAD mark.
 	 */
-	if (h->fresh && evbuffer_get_length(body) == 0) {
+	if (h->fresh && blen == 0) {
 		h->head_response = false;
 		return;
 	}
@@ -246,7 +247,8 @@ h1_reset(struct h1 *h)
 	h->err_text = NULL;
 	memset(&h->msg, 0, sizeof(h->msg));
 	h->msg.body = body;
-	evbuffer_drain(body, evbuffer_get_length(body));
+	if (blen > 0)
+		evbuffer_drain(body, blen);
 	h->fresh = true;
 }
 
@@ -887,10 +889,11 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 	h->fresh = false;
 	if (h->state == H1_S_ERROR)
 		return H1_ERROR;
-	if (h->buf == NULL && h->state == H1_S_HEAD &&
-	    evbuffer_get_length(in) > 0)
+	/* IN's length, kept as it is drained: only floe takes from it. */
+	len = evbuffer_get_length(in);
+	if (h->buf == NULL && h->state == H1_S_HEAD && len > 0)
 		h1_acquire(h);
-	while (h->state == H1_S_HEAD && evbuffer_get_length(in) > 0) {
+	while (h->state == H1_S_HEAD && len > 0) {
 		nvec = evbuffer_peek(in, -1, NULL, vec, nitems(vec));
 		if (nvec > (int)nitems(vec))
 			nvec = nitems(vec);
@@ -926,13 +929,13 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 		 * that completed the message; a pipelined request stays in IN.
 		 */
 		evbuffer_drain(in, got);
+		len -= got;
 		if (e == HPE_PAUSED && h->err_status == 0)
 			break;
 		if (e != HPE_OK || h->err_status != 0)
 			return h1_parser_error(h);
 	}
 	if (h->state == H1_S_RAWBODY) {
-		len = evbuffer_get_length(in);
 		n = len < h->need ? len : h->need;
 		if (n > 0 &&
 		    evbuffer_remove_buffer(in, h->msg.body, n) != (int)n) {

@@ -104,10 +104,13 @@ upstream_configure(struct upstream *u, const struct conf_target *t)
 		free(u->fixed);
 	}
 	u->t = t;
-	/* An IPv6 literal goes in brackets (RFC 9110 7.2). */
-	u->fixed = xasprintf("Host: %s%s%s%s%s\r\n", v6 ? "[" : "", t->host,
+	/*
+	 * An IPv6 literal goes in brackets (RFC 9110 7.2). The blank line
+	 * after it, not counted, ends a head with nothing more to add.
+	 */
+	u->fixed = xasprintf("Host: %s%s%s%s%s\r\n\r\n", v6 ? "[" : "", t->host,
 	    v6 ? "]" : "", dflt_port ? "" : ":", dflt_port ? "" : t->port);
-	u->fixed_len = strlen(u->fixed);
+	u->fixed_len = strlen(u->fixed) - 2;
 	u->timeout_tv = units_ms_tv(t->timeout_ms);
 	u->connect_tv = units_ms_tv(t->connect_timeout_ms);
 	u->idle_tv = units_ms_tv(t->pool_idle_ms);
@@ -260,6 +263,8 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	struct evbuffer *req;
 	char cl[48];
 	size_t blen = r->body != NULL ? evbuffer_get_length(r->body) : 0;
+	bool cred = u->cred != NULL && cred_on_data(u->cred);
+	bool last = !cred && r->body == NULL;
 	int n;
 
 	if ((x = TAILQ_FIRST(&u->spare)) != NULL) {
@@ -280,9 +285,9 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	x->json = -1;
 	jscheck_init(&x->jsc);
 	evbuffer_add_buffer(req, r->head);
-	evbuffer_add(req, u->fixed, u->fixed_len);
-	if (u->cred != NULL && cred_on_data(u->cred) &&
-	    upstream_cred(u, x, req, r->body) == -1) {
+	/* With no credential or body to add, the head ends with it. */
+	evbuffer_add(req, u->fixed, u->fixed_len + (last ? 2 : 0));
+	if (cred && upstream_cred(u, x, req, r->body) == -1) {
 		/* Failed from the loop: the caller is not ready to hear it. */
 		evbuffer_drain(req, evbuffer_get_length(req));
 		if (r->body != NULL)
@@ -302,7 +307,7 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 		evbuffer_add(req, cl, n);
 		if (blen > 0)
 			evbuffer_add_buffer(req, r->body);
-	} else
+	} else if (!last)
 		evbuffer_add(req, "\r\n", 2);
 	x->u = u;
 	x->req = req;

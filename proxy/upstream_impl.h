@@ -78,7 +78,7 @@ struct upstream {
 	struct evdns_base *dns;
 	const struct conf_target *t;
 	char *name;
-	char *fixed; /* "Host: ...\r\n" */
+	char *fixed; /* "Host: ...\r\n", then "\r\n" past fixed_len */
 	size_t fixed_len;
 	struct cred *cred; /* floe's credential for the catalog, or NULL */
 	SSL_CTX *ssl;

@@ -37,13 +37,15 @@ for (const l of lines('scenarios.tsv')) {
 		rounds: [] });
 }
 for (const l of lines('rounds.tsv')) {
-	const [name, r, rps, p50, p99, cpu, req, err, bad] = l.split('\t');
+	const [name, r, rps, p50, p99, cpu, req, err, bad, usr] = l.split('\t');
 	scen.get(name).rounds.push({ round: +r, rps: +rps, p50_us: +p50,
-		p99_us: +p99, cpu_us_per_req: +cpu, requests: +req,
+		p99_us: +p99, cpu_us_per_req: +cpu, user_us_per_req: +usr,
+		kernel_us_per_req: cpu - usr, requests: +req,
 		socket_errors: +err, non_2xx: +bad });
 }
 for (const s of scen.values()) {
-	for (const k of ['rps', 'p50_us', 'p99_us', 'cpu_us_per_req'])
+	for (const k of ['rps', 'p50_us', 'p99_us', 'cpu_us_per_req',
+		'user_us_per_req', 'kernel_us_per_req'])
 		s[k] = median(s.rounds.map((r) => r[k]));
 	s.errors = s.rounds.reduce((a, r) => a + r.socket_errors + r.non_2xx, 0);
 }
@@ -78,11 +80,12 @@ if (Math.max(load(machine.loadavg_start), load(machine.loadavg_end)) >
 const f0 = (x) => x.toFixed(0), f1 = (x) => x.toFixed(1);
 const ms = (us) => us >= 1000 ? `${(us / 1000).toFixed(2)}ms` : `${f0(us)}us`;
 const rows = [['scenario', 'body', 'req/s', 'p50', 'p99', 'CPU us/req',
-	'RSS MB', 'errors']];
+	'user', 'RSS MB', 'errors']];
 for (const s of scen.values())
 	rows.push([s.name, s.body_bytes >= 1e6 ? `${(s.body_bytes / 1048576).toFixed(1)}MB`
 		: `${(s.body_bytes / 1024).toFixed(1)}KB`, f0(s.rps), ms(s.p50_us),
-	ms(s.p99_us), f1(s.cpu_us_per_req), f1(s.rss_kb / 1024), String(s.errors)]);
+	ms(s.p99_us), f1(s.cpu_us_per_req), f1(s.user_us_per_req),
+	f1(s.rss_kb / 1024), String(s.errors)]);
 const width = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
 console.log('');
 for (const [j, r] of rows.entries()) {
@@ -107,6 +110,8 @@ for (const s of scen.values()) {
 		p50: ratio(s.p50_us, n.p50_us),
 		p99: ratio(s.p99_us, n.p99_us),
 		cpu_per_req: ratio(s.cpu_us_per_req, n.cpu_us_per_req),
+		user_per_req: ratio(s.user_us_per_req, n.user_us_per_req),
+		kernel_per_req: ratio(s.kernel_us_per_req, n.kernel_us_per_req),
 	};
 	// Rounds ran interleaved: round R of S and of nginx shared the
 	// machine's weather, so their ratios show how much of a median is noise.
@@ -120,7 +125,8 @@ for (const s of scen.values()) {
 	};
 	ratios[s.name] = r;
 	console.log(`${s.name} vs ${n.name}: req/s ${x(r.rps)}, p50 ${x(r.p50)}, ` +
-		`p99 ${x(r.p99)}, cpu/req ${x(r.cpu_per_req)}`);
+		`p99 ${x(r.p99)}, cpu/req ${x(r.cpu_per_req)} (user ` +
+		`${x(r.user_per_req)}, kernel ${x(r.kernel_per_req)})`);
 }
 const fx = (v) => (v == null ? 'n/a' : v.toFixed(2));
 const rr = ratios['floe-routed'], ng = scen.get('nginx');

@@ -121,16 +121,18 @@ proc_tree() {
 	done
 }
 
-# CPU ticks (user + system, every thread) of PID and its descendants.
+# CPU ticks (user + system, every thread) of PID and its descendants; with
+# a second argument, "TOTAL USER".
 cpu_ticks() {
-	local p sum=0 f
+	local p sum=0 usr=0 f
 	for p in $(proc_tree "$1"); do
 		# Fields after the ")" of comm: utime and stime are 12 and 13.
 		f=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null) || continue
 		set -- $f
 		sum=$((sum + ${12} + ${13}))
+		usr=$((usr + ${12}))
 	done
-	echo $sum
+	echo $sum${2:+ $usr}
 }
 
 # VmRSS in kB of PID and its descendants.
@@ -440,18 +442,24 @@ scenario() {
 
 # run_round SCENARIO R: one round, its figures appended to ROUNDS_TSV.
 run_round() {
-	local sc=$1 r=$2 pid=${SC_PID[$1]} c0 c1 rps req p50 p99 err bad cpu
-	c0=$(cpu_ticks "$pid")
+	local sc=$1 r=$2 pid=${SC_PID[$1]} c0 c1 u0 u1 rps req p50 p99 err bad
+	local cpu usr
+	read -r c0 u0 <<<"$(cpu_ticks "$pid" user)"
 	wrk_run "${SC_URL[$sc]}" "${SC_SECS[$sc]}" "$T/$sc.$r.wrk" \
 		"${SC_TOOL[$sc]}"
-	c1=$(cpu_ticks "$pid")
+	read -r c1 u1 <<<"$(cpu_ticks "$pid" user)"
 	read -r rps req p50 p99 err bad <<<"$(wrk_parse "$T/$sc.$r.wrk")"
 	[ -n "$req" ] && [ "$req" -gt 0 ] ||
 		die "$sc: wrk failed: $(cat "$T/$sc.$r.wrk")"
 	cpu=$(awk -v t=$((c1 - c0)) -v hz="$HZ" -v n="$req" \
 		'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
-	printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$r" "$rps" \
-		"$p50" "$p99" "$cpu" "$req" "$err" "$bad" >>"$ROUNDS_TSV"
+	# The user-space part of it: the rest is the kernel's (system calls,
+	# TCP, the copies), which a proxy's own code changes little.
+	usr=$(awk -v t=$((u1 - u0)) -v hz="$HZ" -v n="$req" \
+		'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+	printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$r" \
+		"$rps" "$p50" "$p99" "$cpu" "$req" "$err" "$bad" "$usr" \
+		>>"$ROUNDS_TSV"
 }
 
 # measure SCENARIO...: check and warm up each, then ROUNDS rounds of each,

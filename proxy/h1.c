@@ -90,7 +90,6 @@ static int h1_append(struct h1 *, const char *, size_t);
 static int h1_end_name(struct h1 *, struct h1_header *);
 static int h1_scan(struct h1 *, const char *, size_t);
 static void h1_release(struct h1 *);
-static void h1_scan_eol(struct h1 *, size_t);
 static int h1_scan_chunks(struct h1 *, const char *, size_t);
 static int h1_check_head(struct h1 *, const llhttp_t *);
 
@@ -408,91 +407,121 @@ h1_end_name(struct h1 *h, struct h1_header *hd)
  * so both are a 400 (502 in an answer). Stops at the blank line that ends
  * the head, so body bytes and a pipelined next message are never scanned.
  */
-/* A head line ended just before OFF: count it, or see the blank one. */
-static void
-h1_scan_eol(struct h1 *h, size_t off)
-{
-	if (h->scan_len == 0 && h->scan_lines > 0) {
-		h->scan_done = true;
-		h->scan_here = true;
-		h->scan_off = off;
-	} else if (h->scan_len > 0) {
-		if (h->scan_lines++ == 0)
-			h->scan_line1 = h->scan_len;
-	}
-	h->scan_len = 0;
-}
 
-/* The first CR or LF of the N bytes at P, or NULL: 16 at once with SSE2. */
-static const char *
-h1_crlf(const char *p, size_t n)
-{
-	const char *end = p + n;
+/* The last 16 bytes searched for CR and LF: where, and what was found. */
+struct h1_crlf_blk {
+	size_t at; /* (size_t)-1: none yet */
+	unsigned m; /* bit k: a CR or LF at AT + k */
+};
 
+/*
+ * The first CR or LF at or after S of the N bytes at P, or N. With SSE2
+ * a block of 16 is searched once for all the lines in it (B keeps it);
+ * the last bytes, fewer than 16, in the last 16 of the N (one by one
+ * when N is less than 16).
+ */
+static inline size_t
+h1_crlf(const char *p, size_t n, size_t s, struct h1_crlf_blk *b)
+{
 #ifdef __SSE2__
 	const __m128i cr = _mm_set1_epi8('\r'), lf = _mm_set1_epi8('\n');
 	__m128i x;
 	unsigned m;
 
-	for (; end - p >= 16; p += 16) {
-		x = _mm_loadu_si128((const __m128i *)(const void *)p);
-		m = (unsigned)_mm_movemask_epi8(
-		    _mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, lf)));
-		if (m != 0)
-			return p + __builtin_ctz(m);
+	if (s >= b->at && s - b->at < 16) {
+		if ((m = b->m & (~0u << (s - b->at))) != 0)
+			return b->at + (size_t)__builtin_ctz(m);
+		s = b->at + 16;
 	}
+	for (; n - s >= 16; s += 16) {
+		x = _mm_loadu_si128((const __m128i *)(const void *)(p + s));
+		b->at = s;
+		b->m = (unsigned)_mm_movemask_epi8(
+		    _mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, lf)));
+		if (b->m != 0)
+			return s + (size_t)__builtin_ctz(b->m);
+	}
+	/* Fewer than 16 left: the last 16, those before S masked off. */
+	if (s < n && n >= 16) {
+		x = _mm_loadu_si128(
+		    (const __m128i *)(const void *)(p + n - 16));
+		b->at = n - 16;
+		b->m = (unsigned)_mm_movemask_epi8(
+		    _mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, lf)));
+		m = b->m & (~0u << (s - b->at));
+		return m != 0 ? b->at + (size_t)__builtin_ctz(m) : n;
+	}
+#else
+	(void)b;
 #endif
-	for (; p < end; p++)
-		if (*p == '\r' || *p == '\n')
-			return p;
-	return NULL;
+	for (; s < n; s++)
+		if (p[s] == '\r' || p[s] == '\n')
+			return s;
+	return n;
 }
 
 /*
- * Line by line, one search for the line's CR or LF, not byte by byte:
- * this runs over every head floe reads, requests and answers.
+ * Line by line, the state in locals: the length of the line so far
+ * (LEN, it may have begun in an earlier buffer) and the lines seen.
  */
 static int
 h1_scan(struct h1 *h, const char *p, size_t n)
 {
-	const char *e;
-	size_t i = 0;
+	struct h1_crlf_blk b = { (size_t)-1, 0 };
+	size_t i = 0, e, len = h->scan_len;
+	unsigned lines = h->scan_lines;
+	bool eol = false;
 
-	while (i < n && !h->scan_done) {
-		if (h->scan_cr) {
-			h->scan_cr = false;
-			if (p[i] != '\n')
-				return h1_fail(h, 400,
-				    "CR without LF in the "
-				    "message head");
-			h1_scan_eol(h, ++i);
-			continue;
+	if (n > 0 && h->scan_cr) {
+		/* The last buffer ended in CR. */
+		h->scan_cr = false;
+		if (p[0] != '\n')
+			return h1_fail(h, 400,
+			    "CR without LF in the message head");
+		i = 1;
+		eol = true;
+	}
+	for (;;) {
+		if (eol) {
+			/* A line ended just before I: the blank one ends. */
+			if (len == 0 && lines > 0) {
+				h->scan_done = true;
+				h->scan_here = true;
+				h->scan_off = i;
+				break;
+			}
+			if (len > 0 && lines++ == 0)
+				h->scan_line1 = len;
+			len = 0;
+			eol = false;
 		}
-		if (h->scan_len == 0 && h->scan_lines > 0 &&
-		    (p[i] == ' ' || p[i] == '\t'))
+		if (i >= n)
+			break;
+		if (len == 0 && lines > 0 && (p[i] == ' ' || p[i] == '\t'))
 			return h1_fail(h, 400,
 			    "obsolete line folding in a header field");
-		if ((e = h1_crlf(p + i, n - i)) == NULL) {
+		if ((e = h1_crlf(p, n, i, &b)) == n) {
 			/* The line goes on in the next buffer. */
-			h->scan_len += n - i;
-			return 0;
+			len += n - i;
+			break;
 		}
-		if (*e == '\n')
+		if (p[e] == '\n')
 			return h1_fail(h, 400,
 			    "bare LF in the message head: lines end in CRLF");
-		h->scan_len += e - (p + i);
-		if (e == p + n - 1) {
+		len += e - i;
+		if (e == n - 1) {
 			/* Its LF in the next buffer. */
 			h->scan_cr = true;
-			return 0;
+			break;
 		}
-		if (e[1] != '\n')
+		if (p[e + 1] != '\n')
 			return h1_fail(h, 400,
-			    "CR without LF in the "
-			    "message head");
-		i = (size_t)(e - p) + 2;
-		h1_scan_eol(h, i);
+			    "CR without LF in the message head");
+		i = e + 2;
+		eol = true;
 	}
+	h->scan_len = len;
+	h->scan_lines = lines;
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "lib/compat.h"
 #include "lib/log.h"
 #include "lib/units.h"
+#include "lib/xmalloc.h"
 #include "cache/cache.h"
 #include "policy/auth.h"
 #include "proxy/catalog.h"
@@ -371,7 +372,7 @@ request_put_revalidation(struct request *r, char **o)
 
 /*
  * Forward R to SIDE. The request head is written in one pass into one
- * reserved extent of the head buffer: the request line with the catalog's
+ * buffer, grown as needed and kept: the request line with the catalog's
  * prefix, the headers that matter (one walk over the client's), and floe's
  * own X-Forwarded-For and Via. Host, the catalog's Authorization and
  * Content-Length are added by the pool.
@@ -379,22 +380,21 @@ request_put_revalidation(struct request *r, char **o)
 void
 request_forward(struct request *r, enum route_side side)
 {
-	static struct evbuffer *head;
+	static char *head;
+	static size_t headcap;
 	struct request_ns ns;
 	struct floe *f = r->f;
 	const struct conf_target *t = &f->conf->target[side];
 	const struct catalog *cat = f->cat[side];
 	const struct h1_msg *m = r->msg;
 	const char *peer = server_conn_peer(r->conn);
-	struct evbuffer_iovec v;
+	size_t peerlen = strlen(peer), vialen = strlen(request_via);
 	struct upstream_req ur;
 	bool pass_authz, idem;
 	size_t need;
 	char *o;
 	unsigned i;
 
-	if (head == NULL && (head = evbuffer_new()) == NULL)
-		fatalx("%s: out of memory", __func__);
 	/*
 	 * The client's own credential goes on only to a catalog that does
 	 * not get floe's (cred.h says when it does), and only when floe does
@@ -409,28 +409,30 @@ request_forward(struct request *r, enum route_side side)
 	    &ns.nslen, ns.parent, sizeof(ns.parent), &ns.plen);
 	need = strlen(m->method_name) + strlen(t->path) +
 	    (cat->prefix != NULL ? strlen(cat->prefix) : 0) + m->target_len +
-	    ETAG_MAX + strlen(peer) + strlen(request_via) + 128;
+	    ETAG_MAX + peerlen + vialen + 128;
 	if (ns.translated)
 		need += ns.nslen + ns.plen;
 	for (i = 0; i < m->nhdrs; i++)
 		need += m->hdrs[i].name_len + m->hdrs[i].value_len + 4;
-	if (evbuffer_reserve_space(head, need, &v, 1) != 1)
-		fatalx("%s: out of memory", __func__);
-	o = v.iov_base;
+	/* One buffer for every request's head: upstream_send copies it. */
+	if (need > headcap) {
+		head = xreallocarray(head, 1, need);
+		headcap = need;
+	}
+	o = head;
 	request_put_line(r, side, &ns, &o);
 	idem = request_put_headers(r, side, pass_authz, &o);
 	if (r->revalidating)
 		request_put_revalidation(r, &o);
 	request_put(&o, "X-Forwarded-For: ", 17);
-	request_put(&o, peer, strlen(peer));
+	request_put(&o, peer, peerlen);
 	request_put(&o, "\r\nVia: ", 7);
-	request_put(&o, request_via, strlen(request_via));
+	request_put(&o, request_via, vialen);
 	request_put(&o, "\r\n", 2);
-	v.iov_len = o - (char *)v.iov_base;
-	evbuffer_commit_space(head, &v, 1);
 
 	memset(&ur, 0, sizeof(ur));
 	ur.head = head;
+	ur.head_len = o - head;
 	ur.body = evbuffer_get_length(m->body) > 0 || m->method == H1_POST ||
 		m->method == H1_PUT ?
 	    m->body :

@@ -178,6 +178,7 @@ upstream_free(struct upstream *u)
 		TAILQ_REMOVE(&u->spare, x, wait);
 		event_free(x->timer);
 		evbuffer_free(x->req);
+		free(x->hbuf);
 		free(x);
 	}
 	if (u->ssl != NULL)
@@ -263,8 +264,8 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	struct evbuffer *req;
 	char cl[48];
 	size_t blen = r->body != NULL ? evbuffer_get_length(r->body) : 0;
+	size_t need = r->head_len + u->fixed_len + 2;
 	bool cred = u->cred != NULL && cred_on_data(u->cred);
-	bool last = !cred && r->body == NULL;
 	int n;
 
 	if ((x = TAILQ_FIRST(&u->spare)) != NULL) {
@@ -284,9 +285,24 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	x->body_cb = r->body_cb;
 	x->json = -1;
 	jscheck_init(&x->jsc);
-	evbuffer_add_buffer(req, r->head);
-	/* With no credential or body to add, the head ends with it. */
-	evbuffer_add(req, u->fixed, u->fixed_len + (last ? 2 : 0));
+	x->hlen = 0;
+	if (!cred && r->body == NULL) {
+		/*
+		 * Nothing to add after Host (and the blank line after it, in
+		 * FIXED): the head goes into X's own bytes, kept with X, and
+		 * is written from there, with no evbuffer to fill and empty.
+		 */
+		if (need > x->hcap) {
+			x->hbuf = xreallocarray(x->hbuf, 1, need);
+			x->hcap = need;
+		}
+		memcpy(x->hbuf, r->head, r->head_len);
+		memcpy(x->hbuf + r->head_len, u->fixed, u->fixed_len + 2);
+		x->hlen = need;
+		goto queued;
+	}
+	evbuffer_add(req, r->head, r->head_len);
+	evbuffer_add(req, u->fixed, u->fixed_len);
 	if (cred && upstream_cred(u, x, req, r->body) == -1) {
 		/* Failed from the loop: the caller is not ready to hear it. */
 		evbuffer_drain(req, evbuffer_get_length(req));
@@ -307,8 +323,9 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 		evbuffer_add(req, cl, n);
 		if (blen > 0)
 			evbuffer_add_buffer(req, r->body);
-	} else if (!last)
+	} else
 		evbuffer_add(req, "\r\n", 2);
+queued:
 	x->u = u;
 	x->req = req;
 	x->head_method = r->head_method;
@@ -384,6 +401,23 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 	c->u->sent++;
 	h1_reset(c->h1);
 	h1_set_head_response(c->h1, x->head_method);
+	if (x->hlen > 0) {
+		/*
+		 * The head in X's own bytes (kept there for a retry): written
+		 * at once when the socket is free, what it did not take (or
+		 * all, on an error, which upstream_flush then reports) copied.
+		 */
+		v[0].iov_base = x->hbuf;
+		v[0].iov_len = x->hlen;
+		if (c->u->ssl == NULL && c->connected &&
+		    evbuffer_get_length(out) == 0 &&
+		    (w = sockio_sendv(event_get_fd(c->rev), v, 1)) > 0)
+			done = (size_t)w;
+		if (done < x->hlen)
+			evbuffer_add(out, x->hbuf + done, x->hlen - done);
+		upstream_flush(c);
+		return;
+	}
 	if (!x->retryable || x->retried) {
 		evbuffer_add_buffer(out, x->req);
 		upstream_flush(c);
@@ -650,11 +684,14 @@ static void
 upstream_xfer_free(struct upstream_xfer *x)
 {
 	struct upstream *u = x->u;
+	size_t n;
 
 	/* The timer may stay pending: nothing is due (upstream_timer_cb). */
 	x->due_us = 0;
 	x->nocred = false;
-	evbuffer_drain(x->req, evbuffer_get_length(x->req));
+	x->hlen = 0;
+	if ((n = evbuffer_get_length(x->req)) > 0)
+		evbuffer_drain(x->req, n);
 	if (x->paused) {
 		x->paused = false;
 		u->npaused--;
@@ -670,6 +707,7 @@ upstream_xfer_free(struct upstream_xfer *x)
 	}
 	event_free(x->timer);
 	evbuffer_free(x->req);
+	free(x->hbuf);
 	free(x);
 }
 

@@ -42,6 +42,13 @@ struct upstream_xfer {
 	struct upstream *u;
 	/* Kept when the transfer is reused. */
 	struct evbuffer *req; /* the whole request, kept for one retry */
+	/*
+	 * ... or, with no credential and no body to add, the whole head in
+	 * X's own HLEN bytes (HCAP allocated; HLEN 0: REQ holds it).
+	 */
+	char *hbuf;
+	size_t hlen;
+	size_t hcap;
 	struct event *timer;
 	int64_t armed_us; /* when TIMER, if pending, fires (units_mono_us) */
 	/* Cleared when it is reused: everything from here on. */

@@ -18,64 +18,9 @@
 #include <llhttp.h>
 
 #include "lib/compat.h"
-#include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/h1.h"
-
-/* Where the strict scan of a chunked body is (h1_scan_chunks). */
-enum h1_cscan {
-	H1_CS_OFF, /* no chunked body (or not yet) */
-	H1_CS_SIZE, /* hex digits of a chunk size */
-	H1_CS_EXT, /* after ';': a chunk extension */
-	H1_CS_SIZE_LF, /* the LF of a size line */
-	H1_CS_DATA, /* chunk data */
-	H1_CS_DATA_CR, /* the CRLF after chunk data */
-	H1_CS_DATA_LF,
-	H1_CS_TRAILER, /* a trailer line (or the final blank line) */
-	H1_CS_TRAILER_LF,
-	H1_CS_DONE,
-};
-
-enum h1_state {
-	H1_S_HEAD, /* parser running over the head (or a chunked body) */
-	H1_S_RAWBODY, /* counting Content-Length bytes ourselves */
-	H1_S_DONE,
-	H1_S_ERROR,
-};
-
-struct h1 {
-	enum h1_kind kind;
-	struct h1_limits lim;
-	llhttp_t p;
-	enum h1_state state;
-	bool head_response;
-	bool started;
-	bool fresh; /* nothing was read or handed out since h1_reset */
-	bool in_value; /* the last header callback was a value */
-	bool head_done; /* past the head: fields now are trailers */
-	/* The strict line scan of the head (h1_scan). */
-	bool scan_done;
-	bool scan_cr;
-	size_t scan_len;
-	size_t scan_total; /* head bytes scanned: bounded by max_head */
-	size_t scan_line1; /* the request or status line's length */
-	unsigned scan_lines;
-	size_t scan_off; /* where the head ended in the vector just scanned */
-	bool scan_here; /* ... and it ended in that vector */
-	uint32_t seen; /* the fields of the head so far, a bit each */
-	unsigned dup; /* 1 + the index of the first repeated once-header */
-	enum h1_cscan cs; /* the chunked body's scan */
-	uint64_t csize;
-	unsigned cdigits;
-	char *buf; /* head bytes: target, then name\0value\0 pairs */
-	size_t used;
-	uint64_t need; /* raw body bytes still to move */
-	int err_status;
-	const char *err_text;
-	char err_buf[96]; /* an answer's err_text, when it is made here */
-	struct h1_msg msg;
-	struct h1_header *hdrs;
-};
+#include "proxy/h1_impl.h"
 
 static int h1_on_begin_cb(llhttp_t *);
 static int h1_on_url_cb(llhttp_t *, const char *, size_t);
@@ -85,12 +30,10 @@ static int h1_on_value_cb(llhttp_t *, const char *, size_t);
 static int h1_on_headers_cb(llhttp_t *);
 static int h1_on_body_cb(llhttp_t *, const char *, size_t);
 static int h1_on_complete_cb(llhttp_t *);
-static int h1_fail(struct h1 *, int, const char *);
 static int h1_end_name(struct h1 *, struct h1_header *);
 static int h1_scan(struct h1 *, const char *, size_t);
-static void h1_release(struct h1 *);
-static int h1_scan_chunks(struct h1 *, const char *, size_t);
 static int h1_check_head(struct h1 *, const llhttp_t *);
+static void h1_release(struct h1 *);
 
 static const llhttp_settings_t h1_settings = {
 	.on_message_begin = h1_on_begin_cb,
@@ -292,7 +235,7 @@ h1_error_text(const struct h1 *h)
  * Record the first framing error. Returns -1 to stop the parser. TEXT
  * is static; one that says "request" is said of the answer in an answer.
  */
-static int
+int
 h1_fail(struct h1 *h, int status, const char *text)
 {
 	if (h->err_status != 0)
@@ -530,102 +473,6 @@ h1_scan(struct h1 *h, const char *p, size_t n)
 	}
 	h->scan_len = len;
 	h->scan_lines = lines;
-	return 0;
-}
-
-/*
- * Scan chunked body bytes the parser has consumed, rather than trust its
- * leniency: "3 x" is not size 3 with an extension and a bare LF does not
- * end chunk data (RFC 9112 7.1); a hop that disagrees frames the body
- * differently. Sizes are hex digits only (at most 16), then ';' and an
- * extension (at most max_head bytes) or CRLF; data ends in CRLF; trailer
- * lines in CRLF, at most max_head bytes of them.
- */
-static int
-h1_scan_chunks(struct h1 *h, const char *p, size_t n)
-{
-	size_t i, k;
-	char c;
-	int v;
-
-	for (i = 0; i < n && h->cs != H1_CS_DONE; i++) {
-		c = p[i];
-		switch (h->cs) {
-		case H1_CS_SIZE:
-			if ((v = units_hexval(c)) >= 0) {
-				if (h->cdigits++ == 16)
-					return h1_fail(h, 400,
-					    "chunk size too large");
-				h->csize = h->csize << 4 | (unsigned)v;
-			} else if (h->cdigits > 0 && c == ';') {
-				h->cs = H1_CS_EXT;
-				h->scan_len = 0;
-			} else if (h->cdigits > 0 && c == '\r')
-				h->cs = H1_CS_SIZE_LF;
-			else
-				return h1_fail(h, 400,
-				    "invalid chunk size line");
-			break;
-		case H1_CS_EXT:
-			if (c == '\r')
-				h->cs = H1_CS_SIZE_LF;
-			else if ((c < ' ' && c != '\t') || c == 0x7f)
-				return h1_fail(h, 400,
-				    "invalid character in a chunk extension");
-			else if (++h->scan_len > h->lim.max_head)
-				return h1_fail(h, 400,
-				    "chunk extension too long");
-			break;
-		case H1_CS_SIZE_LF:
-			if (c != '\n')
-				return h1_fail(h, 400,
-				    "chunk size line without "
-				    "CRLF");
-			h->cs = h->csize == 0 ? H1_CS_TRAILER : H1_CS_DATA;
-			h->scan_len = 0;
-			h->scan_total = 0;
-			break;
-		case H1_CS_DATA:
-			k = n - i < h->csize ? n - i : h->csize;
-			h->csize -= k;
-			i += k - 1;
-			if (h->csize == 0)
-				h->cs = H1_CS_DATA_CR;
-			break;
-		case H1_CS_DATA_CR:
-		case H1_CS_DATA_LF:
-			if (c != (h->cs == H1_CS_DATA_CR ? '\r' : '\n'))
-				return h1_fail(h, 400,
-				    "chunk data not followed by CRLF");
-			if (h->cs == H1_CS_DATA_LF) {
-				h->cs = H1_CS_SIZE;
-				h->cdigits = 0;
-			} else
-				h->cs = H1_CS_DATA_LF;
-			break;
-		case H1_CS_TRAILER:
-			if (++h->scan_total > h->lim.max_head)
-				return h1_fail(h, 431,
-				    "trailer section too large");
-			if (c == '\r')
-				h->cs = H1_CS_TRAILER_LF;
-			else if (c == '\n' ||
-			    (h->scan_len == 0 && (c == ' ' || c == '\t')))
-				return h1_fail(h, 400, "malformed trailer");
-			else
-				h->scan_len++;
-			break;
-		case H1_CS_TRAILER_LF:
-			if (c != '\n')
-				return h1_fail(h, 400, "malformed trailer");
-			h->cs = h->scan_len == 0 ? H1_CS_DONE : H1_CS_TRAILER;
-			h->scan_len = 0;
-			break;
-		case H1_CS_OFF:
-		case H1_CS_DONE:
-			break;
-		}
-	}
 	return 0;
 }
 

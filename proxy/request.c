@@ -248,10 +248,15 @@ request_client_hash(struct request *r)
 		p = server_conn_peer(r->conn);
 		n = strlen(p);
 	}
-	for (i = 0; i < n; i++) {
-		x ^= (unsigned char)p[i];
-		x *= 0x100000001b3ULL;
+	/* Four bytes a turn: the same hash, less loop for each byte. */
+	for (i = 0; i + 4 <= n; i += 4) {
+		x = (x ^ (unsigned char)p[i]) * 0x100000001b3ULL;
+		x = (x ^ (unsigned char)p[i + 1]) * 0x100000001b3ULL;
+		x = (x ^ (unsigned char)p[i + 2]) * 0x100000001b3ULL;
+		x = (x ^ (unsigned char)p[i + 3]) * 0x100000001b3ULL;
 	}
+	for (; i < n; i++)
+		x = (x ^ (unsigned char)p[i]) * 0x100000001b3ULL;
 	return x;
 }
 

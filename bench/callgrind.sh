@@ -20,7 +20,9 @@
 # CG_OUT (keep the callgrind file there), BENCH_FIXTURE (as bench/run.sh),
 # CG_LARGE=1 (load the table with a long history instead: the 1 MB
 # result, streamed and rewritten on its way; CG_N then defaults to 20 and
-# CG_WARM to 3).
+# CG_WARM to 3), CG_VARY=1 (the catalog's answer differs from the one
+# before at every load, at the same length: bench-upstream -v; what an
+# answer floe has not seen before costs),
 # CG_PORT (a free port P: the catalogs listen on P and P+1, floe on P+2
 # and, with CG_TLS=1, P+3; default: any free ports).
 # Deterministic to a few Ir per request, apart from the timers: how many
@@ -71,7 +73,9 @@ port() {
 	if [ -n "${CG_PORT:-}" ]; then echo $((CG_PORT + $1)); else free_port; fi
 }
 WH_PORT=$(port 0) LH_PORT=$(port 1)
-"$UPSTREAM" -s "$T/small.json" -l "$T/large.json" -p "$WH_PORT" \
+VARY=()
+[ "${CG_VARY:-0}" = 1 ] && VARY=(-v)
+"$UPSTREAM" "${VARY[@]}" -s "$T/small.json" -l "$T/large.json" -p "$WH_PORT" \
 	-p "$LH_PORT" >"$T/upstream.out" 2>&1 &
 pids+=($!)
 wait_http "http://127.0.0.1:$WH_PORT/v1/config" ||

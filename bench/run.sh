@@ -569,6 +569,24 @@ aws_credentials_file = $T/aws.credentials"
 	scenario floe-sigv4 floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
 		"$SMALL_BYTES" "$LH"
 	SMALL+=(floe-bearer floe-sigv4)
+	# The routed floe in front of catalogs whose every answer differs
+	# from the one before (bench-upstream -v, at the same length): an
+	# answer floe's memo of checked answers has not seen, checked and
+	# rewritten in full. Its 1 MB rounds are floe-vary-1m.
+	VWH_PORT=$(free_port) VLH_PORT=$(free_port)
+	taskset -c "$LG_CPU" "$UPSTREAM" -v -s "$T/small.json" \
+		-l "$T/large.json" -p "$VWH_PORT" -p "$VLH_PORT" \
+		>"$T/vary.out" 2>&1 &
+	pids+=($!)
+	wait_http "http://127.0.0.1:$VWH_PORT/v1/config" ||
+		die "bench-upstream -v did not start: $(cat "$T"/vary.out)"
+	WH_PORT=$VWH_PORT LH_PORT=$VLH_PORT start_floe vary "$ROUTES" "$NOCACHE"
+	LOADS+=("vary $ROUTES $LOAD_SECS")
+	scenario floe-vary floe "http://127.0.0.1:$FPORT$TBL" "$FPID" "$SECS" \
+		"$SMALL_BYTES" "$LH"
+	scenario floe-vary-1m floe "http://127.0.0.1:$FPORT$BIG" "$FPID" \
+		"$BIG_SECS" "$LARGE_BYTES" "$LH"
+	SMALL+=(floe-vary)
 	if [ "$HAS_CACHE" = 1 ]; then
 		# The same table and routes, answered from floe's LoadTable cache
 		# (its default size and time to live).
@@ -634,7 +652,7 @@ if want plain; then
 	idle_rss haproxy haproxy "$HAP_PORT" "$PLAIN" "$HAP_PID"
 
 	say "1 MB LoadTable: $ROUNDS x ${BIG_SECS}s"
-	measure upstream-1m nginx-1m haproxy-1m floe-routed-1m
+	measure upstream-1m nginx-1m haproxy-1m floe-routed-1m floe-vary-1m
 
 	if [ "$PERF" = 1 ] && command -v perf >/dev/null; then
 		say "perf: floe routed, 5 s"

@@ -9,7 +9,13 @@
  * ETag, a Content-Length and keep-alive. Bodies are never copied: each
  * answer references the one buffer in memory.
  *
- *   bench-upstream -s SMALL.json -l LARGE.json -p PORT [-p PORT ...]
+ *   bench-upstream [-v] -s SMALL.json -l LARGE.json -p PORT [-p PORT ...]
+ *
+ * -v: every LoadTable answer differs from the one before it, at the same
+ * length: the digits of the body's last number of ten digits or more (a
+ * timestamp near its end), but its first, are a counter's. A proxy that recognises an
+ * answer it has seen before pays its full price with -v (the ETag stays
+ * the same: it is the file's).
  *
  * It prints "ready PORT..." on stdout once it listens, and runs until
  * SIGTERM or SIGINT.
@@ -43,10 +49,13 @@ struct answer {
 	size_t head_len;
 	const char *body;
 	size_t body_len;
+	size_t vary_at, vary_len; /* -v: the digits varied (vary_len 0: none) */
 };
 
 static struct answer answer_small, answer_large, answer_config, answer_missing;
 static char *body_small, *body_large;
+static int vary; /* -v */
+static unsigned long long vary_count;
 
 static void upstream_read_cb(struct bufferevent *, void *);
 static void upstream_drained_cb(struct bufferevent *, void *);
@@ -103,6 +112,53 @@ upstream_hash(const char *buf, size_t len)
 	return h;
 }
 
+/* -v: the last run of ten digits or more in A's body, if any. */
+static void
+upstream_vary_find(struct answer *a)
+{
+	size_t i = a->body_len, end;
+
+	while (i > 0) {
+		while (i > 0 && (a->body[i - 1] < '0' || a->body[i - 1] > '9'))
+			i--;
+		end = i;
+		while (i > 0 && a->body[i - 1] >= '0' && a->body[i - 1] <= '9')
+			i--;
+		if (end - i >= 10) {
+			a->vary_at = i;
+			a->vary_len = end - i < 19 ? end - i : 19;
+			return;
+		}
+	}
+}
+
+/*
+ * Add A's body to OUT: by reference; with -v, its varied digits are the
+ * next count's, zero-padded to their width.
+ */
+static void
+upstream_add_body(struct evbuffer *out, const struct answer *a)
+{
+	char digits[24];
+	size_t rest;
+
+	if (!vary || a->vary_len == 0) {
+		evbuffer_add_reference(out, a->body, a->body_len, NULL, NULL);
+		return;
+	}
+	snprintf(digits, sizeof(digits), "%0*llu", (int)a->vary_len - 1,
+	    ++vary_count);
+	rest = a->vary_at + a->vary_len;
+	/* The first digit stays (a JSON number has no leading zero)... */
+	evbuffer_add_reference(out, a->body, a->vary_at + 1, NULL, NULL);
+	/* ... the others are the count's last ones. */
+	evbuffer_add(out, digits + strlen(digits) - (a->vary_len - 1),
+	    a->vary_len - 1);
+	if (rest < a->body_len)
+		evbuffer_add_reference(out, a->body + rest, a->body_len - rest,
+		    NULL, NULL);
+}
+
 /* Build answer A: STATUS line, the headers, and BODY (borrowed). */
 static void
 upstream_answer_init(struct answer *a, const char *status, const char *body,
@@ -128,6 +184,8 @@ upstream_answer_init(struct answer *a, const char *status, const char *body,
 	a->head_len = (size_t)n;
 	a->body = body;
 	a->body_len = len;
+	a->vary_at = a->vary_len = 0;
+	upstream_vary_find(a);
 }
 
 /*
@@ -225,8 +283,7 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 		closing = upstream_wants_close(h, hlen);
 		evbuffer_add(out, a->head, a->head_len);
 		if (!head_only && a->body_len > 0)
-			evbuffer_add_reference(out, a->body, a->body_len, NULL,
-			    NULL);
+			upstream_add_body(out, a);
 		evbuffer_drain(in, hlen + clen);
 		if (closing)
 			break;
@@ -309,13 +366,16 @@ main(int argc, char **argv)
 	int ports[UPSTREAM_MAX_PORTS], nports = 0, ch, i;
 	size_t len_small, len_large;
 
-	while ((ch = getopt(argc, argv, "s:l:p:")) != -1) {
+	while ((ch = getopt(argc, argv, "s:l:p:v")) != -1) {
 		switch (ch) {
 		case 's':
 			small = optarg;
 			break;
 		case 'l':
 			large = optarg;
+			break;
+		case 'v':
+			vary = 1;
 			break;
 		case 'p':
 			if (nports == UPSTREAM_MAX_PORTS)
@@ -381,7 +441,7 @@ main(int argc, char **argv)
 
 usage:
 	fprintf(stderr,
-	    "usage: bench-upstream -s SMALL.json -l LARGE.json "
+	    "usage: bench-upstream [-v] -s SMALL.json -l LARGE.json "
 	    "-p PORT [-p PORT ...]\n");
 	return 2;
 }

@@ -669,6 +669,7 @@ conf_new(const char *path)
 	c->drain_ms = 10 * 1000;
 	c->cache_size = 64 << 20;
 	c->cache_ttl_ms = 5 * 1000;
+	c->check_memo_size = 16 << 20;
 	c->output_budget = 256 << 20;
 	c->workers = 1;
 	for (side = 0; side < ROUTE_NSIDES; side++) {

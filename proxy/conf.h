@@ -124,6 +124,7 @@ struct conf {
 	uint64_t drain_ms; /* SIGTERM drain budget, 10s */
 	uint64_t cache_size; /* LoadTable cache bytes, 64M; 0 off */
 	uint64_t cache_ttl_ms; /* LoadTable cache entry life, 5s */
+	uint64_t check_memo_size; /* checked answers kept, 16M; 0 off */
 	uint64_t output_budget; /* answers clients have not taken, 256M */
 	unsigned workers; /* data-path processes, 1 (no fork); auto resolved */
 	struct conf_target target[2]; /* indexed by enum route_side */

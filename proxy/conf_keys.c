@@ -83,6 +83,7 @@ const struct conf_key conf_keys[] = {
 	{ "floe", "drain", conf_parse_dur, F(drain_ms) },
 	{ "floe", "cache_size", conf_parse_size0, F(cache_size) },
 	{ "floe", "cache_ttl", conf_parse_durpos, F(cache_ttl_ms) },
+	{ "floe", "check_memo_size", conf_parse_size0, F(check_memo_size) },
 	{ "floe", "output_budget", conf_parse_size, F(output_budget) },
 	{ "floe", "workers", conf_parse_workers, F(workers) },
 

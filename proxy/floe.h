@@ -30,6 +30,7 @@ struct worker;
 struct auth;
 struct tlsctx;
 struct cache;
+struct memo;
 struct watch;
 struct admin_sock;
 struct inventory;
@@ -54,6 +55,7 @@ struct floe {
 	struct server *admin; /* the admin socket */
 	struct rlog *rlog; /* the rollback log, or NULL if it cannot open */
 	struct cache *cache; /* LoadTable answers */
+	struct memo *memo; /* checked answers, per side and table */
 	struct watch *watch; /* the rollback triggers */
 	struct inventory *inv; /* who loads which table from which side */
 	struct worker *worker; /* bulk imports, off the loop; NULL in tests */

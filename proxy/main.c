@@ -33,6 +33,7 @@
 #include "lib/version.h"
 #include "lib/xmalloc.h"
 #include "cache/cache.h"
+#include "cache/memo.h"
 #include "proxy/admin.h"
 #include "proxy/admin_sock.h"
 #include "proxy/catalog.h"
@@ -535,6 +536,7 @@ floe_start_parts(struct floe *f)
 		return -1;
 	}
 	f->cache = cache_new(f->conf->cache_size, f->conf->cache_ttl_ms);
+	f->memo = memo_new(f->conf->check_memo_size);
 	for (i = 0; i < ROUTE_NSIDES; i++) {
 		f->cat[i] = catalog_new();
 		f->up[i] = upstream_new(f->base, floe_dns, &f->conf->target[i],
@@ -774,6 +776,7 @@ floe_stop(struct floe *f)
 	}
 	fetch_free(f->fetch);
 	cache_free(f->cache);
+	memo_free(f->memo);
 	for (i = 0; i < nitems(floe_sigs); i++)
 		event_free(f->sig[i]);
 	event_free(f->tick);

@@ -23,6 +23,7 @@
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "cache/cache.h"
+#include "cache/memo.h"
 #include "proxy/conf.h"
 #include "proxy/cred.h"
 #include "proxy/discover.h"
@@ -171,6 +172,7 @@ floe_reload(struct floe *f)
 	f->conf_gen++;
 	f->conf_loaded_ms = units_now_ms();
 	cache_configure(f->cache, nc->cache_size, nc->cache_ttl_ms);
+	memo_configure(f->memo, nc->check_memo_size);
 	server_set_budget(nc->output_budget);
 	restart = json_array();
 	for (i = 0; i < n && i < nitems(keep); i++) {

@@ -120,6 +120,8 @@ floe_catalogs_cb(void *arg)
 		    json_integer(f->stats.side[i].errors_5xx));
 		json_object_set_new(s, "failures",
 		    json_integer(f->stats.side[i].failures));
+		json_object_set_new(s, "memo_hits",
+		    json_integer(f->stats.side[i].memo_hits));
 		json_object_set_new(s, "auth", cred_status_json(f->cred[i]));
 		json_object_set_new(sides, route_side_name(i), s);
 	}
@@ -210,18 +212,24 @@ floe_metrics_cb(struct evbuffer *b, void *arg)
 	    "# TYPE floe_upstream_5xx_total counter\n"
 	    "# HELP floe_upstream_failures_total Connect failures, "
 	    "timeouts and garbage per catalog.\n"
-	    "# TYPE floe_upstream_failures_total counter\n");
+	    "# TYPE floe_upstream_failures_total counter\n"
+	    "# HELP floe_upstream_memo_hits_total LoadTable answers per "
+	    "catalog equal to the last one checked, not checked again.\n"
+	    "# TYPE floe_upstream_memo_hits_total counter\n");
 	for (i = 0; i < ROUTE_NSIDES; i++)
 		evbuffer_add_printf(b,
 		    "floe_upstream_requests_total{side=\"%s\"} %llu\n"
 		    "floe_upstream_5xx_total{side=\"%s\"} %llu\n"
-		    "floe_upstream_failures_total{side=\"%s\"} %llu\n",
+		    "floe_upstream_failures_total{side=\"%s\"} %llu\n"
+		    "floe_upstream_memo_hits_total{side=\"%s\"} %llu\n",
 		    route_side_name(i),
 		    (unsigned long long)f->stats.side[i].requests,
 		    route_side_name(i),
 		    (unsigned long long)f->stats.side[i].errors_5xx,
 		    route_side_name(i),
-		    (unsigned long long)f->stats.side[i].failures);
+		    (unsigned long long)f->stats.side[i].failures,
+		    route_side_name(i),
+		    (unsigned long long)f->stats.side[i].memo_hits);
 }
 
 /* stats_metrics_cb: the LoadTable cache. */

@@ -20,6 +20,7 @@
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "cache/cache.h"
+#include "cache/memo.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
 #include "proxy/discover.h"
@@ -180,6 +181,8 @@ request_free(struct request *r)
 	int i;
 
 	request_stream_free(r);
+	memo_buf_unref(r->memo_in);
+	r->memo_in = NULL;
 	for (i = 0; i < ROUTE_NSIDES; i++) {
 		if (r->x[i] != NULL)
 			upstream_cancel(r->x[i]);
@@ -311,6 +314,7 @@ request_done_cb(struct upstream_xfer *x, void *arg)
 	r->pending--;
 	r->has_uri = upstream_xfer_has_uri(x);
 	r->json = upstream_xfer_json(x, &r->json_at);
+	r->memo_hit = upstream_xfer_memo_hit(x);
 	/* Listings ask both sides at once: the slower one is the wait. */
 	if (upstream_xfer_usec(x) > r->upstream_us || r->mode != MODE_LIST)
 		r->upstream_us = r->mode == MODE_LIST ?

@@ -23,6 +23,7 @@
 #include "lib/memfind.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
+#include "cache/memo.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
 #include "proxy/cred.h"
@@ -252,11 +253,14 @@ request_put_header(char **o, const char *name, size_t nlen, const char *value,
  * is searched for upstream URLs piece by piece; with none, its config is
  * merged from its tail (catalog_merge_tail) and the members spliced in
  * between its pieces, so it is copied once instead of twice. Returns the
- * answer's new length.
+ * answer's new length. With OUT (not NULL), what the rewrite made for the
+ * memo: *OUT the body rewritten whole (a reference for the caller), or
+ * NULL and *SAME when the body was left as it is (NULL and !*SAME: a
+ * large one's config spliced in, not kept).
  */
-static size_t
+size_t
 request_rewrite(struct request *r, enum route_side side, struct evbuffer *body,
-    size_t blen)
+    size_t blen, struct memo_buf **out, bool *same)
 {
 	static char tail[REQUEST_TAIL];
 	static const size_t tails[] = { 4096, REQUEST_TAIL };
@@ -272,6 +276,10 @@ request_rewrite(struct request *r, enum route_side side, struct evbuffer *body,
 	struct evbuffer_ptr pos;
 	int rc = -1;
 
+	if (out != NULL) {
+		*out = NULL;
+		*same = true;
+	}
 	if (evbuffer_get_contiguous_space(body) == blen) {
 		if (!merge &&
 		    memfind(evbuffer_pullup(body, -1), blen, uri, ulen) == NULL)
@@ -301,6 +309,8 @@ request_rewrite(struct request *r, enum route_side side, struct evbuffer *body,
 	if (rc == 0)
 		return blen;
 	if (rc == 1) {
+		if (out != NULL)
+			*same = false;
 		if ((head = evbuffer_new()) == NULL ||
 		    evbuffer_remove_buffer(body, head, at) != (int)at ||
 		    evbuffer_add(head, ins, inslen) == -1 ||
@@ -327,6 +337,12 @@ whole:
 	    &nblen);
 	if (nb == NULL)
 		return blen;
+	if (out != NULL) {
+		*out = memo_buf_take(nb, nblen);
+		*same = false;
+		request_memo_send(body, blen, memo_buf_ref(*out));
+		return nblen;
+	}
 	evbuffer_drain(body, blen);
 	if (evbuffer_add_reference(body, nb, nblen, request_free_body_cb,
 		NULL) == -1)
@@ -489,7 +505,9 @@ request_reply_upstream(struct request *r, enum route_side side,
 		return;
 	}
 	if (m->status >= 200 && m->status < 300 && blen > 0)
-		blen = request_rewrite(r, side, body, blen);
+		blen = r->merge_config && memo_is_on(f->memo) ?
+		    request_memo_rewrite(r, side, body, blen) :
+		    request_rewrite(r, side, body, blen, NULL, NULL);
 	if (m->status >= 500)
 		f->stats.side[side].errors_5xx++;
 	/* The error trigger counts table reads of assigned waves (4xx: ok). */

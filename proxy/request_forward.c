@@ -444,6 +444,8 @@ request_forward(struct request *r, enum route_side side)
 	ur.retryable = m->method == H1_GET || m->method == H1_HEAD || idem;
 	/* The answers request_body_is_json is asked about. */
 	ur.check_json = r->merge_config || r->mode == MODE_LIST;
+	request_memo_look(r, side);
+	ur.memo = r->memo_in;
 	if (request_stream_wanted(r))
 		ur.body_cb = request_body_cb;
 	r->pending++;

@@ -1,7 +1,7 @@
 /*
  * floe: request_impl.h -- private to the request path (request.c,
  * request_route.c, request_cache.c, request_forward.c, request_answer.c,
- * request_stream.c);
+ * request_memo.c, request_stream.c);
  * nothing else includes it but its unit test. Owns struct request, one
  * engine request from its parse to its answer, and the steps the files
  * hand each other. Callers use proxy/request.h. Loop thread only.
@@ -26,6 +26,7 @@
 #include "routing/route.h"
 
 struct cache_entry;
+struct memo_buf;
 struct catalog;
 struct evbuffer;
 struct floe;
@@ -99,6 +100,12 @@ struct request {
 	/* The answer passed on as it arrives (request_stream.c), or not. */
 	struct request_stream *stream;
 	bool stream_off;
+	/*
+	 * The body this table's answer last had when found JSON, from the
+	 * memo (cache/memo.h; a reference), and whether the answer was it.
+	 */
+	struct memo_buf *memo_in;
+	bool memo_hit;
 	/* Headers floe's own error answer adds (Allow, Retry-After), CRLFs. */
 	char err_hdrs[96];
 
@@ -182,11 +189,23 @@ size_t request_head(struct request *, enum route_side, const struct h1_msg *,
 void request_count_read(struct request *, enum route_side, bool bad);
 void request_floe_base(struct request *, char *, size_t);
 void request_reply_upstream(struct request *, enum route_side, struct h1_msg *);
+size_t request_rewrite(struct request *, enum route_side, struct evbuffer *,
+    size_t, struct memo_buf **out, bool *same);
 bool request_body_is_json(const struct request *, struct evbuffer *, size_t,
     char *why, size_t);
 void request_reply_failure(struct request *, enum route_side,
     enum upstream_fail, const char *why);
 void request_reply_list(struct request *);
+
+/* request_memo.c: answers checked once, while they do not change. */
+void request_memo_look(struct request *, enum route_side);
+void request_memo_send(struct evbuffer *, size_t, struct memo_buf *);
+bool request_memo_wants(struct request *, enum route_side);
+size_t request_memo_max(const struct request *);
+void request_memo_streamed(struct request *, enum route_side, bool hit,
+    char *copy, size_t len);
+size_t request_memo_rewrite(struct request *, enum route_side,
+    struct evbuffer *, size_t);
 
 /* request_stream.c: an answer passed on as it arrives. */
 bool request_stream_wanted(const struct request *);

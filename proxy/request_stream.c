@@ -4,7 +4,9 @@
  * GET from an HTTP/1.1 client, is sent as it comes, each read's bytes at
  * once: a 2xx chunked, the config merged and the URLs rewritten on the
  * way (catalog_stream_run, which also checks it as JSON, in the same
- * pass, when the pool would have: upstream_xfer_check_take); another,
+ * pass, when the pool would have: upstream_xfer_check_take; but an
+ * answer that is the memo's is compared by the pool, which checks it from
+ * its first difference, and rewritten unchecked: request_memo.c); another,
  * which floe passes on unchanged, with the catalog's Content-Length. A
  * client that does not take it stops floe reading the catalog
  * (upstream_xfer_pause) until its output drains: floe holds about one
@@ -28,6 +30,7 @@
 #include "lib/log.h"
 #include "lib/xmalloc.h"
 #include "cache/cache.h"
+#include "cache/memo.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
 #include "proxy/etag.h"
@@ -51,6 +54,17 @@ struct request_stream {
 	char etag[ETAG_MAX];
 	char *copy;
 	size_t copylen, copycap, copymax;
+	/*
+	 * The memo (request_memo.c): while the answer is the memo's the
+	 * pool compares it and checks from its first difference on, and
+	 * the rewrite runs unchecked (POOL_CHECKS); the answer is kept as
+	 * it passes when the memo will want it (KEEP, KEPT bytes, KEEPCAP
+	 * allocated; KEEP_OFF: not kept). TAKEN: bytes passed on.
+	 */
+	bool pool_checks;
+	bool keep_off;
+	char *keep;
+	size_t kept, keepcap, taken;
 };
 
 static bool request_stream_start(struct request *, enum route_side,
@@ -59,6 +73,8 @@ static void request_stream_give(struct request *, bool);
 static void request_stream_fail(struct request *, const char *);
 static void request_stream_not_json(struct request *, size_t);
 static void request_drain_cb(void *);
+static void request_stream_keep(struct request *, struct upstream_xfer *,
+    struct evbuffer *);
 
 bool
 request_stream_wanted(const struct request *r)
@@ -78,6 +94,7 @@ request_stream_free(struct request *r)
 	evbuffer_free(st->out);
 	free(st->hdrs);
 	free(st->copy);
+	free(st->keep);
 	free(st);
 	r->stream = NULL;
 }
@@ -206,6 +223,64 @@ request_drain_cb(void *arg)
 }
 
 /*
+ * Keep a copy of what BODY holds that is not kept yet, for the memo: once
+ * the answer is no longer the memo's (the bytes passed on before it were
+ * the memo's: they are copied from it), while the memo wants it and it
+ * fits an entry.
+ */
+static void
+request_stream_keep(struct request *r, struct upstream_xfer *x,
+    struct evbuffer *body)
+{
+	struct request_stream *st = r->stream;
+	size_t len = evbuffer_get_length(body), n, max;
+	struct evbuffer_ptr pos;
+
+	if (st->keep_off || st->cst == NULL)
+		return;
+	if (st->keep == NULL) {
+		/* Equal so far: nothing to keep, perhaps ever. */
+		if (upstream_xfer_memo_on(x))
+			return;
+		if (!request_memo_wants(r, st->side) ||
+		    (st->taken > 0 &&
+			(r->memo_in == NULL || r->memo_in->len < st->taken))) {
+			st->keep_off = true;
+			return;
+		}
+		st->keepcap = st->taken + len > 65536 ? st->taken + len : 65536;
+		st->keep = xmalloc(st->keepcap);
+		if (st->taken > 0)
+			memcpy(st->keep, r->memo_in->data, st->taken);
+		st->kept = st->taken;
+	}
+	n = st->taken + len - st->kept;
+	max = request_memo_max(r);
+	if (st->kept + n > max) {
+		/* Larger than an entry may be: not kept. */
+		st->keep_off = true;
+		free(st->keep);
+		st->keep = NULL;
+		return;
+	}
+	if (st->kept + n > st->keepcap) {
+		st->keepcap = st->keepcap * 2 > st->kept + n ? st->keepcap * 2 :
+							       st->kept + n;
+		if (st->keepcap > max)
+			st->keepcap = max;
+		st->keep = xreallocarray(st->keep, st->keepcap, 1);
+	}
+	if (n == 0)
+		return;
+	if (evbuffer_ptr_set(body, &pos, st->kept - st->taken,
+		EVBUFFER_PTR_SET) == -1 ||
+	    evbuffer_copyout_from(body, &pos, st->keep + st->kept, n) !=
+		(ev_ssize_t)n)
+		fatalx("%s: evbuffer_copyout_from", __func__);
+	st->kept += n;
+}
+
+/*
  * upstream body_cb: pass on what arrived. The first call decides whether
  * the answer is streamed at all.
  */
@@ -215,6 +290,7 @@ request_body_cb(struct upstream_xfer *x, struct h1_msg *m, void *arg)
 	struct request *r = arg;
 	enum route_side side =
 	    r->x[ROUTE_WAREHOUSE] == x ? ROUTE_WAREHOUSE : ROUTE_LAKEHOUSE;
+	struct request_stream *st;
 	struct jscheck js;
 	size_t len, at, checked;
 
@@ -233,24 +309,33 @@ request_body_cb(struct upstream_xfer *x, struct h1_msg *m, void *arg)
 	}
 	/*
 	 * A rewritten answer is checked by the rewrite, in the same pass,
-	 * from where the pool's check is (what arrived so far, untaken).
+	 * from where the pool's check is (what arrived so far, untaken);
+	 * but while it is the memo's, the pool compares it and checks it
+	 * from its first difference on (each read before it gets here),
+	 * and the rewrite runs unchecked: the cheaper, as long as the
+	 * answer does not change.
 	 */
+	st = r->stream;
 	len = evbuffer_get_length(m->body);
-	if (r->stream->cst != NULL && !r->stream->checking &&
-	    upstream_xfer_check_take(x, &js, &checked)) {
-		catalog_stream_check(r->stream->cst,
-		    checked == len ? &js : NULL);
-		r->stream->checking = true;
+	if (st->cst != NULL && !st->checking && !st->pool_checks) {
+		if (upstream_xfer_memo_on(x))
+			st->pool_checks = true;
+		else if (upstream_xfer_check_take(x, &js, &checked)) {
+			catalog_stream_check(st->cst,
+			    checked == len ? &js : NULL);
+			st->checking = true;
+		}
 	}
-	if (r->stream->cst != NULL) {
-		if (!catalog_stream_run(r->stream->cst, m->body, r->stream->out,
-			false)) {
+	request_stream_keep(r, x, m->body);
+	if (st->cst != NULL) {
+		if (!catalog_stream_run(st->cst, m->body, st->out, false)) {
 			request_stream_not_json(r,
-			    catalog_stream_error_at(r->stream->cst));
+			    catalog_stream_error_at(st->cst));
 			return;
 		}
 	} else
-		evbuffer_add_buffer(r->stream->out, m->body);
+		evbuffer_add_buffer(st->out, m->body);
+	st->taken += len - evbuffer_get_length(m->body);
 	upstream_xfer_taken(x, len - evbuffer_get_length(m->body));
 	request_stream_give(r, false);
 }
@@ -296,11 +381,20 @@ request_stream_done(struct request *r, struct upstream_xfer *x)
 		request_stream_not_json(r, at);
 		return;
 	}
+	if (!upstream_xfer_memo_hit(x))
+		request_stream_keep(r, x, m->body);
 	if (st->cst != NULL) {
 		if (!catalog_stream_run(st->cst, m->body, st->out, true)) {
 			request_stream_not_json(r,
 			    catalog_stream_error_at(st->cst));
 			return;
+		}
+		/* JSON: checked by the rewrite, or by the pool. */
+		if (st->checking || upstream_xfer_json(x, NULL) == 1) {
+			request_memo_streamed(r, st->side,
+			    upstream_xfer_memo_hit(x),
+			    st->keep_off ? NULL : st->keep, st->kept);
+			st->keep = NULL;
 		}
 	} else
 		evbuffer_add_buffer(st->out, m->body);

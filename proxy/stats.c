@@ -259,6 +259,7 @@ stats_counters_add(struct stats *dst, const struct stats *src)
 		dst->side[i].errors_5xx += src->side[i].errors_5xx;
 		dst->side[i].failures += src->side[i].failures;
 		dst->side[i].not_modified += src->side[i].not_modified;
+		dst->side[i].memo_hits += src->side[i].memo_hits;
 		stats_hist_sum(&dst->upstream[i], &src->upstream[i]);
 	}
 	for (i = 0; i < STATS_NSIDES; i++) {

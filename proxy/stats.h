@@ -43,6 +43,8 @@ struct stats_side {
 	uint64_t errors_5xx; /* 5xx answered by the upstream */
 	uint64_t failures; /* floe's own 502/504: connect, timeout, garbage */
 	uint64_t not_modified;
+	/* LoadTable answers equal to the last one checked: not checked */
+	uint64_t memo_hits;
 };
 
 /*

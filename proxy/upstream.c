@@ -32,6 +32,7 @@
 #include "lib/log.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
+#include "cache/memo.h"
 #include "proxy/conf.h"
 #include "proxy/cred.h"
 #include "proxy/h1.h"
@@ -285,6 +286,7 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	x->body_cb = r->body_cb;
 	x->json = -1;
 	jscheck_init(&x->jsc);
+	memo_cmp_init(&x->mc, r->check_json ? r->memo : NULL);
 	x->hlen = 0;
 	if (!cred && r->body == NULL) {
 		/*
@@ -689,6 +691,7 @@ upstream_xfer_free(struct upstream_xfer *x)
 	/* The timer may stay pending: nothing is due (upstream_timer_cb). */
 	x->due_us = 0;
 	x->nocred = false;
+	memo_cmp_stop(&x->mc, NULL);
 	x->hlen = 0;
 	if ((n = evbuffer_get_length(x->req)) > 0)
 		evbuffer_drain(x->req, n);

@@ -17,6 +17,7 @@ struct evbuffer;
 struct evdns_base;
 struct h1_msg;
 struct jscheck;
+struct memo_buf;
 struct conf_target;
 struct cred;
 struct upstream;
@@ -49,6 +50,15 @@ struct upstream_req {
 	 * upstream_xfer_json), not gone over again at its end.
 	 */
 	bool check_json;
+	/*
+	 * Or NULL: the body this table's answer last had when it was found
+	 * JSON (cache/memo.h; the transfer takes its own reference). While
+	 * the answer's bytes are equal to its, they are not fed to the
+	 * check; at the first difference the check takes the memo's bytes
+	 * before it (the answer's too) and goes on as it would have, so its
+	 * verdict and its offset are the same. See upstream_xfer_memo_hit.
+	 */
+	struct memo_buf *memo;
 	/*
 	 * Called as the body of an answer arrives (see upstream_body_cb),
 	 * or NULL: the answer is handed over whole.
@@ -84,12 +94,12 @@ void upstream_cancel(struct upstream_xfer *);
  * For a transfer sent with a body_cb: after each read that leaves the
  * answer's head in and its body unfinished, body_cb gets the answer, its
  * body holding what arrived and was not taken; every byte of it has been
- * fed to the JSON check (unless the callee took the check over:
- * upstream_xfer_check_take). The callee may take bytes from the start of the
- * body (saying how many with upstream_xfer_taken), pause the transfer, or
- * cancel it. The done callback still ends the transfer, with the body's
- * untaken rest. An answer whole within the read that completed its head
- * comes whole to the done callback alone.
+ * fed to the JSON check, or compared with the memo (unless the callee
+ * took the check over: upstream_xfer_check_take). The callee may take bytes
+ * from the start of the body (saying how many with upstream_xfer_taken), pause
+ * the transfer, or cancel it. The done callback still ends the transfer, with
+ * the body's untaken rest. An answer whole within the read that completed its
+ * head comes whole to the done callback alone.
  */
 void upstream_xfer_taken(struct upstream_xfer *, size_t n);
 /*
@@ -134,6 +144,17 @@ int upstream_xfer_has_uri(const struct upstream_xfer *);
  * checked (not asked, or another status).
  */
 int upstream_xfer_json(const struct upstream_xfer *, size_t *at);
+/*
+ * For a transfer sent with a memo: its 2xx body was byte for byte the
+ * memo's (so JSON: upstream_xfer_json says 1 without having checked it).
+ */
+bool upstream_xfer_memo_hit(const struct upstream_xfer *);
+/*
+ * The body that arrived so far is byte for byte the memo's (the pool
+ * compares and checks: upstream_xfer_json_failed says when it is wrong,
+ * from the first byte that differs on).
+ */
+bool upstream_xfer_memo_on(const struct upstream_xfer *);
 /* Microseconds from send to the end of the answer. */
 uint64_t upstream_xfer_usec(const struct upstream_xfer *);
 /* Connections open, idle, and requests waiting; for /status. */

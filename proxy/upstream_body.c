@@ -3,7 +3,8 @@
  * each read adds to it, so that nothing has to go over a large answer
  * again at its end, holding the loop: whether it names the catalog's uri
  * (the rewrite's cue) and, for an answer floe must vouch for, whether it
- * is JSON (lib/jscheck.c, resumed read after read); and, for an answer
+ * is JSON (lib/jscheck.c, resumed read after read; while it is the
+ * memo's body, compared instead: cache/memo.h); and, for an answer
  * passed on as it arrives, what its taker took, and its pauses while the
  * client does not take it.
  */
@@ -20,6 +21,7 @@
 #include "lib/log.h"
 #include "lib/memfind.h"
 #include "lib/units.h"
+#include "cache/memo.h"
 #include "proxy/conf.h"
 #include "proxy/h1.h"
 #include "proxy/server.h"
@@ -120,7 +122,9 @@ upstream_xfer_has_uri(const struct upstream_xfer *x)
  * Feed the JSON check what BODY gained since the last read, a piece at a
  * time where it lies (no copy): a 2xx answer's, once its head is in (the
  * status of a 1xx is never checked: it has no body). Once it fails, the
- * rest is not looked at. With END, take the verdict.
+ * rest is not looked at. While the body is the memo's, its bytes are
+ * compared instead; with END, the verdict is taken (a body equal to the
+ * memo's, to its last byte, is JSON as the memo's was).
  */
 static void
 upstream_check(struct upstream_xfer *x, struct h1_msg *m, bool end)
@@ -148,16 +152,34 @@ upstream_check(struct upstream_xfer *x, struct h1_msg *m, bool end)
 			    len - x->checked;
 			x->checked += take;
 			/* Wrong: the rest need not be looked at. */
-			if (!jscheck_feed(&x->jsc, v[i].iov_base, take))
+			if (!memo_cmp_feed(&x->mc, &x->jsc, v[i].iov_base,
+				take))
 				x->checked = len;
 		}
 	}
 	if (!end)
 		return;
+	if (memo_cmp_end(&x->mc, &x->jsc)) {
+		x->memo_hit = true;
+		x->json = 1;
+		return;
+	}
 	x->json = jscheck_end(&x->jsc, &x->json_at) ? 1 : 0;
 	if (x->json == 0)
 		log_debug("%s: %s: the answer is not JSON at byte %zu",
 		    __func__, x->u->name, x->json_at);
+}
+
+bool
+upstream_xfer_memo_hit(const struct upstream_xfer *x)
+{
+	return x->memo_hit;
+}
+
+bool
+upstream_xfer_memo_on(const struct upstream_xfer *x)
+{
+	return x->check && x->mc.memo != NULL;
 }
 
 int
@@ -174,7 +196,10 @@ upstream_xfer_taken(struct upstream_xfer *x, size_t n)
 	struct upstream *u = x->u;
 	struct upstream_xfer *w;
 
-	/* Every byte taken was checked: the check's count follows. */
+	/*
+	 * Every byte taken was checked (or compared: the comparison counts
+	 * its own offsets): the check's count follows.
+	 */
 	x->checked = x->checked > n ? x->checked - n : 0;
 	/* The taker searches for the uri itself. */
 	x->watch_off = true;
@@ -243,6 +268,8 @@ upstream_xfer_check_take(struct upstream_xfer *x, struct jscheck *js,
 	if (!x->check)
 		return false;
 	x->check = false;
+	/* The memo's bytes equal so far are the check's, first. */
+	memo_cmp_stop(&x->mc, &x->jsc);
 	*js = x->jsc;
 	*checked = x->checked;
 	return true;

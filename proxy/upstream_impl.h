@@ -18,6 +18,7 @@
 
 #include "lib/compat.h"
 #include "lib/jscheck.h"
+#include "cache/memo.h"
 #include "proxy/h1.h"
 #include "proxy/upstream.h"
 
@@ -72,6 +73,9 @@ struct upstream_xfer {
 	size_t json_at; /* ... the first wrong byte, when not */
 	size_t checked; /* ... body bytes fed to the check so far */
 	struct jscheck jsc;
+	/* The body compared with the memo's (cache/memo.h) before that. */
+	struct memo_cmp mc;
+	bool memo_hit; /* the whole body was the memo's */
 	char error[400];
 	int64_t start_us;
 	uint64_t usec;

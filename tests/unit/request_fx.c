@@ -28,6 +28,7 @@
 
 #include "lib/compat.h"
 #include "cache/cache.h"
+#include "cache/memo.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
 #include "proxy/cred.h"
@@ -195,6 +196,7 @@ teardown(void **state)
 			close(fx->cat[i].fd);
 	close(fx->cat_fd);
 	cache_free(fx->f.cache);
+	memo_free(fx->f.memo);
 	conf_free(fx->f.conf);
 	event_base_free(fx->base);
 	routing_tmp_close(fx->tmp);

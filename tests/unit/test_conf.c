@@ -196,6 +196,7 @@ assert_defaults(const struct conf *c, const char *dir)
 	assert_int_equal(c->workers, 1);
 	assert_int_equal(c->cache_size, 64 << 20);
 	assert_int_equal(c->cache_ttl_ms, 5000);
+	assert_int_equal(c->check_memo_size, 16 << 20);
 	for (side = 0; side < ROUTE_NSIDES; side++) {
 		assert_int_equal(c->target[side].timeout_ms, 10000);
 		assert_int_equal(c->target[side].connect_timeout_ms, 2000);
@@ -280,6 +281,7 @@ test_full(void **state __unused)
 	assert_int_equal(c->drain_ms, 0);
 	assert_int_equal(c->cache_size, 1 << 20);
 	assert_int_equal(c->cache_ttl_ms, 5000);
+	assert_int_equal(c->check_memo_size, 0);
 
 	w = &c->target[ROUTE_WAREHOUSE];
 	assert_string_equal(w->uri, "http://10.0.0.5:9001/catalog");

@@ -30,6 +30,7 @@
 
 #include "lib/compat.h"
 #include "cache/cache.h"
+#include "cache/memo.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
 #include "proxy/cred.h"
@@ -101,6 +102,78 @@ test_forward_load(void **state)
 	assert_true(resp_has(fx, "X-Floe-Cache: hit"));
 	assert_non_null(strstr(resp_body(fx), "\"lake.k\":\"lake-v\""));
 	cache_clear(fx->f.cache);
+	fx->answer[ROUTE_LAKEHOUSE] = NULL;
+}
+
+/*
+ * The memo of checked answers, through the listener: the same answer
+ * again is not checked (a hit) and is sent merged and rewritten as the
+ * first; another Host gets its own rewrite; one byte wrong at the same
+ * length is the catalog's 502 with the offset of that byte; the good
+ * bytes again are a hit.
+ */
+static void
+test_forward_memo(void **state)
+{
+	static const char req[] =
+	    "GET /v1/routed/namespaces/db/tables/moved HTTP/1.1\r\n"
+	    "Host: floe.test\r\n\r\n";
+	static const char req2[] =
+	    "GET /v1/routed/namespaces/db/tables/moved HTTP/1.1\r\n"
+	    "Host: other.test:81\r\n\r\n";
+	struct fx *fx = *state;
+	const char *uri = fx->f.conf->target[ROUTE_LAKEHOUSE].uri;
+	struct stats_side *st = &fx->f.stats.side[ROUTE_LAKEHOUSE];
+	char body[1024], bad[1024], ans[2048], ansbad[2048], first[BUFSZ];
+	char want[128], *p;
+
+	cache_configure(fx->f.cache, 0, 1000);
+	fx->f.memo = memo_new(1 << 20);
+	snprintf(body, sizeof(body),
+	    "{\"metadata-location\":\"s3://b/m.json\",\"metadata\":"
+	    "{\"n\":[1,2,3]},\"plan\":\"%s/v1/lhp/namespaces/db/tables/"
+	    "moved/plan\",\"config\":{\"t.k\":\"t-v\"}}",
+	    uri);
+	memcpy(bad, body, sizeof(body));
+	p = strstr(bad, "[1,2,3]");
+	assert_non_null(p);
+	p[4] = ':'; /* [1,2:3] */
+	snprintf(want, sizeof(want), "at byte %zu of %zu",
+	    (size_t)(p + 4 - bad), strlen(bad));
+	fx->answer[ROUTE_LAKEHOUSE] = http_answer(ans, sizeof(ans), "", body);
+
+	assert_int_equal(exchange(fx, req), 200);
+	assert_int_equal(st->memo_hits, 0);
+	assert_non_null(strstr(resp_body(fx), "\"lake.k\":\"lake-v\""));
+	assert_non_null(strstr(resp_body(fx),
+	    "\"http://floe.test/v1/lakehouse/namespaces/db/tables/moved/"
+	    "plan\""));
+	strlcpy(first, resp_body(fx), sizeof(first));
+	assert_int_equal(exchange(fx, req), 200);
+	assert_int_equal(st->memo_hits, 1);
+	assert_string_equal(resp_body(fx), first);
+
+	/* Another Host: the verdict reused, the rewrite made again. */
+	assert_int_equal(exchange(fx, req2), 200);
+	assert_int_equal(st->memo_hits, 2);
+	assert_non_null(strstr(resp_body(fx),
+	    "\"http://other.test:81/v1/lakehouse/namespaces/db/tables/moved/"
+	    "plan\""));
+	assert_non_null(strstr(resp_body(fx), "\"lake.k\":\"lake-v\""));
+
+	/* One byte wrong: checked from it, as without the memo. */
+	fx->answer[ROUTE_LAKEHOUSE] =
+	    http_answer(ansbad, sizeof(ansbad), "", bad);
+	assert_int_equal(exchange(fx, req), 502);
+	assert_int_equal(st->memo_hits, 2);
+	assert_non_null(strstr(resp_body(fx), want));
+	assert_null(strstr(resp_body(fx), "[1,2:3]"));
+
+	/* The good bytes again. */
+	fx->answer[ROUTE_LAKEHOUSE] = http_answer(ans, sizeof(ans), "", body);
+	assert_int_equal(exchange(fx, req), 200);
+	assert_int_equal(st->memo_hits, 3);
+	assert_string_equal(resp_body(fx), first);
 	fx->answer[ROUTE_LAKEHOUSE] = NULL;
 }
 
@@ -190,6 +263,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_forward_load, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_forward_list, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_forward_memo, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_forward_many_etags, setup,
 		    teardown),

@@ -1,0 +1,1 @@
+T_memo = cache/memo.c

@@ -24,7 +24,6 @@
 
 static int h1_on_begin_cb(llhttp_t *);
 static int h1_on_url_cb(llhttp_t *, const char *, size_t);
-static int h1_on_status_cb(llhttp_t *, const char *, size_t);
 static int h1_on_field_cb(llhttp_t *, const char *, size_t);
 static int h1_on_value_cb(llhttp_t *, const char *, size_t);
 static int h1_on_headers_cb(llhttp_t *);
@@ -38,7 +37,6 @@ static void h1_release(struct h1 *);
 static const llhttp_settings_t h1_settings = {
 	.on_message_begin = h1_on_begin_cb,
 	.on_url = h1_on_url_cb,
-	.on_status = h1_on_status_cb,
 	.on_header_field = h1_on_field_cb,
 	.on_header_value = h1_on_value_cb,
 	.on_headers_complete = h1_on_headers_cb,
@@ -560,13 +558,6 @@ static int
 h1_on_url_cb(llhttp_t *p, const char *at, size_t len)
 {
 	return h1_append(p->data, at, len);
-}
-
-static int
-h1_on_status_cb(llhttp_t *p __unused, const char *at __unused,
-    size_t len __unused)
-{
-	return 0;
 }
 
 static int

@@ -235,6 +235,13 @@ struct request_ns {
 	size_t plen;
 };
 
+/* The lengths of the request line's fixed parts, measured once. */
+struct request_line_lens {
+	size_t method; /* the method's name */
+	size_t path; /* the catalog's path */
+	size_t prefix; /* its prefix, 0 without one */
+};
+
 /*
  * Write the request line for SIDE at *O: the method, the catalog's path
  * and prefix, the rest of the path (its namespace in the catalog's form)
@@ -242,23 +249,22 @@ struct request_ns {
  */
 static void
 request_put_line(const struct request *r, enum route_side side,
-    const struct request_ns *ns, char **o)
+    const struct request_ns *ns, const struct request_line_lens *ll, char **o)
 {
 	const struct conf_target *t = &r->f->conf->target[side];
 	const struct catalog *cat = r->f->cat[side];
 	const struct h1_msg *m = r->msg;
 	const struct rest_req *rr = &r->rr;
 	const char *q, *qe, *amp;
-	size_t plen = cat->prefix != NULL ? strlen(cat->prefix) : 0;
 	bool first = true;
 
-	request_put(o, m->method_name, strlen(m->method_name));
+	request_put(o, m->method_name, ll->method);
 	*(*o)++ = ' ';
-	request_put(o, t->path, strlen(t->path));
+	request_put(o, t->path, ll->path);
 	request_put(o, "/v1", 3);
-	if (plen > 0 && !r->no_prefix) {
+	if (ll->prefix > 0 && !r->no_prefix) {
 		*(*o)++ = '/';
-		request_put(o, cat->prefix, plen);
+		request_put(o, cat->prefix, ll->prefix);
 	}
 	if (ns->translated && ns->nslen > 0) {
 		/* The namespace segment in the catalog's form. */
@@ -389,6 +395,8 @@ request_forward(struct request *r, enum route_side side)
 	const struct h1_msg *m = r->msg;
 	const char *peer = server_conn_peer(r->conn);
 	size_t peerlen = strlen(peer), vialen = strlen(request_via);
+	struct request_line_lens ll = { strlen(m->method_name), strlen(t->path),
+		cat->prefix != NULL ? strlen(cat->prefix) : 0 };
 	struct upstream_req ur;
 	bool pass_authz, idem;
 	size_t need;
@@ -407,9 +415,8 @@ request_forward(struct request *r, enum route_side side)
 		auth_mode(f->auth) == AUTH_PASSTHROUGH);
 	ns.translated = request_ns_translate(r, cat, ns.ns, sizeof(ns.ns),
 	    &ns.nslen, ns.parent, sizeof(ns.parent), &ns.plen);
-	need = strlen(m->method_name) + strlen(t->path) +
-	    (cat->prefix != NULL ? strlen(cat->prefix) : 0) + m->target_len +
-	    ETAG_MAX + peerlen + vialen + 128;
+	need = ll.method + ll.path + ll.prefix + m->target_len + ETAG_MAX +
+	    peerlen + vialen + 128;
 	if (ns.translated)
 		need += ns.nslen + ns.plen;
 	for (i = 0; i < m->nhdrs; i++)
@@ -420,7 +427,7 @@ request_forward(struct request *r, enum route_side side)
 		headcap = need;
 	}
 	o = head;
-	request_put_line(r, side, &ns, &o);
+	request_put_line(r, side, &ns, &ll, &o);
 	idem = request_put_headers(r, side, pass_authz, &o);
 	if (r->revalidating)
 		request_put_revalidation(r, &o);

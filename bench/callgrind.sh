@@ -22,9 +22,15 @@
 # result, streamed and rewritten on its way; CG_N then defaults to 20 and
 # CG_WARM to 3), CG_VARY=1 (the catalog's answer differs from the one
 # before at every load, at the same length: bench-upstream -v; what an
-# answer floe has not seen before costs).
+# answer floe has not seen before costs),
+# CG_PORT (a free port P: the catalogs listen on P and P+1, floe on P+2
+# and, with CG_TLS=1, P+3; default: any free ports).
 # Deterministic to a few Ir per request, apart from the timers: how many
-# 5 s flushes land in the run depends on how fast valgrind runs.
+# 5 s flushes land in the run depends on how fast valgrind runs. The
+# ports are in the answer (its URLs) and in the headers, and the answer's
+# URL scan finds more or fewer candidates with their digits: about 170 Ir
+# a load between two runs with other ports. Compare builds with one
+# CG_PORT.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
@@ -62,7 +68,11 @@ scratch+=("$T")
 node bench/loadtable.js "$FIXTURE" 4096 "$T/small.json" >/dev/null &&
 	node bench/loadtable.js "$FIXTURE" 1048576 "$T/large.json" >/dev/null ||
 	die "generating the LoadTable results failed"
-WH_PORT=$(free_port) LH_PORT=$(free_port)
+# port N: CG_PORT + N, or any free port.
+port() {
+	if [ -n "${CG_PORT:-}" ]; then echo $((CG_PORT + $1)); else free_port; fi
+}
+WH_PORT=$(port 0) LH_PORT=$(port 1)
 VARY=()
 [ "${CG_VARY:-0}" = 1 ] && VARY=(-v)
 "$UPSTREAM" "${VARY[@]}" -s "$T/small.json" -l "$T/large.json" -p "$WH_PORT" \
@@ -91,10 +101,10 @@ loads() {
 measure() {
 	local floe=$TOP/$1/floe floectl=$TOP/$1/floectl f i k w url
 	local fpid fport pport total t0 t1 scheme=http tls=()
-	fport=$(free_port)
+	fport=$(port 2)
 	pport=$fport
 	if [ "${CG_TLS:-0}" = 1 ]; then
-		pport=$(free_port)
+		pport=$(port 3)
 		scheme=https
 		tls=("tls_cert = $T/cert.pem" "tls_key = $T/key.pem"
 			"listen_plain = 127.0.0.1:$pport")

@@ -371,18 +371,37 @@ units_ms_tv(uint64_t ms)
 	return units_us_tv((int64_t)ms * 1000);
 }
 
+/*
+ * Every answer's Content-Length and X-Floe-Wave: the digits are counted
+ * first, then written from the last, two at a time.
+ */
 size_t
 units_utoa(char *o, uint64_t v)
 {
-	char tmp[20];
-	size_t n = 0, i;
+	static const char pairs[] =
+	    "00010203040506070809101112131415161718192021222324"
+	    "25262728293031323334353637383940414243444546474849"
+	    "50515253545556575859606162636465666768697071727374"
+	    "75767778798081828384858687888990919293949596979899";
+	uint64_t p = 10;
+	size_t n = 1;
+	char *e;
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v > 0);
-	for (i = 0; i < n; i++)
-		o[i] = tmp[n - 1 - i];
+	/* 10^19 is the last power of ten a uint64_t holds. */
+	while (n < 20 && v >= p) {
+		n++;
+		p = n < 20 ? p * 10 : p;
+	}
+	e = o + n;
+	while (v >= 100) {
+		e -= 2;
+		memcpy(e, pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10)
+		memcpy(e - 2, pairs + 2 * v, 2);
+	else
+		e[-1] = (char)('0' + v);
 	return n;
 }
 

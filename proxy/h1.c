@@ -18,83 +18,25 @@
 #include <llhttp.h>
 
 #include "lib/compat.h"
-#include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/h1.h"
-
-/* Where the strict scan of a chunked body is (h1_scan_chunks). */
-enum h1_cscan {
-	H1_CS_OFF, /* no chunked body (or not yet) */
-	H1_CS_SIZE, /* hex digits of a chunk size */
-	H1_CS_EXT, /* after ';': a chunk extension */
-	H1_CS_SIZE_LF, /* the LF of a size line */
-	H1_CS_DATA, /* chunk data */
-	H1_CS_DATA_CR, /* the CRLF after chunk data */
-	H1_CS_DATA_LF,
-	H1_CS_TRAILER, /* a trailer line (or the final blank line) */
-	H1_CS_TRAILER_LF,
-	H1_CS_DONE,
-};
-
-enum h1_state {
-	H1_S_HEAD, /* parser running over the head (or a chunked body) */
-	H1_S_RAWBODY, /* counting Content-Length bytes ourselves */
-	H1_S_DONE,
-	H1_S_ERROR,
-};
-
-struct h1 {
-	enum h1_kind kind;
-	struct h1_limits lim;
-	llhttp_t p;
-	enum h1_state state;
-	bool head_response;
-	bool started;
-	bool in_value; /* the last header callback was a value */
-	bool head_done; /* past the head: fields now are trailers */
-	/* The strict line scan of the head (h1_scan). */
-	bool scan_done;
-	bool scan_cr;
-	size_t scan_len;
-	size_t scan_total; /* head bytes scanned: bounded by max_head */
-	size_t scan_line1; /* the request or status line's length */
-	unsigned scan_lines;
-	size_t scan_off; /* where the head ended in the vector just scanned */
-	bool scan_here; /* ... and it ended in that vector */
-	enum h1_cscan cs; /* the chunked body's scan */
-	uint64_t csize;
-	unsigned cdigits;
-	char *buf; /* head bytes: target, then name\0value\0 pairs */
-	size_t used;
-	uint64_t need; /* raw body bytes still to move */
-	int err_status;
-	const char *err_text;
-	char err_buf[96]; /* an answer's err_text, when it is made here */
-	struct h1_msg msg;
-	struct h1_header *hdrs;
-};
+#include "proxy/h1_impl.h"
 
 static int h1_on_begin_cb(llhttp_t *);
 static int h1_on_url_cb(llhttp_t *, const char *, size_t);
-static int h1_on_status_cb(llhttp_t *, const char *, size_t);
 static int h1_on_field_cb(llhttp_t *, const char *, size_t);
 static int h1_on_value_cb(llhttp_t *, const char *, size_t);
 static int h1_on_headers_cb(llhttp_t *);
 static int h1_on_body_cb(llhttp_t *, const char *, size_t);
 static int h1_on_complete_cb(llhttp_t *);
-static int h1_fail(struct h1 *, int, const char *);
-static int h1_append(struct h1 *, const char *, size_t);
 static int h1_end_name(struct h1 *, struct h1_header *);
 static int h1_scan(struct h1 *, const char *, size_t);
-static void h1_release(struct h1 *);
-static void h1_scan_eol(struct h1 *, size_t);
-static int h1_scan_chunks(struct h1 *, const char *, size_t);
 static int h1_check_head(struct h1 *, const llhttp_t *);
+static void h1_release(struct h1 *);
 
 static const llhttp_settings_t h1_settings = {
 	.on_message_begin = h1_on_begin_cb,
 	.on_url = h1_on_url_cb,
-	.on_status = h1_on_status_cb,
 	.on_header_field = h1_on_field_cb,
 	.on_header_value = h1_on_value_cb,
 	.on_headers_complete = h1_on_headers_cb,
@@ -107,6 +49,9 @@ h1_new(enum h1_kind kind, const struct h1_limits *lim)
 {
 	struct h1 *h;
 
+	/* h1_msg.first holds header indexes in 16 bits. */
+	if (lim->max_headers >= UINT16_MAX)
+		abort();
 	h = xcalloc(1, sizeof(*h));
 	h->kind = kind;
 	h->lim = *lim;
@@ -197,7 +142,17 @@ void
 h1_reset(struct h1 *h)
 {
 	struct evbuffer *body = h->msg.body;
+	size_t blen = evbuffer_get_length(body);
 
+	/*
+	 * Reset twice with nothing between (a pooled connection's parser,
+	 * reset when its answer is done and again when it is given the next
+	 * request): the second only forgets the HEAD mark.
+	 */
+	if (h->fresh && blen == 0) {
+		h->head_response = false;
+		return;
+	}
 	h1_release(h);
 	llhttp_init(&h->p, h->kind == H1_REQUEST ? HTTP_REQUEST : HTTP_RESPONSE,
 	    &h1_settings);
@@ -220,6 +175,8 @@ h1_reset(struct h1 *h)
 	h->scan_lines = 0;
 	h->scan_off = 0;
 	h->scan_here = false;
+	h->seen = 0;
+	h->dup = 0;
 	h->cs = H1_CS_OFF;
 	h->csize = 0;
 	h->cdigits = 0;
@@ -229,7 +186,9 @@ h1_reset(struct h1 *h)
 	h->err_text = NULL;
 	memset(&h->msg, 0, sizeof(h->msg));
 	h->msg.body = body;
-	evbuffer_drain(body, evbuffer_get_length(body));
+	if (blen > 0)
+		evbuffer_drain(body, blen);
+	h->fresh = true;
 }
 
 void
@@ -254,6 +213,7 @@ h1_started(const struct h1 *h)
 struct h1_msg *
 h1_msg(struct h1 *h)
 {
+	h->fresh = false;
 	return &h->msg;
 }
 
@@ -273,7 +233,7 @@ h1_error_text(const struct h1 *h)
  * Record the first framing error. Returns -1 to stop the parser. TEXT
  * is static; one that says "request" is said of the answer in an answer.
  */
-static int
+int
 h1_fail(struct h1 *h, int status, const char *text)
 {
 	if (h->err_status != 0)
@@ -288,25 +248,34 @@ h1_fail(struct h1 *h, int status, const char *text)
 	return -1;
 }
 
-/* Append head bytes; the head is bounded by max_head. */
-static int
+/* The head does not fit max_head: 414 while in the target, else 431. */
+static __attribute__((noinline)) int
+h1_too_large(struct h1 *h, bool target)
+{
+	return h1_fail(h, target && h->kind == H1_REQUEST ? 414 : 431,
+	    "request head too large");
+}
+
+/*
+ * Append head bytes; the head is bounded by max_head. Inline, with the
+ * refusal out of line: every name and value of both heads comes here.
+ */
+static inline __attribute__((always_inline)) int
 h1_append(struct h1 *h, const char *at, size_t len)
 {
 	if (len > h->lim.max_head - h->used)
-		return h1_fail(h,
-		    h->msg.target == NULL && h->kind == H1_REQUEST ? 414 : 431,
-		    "request head too large");
+		return h1_too_large(h, h->msg.target == NULL);
 	memcpy(h->buf + h->used, at, len);
 	h->used += len;
 	return 0;
 }
 
 /* Terminate the string being built in the head buffer. */
-static int
+static inline __attribute__((always_inline)) int
 h1_terminate(struct h1 *h)
 {
 	if (h->used >= h->lim.max_head)
-		return h1_fail(h, 431, "request head too large");
+		return h1_too_large(h, false);
 	h->buf[h->used++] = '\0';
 	return 0;
 }
@@ -334,14 +303,28 @@ static const bool h1_tchar[256] = {
 };
 
 /*
- * The header name just ended: terminate it and check that it is a token
- * (RFC 9110 5.1), whatever the parser lets through: a proxy that passed
- * on "Content-Length : 5" or "Bad Name: x" could be framed differently
- * by the next hop, so it is a 400 here.
+ * Headers a request may carry once: a second one is read differently by
+ * different hops (which credential, which host, which length, which
+ * retry, which credentials to vend: floe keys its cache on the first),
+ * so floe refuses it rather than pick (RFC 9110 5.3, 9112 6.3).
+ */
+#define H1_ONCE                                                                \
+	(1u << H1_F_HOST | 1u << H1_F_AUTHORIZATION |                          \
+	    1u << H1_F_CONTENT_LENGTH | 1u << H1_F_TRANSFER_ENCODING |         \
+	    1u << H1_F_IDEMPOTENCY_KEY | 1u << H1_F_ACCESS_DELEGATION)
+
+/*
+ * The header name just ended: terminate it, find the field it is and
+ * check that it is a token (RFC 9110 5.1), whatever the parser lets
+ * through: a proxy that passed on "Content-Length : 5" or "Bad Name: x"
+ * could be framed differently by the next hop, so it is a 400 here. The
+ * first of each field is indexed, and a request's second of H1_ONCE
+ * noted for h1_check_head.
  */
 static int
 h1_end_name(struct h1 *h, struct h1_header *hd)
 {
+	uint32_t bit;
 	size_t i;
 
 	if (h1_terminate(h) == -1)
@@ -349,9 +332,20 @@ h1_end_name(struct h1 *h, struct h1_header *hd)
 	hd->name_len = h->buf + h->used - 1 - hd->name;
 	if (hd->name_len == 0)
 		return h1_fail(h, 400, "empty header field name");
-	for (i = 0; i < hd->name_len; i++)
-		if (!h1_tchar[(unsigned char)hd->name[i]])
-			return h1_fail(h, 400, "invalid header field name");
+	/* A name of a field is a token: only the others are checked. */
+	if ((hd->field = h1_field_of(hd->name, hd->name_len)) == H1_F_OTHER) {
+		for (i = 0; i < hd->name_len; i++)
+			if (!h1_tchar[(unsigned char)hd->name[i]])
+				return h1_fail(h, 400,
+				    "invalid header field name");
+		return 0;
+	}
+	bit = 1u << hd->field;
+	if (!(h->seen & bit)) {
+		h->seen |= bit;
+		h->msg.first[hd->field] = hd - h->hdrs + 1;
+	} else if ((bit & H1_ONCE) && h->kind == H1_REQUEST && h->dup == 0)
+		h->dup = hd - h->hdrs + 1;
 	return 0;
 }
 
@@ -362,219 +356,146 @@ h1_end_name(struct h1 *h, struct h1_header *hd)
  * so both are a 400 (502 in an answer). Stops at the blank line that ends
  * the head, so body bytes and a pipelined next message are never scanned.
  */
-/* A head line ended just before OFF: count it, or see the blank one. */
-static void
-h1_scan_eol(struct h1 *h, size_t off)
-{
-	if (h->scan_len == 0 && h->scan_lines > 0) {
-		h->scan_done = true;
-		h->scan_here = true;
-		h->scan_off = off;
-	} else if (h->scan_len > 0) {
-		if (h->scan_lines++ == 0)
-			h->scan_line1 = h->scan_len;
-	}
-	h->scan_len = 0;
-}
 
-/* The first CR or LF of the N bytes at P, or NULL: 16 at once with SSE2. */
-static const char *
-h1_crlf(const char *p, size_t n)
-{
-	const char *end = p + n;
+/* The last 16 bytes searched for CR and LF: where, and what was found. */
+struct h1_crlf_blk {
+	size_t at; /* (size_t)-1: none yet */
+	unsigned m; /* bit k: a CR or LF at AT + k */
+};
 
+/*
+ * The first CR or LF at or after S of the N bytes at P, or N. With SSE2
+ * a block of 16 is searched once for all the lines in it (B keeps it);
+ * the last bytes, fewer than 16, in the last 16 of the N (one by one
+ * when N is less than 16).
+ */
+static inline size_t
+h1_crlf(const char *p, size_t n, size_t s, struct h1_crlf_blk *b)
+{
 #ifdef __SSE2__
 	const __m128i cr = _mm_set1_epi8('\r'), lf = _mm_set1_epi8('\n');
 	__m128i x;
 	unsigned m;
 
-	for (; end - p >= 16; p += 16) {
-		x = _mm_loadu_si128((const __m128i *)(const void *)p);
-		m = (unsigned)_mm_movemask_epi8(
-		    _mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, lf)));
-		if (m != 0)
-			return p + __builtin_ctz(m);
+	if (s >= b->at && s - b->at < 16) {
+		if ((m = b->m & (~0u << (s - b->at))) != 0)
+			return b->at + (size_t)__builtin_ctz(m);
+		s = b->at + 16;
 	}
+	for (; n - s >= 16; s += 16) {
+		x = _mm_loadu_si128((const __m128i *)(const void *)(p + s));
+		b->at = s;
+		b->m = (unsigned)_mm_movemask_epi8(
+		    _mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, lf)));
+		if (b->m != 0)
+			return s + (size_t)__builtin_ctz(b->m);
+	}
+	/* Fewer than 16 left: the last 16, those before S masked off. */
+	if (s < n && n >= 16) {
+		x = _mm_loadu_si128(
+		    (const __m128i *)(const void *)(p + n - 16));
+		b->at = n - 16;
+		b->m = (unsigned)_mm_movemask_epi8(
+		    _mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, lf)));
+		m = b->m & (~0u << (s - b->at));
+		return m != 0 ? b->at + (size_t)__builtin_ctz(m) : n;
+	}
+#else
+	(void)b;
 #endif
-	for (; p < end; p++)
-		if (*p == '\r' || *p == '\n')
-			return p;
-	return NULL;
+	for (; s < n; s++)
+		if (p[s] == '\r' || p[s] == '\n')
+			return s;
+	return n;
 }
 
 /*
- * Line by line, one search for the line's CR or LF, not byte by byte:
- * this runs over every head floe reads, requests and answers.
+ * Line by line, the state in locals: the length of the line so far
+ * (LEN, it may have begun in an earlier buffer) and the lines seen.
  */
 static int
 h1_scan(struct h1 *h, const char *p, size_t n)
 {
-	const char *e;
-	size_t i = 0;
+	struct h1_crlf_blk b = { (size_t)-1, 0 };
+	size_t i = 0, e, len = h->scan_len;
+	unsigned lines = h->scan_lines;
+	bool eol = false;
 
-	while (i < n && !h->scan_done) {
-		if (h->scan_cr) {
-			h->scan_cr = false;
-			if (p[i] != '\n')
-				return h1_fail(h, 400,
-				    "CR without LF in the "
-				    "message head");
-			h1_scan_eol(h, ++i);
-			continue;
+	if (n > 0 && h->scan_cr) {
+		/* The last buffer ended in CR. */
+		h->scan_cr = false;
+		if (p[0] != '\n')
+			return h1_fail(h, 400,
+			    "CR without LF in the message head");
+		i = 1;
+		eol = true;
+	}
+	for (;;) {
+		if (eol) {
+			/* A line ended just before I: the blank one ends. */
+			if (len == 0 && lines > 0) {
+				h->scan_done = true;
+				h->scan_here = true;
+				h->scan_off = i;
+				break;
+			}
+			if (len > 0 && lines++ == 0)
+				h->scan_line1 = len;
+			len = 0;
+			eol = false;
 		}
-		if (h->scan_len == 0 && h->scan_lines > 0 &&
-		    (p[i] == ' ' || p[i] == '\t'))
+		if (i >= n)
+			break;
+		if (len == 0 && lines > 0 && (p[i] == ' ' || p[i] == '\t'))
 			return h1_fail(h, 400,
 			    "obsolete line folding in a header field");
-		if ((e = h1_crlf(p + i, n - i)) == NULL) {
+		if ((e = h1_crlf(p, n, i, &b)) == n) {
 			/* The line goes on in the next buffer. */
-			h->scan_len += n - i;
-			return 0;
+			len += n - i;
+			break;
 		}
-		if (*e == '\n')
+		if (p[e] == '\n')
 			return h1_fail(h, 400,
 			    "bare LF in the message head: lines end in CRLF");
-		h->scan_len += e - (p + i);
-		if (e == p + n - 1) {
+		len += e - i;
+		if (e == n - 1) {
 			/* Its LF in the next buffer. */
 			h->scan_cr = true;
-			return 0;
+			break;
 		}
-		if (e[1] != '\n')
+		if (p[e + 1] != '\n')
 			return h1_fail(h, 400,
-			    "CR without LF in the "
-			    "message head");
-		i = (size_t)(e - p) + 2;
-		h1_scan_eol(h, i);
+			    "CR without LF in the message head");
+		i = e + 2;
+		eol = true;
 	}
+	h->scan_len = len;
+	h->scan_lines = lines;
 	return 0;
 }
-
-/*
- * Scan chunked body bytes the parser has consumed, rather than trust its
- * leniency: "3 x" is not size 3 with an extension and a bare LF does not
- * end chunk data (RFC 9112 7.1); a hop that disagrees frames the body
- * differently. Sizes are hex digits only (at most 16), then ';' and an
- * extension (at most max_head bytes) or CRLF; data ends in CRLF; trailer
- * lines in CRLF, at most max_head bytes of them.
- */
-static int
-h1_scan_chunks(struct h1 *h, const char *p, size_t n)
-{
-	size_t i, k;
-	char c;
-	int v;
-
-	for (i = 0; i < n && h->cs != H1_CS_DONE; i++) {
-		c = p[i];
-		switch (h->cs) {
-		case H1_CS_SIZE:
-			if ((v = units_hexval(c)) >= 0) {
-				if (h->cdigits++ == 16)
-					return h1_fail(h, 400,
-					    "chunk size too large");
-				h->csize = h->csize << 4 | (unsigned)v;
-			} else if (h->cdigits > 0 && c == ';') {
-				h->cs = H1_CS_EXT;
-				h->scan_len = 0;
-			} else if (h->cdigits > 0 && c == '\r')
-				h->cs = H1_CS_SIZE_LF;
-			else
-				return h1_fail(h, 400,
-				    "invalid chunk size line");
-			break;
-		case H1_CS_EXT:
-			if (c == '\r')
-				h->cs = H1_CS_SIZE_LF;
-			else if ((c < ' ' && c != '\t') || c == 0x7f)
-				return h1_fail(h, 400,
-				    "invalid character in a chunk extension");
-			else if (++h->scan_len > h->lim.max_head)
-				return h1_fail(h, 400,
-				    "chunk extension too long");
-			break;
-		case H1_CS_SIZE_LF:
-			if (c != '\n')
-				return h1_fail(h, 400,
-				    "chunk size line without "
-				    "CRLF");
-			h->cs = h->csize == 0 ? H1_CS_TRAILER : H1_CS_DATA;
-			h->scan_len = 0;
-			h->scan_total = 0;
-			break;
-		case H1_CS_DATA:
-			k = n - i < h->csize ? n - i : h->csize;
-			h->csize -= k;
-			i += k - 1;
-			if (h->csize == 0)
-				h->cs = H1_CS_DATA_CR;
-			break;
-		case H1_CS_DATA_CR:
-		case H1_CS_DATA_LF:
-			if (c != (h->cs == H1_CS_DATA_CR ? '\r' : '\n'))
-				return h1_fail(h, 400,
-				    "chunk data not followed by CRLF");
-			if (h->cs == H1_CS_DATA_LF) {
-				h->cs = H1_CS_SIZE;
-				h->cdigits = 0;
-			} else
-				h->cs = H1_CS_DATA_LF;
-			break;
-		case H1_CS_TRAILER:
-			if (++h->scan_total > h->lim.max_head)
-				return h1_fail(h, 431,
-				    "trailer section too large");
-			if (c == '\r')
-				h->cs = H1_CS_TRAILER_LF;
-			else if (c == '\n' ||
-			    (h->scan_len == 0 && (c == ' ' || c == '\t')))
-				return h1_fail(h, 400, "malformed trailer");
-			else
-				h->scan_len++;
-			break;
-		case H1_CS_TRAILER_LF:
-			if (c != '\n')
-				return h1_fail(h, 400, "malformed trailer");
-			h->cs = h->scan_len == 0 ? H1_CS_DONE : H1_CS_TRAILER;
-			h->scan_len = 0;
-			break;
-		case H1_CS_OFF:
-		case H1_CS_DONE:
-			break;
-		}
-	}
-	return 0;
-}
-
-/*
- * Headers a request may carry once: a second one is read differently by
- * different hops (which credential, which host, which length, which
- * retry, which credentials to vend: floe keys its cache on the first),
- * so floe refuses it rather than pick (RFC 9110 5.3, 9112 6.3).
- */
-static const struct h1_name h1_once[] = { H1_NAME("Host"),
-	H1_NAME("Authorization"), H1_NAME("Content-Length"),
-	H1_NAME("Transfer-Encoding"), H1_NAME("Idempotency-Key"),
-	H1_NAME("X-Iceberg-Access-Delegation") };
 
 /*
  * Framing a proxy must not pass on, checked here whatever the parser
  * allows: more than one Transfer-Encoding or one that is not just
  * "chunked" (floe would drop the coding), an HTTP/1.1 request without
- * Host, a request with two of a header of h1_once, a GET or HEAD with a
+ * Host, a request with two of a header of H1_ONCE, a GET or HEAD with a
  * body (the next hop may ignore it and read it as the next request),
  * HTTP/2+ text, an answer's status outside 100-599.
  */
 static int
 h1_check_head(struct h1 *h, const llhttp_t *p)
 {
-	static const char *const twice[] = { "more than one Host",
-		"more than one Authorization", "more than one Content-Length",
-		"more than one Transfer-Encoding",
-		"more than one Idempotency-Key",
-		"more than one X-Iceberg-Access-Delegation" };
+	static const char *const twice[H1_F_COUNT] = {
+		[H1_F_HOST] = "more than one Host",
+		[H1_F_AUTHORIZATION] = "more than one Authorization",
+		[H1_F_CONTENT_LENGTH] = "more than one Content-Length",
+		[H1_F_TRANSFER_ENCODING] = "more than one Transfer-Encoding",
+		[H1_F_IDEMPOTENCY_KEY] = "more than one Idempotency-Key",
+		[H1_F_ACCESS_DELEGATION] =
+		    "more than one X-Iceberg-Access-Delegation",
+	};
 	const struct h1_header *hd;
-	unsigned i, k, nte = 0, nhost = 0, seen[nitems(h1_once)] = { 0 };
+	unsigned i, end, nte = 0;
 	const char *v;
 	size_t vl;
 
@@ -584,15 +505,14 @@ h1_check_head(struct h1 *h, const llhttp_t *p)
 	if (h->kind == H1_RESPONSE &&
 	    (p->status_code < 100 || p->status_code > 599))
 		return h1_fail(h, 502, "status code outside 100-599");
-	for (i = 0; i < h->msg.nhdrs; i++) {
-		hd = &h->hdrs[i];
-		for (k = 0; h->kind == H1_REQUEST && k < nitems(h1_once); k++)
-			if (h1_name_eq(hd->name, hd->name_len, &h1_once[k]) &&
-			    seen[k]++ > 0)
-				return h1_fail(h, 400, twice[k]);
-		if (h1_name_is(hd->name, hd->name_len, "Host"))
-			nhost++;
-		if (!h1_name_is(hd->name, hd->name_len, "Transfer-Encoding"))
+	/*
+	 * In the order of the headers: each Transfer-Encoding before the
+	 * first repeated once-header is checked, then that one refused.
+	 */
+	end = h->dup != 0 ? h->dup - 1 : h->msg.nhdrs;
+	for (i = h->msg.first[H1_F_TRANSFER_ENCODING]; i > 0 && i <= end; i++) {
+		hd = &h->hdrs[i - 1];
+		if (hd->field != H1_F_TRANSFER_ENCODING)
 			continue;
 		nte++;
 		v = hd->value;
@@ -608,10 +528,13 @@ h1_check_head(struct h1 *h, const llhttp_t *p)
 			    "unsupported Transfer-Encoding: "
 			    "only chunked is accepted");
 	}
+	if (h->dup != 0)
+		return h1_fail(h, 400, twice[h->hdrs[h->dup - 1].field]);
 	if (nte > 1)
 		return h1_fail(h, 400, "more than one Transfer-Encoding");
 	/* RFC 9112 3.2: an HTTP/1.1 request names its Host. */
-	if (h->kind == H1_REQUEST && nhost == 0 && p->http_minor >= 1)
+	if (h->kind == H1_REQUEST && h->msg.first[H1_F_HOST] == 0 &&
+	    p->http_minor >= 1)
 		return h1_fail(h, 400,
 		    "no Host header (HTTP/1.1 requires one)");
 	if (h->kind == H1_REQUEST &&
@@ -635,13 +558,6 @@ static int
 h1_on_url_cb(llhttp_t *p, const char *at, size_t len)
 {
 	return h1_append(p->data, at, len);
-}
-
-static int
-h1_on_status_cb(llhttp_t *p __unused, const char *at __unused,
-    size_t len __unused)
-{
-	return 0;
 }
 
 static int
@@ -845,12 +761,14 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 	llhttp_errno_t e = HPE_OK;
 	int i, nvec;
 
+	h->fresh = false;
 	if (h->state == H1_S_ERROR)
 		return H1_ERROR;
-	if (h->buf == NULL && h->state == H1_S_HEAD &&
-	    evbuffer_get_length(in) > 0)
+	/* IN's length, kept as it is drained: only floe takes from it. */
+	len = evbuffer_get_length(in);
+	if (h->buf == NULL && h->state == H1_S_HEAD && len > 0)
 		h1_acquire(h);
-	while (h->state == H1_S_HEAD && evbuffer_get_length(in) > 0) {
+	while (h->state == H1_S_HEAD && len > 0) {
 		nvec = evbuffer_peek(in, -1, NULL, vec, nitems(vec));
 		if (nvec > (int)nitems(vec))
 			nvec = nitems(vec);
@@ -886,13 +804,13 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 		 * that completed the message; a pipelined request stays in IN.
 		 */
 		evbuffer_drain(in, got);
+		len -= got;
 		if (e == HPE_PAUSED && h->err_status == 0)
 			break;
 		if (e != HPE_OK || h->err_status != 0)
 			return h1_parser_error(h);
 	}
 	if (h->state == H1_S_RAWBODY) {
-		len = evbuffer_get_length(in);
 		n = len < h->need ? len : h->need;
 		if (n > 0 &&
 		    evbuffer_remove_buffer(in, h->msg.body, n) != (int)n) {
@@ -915,6 +833,7 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 enum h1_rc
 h1_eof(struct h1 *h)
 {
+	h->fresh = false;
 	if (h->state == H1_S_HEAD && h->started && h->msg.target != NULL) {
 		llhttp_finish(&h->p);
 		if (h->state == H1_S_DONE) {

@@ -28,11 +28,46 @@ struct h1_limits {
 	uint64_t max_body; /* body bytes */
 };
 
+/*
+ * The header names floe looks at, each classified once as it is parsed
+ * (h1_field_of): a look-up is then an integer compare, not a comparison
+ * of names. Every other name is H1_F_OTHER.
+ */
+enum h1_field {
+	H1_F_OTHER,
+	/* framing and the headers a request may carry once */
+	H1_F_HOST,
+	H1_F_AUTHORIZATION,
+	H1_F_CONTENT_LENGTH,
+	H1_F_TRANSFER_ENCODING,
+	H1_F_IDEMPOTENCY_KEY,
+	H1_F_ACCESS_DELEGATION, /* X-Iceberg-Access-Delegation */
+	/* the rest of a request's */
+	H1_F_EXPECT,
+	H1_F_VIA,
+	H1_F_IF_NONE_MATCH,
+	H1_F_USER_AGENT,
+	H1_F_ACCEPT,
+	H1_F_CONTENT_TYPE,
+	H1_F_CLIENT_VERSION, /* X-Client-Version */
+	H1_F_CLIENT_GIT_COMMIT, /* X-Client-Git-Commit-Short */
+	H1_F_REQUEST_ID, /* X-Request-Id */
+	H1_F_TRACEPARENT,
+	/* an answer's */
+	H1_F_ETAG,
+	H1_F_CACHE_CONTROL,
+	H1_F_RETRY_AFTER,
+	H1_F_WWW_AUTHENTICATE,
+	H1_F_LOCATION,
+	H1_F_COUNT,
+};
+
 struct h1_header {
 	const char *name;
 	size_t name_len;
 	const char *value;
 	size_t value_len;
+	enum h1_field field; /* what NAME is */
 };
 
 enum h1_method {
@@ -57,6 +92,8 @@ struct h1_msg {
 	bool keep_alive;
 	bool has_body_framing; /* Content-Length or chunked was sent */
 	struct evbuffer *body;
+	/* 1 + the index in HDRS of the first header of each field; 0: none. */
+	uint16_t first[H1_F_COUNT];
 };
 
 enum h1_rc {
@@ -84,8 +121,25 @@ struct h1_msg *h1_msg(struct h1 *);
 int h1_error_status(const struct h1 *);
 const char *h1_error_text(const struct h1 *);
 
-/* The first header NAME (case-insensitive), or NULL. */
+/* The first header NAME (case-insensitive), or NULL: h1_get is cheaper. */
 const struct h1_header *h1_find(const struct h1_msg *, const char *name);
+/*
+ * The field NAME (LEN bytes) is, ignoring ASCII case; H1_F_OTHER for a
+ * name floe does not look at. A name of a field is a token.
+ */
+enum h1_field h1_field_of(const char *name, size_t len);
+/*
+ * Classify the headers of a message made by hand (the parser does it for
+ * the messages it reads): each one's field, and the message's first[].
+ */
+void h1_index(struct h1_msg *);
+
+/* The first header of FIELD in M, or NULL: no name is compared. */
+static inline const struct h1_header *
+h1_get(const struct h1_msg *m, enum h1_field field)
+{
+	return m->first[field] != 0 ? &m->hdrs[m->first[field] - 1] : NULL;
+}
 /* The reason phrase of STATUS ("Not Found"). */
 const char *h1_reason(unsigned status);
 /*
@@ -100,26 +154,6 @@ h1_name_is(const char *name, size_t len, const char *lit)
 	    (len == 0 ||
 		((name[0] | 0x20) == (lit[0] | 0x20) &&
 		    strncasecmp(name, lit, len) == 0));
-}
-
-/* A name of a table, with its length: no strlen for each look. */
-struct h1_name {
-	const char *s;
-	size_t len;
-};
-#define H1_NAME(lit)                                                           \
-	{                                                                      \
-		lit, sizeof(lit) - 1                                           \
-	}
-
-/* NAME equals the table's LIT, ignoring ASCII case (as h1_name_is). */
-static inline bool
-h1_name_eq(const char *name, size_t len, const struct h1_name *lit)
-{
-	return lit->len == len &&
-	    (len == 0 ||
-		((name[0] | 0x20) == (lit->s[0] | 0x20) &&
-		    strncasecmp(name, lit->s, len) == 0));
 }
 
 #endif

@@ -85,18 +85,10 @@ request_wave_str(const struct request *r, char *buf, size_t len)
 static void
 request_note_reader(struct request *r)
 {
-	const struct h1_header *ua = NULL, *inm = NULL, *h;
+	const struct h1_header *ua = h1_get(r->msg, H1_F_USER_AGENT);
+	const struct h1_header *inm = h1_get(r->msg, H1_F_IF_NONE_MATCH);
 	struct readers_who who = { r->client_hash, NULL, 0 };
-	unsigned k;
 
-	/* One pass over the headers (the length test rejects most). */
-	for (k = 0; k < r->msg->nhdrs; k++) {
-		h = &r->msg->hdrs[k];
-		if (h1_name_is(h->name, h->name_len, "User-Agent"))
-			ua = h;
-		else if (h1_name_is(h->name, h->name_len, "If-None-Match"))
-			inm = h;
-	}
 	/* client_hash is of the same name, token or address. */
 	if (r->ident[0] != '\0')
 		who.name = r->ident;
@@ -259,10 +251,15 @@ request_client_hash(struct request *r)
 		p = server_conn_peer(r->conn);
 		n = strlen(p);
 	}
-	for (i = 0; i < n; i++) {
-		x ^= (unsigned char)p[i];
-		x *= 0x100000001b3ULL;
+	/* Four bytes a turn: the same hash, less loop for each byte. */
+	for (i = 0; i + 4 <= n; i += 4) {
+		x = (x ^ (unsigned char)p[i]) * 0x100000001b3ULL;
+		x = (x ^ (unsigned char)p[i + 1]) * 0x100000001b3ULL;
+		x = (x ^ (unsigned char)p[i + 2]) * 0x100000001b3ULL;
+		x = (x ^ (unsigned char)p[i + 3]) * 0x100000001b3ULL;
 	}
+	for (; i < n; i++)
+		x = (x ^ (unsigned char)p[i]) * 0x100000001b3ULL;
 	return x;
 }
 
@@ -386,11 +383,14 @@ request_prefix(struct request *r)
 static bool
 request_is_loop(const struct h1_msg *m)
 {
-	size_t n = strlen(request_via);
+	size_t n;
 	unsigned i;
 
-	for (i = 0; i < m->nhdrs; i++)
-		if (h1_name_is(m->hdrs[i].name, m->hdrs[i].name_len, "Via") &&
+	if (m->first[H1_F_VIA] == 0)
+		return false;
+	n = strlen(request_via);
+	for (i = m->first[H1_F_VIA] - 1; i < m->nhdrs; i++)
+		if (m->hdrs[i].field == H1_F_VIA &&
 		    memmem(m->hdrs[i].value, m->hdrs[i].value_len, request_via,
 			n) != NULL)
 			return true;
@@ -406,7 +406,7 @@ static int
 request_authenticate(struct request *r)
 {
 	const struct h1_header *h = r->authz_hdr =
-	    h1_find(r->msg, "Authorization");
+	    h1_get(r->msg, H1_F_AUTHORIZATION);
 	const char *why = "not authorized";
 	char msg[256];
 

@@ -198,19 +198,19 @@ request_config(struct request *r)
 }
 
 /* Headers passed back to the client as they came. */
-static const struct h1_name request_back_headers[] = {
-	H1_NAME("Content-Type"),
-	H1_NAME("Retry-After"),
-	H1_NAME("Cache-Control"),
-	H1_NAME("WWW-Authenticate"),
-	H1_NAME("Location"),
+static const bool request_back_headers[H1_F_COUNT] = {
+	[H1_F_CONTENT_TYPE] = true,
+	[H1_F_RETRY_AFTER] = true,
+	[H1_F_CACHE_CONTROL] = true,
+	[H1_F_WWW_AUTHENTICATE] = true,
+	[H1_F_LOCATION] = true,
 };
 
 /* The base URL clients reach floe at, from their Host header. */
 void
 request_floe_base(struct request *r, char *buf, size_t len)
 {
-	const struct h1_header *h = h1_find(r->msg, "Host");
+	const struct h1_header *h = h1_get(r->msg, H1_F_HOST);
 	const char *scheme =
 	    server_conn_is_tls(r->conn) ? "https://" : "http://";
 	const char *host = r->f->conf->listen;
@@ -416,7 +416,7 @@ request_head(struct request *r, enum route_side side, const struct h1_msg *m,
 	const struct h1_header *h;
 	const char *pinned = route_side_name(side);
 	char *o = hdrs;
-	size_t i, j;
+	size_t i;
 
 	etag[0] = '\0';
 	for (i = 0; i < m->nhdrs; i++) {
@@ -426,7 +426,7 @@ request_head(struct request *r, enum route_side side, const struct h1_msg *m,
 		 * bytes kept for floe's own lines: a catalog's head of 64 KiB
 		 * could otherwise grow past HDRS as its ETags are rewritten.
 		 */
-		if (h1_name_is(h->name, h->name_len, "ETag")) {
+		if (h->field == H1_F_ETAG) {
 			if (etag[0] == '\0' &&
 			    etag_mint(h->value, h->value_len, side,
 				r->has_route ? r->route.version : 0, etag,
@@ -437,11 +437,7 @@ request_head(struct request *r, enum route_side side, const struct h1_msg *m,
 				    strlen(etag));
 			continue;
 		}
-		for (j = 0; j < nitems(request_back_headers); j++)
-			if (h1_name_eq(h->name, h->name_len,
-				&request_back_headers[j]))
-				break;
-		if (j < nitems(request_back_headers) &&
+		if (request_back_headers[h->field] &&
 		    (size_t)(o - hdrs) + h->name_len + h->value_len + 4 <
 			REQUEST_HDRS_MAX - 512)
 			request_put_header(&o, h->name, h->name_len, h->value,

@@ -107,7 +107,7 @@ request_cache_keys(struct request *r, enum route_side side)
 		ok = request_key_add(k, &at, head, n) &&
 		    request_key_add(k, &at, i == 0 ? "s" : "c", 1);
 		if (ok && i == 1 &&
-		    (h = h1_find(r->msg, "Authorization")) != NULL) {
+		    (h = h1_get(r->msg, H1_F_AUTHORIZATION)) != NULL) {
 			SHA256((const unsigned char *)h->value, h->value_len,
 			    tok);
 			ok = request_key_add(k, &at, tok, sizeof(tok));
@@ -118,10 +118,10 @@ request_cache_keys(struct request *r, enum route_side side)
 		    request_key_add(k, &at, r->msg->target + r->rr.query.off,
 			r->rr.query.len) &&
 		    request_key_add(k, &at, &zero, 1);
-		if (ok && (h = h1_find(r->msg, "X-Iceberg-Access-Delegation")))
+		if (ok && (h = h1_get(r->msg, H1_F_ACCESS_DELEGATION)))
 			ok = request_key_add(k, &at, h->value, h->value_len);
 		ok = ok && request_key_add(k, &at, &zero, 1);
-		if (ok && (h = h1_find(r->msg, "Host")) != NULL)
+		if (ok && (h = h1_get(r->msg, H1_F_HOST)) != NULL)
 			ok = request_key_add(k, &at, h->value, h->value_len);
 		r->ckeylen[i] = at;
 	}
@@ -132,7 +132,7 @@ request_cache_keys(struct request *r, enum route_side side)
 bool
 request_inm_matches(const struct h1_msg *m, const char *etag)
 {
-	const struct h1_header *h = h1_find(m, "If-None-Match");
+	const struct h1_header *h = h1_get(m, H1_F_IF_NONE_MATCH);
 	size_t n;
 
 	if (h == NULL || etag[0] == '\0')
@@ -212,8 +212,8 @@ void
 request_cache_store(struct request *r, const struct h1_msg *m, const char *hdrs,
     size_t hlen, struct evbuffer *body, const char *etag)
 {
-	const struct h1_header *up = h1_find(m, "ETag");
-	const struct h1_header *cc = h1_find(m, "Cache-Control");
+	const struct h1_header *up = h1_get(m, H1_F_ETAG);
+	const struct h1_header *cc = h1_get(m, H1_F_CACHE_CONTROL);
 	struct cache_entry e;
 	char upbuf[ETAG_MAX];
 	int i;

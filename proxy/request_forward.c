@@ -16,6 +16,7 @@
 #include "lib/compat.h"
 #include "lib/log.h"
 #include "lib/units.h"
+#include "lib/xmalloc.h"
 #include "cache/cache.h"
 #include "policy/auth.h"
 #include "proxy/catalog.h"
@@ -30,17 +31,20 @@
 #include "proxy/upstream.h"
 #include "routing/route.h"
 
-/* Headers forwarded to the upstream as they came. */
-static const struct h1_name request_fwd_headers[] = {
-	H1_NAME("Content-Type"),
-	H1_NAME("Accept"),
-	H1_NAME("X-Iceberg-Access-Delegation"),
-	H1_NAME("Idempotency-Key"),
-	H1_NAME("User-Agent"),
-	H1_NAME("X-Client-Version"),
-	H1_NAME("X-Client-Git-Commit-Short"),
-	H1_NAME("X-Request-Id"),
-	H1_NAME("traceparent"),
+/* What to do with each field of the client's headers: FWD_NO unless named. */
+static const enum request_fwd request_fwd_fields[H1_F_COUNT] = {
+	/* forwarded as they came */
+	[H1_F_CONTENT_TYPE] = FWD_AS_IS,
+	[H1_F_ACCEPT] = FWD_AS_IS,
+	[H1_F_ACCESS_DELEGATION] = FWD_AS_IS,
+	[H1_F_IDEMPOTENCY_KEY] = FWD_AS_IS,
+	[H1_F_USER_AGENT] = FWD_AS_IS,
+	[H1_F_CLIENT_VERSION] = FWD_AS_IS,
+	[H1_F_CLIENT_GIT_COMMIT] = FWD_AS_IS,
+	[H1_F_REQUEST_ID] = FWD_AS_IS,
+	[H1_F_TRACEPARENT] = FWD_AS_IS,
+	[H1_F_AUTHORIZATION] = FWD_AUTHZ,
+	[H1_F_IF_NONE_MATCH] = FWD_INM,
 };
 
 /* Is this query parameter one floe consumes for listings? */
@@ -54,18 +58,9 @@ request_paging_param(const char *p, size_t len)
 
 /* What to do with the client's header NAME. */
 enum request_fwd
-request_fwd_kind(const char *name, size_t len)
+request_fwd_kind(enum h1_field field)
 {
-	size_t i;
-
-	for (i = 0; i < nitems(request_fwd_headers); i++)
-		if (h1_name_eq(name, len, &request_fwd_headers[i]))
-			return FWD_AS_IS;
-	if (h1_name_is(name, len, "Authorization"))
-		return FWD_AUTHZ;
-	if (h1_name_is(name, len, "If-None-Match"))
-		return FWD_INM;
-	return FWD_NO;
+	return request_fwd_fields[field];
 }
 
 /*
@@ -240,6 +235,13 @@ struct request_ns {
 	size_t plen;
 };
 
+/* The lengths of the request line's fixed parts, measured once. */
+struct request_line_lens {
+	size_t method; /* the method's name */
+	size_t path; /* the catalog's path */
+	size_t prefix; /* its prefix, 0 without one */
+};
+
 /*
  * Write the request line for SIDE at *O: the method, the catalog's path
  * and prefix, the rest of the path (its namespace in the catalog's form)
@@ -247,23 +249,22 @@ struct request_ns {
  */
 static void
 request_put_line(const struct request *r, enum route_side side,
-    const struct request_ns *ns, char **o)
+    const struct request_ns *ns, const struct request_line_lens *ll, char **o)
 {
 	const struct conf_target *t = &r->f->conf->target[side];
 	const struct catalog *cat = r->f->cat[side];
 	const struct h1_msg *m = r->msg;
 	const struct rest_req *rr = &r->rr;
 	const char *q, *qe, *amp;
-	size_t plen = cat->prefix != NULL ? strlen(cat->prefix) : 0;
 	bool first = true;
 
-	request_put(o, m->method_name, strlen(m->method_name));
+	request_put(o, m->method_name, ll->method);
 	*(*o)++ = ' ';
-	request_put(o, t->path, strlen(t->path));
+	request_put(o, t->path, ll->path);
 	request_put(o, "/v1", 3);
-	if (plen > 0 && !r->no_prefix) {
+	if (ll->prefix > 0 && !r->no_prefix) {
 		*(*o)++ = '/';
-		request_put(o, cat->prefix, plen);
+		request_put(o, cat->prefix, ll->prefix);
 	}
 	if (ns->translated && ns->nslen > 0) {
 		/* The namespace segment in the catalog's form. */
@@ -315,7 +316,7 @@ request_put_headers(const struct request *r, enum route_side side,
 
 	for (i = 0; i < m->nhdrs; i++) {
 		h = &m->hdrs[i];
-		switch (request_fwd_kind(h->name, h->name_len)) {
+		switch (request_fwd_fields[h->field]) {
 		case FWD_NO:
 			continue;
 		case FWD_AUTHZ:
@@ -340,7 +341,7 @@ request_put_headers(const struct request *r, enum route_side side,
 			}
 			continue;
 		case FWD_AS_IS:
-			if (h1_name_is(h->name, h->name_len, "Idempotency-Key"))
+			if (h->field == H1_F_IDEMPOTENCY_KEY)
 				idem = true;
 			break;
 		}
@@ -377,7 +378,7 @@ request_put_revalidation(struct request *r, char **o)
 
 /*
  * Forward R to SIDE. The request head is written in one pass into one
- * reserved extent of the head buffer: the request line with the catalog's
+ * buffer, grown as needed and kept: the request line with the catalog's
  * prefix, the headers that matter (one walk over the client's), and floe's
  * own X-Forwarded-For and Via. Host, the catalog's Authorization and
  * Content-Length are added by the pool.
@@ -385,22 +386,23 @@ request_put_revalidation(struct request *r, char **o)
 void
 request_forward(struct request *r, enum route_side side)
 {
-	static struct evbuffer *head;
+	static char *head;
+	static size_t headcap;
 	struct request_ns ns;
 	struct floe *f = r->f;
 	const struct conf_target *t = &f->conf->target[side];
 	const struct catalog *cat = f->cat[side];
 	const struct h1_msg *m = r->msg;
 	const char *peer = server_conn_peer(r->conn);
-	struct evbuffer_iovec v;
+	size_t peerlen = strlen(peer), vialen = strlen(request_via);
+	struct request_line_lens ll = { strlen(m->method_name), strlen(t->path),
+		cat->prefix != NULL ? strlen(cat->prefix) : 0 };
 	struct upstream_req ur;
 	bool pass_authz, idem;
 	size_t need;
 	char *o;
 	unsigned i;
 
-	if (head == NULL && (head = evbuffer_new()) == NULL)
-		fatalx("%s: out of memory", __func__);
 	/*
 	 * The client's own credential goes on only to a catalog that does
 	 * not get floe's (cred.h says when it does), and only when floe does
@@ -413,30 +415,31 @@ request_forward(struct request *r, enum route_side side)
 		auth_mode(f->auth) == AUTH_PASSTHROUGH);
 	ns.translated = request_ns_translate(r, cat, ns.ns, sizeof(ns.ns),
 	    &ns.nslen, ns.parent, sizeof(ns.parent), &ns.plen);
-	need = strlen(m->method_name) + strlen(t->path) +
-	    (cat->prefix != NULL ? strlen(cat->prefix) : 0) + m->target_len +
-	    ETAG_MAX + strlen(peer) + strlen(request_via) + 128;
+	need = ll.method + ll.path + ll.prefix + m->target_len + ETAG_MAX +
+	    peerlen + vialen + 128;
 	if (ns.translated)
 		need += ns.nslen + ns.plen;
 	for (i = 0; i < m->nhdrs; i++)
 		need += m->hdrs[i].name_len + m->hdrs[i].value_len + 4;
-	if (evbuffer_reserve_space(head, need, &v, 1) != 1)
-		fatalx("%s: out of memory", __func__);
-	o = v.iov_base;
-	request_put_line(r, side, &ns, &o);
+	/* One buffer for every request's head: upstream_send copies it. */
+	if (need > headcap) {
+		head = xreallocarray(head, 1, need);
+		headcap = need;
+	}
+	o = head;
+	request_put_line(r, side, &ns, &ll, &o);
 	idem = request_put_headers(r, side, pass_authz, &o);
 	if (r->revalidating)
 		request_put_revalidation(r, &o);
 	request_put(&o, "X-Forwarded-For: ", 17);
-	request_put(&o, peer, strlen(peer));
+	request_put(&o, peer, peerlen);
 	request_put(&o, "\r\nVia: ", 7);
-	request_put(&o, request_via, strlen(request_via));
+	request_put(&o, request_via, vialen);
 	request_put(&o, "\r\n", 2);
-	v.iov_len = o - (char *)v.iov_base;
-	evbuffer_commit_space(head, &v, 1);
 
 	memset(&ur, 0, sizeof(ur));
 	ur.head = head;
+	ur.head_len = o - head;
 	ur.body = evbuffer_get_length(m->body) > 0 || m->method == H1_POST ||
 		m->method == H1_PUT ?
 	    m->body :

@@ -20,6 +20,7 @@
 
 #include "lib/compat.h"
 #include "policy/auth.h"
+#include "proxy/h1.h"
 #include "proxy/rest.h"
 #include "proxy/upstream.h"
 #include "routing/route.h"
@@ -166,7 +167,7 @@ bool request_revalidated(struct request *, struct h1_msg *);
 void request_forward(struct request *, enum route_side);
 bool request_floe_cred(const struct floe *, enum route_side);
 bool request_paging_param(const char *, size_t);
-enum request_fwd request_fwd_kind(const char *name, size_t len);
+enum request_fwd request_fwd_kind(enum h1_field);
 ssize_t request_ns_encode(const char *ns, size_t nslen, const char *sep,
     char *out, size_t outlen);
 ssize_t request_ns_reframe(const char *raw, size_t len, const char *fsep,

@@ -145,7 +145,7 @@ request_stream_start(struct request *r, enum route_side side, struct h1_msg *m)
 		if (r->mode != MODE_ONE)
 			return false;
 		cst = NULL;
-		if ((h = h1_find(m, "Content-Length")) != NULL) {
+		if ((h = h1_get(m, H1_F_CONTENT_LENGTH)) != NULL) {
 			errno = 0;
 			clen = (int64_t)strtoull(h->value, &end, 10);
 			if (errno != 0 || end != h->value + h->value_len ||

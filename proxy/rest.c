@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "lib/units.h"
 #include "proxy/rest.h"
 
@@ -315,6 +319,41 @@ rest_decode(const char *in, size_t len, const char *sep, size_t seplen,
 }
 
 /*
+ * The first '/' or '?' at or after S of the LEN bytes at T, or LEN: 16
+ * bytes at a time with SSE2 (the last ones in the last 16, those before
+ * S masked off), one by one in a target shorter than 16.
+ */
+static size_t
+rest_next_sep(const char *t, size_t s, size_t len)
+{
+#ifdef __SSE2__
+	const __m128i sl = _mm_set1_epi8('/'), qm = _mm_set1_epi8('?');
+	__m128i x;
+	unsigned m;
+
+	for (; len - s >= 16; s += 16) {
+		x = _mm_loadu_si128((const __m128i *)(const void *)(t + s));
+		m = (unsigned)_mm_movemask_epi8(
+		    _mm_or_si128(_mm_cmpeq_epi8(x, sl), _mm_cmpeq_epi8(x, qm)));
+		if (m != 0)
+			return s + (size_t)__builtin_ctz(m);
+	}
+	if (s < len && len >= 16) {
+		x = _mm_loadu_si128(
+		    (const __m128i *)(const void *)(t + len - 16));
+		m = (unsigned)_mm_movemask_epi8(
+		    _mm_or_si128(_mm_cmpeq_epi8(x, sl), _mm_cmpeq_epi8(x, qm)));
+		m &= ~0u << (s - (len - 16));
+		return m != 0 ? len - 16 + (size_t)__builtin_ctz(m) : len;
+	}
+#endif
+	for (; s < len; s++)
+		if (t[s] == '/' || t[s] == '?')
+			return s;
+	return len;
+}
+
+/*
  * Parse a request-target; see rest.h.
  *
  * The {prefix} segment is optional, so "/v1/namespaces/x" could be the
@@ -340,8 +379,8 @@ rest_parse(enum rest_method m, const char *t, size_t len, const char *sep,
 	struct rest_span seg[REST_SEGS_MAX];
 	const struct rest_methods *ms;
 	const struct rest_opinfo *oi;
-	const char *q, *slash;
-	size_t plen, i, start, n = 0, k = 0, seplen;
+	const char *q;
+	size_t plen = 0, i, start, n = 0, k = 0, seplen;
 	int shape = -1, rc;
 	enum rest_op op;
 
@@ -356,24 +395,33 @@ rest_parse(enum rest_method m, const char *t, size_t len, const char *sep,
 	r->has_table = false;
 	r->allow[0] = '\0';
 
-	if ((q = memchr(t, '?', len)) != NULL) {
-		plen = (size_t)(q - t);
-		r->query = (struct rest_span) { plen + 1, len - plen - 1 };
-	} else {
-		plen = len;
-		r->query = (struct rest_span) { len, 0 };
-	}
-	if (plen < 4 || memcmp(t, "/v1/", 4) != 0)
+	/*
+	 * The path's segments after "/v1/" and where the query starts, in
+	 * one pass: each segment ends at a '/', the last at the first '?' or
+	 * the end. None may be empty (a trailing '/' makes one).
+	 */
+	if (len >= 4 && memcmp(t, "/v1/", 4) == 0)
+		for (start = 4;; start = i + 1) {
+			i = rest_next_sep(t, start, len);
+			if (i == start || n == REST_SEGS_MAX)
+				break;
+			seg[n++] = (struct rest_span) { start, i - start };
+			if (i == len || t[i] == '?') {
+				plen = i;
+				break;
+			}
+		}
+	if (plen == 0) {
+		/* Not a path of floe's: the query as it is, for the caller. */
+		q = memchr(t, '?', len);
+		r->query = q != NULL ? (struct rest_span) { (size_t)(q - t) + 1,
+			len - (size_t)(q - t) - 1 } :
+				       (struct rest_span) { len, 0 };
 		return REST_NOTFOUND;
-	for (start = 4; start <= plen; start = i + 1) {
-		if ((slash = memchr(t + start, '/', plen - start)) != NULL)
-			i = (size_t)(slash - t);
-		else
-			i = plen;
-		if (i == start || n == REST_SEGS_MAX)
-			return REST_NOTFOUND;
-		seg[n++] = (struct rest_span) { start, i - start };
 	}
+	r->query = plen < len ?
+	    (struct rest_span) { plen + 1, len - plen - 1 } :
+	    (struct rest_span) { len, 0 };
 
 	if (n == 1 && SEG_IS(t, seg[0], "config"))
 		shape = SH_CONFIG;

@@ -425,7 +425,7 @@ server_continue(struct server_conn *c)
 	const struct h1_header *h;
 
 	if (c->continued || !h1_awaits_body(c->h1) ||
-	    (h = h1_find(h1_msg(c->h1), "Expect")) == NULL ||
+	    (h = h1_get(h1_msg(c->h1), H1_F_EXPECT)) == NULL ||
 	    !h1_name_is(h->value, h->value_len, "100-continue") ||
 	    h1_msg(c->h1)->http_minor < 1)
 		return;

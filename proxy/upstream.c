@@ -105,10 +105,13 @@ upstream_configure(struct upstream *u, const struct conf_target *t)
 		free(u->fixed);
 	}
 	u->t = t;
-	/* An IPv6 literal goes in brackets (RFC 9110 7.2). */
-	u->fixed = xasprintf("Host: %s%s%s%s%s\r\n", v6 ? "[" : "", t->host,
+	/*
+	 * An IPv6 literal goes in brackets (RFC 9110 7.2). The blank line
+	 * after it, not counted, ends a head with nothing more to add.
+	 */
+	u->fixed = xasprintf("Host: %s%s%s%s%s\r\n\r\n", v6 ? "[" : "", t->host,
 	    v6 ? "]" : "", dflt_port ? "" : ":", dflt_port ? "" : t->port);
-	u->fixed_len = strlen(u->fixed);
+	u->fixed_len = strlen(u->fixed) - 2;
 	u->timeout_tv = units_ms_tv(t->timeout_ms);
 	u->connect_tv = units_ms_tv(t->connect_timeout_ms);
 	u->idle_tv = units_ms_tv(t->pool_idle_ms);
@@ -176,6 +179,7 @@ upstream_free(struct upstream *u)
 		TAILQ_REMOVE(&u->spare, x, wait);
 		event_free(x->timer);
 		evbuffer_free(x->req);
+		free(x->hbuf);
 		free(x);
 	}
 	if (u->ssl != NULL)
@@ -261,6 +265,8 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	struct evbuffer *req;
 	char cl[48];
 	size_t blen = r->body != NULL ? evbuffer_get_length(r->body) : 0;
+	size_t need = r->head_len + u->fixed_len + 2;
+	bool cred = u->cred != NULL && cred_on_data(u->cred);
 	int n;
 
 	if ((x = TAILQ_FIRST(&u->spare)) != NULL) {
@@ -281,10 +287,25 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 	x->json = -1;
 	jscheck_init(&x->jsc);
 	memo_cmp_init(&x->mc, r->check_json ? r->memo : NULL);
-	evbuffer_add_buffer(req, r->head);
+	x->hlen = 0;
+	if (!cred && r->body == NULL) {
+		/*
+		 * Nothing to add after Host (and the blank line after it, in
+		 * FIXED): the head goes into X's own bytes, kept with X, and
+		 * is written from there, with no evbuffer to fill and empty.
+		 */
+		if (need > x->hcap) {
+			x->hbuf = xreallocarray(x->hbuf, 1, need);
+			x->hcap = need;
+		}
+		memcpy(x->hbuf, r->head, r->head_len);
+		memcpy(x->hbuf + r->head_len, u->fixed, u->fixed_len + 2);
+		x->hlen = need;
+		goto queued;
+	}
+	evbuffer_add(req, r->head, r->head_len);
 	evbuffer_add(req, u->fixed, u->fixed_len);
-	if (u->cred != NULL && cred_on_data(u->cred) &&
-	    upstream_cred(u, x, req, r->body) == -1) {
+	if (cred && upstream_cred(u, x, req, r->body) == -1) {
 		/* Failed from the loop: the caller is not ready to hear it. */
 		evbuffer_drain(req, evbuffer_get_length(req));
 		if (r->body != NULL)
@@ -306,6 +327,7 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 			evbuffer_add_buffer(req, r->body);
 	} else
 		evbuffer_add(req, "\r\n", 2);
+queued:
 	x->u = u;
 	x->req = req;
 	x->head_method = r->head_method;
@@ -381,6 +403,23 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 	c->u->sent++;
 	h1_reset(c->h1);
 	h1_set_head_response(c->h1, x->head_method);
+	if (x->hlen > 0) {
+		/*
+		 * The head in X's own bytes (kept there for a retry): written
+		 * at once when the socket is free, what it did not take (or
+		 * all, on an error, which upstream_flush then reports) copied.
+		 */
+		v[0].iov_base = x->hbuf;
+		v[0].iov_len = x->hlen;
+		if (c->u->ssl == NULL && c->connected &&
+		    evbuffer_get_length(out) == 0 &&
+		    (w = sockio_sendv(event_get_fd(c->rev), v, 1)) > 0)
+			done = (size_t)w;
+		if (done < x->hlen)
+			evbuffer_add(out, x->hbuf + done, x->hlen - done);
+		upstream_flush(c);
+		return;
+	}
 	if (!x->retryable || x->retried) {
 		evbuffer_add_buffer(out, x->req);
 		upstream_flush(c);
@@ -647,12 +686,15 @@ static void
 upstream_xfer_free(struct upstream_xfer *x)
 {
 	struct upstream *u = x->u;
+	size_t n;
 
 	/* The timer may stay pending: nothing is due (upstream_timer_cb). */
 	x->due_us = 0;
 	x->nocred = false;
 	memo_cmp_stop(&x->mc, NULL);
-	evbuffer_drain(x->req, evbuffer_get_length(x->req));
+	x->hlen = 0;
+	if ((n = evbuffer_get_length(x->req)) > 0)
+		evbuffer_drain(x->req, n);
 	if (x->paused) {
 		x->paused = false;
 		u->npaused--;
@@ -668,6 +710,7 @@ upstream_xfer_free(struct upstream_xfer *x)
 	}
 	event_free(x->timer);
 	evbuffer_free(x->req);
+	free(x->hbuf);
 	free(x);
 }
 

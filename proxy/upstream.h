@@ -38,9 +38,10 @@ struct upstream_req {
 	/*
 	 * The request line and the forwarded headers, without Host, floe's
 	 * credential (added when the catalog has one: see upstream_set_cred),
-	 * Content-Length and the blank line. Moved out (emptied).
+	 * Content-Length and the blank line: HEAD_LEN bytes, copied.
 	 */
-	struct evbuffer *head;
+	const char *head;
+	size_t head_len;
 	struct evbuffer *body; /* or NULL; moved out */
 	bool head_method; /* HEAD: the answer has no body */
 	bool retryable; /* idempotent: may be sent twice */

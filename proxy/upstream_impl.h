@@ -43,6 +43,13 @@ struct upstream_xfer {
 	struct upstream *u;
 	/* Kept when the transfer is reused. */
 	struct evbuffer *req; /* the whole request, kept for one retry */
+	/*
+	 * ... or, with no credential and no body to add, the whole head in
+	 * X's own HLEN bytes (HCAP allocated; HLEN 0: REQ holds it).
+	 */
+	char *hbuf;
+	size_t hlen;
+	size_t hcap;
 	struct event *timer;
 	int64_t armed_us; /* when TIMER, if pending, fires (units_mono_us) */
 	/* Cleared when it is reused: everything from here on. */
@@ -82,7 +89,7 @@ struct upstream {
 	struct evdns_base *dns;
 	const struct conf_target *t;
 	char *name;
-	char *fixed; /* "Host: ...\r\n" */
+	char *fixed; /* "Host: ...\r\n", then "\r\n" past fixed_len */
 	size_t fixed_len;
 	struct cred *cred; /* floe's credential for the catalog, or NULL */
 	SSL_CTX *ssl;

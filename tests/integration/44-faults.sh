@@ -83,6 +83,19 @@ get $WT
 expect_error "a reset (also on the one retry): 502" 502 BadGatewayException \
 	warehouse
 cat_clear warehouse
+# A GET whose kept connection resets before the answer is sent once
+# more, on a new connection, byte for byte as the first time.
+get $WT
+cat_clear warehouse
+fault warehouse '{"match":"/tables/athena","reset":true,"count":1}'
+get $WT
+expect_status "a GET reset on a kept connection is sent again: 200" 200
+expect_eq "... the catalog saw it twice, on two connections, the same" \
+	"2 2 1" "$(cat_requests warehouse | jq -r '[.requests[] |
+		select(.url | endswith("/tables/athena"))] | "\(length) \(
+		[.[].conn] | unique | length) \([.[] | [.method, .url,
+		(.headers | del(.connection))]] | unique | length)"')"
+cat_clear warehouse
 fault warehouse '{"match":"/tables/athena","status":503,"count":1}'
 get $WT
 expect_error "the catalog's own 503 passes through" 503

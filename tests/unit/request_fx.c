@@ -413,4 +413,5 @@ msg_init(struct h1_msg *m, enum h1_method method, const char *target,
 	m->target_len = strlen(target);
 	m->hdrs = h;
 	m->nhdrs = n;
+	h1_index(m);
 }

@@ -5,8 +5,10 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -57,6 +59,42 @@ test_mint(void **state __unused)
 		assert_int_equal(rc, 0);
 		assert_string_equal(out, cases[i].want);
 	}
+}
+
+/*
+ * The opaque part is scanned 16 bytes at a time: every byte value at
+ * every place of tags of 0 to 40 bytes (a block, a block and a tail, a
+ * tail alone). A control byte, DEL or '"' inside is refused; bytes from
+ * 0x80 up and the rest are kept as they came.
+ */
+static void
+test_mint_every_byte(void **state __unused)
+{
+	char up[64], out[ETAG_MAX], want[ETAG_MAX];
+	size_t len, k;
+	unsigned c;
+	int rc;
+	bool ok;
+
+	for (len = 0; len <= 40; len++)
+		for (k = 0; k < len; k++)
+			for (c = 0; c < 256; c++) {
+				up[0] = '"';
+				memset(up + 1, 'a', len);
+				up[1 + k] = (char)c;
+				up[1 + len] = '"';
+				rc = etag_mint(up, len + 2, ROUTE_WAREHOUSE, 7,
+				    out, sizeof(out));
+				ok = c != '"' && c >= 0x20 && c != 0x7f;
+				if (rc != (ok ? 0 : -1))
+					fail_msg("byte %#x at %zu of %zu: %d",
+					    c, k, len, rc);
+				if (!ok)
+					continue;
+				snprintf(want, sizeof(want), "\"fl1.w.7.%.*s\"",
+				    (int)len, up + 1);
+				assert_string_equal(out, want);
+			}
 }
 
 /* A minted tag must fit ETAG_MAX and OUT. */
@@ -213,6 +251,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mint),
+		cmocka_unit_test(test_mint_every_byte),
 		cmocka_unit_test(test_mint_too_long),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_unmint),

@@ -3,8 +3,10 @@
  * boundary parse the same as whole; Content-Length bodies moved, chunked
  * bodies de-chunked; pipelined messages one at a time; the limits (414,
  * 431, 413); answers without bodies (204, 304, HEAD), answers read until
- * the close; framing errors and their statuses; HTTP versions.
+ * the close; framing errors and their statuses; HTTP versions; the
+ * field of each header name, found once.
  */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cmocka.h>
 #include <event2/buffer.h>
@@ -712,6 +715,318 @@ test_methods_and_names(void **state __unused)
 	assert_string_equal(h1_reason(429), "Too Many Requests");
 }
 
+/* Every name floe looks at, as it is spelled, and its field. */
+static const struct {
+	const char *name;
+	enum h1_field field;
+} test_fields_tab[] = {
+	{ "Host", H1_F_HOST },
+	{ "Authorization", H1_F_AUTHORIZATION },
+	{ "Content-Length", H1_F_CONTENT_LENGTH },
+	{ "Transfer-Encoding", H1_F_TRANSFER_ENCODING },
+	{ "Idempotency-Key", H1_F_IDEMPOTENCY_KEY },
+	{ "X-Iceberg-Access-Delegation", H1_F_ACCESS_DELEGATION },
+	{ "Expect", H1_F_EXPECT },
+	{ "Via", H1_F_VIA },
+	{ "If-None-Match", H1_F_IF_NONE_MATCH },
+	{ "User-Agent", H1_F_USER_AGENT },
+	{ "Accept", H1_F_ACCEPT },
+	{ "Content-Type", H1_F_CONTENT_TYPE },
+	{ "X-Client-Version", H1_F_CLIENT_VERSION },
+	{ "X-Client-Git-Commit-Short", H1_F_CLIENT_GIT_COMMIT },
+	{ "X-Request-Id", H1_F_REQUEST_ID },
+	{ "traceparent", H1_F_TRACEPARENT },
+	{ "ETag", H1_F_ETAG },
+	{ "Cache-Control", H1_F_CACHE_CONTROL },
+	{ "Retry-After", H1_F_RETRY_AFTER },
+	{ "WWW-Authenticate", H1_F_WWW_AUTHENTICATE },
+	{ "Location", H1_F_LOCATION },
+};
+
+/* The field the table gives NAME (compared ignoring case), or OTHER. */
+static enum h1_field
+test_field_want(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < nitems(test_fields_tab); i++)
+		if (strlen(test_fields_tab[i].name) == len &&
+		    strncasecmp(test_fields_tab[i].name, name, len) == 0)
+			return test_fields_tab[i].field;
+	return H1_F_OTHER;
+}
+
+/*
+ * A name's field, found once: each known name in any case; every one of
+ * them with one byte changed to any other byte (each word of the
+ * compare, the overlapping last one too; CR is not '-', '@' not '`'),
+ * cut short or followed by more is not it; nor is a name that merely
+ * shares its length.
+ */
+static void
+test_field_of(void **state __unused)
+{
+	static const char *const others[] = { "Content-Typ", "Content-Types",
+		"Hostname", "Hos", "ETags", "Authorizatio", "Authorizations",
+		"X-Iceberg-Access-Delegation-X", "Content_Type", "Content.Type",
+		"Vi", "Viaa", "Cookie", "Accept-Encoding", "Connection",
+		"X-Forwarded-For", "Proxy-Authorization", "Content\rLength",
+		"Content\x8dLength", "Content-Lengt\xc8",
+		"V\xc9"
+		"a",
+		"Ho\xd3t", "Hos\x14" };
+	char name[64];
+	size_t i, j, k, len, seen = 0;
+
+	assert_int_equal(nitems(test_fields_tab), H1_F_COUNT - 1);
+	for (i = 0; i < nitems(test_fields_tab); i++) {
+		len = strlen(test_fields_tab[i].name);
+		seen |= 1u << test_fields_tab[i].field;
+		assert_int_equal(h1_field_of(test_fields_tab[i].name, len),
+		    test_fields_tab[i].field);
+		/* lower, upper and alternating case */
+		for (k = 0; k < 3; k++) {
+			for (j = 0; j < len; j++) {
+				name[j] = test_fields_tab[i].name[j];
+				if (k == 0 || (k == 2 && j % 2 == 0))
+					name[j] =
+					    tolower((unsigned char)name[j]);
+				else
+					name[j] =
+					    toupper((unsigned char)name[j]);
+			}
+			if (h1_field_of(name, len) != test_fields_tab[i].field)
+				fail_msg("%.*s: %d", (int)len, name,
+				    h1_field_of(name, len));
+		}
+		/* one byte changed, everywhere */
+		for (j = 0; j < len; j++)
+			for (k = 0; k < 256; k++) {
+				memcpy(name, test_fields_tab[i].name, len);
+				name[j] = (char)k;
+				if (h1_field_of(name, len) !=
+				    test_field_want(name, len))
+					fail_msg("%.*s: %d", (int)len, name,
+					    h1_field_of(name, len));
+			}
+		/* cut short, and with more after it */
+		for (j = 0; j < len; j++)
+			if (h1_field_of(test_fields_tab[i].name, j) !=
+			    test_field_want(test_fields_tab[i].name, j))
+				fail_msg("%s cut at %zu",
+				    test_fields_tab[i].name, j);
+		snprintf(name, sizeof(name), "%sx", test_fields_tab[i].name);
+		assert_int_equal(h1_field_of(name, len + 1), H1_F_OTHER);
+		snprintf(name, sizeof(name), "%s-", test_fields_tab[i].name);
+		assert_int_equal(h1_field_of(name, len + 1), H1_F_OTHER);
+	}
+	/* every field but OTHER is in the table */
+	assert_int_equal(seen, ((size_t)1 << H1_F_COUNT) - 2);
+	for (i = 0; i < nitems(others); i++)
+		if (h1_field_of(others[i], strlen(others[i])) != H1_F_OTHER)
+			fail_msg("%s is not a known field", others[i]);
+}
+
+/* Parse S (a whole request or answer) with a new parser: H1_DONE. */
+static struct h1 *
+test_parsed(enum h1_kind kind, const char *s)
+{
+	struct h1 *h = h1_new(kind, &test_lim);
+	struct evbuffer *in = test_buf(s, strlen(s));
+
+	if (h1_parse(h, in) != H1_DONE)
+		fail_msg("%s: %s", s, h1_error_text(h));
+	evbuffer_free(in);
+	return h;
+}
+
+/* The value of M's first header of FIELD, or "-". */
+static const char *
+test_value_of(const struct h1_msg *m, enum h1_field field, char *buf,
+    size_t len)
+{
+	const struct h1_header *hd = h1_get(m, field);
+
+	if (hd == NULL)
+		return "-";
+	assert_int_equal(hd->field, field);
+	snprintf(buf, len, "%.*s", (int)hd->value_len, hd->value);
+	return buf;
+}
+
+/*
+ * Parsed headers are found by field: in any case, the first of two, a
+ * name with more after it is another header, a header of the last
+ * message is not seen in the next one; a message made by hand is indexed
+ * by h1_index. A request's second once-header and an unsupported
+ * Transfer-Encoding are refused in the order they come.
+ */
+static void
+test_get(void **state __unused)
+{
+	static const struct {
+		enum h1_kind kind;
+		const char *msg;
+		const char *text;
+	} bad[] = {
+		/* The Transfer-Encoding comes first: it is the error. */
+		{ H1_REQUEST,
+		    "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\nHost: a\r\n"
+		    "Host: a\r\n\r\n",
+		    "unsupported Transfer-Encoding" },
+		{ H1_REQUEST,
+		    "POST / HTTP/1.1\r\nHost: a\r\nHOST: a\r\n"
+		    "Transfer-Encoding: gzip\r\n\r\n",
+		    "more than one Host" },
+		/* The first repeated once-header is named. */
+		{ H1_REQUEST,
+		    "GET / HTTP/1.1\r\nHost: a\r\nAuthorization: a\r\n"
+		    "Idempotency-Key: a\r\nidempotency-key: a\r\n"
+		    "authorization: b\r\n\r\n",
+		    "more than one Idempotency-Key" },
+		/* An answer may repeat them; two codings are still refused. */
+		{ H1_RESPONSE,
+		    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+		    "Transfer-Encoding: gzip\r\n\r\n",
+		    "unsupported Transfer-Encoding" },
+		{ H1_RESPONSE,
+		    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n",
+		    "more than one Transfer-Encoding" },
+		/* "Hostname" and "Host-Name" are not Host. */
+		{ H1_REQUEST,
+		    "GET / HTTP/1.1\r\nHostname: a\r\nHost-Name: b\r\n\r\n",
+		    "no Host header" },
+	};
+	struct h1_header hand[4] = {
+		{ "X-Other", 7, "1", 1, H1_F_OTHER },
+		/* not a token: no field (CR is not '-') */
+		{ "Content\rLength", 14, "1", 1, H1_F_CONTENT_LENGTH },
+		{ "etag", 4, "\"a\"", 3, H1_F_OTHER },
+		{ "ETAG", 4, "\"b\"", 3, H1_F_OTHER },
+	};
+	struct h1_msg hm;
+	char buf[64];
+	struct h1 *h;
+	struct evbuffer *in;
+	struct h1_msg *m;
+	size_t i;
+
+	h = test_parsed(H1_REQUEST,
+	    "GET / HTTP/1.1\r\nhOST: a\r\nuser-agent: one\r\nVia: 1.1 x\r\n"
+	    "USER-AGENT: two\r\nUser-Agentx: three\r\nIf-None-Match-X: 1\r\n"
+	    "via: 1.1 y\r\nAuthorization: Bearer t\r\n\r\n");
+	m = h1_msg(h);
+	assert_string_equal(test_value_of(m, H1_F_HOST, buf, sizeof(buf)), "a");
+	assert_string_equal(test_value_of(m, H1_F_USER_AGENT, buf, sizeof(buf)),
+	    "one");
+	assert_string_equal(test_value_of(m, H1_F_VIA, buf, sizeof(buf)),
+	    "1.1 x");
+	assert_string_equal(test_value_of(m, H1_F_AUTHORIZATION, buf,
+				sizeof(buf)),
+	    "Bearer t");
+	assert_null(h1_get(m, H1_F_IF_NONE_MATCH));
+	assert_null(h1_get(m, H1_F_ETAG));
+	assert_int_equal(m->hdrs[3].field, H1_F_USER_AGENT);
+	assert_int_equal(m->hdrs[4].field, H1_F_OTHER);
+	assert_int_equal(m->hdrs[5].field, H1_F_OTHER);
+	assert_int_equal(m->hdrs[6].field, H1_F_VIA);
+	/* The next message on the connection has its own. */
+	h1_reset(h);
+	in = test_buf("GET / HTTP/1.1\r\nHost: b\r\n\r\n", 27);
+	assert_int_equal(h1_parse(h, in), H1_DONE);
+	m = h1_msg(h);
+	assert_string_equal(test_value_of(m, H1_F_HOST, buf, sizeof(buf)), "b");
+	assert_null(h1_get(m, H1_F_USER_AGENT));
+	assert_null(h1_get(m, H1_F_VIA));
+	assert_null(h1_get(m, H1_F_AUTHORIZATION));
+	evbuffer_free(in);
+	h1_free(h);
+
+	/* An answer: two ETags, the first found; a field without a value. */
+	h = test_parsed(H1_RESPONSE,
+	    "HTTP/1.1 200 OK\r\nEtag: \"1\"\r\nCache-Control:\r\n"
+	    "ETAG: \"2\"\r\nContent-Length: 0\r\n\r\n");
+	m = h1_msg(h);
+	assert_string_equal(test_value_of(m, H1_F_ETAG, buf, sizeof(buf)),
+	    "\"1\"");
+	assert_string_equal(test_value_of(m, H1_F_CACHE_CONTROL, buf,
+				sizeof(buf)),
+	    "");
+	assert_string_equal(test_value_of(m, H1_F_CONTENT_LENGTH, buf,
+				sizeof(buf)),
+	    "0");
+	h1_free(h);
+
+	memset(&hm, 0, sizeof(hm));
+	hm.hdrs = hand;
+	hm.nhdrs = nitems(hand);
+	hm.first[H1_F_HOST] = 1; /* stale: h1_index starts over */
+	h1_index(&hm);
+	assert_null(h1_get(&hm, H1_F_HOST));
+	assert_null(h1_get(&hm, H1_F_CONTENT_LENGTH));
+	assert_int_equal(hand[1].field, H1_F_OTHER);
+	assert_ptr_equal(h1_get(&hm, H1_F_ETAG), &hand[2]);
+	assert_int_equal(hand[3].field, H1_F_ETAG);
+
+	for (i = 0; i < nitems(bad); i++) {
+		h = h1_new(bad[i].kind, &test_lim);
+		in = test_buf(bad[i].msg, strlen(bad[i].msg));
+		if (h1_parse(h, in) != H1_ERROR ||
+		    strstr(h1_error_text(h), bad[i].text) == NULL)
+			fail_msg("case %zu: \"%s\", want \"%s\"", i,
+			    h1_error_text(h), bad[i].text);
+		evbuffer_free(in);
+		h1_free(h);
+	}
+}
+
+/*
+ * A pooled connection's parser is reset when an answer is done and again
+ * when it is given the next request: the second reset still forgets the
+ * HEAD mark, and a parser reset twice reads as one reset once.
+ */
+static void
+test_reset_twice(void **state __unused)
+{
+	static const char ans[] =
+	    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nab";
+	struct h1 *h = h1_new(H1_RESPONSE, &test_lim);
+	struct evbuffer *in;
+	char sum[256];
+	size_t k;
+
+	for (k = 0; k < 3; k++) {
+		/* HEAD: the answer ends at its head, the body stays. */
+		h1_reset(h);
+		h1_reset(h);
+		h1_set_head_response(h, true);
+		in = test_buf(ans, sizeof(ans) - 1);
+		assert_int_equal(h1_parse(h, in), H1_DONE);
+		assert_int_equal(evbuffer_get_length(h1_msg(h)->body), 0);
+		assert_int_equal(evbuffer_get_length(in), 2);
+		evbuffer_free(in);
+		/* Marked HEAD, then reset: a GET's answer has its body. */
+		h1_reset(h);
+		h1_set_head_response(h, true);
+		h1_reset(h);
+		in = test_buf(ans, sizeof(ans) - 1);
+		assert_int_equal(h1_parse(h, in), H1_DONE);
+		test_summary(h1_msg(h), sum, sizeof(sum));
+		assert_string_equal(sum,
+		    "-|200||ka=1|fr=1|minor=1|Content-Length=2|body=ab");
+		assert_non_null(h1_get(h1_msg(h), H1_F_CONTENT_LENGTH));
+		evbuffer_free(in);
+		/* A body left in the message is dropped by the next reset. */
+		h1_reset(h);
+		evbuffer_add(h1_msg(h)->body, "zz", 2);
+		h1_reset(h);
+		assert_int_equal(evbuffer_get_length(h1_msg(h)->body), 0);
+		assert_null(h1_get(h1_msg(h), H1_F_CONTENT_LENGTH));
+	}
+	h1_free(h);
+}
+
 int
 main(void)
 {
@@ -728,6 +1043,9 @@ main(void)
 		cmocka_unit_test(test_eof_errors),
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_methods_and_names),
+		cmocka_unit_test(test_field_of),
+		cmocka_unit_test(test_get),
+		cmocka_unit_test(test_reset_twice),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -173,10 +173,11 @@ test_forward_headers(void **state)
 
 	(void)state;
 	for (i = 0; i < nitems(tab); i++)
-		if (request_fwd_kind(tab[i].name, strlen(tab[i].name)) !=
-		    tab[i].kind)
+		if (request_fwd_kind(h1_field_of(tab[i].name,
+			strlen(tab[i].name))) != tab[i].kind)
 			fail_msg("%s: %d", tab[i].name,
-			    request_fwd_kind(tab[i].name, strlen(tab[i].name)));
+			    request_fwd_kind(
+				h1_field_of(tab[i].name, strlen(tab[i].name))));
 	assert_true(request_paging_param("pageToken=x", 11));
 	assert_true(request_paging_param("pageToken", 9));
 	assert_true(request_paging_param("pageSize=5", 10));
@@ -266,8 +267,9 @@ test_cache_keys(void **state)
 {
 	struct fx *fx = *state;
 	struct h1_header h[2] = {
-		{ "Host", 4, "floe.test", 9 },
-		{ "X-Iceberg-Access-Delegation", 27, "vended-credentials", 18 },
+		{ "Host", 4, "floe.test", 9, H1_F_OTHER },
+		{ "X-Iceberg-Access-Delegation", 27, "vended-credentials", 18,
+		    H1_F_OTHER },
 	};
 	static char big[4096];
 	unsigned char k0[REQUEST_CKEY_MAX], k1[REQUEST_CKEY_MAX];
@@ -321,7 +323,8 @@ test_cache_keys(void **state)
 static void
 test_cache_predicates(void **state)
 {
-	struct h1_header h = { "If-None-Match", 13, "W/\"abc\", \"def\"", 14 };
+	struct h1_header h = { "If-None-Match", 13, "W/\"abc\", \"def\"", 14,
+		H1_F_OTHER };
 	struct h1_msg m;
 	const char *s1 = "{\"config\":{\"s3.secret-access-key\":\"x\"}}";
 	const char *s2 = "{\"storage-credentials\":[]}";
@@ -407,6 +410,7 @@ answer_init(struct h1_msg *a, unsigned status, struct h1_header *h, unsigned n,
 	a->status = status;
 	a->hdrs = h;
 	a->nhdrs = n;
+	h1_index(a);
 	assert_non_null(a->body = evbuffer_new());
 	evbuffer_add(a->body, body, strlen(body));
 	return a;
@@ -436,7 +440,8 @@ test_cache_store(void **state)
 	static char floe_token[] = "floe-token";
 	const char *t = "/v1/routed/namespaces/db/tables/plain";
 	struct fx *fx = *state;
-	struct h1_header nostore = { "Cache-Control", 13, "no-store", 8 };
+	struct h1_header nostore = { "Cache-Control", 13, "no-store", 8,
+		H1_F_OTHER };
 	struct h1_msg m, mw, a;
 	struct request *r, *w;
 	struct conf_target *tw = &fx->f.conf->target[ROUTE_WAREHOUSE];

@@ -641,6 +641,82 @@ test_rest_query(void **state __unused)
 	    -1);
 }
 
+/*
+ * The path is split at '/' and ends at the first '?' in one pass, 16
+ * bytes at a time: for names of 1 to 40 bytes (segments across every
+ * block boundary), with and without a prefix, a LoadTable parses with
+ * its names; a '?' cut in anywhere parses as the path before it, the
+ * query after it; a trailing '/' or a '//' is not a path of floe's, and
+ * its query is still found.
+ */
+static void
+test_rest_split(void **state __unused)
+{
+	char ns[48], tb[48], path[160], t[200];
+	struct rest_req r, w;
+	size_t nl, pl, k, plen;
+	int rc, wrc, pfx;
+
+	for (nl = 1; nl <= 40; nl++)
+		for (pfx = 0; pfx < 2; pfx++) {
+			memset(ns, 'n', nl);
+			ns[nl] = '\0';
+			memset(tb, 't', 41 - nl);
+			tb[41 - nl] = '\0';
+			snprintf(path, sizeof(path),
+			    "/v1/%snamespaces/%s/tables/%s", pfx ? "pfx/" : "",
+			    ns, tb);
+			plen = strlen(path);
+			assert_int_equal(rest_parse(REST_M_GET, path, plen,
+					     NULL, &r),
+			    REST_OK);
+			assert_int_equal(r.op, REST_LOAD_TABLE);
+			assert_string_equal(r.ns, ns);
+			assert_string_equal(r.table, tb);
+			assert_int_equal(r.query.off, plen);
+			assert_int_equal(r.query.len, 0);
+			assert_int_equal(r.prefix.len, pfx ? 3 : 0);
+			/* A '?' anywhere: the path before it, the query after.
+			 */
+			for (k = 0; k <= plen; k++) {
+				snprintf(t, sizeof(t), "%.*s?x/y?%s", (int)k,
+				    path, path + k);
+				rc = rest_parse(REST_M_GET, t, strlen(t), NULL,
+				    &r);
+				wrc = rest_parse(REST_M_GET, path, k, NULL, &w);
+				if (rc != wrc || r.op != w.op ||
+				    r.query.off != k + 1 ||
+				    r.query.len != strlen(t) - k - 1)
+					fail_msg("%s: %d %d, want %d %d", t, rc,
+					    r.op, wrc, w.op);
+				if (rc == REST_OK &&
+				    (strcmp(r.ns, w.ns) != 0 ||
+					strcmp(r.table, w.table) != 0 ||
+					r.rest.off != w.rest.off ||
+					r.rest.len != w.rest.len))
+					fail_msg("%s: other names", t);
+			}
+			/* A trailing '/', a '//': none, the query still found.
+			 */
+			snprintf(t, sizeof(t), "%s/?q=1", path);
+			assert_int_equal(rest_parse(REST_M_GET, t, strlen(t),
+					     NULL, &r),
+			    REST_NOTFOUND);
+			assert_int_equal(r.query.off, plen + 2);
+			assert_int_equal(r.query.len, 3);
+			for (pl = 4; pl < plen; pl++) {
+				if (path[pl] != '/')
+					continue;
+				snprintf(t, sizeof(t), "%.*s/%s", (int)pl, path,
+				    path + pl);
+				assert_int_equal(rest_parse(REST_M_GET, t,
+						     strlen(t), NULL, &r),
+				    REST_NOTFOUND);
+				assert_int_equal(r.query.off, strlen(t));
+			}
+		}
+}
+
 int
 main(void)
 {
@@ -653,6 +729,7 @@ main(void)
 		cmocka_unit_test(test_rest_toolong),
 		cmocka_unit_test(test_rest_op_names),
 		cmocka_unit_test(test_rest_query),
+		cmocka_unit_test(test_rest_split),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,6 +2,7 @@
  * floe: test_units.c -- lib/units.c: every unit, the edges of each parser,
  * inputs that must be refused, and timestamps both ways.
  */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -447,8 +448,10 @@ test_utoa(void **state __unused)
 		{ 3797, "3797" },
 		{ UINT64_MAX, "18446744073709551615" },
 	};
-	char buf[24];
+	char buf[24], want[24];
+	uint64_t p, v, w, x = 88172645463325252ull;
 	size_t i, n;
+	int k;
 
 	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
 		memset(buf, 'x', sizeof(buf));
@@ -457,6 +460,21 @@ test_utoa(void **state __unused)
 		assert_memory_equal(buf, tab[i].want, n);
 		assert_int_equal(buf[n], 'x');
 	}
+	/* Each power of ten and its neighbours, and others, as printf. */
+	for (p = 1, k = 0; k < 20; k++, p *= 10)
+		for (v = p - 1; v <= p + 1; v++)
+			for (i = 0; i < 2; i++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				w = i == 0 ? v : x >> (k * 3);
+				memset(buf, 'x', sizeof(buf));
+				n = units_utoa(buf, w);
+				snprintf(want, sizeof(want), "%" PRIu64, w);
+				assert_int_equal(n, strlen(want));
+				assert_memory_equal(buf, want, n);
+				assert_int_equal(buf[n], 'x');
+			}
 }
 
 /* Timevals from ms and us; what is left of a limit. */

@@ -6,8 +6,10 @@
  * rewrite made of it. The pool compares the answer with it as it arrives
  * instead of checking it (upstream_body.c); an answer equal to it to its
  * last byte is sent as the memo's rewrite, when that was made with the
- * same parameters. Anything else is checked and rewritten as always, and
- * kept (for a table whose answers keep changing, only now and then).
+ * same parameters; a streamed one, with the edits the stream made of the
+ * memo's body with them (request_stream.c). Anything else is checked and
+ * rewritten as always, and kept (for a table whose answers keep
+ * changing, only now and then).
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,7 +6,9 @@
  * way (catalog_stream_run, which also checks it as JSON, in the same
  * pass, when the pool would have: upstream_xfer_check_take; but an
  * answer that is the memo's is compared by the pool, which checks it from
- * its first difference, and rewritten unchecked: request_memo.c); another,
+ * its first difference, and passed on with the edits the stream made of
+ * the memo's body, a stream taking over at the first difference, or
+ * rewritten unchecked: request_memo.c, catalog_edits.c); another,
  * which floe passes on unchanged, with the catalog's Content-Length. A
  * client that does not take it stops floe reading the catalog
  * (upstream_xfer_pause) until its output drains: floe holds about one

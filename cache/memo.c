@@ -278,6 +278,7 @@ memo_put(struct memo *m, unsigned side, const void *key, size_t keylen,
     struct memo_buf *in, const void *params, size_t plen, struct memo_buf *out,
     bool same)
 {
+	struct memo_buf *edits = NULL;
 	struct mentry *e;
 
 	if (!memo_is_on(m) || in->len > memo_entry_max(m))
@@ -293,16 +294,20 @@ memo_put(struct memo *m, unsigned side, const void *key, size_t keylen,
 	} else {
 		TAILQ_REMOVE(&m->lru, e, lru);
 		m->st.bytes -= e->size;
+		/* The same body and parameters: a stream's edits stay. */
+		if (params != NULL && memo_made(e, in, params, plen))
+			edits = e->edits;
+		else
+			memo_buf_unref(e->edits);
 		memo_buf_unref(e->in);
 		memo_buf_unref(e->out);
-		memo_buf_unref(e->edits);
 		free(e->params);
 	}
 	TAILQ_INSERT_HEAD(&m->lru, e, lru);
 	e->in = memo_buf_ref(in);
 	e->out = out != NULL ? memo_buf_ref(out) : NULL;
 	e->same = out == NULL && same;
-	e->edits = NULL;
+	e->edits = edits;
 	e->params = NULL;
 	e->plen = 0;
 	if (params != NULL) {

@@ -108,7 +108,8 @@ bool memo_wants(struct memo *, unsigned side, const void *key, size_t keylen);
  * Store under SIDE and KEY the answer IN, checked valid, and what the
  * rewrite with PARAMS made of it: OUT, or with OUT NULL, the answer as it
  * was (SAME) or nothing kept (!SAME). The memo takes its own references.
- * Replaces what the entry held; its miss count stays.
+ * Replaces what the entry held (but a streamed rewrite's edits of IN
+ * with the same PARAMS: memo_put_edits); its miss count stays.
  */
 void memo_put(struct memo *, unsigned side, const void *key, size_t keylen,
     struct memo_buf *in, const void *params, size_t plen, struct memo_buf *out,

@@ -119,6 +119,16 @@ test_edits(void **state __unused)
 	got = memo_edits(m, 0, K("/v1/t"), in, K("P2"));
 	assert_ptr_equal(got, ed2);
 	memo_buf_unref(got);
+	/* The whole rewrite with the same parameters: the edits stay. */
+	memo_put(m, 0, K("/v1/t"), in, K("P2"), other, false);
+	got = memo_edits(m, 0, K("/v1/t"), in, K("P2"));
+	assert_ptr_equal(got, ed2);
+	memo_buf_unref(got);
+	/* ... with others: they go. */
+	memo_put(m, 0, K("/v1/t"), in, K("P3"), NULL, false);
+	assert_null(memo_edits(m, 0, K("/v1/t"), in, K("P2")));
+	assert_null(memo_edits(m, 0, K("/v1/t"), in, K("P3")));
+	memo_put_edits(m, 0, K("/v1/t"), in, K("P2"), ed2);
 	/* The entry refreshed: its edits go. */
 	memo_put(m, 0, K("/v1/t"), other, K("P2"), NULL, false);
 	assert_null(memo_edits(m, 0, K("/v1/t"), other, K("P2")));

@@ -132,11 +132,12 @@ catalog_replay_run(struct catalog_replay *rp, struct evbuffer *in,
  * It may keep back its last few, a string that begins as the URL prefix
  * but was not seen whole: they go at IN's start for it, and the first as
  * many bytes of its output are left out, for they were passed on as they
- * are. As they are, for the replay lagged: the string begins at S,
- * S + the prefix's length <= AT + lag + 1 <= the bytes compared equal,
- * so the answer has there what MEMO has, which is not the prefix (the
- * list holds no edit at S, since the replay stops short of an edit's
- * cut), and the prefix holds no quote: no other edit begins before AT.
+ * are. As they are, for the replay lagged: the string begins at S < AT,
+ * S + the prefix's length <= AT + lag <= the bytes compared equal, so
+ * the answer has there what MEMO has; and that is not the prefix, for an
+ * edit at S would have been replayed whole (S + its cut <= AT), and the
+ * stream would not keep back from S. The prefix holds no quote, so no
+ * other string, nor any bracket, is between S and AT: no other edit.
  */
 void
 catalog_stream_resume(struct catalog_stream *st, struct evbuffer *in,

@@ -30,6 +30,7 @@ struct mentry {
 	bool same; /* ... with OUT NULL: the rewrite left it as it was */
 	unsigned char *params; /* the rewrite's, or NULL */
 	size_t plen;
+	struct memo_buf *edits; /* a streamed rewrite's, with PARAMS, or NULL */
 	unsigned misses; /* in a row */
 	size_t size; /* bytes charged against the budget */
 };
@@ -50,6 +51,8 @@ static void memo_evict(struct memo *, uint64_t);
 static size_t memo_size(const struct mentry *);
 static size_t memo_same(const char *, const char *, size_t);
 static bool memo_due(const struct mentry *);
+static bool memo_made(const struct mentry *, const struct memo_buf *,
+    const void *, size_t);
 RB_PROTOTYPE_STATIC(mentry_tree, mentry, node, mentry_cmp)
 RB_GENERATE_STATIC(mentry_tree, mentry, node, mentry_cmp)
 
@@ -121,6 +124,7 @@ memo_remove(struct memo *m, struct mentry *e)
 	m->st.entries--;
 	memo_buf_unref(e->in);
 	memo_buf_unref(e->out);
+	memo_buf_unref(e->edits);
 	free(e->params);
 	free(e->key);
 	free(e);
@@ -211,8 +215,7 @@ memo_hit(struct memo *m, unsigned side, const void *key, size_t keylen,
 	TAILQ_REMOVE(&m->lru, e, lru);
 	TAILQ_INSERT_HEAD(&m->lru, e, lru);
 	/* Refreshed since: its rewrite is another answer's. */
-	if (e->in != in || e->params == NULL || e->plen != plen ||
-	    memcmp(e->params, params, plen) != 0)
+	if (!memo_made(e, in, params, plen))
 		return MEMO_OUT_NONE;
 	if (e->out != NULL) {
 		*out = memo_buf_ref(e->out);
@@ -266,7 +269,8 @@ static size_t
 memo_size(const struct mentry *e)
 {
 	return MEMO_OVERHEAD + e->keylen + e->in->len + e->plen +
-	    (e->out != NULL ? e->out->len : 0);
+	    (e->out != NULL ? e->out->len : 0) +
+	    (e->edits != NULL ? e->edits->len : 0);
 }
 
 void
@@ -274,6 +278,7 @@ memo_put(struct memo *m, unsigned side, const void *key, size_t keylen,
     struct memo_buf *in, const void *params, size_t plen, struct memo_buf *out,
     bool same)
 {
+	struct memo_buf *edits = NULL;
 	struct mentry *e;
 
 	if (!memo_is_on(m) || in->len > memo_entry_max(m))
@@ -289,6 +294,11 @@ memo_put(struct memo *m, unsigned side, const void *key, size_t keylen,
 	} else {
 		TAILQ_REMOVE(&m->lru, e, lru);
 		m->st.bytes -= e->size;
+		/* The same body and parameters: a stream's edits stay. */
+		if (params != NULL && memo_made(e, in, params, plen))
+			edits = e->edits;
+		else
+			memo_buf_unref(e->edits);
 		memo_buf_unref(e->in);
 		memo_buf_unref(e->out);
 		free(e->params);
@@ -297,6 +307,7 @@ memo_put(struct memo *m, unsigned side, const void *key, size_t keylen,
 	e->in = memo_buf_ref(in);
 	e->out = out != NULL ? memo_buf_ref(out) : NULL;
 	e->same = out == NULL && same;
+	e->edits = edits;
 	e->params = NULL;
 	e->plen = 0;
 	if (params != NULL) {
@@ -308,6 +319,55 @@ memo_put(struct memo *m, unsigned side, const void *key, size_t keylen,
 	m->st.bytes += e->size;
 	m->st.stores++;
 	/* The newest is at the head: evicted last, unless alone too big. */
+	memo_evict(m, m->st.budget);
+}
+
+/* Does E hold IN, rewritten with PARAMS (PLEN bytes)? */
+static bool
+memo_made(const struct mentry *e, const struct memo_buf *in, const void *params,
+    size_t plen)
+{
+	return e->in == in && e->params != NULL && e->plen == plen &&
+	    memcmp(e->params, params, plen) == 0;
+}
+
+struct memo_buf *
+memo_edits(struct memo *m, unsigned side, const void *key, size_t keylen,
+    const struct memo_buf *in, const void *params, size_t plen)
+{
+	struct mentry *e;
+
+	if (!memo_is_on(m) || (e = memo_find(m, side, key, keylen)) == NULL ||
+	    e->edits == NULL || !memo_made(e, in, params, plen))
+		return NULL;
+	return memo_buf_ref(e->edits);
+}
+
+void
+memo_put_edits(struct memo *m, unsigned side, const void *key, size_t keylen,
+    const struct memo_buf *in, const void *params, size_t plen,
+    struct memo_buf *edits)
+{
+	struct mentry *e;
+
+	if (!memo_is_on(m) || (e = memo_find(m, side, key, keylen)) == NULL ||
+	    e->in != in)
+		return;
+	if (!memo_made(e, in, params, plen)) {
+		/* Made with other parameters: what they made goes. */
+		memo_buf_unref(e->out);
+		e->out = NULL;
+		e->same = false;
+		free(e->params);
+		e->params = xmalloc(plen > 0 ? plen : 1);
+		memcpy(e->params, params, plen);
+		e->plen = plen;
+	}
+	memo_buf_unref(e->edits);
+	e->edits = memo_buf_ref(edits);
+	m->st.bytes -= e->size;
+	e->size = memo_size(e);
+	m->st.bytes += e->size;
 	memo_evict(m, m->st.budget);
 }
 

@@ -108,11 +108,29 @@ bool memo_wants(struct memo *, unsigned side, const void *key, size_t keylen);
  * Store under SIDE and KEY the answer IN, checked valid, and what the
  * rewrite with PARAMS made of it: OUT, or with OUT NULL, the answer as it
  * was (SAME) or nothing kept (!SAME). The memo takes its own references.
- * Replaces what the entry held; its miss count stays.
+ * Replaces what the entry held (but a streamed rewrite's edits of IN
+ * with the same PARAMS: memo_put_edits); its miss count stays.
  */
 void memo_put(struct memo *, unsigned side, const void *key, size_t keylen,
     struct memo_buf *in, const void *params, size_t plen, struct memo_buf *out,
     bool same);
+
+/*
+ * The edits a streamed rewrite made of IN with the parameters PARAMS
+ * (opaque to the memo: the caller's list), with a reference for the
+ * caller, if the entry under SIDE and KEY still holds IN and they were
+ * made with exactly those; else NULL. Not counted.
+ */
+struct memo_buf *memo_edits(struct memo *, unsigned side, const void *key,
+    size_t keylen, const struct memo_buf *in, const void *params, size_t plen);
+/*
+ * Keep EDITS (a reference is taken), made of IN with PARAMS, in the
+ * entry under SIDE and KEY, if it still holds IN: what a rewrite with
+ * other parameters made of it goes. Charged to the budget.
+ */
+void memo_put_edits(struct memo *, unsigned side, const void *key,
+    size_t keylen, const struct memo_buf *in, const void *params, size_t plen,
+    struct memo_buf *edits);
 
 void memo_get_stats(const struct memo *, struct memo_stats *);
 

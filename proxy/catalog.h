@@ -18,6 +18,7 @@ typedef struct json_t json_t;
 struct catalog_text;
 struct catalog_stream;
 struct jscheck;
+struct memo_buf;
 
 struct catalog {
 	bool known; /* a config answer was read once */
@@ -108,6 +109,65 @@ bool catalog_stream_run(struct catalog_stream *, struct evbuffer *in,
 /* After a false catalog_stream_run: the offset of the first wrong byte. */
 size_t catalog_stream_error_at(const struct catalog_stream *);
 void catalog_stream_free(struct catalog_stream *);
+/* One edit of an answer: CUT bytes at offset AT become INSLEN bytes. */
+struct catalog_edit {
+	size_t at;
+	size_t cut;
+	size_t inslen;
+};
+
+/*
+ * The edits the stream made so far, in the answer's offsets, with the
+ * bytes they insert, as a list to keep (a new buffer, caller frees,
+ * *LEN bytes) and replay on an answer byte for byte the same
+ * (catalog_replay_*), made with the same merge, upstream, floe base and
+ * pinned prefix.
+ */
+char *catalog_stream_edits(const struct catalog_stream *, size_t *len);
+
+/*
+ * An answer passed on with the edits a stream made of an answer with
+ * the same bytes (catalog_stream_edits), while it is compared with them:
+ * no scan. The replay lags behind the bytes compared equal by the URL
+ * prefix's length less one, and never applies an edit before all the
+ * bytes it cuts were compared: nothing passed on could be changed by a
+ * byte after the first difference (see catalog_stream_resume).
+ */
+struct catalog_replay {
+	const char *ed; /* the list (held by the caller) */
+	struct memo_buf *same; /* the list's answer (held by the caller) */
+	size_t n, i; /* edits, the next one */
+	size_t lag;
+	size_t ins; /* the next one's inserted bytes, in ED */
+	size_t at; /* the answer's bytes passed on (taken from the input) */
+};
+
+/*
+ * Replay ED (LEN bytes, from catalog_stream_edits) on answers the same as
+ * SAME, the answer it was made of: false if ED is not a list. The bytes
+ * passed on as they are are SAME's, referenced.
+ */
+bool catalog_replay_init(struct catalog_replay *, const char *ed, size_t len,
+    struct memo_buf *same);
+/*
+ * IN holds the answer from offset RP->at on, the same as the list's
+ * answer up to offset EQUAL: move to OUT what can be passed on. END: the
+ * answer ended there, the same to its last byte: all of it.
+ */
+void catalog_replay_run(struct catalog_replay *, struct evbuffer *in,
+    struct evbuffer *out, size_t equal, bool end);
+/*
+ * The answer replayed differs from the list's from some byte on (at or
+ * past AT + the lag, or it is shorter or longer): go on with the stream
+ * ST, new, as if it had had the answer's first AT bytes, which are
+ * MEMO's: their output, passed on already, is left out. IN is to hold
+ * the answer's bytes from AT on (empty now): ST may put the last few
+ * of MEMO's before them. Checked (catalog_stream_check, NULL), ST checks
+ * MEMO's bytes too, from the first.
+ */
+void catalog_stream_resume(struct catalog_stream *, struct evbuffer *in,
+    const char *memo, size_t at);
+
 /*
  * Does BODY hold S (N bytes)? Each piece of it is searched in place and
  * each seam between two pieces through a small window: a large answer is

@@ -12,7 +12,8 @@
  * Otherwise the rewrite follows the structure itself (stream_scan),
  * skipping what is nested deeper than the merge looks (a LoadTable's
  * "metadata", nearly all of it) 64 bytes at a time where no string in
- * them can begin with the URL prefix (stream_skip). Bytes are moved from
+ * them can begin with the URL prefix (stream_skip, in
+ * catalog_stream_skip.c). Bytes are moved from
  * the input to the output without a copy, but for the few a URL prefix
  * that a piece cuts in two keeps back until the next one. The merge is
  * taken as it was when the answer began. No I/O.
@@ -26,12 +27,6 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-/* AVX2 where the CPU has it (asked once); CATALOG_STREAM_SSE2: never. */
-#if defined(__SSE2__) && defined(__x86_64__) && defined(__GNUC__) &&           \
-    !defined(CATALOG_STREAM_SSE2)
-#define STREAM_AVX2 1
-#include <immintrin.h>
-#endif
 
 #include <event2/buffer.h>
 
@@ -40,66 +35,6 @@
 #include "lib/xmalloc.h"
 #include "proxy/catalog.h"
 #include "proxy/catalog_impl.h"
-
-/* Where the scan is. */
-enum stream_phase {
-	STREAM_START, /* whitespace before the answer's first byte */
-	STREAM_BODY, /* inside the top-level object */
-	STREAM_DONE, /* past it, or not an object: the rest passes as is */
-};
-
-/* One edit of the bytes the input holds: CUT bytes at AT become INS. */
-struct stream_edit {
-	size_t at;
-	size_t cut;
-	const char *ins;
-	size_t inslen;
-	bool own; /* INS is freed once applied */
-};
-
-struct catalog_stream {
-	/*
-	 * The merge as it was when the answer began (a copy: the catalog's
-	 * config may be read anew while a large answer streams).
-	 */
-	struct catalog cat;
-	struct catalog_urlbuf ub;
-	bool urls; /* URLs may be rewritten (ub is built) */
-	struct splice sp; /* the merge: keys seen, config found */
-	enum stream_phase phase;
-	size_t scanned; /* bytes at the input's start already scanned */
-	unsigned depth;
-	uint64_t objs[JSCHECK_MAX_DEPTH / 64]; /* bit set: an object */
-	bool want_key; /* the next string in this object is a key */
-	bool instr, iskey;
-	bool esc; /* the next byte is escaped (in a string) */
-	/* The key being read, when its level matters (1, or config's). */
-	bool capture;
-	char *key;
-	size_t keycap, keylen;
-	size_t kfrom; /* where the key begins in the piece being scanned */
-	/* A value string whose start may be the upstream URL prefix. */
-	bool matching;
-	size_t mpos; /* prefix bytes matched */
-	size_t mat; /* input offset of the string's first byte */
-	bool cfg_next; /* the next value is the first "config"'s */
-	unsigned cfg_depth; /* the config object's depth, inside it */
-	size_t cfg_keys, top_keys;
-	struct stream_edit *ed;
-	size_t ned, edcap;
-	/*
-	 * Checked as JSON too (catalog_stream_check): the check's scan
-	 * tells where the structure is (stream_event), in place of
-	 * stream_scan's.
-	 */
-	bool checking;
-	bool ahead; /* the next input was checked already (by the pool) */
-	bool inkey; /* in a key the check told of */
-	struct jscheck jsc;
-	struct jscheck_tap tap;
-	const char *pbase, *pend; /* the piece being checked */
-	size_t poff; /* its input offset */
-};
 
 /* Byte classes outside strings. */
 #define STREAM_C_QUOTE 1
@@ -121,6 +56,7 @@ static const unsigned char stream_class[256] = {
 static struct catalog_text *stream_text_dup(const struct catalog_text *);
 static void stream_edit(struct catalog_stream *, size_t, size_t, const char *,
     size_t, bool);
+static void stream_log(struct catalog_stream *, const struct stream_edit *);
 static void stream_scan(struct catalog_stream *, const char *, size_t, size_t);
 static void stream_byte(struct catalog_stream *, const char *, size_t, size_t,
     size_t);
@@ -134,11 +70,6 @@ static void stream_event(void *, enum jscheck_event, const unsigned char *,
     unsigned);
 static bool stream_follow(struct catalog_stream *, const char *, size_t,
     size_t);
-#if defined(__SSE2__)
-static size_t stream_skip(struct catalog_stream *, const char *, size_t);
-static size_t stream_skip_blocks(struct catalog_stream *, const char *, size_t);
-static void stream_skipped(struct catalog_stream *, const char *, size_t);
-#endif
 
 struct catalog_stream *
 catalog_stream_new(const struct catalog *c, bool merge,
@@ -186,6 +117,10 @@ catalog_stream_free(struct catalog_stream *st)
 		if (st->ed[i].own)
 			free((void *)(uintptr_t)st->ed[i].ins);
 	free(st->ed);
+	free(st->log);
+	free(st->logins);
+	if (st->scratch != NULL)
+		evbuffer_free(st->scratch);
 	free(st->key);
 	splice_clear(&st->sp);
 	free(st->ub.from);
@@ -229,6 +164,30 @@ stream_edit(struct catalog_stream *st, size_t at, size_t cut, const char *ins,
 	st->ed[st->ned].inslen = inslen;
 	st->ed[st->ned].own = own;
 	st->ned++;
+}
+
+/* Note edit E, applied, in the answer's offsets (catalog_stream_edits). */
+static void
+stream_log(struct catalog_stream *st, const struct stream_edit *e)
+{
+	size_t need = st->loginslen + e->inslen;
+
+	if (st->nlog == st->logcap) {
+		st->logcap = st->logcap > 0 ? st->logcap * 2 : 8;
+		st->log = xreallocarray(st->log, st->logcap, sizeof(*st->log));
+	}
+	st->log[st->nlog].at = st->base + e->at;
+	st->log[st->nlog].cut = e->cut;
+	st->log[st->nlog].inslen = e->inslen;
+	st->nlog++;
+	if (need > st->loginscap) {
+		st->loginscap =
+		    need > st->loginscap * 2 ? need : st->loginscap * 2;
+		st->logins = xreallocarray(st->logins, st->loginscap, 1);
+	}
+	if (e->inslen > 0)
+		memcpy(st->logins + st->loginslen, e->ins, e->inslen);
+	st->loginslen = need;
 }
 
 /*
@@ -425,239 +384,6 @@ stream_string_end(struct catalog_stream *st, const char *p, size_t i)
 		stream_key_end(st);
 	}
 }
-
-#if defined(__SSE2__)
-/*
- * Skipping what is nested deeper than the merge looks (the top level and
- * its "config" object), where only a string that begins with the URL
- * prefix could be edited: 64 bytes at a time, in one pass that finds the
- * quotes, the brackets, any backslash and any quote followed by the
- * prefix's first two bytes. A block without the last two is skipped:
- * strings are found by the running parity of its quotes, and only the
- * brackets outside them are looked at one by one, for the depth and
- * whether each level is an object (stream_block). A block with either is
- * left to the byte-by-byte scan.
- */
-
-/*
- * Take the block at P, its brackets found (bit i for byte i) and INS, the
- * running parity of its quotes (bit i: byte i is in a string, or is its
- * opening quote, when the block begins outside one): 64 when it was
- * skipped, else the offset of the bracket that would take the depth back
- * to WATCH (or past JSCHECK_MAX_DEPTH), up to which it was skipped.
- */
-static inline __attribute__((always_inline)) size_t
-stream_block(struct catalog_stream *st, const char *p, uint64_t ins,
-    uint64_t br, unsigned watch)
-{
-	uint64_t b;
-	unsigned d = st->depth;
-	unsigned char c;
-	int j;
-
-	if (st->instr)
-		ins = ~ins;
-	for (b = br & ~ins; b != 0; b &= b - 1) {
-		j = __builtin_ctzll(b);
-		c = (unsigned char)p[j];
-		if (c == '{' || c == '[') {
-			if (d >= JSCHECK_MAX_DEPTH) {
-				st->depth = d;
-				st->instr = false;
-				return (size_t)j;
-			}
-			if (c == '{')
-				st->objs[d / 64] |= 1ULL << (d % 64);
-			else
-				st->objs[d / 64] &= ~(1ULL << (d % 64));
-			d++;
-		} else if (d - 1 <= watch) {
-			st->depth = d;
-			st->instr = false;
-			return (size_t)j;
-		} else
-			d--;
-	}
-	st->depth = d;
-	st->instr = ins >> 63;
-	return 64;
-}
-
-/*
- * After N bytes at P were skipped: whether the next string is a key.
- * Not in a string, it is right after '{', or after a comma in an object
- * (the last byte but whitespace tells); as it was when the N bytes are
- * all whitespace.
- */
-static void
-stream_skipped(struct catalog_stream *st, const char *p, size_t n)
-{
-	unsigned d = st->depth;
-	unsigned char c = ' ';
-
-	if (st->instr) {
-		st->want_key = false;
-		return;
-	}
-	while (n > 0 &&
-	    ((c = (unsigned char)p[n - 1]) == ' ' || c == '\n' || c == '\r' ||
-		c == '\t'))
-		n--;
-	if (n > 0)
-		st->want_key = c == '{' ||
-		    (c == ',' &&
-			(st->objs[(d - 1) / 64] >> ((d - 1) % 64) & 1));
-}
-
-#if defined(STREAM_AVX2)
-/*
- * stream_skip_blocks with AVX2, 32 bytes to a compare, and the quotes'
- * running parity in one carry-less multiply.
- */
-__attribute__((__target__("avx2,pclmul"))) static size_t
-stream_skip_avx2(struct catalog_stream *st, const char *p, size_t n,
-    unsigned watch, char f0, char f1)
-{
-	const __m256i q = _mm256_set1_epi8('"'), bs = _mm256_set1_epi8('\\');
-	const __m256i ob = _mm256_set1_epi8('{'), cb = _mm256_set1_epi8('}');
-	const __m256i up = _mm256_set1_epi8(0x20);
-	const __m256i a0 = _mm256_set1_epi8(f0), a1 = _mm256_set1_epi8(f1);
-	__m256i v0, v1, q0, q1, x0, x1, bad;
-	uint64_t quotes, br;
-	size_t i, k;
-
-	for (i = 0; n - i >= 66; i += 64) {
-		v0 = _mm256_loadu_si256((const __m256i *)(const void *)(p + i));
-		v1 = _mm256_loadu_si256(
-		    (const __m256i *)(const void *)(p + i + 32));
-		q0 = _mm256_cmpeq_epi8(v0, q);
-		q1 = _mm256_cmpeq_epi8(v1, q);
-		/* A backslash, or a quote and the prefix's first two bytes. */
-		x0 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_loadu_si256((
-							    const __m256i
-								*)(const void
-								*)(p + i + 1)),
-					  a0),
-		    _mm256_cmpeq_epi8(_mm256_loadu_si256(
-					  (const __m256i *)(const void *)(p +
-					      i + 2)),
-			a1));
-		x1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_loadu_si256((
-							    const __m256i
-								*)(const void
-								*)(p + i + 33)),
-					  a0),
-		    _mm256_cmpeq_epi8(_mm256_loadu_si256(
-					  (const __m256i *)(const void *)(p +
-					      i + 34)),
-			a1));
-		bad = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v0, bs),
-					  _mm256_cmpeq_epi8(v1, bs)),
-		    _mm256_or_si256(_mm256_and_si256(q0, x0),
-			_mm256_and_si256(q1, x1)));
-		if (!_mm256_testz_si256(bad, bad))
-			return i;
-		quotes = (uint32_t)_mm256_movemask_epi8(q0) |
-		    (uint64_t)(uint32_t)_mm256_movemask_epi8(q1) << 32;
-		v0 = _mm256_or_si256(v0, up);
-		v1 = _mm256_or_si256(v1, up);
-		br = (uint32_t)_mm256_movemask_epi8(
-			 _mm256_or_si256(_mm256_cmpeq_epi8(v0, ob),
-			     _mm256_cmpeq_epi8(v0, cb))) |
-		    (uint64_t)(uint32_t)_mm256_movemask_epi8(
-			_mm256_or_si256(_mm256_cmpeq_epi8(v1, ob),
-			    _mm256_cmpeq_epi8(v1, cb)))
-			<< 32;
-		/* The running parity: a carry-less multiply by all ones. */
-		quotes = (uint64_t)_mm_cvtsi128_si64(
-		    _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)quotes),
-			_mm_set1_epi8(-1), 0));
-		if ((k = stream_block(st, p + i, quotes, br, watch)) < 64)
-			return i + k;
-	}
-	return i;
-}
-#endif
-
-/*
- * Skip from P (N bytes left in the piece) while nothing can be edited:
- * the bytes skipped. Blocks need two bytes after them in the piece (a
- * quote at a block's end followed by the prefix is seen).
- */
-static size_t
-stream_skip(struct catalog_stream *st, const char *p, size_t n)
-{
-	size_t k = stream_skip_blocks(st, p, n);
-
-	if (k > 0)
-		stream_skipped(st, p, k);
-	return k;
-}
-
-/* stream_skip's blocks: the bytes skipped. */
-static size_t
-stream_skip_blocks(struct catalog_stream *st, const char *p, size_t n)
-{
-	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
-	const __m128i ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}');
-	const __m128i up = _mm_set1_epi8(0x20);
-	__m128i a0, a1, v, w, x, y, bad;
-	unsigned watch = st->cfg_depth > 0 ? st->cfg_depth : 1;
-	/* Without URLs, a quote after a quote: never in JSON here. */
-	char f0 = st->urls ? st->ub.u.from[0] : '"';
-	char f1 = st->urls ? st->ub.u.from[1] : '"';
-	uint64_t quotes, br;
-	size_t i, k;
-	int c;
-#if defined(STREAM_AVX2)
-	static int avx2 = -1;
-
-	if (avx2 == -1)
-		avx2 = __builtin_cpu_supports("avx2") &&
-		    __builtin_cpu_supports("pclmul");
-	if (avx2)
-		return stream_skip_avx2(st, p, n, watch, f0, f1);
-#endif
-	a0 = _mm_set1_epi8(f0);
-	a1 = _mm_set1_epi8(f1);
-	for (i = 0; n - i >= 66; i += 64) {
-		bad = _mm_setzero_si128();
-		quotes = br = 0;
-		for (c = 0; c < 64; c += 16) {
-			v = _mm_loadu_si128(
-			    (const __m128i *)(const void *)(p + i + c));
-			x = _mm_loadu_si128(
-			    (const __m128i *)(const void *)(p + i + c + 1));
-			y = _mm_loadu_si128(
-			    (const __m128i *)(const void *)(p + i + c + 2));
-			w = _mm_cmpeq_epi8(v, q);
-			/* A backslash, or a quote and the prefix's start. */
-			x = _mm_and_si128(_mm_cmpeq_epi8(x, a0),
-			    _mm_cmpeq_epi8(y, a1));
-			bad = _mm_or_si128(bad,
-			    _mm_or_si128(_mm_cmpeq_epi8(v, bs),
-				_mm_and_si128(w, x)));
-			quotes |= (uint64_t)(uint32_t)_mm_movemask_epi8(w) << c;
-			v = _mm_or_si128(v, up);
-			br |= (uint64_t)(uint32_t)_mm_movemask_epi8(
-				  _mm_or_si128(_mm_cmpeq_epi8(v, ob),
-				      _mm_cmpeq_epi8(v, cb)))
-			    << c;
-		}
-		if (_mm_movemask_epi8(bad) != 0)
-			return i;
-		quotes ^= quotes << 1;
-		quotes ^= quotes << 2;
-		quotes ^= quotes << 4;
-		quotes ^= quotes << 8;
-		quotes ^= quotes << 16;
-		quotes ^= quotes << 32;
-		if ((k = stream_block(st, p + i, quotes, br, watch)) < 64)
-			return i + k;
-	}
-	return i;
-}
-#endif
 
 /*
  * Scan the N bytes at P, at input offset OFF: only the structural bytes
@@ -903,10 +629,18 @@ catalog_stream_run(struct catalog_stream *st, struct evbuffer *in,
 	struct evbuffer_ptr pos;
 	size_t len = evbuffer_get_length(in), done = 0, keep, i;
 	bool ahead = st->ahead; /* IN was checked: only followed */
+	struct evbuffer *dst = out;
 	int k, nv;
 
 	st->ned = 0;
 	st->ahead = false;
+	/* The first bytes out were passed on already: left out. */
+	if (st->drop > 0) {
+		if (st->scratch == NULL &&
+		    (st->scratch = evbuffer_new()) == NULL)
+			abort();
+		dst = st->scratch;
+	}
 	/* Scan what came since the last call, piece by piece, in place. */
 	while (st->scanned < len &&
 	    (st->phase != STREAM_DONE || (st->checking && !ahead))) {
@@ -936,12 +670,13 @@ catalog_stream_run(struct catalog_stream *st, struct evbuffer *in,
 	/* Apply the edits, moving the bytes between them. */
 	for (i = 0; i < st->ned; i++) {
 		if (st->ed[i].at > done &&
-		    evbuffer_remove_buffer(in, out, st->ed[i].at - done) !=
+		    evbuffer_remove_buffer(in, dst, st->ed[i].at - done) !=
 			(int)(st->ed[i].at - done))
 			abort();
 		if (st->ed[i].cut > 0)
 			evbuffer_drain(in, st->ed[i].cut);
-		evbuffer_add(out, st->ed[i].ins, st->ed[i].inslen);
+		evbuffer_add(dst, st->ed[i].ins, st->ed[i].inslen);
+		stream_log(st, &st->ed[i]);
 		if (st->ed[i].own)
 			free((void *)(uintptr_t)st->ed[i].ins);
 		done = st->ed[i].at + st->ed[i].cut;
@@ -950,7 +685,15 @@ catalog_stream_run(struct catalog_stream *st, struct evbuffer *in,
 	/* What a URL match not yet decided covers stays, unless it ended. */
 	keep = st->matching && !end ? len - st->mat : 0;
 	if (len - keep > done)
-		evbuffer_remove_buffer(in, out, len - keep - done);
+		evbuffer_remove_buffer(in, dst, len - keep - done);
+	st->base += len - keep;
+	if (dst != out) {
+		i = evbuffer_get_length(dst);
+		i = i < st->drop ? i : st->drop;
+		evbuffer_drain(dst, i);
+		st->drop -= i;
+		evbuffer_add_buffer(out, dst);
+	}
 	st->scanned = keep;
 	if (st->matching)
 		st->mat -= len - keep;

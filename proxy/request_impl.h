@@ -26,6 +26,7 @@
 #include "routing/route.h"
 
 struct cache_entry;
+struct catalog_stream;
 struct memo_buf;
 struct catalog;
 struct evbuffer;
@@ -202,8 +203,13 @@ void request_memo_look(struct request *, enum route_side);
 void request_memo_send(struct evbuffer *, size_t, struct memo_buf *);
 bool request_memo_wants(struct request *, enum route_side);
 size_t request_memo_max(const struct request *);
+/* The rewrite's parameters, as the memo compares them. */
+#define REQUEST_MEMO_PARAMS 1024
+struct memo_buf *request_memo_stream_edits(struct request *, enum route_side,
+    char *params, size_t *plen);
 void request_memo_streamed(struct request *, enum route_side, bool hit,
-    char *copy, size_t len);
+    char *copy, size_t len, const char *params, size_t plen,
+    struct catalog_stream *made);
 size_t request_memo_rewrite(struct request *, enum route_side,
     struct evbuffer *, size_t);
 

@@ -6,8 +6,10 @@
  * rewrite made of it. The pool compares the answer with it as it arrives
  * instead of checking it (upstream_body.c); an answer equal to it to its
  * last byte is sent as the memo's rewrite, when that was made with the
- * same parameters. Anything else is checked and rewritten as always, and
- * kept (for a table whose answers keep changing, only now and then).
+ * same parameters; a streamed one, with the edits the stream made of the
+ * memo's body with them (request_stream.c). Anything else is checked and
+ * rewritten as always, and kept (for a table whose answers keep
+ * changing, only now and then).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,9 +28,6 @@
 #include "proxy/h1.h"
 #include "proxy/request_impl.h"
 #include "routing/route.h"
-
-/* The rewrite's parameters, as the memo compares them. */
-#define REQUEST_MEMO_PARAMS 1024
 
 static void request_memo_unref_cb(const void *, size_t, void *);
 static size_t request_memo_params(struct request *, enum route_side, char *,
@@ -171,14 +170,56 @@ request_memo_max(const struct request *r)
 }
 
 /*
+ * R's answer from SIDE is streamed: the parameters of its rewrite into
+ * PARAMS (REQUEST_MEMO_PARAMS bytes; *PLEN 0 when the memo is not used),
+ * and the edits a stream made of the memo's body with the same ones (a
+ * reference for the caller), or NULL.
+ */
+struct memo_buf *
+request_memo_stream_edits(struct request *r, enum route_side side, char *params,
+    size_t *plen)
+{
+	*plen = 0;
+	if (!r->merge_config || !memo_is_on(r->f->memo))
+		return NULL;
+	*plen = request_memo_params(r, side, params, REQUEST_MEMO_PARAMS);
+	if (*plen == 0 || r->memo_in == NULL)
+		return NULL;
+	return memo_edits(r->f->memo, side, r->msg->target, r->msg->target_len,
+	    r->memo_in, params, *plen);
+}
+
+/* Keep what MADE edited of IN, rewritten with PARAMS, for R and SIDE. */
+static void
+request_memo_keep_edits(struct request *r, enum route_side side,
+    struct memo_buf *in, const char *params, size_t plen,
+    struct catalog_stream *made)
+{
+	struct memo_buf *ed;
+	size_t n;
+	char *p;
+
+	if (made == NULL || plen == 0)
+		return;
+	p = catalog_stream_edits(made, &n);
+	ed = memo_buf_take(p, n);
+	memo_put_edits(r->f->memo, side, r->msg->target, r->msg->target_len, in,
+	    params, plen, ed);
+	memo_buf_unref(ed);
+}
+
+/*
  * R's answer from SIDE was streamed whole and is JSON: a HIT (the memo's
  * body to its last byte), or counted as a miss and kept when memo_miss
  * says so and COPY (LEN bytes, malloc'd, taken; NULL: none) holds it.
- * A streamed answer's rewrite is not kept: streams rewrite as they go.
+ * MADE, the stream that rewrote it from its first byte with PARAMS
+ * (PLEN bytes, from request_memo_stream_edits), gives the edits kept
+ * with it; NULL: the memo's were replayed, or there are none.
  */
 void
 request_memo_streamed(struct request *r, enum route_side side, bool hit,
-    char *copy, size_t len)
+    char *copy, size_t len, const char *params, size_t plen,
+    struct catalog_stream *made)
 {
 	struct memo *memo = r->f->memo;
 	const char *key = r->msg->target;
@@ -194,6 +235,8 @@ request_memo_streamed(struct request *r, enum route_side side, bool hit,
 		memo_hit(memo, side, key, klen, r->memo_in, NULL, 0, &out);
 		memo_buf_unref(out);
 		free(copy);
+		request_memo_keep_edits(r, side, r->memo_in, params, plen,
+		    made);
 		return;
 	}
 	if (!memo_miss(memo, side, key, klen, len) || copy == NULL) {
@@ -202,5 +245,6 @@ request_memo_streamed(struct request *r, enum route_side side, bool hit,
 	}
 	in = memo_buf_take(copy, len);
 	memo_put(memo, side, key, klen, in, NULL, 0, NULL, false);
+	request_memo_keep_edits(r, side, in, params, plen, made);
 	memo_buf_unref(in);
 }

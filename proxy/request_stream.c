@@ -6,7 +6,9 @@
  * way (catalog_stream_run, which also checks it as JSON, in the same
  * pass, when the pool would have: upstream_xfer_check_take; but an
  * answer that is the memo's is compared by the pool, which checks it from
- * its first difference, and rewritten unchecked: request_memo.c); another,
+ * its first difference, and passed on with the edits the stream made of
+ * the memo's body, a stream taking over at the first difference, or
+ * rewritten unchecked: request_memo.c, catalog_edits.c); another,
  * which floe passes on unchanged, with the catalog's Content-Length. A
  * client that does not take it stops floe reading the catalog
  * (upstream_xfer_pause) until its output drains: floe holds about one
@@ -65,6 +67,19 @@ struct request_stream {
 	bool keep_off;
 	char *keep;
 	size_t kept, keepcap, taken;
+	/*
+	 * While it is the memo's, the answer is passed on with the edits a
+	 * stream made of the memo's body with the same parameters (EDITS, a
+	 * reference; REPLAYING, RP), CST unused; from its first difference
+	 * CST takes over (catalog_stream_resume), its input RIN. PARAMS,
+	 * PLEN: the rewrite's, as the answer began (the memo's key to them).
+	 */
+	bool replaying;
+	struct catalog_replay rp;
+	struct memo_buf *edits;
+	struct evbuffer *rin;
+	char params[REQUEST_MEMO_PARAMS];
+	size_t plen;
 };
 
 static bool request_stream_start(struct request *, enum route_side,
@@ -75,6 +90,7 @@ static void request_stream_not_json(struct request *, size_t);
 static void request_drain_cb(void *);
 static void request_stream_keep(struct request *, struct upstream_xfer *,
     struct evbuffer *);
+static bool request_stream_run(struct request *, struct evbuffer *, bool);
 
 bool
 request_stream_wanted(const struct request *r)
@@ -91,6 +107,9 @@ request_stream_free(struct request *r)
 	if (st == NULL)
 		return;
 	catalog_stream_free(st->cst);
+	memo_buf_unref(st->edits);
+	if (st->rin != NULL)
+		evbuffer_free(st->rin);
 	evbuffer_free(st->out);
 	free(st->hdrs);
 	free(st->copy);
@@ -281,6 +300,37 @@ request_stream_keep(struct request *r, struct upstream_xfer *x,
 }
 
 /*
+ * Rewrite what BODY holds of the answer (END: all that is left) with the
+ * stream; at the answer's first difference from the memo's, which was
+ * replayed up to here, the stream takes over. False when the answer was
+ * found not JSON (R is freed).
+ */
+static bool
+request_stream_run(struct request *r, struct evbuffer *body, bool end)
+{
+	struct request_stream *st = r->stream;
+	struct evbuffer *in = body;
+
+	if (st->replaying) {
+		st->replaying = false;
+		if ((st->rin = evbuffer_new()) == NULL)
+			fatalx("%s: out of memory", __func__);
+		catalog_stream_resume(st->cst, st->rin, r->memo_in->data,
+		    st->rp.at);
+	}
+	/* All of BODY is taken: the stream keeps back in its own input. */
+	if (st->rin != NULL) {
+		evbuffer_add_buffer(st->rin, body);
+		in = st->rin;
+	}
+	if (!catalog_stream_run(st->cst, in, st->out, end)) {
+		request_stream_not_json(r, catalog_stream_error_at(st->cst));
+		return false;
+	}
+	return true;
+}
+
+/*
  * upstream body_cb: pass on what arrived. The first call decides whether
  * the answer is streamed at all.
  */
@@ -318,21 +368,26 @@ request_body_cb(struct upstream_xfer *x, struct h1_msg *m, void *arg)
 	st = r->stream;
 	len = evbuffer_get_length(m->body);
 	if (st->cst != NULL && !st->checking && !st->pool_checks) {
-		if (upstream_xfer_memo_on(x))
+		st->edits =
+		    request_memo_stream_edits(r, side, st->params, &st->plen);
+		if (upstream_xfer_memo_on(x)) {
 			st->pool_checks = true;
-		else if (upstream_xfer_check_take(x, &js, &checked)) {
+			st->replaying = st->edits != NULL &&
+			    catalog_replay_init(&st->rp, st->edits->data,
+				st->edits->len, r->memo_in);
+		} else if (upstream_xfer_check_take(x, &js, &checked)) {
 			catalog_stream_check(st->cst,
 			    checked == len ? &js : NULL);
 			st->checking = true;
 		}
 	}
 	request_stream_keep(r, x, m->body);
-	if (st->cst != NULL) {
-		if (!catalog_stream_run(st->cst, m->body, st->out, false)) {
-			request_stream_not_json(r,
-			    catalog_stream_error_at(st->cst));
+	if (st->replaying && upstream_xfer_memo_on(x))
+		catalog_replay_run(&st->rp, m->body, st->out, st->taken + len,
+		    false);
+	else if (st->cst != NULL) {
+		if (!request_stream_run(r, m->body, false))
 			return;
-		}
 	} else
 		evbuffer_add_buffer(st->out, m->body);
 	st->taken += len - evbuffer_get_length(m->body);
@@ -383,17 +438,20 @@ request_stream_done(struct request *r, struct upstream_xfer *x)
 	}
 	if (!upstream_xfer_memo_hit(x))
 		request_stream_keep(r, x, m->body);
-	if (st->cst != NULL) {
-		if (!catalog_stream_run(st->cst, m->body, st->out, true)) {
-			request_stream_not_json(r,
-			    catalog_stream_error_at(st->cst));
+	if (st->replaying && upstream_xfer_memo_hit(x)) {
+		catalog_replay_run(&st->rp, m->body, st->out,
+		    st->taken + evbuffer_get_length(m->body), true);
+		request_memo_streamed(r, st->side, true, NULL, 0, st->params,
+		    st->plen, NULL);
+	} else if (st->cst != NULL) {
+		if (!request_stream_run(r, m->body, true))
 			return;
-		}
 		/* JSON: checked by the rewrite, or by the pool. */
 		if (st->checking || upstream_xfer_json(x, NULL) == 1) {
 			request_memo_streamed(r, st->side,
 			    upstream_xfer_memo_hit(x),
-			    st->keep_off ? NULL : st->keep, st->kept);
+			    st->keep_off ? NULL : st->keep, st->kept,
+			    st->params, st->plen, st->cst);
 			st->keep = NULL;
 		}
 	} else

@@ -6,7 +6,9 @@
 # same length, is checked as always: a 502 naming the catalog, with the
 # offset of the wrong byte, counted for the error trigger. The good bytes
 # again: a 200 with the merged config. The same for a large answer, which
-# is compared with the memo only until it is streamed.
+# is compared with the memo only until it is streamed, and then passed
+# on with the edits its rewrite made the last time, by the same rules:
+# byte for byte what floe sends without the memo.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/triggers.sh"
 lib_init 57m
@@ -186,6 +188,57 @@ cmp -s "$T/lb2" "$T/b" && ok "... kept: the same to HTTP/1.0" ||
 	bad "... to HTTP/1.0: $(last)"
 expect_eq "... not checked again" $((h0 + 3)) "$(memo_hits warehouse)"
 
+# A 2 MB answer with upstream URLs (one at the top, one deep in it, and
+# one that only begins like them) and a config to merge into: the same
+# bytes streamed with another Host (other parameters: the memo's edits
+# are not reused, the answer is rewritten), again with it (the edits
+# reused), with the first Host again; then changed after the memo's
+# bytes in a URL, and where a URL prefix begins. Each is compared below
+# with what a floe without the memo sends.
+WH=http://127.0.0.1:${CAT_PORT[warehouse]}
+python3 - "$T" "$WH" <<'PY' || bad "large bodies with URLs"
+import json, sys
+t, wh = sys.argv[1], sys.argv[2]
+def body(u, near):
+    return json.dumps({
+        "metadata-location": wh + "/v1/namespaces/db/tables/athena/m.json",
+        "metadata": {"format-version": 2, "properties": {
+            "pad": "x" * (2 << 20), "u": u, "near": near}},
+        "config": {"table.own": "y"}}, separators=(",", ":"))
+good = body(wh + "/v1/namespaces/db/x", wh + "/v2/no")
+inurl = body(wh + "/v1/namespaces/db/y", wh + "/v2/no")
+atpre = body(wh + "/v1/namespaces/db/x", wh + "/v1/no")
+for n, b in (("u", good), ("uinurl", inurl), ("uatpre", atpre)):
+    open(t + "/%s.rule" % n, "w").write(
+        json.dumps({"match": "athena", "body": b, "count": 1}))
+PY
+HOST2="Host: floe.example:8181"
+h1=$(memo_hits warehouse)
+for k in 1:u: 2:u:"$HOST2" 3:u:"$HOST2" 4:u: 5:u: 6:uinurl: 7:uatpre:; do
+	IFS=: read -r i rule host <<<"$k"
+	fault_file warehouse "$T/$rule.rule"
+	if [ -n "$host" ]; then get $A -H "$host"; else get $A; fi
+	[ "$S" = 200 ] && [ "$(hdr Transfer-Encoding)" = chunked ] ||
+		bad "URLs, load $i: $(last)"
+	cp "$T/b" "$T/u$i"
+done
+jq -e ".metadata.properties.u == \"$BASE/v1/warehouse/namespaces/db/x\" and .metadata.properties.near == \"$WH/v2/no\" and .config[\"table.own\"] == \"y\" and .config[\"floe-test.catalog\"] == \"warehouse\"" \
+	"$T/u1" >/dev/null &&
+	ok "a 2 MB answer with URLs, streamed: rewritten, merged" ||
+	bad "a 2 MB answer with URLs: $(head -c 300 "$T/u1")"
+jq -e ".metadata.properties.near == \"$BASE/v1/warehouse/no\"" "$T/u7" \
+	>/dev/null && ok "... changed where a URL prefix begins: rewritten" ||
+	bad "... changed where a URL prefix begins: not rewritten"
+expect_eq "... the same bytes 4 times after the first: not checked again" \
+	$((h1 + 4)) "$(memo_hits warehouse)"
+jq -e ".metadata.properties.u == \"http://floe.example:8181/v1/warehouse/namespaces/db/x\"" \
+	"$T/u3" >/dev/null && ok "... with another Host: its base" ||
+	bad "... with another Host: $(head -c 300 "$T/u3")"
+cmp -s "$T/u2" "$T/u3" && ok "... the same bytes each time with it" ||
+	bad "... with it, other bytes"
+cmp -s "$T/u1" "$T/u4" && cmp -s "$T/u1" "$T/u5" &&
+	ok "... and with the first again" || bad "... the first Host: other bytes"
+
 # check_memo_size = 0: nothing kept, every answer checked.
 sed -i 's/^\[floe\]$/[floe]\ncheck_memo_size = 0/' "$T/floe.conf"
 kill -HUP "$FLOE_PID"
@@ -201,6 +254,14 @@ for v in -0 -0 --http1.1; do
 	[ "$S" = 200 ] || bad "check_memo_size = 0: $(last)"
 done
 expect_eq "check_memo_size = 0 (reloaded): every answer checked" \
-	$((h0 + 3)) "$(memo_hits warehouse)"
+	$((h1 + 4)) "$(memo_hits warehouse)"
 cmp -s "$T/lb2" "$T/b" && ok "... the same answer" || bad "... other bytes"
+for k in 1:u: 2:u:"$HOST2" 6:uinurl: 7:uatpre:; do
+	IFS=: read -r i rule host <<<"$k"
+	fault_file warehouse "$T/$rule.rule"
+	if [ -n "$host" ]; then get $A -H "$host"; else get $A; fi
+	cmp -s "$T/u$i" "$T/b" &&
+		ok "URLs, load $i: what floe sends without the memo" ||
+		bad "URLs, load $i: without the memo, other bytes: $(cmp "$T/u$i" "$T/b")"
+done
 finish

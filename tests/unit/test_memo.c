@@ -88,6 +88,63 @@ test_hit(void **state __unused)
 	memo_free(m);
 }
 
+/* A streamed rewrite's edits: kept per body and parameters, charged. */
+static void
+test_edits(void **state __unused)
+{
+	struct memo *m = memo_new(1 << 20);
+	struct memo_buf *in = mkbuf(K("{\"a\":1}")), *ed = mkbuf(K("E1"));
+	struct memo_buf *ed2 = mkbuf(K("E22")), *other = mkbuf(K("{}")), *got;
+	struct memo_stats st0, st;
+
+	memo_put(m, 0, K("/v1/t"), in, NULL, 0, NULL, false);
+	assert_null(memo_edits(m, 0, K("/v1/t"), in, K("P1")));
+	memo_get_stats(m, &st0);
+	memo_put_edits(m, 0, K("/v1/t"), in, K("P1"), ed);
+	memo_get_stats(m, &st);
+	assert_int_equal(st.bytes, st0.bytes + 2 + 2);
+	got = memo_edits(m, 0, K("/v1/t"), in, K("P1"));
+	assert_ptr_equal(got, ed);
+	memo_buf_unref(got);
+	/* Other parameters, another body, another key: none. */
+	assert_null(memo_edits(m, 0, K("/v1/t"), in, K("P2")));
+	assert_null(memo_edits(m, 0, K("/v1/t"), other, K("P1")));
+	assert_null(memo_edits(m, 1, K("/v1/t"), in, K("P1")));
+	/* For another body than the entry's: not kept. */
+	memo_put_edits(m, 0, K("/v1/t"), other, K("P2"), ed2);
+	assert_null(memo_edits(m, 0, K("/v1/t"), other, K("P2")));
+	/* Other parameters: they replace the first. */
+	memo_put_edits(m, 0, K("/v1/t"), in, K("P2"), ed2);
+	assert_null(memo_edits(m, 0, K("/v1/t"), in, K("P1")));
+	got = memo_edits(m, 0, K("/v1/t"), in, K("P2"));
+	assert_ptr_equal(got, ed2);
+	memo_buf_unref(got);
+	/* The whole rewrite with the same parameters: the edits stay. */
+	memo_put(m, 0, K("/v1/t"), in, K("P2"), other, false);
+	got = memo_edits(m, 0, K("/v1/t"), in, K("P2"));
+	assert_ptr_equal(got, ed2);
+	memo_buf_unref(got);
+	/* ... with others: they go. */
+	memo_put(m, 0, K("/v1/t"), in, K("P3"), NULL, false);
+	assert_null(memo_edits(m, 0, K("/v1/t"), in, K("P2")));
+	assert_null(memo_edits(m, 0, K("/v1/t"), in, K("P3")));
+	memo_put_edits(m, 0, K("/v1/t"), in, K("P2"), ed2);
+	/* The entry refreshed: its edits go. */
+	memo_put(m, 0, K("/v1/t"), other, K("P2"), NULL, false);
+	assert_null(memo_edits(m, 0, K("/v1/t"), other, K("P2")));
+	memo_get_stats(m, &st);
+	assert_int_equal(st.bytes, st0.bytes - 7 + 2 + 2);
+	/* The memo off: none. */
+	memo_put_edits(m, 0, K("/v1/t"), other, K("P2"), ed);
+	memo_configure(m, 0);
+	assert_null(memo_edits(m, 0, K("/v1/t"), other, K("P2")));
+	memo_buf_unref(in);
+	memo_buf_unref(ed);
+	memo_buf_unref(ed2);
+	memo_buf_unref(other);
+	memo_free(m);
+}
+
 /*
  * ANS (N bytes) against MEMO in pieces of STEP bytes: the verdict and
  * offset must be jscheck_valid's of ANS alone, and a hit only for ANS
@@ -392,6 +449,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hit),
+		cmocka_unit_test(test_edits),
 		cmocka_unit_test(test_cmp_every_offset),
 		cmocka_unit_test(test_cmp_long),
 		cmocka_unit_test(test_cmp_not_json),

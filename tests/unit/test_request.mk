@@ -7,6 +7,7 @@ T_request = proxy/request.c proxy/cred.c proxy/token.c policy/oauth.c policy/aws
 	    proxy/tlsctx.c \
 	    proxy/upstream.c proxy/upstream_body.c proxy/catalog.c \
 	    proxy/catalog_splice.c proxy/catalog_rewrite.c proxy/catalog_stream.c \
+	    proxy/catalog_stream_skip.c proxy/catalog_edits.c \
 	    proxy/conf.c \
 	    proxy/conf_keys.c proxy/conf_cluster.c \
 	    proxy/rest.c proxy/etag.c proxy/listing.c proxy/watch.c \

@@ -143,6 +143,17 @@ for i in $(seq 40); do
 	[ "$(jq '[.workers[].connections] | min' "$T/b")" -ge 1 ] && break
 	sleep 0.05
 done
+# The four clients read in step, 300 ms a read: a signal in the first 20 ms
+# of one (or after its end) finds none in flight by the check below. Send
+# it about 150 ms into a read, reckoned from the last read answered.
+for i in $(seq 50); do
+	[ -s "$T/drain" ] && break
+	sleep 0.02
+done
+last=$(tail -1 "$T/drain" | jq '.t1 | floor')
+into=$((($(now_ms) - last) % 300))
+[ "$into" -lt 150 ] && sleep "$(awk -v m=$((150 - into)) 'BEGIN { print m / 1000 }')"
+[ "$into" -gt 200 ] && sleep "$(awk -v m=$((450 - into)) 'BEGIN { print m / 1000 }')"
 # As systemd stops a unit: SIGTERM to every process of it at once (the
 # master passes it on as well: a worker drains to its end all the same).
 term_ms=$(now_ms)

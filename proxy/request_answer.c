@@ -206,22 +206,39 @@ static const bool request_back_headers[H1_F_COUNT] = {
 	[H1_F_LOCATION] = true,
 };
 
+/*
+ * The two parts of request_floe_base's URL written into LEN bytes: the
+ * scheme (*SCHEME, *SLEN bytes) and the host, returned (*HLEN bytes).
+ */
+const char *
+request_floe_host(struct request *r, size_t len, const char **scheme,
+    size_t *slen, size_t *hlen)
+{
+	const struct h1_header *h = h1_get(r->msg, H1_F_HOST);
+	const char *host;
+	bool tls = server_conn_is_tls(r->conn);
+
+	*scheme = tls ? "https://" : "http://";
+	*slen = tls ? 8 : 7;
+	if (h != NULL && h->value_len > 0 && *slen + h->value_len < len) {
+		*hlen = h->value_len;
+		return h->value;
+	}
+	host = r->f->conf->listen;
+	*hlen = strlen(host);
+	if (*slen + *hlen >= len)
+		*hlen = len - *slen - 1;
+	return host;
+}
+
 /* The base URL clients reach floe at, from their Host header. */
 void
 request_floe_base(struct request *r, char *buf, size_t len)
 {
-	const struct h1_header *h = h1_get(r->msg, H1_F_HOST);
-	const char *scheme =
-	    server_conn_is_tls(r->conn) ? "https://" : "http://";
-	const char *host = r->f->conf->listen;
-	size_t hlen = strlen(host), slen = strlen(scheme);
+	const char *scheme, *host;
+	size_t slen, hlen;
 
-	if (h != NULL && h->value_len > 0 && slen + h->value_len < len) {
-		host = h->value;
-		hlen = h->value_len;
-	}
-	if (slen + hlen >= len)
-		hlen = len - slen - 1;
+	host = request_floe_host(r, len, &scheme, &slen, &hlen);
 	/* Every LoadTable with config to merge: no printf. */
 	memcpy(buf, scheme, slen);
 	memcpy(buf + slen, host, hlen);
@@ -270,7 +287,7 @@ request_rewrite(struct request *r, enum route_side side, struct evbuffer *body,
 	size_t ulen = f->conf->target[side].uri_len;
 	const char *pinned = route_side_name(side);
 	bool merge = r->merge_config && catalog_has_merge(cat);
-	char base[300], *nb, *ins;
+	char base[REQUEST_FLOE_BASE], *nb, *ins;
 	struct evbuffer *head;
 	size_t nblen, tlen, inslen, at, i;
 	struct evbuffer_ptr pos;

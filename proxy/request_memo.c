@@ -72,34 +72,34 @@ request_memo_send(struct evbuffer *body, size_t blen, struct memo_buf *b)
 
 /*
  * Everything request_rewrite's output depends on besides the answer, into
- * P (LEN bytes): the merge, the catalog's config generation, the upstream
- * uri, floe's base URL as this client reaches it and the pinned prefix.
- * Its length, 0 when it does not fit (nothing is then reused).
+ * P (LEN bytes): the merge, the side (the pinned prefix), the catalog's
+ * config generation, the upstream uri and floe's base URL as this client
+ * reaches it, written from its parts (request_floe_host) in place. Its
+ * length, 0 when it does not fit (nothing is then reused).
  */
 static size_t
 request_memo_params(struct request *r, enum route_side side, char *p,
     size_t len)
 {
 	const struct conf_target *t = &r->f->conf->target[side];
-	const char *pinned = route_side_name(side);
 	uint64_t gen = r->f->cat[side]->generation;
-	size_t plen = strlen(pinned), blen, n = 0;
-	char base[300];
+	const char *scheme, *host;
+	size_t slen, hlen, n = 0;
 
-	request_floe_base(r, base, sizeof(base));
-	blen = strlen(base);
-	if (1 + sizeof(gen) + t->uri_len + 1 + blen + 1 + plen + 1 > len)
+	host = request_floe_host(r, REQUEST_FLOE_BASE, &scheme, &slen, &hlen);
+	if (2 + sizeof(gen) + t->uri_len + 1 + slen + hlen > len)
 		return 0;
 	p[n++] = r->merge_config;
+	p[n++] = (char)side;
 	memcpy(p + n, &gen, sizeof(gen));
 	n += sizeof(gen);
 	memcpy(p + n, t->uri, t->uri_len);
 	n += t->uri_len;
 	p[n++] = '\0';
-	memcpy(p + n, base, blen + 1);
-	n += blen + 1;
-	memcpy(p + n, pinned, plen + 1);
-	return n + plen + 1;
+	memcpy(p + n, scheme, slen);
+	n += slen;
+	memcpy(p + n, host, hlen);
+	return n + hlen;
 }
 
 /*

@@ -141,5 +141,15 @@ uid_t server_conn_uid(const struct server_conn *);
 int server_conn_port(const struct server_conn *);
 /* The connection came in on a TLS listener. */
 bool server_conn_is_tls(const struct server_conn *);
+/* The longest key server_conn_memo remembers. */
+#define SERVER_MEMO_KEY 128
+/*
+ * FN of the LEN bytes at KEY, FN a pure function: the connection keeps
+ * the last key (up to SERVER_MEMO_KEY bytes) and what FN made of it, and
+ * answers the next call with the same FN and bytes from that (a client
+ * sends the same credential on every request of its connection).
+ */
+uint64_t server_conn_memo(struct server_conn *, const void *key, size_t len,
+    uint64_t (*fn)(const void *, size_t));
 
 #endif

@@ -118,9 +118,13 @@ request_log_access(struct request *r, unsigned status, const char *target)
 	unsigned side = STATS_FLOE;
 	int64_t us;
 
-	if (strcmp(target, "warehouse") == 0)
+	/* Nearly always route_side_name's own string: no compare. */
+	if (target == route_side_name(ROUTE_WAREHOUSE) ||
+	    (target != route_side_name(ROUTE_LAKEHOUSE) &&
+		strcmp(target, "warehouse") == 0))
 		side = ROUTE_WAREHOUSE;
-	else if (strcmp(target, "lakehouse") == 0)
+	else if (target == route_side_name(ROUTE_LAKEHOUSE) ||
+	    strcmp(target, "lakehouse") == 0)
 		side = ROUTE_LAKEHOUSE;
 	stats_answer(&f->stats, side, status, units_mono_us() - r->start_us,
 	    r->upstream_us > 0 ? (int64_t)r->upstream_us : -1);

@@ -17,6 +17,7 @@ struct conf_errors;
 struct conf_target;
 struct cred;
 struct floe;
+struct memo_stats;
 typedef struct json_t json_t;
 
 /* workers = N > 1: the process started, and each data-path process. */
@@ -81,6 +82,8 @@ void floe_workers_refresh(void *);
 /* The data path's connections, held bytes and cache: summed in a master. */
 void floe_front_figures(struct floe *, unsigned *conns, size_t *held,
     struct cache_stats *);
+/* The memo of checked answers: summed over the workers in a master. */
+void floe_memo_figures(struct floe *, struct memo_stats *);
 /* A worker: take the slot named by --worker SLOT:FD. 0, or -1 (logged). */
 int floe_worker_attach(struct floe *, const char *arg);
 /* A worker's tick: its counters to its slot. */

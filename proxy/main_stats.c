@@ -1,8 +1,8 @@
 /*
  * floe: main_stats.c -- the floe process's own parts of GET /status and
  * /metrics (its answers and readiness, each catalog and its credential,
- * the cache, the rollback log's health), added to the stats registry at
- * start-up ahead of the admin API's and the triggers'.
+ * the cache, the memo, the rollback log's health), added to the stats registry
+ * at start-up ahead of the admin API's and the triggers'.
  */
 #include <sys/types.h>
 
@@ -18,6 +18,7 @@
 #include "lib/units.h"
 #include "lib/version.h"
 #include "cache/cache.h"
+#include "cache/memo.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
 #include "proxy/cred.h"
@@ -37,6 +38,8 @@ static json_t *floe_cache_cb(void *);
 static bool floe_catalog_is_up(const struct floe *, int);
 static void floe_metrics_cb(struct evbuffer *, void *);
 static void floe_cache_metrics_cb(struct evbuffer *, void *);
+static json_t *floe_memo_cb(void *);
+static void floe_memo_metrics_cb(struct evbuffer *, void *);
 static void floe_cred_metrics_cb(struct evbuffer *, void *);
 static json_t *floe_rlog_cb(void *);
 static void floe_rlog_metrics_cb(struct evbuffer *, void *);
@@ -146,6 +149,21 @@ floe_cache_cb(void *arg)
 	    "expirations", (json_int_t)cs.expirations, "invalidations",
 	    (json_int_t)cs.invalidations, "ttl_ms",
 	    (json_int_t)f->conf->cache_ttl_ms);
+}
+
+/*
+ * stats_status_cb: the memo of checked answers (with workers = N, the
+ * sum of the workers' memos).
+ */
+static json_t *
+floe_memo_cb(void *arg)
+{
+	struct floe *f = arg;
+	struct memo_stats ms;
+
+	floe_memo_figures(f, &ms);
+	return json_pack("{s:I, s:I, s:I}", "budget", (json_int_t)ms.budget,
+	    "bytes", (json_int_t)ms.bytes, "entries", (json_int_t)ms.entries);
 }
 
 /*
@@ -281,6 +299,31 @@ floe_cache_metrics_cb(struct evbuffer *b, void *arg)
 	    (unsigned long long)cs.entries);
 }
 
+/* stats_metrics_cb: the memo of checked answers (the workers' summed). */
+static void
+floe_memo_metrics_cb(struct evbuffer *b, void *arg)
+{
+	struct floe *f = arg;
+	struct memo_stats ms;
+
+	floe_memo_figures(f, &ms);
+	evbuffer_add_printf(b,
+	    "# HELP floe_memo_bytes Bytes the memo of checked answers holds "
+	    "(every worker's).\n"
+	    "# TYPE floe_memo_bytes gauge\n"
+	    "floe_memo_bytes %llu\n"
+	    "# HELP floe_memo_entries Tables the memo of checked answers "
+	    "holds an answer of, per side (every worker's).\n"
+	    "# TYPE floe_memo_entries gauge\n"
+	    "floe_memo_entries %llu\n"
+	    "# HELP floe_memo_budget_bytes check_memo_size, times the "
+	    "workers.\n"
+	    "# TYPE floe_memo_budget_bytes gauge\n"
+	    "floe_memo_budget_bytes %llu\n",
+	    (unsigned long long)ms.bytes, (unsigned long long)ms.entries,
+	    (unsigned long long)ms.budget);
+}
+
 /* stats_metrics_cb: the access tokens floe holds for the catalogs. */
 static void
 floe_cred_metrics_cb(struct evbuffer *b, void *arg)
@@ -343,9 +386,11 @@ floe_stats_add(struct floe *f)
 	stats_add_status(&f->stats, "config", floe_config_status_cb, f);
 	stats_add_status(&f->stats, "catalogs", floe_catalogs_cb, f);
 	stats_add_status(&f->stats, "cache", floe_cache_cb, f);
+	stats_add_status(&f->stats, "memo", floe_memo_cb, f);
 	stats_add_status(&f->stats, "rollback_log", floe_rlog_cb, f);
 	stats_add_metrics(&f->stats, floe_metrics_cb, f);
 	stats_add_metrics(&f->stats, floe_cache_metrics_cb, f);
+	stats_add_metrics(&f->stats, floe_memo_metrics_cb, f);
 	stats_add_metrics(&f->stats, floe_cred_metrics_cb, f);
 	stats_add_metrics(&f->stats, floe_rlog_metrics_cb, f);
 }

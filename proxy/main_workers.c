@@ -39,6 +39,7 @@
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "cache/cache.h"
+#include "cache/memo.h"
 #include "proxy/conf.h"
 #include "proxy/floe.h"
 #include "proxy/inventory.h"
@@ -73,17 +74,20 @@ static struct {
 	/* The workers' figures, summed at the last refresh. */
 	uint64_t conns, held;
 	struct cache_stats cache;
+	struct memo_stats memo;
 	char *text; /* the conf text the master parsed last */
 	size_t textlen;
 	/* What workers that died had counted: still in the sums. */
 	struct stats retired;
 	struct cache_stats retired_cache;
+	struct memo_stats retired_memo;
 } fw = { .fd = -1, .hold = { -1, -1 } };
 
 static int floe_workers_hold(const char *, char *, size_t, char *, size_t);
 static void floe_workers_spawn(struct floe *, unsigned);
 static void floe_workers_retire(struct floe *, unsigned);
 static void floe_cache_add(struct cache_stats *, const struct cache_stats *);
+static void floe_memo_add(struct memo_stats *, const struct memo_stats *);
 static void floe_workers_chld_cb(evutil_socket_t, short, void *);
 static void floe_workers_collect_cb(evutil_socket_t, short, void *);
 static json_t *floe_workers_status_cb(void *);
@@ -432,8 +436,12 @@ floe_workers_retire(struct floe *f, unsigned i)
 	floe_cache_add(&fw.retired_cache, &s->cache);
 	fw.retired_cache.bytes = fw.retired_cache.entries = 0;
 	fw.retired_cache.budget = 0;
+	floe_memo_add(&fw.retired_memo, &s->memo);
+	fw.retired_memo.bytes = fw.retired_memo.entries = 0;
+	fw.retired_memo.budget = 0;
 	memset(s->counters, 0, sizeof(s->counters));
 	memset(&s->cache, 0, sizeof(s->cache));
+	memset(&s->memo, 0, sizeof(s->memo));
 	s->conns = s->held = 0;
 	s->seq = 0;
 }
@@ -448,6 +456,19 @@ floe_cache_add(struct cache_stats *a, const struct cache_stats *b)
 	a->evictions += b->evictions;
 	a->expirations += b->expirations;
 	a->invalidations += b->invalidations;
+	a->bytes += b->bytes;
+	a->entries += b->entries;
+	a->budget += b->budget;
+}
+
+/* A += B. */
+static void
+floe_memo_add(struct memo_stats *a, const struct memo_stats *b)
+{
+	a->hits += b->hits;
+	a->misses += b->misses;
+	a->stores += b->stores;
+	a->evictions += b->evictions;
 	a->bytes += b->bytes;
 	a->entries += b->entries;
 	a->budget += b->budget;
@@ -517,18 +538,21 @@ floe_workers_refresh(void *arg)
 	struct floe *f = arg;
 	struct stats one;
 	struct cache_stats cs;
+	struct memo_stats ms;
 	uint64_t conns, held;
 	unsigned i;
 
 	stats_counters_zero(&f->stats);
 	stats_counters_add(&f->stats, &fw.retired);
 	fw.cache = fw.retired_cache;
+	fw.memo = fw.retired_memo;
 	fw.conns = fw.held = 0;
 	for (i = 0; i < f->workers->n; i++) {
-		if (!workers_read(f->workers, i, &one, &cs, &conns, &held))
+		if (!workers_read(f->workers, i, &one, &cs, &ms, &conns, &held))
 			continue;
 		stats_counters_add(&f->stats, &one);
 		floe_cache_add(&fw.cache, &cs);
+		floe_memo_add(&fw.memo, &ms);
 		fw.conns += conns;
 		fw.held += held;
 	}
@@ -550,6 +574,17 @@ floe_front_figures(struct floe *f, unsigned *conns, size_t *held,
 	*cs = fw.cache;
 }
 
+/* The memo's figures: this process's, or the workers' summed. */
+void
+floe_memo_figures(struct floe *f, struct memo_stats *ms)
+{
+	if (f->workers == NULL || f->wslot != NULL) {
+		memo_get_stats(f->memo, ms);
+		return;
+	}
+	*ms = fw.memo;
+}
+
 /* GET /status "workers": each one's pid, starts and answers. */
 static json_t *
 floe_workers_status_cb(void *arg)
@@ -557,13 +592,15 @@ floe_workers_status_cb(void *arg)
 	struct floe *f = arg;
 	struct stats one;
 	struct cache_stats cs;
+	struct memo_stats ms;
 	uint64_t conns = 0, held = 0;
 	json_t *a = json_array();
 	unsigned i;
 
 	for (i = 0; i < f->workers->n; i++) {
 		memset(&one, 0, sizeof(one));
-		(void)workers_read(f->workers, i, &one, &cs, &conns, &held);
+		(void)workers_read(f->workers, i, &one, &cs, &ms, &conns,
+		    &held);
 		json_array_append_new(a,
 		    json_pack("{s:I, s:I, s:I, s:I, s:I}", "slot",
 			(json_int_t)i, "pid",
@@ -701,8 +738,10 @@ void
 floe_worker_publish(struct floe *f)
 {
 	struct cache_stats cs;
+	struct memo_stats ms;
 
 	cache_get_stats(f->cache, &cs);
-	workers_publish(f->wslot, &f->stats, &cs, server_nconns(f->front),
+	memo_get_stats(f->memo, &ms);
+	workers_publish(f->wslot, &f->stats, &cs, &ms, server_nconns(f->front),
 	    server_held_bytes());
 }

@@ -126,12 +126,14 @@ workers_count(struct workers_slot *s, uint32_t wave, unsigned state,
 /* A worker's tick: its counters into its slot, under the sequence. */
 void
 workers_publish(struct workers_slot *s, const struct stats *st,
-    const struct cache_stats *cs, unsigned conns, size_t held)
+    const struct cache_stats *cs, const struct memo_stats *ms, unsigned conns,
+    size_t held)
 {
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(s->counters, st, STATS_COUNTERS_SIZE);
 	s->cache = *cs;
+	s->memo = *ms;
 	s->conns = conns;
 	s->held = held;
 	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
@@ -140,7 +142,8 @@ workers_publish(struct workers_slot *s, const struct stats *st,
 /* The master: slot I's counters, read while no copy was being written. */
 bool
 workers_read(const struct workers *w, unsigned i, struct stats *st,
-    struct cache_stats *cs, uint64_t *conns, uint64_t *held)
+    struct cache_stats *cs, struct memo_stats *ms, uint64_t *conns,
+    uint64_t *held)
 {
 	const struct workers_slot *s = &w->slot[i];
 	uint64_t a, b;
@@ -152,6 +155,7 @@ workers_read(const struct workers *w, unsigned i, struct stats *st,
 			continue;
 		memcpy(st, s->counters, STATS_COUNTERS_SIZE);
 		*cs = s->cache;
+		*ms = s->memo;
 		*conns = s->conns;
 		*held = s->held;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);

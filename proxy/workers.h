@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "cache/cache.h"
+#include "cache/memo.h"
 #include "policy/readers.h"
 #include "proxy/stats.h"
 #include "routing/route.h"
@@ -49,6 +50,7 @@ struct workers_slot {
 	uint64_t seq; /* odd while the copy below is being written */
 	uint8_t counters[STATS_COUNTERS_SIZE]; /* its struct stats' counters */
 	struct cache_stats cache;
+	struct memo_stats memo; /* its memo of checked answers */
 	uint64_t conns; /* its open client connections */
 	uint64_t held; /* bytes its answers hold */
 	uint64_t waves_lost; /* reads of waves beyond WORKERS_WAVES */
@@ -102,13 +104,15 @@ void workers_count(struct workers_slot *, uint32_t wave, unsigned state,
     enum route_side side, bool bad);
 /* The worker's tick: copy ST's counters and these figures to its slot. */
 void workers_publish(struct workers_slot *, const struct stats *st,
-    const struct cache_stats *cs, unsigned conns, size_t held);
+    const struct cache_stats *cs, const struct memo_stats *ms, unsigned conns,
+    size_t held);
 /*
  * The master: the counters of slot I, copied consistently into ST's
  * counters (whole, or left alone if the worker kept writing).
  */
 bool workers_read(const struct workers *, unsigned i, struct stats *st,
-    struct cache_stats *cs, uint64_t *conns, uint64_t *held);
+    struct cache_stats *cs, struct memo_stats *ms, uint64_t *conns,
+    uint64_t *held);
 
 /*
  * A worker: queue IN[0..N) for the master. How many were queued (the

@@ -10,30 +10,9 @@
 #include <event2/buffer.h>
 
 #include "proxy/h1.h"
+#include "tests/fuzz/fuzz_h1.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
-
-/* Each header's field is its name's; first[] finds the first of each. */
-static void
-fuzz_check_fields(const struct h1_msg *m)
-{
-	const struct h1_header *g;
-	enum h1_field f;
-	unsigned i;
-
-	for (i = 0; i < m->nhdrs; i++) {
-		f = m->hdrs[i].field;
-		if (f != h1_field_of(m->hdrs[i].name, m->hdrs[i].name_len))
-			__builtin_trap();
-		if (f != H1_F_OTHER &&
-		    ((g = h1_get(m, f)) == NULL || g > &m->hdrs[i]))
-			__builtin_trap();
-	}
-	for (f = H1_F_OTHER + 1; f < H1_F_COUNT; f++)
-		if (m->first[f] > m->nhdrs ||
-		    (m->first[f] != 0 && m->hdrs[m->first[f] - 1].field != f))
-			__builtin_trap();
-}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

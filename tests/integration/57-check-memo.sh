@@ -8,7 +8,9 @@
 # again: a 200 with the merged config. The same for a large answer, which
 # is compared with the memo only until it is streamed, and then passed
 # on with the edits its rewrite made the last time, by the same rules:
-# byte for byte what floe sends without the memo.
+# byte for byte what floe sends without the memo. What the memo holds,
+# in GET /status and /metrics: an entry per side and table loaded, its
+# bytes within check_memo_size; nothing once it is 0.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/triggers.sh"
 lib_init 57m
@@ -40,6 +42,27 @@ failures() {
 	curl -s --max-time 5 --unix-socket "$SOCK" http://floe/status |
 		jq ".catalogs.$1.failures"
 }
+# memo: GET /status's memo; memo_metric NAME: /metrics's NAME.
+memo() {
+	curl -s --max-time 5 --unix-socket "$SOCK" http://floe/status |
+		jq -c .memo
+}
+memo_metric() {
+	curl -s --max-time 5 --unix-socket "$SOCK" http://floe/metrics |
+		awk -v n="$1" '$1 == n { print $2 }'
+}
+# memo_agrees: /metrics shows what /status does.
+memo_agrees() {
+	local m
+	m=$(memo)
+	expect_eq "$1: /metrics as /status" \
+		"$(jq -r '"\(.bytes) \(.entries) \(.budget)"' <<<"$m")" \
+		"$(memo_metric floe_memo_bytes) $(memo_metric floe_memo_entries) $(memo_metric floe_memo_budget_bytes)"
+}
+
+expect_eq "nothing loaded: the memo is empty, its budget check_memo_size" \
+	'{"budget":16777216,"bytes":0,"entries":0}' "$(memo)"
+memo_agrees "... empty"
 
 # A 4 KB LoadTable result with an upstream URL to rewrite, and the same
 # length with one byte wrong in its middle.
@@ -79,6 +102,14 @@ cmp -s "$T/b1" "$T/b2" && cmp -s "$T/b1" "$T/b3" &&
 	ok "... byte for byte the same each time" || bad "... the answers differ"
 expect_eq "... the 2nd and 3rd not checked again" $((h0 + 2)) \
 	"$(memo_hits lakehouse)"
+jq -e '.entries == 1 and .bytes > 3500 and .bytes <= .budget' <<<"$(memo)" \
+	>/dev/null && ok "... the memo holds one table, its answer's bytes" ||
+	bad "... the memo: $(memo)"
+get /v1/routed/namespaces/db/tables/bunnies
+get /v1/routed/namespaces/db/tables/bunnies
+expect_eq "another table, loaded twice: the memo holds two" 2 \
+	"$(memo | jq .entries)"
+memo_agrees "... two tables"
 
 # One byte wrong, the same length: checked, 502, the offset exact.
 f0=$(failures lakehouse)
@@ -187,6 +218,10 @@ get $A -0
 cmp -s "$T/lb2" "$T/b" && ok "... kept: the same to HTTP/1.0" ||
 	bad "... to HTTP/1.0: $(last)"
 expect_eq "... not checked again" $((h0 + 3)) "$(memo_hits warehouse)"
+jq -e '.entries == 3 and .bytes > 2097152 and .bytes <= .budget' \
+	<<<"$(memo)" >/dev/null &&
+	ok "the table on the other side too: 3 entries, the 2 MB answer's bytes" ||
+	bad "the memo after the 2 MB answer: $(memo)"
 
 # A 2 MB answer with upstream URLs (one at the top, one deep in it, and
 # one that only begins like them) and a config to merge into: the same
@@ -255,6 +290,9 @@ for v in -0 -0 --http1.1; do
 done
 expect_eq "check_memo_size = 0 (reloaded): every answer checked" \
 	$((h1 + 4)) "$(memo_hits warehouse)"
+expect_eq "... the memo empty" '{"budget":0,"bytes":0,"entries":0}' \
+	"$(memo)"
+memo_agrees "... empty"
 cmp -s "$T/lb2" "$T/b" && ok "... the same answer" || bad "... other bytes"
 for k in 1:u: 2:u:"$HOST2" 6:uinurl: 7:uatpre:; do
 	IFS=: read -r i rule host <<<"$k"

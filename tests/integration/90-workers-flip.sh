@@ -5,7 +5,7 @@
 # through the master's admin socket: no read sent after floectl's
 # acknowledgement is answered by the side the wave left, on either worker,
 # and both workers answer after each change. Then GET /status and /metrics
-# sum what both workers answered. Last, with TLS on the listener, a TLS 1.3
+# sum what both workers answered, and what their memos hold. Last, with TLS on the listener, a TLS 1.3
 # session ticket one worker issued resumes on either worker.
 . "$(dirname "$0")/lib.sh"
 lib_init 90
@@ -82,6 +82,11 @@ total=$(jq .requests "$T/b")
 [ "$total" -ge "$n" ] && [ "$sum" = "$total" ] &&
 	ok "/status requests ($total) is the workers' sum, at least the $n reads" ||
 	bad "/status requests $total, workers' sum $sum, reads $n"
+# Each worker loaded the table from both sides: two entries in its memo.
+jq -e '.memo.budget == 2 * 16777216 and .memo.entries == 4 and .memo.bytes > 0 and .memo.bytes <= .memo.budget' \
+	"$T/b" >/dev/null &&
+	ok "/status memo: both workers' memos summed (4 entries, 2 x 16M)" ||
+	bad "/status memo: $(jq -c .memo "$T/b")"
 curl -s --max-time 5 --unix-socket "$SOCK" http://floe/metrics >"$T/m"
 lh=$(awk '/^floe_requests_total\{side="lakehouse",code="200"\}/{print $2}' "$T/m")
 wh=$(awk '/^floe_requests_total\{side="warehouse",code="200"\}/{print $2}' "$T/m")
@@ -89,6 +94,9 @@ wh=$(awk '/^floe_requests_total\{side="warehouse",code="200"\}/{print $2}' "$T/m
 	ok "/metrics counts both workers' answers (${lh:-0} lakehouse + ${wh:-0} warehouse)" ||
 	bad "/metrics: lakehouse ${lh:-none}, warehouse ${wh:-none}, reads $n"
 grep -q '^floe_workers 2$' "$T/m" && ok "floe_workers 2" || bad "floe_workers: $(grep floe_workers "$T/m")"
+expect_eq "/metrics: the memos' entries and budget summed" \
+	"4 $((2 * 16777216))" \
+	"$(awk '$1 == "floe_memo_entries" { e = $2 } $1 == "floe_memo_budget_bytes" { b = $2 } END { print e, b }' "$T/m")"
 
 # TLS: the workers share their master's session ticket keys.
 stop_floe

@@ -5,7 +5,8 @@
  * or longer, has the verdict and error offset the JSON check gives it
  * alone, in pieces cut anywhere; the budget in LRU order, the entry cap,
  * the back-off of an entry that keeps missing; a buffer sent outlives
- * its entry.
+ * its entry; the figures /status shows (an entry per side and key, the
+ * bytes held within the budget).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -378,6 +379,43 @@ test_budget_lru_cap(void **state __unused)
 	memo_free(NULL);
 }
 
+/* What /status and /metrics show: bytes, entries, budget. */
+static void
+test_figures(void **state __unused)
+{
+	struct memo *m = memo_new(1 << 20);
+	struct memo_buf *b = mkbuf(K("{\"a\":1}"));
+	struct memo_stats st, st1;
+
+	memo_get_stats(m, &st);
+	assert_int_equal(st.budget, 1 << 20);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(st.entries, 0);
+	/* One entry per side and key; the same key again replaces it. */
+	memo_put(m, 0, K("/v1/t"), b, NULL, 0, NULL, true);
+	memo_get_stats(m, &st1);
+	assert_int_equal(st1.entries, 1);
+	assert_true(st1.bytes > 7);
+	memo_put(m, 0, K("/v1/t"), b, NULL, 0, NULL, true);
+	memo_get_stats(m, &st);
+	assert_int_equal(st.entries, 1);
+	assert_int_equal(st.bytes, st1.bytes);
+	memo_put(m, 1, K("/v1/t"), b, NULL, 0, NULL, true);
+	memo_put(m, 0, K("/v1/u"), b, NULL, 0, NULL, true);
+	memo_get_stats(m, &st);
+	assert_int_equal(st.entries, 3);
+	assert_int_equal(st.bytes, 3 * st1.bytes);
+	assert_true(st.bytes <= st.budget);
+	/* Off: nothing held, no budget. */
+	memo_configure(m, 0);
+	memo_get_stats(m, &st);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(st.entries, 0);
+	assert_int_equal(st.budget, 0);
+	memo_buf_unref(b);
+	memo_free(m);
+}
+
 static void
 test_backoff(void **state __unused)
 {
@@ -454,6 +492,7 @@ main(void)
 		cmocka_unit_test(test_cmp_long),
 		cmocka_unit_test(test_cmp_not_json),
 		cmocka_unit_test(test_budget_lru_cap),
+		cmocka_unit_test(test_figures),
 		cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_ref_outlives_entry),
 	};

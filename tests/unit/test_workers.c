@@ -76,6 +76,10 @@ test_publish(void **state __unused)
 	struct workers *w, *v;
 	struct stats st, got;
 	struct cache_stats cs = { .hits = 5, .bytes = 100 }, gcs;
+	struct memo_stats ms = { .bytes = 7000,
+		.entries = 3,
+		.budget = 1 << 20 };
+	struct memo_stats gms;
 	uint64_t conns, held;
 	int fd;
 
@@ -84,17 +88,20 @@ test_publish(void **state __unused)
 	st.requests = 42;
 	st.side[ROUTE_LAKEHOUSE].errors_5xx = 3;
 	stats_answer(&st, ROUTE_LAKEHOUSE, 503, 1500, 1000);
-	workers_publish(&w->slot[0], &st, &cs, 9, 4096);
+	workers_publish(&w->slot[0], &st, &cs, &ms, 9, 4096);
 	assert_int_equal(w->slot[0].seq % 2, 0);
 	/* A worker maps the region on the master's descriptor. */
 	assert_non_null(v = workers_attach(dup(fd)));
 	assert_int_equal(v->n, 1);
-	assert_true(workers_read(v, 0, &got, &gcs, &conns, &held));
+	assert_true(workers_read(v, 0, &got, &gcs, &gms, &conns, &held));
 	assert_int_equal(got.requests, 42);
 	assert_int_equal(got.side[ROUTE_LAKEHOUSE].errors_5xx, 3);
 	assert_int_equal(got.codes[ROUTE_LAKEHOUSE][503 - STATS_CODE_MIN], 1);
 	assert_int_equal(got.duration[ROUTE_LAKEHOUSE].count, 1);
 	assert_int_equal(gcs.hits, 5);
+	assert_int_equal(gms.bytes, 7000);
+	assert_int_equal(gms.entries, 3);
+	assert_int_equal(gms.budget, 1 << 20);
 	assert_int_equal(conns, 9);
 	assert_int_equal(held, 4096);
 	/* Sums: two copies add up. */
@@ -105,7 +112,7 @@ test_publish(void **state __unused)
 	assert_int_equal(got.requests, 0);
 	/* A copy being written (odd sequence) is not read. */
 	w->slot[0].seq++;
-	assert_false(workers_read(v, 0, &got, &gcs, &conns, &held));
+	assert_false(workers_read(v, 0, &got, &gcs, &gms, &conns, &held));
 	workers_free(v);
 	workers_free(w);
 	close(fd);

@@ -557,26 +557,25 @@ route_decide(struct route_result *res, const struct route_obj *obj,
 }
 
 /*
- * OBJ's slot in the route memo, or NULL for a key too long: the key hashed
- * eight bytes at a time (the zero-filled tail included), mixed.
+ * OBJ's slot in the route memo, or NULL for a key too long: its length
+ * and its first and last eight bytes (where tables of one namespace
+ * differ), mixed; a key shorter than eight bytes byte by byte.
  */
 static struct route_memo *
 route_memo_slot(const struct route_obj *obj)
 {
-	uint64_t h = obj->len, w;
+	uint64_t h = obj->len, a, b;
 	size_t i;
 
 	if (obj->len > ROUTE_MEMO_KEY)
 		return NULL;
-	for (i = 0; i + 8 <= obj->len; i += 8) {
-		memcpy(&w, obj->key + i, 8);
-		h = (h ^ w) * 0x100000001b3ULL;
-	}
-	if (i < obj->len) {
-		w = 0;
-		memcpy(&w, obj->key + i, obj->len - i);
-		h = (h ^ w) * 0x100000001b3ULL;
-	}
+	if (obj->len >= 8) {
+		memcpy(&a, obj->key, 8);
+		memcpy(&b, obj->key + obj->len - 8, 8);
+		h ^= a * 0x9e3779b97f4a7c15ULL ^ b;
+	} else
+		for (i = 0; i < obj->len; i++)
+			h = h << 8 | obj->key[i];
 	return &route_memo[route_mix(h) & (ROUTE_MEMO_SLOTS - 1)];
 }
 

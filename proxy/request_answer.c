@@ -511,7 +511,9 @@ request_reply_upstream(struct request *r, enum route_side side,
 	struct evbuffer *body = m->body;
 	char etag[ETAG_MAX], *o, why[128];
 	const char *pinned = route_side_name(side);
+	struct memo_buf *send = NULL;
 	size_t blen, hlen;
+	int64_t cl;
 
 	o = hdrs + request_head(r, side, m, hdrs, etag);
 	blen = evbuffer_get_length(body);
@@ -523,7 +525,8 @@ request_reply_upstream(struct request *r, enum route_side side,
 	}
 	if (m->status >= 200 && m->status < 300 && blen > 0)
 		blen = r->merge_config && memo_is_on(f->memo) ?
-		    request_memo_rewrite(r, side, body, blen) :
+		    request_memo_rewrite(r, side, body, blen,
+			r->cacheable ? NULL : &send) :
 		    request_rewrite(r, side, body, blen, NULL, NULL);
 	if (m->status >= 500)
 		f->stats.side[side].errors_5xx++;
@@ -540,8 +543,12 @@ request_reply_upstream(struct request *r, enum route_side side,
 	hlen = o - hdrs;
 	request_log_access(r, m->status, pinned);
 	f->stats.requests++;
-	server_reply(r->conn, m->status, hdrs, hlen, body,
-	    r->msg->method == H1_HEAD || m->status == 304 ? (int64_t)blen : -1);
+	cl = r->msg->method == H1_HEAD || m->status == 304 ? (int64_t)blen : -1;
+	/* The memo's rewrite is sent from where it is; BODY is let go. */
+	if (send != NULL)
+		request_memo_reply(r, m->status, hdrs, hlen, send, cl);
+	else
+		server_reply(r->conn, m->status, hdrs, hlen, body, cl);
 	request_free(r);
 }
 

@@ -215,7 +215,9 @@ void request_memo_streamed(struct request *, enum route_side, bool hit,
     char *copy, size_t len, const char *params, size_t plen,
     struct catalog_stream *made);
 size_t request_memo_rewrite(struct request *, enum route_side,
-    struct evbuffer *, size_t);
+    struct evbuffer *, size_t, struct memo_buf **);
+void request_memo_reply(struct request *, unsigned, const char *, size_t,
+    struct memo_buf *, int64_t);
 
 /* request_stream.c: an answer passed on as it arrives. */
 bool request_stream_wanted(const struct request *);

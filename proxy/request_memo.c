@@ -27,6 +27,7 @@
 #include "proxy/floe.h"
 #include "proxy/h1.h"
 #include "proxy/request_impl.h"
+#include "proxy/server.h"
 #include "routing/route.h"
 
 static void request_memo_unref_cb(const void *, size_t, void *);
@@ -103,15 +104,30 @@ request_memo_params(struct request *r, enum route_side side, char *p,
 }
 
 /*
+ * Answer R with STATUS, HDRS (HLEN bytes) and the memo's B as the body
+ * (the caller's reference to B is the answer's), referenced where it is.
+ */
+void
+request_memo_reply(struct request *r, unsigned status, const char *hdrs,
+    size_t hlen, struct memo_buf *b, int64_t content_length)
+{
+	server_reply_ref(r->conn, status, hdrs, hlen, b->data, b->len,
+	    content_length, request_memo_unref_cb, b);
+}
+
+/*
  * request_rewrite for R's LoadTable answer from SIDE, BODY (BLEN bytes,
  * found JSON), with the memo: an answer that was the memo's is sent as
  * its rewrite when that was made with the same parameters (no rewrite,
  * no search), and gets one made otherwise; another is rewritten and, when
- * memo_miss says so, kept with its rewrite. The answer's new length.
+ * memo_miss says so, kept with its rewrite. The answer's new length. With
+ * SEND (not NULL), a rewrite the memo made is not put in BODY but given
+ * in *SEND (a reference for the caller; BODY then holds the answer as it
+ * came), else *SEND is left as it was.
  */
 size_t
 request_memo_rewrite(struct request *r, enum route_side side,
-    struct evbuffer *body, size_t blen)
+    struct evbuffer *body, size_t blen, struct memo_buf **send)
 {
 	struct memo *memo = r->f->memo;
 	const char *key = r->msg->target;
@@ -128,7 +144,10 @@ request_memo_rewrite(struct request *r, enum route_side side,
 		case MEMO_OUT_SAME:
 			return blen;
 		case MEMO_OUT_BUF:
-			request_memo_send(body, blen, out);
+			if (send != NULL)
+				*send = out;
+			else
+				request_memo_send(body, blen, out);
 			return out->len;
 		case MEMO_OUT_NONE:
 			break;

@@ -105,6 +105,16 @@ unsigned server_nconns(const struct server *);
  */
 void server_reply(struct server_conn *, unsigned status, const char *hdrs,
     size_t hlen, struct evbuffer *body, int64_t content_length);
+/* Told that the bytes a server_reply_ref answer referenced are done with. */
+typedef void (*server_ref_done_cb)(const void *data, size_t len, void *arg);
+/*
+ * server_reply with the LEN bytes at DATA as the body, referenced, not
+ * copied: DONE(DATA..., ARG) is called once, when they are no longer
+ * needed (before it returns when the socket took them all at once).
+ */
+void server_reply_ref(struct server_conn *, unsigned status, const char *hdrs,
+    size_t hlen, const void *data, size_t len, int64_t content_length,
+    server_ref_done_cb done, void *arg);
 /*
  * Answer with a body given in pieces as it comes (server_stream_add):
  * CONTENT_LENGTH bytes, or chunked when it is below 0 (to an HTTP/1.1

@@ -118,9 +118,13 @@ request_log_access(struct request *r, unsigned status, const char *target)
 	unsigned side = STATS_FLOE;
 	int64_t us;
 
-	if (strcmp(target, "warehouse") == 0)
+	/* Nearly always route_side_name's own string: no compare. */
+	if (target == route_side_name(ROUTE_WAREHOUSE) ||
+	    (target != route_side_name(ROUTE_LAKEHOUSE) &&
+		strcmp(target, "warehouse") == 0))
 		side = ROUTE_WAREHOUSE;
-	else if (strcmp(target, "lakehouse") == 0)
+	else if (target == route_side_name(ROUTE_LAKEHOUSE) ||
+	    strcmp(target, "lakehouse") == 0)
 		side = ROUTE_LAKEHOUSE;
 	stats_answer(&f->stats, side, status, units_mono_us() - r->start_us,
 	    r->upstream_us > 0 ? (int64_t)r->upstream_us : -1);
@@ -228,39 +232,45 @@ request_abort_cb(void *arg)
 	request_free(r);
 }
 
+/* FNV-1a of the LEN bytes at P (as /resolve?client=), four bytes a turn. */
+static uint64_t
+request_fnv(const void *key, size_t n)
+{
+	const unsigned char *p = key;
+	uint64_t x = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i + 4 <= n; i += 4) {
+		x = (x ^ p[i]) * 0x100000001b3ULL;
+		x = (x ^ p[i + 1]) * 0x100000001b3ULL;
+		x = (x ^ p[i + 2]) * 0x100000001b3ULL;
+		x = (x ^ p[i + 3]) * 0x100000001b3ULL;
+	}
+	for (; i < n; i++)
+		x = (x ^ p[i]) * 0x100000001b3ULL;
+	return x;
+}
+
 /*
  * A hash of the client's identity: the name authentication gave it (so
  * floectl resolve --client NAME predicts its canary side), else its bearer
- * token, else its address. After request_authenticate (its header).
+ * token, else its address. After request_authenticate (its header). The
+ * connection remembers the last one: a client sends the same every time.
  */
 static uint64_t
 request_client_hash(struct request *r)
 {
 	const struct h1_header *h = r->authz_hdr;
 	const char *p;
-	size_t n, i;
-	uint64_t x = 0xcbf29ce484222325ULL; /* FNV-1a, as /resolve?client= */
 
 	r->authz = h != NULL;
 	if (r->ident[0] != '\0')
 		return route_client_hash(r->ident, strlen(r->ident));
-	if (h != NULL) {
-		p = h->value;
-		n = h->value_len;
-	} else {
-		p = server_conn_peer(r->conn);
-		n = strlen(p);
-	}
-	/* Four bytes a turn: the same hash, less loop for each byte. */
-	for (i = 0; i + 4 <= n; i += 4) {
-		x = (x ^ (unsigned char)p[i]) * 0x100000001b3ULL;
-		x = (x ^ (unsigned char)p[i + 1]) * 0x100000001b3ULL;
-		x = (x ^ (unsigned char)p[i + 2]) * 0x100000001b3ULL;
-		x = (x ^ (unsigned char)p[i + 3]) * 0x100000001b3ULL;
-	}
-	for (; i < n; i++)
-		x = (x ^ (unsigned char)p[i]) * 0x100000001b3ULL;
-	return x;
+	if (h != NULL)
+		return server_conn_memo(r->conn, h->value, h->value_len,
+		    request_fnv);
+	p = server_conn_peer(r->conn);
+	return server_conn_memo(r->conn, p, strlen(p), request_fnv);
 }
 
 /*

@@ -206,22 +206,39 @@ static const bool request_back_headers[H1_F_COUNT] = {
 	[H1_F_LOCATION] = true,
 };
 
+/*
+ * The two parts of request_floe_base's URL written into LEN bytes: the
+ * scheme (*SCHEME, *SLEN bytes) and the host, returned (*HLEN bytes).
+ */
+const char *
+request_floe_host(struct request *r, size_t len, const char **scheme,
+    size_t *slen, size_t *hlen)
+{
+	const struct h1_header *h = h1_get(r->msg, H1_F_HOST);
+	const char *host;
+	bool tls = server_conn_is_tls(r->conn);
+
+	*scheme = tls ? "https://" : "http://";
+	*slen = tls ? 8 : 7;
+	if (h != NULL && h->value_len > 0 && *slen + h->value_len < len) {
+		*hlen = h->value_len;
+		return h->value;
+	}
+	host = r->f->conf->listen;
+	*hlen = strlen(host);
+	if (*slen + *hlen >= len)
+		*hlen = len - *slen - 1;
+	return host;
+}
+
 /* The base URL clients reach floe at, from their Host header. */
 void
 request_floe_base(struct request *r, char *buf, size_t len)
 {
-	const struct h1_header *h = h1_get(r->msg, H1_F_HOST);
-	const char *scheme =
-	    server_conn_is_tls(r->conn) ? "https://" : "http://";
-	const char *host = r->f->conf->listen;
-	size_t hlen = strlen(host), slen = strlen(scheme);
+	const char *scheme, *host;
+	size_t slen, hlen;
 
-	if (h != NULL && h->value_len > 0 && slen + h->value_len < len) {
-		host = h->value;
-		hlen = h->value_len;
-	}
-	if (slen + hlen >= len)
-		hlen = len - slen - 1;
+	host = request_floe_host(r, len, &scheme, &slen, &hlen);
 	/* Every LoadTable with config to merge: no printf. */
 	memcpy(buf, scheme, slen);
 	memcpy(buf + slen, host, hlen);
@@ -270,7 +287,7 @@ request_rewrite(struct request *r, enum route_side side, struct evbuffer *body,
 	size_t ulen = f->conf->target[side].uri_len;
 	const char *pinned = route_side_name(side);
 	bool merge = r->merge_config && catalog_has_merge(cat);
-	char base[300], *nb, *ins;
+	char base[REQUEST_FLOE_BASE], *nb, *ins;
 	struct evbuffer *head;
 	size_t nblen, tlen, inslen, at, i;
 	struct evbuffer_ptr pos;
@@ -494,7 +511,9 @@ request_reply_upstream(struct request *r, enum route_side side,
 	struct evbuffer *body = m->body;
 	char etag[ETAG_MAX], *o, why[128];
 	const char *pinned = route_side_name(side);
+	struct memo_buf *send = NULL;
 	size_t blen, hlen;
+	int64_t cl;
 
 	o = hdrs + request_head(r, side, m, hdrs, etag);
 	blen = evbuffer_get_length(body);
@@ -506,7 +525,8 @@ request_reply_upstream(struct request *r, enum route_side side,
 	}
 	if (m->status >= 200 && m->status < 300 && blen > 0)
 		blen = r->merge_config && memo_is_on(f->memo) ?
-		    request_memo_rewrite(r, side, body, blen) :
+		    request_memo_rewrite(r, side, body, blen,
+			r->cacheable ? NULL : &send) :
 		    request_rewrite(r, side, body, blen, NULL, NULL);
 	if (m->status >= 500)
 		f->stats.side[side].errors_5xx++;
@@ -523,8 +543,12 @@ request_reply_upstream(struct request *r, enum route_side side,
 	hlen = o - hdrs;
 	request_log_access(r, m->status, pinned);
 	f->stats.requests++;
-	server_reply(r->conn, m->status, hdrs, hlen, body,
-	    r->msg->method == H1_HEAD || m->status == 304 ? (int64_t)blen : -1);
+	cl = r->msg->method == H1_HEAD || m->status == 304 ? (int64_t)blen : -1;
+	/* The memo's rewrite is sent from where it is; BODY is let go. */
+	if (send != NULL)
+		request_memo_reply(r, m->status, hdrs, hlen, send, cl);
+	else
+		server_reply(r->conn, m->status, hdrs, hlen, body, cl);
 	request_free(r);
 }
 

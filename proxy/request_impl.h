@@ -189,6 +189,10 @@ size_t request_head(struct request *, enum route_side, const struct h1_msg *,
  */
 void request_count_read(struct request *, enum route_side, bool bad);
 void request_floe_base(struct request *, char *, size_t);
+const char *request_floe_host(struct request *, size_t, const char **, size_t *,
+    size_t *);
+/* The size of the buffer request_floe_base writes floe's base URL into. */
+#define REQUEST_FLOE_BASE 300
 void request_reply_upstream(struct request *, enum route_side, struct h1_msg *);
 size_t request_rewrite(struct request *, enum route_side, struct evbuffer *,
     size_t, struct memo_buf **out, bool *same);
@@ -211,7 +215,9 @@ void request_memo_streamed(struct request *, enum route_side, bool hit,
     char *copy, size_t len, const char *params, size_t plen,
     struct catalog_stream *made);
 size_t request_memo_rewrite(struct request *, enum route_side,
-    struct evbuffer *, size_t);
+    struct evbuffer *, size_t, struct memo_buf **);
+void request_memo_reply(struct request *, unsigned, const char *, size_t,
+    struct memo_buf *, int64_t);
 
 /* request_stream.c: an answer passed on as it arrives. */
 bool request_stream_wanted(const struct request *);

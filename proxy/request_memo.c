@@ -27,6 +27,7 @@
 #include "proxy/floe.h"
 #include "proxy/h1.h"
 #include "proxy/request_impl.h"
+#include "proxy/server.h"
 #include "routing/route.h"
 
 static void request_memo_unref_cb(const void *, size_t, void *);
@@ -72,34 +73,46 @@ request_memo_send(struct evbuffer *body, size_t blen, struct memo_buf *b)
 
 /*
  * Everything request_rewrite's output depends on besides the answer, into
- * P (LEN bytes): the merge, the catalog's config generation, the upstream
- * uri, floe's base URL as this client reaches it and the pinned prefix.
- * Its length, 0 when it does not fit (nothing is then reused).
+ * P (LEN bytes): the merge, the side (the pinned prefix), the catalog's
+ * config generation, the upstream uri and floe's base URL as this client
+ * reaches it, written from its parts (request_floe_host) in place. Its
+ * length, 0 when it does not fit (nothing is then reused).
  */
 static size_t
 request_memo_params(struct request *r, enum route_side side, char *p,
     size_t len)
 {
 	const struct conf_target *t = &r->f->conf->target[side];
-	const char *pinned = route_side_name(side);
 	uint64_t gen = r->f->cat[side]->generation;
-	size_t plen = strlen(pinned), blen, n = 0;
-	char base[300];
+	const char *scheme, *host;
+	size_t slen, hlen, n = 0;
 
-	request_floe_base(r, base, sizeof(base));
-	blen = strlen(base);
-	if (1 + sizeof(gen) + t->uri_len + 1 + blen + 1 + plen + 1 > len)
+	host = request_floe_host(r, REQUEST_FLOE_BASE, &scheme, &slen, &hlen);
+	if (2 + sizeof(gen) + t->uri_len + 1 + slen + hlen > len)
 		return 0;
 	p[n++] = r->merge_config;
+	p[n++] = (char)side;
 	memcpy(p + n, &gen, sizeof(gen));
 	n += sizeof(gen);
 	memcpy(p + n, t->uri, t->uri_len);
 	n += t->uri_len;
 	p[n++] = '\0';
-	memcpy(p + n, base, blen + 1);
-	n += blen + 1;
-	memcpy(p + n, pinned, plen + 1);
-	return n + plen + 1;
+	memcpy(p + n, scheme, slen);
+	n += slen;
+	memcpy(p + n, host, hlen);
+	return n + hlen;
+}
+
+/*
+ * Answer R with STATUS, HDRS (HLEN bytes) and the memo's B as the body
+ * (the caller's reference to B is the answer's), referenced where it is.
+ */
+void
+request_memo_reply(struct request *r, unsigned status, const char *hdrs,
+    size_t hlen, struct memo_buf *b, int64_t content_length)
+{
+	server_reply_ref(r->conn, status, hdrs, hlen, b->data, b->len,
+	    content_length, request_memo_unref_cb, b);
 }
 
 /*
@@ -107,11 +120,14 @@ request_memo_params(struct request *r, enum route_side side, char *p,
  * found JSON), with the memo: an answer that was the memo's is sent as
  * its rewrite when that was made with the same parameters (no rewrite,
  * no search), and gets one made otherwise; another is rewritten and, when
- * memo_miss says so, kept with its rewrite. The answer's new length.
+ * memo_miss says so, kept with its rewrite. The answer's new length. With
+ * SEND (not NULL), a rewrite the memo made is not put in BODY but given
+ * in *SEND (a reference for the caller; BODY then holds the answer as it
+ * came), else *SEND is left as it was.
  */
 size_t
 request_memo_rewrite(struct request *r, enum route_side side,
-    struct evbuffer *body, size_t blen)
+    struct evbuffer *body, size_t blen, struct memo_buf **send)
 {
 	struct memo *memo = r->f->memo;
 	const char *key = r->msg->target;
@@ -128,7 +144,10 @@ request_memo_rewrite(struct request *r, enum route_side side,
 		case MEMO_OUT_SAME:
 			return blen;
 		case MEMO_OUT_BUF:
-			request_memo_send(body, blen, out);
+			if (send != NULL)
+				*send = out;
+			else
+				request_memo_send(body, blen, out);
 			return out->len;
 		case MEMO_OUT_NONE:
 			break;

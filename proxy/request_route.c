@@ -27,20 +27,22 @@ static int
 request_resolve(struct request *r, const char *ns, size_t nslen,
     const char *name, size_t namelen, struct route_result *res)
 {
-	struct route_obj obj;
+	struct route_obj spare, *obj;
 
-	if (route_obj_table(ns, nslen, name, namelen, &obj) == -1)
+	/* Built where the request keeps it, when it has room: no copy. */
+	obj = r->nobjs < REQUEST_MAX_OBJS ? &r->objs[r->nobjs] : &spare;
+	if (route_obj_table(ns, nslen, name, namelen, obj) == -1)
 		return -1;
-	if (r->nobjs < REQUEST_MAX_OBJS)
-		r->objs[r->nobjs++] = obj;
-	else
+	if (obj == &spare)
 		r->objs_overflow = true;
+	else
+		r->nobjs++;
 	if (r->f->store == NULL) {
 		memset(res, 0, sizeof(*res));
 		res->why = ROUTE_WHY_STORE_ERROR;
 		return 0;
 	}
-	(void)route_resolve(r->f->store, &obj, r->client_hash, res);
+	(void)route_resolve(r->f->store, obj, r->client_hash, res);
 	return 0;
 }
 

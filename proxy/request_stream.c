@@ -131,7 +131,7 @@ request_stream_start(struct request *r, enum route_side side, struct h1_msg *m)
 	struct request_stream *st;
 	struct catalog_stream *cst;
 	const struct h1_header *h;
-	char base[300], *o, *end;
+	char base[REQUEST_FLOE_BASE], *o, *end;
 	int64_t clen = -1;
 	size_t hlen;
 

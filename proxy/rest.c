@@ -266,13 +266,39 @@ rest_match(const char *t, const struct rest_span *seg, size_t n)
  * joined by 0x1f in OUT and none may be empty. Without, it is one name and
  * every byte below 0x20 is malformed.
  */
+/* Bytes a name does not decode to as they are: controls, '%' and '+'. */
+static const unsigned char rest_unplain[256] = {
+	[0x00 ... 0x1f] = 1,
+	['%'] = 1,
+	['+'] = 1,
+};
+
 static int
 rest_decode(const char *in, size_t len, const char *sep, size_t seplen,
     char *out, size_t *outlen, int *nlevels)
 {
 	size_t i, o = 0, lstart = 0;
 	int c, hi, lo, nl = 1;
+	unsigned char last =
+	    nlevels != NULL && seplen > 0 ? sep[seplen - 1] : 0;
 
+	/*
+	 * Nearly every name is plain: no escape, no '+', no control byte and
+	 * no separator. Such a name decodes to itself, one level.
+	 */
+	for (i = 0; i < len; i++) {
+		c = (unsigned char)in[i];
+		if (rest_unplain[c] | (c == last))
+			break;
+	}
+	if (i == len && len > 0 && len < REST_NAME_MAX) {
+		memcpy(out, in, len);
+		out[len] = '\0';
+		*outlen = len;
+		if (nlevels != NULL)
+			*nlevels = 1;
+		return REST_OK;
+	}
 	for (i = 0; i < len; i++) {
 		c = (unsigned char)in[i];
 		if (c == '+')

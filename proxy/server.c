@@ -825,3 +825,20 @@ server_conn_is_tls(const struct server_conn *c)
 {
 	return c->tls;
 }
+
+/* FN of KEY, from the connection's memo when it was the last one asked. */
+uint64_t
+server_conn_memo(struct server_conn *c, const void *key, size_t len,
+    uint64_t (*fn)(const void *, size_t))
+{
+	if (c->memo_fn == fn && c->memo_len == len &&
+	    memcmp(c->memo_key, key, len) == 0)
+		return c->memo_val;
+	if (len > sizeof(c->memo_key))
+		return fn(key, len);
+	c->memo_val = fn(key, len);
+	c->memo_fn = fn;
+	c->memo_len = len;
+	memcpy(c->memo_key, key, len);
+	return c->memo_val;
+}

@@ -105,6 +105,16 @@ unsigned server_nconns(const struct server *);
  */
 void server_reply(struct server_conn *, unsigned status, const char *hdrs,
     size_t hlen, struct evbuffer *body, int64_t content_length);
+/* Told that the bytes a server_reply_ref answer referenced are done with. */
+typedef void (*server_ref_done_cb)(const void *data, size_t len, void *arg);
+/*
+ * server_reply with the LEN bytes at DATA as the body, referenced, not
+ * copied: DONE(DATA..., ARG) is called once, when they are no longer
+ * needed (before it returns when the socket took them all at once).
+ */
+void server_reply_ref(struct server_conn *, unsigned status, const char *hdrs,
+    size_t hlen, const void *data, size_t len, int64_t content_length,
+    server_ref_done_cb done, void *arg);
 /*
  * Answer with a body given in pieces as it comes (server_stream_add):
  * CONTENT_LENGTH bytes, or chunked when it is below 0 (to an HTTP/1.1
@@ -141,5 +151,15 @@ uid_t server_conn_uid(const struct server_conn *);
 int server_conn_port(const struct server_conn *);
 /* The connection came in on a TLS listener. */
 bool server_conn_is_tls(const struct server_conn *);
+/* The longest key server_conn_memo remembers. */
+#define SERVER_MEMO_KEY 128
+/*
+ * FN of the LEN bytes at KEY, FN a pure function: the connection keeps
+ * the last key (up to SERVER_MEMO_KEY bytes) and what FN made of it, and
+ * answers the next call with the same FN and bytes from that (a client
+ * sends the same credential on every request of its connection).
+ */
+uint64_t server_conn_memo(struct server_conn *, const void *key, size_t len,
+    uint64_t (*fn)(const void *, size_t));
 
 #endif

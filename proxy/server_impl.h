@@ -73,6 +73,11 @@ struct server_conn {
 	int port;
 	char peer[INET6_ADDRSTRLEN];
 	LIST_ENTRY(server_conn) entry;
+	/* server_conn_memo: the last key, its function and value. */
+	uint64_t (*memo_fn)(const void *, size_t);
+	uint64_t memo_val;
+	size_t memo_len;
+	unsigned char memo_key[SERVER_MEMO_KEY];
 };
 
 struct server {

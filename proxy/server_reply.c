@@ -126,6 +126,58 @@ server_reply(struct server_conn *c, unsigned status, const char *hdrs,
 }
 
 /*
+ * Nearly every answer the memo of checked answers gives: on a plain
+ * connection with nothing queued, the head and the referenced bytes go
+ * in one sendmsg and only what the socket did not take is queued (the
+ * rest of the bytes referenced by the output buffer); no buffer chain is
+ * made, peeked and freed. Anything else goes through server_reply.
+ */
+void
+server_reply_ref(struct server_conn *c, unsigned status, const char *hdrs,
+    size_t hlen, const void *data, size_t len, int64_t content_length,
+    server_ref_done_cb done, void *arg)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev), *b;
+	const char *reason = h1_reason(status);
+	size_t rlen = strlen(reason), hl, off;
+	char head[SERVER_HEAD_NOW];
+	struct iovec iov[2];
+	ssize_t w;
+
+	if (c->tls || c->head_req || status == 304 || status == 204 ||
+	    status < 200 || rlen + hlen + 96 > sizeof(head) ||
+	    evbuffer_get_length(out) != 0) {
+		if ((b = evbuffer_new()) == NULL ||
+		    evbuffer_add_reference(b, data, len, done, arg) == -1)
+			fatalx("%s: out of memory", __func__);
+		server_reply(c, status, hdrs, hlen, b, content_length);
+		evbuffer_free(b);
+		return;
+	}
+	c->abort_cb = NULL;
+	c->continued = false;
+	c->streaming = false;
+	hl = (size_t)(server_head(c, head, status, reason, rlen, hdrs, hlen,
+			  content_length < 0 ? (int64_t)len : content_length) -
+	    head);
+	iov[0].iov_base = head;
+	iov[0].iov_len = hl;
+	iov[1].iov_base = (void *)(uintptr_t)data;
+	iov[1].iov_len = len;
+	w = sockio_sendv(event_get_fd(c->rev), iov, 2);
+	off = w > 0 ? (size_t)w : 0;
+	if (off < hl)
+		evbuffer_add(out, head + off, hl - off);
+	off = off > hl ? off - hl : 0;
+	if (off == len)
+		done(data, len, arg);
+	else if (evbuffer_add_reference(out, (const char *)data + off,
+		     len - off, done, arg) == -1)
+		fatalx("%s: out of memory", __func__);
+	server_answered(c);
+}
+
+/*
  * Queue (or write at once) the head of an answer and BODY (moved; may be
  * NULL). CONTENT_LENGTH below 0: chunked.
  */

@@ -275,6 +275,7 @@ upstream_send(struct upstream *u, struct upstream_req *r, upstream_done_cb cb,
 		req = x->req;
 		memset(&x->c, 0,
 		    sizeof(*x) - offsetof(struct upstream_xfer, c));
+		x->error[0] = '\0';
 	} else {
 		x = xcalloc(1, sizeof(*x));
 		if ((req = evbuffer_new()) == NULL ||

@@ -52,6 +52,12 @@ struct upstream_xfer {
 	size_t hcap;
 	struct event *timer;
 	int64_t armed_us; /* when TIMER, if pending, fires (units_mono_us) */
+	/*
+	 * Set up apart when it is reused, not cleared: the check's state
+	 * (jscheck_init, every time) and the error text (emptied).
+	 */
+	struct jscheck jsc;
+	char error[400];
 	/* Cleared when it is reused: everything from here on. */
 	struct upconn *c;
 	int64_t due_us; /* the current phase's deadline; 0: none */
@@ -71,12 +77,10 @@ struct upstream_xfer {
 	bool check; /* a 2xx answer's body is checked as JSON */
 	int json; /* ... -1: not (yet), 0: it is not JSON, 1: it is */
 	size_t json_at; /* ... the first wrong byte, when not */
-	size_t checked; /* ... body bytes fed to the check so far */
-	struct jscheck jsc;
+	size_t checked; /* ... body bytes fed to the check so far (jsc) */
 	/* The body compared with the memo's (cache/memo.h) before that. */
 	struct memo_cmp mc;
 	bool memo_hit; /* the whole body was the memo's */
-	char error[400];
 	int64_t start_us;
 	uint64_t usec;
 	upstream_done_cb cb;

@@ -14,6 +14,37 @@
 #include "routing/wave.h"
 
 #define ROUTE_TEXT_MAX 2048
+#define ROUTE_MEMO_SLOTS 512 /* a power of 2 */
+#define ROUTE_MEMO_KEY 96 /* longer keys are resolved every time */
+
+/*
+ * The route memo: what the store said of an object (before the side is
+ * decided, which depends on the client), direct-mapped by its key, kept
+ * with the store and the snapshot it was read in. An entry is used only
+ * while that snapshot is still the last committed one (store_snapshot,
+ * read from LMDB's meta pages without a txn): every change to a route, a
+ * rule or a wave is a write txn that commits, moving the last txn id,
+ * before whoever made it is answered, so any resolve after an admin's
+ * acknowledgement (or a worker's, when the master writes) misses and
+ * reads the store. Store errors are never kept, and nothing is used while
+ * the store is unhealthy or in cluster mode's capture (store_snapshot 0).
+ * The serial tells a reopened store (a reload, a test) from the last one.
+ */
+struct route_memo {
+	uint64_t serial; /* store_serial */
+	uint64_t snap; /* store_read_snapshot; 0: empty */
+	uint64_t version;
+	int64_t since_ms;
+	uint32_t wave;
+	uint16_t klen;
+	uint16_t mnslen; /* ROUTE_WHY_RULE: the rule's namespace length */
+	uint8_t why;
+	uint8_t state;
+	uint8_t pct;
+	bool assigned;
+	unsigned char key[ROUTE_MEMO_KEY];
+};
+static struct route_memo route_memo[ROUTE_MEMO_SLOTS];
 
 static bool route_name_ok(const char *, size_t);
 static bool route_is_plain(const unsigned char *, size_t);
@@ -30,6 +61,11 @@ static uint64_t route_mix(uint64_t);
 static uint64_t route_canary_hash(const struct route_obj *, uint64_t);
 static void route_decide(struct route_result *, const struct route_obj *,
     uint64_t);
+static struct route_memo *route_memo_slot(const struct route_obj *);
+static bool route_memo_get(struct store *, const struct route_obj *,
+    struct route_result *);
+static void route_memo_put(struct store *, const struct route_obj *, uint64_t,
+    const struct route_result *);
 
 /* "warehouse" or "lakehouse". */
 const char *
@@ -520,7 +556,99 @@ route_decide(struct route_result *res, const struct route_obj *obj,
 	}
 }
 
-/* Resolve OBJ to the sides that serve it. */
+/*
+ * OBJ's slot in the route memo, or NULL for a key too long: its length
+ * and its first and last eight bytes (where tables of one namespace
+ * differ), mixed; a key shorter than eight bytes byte by byte.
+ */
+static struct route_memo *
+route_memo_slot(const struct route_obj *obj)
+{
+	uint64_t h = obj->len, a, b;
+	size_t i;
+
+	if (obj->len > ROUTE_MEMO_KEY)
+		return NULL;
+	if (obj->len >= 8) {
+		memcpy(&a, obj->key, 8);
+		memcpy(&b, obj->key + obj->len - 8, 8);
+		h ^= a * 0x9e3779b97f4a7c15ULL ^ b;
+	} else
+		for (i = 0; i < obj->len; i++)
+			h = h << 8 | obj->key[i];
+	return &route_memo[route_mix(h) & (ROUTE_MEMO_SLOTS - 1)];
+}
+
+/*
+ * Fill RES (all but the sides) from the memo when it holds OBJ for the
+ * store's current snapshot. The key bytes of RES->matched past its length
+ * are left as they were (nothing reads them).
+ */
+static bool
+route_memo_get(struct store *s, const struct route_obj *obj,
+    struct route_result *res)
+{
+	struct route_memo *e = route_memo_slot(obj);
+	uint64_t snap;
+
+	if (e == NULL || e->snap == 0 || e->klen != obj->len ||
+	    memcmp(e->key, obj->key, obj->len) != 0 ||
+	    e->serial != store_serial(s) || (snap = store_snapshot(s)) == 0 ||
+	    e->snap != snap)
+		return false;
+	res->read = res->write = ROUTE_WAREHOUSE;
+	res->warehouse_writes_refused = false;
+	res->matched.len = 0;
+	res->matched.rule = false;
+	res->why = e->why;
+	res->assigned = e->assigned;
+	res->wave = e->wave;
+	res->state = e->state;
+	res->pct = e->pct;
+	res->since_ms = e->since_ms;
+	res->version = e->version;
+	if (e->why == ROUTE_WHY_OBJECT) {
+		memcpy(res->matched.key, obj->key, obj->len);
+		res->matched.len = obj->len;
+		res->matched.rule = obj->rule;
+	} else if (e->why == ROUTE_WHY_RULE) {
+		/* A rule's key is its namespace and ROUTE_SEP_RULE. */
+		memcpy(res->matched.key, obj->key, e->mnslen);
+		res->matched.key[e->mnslen] = ROUTE_SEP_RULE;
+		res->matched.len = (size_t)e->mnslen + 1;
+		res->matched.rule = true;
+	}
+	return true;
+}
+
+/* Keep RES, read in snapshot SNAP, as the memo of OBJ. */
+static void
+route_memo_put(struct store *s, const struct route_obj *obj, uint64_t snap,
+    const struct route_result *res)
+{
+	struct route_memo *e = route_memo_slot(obj);
+
+	if (e == NULL || snap == 0)
+		return;
+	e->serial = store_serial(s);
+	e->snap = snap;
+	e->version = res->version;
+	e->since_ms = res->since_ms;
+	e->wave = res->wave;
+	e->klen = (uint16_t)obj->len;
+	e->mnslen =
+	    res->why == ROUTE_WHY_RULE ? (uint16_t)(res->matched.len - 1) : 0;
+	e->why = (uint8_t)res->why;
+	e->state = res->state;
+	e->pct = res->pct;
+	e->assigned = res->assigned;
+	memcpy(e->key, obj->key, obj->len);
+}
+
+/*
+ * Resolve OBJ to the sides that serve it: from the route memo while the
+ * store is unchanged, else from the store.
+ */
 int
 route_resolve(struct store *s, const struct route_obj *obj,
     uint64_t client_hash, struct route_result *res)
@@ -529,13 +657,20 @@ route_resolve(struct store *s, const struct route_obj *obj,
 	struct store_route r;
 	struct store_wave_brief w;
 	size_t nslen;
+	uint64_t snap;
 	int rc = STORE_NOTFOUND;
 
+	if (route_memo_get(s, obj, res)) {
+		if (res->assigned)
+			route_decide(res, obj, client_hash);
+		return 0;
+	}
 	memset(res, 0, sizeof(*res));
 	res->read = res->write = ROUTE_WAREHOUSE;
 	res->why = ROUTE_WHY_UNASSIGNED;
 	if (store_read_begin(s) == -1)
 		goto fail;
+	snap = store_read_snapshot(s);
 
 	rc = store_route_get(s, obj->key, obj->len, &r);
 	if (rc == STORE_OK) {
@@ -567,6 +702,7 @@ route_resolve(struct store *s, const struct route_obj *obj,
 		goto fail;
 	if (rc == STORE_NOTFOUND) {
 		store_read_end(s);
+		route_memo_put(s, obj, snap, res);
 		return 0;
 	}
 
@@ -585,6 +721,7 @@ route_resolve(struct store *s, const struct route_obj *obj,
 	res->pct = w.pct;
 	res->since_ms = w.since_ms;
 	res->version = r.seq > w.seq ? r.seq : w.seq;
+	route_memo_put(s, obj, snap, res);
 	route_decide(res, obj, client_hash);
 	return 0;
 

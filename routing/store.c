@@ -36,6 +36,7 @@ static char STORE_META_SCHEMA[] = "schema";
 static char STORE_META_SEQ[] = "seq";
 
 static size_t store_mapsize = STORE_MAPSIZE;
+static uint64_t store_serials; /* stores opened so far (store_serial) */
 
 static int store_mkdirs(const char *, char *, size_t);
 
@@ -297,6 +298,7 @@ again:
 		goto fail;
 	mdb_txn_reset(s->rtxn);
 	s->healthy = true;
+	s->serial = ++store_serials;
 	return s;
 
 fail:
@@ -378,6 +380,41 @@ store_rend(struct store *s)
 		if (!s->rfailed)
 			store_ok(s);
 	}
+}
+
+/*
+ * The last committed txn's id + 1, read from the meta pages (mdb_env_info
+ * picks the newer of the two; a committer writes its meta page before it
+ * returns, and before it publishes the id to new readers, so this is never
+ * behind the snapshot a bracket begun afterwards reads). Inside a bracket,
+ * the bracket's snapshot.
+ */
+uint64_t
+store_snapshot(struct store *s)
+{
+	MDB_envinfo info;
+
+	if (!s->healthy || s->cap != NULL)
+		return 0;
+	if (s->rdepth > 0)
+		return (uint64_t)s->rgen; /* reads see the bracket's */
+	if (mdb_env_info(s->env, &info) != 0)
+		return 0;
+	return (uint64_t)info.me_last_txnid + 1;
+}
+
+/* The snapshot of the open read bracket (0 outside one). */
+uint64_t
+store_read_snapshot(const struct store *s)
+{
+	return s->rdepth > 0 ? (uint64_t)s->rgen : 0;
+}
+
+/* This store's serial. */
+uint64_t
+store_serial(const struct store *s)
+{
+	return s->serial;
 }
 
 /* Begin a batch of reads. */

@@ -115,6 +115,20 @@ void store_maintain(struct store *);
  */
 int store_read_begin(struct store *);
 void store_read_end(struct store *);
+/*
+ * The snapshot a read bracket begun now would see, without opening one:
+ * the id of the last committed write txn plus 1, from LMDB's meta pages,
+ * which sit in the map every process shares, so a commit by any process
+ * moves it before its committer returns. 0 when nothing read may be kept
+ * across brackets: the store is not healthy (a bracket is what notes it
+ * healthy again), or cluster mode captures writes that reads see before
+ * they commit.
+ */
+uint64_t store_snapshot(struct store *);
+/* Inside a read bracket, the snapshot it reads (as store_snapshot). */
+uint64_t store_read_snapshot(const struct store *);
+/* A number no other store this process opened had (never 0). */
+uint64_t store_serial(const struct store *);
 int store_route_get(struct store *, const void *key, size_t keylen,
     struct store_route *);
 int store_wave_get(struct store *, uint32_t n, struct store_wave *);

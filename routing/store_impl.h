@@ -57,6 +57,7 @@ struct store {
 	 * the current one.
 	 */
 	size_t rgen;
+	uint64_t serial; /* see store_serial */
 	/* Wave briefs (see store_wave_brief). */
 	struct store_wcache {
 		size_t gen;

@@ -122,6 +122,56 @@ test_mint_too_long(void **state __unused)
 	    -1);
 }
 
+/*
+ * The last tag minted is remembered with what it was minted from: the
+ * same again gives the same, anything else (tag, side, version) its own,
+ * and a small OUT is refused either way.
+ */
+static void
+test_mint_again(void **state __unused)
+{
+	char a[ETAG_MAX], b[ETAG_MAX], out[ETAG_MAX];
+
+	assert_int_equal(etag_mint("\"v1\"", 4, ROUTE_WAREHOUSE, 5, a,
+			     sizeof(a)),
+	    0);
+	assert_string_equal(a, "\"fl1.w.5.v1\"");
+	assert_int_equal(etag_mint("\"v1\"", 4, ROUTE_WAREHOUSE, 5, out,
+			     sizeof(out)),
+	    0);
+	assert_string_equal(out, a);
+	assert_int_equal(etag_mint("\"v1\"", 4, ROUTE_WAREHOUSE, 5, out,
+			     strlen(a)),
+	    -1);
+	assert_int_equal(etag_mint("\"v1\"", 4, ROUTE_WAREHOUSE, 5, out,
+			     strlen(a) + 1),
+	    0);
+	assert_string_equal(out, a);
+	assert_int_equal(etag_mint("\"v1\"", 4, ROUTE_LAKEHOUSE, 5, b,
+			     sizeof(b)),
+	    0);
+	assert_string_equal(b, "\"fl1.l.5.v1\"");
+	assert_int_equal(etag_mint("\"v1\"", 4, ROUTE_LAKEHOUSE, 6, b,
+			     sizeof(b)),
+	    0);
+	assert_string_equal(b, "\"fl1.l.6.v1\"");
+	assert_int_equal(etag_mint("\"v2\"", 4, ROUTE_LAKEHOUSE, 6, b,
+			     sizeof(b)),
+	    0);
+	assert_string_equal(b, "\"fl1.l.6.v2\"");
+	assert_int_equal(etag_mint("W/\"v2\"", 6, ROUTE_LAKEHOUSE, 6, b,
+			     sizeof(b)),
+	    0);
+	assert_string_equal(b, "W/\"fl1.l.6.v2\"");
+	/* Not an entity-tag: refused, and the last one still holds. */
+	assert_int_equal(etag_mint("v2", 2, ROUTE_LAKEHOUSE, 6, b, sizeof(b)),
+	    -1);
+	assert_int_equal(etag_mint("\"v1\"", 4, ROUTE_WAREHOUSE, 5, out,
+			     sizeof(out)),
+	    0);
+	assert_string_equal(out, a);
+}
+
 /* What floe mints comes back as the upstream tag. */
 static void
 test_round_trip(void **state __unused)
@@ -253,6 +303,7 @@ main(void)
 		cmocka_unit_test(test_mint),
 		cmocka_unit_test(test_mint_every_byte),
 		cmocka_unit_test(test_mint_too_long),
+		cmocka_unit_test(test_mint_again),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_unmint),
 		cmocka_unit_test(test_unmint_big_version),

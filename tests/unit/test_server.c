@@ -93,6 +93,22 @@ drain_cb(void *arg __attribute__((unused)))
 	stream_push();
 }
 
+/*
+ * Referenced answers (ref_mode): the body is given by server_reply_ref
+ * from a buffer of the test's, freed by the done callback (ref_done
+ * counts its calls).
+ */
+static bool ref_mode;
+static unsigned ref_done;
+
+static void
+ref_done_cb(const void *data __attribute__((unused)),
+    size_t len __attribute__((unused)), void *arg)
+{
+	ref_done++;
+	free(arg);
+}
+
 /* Answer request N with BIG bytes of its pattern. */
 static void
 request_cb(struct server_conn *c, struct h1_msg *m __attribute__((unused)),
@@ -101,6 +117,16 @@ request_cb(struct server_conn *c, struct h1_msg *m __attribute__((unused)),
 	struct evbuffer *b;
 	unsigned char *p;
 	size_t i;
+
+	if (ref_mode) {
+		p = malloc(BIG);
+		for (i = 0; i < BIG; i++)
+			p[i] = pattern(answered, i);
+		answered++;
+		server_reply_ref(c, 200, "X-Test: 1\r\n", 11, p, BIG, -1,
+		    ref_done_cb, p);
+		return;
+	}
 
 	if (stream_mode) {
 		stream_mode = false; /* the next request: a whole answer */
@@ -341,6 +367,45 @@ test_slow_reader(void **state __attribute__((unused)))
 }
 
 /*
+ * The same with referenced bodies: what the socket did not take waits
+ * where it is, referenced, and is let go once written, once per answer.
+ */
+static void
+test_slow_reader_ref(void **state __attribute__((unused)))
+{
+	struct fx f;
+	unsigned char *got;
+	size_t have, want = 2 * (BIG + 64), off;
+	int turns;
+
+	ref_mode = true;
+	ref_done = 0;
+	answered = 0;
+	fx_open(&f, 10000);
+	fx_send(&f,
+	    "GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
+	    "GET /b HTTP/1.1\r\nHost: x\r\n\r\n");
+	for (turns = 0; turns < 50; turns++) {
+		event_base_loop(f.base, EVLOOP_NONBLOCK);
+		usleep(1000);
+	}
+	assert_int_equal(answered, 1);
+	assert_int_equal(ref_done, 0); /* still referenced: not written */
+	assert_true(server_held_bytes() > BIG / 2);
+	got = malloc(want);
+	have = fx_read(&f, got, want, want, 0, 2, 2 * (BIG + HEAD_LEN));
+	assert_int_equal(answered, 2);
+	assert_int_equal(server_held_bytes(), 0);
+	off = check_answer(0, got, have);
+	off += check_answer(1, got + off, have - off);
+	assert_int_equal(off, have);
+	free(got);
+	fx_close(&f);
+	assert_int_equal(ref_done, 2);
+	ref_mode = false;
+}
+
+/*
  * An answer that takes a slow client several idle_timeouts to read is
  * not cut: the connection is idle only once its output has drained (a
  * client that stops reading altogether meets write_timeout instead).
@@ -486,6 +551,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slow_reader),
+		cmocka_unit_test(test_slow_reader_ref),
 		cmocka_unit_test(test_slow_reader_outlives_idle),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_stream_cut),

@@ -411,6 +411,8 @@ server_conn_free(struct server_conn *c)
 		tlsctx_close(c->bev);
 	bufferevent_free(c->bev);
 	h1_free(c->h1);
+	/* server_conn_memo's key may be a client's bearer token. */
+	explicit_bzero(c->memo_key, sizeof(c->memo_key));
 	free(c);
 }
 

@@ -259,13 +259,6 @@ rest_match(const char *t, const struct rest_span *seg, size_t n)
 	return -1;
 }
 
-/*
- * Percent-decode IN[0..LEN) into OUT (REST_NAME_MAX, NUL-terminated). With
- * NLEVELS non-NULL it is a namespace: 0x1f and SEP[0..SEPLEN) (compared
- * after decoding, so "." and "%2E" both split) end a level, levels are
- * joined by 0x1f in OUT and none may be empty. Without, it is one name and
- * every byte below 0x20 is malformed.
- */
 /* Bytes a name does not decode to as they are: controls, '%' and '+'. */
 static const unsigned char rest_unplain[256] = {
 	[0x00 ... 0x1f] = 1,
@@ -273,6 +266,13 @@ static const unsigned char rest_unplain[256] = {
 	['+'] = 1,
 };
 
+/*
+ * Percent-decode IN[0..LEN) into OUT (REST_NAME_MAX, NUL-terminated). With
+ * NLEVELS non-NULL it is a namespace: 0x1f and SEP[0..SEPLEN) (compared
+ * after decoding, so "." and "%2E" both split) end a level, levels are
+ * joined by 0x1f in OUT and none may be empty. Without, it is one name and
+ * every byte below 0x20 is malformed.
+ */
 static int
 rest_decode(const char *in, size_t len, const char *sep, size_t seplen,
     char *out, size_t *outlen, int *nlevels)

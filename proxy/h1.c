@@ -18,6 +18,7 @@
 #include <llhttp.h>
 
 #include "lib/compat.h"
+#include "lib/shortcopy.h"
 #include "lib/xmalloc.h"
 #include "proxy/h1.h"
 #include "proxy/h1_impl.h"
@@ -256,44 +257,16 @@ h1_too_large(struct h1 *h, bool target)
 }
 
 /*
- * Copy N bytes from S to D, neither range overlapping the other. Most
- * names and values are short: up to 16 bytes are moved inline, in two
- * loads and two stores that may overlap each other but stay within the
- * N bytes, not through a call to memcpy.
- */
-static inline __attribute__((always_inline)) void
-h1_copy(char *d, const char *s, size_t n)
-{
-	uint64_t a, b;
-	uint32_t c, e;
-
-	if (n >= 8 && n <= 16) {
-		memcpy(&a, s, 8);
-		memcpy(&b, s + n - 8, 8);
-		memcpy(d, &a, 8);
-		memcpy(d + n - 8, &b, 8);
-	} else if (n >= 4 && n < 8) {
-		memcpy(&c, s, 4);
-		memcpy(&e, s + n - 4, 4);
-		memcpy(d, &c, 4);
-		memcpy(d + n - 4, &e, 4);
-	} else if (n < 4) {
-		while (n-- > 0)
-			*d++ = *s++;
-	} else
-		memcpy(d, s, n);
-}
-
-/*
  * Append head bytes; the head is bounded by max_head. Inline, with the
- * refusal out of line: every name and value of both heads comes here.
+ * refusal out of line: every name and value of both heads comes here
+ * (most are short: short_copy).
  */
 static inline __attribute__((always_inline)) int
 h1_append(struct h1 *h, const char *at, size_t len)
 {
 	if (len > h->lim.max_head - h->used)
 		return h1_too_large(h, h->msg.target == NULL);
-	h1_copy(h->buf + h->used, at, len);
+	short_copy(h->buf + h->used, at, len);
 	h->used += len;
 	return 0;
 }

@@ -320,7 +320,8 @@ static const bool h1_tchar[256] = {
  * through: a proxy that passed on "Content-Length : 5" or "Bad Name: x"
  * could be framed differently by the next hop, so it is a 400 here. The
  * first of each field is indexed, and a request's second of H1_ONCE
- * noted for h1_check_head.
+ * noted for h1_check_head. HD is the last header begun (1 + its index:
+ * nhdrs).
  */
 static inline __attribute__((always_inline)) int
 h1_end_name(struct h1 *h, struct h1_header *hd)
@@ -344,9 +345,9 @@ h1_end_name(struct h1 *h, struct h1_header *hd)
 	bit = 1u << hd->field;
 	if (!(h->seen & bit)) {
 		h->seen |= bit;
-		h->msg.first[hd->field] = hd - h->hdrs + 1;
+		h->msg.first[hd->field] = h->msg.nhdrs;
 	} else if ((bit & H1_ONCE) && h->kind == H1_REQUEST && h->dup == 0)
-		h->dup = hd - h->hdrs + 1;
+		h->dup = h->msg.nhdrs;
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <llhttp.h>
 
 #include "lib/compat.h"
+#include "lib/shortcopy.h"
 #include "lib/xmalloc.h"
 #include "proxy/h1.h"
 #include "proxy/h1_impl.h"
@@ -29,7 +30,6 @@ static int h1_on_value_cb(llhttp_t *, const char *, size_t);
 static int h1_on_headers_cb(llhttp_t *);
 static int h1_on_body_cb(llhttp_t *, const char *, size_t);
 static int h1_on_complete_cb(llhttp_t *);
-static int h1_end_name(struct h1 *, struct h1_header *);
 static int h1_scan(struct h1 *, const char *, size_t);
 static int h1_check_head(struct h1 *, const llhttp_t *);
 static void h1_release(struct h1 *);
@@ -258,14 +258,15 @@ h1_too_large(struct h1 *h, bool target)
 
 /*
  * Append head bytes; the head is bounded by max_head. Inline, with the
- * refusal out of line: every name and value of both heads comes here.
+ * refusal out of line: every name and value of both heads comes here
+ * (most are short: short_copy).
  */
 static inline __attribute__((always_inline)) int
 h1_append(struct h1 *h, const char *at, size_t len)
 {
 	if (len > h->lim.max_head - h->used)
 		return h1_too_large(h, h->msg.target == NULL);
-	memcpy(h->buf + h->used, at, len);
+	short_copy(h->buf + h->used, at, len);
 	h->used += len;
 	return 0;
 }
@@ -319,9 +320,10 @@ static const bool h1_tchar[256] = {
  * through: a proxy that passed on "Content-Length : 5" or "Bad Name: x"
  * could be framed differently by the next hop, so it is a 400 here. The
  * first of each field is indexed, and a request's second of H1_ONCE
- * noted for h1_check_head.
+ * noted for h1_check_head. HD is the last header begun (1 + its index:
+ * nhdrs).
  */
-static int
+static inline __attribute__((always_inline)) int
 h1_end_name(struct h1 *h, struct h1_header *hd)
 {
 	uint32_t bit;
@@ -343,9 +345,9 @@ h1_end_name(struct h1 *h, struct h1_header *hd)
 	bit = 1u << hd->field;
 	if (!(h->seen & bit)) {
 		h->seen |= bit;
-		h->msg.first[hd->field] = hd - h->hdrs + 1;
+		h->msg.first[hd->field] = h->msg.nhdrs;
 	} else if ((bit & H1_ONCE) && h->kind == H1_REQUEST && h->dup == 0)
-		h->dup = hd - h->hdrs + 1;
+		h->dup = h->msg.nhdrs;
 	return 0;
 }
 
@@ -569,27 +571,28 @@ h1_on_field_cb(llhttp_t *p, const char *at, size_t len)
 	/* Trailers of a chunked body are not merged into the head. */
 	if (h->head_done)
 		return 0;
-	if (h->msg.target == NULL) {
+	if (h->in_value) {
+		/* A value ended: a new field begins. */
+		if (h1_terminate(h) == -1)
+			return -1;
+		hd = &h->hdrs[h->msg.nhdrs - 1];
+		hd->value_len = h->buf + h->used - 1 - hd->value;
+	} else if (h->msg.nhdrs > 0) {
+		/* More of a name that began in an earlier buffer. */
+		return h1_append(h, at, len);
+	} else if (h->msg.target == NULL) {
 		/* The request line ended: the target is complete. */
 		if (h1_terminate(h) == -1)
 			return -1;
 		h->msg.target = h->buf;
 		h->msg.target_len = h->used - 1;
 	}
-	if (h->in_value || h->msg.nhdrs == 0) {
-		if (h->msg.nhdrs > 0 && h1_terminate(h) == -1)
-			return -1;
-		if (h->in_value) {
-			hd = &h->hdrs[h->msg.nhdrs - 1];
-			hd->value_len = h->buf + h->used - 1 - hd->value;
-		}
-		if (h->msg.nhdrs >= h->lim.max_headers)
-			return h1_fail(h, 431, "too many header fields");
-		hd = &h->hdrs[h->msg.nhdrs++];
-		hd->name = h->buf + h->used;
-		hd->value = NULL;
-		h->in_value = false;
-	}
+	if (h->msg.nhdrs >= h->lim.max_headers)
+		return h1_fail(h, 431, "too many header fields");
+	hd = &h->hdrs[h->msg.nhdrs++];
+	hd->name = h->buf + h->used;
+	hd->value = NULL;
+	h->in_value = false;
 	return h1_append(h, at, len);
 }
 
@@ -597,11 +600,12 @@ static int
 h1_on_value_cb(llhttp_t *p, const char *at, size_t len)
 {
 	struct h1 *h = p->data;
-	struct h1_header *hd = &h->hdrs[h->msg.nhdrs - 1];
+	struct h1_header *hd;
 
 	if (h->head_done)
 		return 0;
 	if (!h->in_value) {
+		hd = &h->hdrs[h->msg.nhdrs - 1];
 		if (h1_end_name(h, hd) == -1)
 			return -1;
 		hd->value = h->buf + h->used;

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "lib/compat.h"
+#include "lib/shortcopy.h"
 #include "policy/auth.h"
 #include "proxy/h1.h"
 #include "proxy/rest.h"
@@ -134,7 +135,7 @@ extern char request_via[REQUEST_VIA_MAX];
 static inline void
 request_put(char **o, const void *p, size_t n)
 {
-	memcpy(*o, p, n);
+	short_copy(*o, p, n);
 	*o += n;
 }
 

@@ -21,6 +21,7 @@
 
 #include "lib/compat.h"
 #include "lib/log.h"
+#include "lib/shortcopy.h"
 #include "cache/memo.h"
 #include "proxy/catalog.h"
 #include "proxy/conf.h"
@@ -94,12 +95,12 @@ request_memo_params(struct request *r, enum route_side side, char *p,
 	p[n++] = (char)side;
 	memcpy(p + n, &gen, sizeof(gen));
 	n += sizeof(gen);
-	memcpy(p + n, t->uri, t->uri_len);
+	short_copy(p + n, t->uri, t->uri_len);
 	n += t->uri_len;
 	p[n++] = '\0';
-	memcpy(p + n, scheme, slen);
+	short_copy(p + n, scheme, slen);
 	n += slen;
-	memcpy(p + n, host, hlen);
+	short_copy(p + n, host, hlen);
 	return n + hlen;
 }
 

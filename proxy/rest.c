@@ -13,6 +13,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "lib/shortcopy.h"
 #include "lib/units.h"
 #include "proxy/rest.h"
 
@@ -292,7 +293,7 @@ rest_decode(const char *in, size_t len, const char *sep, size_t seplen,
 			break;
 	}
 	if (i == len && len > 0 && len < REST_NAME_MAX) {
-		memcpy(out, in, len);
+		short_copy(out, in, len);
 		out[len] = '\0';
 		*outlen = len;
 		if (nlevels != NULL)

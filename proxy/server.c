@@ -378,9 +378,10 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	 * TLS one (a watermark costs a callback at every change of the
 	 * input buffer).
 	 */
-	if (c->rev != NULL)
+	if (c->rev != NULL) {
 		event_add(c->rev, NULL);
-	else {
+		c->reading = true;
+	} else {
 		bufferevent_setwatermark(c->bev, EV_READ, 0,
 		    s->opts.lim.max_head + s->opts.lim.max_body + 65536);
 		bufferevent_enable(c->bev, EV_READ);
@@ -505,8 +506,10 @@ server_sock_cb(evutil_socket_t fd, short what __unused, void *arg)
 	switch (sockio_read(c->bev, fd)) {
 	case SOCKIO_READ:
 		if (evbuffer_get_length(bufferevent_get_input(c->bev)) >
-		    s->opts.lim.max_head + s->opts.lim.max_body + 65536)
+		    s->opts.lim.max_head + s->opts.lim.max_body + 65536) {
 			event_del(c->rev);
+			c->reading = false;
+		}
 		server_conn_process(c);
 		return;
 	case SOCKIO_AGAIN:
@@ -689,9 +692,10 @@ server_answered(struct server_conn *c)
 	c->busy = false;
 	if (c->close_after) {
 		c->closing = true;
-		if (c->rev != NULL)
+		if (c->rev != NULL) {
 			event_del(c->rev);
-		else
+			c->reading = false;
+		} else
 			bufferevent_disable(c->bev, EV_READ);
 		server_flush(c);
 		return;
@@ -707,9 +711,10 @@ server_answered(struct server_conn *c)
 	 */
 	if (c->held > SERVER_CONN_BUDGET && !c->closing) {
 		c->stalled = true;
-		if (c->rev != NULL)
+		if (c->rev != NULL) {
 			event_del(c->rev);
-		else
+			c->reading = false;
+		} else
 			bufferevent_disable(c->bev, EV_READ);
 		return;
 	}
@@ -727,8 +732,10 @@ server_resume(struct server_conn *c)
 	if (c->closing || c->busy)
 		return;
 	if (c->rev != NULL) {
-		if (!event_pending(c->rev, EV_READ, NULL))
+		if (!c->reading) {
 			event_add(c->rev, NULL);
+			c->reading = true;
+		}
 	} else
 		bufferevent_enable(c->bev, EV_READ);
 	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0 ||

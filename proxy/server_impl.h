@@ -58,6 +58,7 @@ struct server_conn {
 	bool stalled; /* not read until its output drains (see above) */
 	size_t held; /* its output buffer's length, as last accounted */
 	struct event *rev; /* floe's own reads of a plain connection */
+	bool reading; /* ... and it is added (not event_pending's to say) */
 	bool continued; /* "100 Continue" sent for this request */
 	bool close_after; /* the answer ends the connection */
 	bool head_req;

@@ -18,6 +18,7 @@
 
 #include "lib/compat.h"
 #include "lib/log.h"
+#include "lib/shortcopy.h"
 #include "lib/units.h"
 #include "proxy/h1.h"
 #include "proxy/server.h"
@@ -44,7 +45,7 @@ server_head(struct server_conn *c, char *o, unsigned status, const char *reason,
 	*o++ = '0' + status / 10 % 10;
 	*o++ = '0' + status % 10;
 	*o++ = ' ';
-	memcpy(o, reason, rlen);
+	short_copy(o, reason, rlen);
 	o += rlen;
 	*o++ = '\r';
 	*o++ = '\n';

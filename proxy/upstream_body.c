@@ -137,10 +137,12 @@ upstream_check(struct upstream_xfer *x, struct h1_msg *m, bool end)
 	if (m->status < 200 || m->status > 299)
 		return;
 	while (x->checked < len) {
-		if (evbuffer_ptr_set(m->body, &pos, x->checked,
-			EVBUFFER_PTR_SET) == -1 ||
-		    (nv = evbuffer_peek(m->body, len - x->checked, &pos, v,
-			 nitems(v))) < 1) {
+		/* From the start (the whole body at once, nearly always). */
+		if ((x->checked > 0 &&
+			evbuffer_ptr_set(m->body, &pos, x->checked,
+			    EVBUFFER_PTR_SET) == -1) ||
+		    (nv = evbuffer_peek(m->body, len - x->checked,
+			 x->checked > 0 ? &pos : NULL, v, nitems(v))) < 1) {
 			x->check = false; /* not checked: the caller does */
 			return;
 		}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/shortcopy.h"
 #include "lib/units.h"
 #include "routing/route.h"
 #include "routing/store.h"
@@ -185,10 +186,10 @@ route_build(const char *ns, size_t nslen, const char *name, size_t namelen,
 	len = nslen + 1 + (rule ? 0 : namelen);
 	if (len > sizeof(obj->key))
 		return -1;
-	memcpy(obj->key, ns, nslen);
+	short_copy(obj->key, ns, nslen);
 	obj->key[nslen] = rule ? ROUTE_SEP_RULE : ROUTE_SEP_TABLE;
 	if (!rule)
-		memcpy(obj->key + nslen + 1, name, namelen);
+		short_copy(obj->key + nslen + 1, name, namelen);
 	obj->len = len;
 	obj->rule = rule;
 	return 0;
@@ -344,7 +345,7 @@ route_obj_parse(const char *text, struct route_obj *obj, char *err,
 			}
 			if (nslen + (size_t)(next - p) > sizeof(ns))
 				goto toolong;
-			memcpy(ns + nslen, p, (size_t)(next - p));
+			short_copy(ns + nslen, p, (size_t)(next - p));
 			nslen += (size_t)(next - p);
 		}
 		if (next == last)
@@ -371,7 +372,7 @@ route_obj_parse(const char *text, struct route_obj *obj, char *err,
 			namelen = (size_t)(end - p);
 			if (namelen > sizeof(name))
 				goto toolong;
-			memcpy(name, p, namelen);
+			short_copy(name, p, namelen);
 		}
 	}
 	if (route_build(ns, nslen, name, namelen, rule, obj) == -1)
@@ -406,7 +407,7 @@ route_out(char *buf, size_t cap, size_t *off, const void *src, size_t len)
 		return;
 	if (*off + len > cap - 1)
 		len = cap - 1 > *off ? cap - 1 - *off : 0;
-	memcpy(buf + *off, src, len);
+	short_copy(buf + *off, src, len);
 	*off += len;
 	buf[*off] = '\0';
 }

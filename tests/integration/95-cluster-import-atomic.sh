@@ -78,12 +78,12 @@ for k in 2 3; do
 done
 node_start 1
 [ "$(shows 1)" = 0 ] && ok "node 1 restarted shows none" ||
-	bad "node 1 restarted shows routes"
+	bad "node 1 restarted shows routes: $(head -c 300 "$T/b")"
 # Node 4 gives etcd 1 s a call: its import in (4) times out on purpose.
 EXTRA_CLUSTER="etcd_timeout = 1s"
 node_start 4
 [ "$(shows 4)" = 0 ] && ok "node 4, resynced from scratch, shows none" ||
-	bad "node 4 shows routes of the dead import"
+	bad "node 4 shows routes of the dead import: $(head -c 300 "$T/b")"
 
 # (2) A concurrent change to one of its routes: etcd refuses that txn.
 "$FLOECTL" -s "$T/n2/floe.sock" route import "$T/routes.jsonl" >"$T/ctl2" 2>&1 &

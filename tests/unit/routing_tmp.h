@@ -7,6 +7,8 @@
 #define FLOE_TESTS_ROUTING_TMP_H
 
 #include <ftw.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +151,30 @@ routing_tmp_raw_put(const char *dir, const char *name, const void *key,
 	rc = mdb_txn_commit(txn);
 	mdb_env_close(env);
 	return rc;
+}
+
+/* store_wave_update_cb forcing the state and pct in ARG (two bytes). */
+static inline int
+routing_tmp_force_cb(struct store_wave *w, json_t *event, bool *record,
+    void *arg)
+{
+	const uint8_t *sp = arg;
+
+	(void)event;
+	(void)record;
+	w->state = sp[0];
+	w->pct = sp[1];
+	return STORE_OK;
+}
+
+/* Set wave N of S to STATE/PCT directly, bypassing the lifecycle rules. */
+static inline int
+routing_tmp_force_wave(struct store *s, uint32_t n, uint8_t state, uint8_t pct,
+    int64_t now)
+{
+	uint8_t sp[2] = { state, pct };
+
+	return store_wave_update(s, n, now, routing_tmp_force_cb, sp, NULL);
 }
 
 #endif

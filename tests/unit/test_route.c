@@ -378,28 +378,6 @@ test_obj_build(void **state)
 	assert_string_equal(route_side_name(ROUTE_LAKEHOUSE), "lakehouse");
 }
 
-/* store_wave_update_cb forcing the state and pct in ARG (two bytes). */
-static int
-force_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
-{
-	const uint8_t *sp = arg;
-
-	(void)event;
-	(void)record;
-	w->state = sp[0];
-	w->pct = sp[1];
-	return STORE_OK;
-}
-
-/* Set wave N to STATE/PCT directly, bypassing the lifecycle rules. */
-static int
-force_wave(struct store *s, uint32_t n, uint8_t state, uint8_t pct, int64_t now)
-{
-	uint8_t sp[2] = { state, pct };
-
-	return store_wave_update(s, n, now, force_cb, sp, NULL);
-}
-
 /* Assign the object in TEXT to WAVE. */
 static void
 put_route(struct store *s, const char *text, uint32_t wave)
@@ -509,8 +487,8 @@ test_resolve_states(void **state)
 	assert_int_equal(route_obj_parse("db.t", &obj, err, sizeof(err)), 0);
 	put_route(t->store, "db.t", 9); /* seq 1 */
 	for (i = 0; i < nitems(tab); i++) {
-		assert_int_equal(force_wave(t->store, 9, tab[i].state,
-				     tab[i].pct, T0 + (int64_t)i),
+		assert_int_equal(routing_tmp_force_wave(t->store, 9,
+				     tab[i].state, tab[i].pct, T0 + (int64_t)i),
 		    STORE_OK);
 		seq = store_last_seq(t->store);
 		assert_int_equal(route_resolve(t->store, &obj, 12345, &res), 0);
@@ -545,8 +523,8 @@ test_canary(void **state)
 	assert_int_equal(route_obj_parse("db.u", &other, err, sizeof(err)), 0);
 	put_route(t->store, "db.*", 1);
 	for (i = 0; i < nitems(pcts); i++) {
-		assert_int_equal(force_wave(t->store, 1, WAVE_CANARY, pcts[i],
-				     T0),
+		assert_int_equal(routing_tmp_force_wave(t->store, 1,
+				     WAVE_CANARY, pcts[i], T0),
 		    STORE_OK);
 		for (lake = 0, c = 0; c < 1000; c++) {
 			client = 0x1000 + c;
@@ -572,7 +550,9 @@ test_canary(void **state)
 			    pcts[i], lake);
 	}
 	/* Finer: at 1%, 10000 clients put about 100 on the lakehouse. */
-	assert_int_equal(force_wave(t->store, 1, WAVE_CANARY, 1, T0), STORE_OK);
+	assert_int_equal(routing_tmp_force_wave(t->store, 1, WAVE_CANARY, 1,
+			     T0),
+	    STORE_OK);
 	for (lake = 0, c = 0; c < 10000; c++) {
 		assert_int_equal(route_resolve(t->store, &obj, c, &res), 0);
 		if (res.read == ROUTE_LAKEHOUSE)
@@ -583,7 +563,8 @@ test_canary(void **state)
 	/* The hash is per object too: another table splits differently. */
 	assert_true(differ > 100);
 	/* Deterministic: a known client lands where it landed before. */
-	assert_int_equal(force_wave(t->store, 1, WAVE_CANARY, 50, T0),
+	assert_int_equal(routing_tmp_force_wave(t->store, 1, WAVE_CANARY, 50,
+			     T0),
 	    STORE_OK);
 	assert_int_equal(route_resolve(t->store, &obj, 42, &res), 0);
 	assert_int_equal(route_resolve(t->store, &obj, 42, &again), 0);
@@ -602,7 +583,8 @@ test_store_error(void **state)
 	char err[256];
 
 	put_route(t->store, "db.t", 7);
-	assert_int_equal(force_wave(t->store, 7, WAVE_LAKEHOUSE, 100, T0),
+	assert_int_equal(routing_tmp_force_wave(t->store, 7, WAVE_LAKEHOUSE,
+			     100, T0),
 	    STORE_OK);
 	assert_int_equal(route_obj_parse("db.t", &obj, err, sizeof(err)), 0);
 	assert_int_equal(route_resolve(t->store, &obj, 0, &res), 0);
@@ -724,8 +706,9 @@ golden_run(struct store *s, FILE *in, FILE *out)
 				    copy);
 				continue;
 			}
-			assert_int_equal(force_wave(s, n, (uint8_t)st,
-					     (uint8_t)pct, T0 + lineno),
+			assert_int_equal(routing_tmp_force_wave(s, n,
+					     (uint8_t)st, (uint8_t)pct,
+					     T0 + lineno),
 			    STORE_OK);
 		} else if (strcmp(w[0], "resolve") == 0 &&
 		    (nw == 2 || nw == 3)) {

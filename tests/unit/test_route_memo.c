@@ -30,8 +30,6 @@
 
 static int setup(void **);
 static int teardown(void **);
-static int force_cb(struct store_wave *, json_t *, bool *, void *);
-static int force_wave(struct store *, uint32_t, uint8_t, uint8_t, int64_t);
 static void parse(const char *, struct route_obj *);
 static void put_route(struct store *, const char *, uint32_t);
 static void del_route(struct store *, const char *);
@@ -61,28 +59,6 @@ teardown(void **state)
 {
 	routing_tmp_close(*state);
 	return 0;
-}
-
-/* store_wave_update_cb forcing the state and pct in ARG (two bytes). */
-static int
-force_cb(struct store_wave *w, json_t *event, bool *record, void *arg)
-{
-	const uint8_t *sp = arg;
-
-	(void)event;
-	(void)record;
-	w->state = sp[0];
-	w->pct = sp[1];
-	return STORE_OK;
-}
-
-/* Set wave N to STATE/PCT directly, bypassing the lifecycle rules. */
-static int
-force_wave(struct store *s, uint32_t n, uint8_t state, uint8_t pct, int64_t now)
-{
-	uint8_t sp[2] = { state, pct };
-
-	return store_wave_update(s, n, now, force_cb, sp, NULL);
 }
 
 /* Parse TEXT into OBJ or fail. */
@@ -161,7 +137,8 @@ test_changes_seen(void **state)
 	put_route(t->store, "a.b.*", 2);
 	expect(t->store, "a.b.t", ROUTE_WHY_RULE, "a.b.*", 2, ROUTE_WAREHOUSE);
 	/* The wave of the rule flips. */
-	assert_int_equal(force_wave(t->store, 2, WAVE_LAKEHOUSE, 100, T0),
+	assert_int_equal(routing_tmp_force_wave(t->store, 2, WAVE_LAKEHOUSE,
+			     100, T0),
 	    STORE_OK);
 	expect(t->store, "a.b.t", ROUTE_WHY_RULE, "a.b.*", 2, ROUTE_LAKEHOUSE);
 	/* The object is assigned on its own. */
@@ -169,7 +146,8 @@ test_changes_seen(void **state)
 	expect(t->store, "a.b.t", ROUTE_WHY_OBJECT, "a.b.t", 3,
 	    ROUTE_WAREHOUSE);
 	/* Its wave moves, then it moves to another wave. */
-	assert_int_equal(force_wave(t->store, 3, WAVE_FROZEN, 100, T0),
+	assert_int_equal(routing_tmp_force_wave(t->store, 3, WAVE_FROZEN, 100,
+			     T0),
 	    STORE_OK);
 	expect(t->store, "a.b.t", ROUTE_WHY_OBJECT, "a.b.t", 3,
 	    ROUTE_LAKEHOUSE);
@@ -188,10 +166,12 @@ test_changes_seen(void **state)
 	del_route(t->store, "a.b.*");
 	expect(t->store, "a.b.t", ROUTE_WHY_RULE, "a.*", 1, ROUTE_WAREHOUSE);
 	/* A rolled-back wave. */
-	assert_int_equal(force_wave(t->store, 1, WAVE_LAKEHOUSE, 100, T0),
+	assert_int_equal(routing_tmp_force_wave(t->store, 1, WAVE_LAKEHOUSE,
+			     100, T0),
 	    STORE_OK);
 	expect(t->store, "a.b.t", ROUTE_WHY_RULE, "a.*", 1, ROUTE_LAKEHOUSE);
-	assert_int_equal(force_wave(t->store, 1, WAVE_ROLLED_BACK, 0, T0),
+	assert_int_equal(routing_tmp_force_wave(t->store, 1, WAVE_ROLLED_BACK,
+			     0, T0),
 	    STORE_OK);
 	expect(t->store, "a.b.t", ROUTE_WHY_RULE, "a.*", 1, ROUTE_WAREHOUSE);
 	del_route(t->store, "a.*");
@@ -217,7 +197,8 @@ test_canary_share(void **state)
 
 	parse("db.t", &obj);
 	put_route(t->store, "db.t", 4);
-	assert_int_equal(force_wave(t->store, 4, WAVE_CANARY, 50, T0),
+	assert_int_equal(routing_tmp_force_wave(t->store, 4, WAVE_CANARY, 50,
+			     T0),
 	    STORE_OK);
 	for (c = 1; c <= 1000; c++) {
 		assert_int_equal(route_resolve(t->store, &obj, c, &res), 0);
@@ -229,14 +210,17 @@ test_canary_share(void **state)
 	if (lake < 400 || lake > 600)
 		fail_msg("pct 50: %zu of 1000 on the lakehouse", lake);
 	/* The share rises: clients move, none back. */
-	assert_int_equal(force_wave(t->store, 4, WAVE_CANARY, 100, T0),
+	assert_int_equal(routing_tmp_force_wave(t->store, 4, WAVE_CANARY, 100,
+			     T0),
 	    STORE_OK);
 	for (c = 1; c <= 1000; c++) {
 		assert_int_equal(route_resolve(t->store, &obj, c, &res), 0);
 		assert_int_equal(res.read, ROUTE_LAKEHOUSE);
 		assert_int_equal(res.pct, 100);
 	}
-	assert_int_equal(force_wave(t->store, 4, WAVE_CANARY, 0, T0), STORE_OK);
+	assert_int_equal(routing_tmp_force_wave(t->store, 4, WAVE_CANARY, 0,
+			     T0),
+	    STORE_OK);
 	for (c = 1; c <= 1000; c++) {
 		assert_int_equal(route_resolve(t->store, &obj, c, &res), 0);
 		differ += res.read != ROUTE_WAREHOUSE;
@@ -281,8 +265,8 @@ test_other_process(void **state)
 			if ((w = store_open(t->dir, err, sizeof(err))) == NULL)
 				_exit(2);
 			if (step == 0)
-				status =
-				    force_wave(w, 1, WAVE_LAKEHOUSE, 100, T0);
+				status = routing_tmp_force_wave(w, 1,
+				    WAVE_LAKEHOUSE, 100, T0);
 			else if (step == 1)
 				status = store_route_put(w, "db\x1et", 4, 2, T0,
 				    NULL);
@@ -324,7 +308,8 @@ test_error_not_kept(void **state)
 	assert_int_equal(res.why, ROUTE_WHY_STORE_ERROR);
 	/* Moved to a wave with a good record: that decides. */
 	put_route(t->store, "db.t", 8);
-	assert_int_equal(force_wave(t->store, 8, WAVE_LAKEHOUSE, 100, T0),
+	assert_int_equal(routing_tmp_force_wave(t->store, 8, WAVE_LAKEHOUSE,
+			     100, T0),
 	    STORE_OK);
 	expect(t->store, "db.t", ROUTE_WHY_OBJECT, "db.t", 8, ROUTE_LAKEHOUSE);
 	assert_true(store_snapshot(t->store) != 0);

@@ -78,7 +78,8 @@ h1_free(struct h1 *h)
  * and given back when it is done, so an idle keep-alive connection holds
  * neither: a thousand idle clients cost a thousand small structs, not
  * a thousand 16 KiB buffers. Returned blocks wait on a free list for the
- * next message (of any connection with the same limits).
+ * next message (of any connection with the same limits). What an idle
+ * connection does keep is the record of its last head (h1_replay.c).
  */
 #define H1_POOL_MAX 32
 

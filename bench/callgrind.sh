@@ -22,7 +22,9 @@
 # result, streamed and rewritten on its way; CG_N then defaults to 20 and
 # CG_WARM to 3), CG_VARY=1 (the catalog's answer differs from the one
 # before at every load, at the same length: bench-upstream -v; what an
-# answer floe has not seen before costs),
+# answer floe has not seen before costs), CG_HEADVARY=1 (each request
+# carries an X-Request-Id of its own, so no request head is the one
+# before: what a head floe parses costs),
 # CG_PORT (a free port P: the catalogs listen on P and P+1, floe on P+2
 # and, with CG_TLS=1, P+3; default: any free ports).
 # Deterministic to a few Ir per request, apart from the timers: how many
@@ -84,13 +86,27 @@ wait_http "http://127.0.0.1:$WH_PORT/v1/config" ||
 # loads URL COUNT: COUNT loads of URL on one connection, with a bearer
 # token and a User-Agent; fails unless each was a 200 from the lakehouse.
 loads() {
-	local args=() i
-	for i in $(seq "$2"); do args+=(-o /dev/null "$1"); done
+	local args=() one=() i
+	one=(-s -H 'Authorization: Bearer bench-callgrind-token-0123456789'
+		-A 'Spark/3.5.1 iceberg/1.6.0' -w '%{http_code}\n')
 	[ "${CG_TLS:-0}" = 1 ] &&
-		args+=(--cacert "$T/cert.pem" --tlsv1.3 --curves prime256v1)
-	curl -s -H 'Authorization: Bearer bench-callgrind-token-0123456789' \
-		-A 'Spark/3.5.1 iceberg/1.6.0' -D "$T/heads" \
-		-w '%{http_code}\n' "${args[@]}" >"$T/codes" || return 1
+		one+=(--cacert "$T/cert.pem" --tlsv1.3 --curves prime256v1)
+	if [ "${CG_HEADVARY:-0}" = 1 ]; then
+		# A request id of its own in each request: every head differs
+		# from the one before (--next keeps the connection).
+		for i in $(seq "$2"); do
+			[ "$i" -gt 1 ] && args+=(--next)
+			args+=("${one[@]}" -D "$T/heads.$i" -o /dev/null
+				-H "X-Request-Id: cg-$RANDOM-$i" "$1")
+		done
+		curl "${args[@]}" >"$T/codes" || return 1
+		cat "$T"/heads.* >"$T/heads"
+		rm -f "$T"/heads.*
+	else
+		for i in $(seq "$2"); do args+=(-o /dev/null "$1"); done
+		curl "${one[@]}" -D "$T/heads" "${args[@]}" >"$T/codes" ||
+			return 1
+	fi
 	[ "$(grep -c '^200$' "$T/codes")" = "$2" ] &&
 		[ "$(grep -ci '^X-Floe-Target: lakehouse' "$T/heads")" = "$2" ]
 }

@@ -37,6 +37,7 @@ static void ctl_wrap(const char *, const char *, int);
 static char *ctl_value_text(const char *, const json_t *);
 static void ctl_print_rollback(json_t *);
 static json_int_t ctl_int(const json_t *, const char *);
+static void ctl_status_memory(json_t *);
 static void ctl_watch_line(json_t *, json_t *, json_t *);
 
 /* SIGINT/SIGTERM during --follow: stop after the current poll. */
@@ -133,6 +134,54 @@ ctl_armed_print(const json_t *w, const char *sep)
 }
 
 /*
+ * What floe holds, from GET /status ST: the answers clients have not read
+ * against output_budget (past it, requests are refused 503), and the
+ * LoadTable cache and the memo of checked answers against their sizes. A
+ * member ST lacks (an older floe) is left out.
+ */
+static void
+ctl_status_memory(json_t *st)
+{
+	json_t *out = json_object_get(st, "output"),
+	       *cache = json_object_get(st, "cache"),
+	       *memo = json_object_get(st, "memo");
+	char a[32], b[32];
+
+	if (json_is_object(out)) {
+		units_format_size(ctl_int(out, "held_bytes"), a, sizeof(a));
+		units_format_size(ctl_int(out, "budget"), b, sizeof(b));
+		printf("output     %s held of %s, %" JSON_INTEGER_FORMAT
+		       " requests refused\n",
+		    a, b, ctl_int(out, "refused"));
+	}
+	if (!json_is_object(cache) && !json_is_object(memo))
+		return;
+	printf("memory    ");
+	if (json_is_object(cache) && ctl_int(cache, "budget") == 0)
+		printf(" cache off");
+	else if (json_is_object(cache)) {
+		units_format_size(ctl_int(cache, "bytes"), a, sizeof(a));
+		units_format_size(ctl_int(cache, "budget"), b, sizeof(b));
+		printf(" cache %s of %s, %" JSON_INTEGER_FORMAT
+		       " entries, %" JSON_INTEGER_FORMAT
+		       " hits, %" JSON_INTEGER_FORMAT " misses",
+		    a, b, ctl_int(cache, "entries"), ctl_int(cache, "hits"),
+		    ctl_int(cache, "misses"));
+	}
+	if (json_is_object(cache) && json_is_object(memo))
+		putchar(';');
+	if (json_is_object(memo) && ctl_int(memo, "budget") == 0)
+		printf(" memo off");
+	else if (json_is_object(memo)) {
+		units_format_size(ctl_int(memo, "bytes"), a, sizeof(a));
+		units_format_size(ctl_int(memo, "budget"), b, sizeof(b));
+		printf(" memo %s of %s, %" JSON_INTEGER_FORMAT " entries", a, b,
+		    ctl_int(memo, "entries"));
+	}
+	putchar('\n');
+}
+
+/*
  * The summary of GET /status ST (and GET /waves WAVES, may be NULL): a
  * few lines a person reads at a glance; rolled-back waves with their
  * evidence, armed waves against their thresholds.
@@ -159,6 +208,7 @@ ctl_status_summary(json_t *st, json_t *waves)
 		"healthy" :
 		"FAILING",
 	    ctl_int(json_object_get(st, "store"), "last_seq"));
+	ctl_status_memory(st);
 	json_object_foreach(cats, key, cat) {
 		printf("%-10s %s  %" JSON_INTEGER_FORMAT
 		       " requests, %" JSON_INTEGER_FORMAT

@@ -30,7 +30,9 @@ const struct ctl_cmd ctl_cmds[] = {
 	    .args = "[--all]",
 	    .summary = "floe, store and waves at a glance",
 	    .about = "Show floe at a glance: version, readiness, uptime, "
-		     "the store, each catalog up or down, the waves by state, "
+		     "the store, the answers held against output_budget, "
+		     "the cache and the memo against their sizes, each "
+		     "catalog up or down, the waves by state, "
 		     "each armed wave's error ratio and lag against their "
 		     "thresholds, and each rolled-back wave with the evidence "
 		     "of its rollback. --all prints every member of the "

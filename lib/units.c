@@ -211,6 +211,25 @@ units_format_human(int64_t ms, char *buf, size_t len)
 		    u[i].name, (long long)rest, u[i + 1].name);
 }
 
+void
+units_format_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	uint64_t scale = 1024;
+	size_t i;
+
+	if (bytes < 1024) {
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+		return;
+	}
+	/* The unit that leaves at most 1023.9 of it (TiB for any more). */
+	for (i = 0; i + 1 < nitems(unit) && bytes / scale >= 1024; i++)
+		scale *= 1024;
+	/* Tenths, rounded down: the remainder is below 2^40, times 10 fits. */
+	snprintf(buf, len, "%llu.%llu %s", (unsigned long long)(bytes / scale),
+	    (unsigned long long)(bytes % scale * 10 / scale), unit[i]);
+}
+
 /* Read exactly N digits at S into *v. */
 static int
 units_fixed(const char *s, int n, int *v)

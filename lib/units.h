@@ -28,6 +28,11 @@ void units_format_duration(uint64_t ms, char *buf, size_t len);
  */
 void units_format_human(int64_t ms, char *buf, size_t len);
 /*
+ * Format a byte count for people, in binary units rounded down to one
+ * decimal: "0 B", "1023 B", "1.5 KiB", "16.0 MiB", "2.0 GiB", up to TiB.
+ */
+void units_format_size(uint64_t bytes, char *buf, size_t len);
+/*
  * RFC 3339 / ISO 8601 UTC timestamp ("2026-11-29T06:00:00Z", optional
  * fraction, "+00:00" or other offsets) to ms since the epoch. 0 or -1.
  */

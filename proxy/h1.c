@@ -68,6 +68,7 @@ h1_free(struct h1 *h)
 		return;
 	evbuffer_free(h->msg.body);
 	h1_release(h);
+	h1_unrecord(h);
 	free(h);
 }
 
@@ -77,7 +78,8 @@ h1_free(struct h1 *h)
  * and given back when it is done, so an idle keep-alive connection holds
  * neither: a thousand idle clients cost a thousand small structs, not
  * a thousand 16 KiB buffers. Returned blocks wait on a free list for the
- * next message (of any connection with the same limits).
+ * next message (of any connection with the same limits). What an idle
+ * connection does keep is the record of its last head (h1_replay.c).
  */
 #define H1_POOL_MAX 32
 
@@ -165,6 +167,7 @@ h1_reset(struct h1 *h)
 	h->state = H1_S_HEAD;
 	h->head_response = false;
 	h->started = false;
+	h->replayed = false;
 	h->in_value = false;
 	h->head_done = false;
 	h->scan_done = false;
@@ -208,6 +211,12 @@ bool
 h1_started(const struct h1 *h)
 {
 	return h->started;
+}
+
+bool
+h1_replayed(const struct h1 *h)
+{
+	return h->replayed;
 }
 
 struct h1_msg *
@@ -770,6 +779,9 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 		return H1_ERROR;
 	/* IN's length, kept as it is drained: only floe takes from it. */
 	len = evbuffer_get_length(in);
+	if (h->rec != NULL && !h->started && h->state == H1_S_HEAD &&
+	    len >= h->rec->raw_len && h1_replay(h, in))
+		len -= h->rec->raw_len;
 	if (h->buf == NULL && h->state == H1_S_HEAD && len > 0)
 		h1_acquire(h);
 	while (h->state == H1_S_HEAD && len > 0) {
@@ -799,6 +811,16 @@ h1_parse(struct h1 *h, struct evbuffer *in)
 				(const char *)vec[i].iov_base + off,
 				n - off) == -1)
 				return h1_parser_error(h);
+			/*
+			 * A head read whole from this vector's first byte,
+			 * after which the parser holds nothing: kept for
+			 * h1_replay.
+			 */
+			if (e == HPE_PAUSED && h->err_status == 0 &&
+			    h->scan_here && h->scan_total == n &&
+			    h->scan_off == n &&
+			    (h->state == H1_S_DONE || h->state == H1_S_RAWBODY))
+				h1_record(h, vec[i].iov_base, n);
 			got += n;
 			if (e != HPE_OK)
 				break;

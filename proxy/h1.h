@@ -116,6 +116,11 @@ enum h1_rc h1_eof(struct h1 *);
 bool h1_awaits_body(const struct h1 *);
 /* True once any byte of the current message was consumed. */
 bool h1_started(const struct h1 *);
+/*
+ * The current message's head was the last one read whole, byte for byte,
+ * and was not parsed again: what parsing it made was copied (h1_replay.c).
+ */
+bool h1_replayed(const struct h1 *);
 struct h1_msg *h1_msg(struct h1 *);
 /* 400, 413, 414, 431 or 505 for a request; 502 for an answer. */
 int h1_error_status(const struct h1 *);

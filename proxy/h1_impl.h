@@ -1,7 +1,7 @@
 /*
- * floe: h1_impl.h -- private to HTTP/1.1 framing (h1.c, and h1_chunks.c,
- * the strict scan of a chunked body); nothing else includes it. Owns
- * struct h1. Callers use proxy/h1.h.
+ * floe: h1_impl.h -- private to HTTP/1.1 framing (h1.c; h1_chunks.c, the
+ * strict scan of a chunked body; h1_replay.c, a head seen before); nothing
+ * else includes it. Owns struct h1. Callers use proxy/h1.h.
  */
 #ifndef FLOE_PROXY_H1_IMPL_H
 #define FLOE_PROXY_H1_IMPL_H
@@ -33,6 +33,21 @@ enum h1_state {
 	H1_S_RAWBODY, /* counting Content-Length bytes ourselves */
 	H1_S_DONE,
 	H1_S_ERROR,
+};
+
+/*
+ * The last head the parser read whole that a replay can stand for
+ * (h1_replay.c): its bytes as sent and what parsing them made. One
+ * allocation: this, the headers, the head buffer's bytes, the raw head.
+ */
+struct h1_replay {
+	size_t size; /* bytes allocated */
+	size_t raw_len;
+	const char *raw;
+	bool head_response; /* it was read as the answer to a HEAD */
+	enum h1_state state; /* H1_S_DONE or H1_S_RAWBODY */
+	uint64_t need; /* the Content-Length of a RAWBODY */
+	struct h1_msg msg; /* hdrs and target point into this allocation */
 };
 
 struct h1 {
@@ -67,6 +82,8 @@ struct h1 {
 	char err_buf[96]; /* an answer's err_text, when it is made here */
 	struct h1_msg msg;
 	struct h1_header *hdrs;
+	struct h1_replay *rec; /* NULL until a head is recorded */
+	bool replayed; /* the current message's head was replayed */
 };
 
 /* h1.c: record the first framing error; -1 (stops the parser). */
@@ -74,5 +91,12 @@ int h1_fail(struct h1 *, int status, const char *text);
 
 /* h1_chunks.c: scan chunked body bytes the parser consumed; 0 or -1. */
 int h1_scan_chunks(struct h1 *, const char *, size_t);
+
+/* h1_replay.c: keep the head of RAW_LEN bytes at RAW just parsed. */
+void h1_record(struct h1 *, const char *raw, size_t raw_len);
+/* h1_replay.c: forget the record (h1_free). */
+void h1_unrecord(struct h1 *);
+/* h1_replay.c: IN begins with the recorded head: take it; true. */
+bool h1_replay(struct h1 *, struct evbuffer *in);
 
 #endif

@@ -228,6 +228,12 @@ echo "== status and the socket lookup"
 run status
 want "status" 0 '^store +healthy, last event [0-9]'
 grep -Eq '^waves +none$' "$T/o" && ok "status shows the wave counts" || bad "status: $(cat "$T/o")"
+grep -Eq '^output +0 B held of 256\.0 MiB, 0 requests refused$' "$T/o" &&
+	ok "status shows the answers held against output_budget" ||
+	bad "status, output: $(cat "$T/o")"
+grep -Eq '^memory +cache off; memo 0 B of 16\.0 MiB, 0 entries$' "$T/o" &&
+	ok "status shows the cache (off here) and the memo against its size" ||
+	bad "status, memory: $(cat "$T/o")"
 run status --all
 grep -Eq '^waves\.warehouse +0$' "$T/o" && ok "status --all shows every member" || bad "status --all: $(cat "$T/o")"
 run --json status

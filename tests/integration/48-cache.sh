@@ -99,6 +99,12 @@ st=$(curl -s --unix-socket "$SOCK" http://floe/status)
 jq -e '.cache.evictions > 0 and .cache.bytes <= 65536 and .cache.hits > 0 and .cache.misses > 0 and .cache.revalidations >= 1 and .cache.invalidations >= 1' <<<"$st" >/dev/null &&
 	ok "status: evictions at the budget, hits, misses, revalidations, invalidations" ||
 	bad "status cache: $(jq -c .cache <<<"$st")"
+# floectl status says the same, the budget in binary units.
+want=$(jq -r '.cache | "cache [0-9.]+ (B|KiB) of 64.0 KiB, \(.entries) entries, \(.hits) hits, \(.misses) misses;"' <<<"$st")
+"${FLOECTL:-build/floectl}" -s "$SOCK" status >"$T/ctl" 2>&1
+grep -Eq "^memory +$want " "$T/ctl" &&
+	ok "floectl status: the cache's bytes, budget, entries, hits and misses" ||
+	bad "floectl status, memory (want $want): $(cat "$T/ctl")"
 m=$(curl -s --unix-socket "$SOCK" http://floe/metrics)
 for k in hits_total misses_total revalidations_total evictions_total bytes entries; do
 	grep -q "^floe_cache_$k [0-9]" <<<"$m" || bad "metrics: no floe_cache_$k"

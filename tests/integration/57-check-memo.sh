@@ -60,9 +60,18 @@ memo_agrees() {
 		"$(memo_metric floe_memo_bytes) $(memo_metric floe_memo_entries) $(memo_metric floe_memo_budget_bytes)"
 }
 
+# status_says DESC ERE: floectl status's memory line ends in ERE.
+status_says() {
+	ctl status
+	grep -Eq "^memory +cache .*; $2\$" "$T/ctl" && ok "$1" ||
+		bad "$1: $(grep -E '^memory' "$T/ctl" || head -c 400 "$T/ctl")"
+}
+
 expect_eq "nothing loaded: the memo is empty, its budget check_memo_size" \
 	'{"budget":16777216,"bytes":0,"entries":0}' "$(memo)"
 memo_agrees "... empty"
+status_says "... floectl status: the memo empty" \
+	'memo 0 B of 16\.0 MiB, 0 entries'
 
 # A 4 KB LoadTable result with an upstream URL to rewrite, and the same
 # length with one byte wrong in its middle.
@@ -222,6 +231,8 @@ jq -e '.entries == 3 and .bytes > 2097152 and .bytes <= .budget' \
 	<<<"$(memo)" >/dev/null &&
 	ok "the table on the other side too: 3 entries, the 2 MB answer's bytes" ||
 	bad "the memo after the 2 MB answer: $(memo)"
+status_says "... floectl status: over 2 MiB held, 3 entries" \
+	'memo [2-9]\.[0-9] MiB of 16\.0 MiB, 3 entries'
 
 # A 2 MB answer with upstream URLs (one at the top, one deep in it, and
 # one that only begins like them) and a config to merge into: the same
@@ -293,6 +304,7 @@ expect_eq "check_memo_size = 0 (reloaded): every answer checked" \
 expect_eq "... the memo empty" '{"budget":0,"bytes":0,"entries":0}' \
 	"$(memo)"
 memo_agrees "... empty"
+status_says "... floectl status: the memo off" 'memo off'
 cmp -s "$T/lb2" "$T/b" && ok "... the same answer" || bad "... other bytes"
 for k in 1:u: 2:u:"$HOST2" 6:uinurl: 7:uatpre:; do
 	IFS=: read -r i rule host <<<"$k"

@@ -3,7 +3,7 @@
 T_request = proxy/request.c proxy/cred.c proxy/token.c policy/oauth.c policy/awscred.c policy/sigv4.c proxy/request_route.c proxy/request_cache.c \
 	    proxy/request_forward.c proxy/request_answer.c proxy/request_memo.c proxy/request_stream.c \
 	    proxy/floe.c \
-	    proxy/server.c proxy/server_reply.c proxy/h1.c proxy/h1_reason.c proxy/h1_chunks.c proxy/sockio.c \
+	    proxy/server.c proxy/server_reply.c proxy/h1.c proxy/h1_reason.c proxy/h1_chunks.c proxy/h1_replay.c proxy/sockio.c \
 	    proxy/tlsctx.c \
 	    proxy/upstream.c proxy/upstream_body.c proxy/catalog.c \
 	    proxy/catalog_splice.c proxy/catalog_rewrite.c proxy/catalog_stream.c \

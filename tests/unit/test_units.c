@@ -342,6 +342,39 @@ test_format_human(void **state __unused)
 	assert_string_equal(buf, "16m");
 }
 
+/* Byte counts for people: binary units, one decimal, rounded down. */
+static void
+test_format_size(void **state __unused)
+{
+	static const struct {
+		uint64_t bytes;
+		const char *out;
+	} cases[] = {
+		{ 0, "0 B" },
+		{ 1023, "1023 B" },
+		{ 1024, "1.0 KiB" },
+		{ 1535, "1.4 KiB" },
+		{ 1536, "1.5 KiB" },
+		{ 1048575, "1023.9 KiB" },
+		{ 1048576, "1.0 MiB" },
+		{ 16777216, "16.0 MiB" },
+		{ 268435456, "256.0 MiB" },
+		{ 3ULL << 30, "3.0 GiB" },
+		{ 5ULL << 40, "5.0 TiB" },
+		{ 2048ULL << 40, "2048.0 TiB" },
+		{ UINT64_MAX, "16777215.9 TiB" },
+	};
+	char buf[32];
+	size_t i;
+
+	for (i = 0; i < nitems(cases); i++) {
+		units_format_size(cases[i].bytes, buf, sizeof(buf));
+		assert_string_equal(buf, cases[i].out);
+	}
+	units_format_size(16777216, buf, 5);
+	assert_string_equal(buf, "16.0");
+}
+
 /* Every timestamp case gives its ms or is refused. */
 static void
 test_time_parse(void **state __unused)
@@ -518,6 +551,7 @@ main(void)
 		cmocka_unit_test(test_utoa),
 		cmocka_unit_test(test_timevals),
 		cmocka_unit_test(test_format_human),
+		cmocka_unit_test(test_format_size),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

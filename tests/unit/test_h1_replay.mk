@@ -1,0 +1,1 @@
+T_h1_replay = proxy/h1.c proxy/h1_reason.c proxy/h1_chunks.c proxy/h1_replay.c

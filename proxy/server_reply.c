@@ -96,7 +96,7 @@ server_send_now(struct server_conn *c, const char *head, size_t hlen,
 	    (n = evbuffer_peek(body, -1, NULL, iov + 1, SERVER_SEND_VECS)) >
 		SERVER_SEND_VECS)
 		n = SERVER_SEND_VECS;
-	w = sockio_sendv(event_get_fd(c->rev), iov, n + 1);
+	w = sockio_sendv(c->fd, iov, n + 1);
 	done = w > 0 ? (size_t)w : 0;
 	if (done < hlen)
 		evbuffer_add(out, head + done, hlen - done);
@@ -165,7 +165,7 @@ server_reply_ref(struct server_conn *c, unsigned status, const char *hdrs,
 	iov[0].iov_len = hl;
 	iov[1].iov_base = (void *)(uintptr_t)data;
 	iov[1].iov_len = len;
-	w = sockio_sendv(event_get_fd(c->rev), iov, 2);
+	w = sockio_sendv(c->fd, iov, 2);
 	off = w > 0 ? (size_t)w : 0;
 	if (off < hl)
 		evbuffer_add(out, head + off, hl - off);

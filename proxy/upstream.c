@@ -346,14 +346,15 @@ queued:
  * The timer is added only when it would not fire by then: a timer left
  * pending by an earlier request or phase (the deadline off is only
  * cleared) fires early and upstream_timer_cb waits out the rest. An event
- * added and deleted for every request cost a third of a microsecond.
+ * added and deleted for every request cost a third of a microsecond;
+ * whether it is added is ARMED_US's to say, not event_pending's.
  */
 void
 upstream_xfer_due(struct upstream_xfer *x, int64_t now, uint64_t ms,
     const struct timeval *q)
 {
 	x->due_us = now + (int64_t)ms * 1000;
-	if (evtimer_pending(x->timer, NULL) && x->armed_us <= x->due_us)
+	if (x->armed_us != 0 && x->armed_us <= x->due_us)
 		return;
 	evtimer_add(x->timer, q);
 	x->armed_us = x->due_us;
@@ -414,10 +415,11 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 		v[0].iov_len = x->hlen;
 		if (c->u->ssl == NULL && c->connected &&
 		    evbuffer_get_length(out) == 0 &&
-		    (w = sockio_sendv(event_get_fd(c->rev), v, 1)) > 0)
+		    (w = sockio_sendv(c->fd, v, 1)) > 0)
 			done = (size_t)w;
-		if (done < x->hlen)
-			evbuffer_add(out, x->hbuf + done, x->hlen - done);
+		if (done == x->hlen)
+			return; /* all written: nothing for upstream_flush */
+		evbuffer_add(out, x->hbuf + done, x->hlen - done);
 		upstream_flush(c);
 		return;
 	}
@@ -441,7 +443,7 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 	 */
 	if (c->u->ssl == NULL && c->connected &&
 	    evbuffer_get_length(out) == 0 &&
-	    (w = sockio_sendv(event_get_fd(c->rev), v, n)) > 0)
+	    (w = sockio_sendv(c->fd, v, n)) > 0)
 		done = (size_t)w;
 	for (i = 0; i < n; i++) {
 		skip = done < v[i].iov_len ? done : v[i].iov_len;
@@ -469,7 +471,7 @@ upstream_flush(struct upconn *c)
 		return;
 	/* A bufferevent keeps its output's start frozen; so do we. */
 	evbuffer_unfreeze(out, 1);
-	n = sockio_write(out, event_get_fd(c->rev));
+	n = sockio_write(out, c->fd);
 	evbuffer_freeze(out, 1);
 	/*
 	 * What is left, or an error, goes to the bufferevent: it writes the
@@ -693,9 +695,10 @@ upstream_xfer_free(struct upstream_xfer *x)
 	x->due_us = 0;
 	x->nocred = false;
 	memo_cmp_stop(&x->mc, NULL);
-	x->hlen = 0;
-	if ((n = evbuffer_get_length(x->req)) > 0)
+	/* REQ holds the request only when X's own bytes did not. */
+	if (x->hlen == 0 && (n = evbuffer_get_length(x->req)) > 0)
 		evbuffer_drain(x->req, n);
+	x->hlen = 0;
 	if (x->paused) {
 		x->paused = false;
 		u->npaused--;
@@ -840,8 +843,9 @@ upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 		 */
 		if (c->u->ssl == NULL) {
 			bufferevent_disable(bev, EV_READ | EV_WRITE);
-			c->rev = event_new(u->base, bufferevent_getfd(bev),
-			    EV_READ | EV_PERSIST, upstream_sock_cb, c);
+			c->fd = bufferevent_getfd(bev);
+			c->rev = event_new(u->base, c->fd, EV_READ | EV_PERSIST,
+			    upstream_sock_cb, c);
 			if (c->rev == NULL ||
 			    event_add(c->rev, &u->idle_tv) == -1)
 				fatalx("%s: out of memory", __func__);
@@ -918,6 +922,11 @@ upstream_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	struct timeval tv;
 	int64_t left;
 
+	/*
+	 * Fired, no longer added; or made active (no credential), when it
+	 * may still be: added again then, which is harmless.
+	 */
+	x->armed_us = 0;
 	if (!x->nocred) {
 		/* Nothing due, or not yet: a timer left from before. */
 		if (x->due_us == 0)
@@ -958,30 +967,12 @@ upstream_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	upstream_finish(x, UPSTREAM_TIMEOUT, why);
 }
 
-enum upstream_fail
-upstream_xfer_fail(const struct upstream_xfer *x)
-{
-	return x->fail;
-}
-
-const char *
-upstream_xfer_error(const struct upstream_xfer *x)
-{
-	return x->error;
-}
-
 struct h1_msg *
 upstream_xfer_msg(struct upstream_xfer *x)
 {
 	if (x->fail != UPSTREAM_OK || x->c == NULL)
 		return NULL;
 	return h1_msg(x->c->h1);
-}
-
-uint64_t
-upstream_xfer_usec(const struct upstream_xfer *x)
-{
-	return x->usec;
 }
 
 json_t *

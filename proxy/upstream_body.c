@@ -6,7 +6,8 @@
  * is JSON (lib/jscheck.c, resumed read after read; while it is the
  * memo's body, compared instead: cache/memo.h); and, for an answer
  * passed on as it arrives, what its taker took, and its pauses while the
- * client does not take it.
+ * client does not take it. Also what a transfer ended with: its failure,
+ * its error text, its time.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -284,4 +285,22 @@ upstream_xfer_json_failed(const struct upstream_xfer *x, size_t *at)
 		return false;
 	*at = x->jsc.err_at;
 	return true;
+}
+
+enum upstream_fail
+upstream_xfer_fail(const struct upstream_xfer *x)
+{
+	return x->fail;
+}
+
+const char *
+upstream_xfer_error(const struct upstream_xfer *x)
+{
+	return x->error;
+}
+
+uint64_t
+upstream_xfer_usec(const struct upstream_xfer *x)
+{
+	return x->usec;
 }

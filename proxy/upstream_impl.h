@@ -34,6 +34,7 @@ struct upconn {
 	bool connected;
 	bool idle; /* on the idle list */
 	struct event *rev; /* floe's own reads, once a plain conn connects */
+	int fd; /* ... of its socket (event_get_fd costs a call a write) */
 	int64_t idle_us; /* when it last went idle (plain conns) */
 	unsigned served; /* answers read on this connection */
 	LIST_ENTRY(upconn) entry;
@@ -51,7 +52,7 @@ struct upstream_xfer {
 	size_t hlen;
 	size_t hcap;
 	struct event *timer;
-	int64_t armed_us; /* when TIMER, if pending, fires (units_mono_us) */
+	int64_t armed_us; /* when TIMER fires (units_mono_us); 0: not added */
 	/*
 	 * Set up apart when it is reused, not cleared: the check's state
 	 * (jscheck_init, every time) and the error text (emptied).

@@ -68,12 +68,10 @@ static bool route_memo_get(struct store *, const struct route_obj *,
 static void route_memo_put(struct store *, const struct route_obj *, uint64_t,
     const struct route_result *);
 
-/* "warehouse" or "lakehouse". */
-const char *
-route_side_name(enum route_side side)
-{
-	return side == ROUTE_LAKEHOUSE ? "lakehouse" : "warehouse";
-}
+const char route_side_names[ROUTE_NSIDES][ROUTE_SIDE_NAME_LEN + 1] = {
+	[ROUTE_WAREHOUSE] = "warehouse",
+	[ROUTE_LAKEHOUSE] = "lakehouse",
+};
 
 /* A name (one level or the table) is non-empty and holds no control byte. */
 static bool

@@ -50,12 +50,14 @@ static unsigned request_npool;
 static bool request_side_unknown(struct request *, enum route_side);
 
 char request_via[REQUEST_VIA_MAX] = "1.1 floe";
+size_t request_via_len = 8;
 static struct evbuffer *request_log;
 
 void
 request_init(const char *node_id)
 {
 	snprintf(request_via, sizeof(request_via), "1.1 %s", node_id);
+	request_via_len = strlen(request_via);
 	if (request_log == NULL && (request_log = evbuffer_new()) == NULL)
 		fatalx("%s: out of memory", __func__);
 }
@@ -270,7 +272,8 @@ request_client_hash(struct request *r)
 		return server_conn_memo(r->conn, h->value, h->value_len,
 		    request_fnv);
 	p = server_conn_peer(r->conn);
-	return server_conn_memo(r->conn, p, strlen(p), request_fnv);
+	return server_conn_memo(r->conn, p, server_conn_peer_len(r->conn),
+	    request_fnv);
 }
 
 /*
@@ -398,7 +401,7 @@ request_is_loop(const struct h1_msg *m)
 
 	if (m->first[H1_F_VIA] == 0)
 		return false;
-	n = strlen(request_via);
+	n = request_via_len;
 	for (i = m->first[H1_F_VIA] - 1; i < m->nhdrs; i++)
 		if (m->hdrs[i].field == H1_F_VIA &&
 		    memmem(m->hdrs[i].value, m->hdrs[i].value_len, request_via,

@@ -128,8 +128,9 @@ enum request_fwd {
 	FWD_INM, /* translated from floe's ETags */
 };
 
-/* This node's Via value, "1.1 NODE" (request.c). */
+/* This node's Via value, "1.1 NODE", and its length (request.c). */
 extern char request_via[REQUEST_VIA_MAX];
+extern size_t request_via_len;
 
 /* Copy N bytes to *O (every head floe writes is built with it). */
 static inline void

@@ -328,6 +328,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
 			c->uid = cred.uid;
 	}
+	c->peerlen = strlen(c->peer);
 	if (sa->sa_family != AF_UNIX)
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 	/*
@@ -838,6 +839,11 @@ const char *
 server_conn_peer(const struct server_conn *c)
 {
 	return c->peer;
+}
+size_t
+server_conn_peer_len(const struct server_conn *c)
+{
+	return c->peerlen;
 }
 
 uid_t

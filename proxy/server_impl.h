@@ -75,6 +75,7 @@ struct server_conn {
 	uid_t uid;
 	int port;
 	char peer[INET6_ADDRSTRLEN];
+	size_t peerlen; /* strlen(peer): named in every forwarded request */
 	LIST_ENTRY(server_conn) entry;
 	/* server_conn_memo: the last key, its function and value. */
 	uint64_t (*memo_fn)(const void *, size_t);

@@ -370,6 +370,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		    server_sock_cb, c);
 		if (c->rev == NULL)
 			fatalx("%s: out of memory", __func__);
+		sockio_own_input(c->bev);
 	}
 	bufferevent_setcb(c->bev, server_read_cb, server_write_cb,
 	    server_event_cb, c);

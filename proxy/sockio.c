@@ -83,6 +83,12 @@ sockio_mem_release(void)
 		free(sockio_kept[--sockio_nkept]);
 }
 
+void
+sockio_own_input(struct bufferevent *bev)
+{
+	evbuffer_unfreeze(bufferevent_get_input(bev), 0);
+}
+
 enum sockio_rc
 sockio_read(struct bufferevent *bev, int fd)
 {
@@ -92,10 +98,7 @@ sockio_read(struct bufferevent *bev, int fd)
 	ssize_t n;
 	int i, nv;
 
-	/* A bufferevent keeps its input's end frozen; so do we. */
-	evbuffer_unfreeze(in, 0);
 	if ((nv = evbuffer_reserve_space(in, SOCKIO_READ_MAX, v, 2)) < 1) {
-		evbuffer_freeze(in, 0);
 		errno = ENOMEM;
 		return SOCKIO_ERROR;
 	}
@@ -109,7 +112,6 @@ sockio_read(struct bufferevent *bev, int fd)
 	while (n == -1 && errno == EINTR);
 	if (n <= 0) {
 		evbuffer_commit_space(in, v, 0);
-		evbuffer_freeze(in, 0);
 		if (n == 0)
 			return SOCKIO_EOF;
 		return errno == EAGAIN || errno == EWOULDBLOCK ? SOCKIO_AGAIN :
@@ -123,7 +125,6 @@ sockio_read(struct bufferevent *bev, int fd)
 	if (nv == 2 && v[1].iov_len == 0)
 		nv = 1;
 	evbuffer_commit_space(in, v, nv);
-	evbuffer_freeze(in, 0);
 	return SOCKIO_READ;
 }
 

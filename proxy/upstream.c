@@ -849,6 +849,7 @@ upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 			if (c->rev == NULL ||
 			    event_add(c->rev, &u->idle_tv) == -1)
 				fatalx("%s: out of memory", __func__);
+			sockio_own_input(bev);
 			upstream_flush(c);
 		}
 		if (x != NULL)

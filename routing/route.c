@@ -172,13 +172,19 @@ route_build(const char *ns, size_t nslen, const char *name, size_t namelen,
 
 	if (nslen == 0)
 		return -1;
-	for (i = 0; i <= nslen; i++) {
-		if (i < nslen && ns[i] != ROUTE_SEP_LEVEL)
+	/*
+	 * One pass: a byte below 0x20 ends a level (0x1f) or makes the key
+	 * invalid, and no level may be empty (route_name_ok's rule).
+	 */
+	for (i = 0; i < nslen; i++) {
+		if ((unsigned char)ns[i] >= 0x20)
 			continue;
-		if (!route_name_ok(ns + start, i - start))
+		if (ns[i] != ROUTE_SEP_LEVEL || i == start)
 			return -1;
 		start = i + 1;
 	}
+	if (start == nslen)
+		return -1;
 	if (!rule && !route_name_ok(name, namelen))
 		return -1;
 	len = nslen + 1 + (rule ? 0 : namelen);

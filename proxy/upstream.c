@@ -50,9 +50,6 @@ static void upstream_read_cb(struct bufferevent *, void *);
 static void upstream_write_cb(struct bufferevent *, void *);
 static void upstream_flush(struct upconn *);
 static void upstream_sock_cb(evutil_socket_t, short, void *);
-static void upstream_idle_timer(struct upconn *, bool);
-static bool upstream_idle_expired(struct upconn *);
-static void upstream_event_cb(struct bufferevent *, short, void *);
 static void upstream_timer_cb(evutil_socket_t, short, void *);
 static void upstream_conn_free(struct upconn *);
 static void upstream_unpause(struct upstream *);
@@ -252,6 +249,8 @@ upstream_conn_free(struct upconn *c)
 	u->nconns--;
 	if (c->rev != NULL)
 		event_free(c->rev);
+	if (c->idle_ev != NULL)
+		event_free(c->idle_ev);
 	bufferevent_free(c->bev);
 	h1_free(c->h1);
 	free(c);
@@ -483,20 +482,15 @@ upstream_flush(struct upconn *c)
 
 /*
  * Reads of a plain connection, one read of up to 64 KiB each (libevent's
- * own read asks FIONREAD first and takes at most 4 KiB). An idle
- * connection's timeout comes here too.
+ * own read asks FIONREAD first and takes at most 4 KiB). The event has no
+ * timeout: libevent would re-add a persistent event's timeout at every
+ * read (upstream_idle.c bounds an idle connection).
  */
 static void
-upstream_sock_cb(evutil_socket_t fd, short what, void *arg)
+upstream_sock_cb(evutil_socket_t fd, short what __unused, void *arg)
 {
 	struct upconn *c = arg;
 
-	if (what & EV_TIMEOUT) {
-		if (upstream_idle_expired(c))
-			upstream_event_cb(c->bev,
-			    BEV_EVENT_READING | BEV_EVENT_TIMEOUT, c);
-		return;
-	}
 	switch (sockio_read(c->bev, fd)) {
 	case SOCKIO_READ:
 		upstream_read_cb(c->bev, c);
@@ -511,48 +505,6 @@ upstream_sock_cb(evutil_socket_t fd, short what, void *arg)
 		    c);
 		return;
 	}
-}
-
-/*
- * Bound an idle connection's life (ON), or not while it is busy. A plain
- * connection's read event carries a timeout of idle_tv for its whole life
- * (re-armed per request it would cost a timer-heap update each way); it
- * only notes when it went idle, and upstream_sock_cb judges when the
- * timeout fires. A TLS connection's bufferevent timeouts are set and
- * cleared.
- */
-static void
-upstream_idle_timer(struct upconn *c, bool on)
-{
-	if (c->rev != NULL) {
-		if (on)
-			c->idle_us = units_mono_us();
-	} else
-		bufferevent_set_timeouts(c->bev, on ? &c->u->idle_tv : NULL,
-		    NULL);
-}
-
-/*
- * The idle timeout of a plain connection fired. Busy: the request's own
- * timer governs; idle long enough: close it; idle for less: wait out the
- * rest. Returns true if the connection is to be closed.
- */
-static bool
-upstream_idle_expired(struct upconn *c)
-{
-	int64_t left;
-	struct timeval tv;
-
-	if (c->x != NULL) {
-		event_add(c->rev, &c->u->idle_tv);
-		return false;
-	}
-	left = units_left_us(c->idle_us, c->u->t->pool_idle_ms);
-	if (left <= 1000)
-		return true;
-	tv = units_us_tv(left);
-	event_add(c->rev, &tv);
-	return false;
 }
 
 /* The bufferevent wrote what upstream_flush left: write interest off. */
@@ -825,7 +777,7 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
-static void
+void
 upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct upconn *c = arg;
@@ -846,9 +798,9 @@ upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 			c->fd = bufferevent_getfd(bev);
 			c->rev = event_new(u->base, c->fd, EV_READ | EV_PERSIST,
 			    upstream_sock_cb, c);
-			if (c->rev == NULL ||
-			    event_add(c->rev, &u->idle_tv) == -1)
+			if (c->rev == NULL || event_add(c->rev, NULL) == -1)
 				fatalx("%s: out of memory", __func__);
+			upstream_idle_start(c);
 			sockio_own_input(bev);
 			upstream_flush(c);
 		}

@@ -255,7 +255,7 @@ upstream_xfer_pause(struct upstream_xfer *x, bool on)
 	u->npaused--;
 	upstream_xfer_due(x, units_mono_us(), u->t->timeout_ms, u->timeout_q);
 	if (c->rev != NULL)
-		event_add(c->rev, &c->u->idle_tv);
+		event_add(c->rev, NULL);
 	else
 		bufferevent_enable(c->bev, EV_READ);
 	/* Bytes read before the pause (a TLS record's rest): on next turn. */

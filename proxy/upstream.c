@@ -530,7 +530,7 @@ upstream_start(struct upstream *u, struct upstream_xfer *x)
 		c->idle = false;
 		LIST_INSERT_HEAD(&u->busy, c, entry);
 		u->reused++;
-		upstream_idle_timer(c, false);
+		upstream_idle_timer(c, false, 0);
 		upstream_write(c, x);
 		return;
 	}
@@ -616,9 +616,12 @@ upstream_dequeue(struct upstream *u)
 	return NULL;
 }
 
-/* Return C to the idle list, or hand it to a waiting request. */
+/*
+ * Return C to the idle list (idle since NOW, units_mono_us), or hand it to
+ * a waiting request.
+ */
 static void
-upstream_release(struct upconn *c)
+upstream_release(struct upconn *c, int64_t now)
 {
 	struct upstream *u = c->u;
 	struct upstream_xfer *x;
@@ -633,7 +636,7 @@ upstream_release(struct upconn *c)
 	LIST_INSERT_HEAD(&u->idle, c, entry);
 	c->idle = true;
 	u->nidle++;
-	upstream_idle_timer(c, true);
+	upstream_idle_timer(c, true, now);
 }
 
 /* Keep X for the next request (up to a bound), or free it. */
@@ -680,12 +683,13 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
     const char *why)
 {
 	struct upconn *c = x->c;
+	int64_t now = units_mono_us();
 	bool keep;
 
 	x->fail = fail;
 	if (why != NULL)
 		strlcpy(x->error, why, sizeof(x->error));
-	x->usec = units_mono_us() - x->start_us;
+	x->usec = now - x->start_us;
 	x->due_us = 0;
 	if (fail == UPSTREAM_OK && c != NULL)
 		upstream_body(x, h1_msg(c->h1), true);
@@ -700,7 +704,8 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
 		c->served++;
 		if (keep) {
 			h1_reset(c->h1);
-			upstream_release(c);
+			/* Idle from its answer's end (not after the reply). */
+			upstream_release(c, now);
 		} else {
 			c->x = NULL;
 			upstream_conn_free(c);

@@ -22,13 +22,17 @@
 
 static void upstream_idle_cb(evutil_socket_t, short, void *);
 
-/* Bound C's life while it is idle (ON), or not while it is busy. */
+/*
+ * Bound C's life while it is idle (ON, since NOW), or not while it is
+ * busy. NOW is when its answer was read whole: the microseconds floe then
+ * takes to reply to the client are not part of its idle time.
+ */
 void
-upstream_idle_timer(struct upconn *c, bool on)
+upstream_idle_timer(struct upconn *c, bool on, int64_t now)
 {
 	if (c->rev != NULL) {
 		if (on)
-			c->idle_us = units_mono_us();
+			c->idle_us = now;
 	} else
 		bufferevent_set_timeouts(c->bev, on ? &c->u->idle_tv : NULL,
 		    NULL);

@@ -139,8 +139,11 @@ void upstream_xfer_due(struct upstream_xfer *, int64_t now, uint64_t ms,
 /* The connection's bufferevent event callback (a close, an error). */
 void upstream_event_cb(struct bufferevent *, short, void *);
 
-/* upstream_idle.c: a connection idle (ON) or busy; a plain one's timer. */
-void upstream_idle_timer(struct upconn *, bool on);
+/*
+ * upstream_idle.c: a connection idle (ON, since NOW: units_mono_us) or
+ * busy; a plain one's timer.
+ */
+void upstream_idle_timer(struct upconn *, bool on, int64_t now);
 void upstream_idle_start(struct upconn *);
 
 /*

@@ -102,10 +102,12 @@ sockio_read(struct bufferevent *bev, int fd)
 		errno = ENOMEM;
 		return SOCKIO_ERROR;
 	}
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = v;
-	msg.msg_iovlen = nv;
 	/* One piece (nearly always): recv spares the kernel the msghdr. */
+	if (nv > 1) {
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = v;
+		msg.msg_iovlen = nv;
+	}
 	do
 		n = nv == 1 ? recv(fd, v[0].iov_base, v[0].iov_len, 0) :
 			      recvmsg(fd, &msg, 0);
@@ -134,9 +136,12 @@ sockio_sendv(int fd, const struct iovec *iov, int n)
 	struct msghdr msg;
 	ssize_t w;
 
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = (struct iovec *)(uintptr_t)iov;
-	msg.msg_iovlen = n;
+	/* The msghdr only for more than one piece. */
+	if (n != 1) {
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = (struct iovec *)(uintptr_t)iov;
+		msg.msg_iovlen = n;
+	}
 	do
 		w = n == 1 ?
 		    send(fd, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL) :

@@ -215,6 +215,7 @@ request_new(void)
 		r = xmalloc(sizeof(*r));
 	memset(r, 0, REQUEST_HEAD);
 	r->ident[0] = '\0';
+	r->err_hdrs[0] = '\0';
 	r->ans_error[0][0] = r->ans_error[1][0] = '\0';
 	/* Read by the access log even before the path is parsed. */
 	r->rr.op = REST_NONE;

@@ -108,11 +108,11 @@ struct request {
 	 */
 	struct memo_buf *memo_in;
 	bool memo_hit;
-	/* Headers floe's own error answer adds (Allow, Retry-After), CRLFs. */
-	char err_hdrs[96];
 
 	/* The tail: not cleared; each field is set before it is read. */
 	char ident[AUTH_IDENT_MAX]; /* the authenticated client, or "" */
+	/* Headers floe's own error answer adds (Allow, Retry-After), CRLFs. */
+	char err_hdrs[96];
 	char ans_error[ROUTE_NSIDES][160];
 	struct rest_req rr;
 	struct route_result route; /* valid when has_route */

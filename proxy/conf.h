@@ -40,6 +40,7 @@ struct conf_target {
 	char *host;
 	char *port; /* always set: "80"/"443" by default */
 	char *path; /* base path, "" or "/catalog" (no trailing '/') */
+	size_t path_len; /* ... and its length */
 	char *ca_file; /* extra trust store for https, or NULL */
 	/* How floe authenticates to it; never CONF_CRED_DEFAULT once loaded. */
 	enum conf_cred auth;

@@ -100,6 +100,7 @@ conf_keep_restart(struct conf *nc, const struct conf *oc, const char **names,
 			conf_str_keep(&nt->port, ot->port);
 			conf_str_keep(&nt->path, ot->path);
 			nt->uri_len = ot->uri_len;
+			nt->path_len = ot->path_len;
 			nt->tls = ot->tls;
 			conf_note(names, max, &n, uri_names[side]);
 		}

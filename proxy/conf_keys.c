@@ -467,6 +467,7 @@ conf_parse_uri(struct conf *c __unused, void *field, const char *value,
 	t->host = host;
 	t->port = port;
 	t->path = path;
+	t->path_len = strlen(path);
 	/* The uri as written, less the trailing slashes. */
 	len = strlen(value);
 	while (len > 0 && value[len - 1] == '/')

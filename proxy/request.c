@@ -48,14 +48,19 @@ static SLIST_HEAD(, request) request_pool = SLIST_HEAD_INITIALIZER(
 static unsigned request_npool;
 
 static bool request_side_unknown(struct request *, enum route_side);
+static size_t request_log_time(int64_t, char *, size_t);
+static size_t request_log_line(const struct request *, unsigned, const char *,
+    const char *, size_t, char *, size_t);
 
 char request_via[REQUEST_VIA_MAX] = "1.1 floe";
+size_t request_via_len = 8;
 static struct evbuffer *request_log;
 
 void
 request_init(const char *node_id)
 {
 	snprintf(request_via, sizeof(request_via), "1.1 %s", node_id);
+	request_via_len = strlen(request_via);
 	if (request_log == NULL && (request_log = evbuffer_new()) == NULL)
 		fatalx("%s: out of memory", __func__);
 }
@@ -114,8 +119,9 @@ void
 request_log_access(struct request *r, unsigned status, const char *target)
 {
 	struct floe *f = r->f;
-	char ts[40], wave[16];
+	char ts[40], wave[16], line[1024];
 	unsigned side = STATS_FLOE;
+	size_t tslen, n;
 	int64_t us;
 
 	/* Nearly always route_side_name's own string: no compare. */
@@ -134,21 +140,139 @@ request_log_access(struct request *r, unsigned status, const char *target)
 		request_note_reader(r);
 	if (f->access_fd == -1 || request_log == NULL)
 		return;
-	units_time_format(units_now_ms(), ts, sizeof(ts));
-	request_wave_str(r, wave, sizeof(wave));
-	us = r->upstream_us;
-	evbuffer_add_printf(request_log,
-	    "%s %s %s %.*s target=%s wave=%s status=%u upstream_ms=%lld.%03lld"
-	    " cache=%s%s%s\n",
-	    ts, server_conn_peer(r->conn), r->msg->method_name,
-	    (int)(r->rr.query.len > 0 ? r->rr.query.off - 1 :
-					r->msg->target_len),
-	    r->msg->target, target, wave, status, (long long)(us / 1000),
-	    (long long)(us % 1000),
-	    r->cache_state != NULL ? r->cache_state : "-",
-	    r->ident[0] != '\0' ? " client=" : "", r->ident);
+	tslen = request_log_time(units_now_ms(), ts, sizeof(ts));
+	if ((n = request_log_line(r, status, target, ts, tslen, line,
+		 sizeof(line))) > 0)
+		evbuffer_add(request_log, line, n);
+	else {
+		request_wave_str(r, wave, sizeof(wave));
+		us = r->upstream_us;
+		evbuffer_add_printf(request_log,
+		    "%s %s %s %.*s target=%s wave=%s status=%u "
+		    "upstream_ms=%lld.%03lld cache=%s%s%s\n",
+		    ts, server_conn_peer(r->conn), r->msg->method_name,
+		    (int)(r->rr.query.len > 0 ? r->rr.query.off - 1 :
+						r->msg->target_len),
+		    r->msg->target, target, wave, status,
+		    (long long)(us / 1000), (long long)(us % 1000),
+		    r->cache_state != NULL ? r->cache_state : "-",
+		    r->ident[0] != '\0' ? " client=" : "", r->ident);
+	}
 	if (evbuffer_get_length(request_log) > 64 * 1024)
 		request_flush_log(f);
+}
+
+/*
+ * units_time_format(MS) into TS (TSLEN bytes), its length: the date and
+ * the time to the second formatted once a second and kept, the
+ * milliseconds written in (a snprintf of seven numbers and a gmtime_r
+ * were a third of what a logged request cost). A second whose text does
+ * not end ".000Z" (a time gmtime refuses) is formatted whole each time.
+ */
+static size_t
+request_log_time(int64_t ms, char *ts, size_t tslen)
+{
+	static int64_t sec = INT64_MIN;
+	static char base[40];
+	static size_t blen; /* 0: BASE is not to be used */
+	int64_t s = ms / 1000, rem = ms % 1000;
+
+	/* Floor, as units_time_format. */
+	if (rem < 0) {
+		rem += 1000;
+		s--;
+	}
+	if (s != sec) {
+		units_time_format(s * 1000, base, sizeof(base));
+		sec = s;
+		blen = strlen(base);
+		blen = blen > 5 && memcmp(base + blen - 5, ".000Z", 5) == 0 ?
+		    blen - 5 :
+		    0;
+	}
+	if (blen == 0 || blen + 6 > tslen) {
+		units_time_format(ms, ts, tslen);
+		return strlen(ts);
+	}
+	memcpy(ts, base, blen);
+	ts[blen] = '.';
+	ts[blen + 1] = (char)('0' + rem / 100);
+	ts[blen + 2] = (char)('0' + rem / 10 % 10);
+	ts[blen + 3] = (char)('0' + rem % 10);
+	ts[blen + 4] = 'Z';
+	ts[blen + 5] = '\0';
+	return blen + 5;
+}
+
+/* Append the N bytes at P at *O. */
+static inline void
+request_log_put(char **o, const char *p, size_t n)
+{
+	memcpy(*o, p, n);
+	*o += n;
+}
+
+/*
+ * R's access log line (request_log_access's printf format) written by
+ * hand into LINE (LEN bytes): its length, or 0 when it would not fit or
+ * holds what only the printf writes as it should (a negative upstream
+ * time): the caller prints it then. TS is the timestamp (TSLEN bytes).
+ */
+static size_t
+request_log_line(const struct request *r, unsigned status, const char *target,
+    const char *ts, size_t tslen, char *line, size_t len)
+{
+	const struct h1_msg *m = r->msg;
+	const char *peer = server_conn_peer(r->conn);
+	const char *cache = r->cache_state != NULL ? r->cache_state : "-";
+	int64_t us = (int64_t)r->upstream_us;
+	size_t peerlen = server_conn_peer_len(r->conn),
+	       mlen = strlen(m->method_name), tlen = strlen(target),
+	       clen = strlen(cache), ilen = strlen(r->ident), plen;
+	char *o = line;
+
+	if (us < 0)
+		return 0;
+	/* "%.*s": the path up to its query, and never past a NUL. */
+	plen = strnlen(m->target,
+	    r->rr.query.len > 0 ? r->rr.query.off - 1 : m->target_len);
+	/* The text, and 20 digits for each of the three numbers. */
+	if (tslen + peerlen + mlen + plen + tlen + clen + ilen + 3 * 20 +
+		sizeof(
+		    " target= wave= status= upstream_ms=. cache= client=\n") +
+		8 >
+	    len)
+		return 0;
+	request_log_put(&o, ts, tslen);
+	*o++ = ' ';
+	request_log_put(&o, peer, peerlen);
+	*o++ = ' ';
+	request_log_put(&o, m->method_name, mlen);
+	*o++ = ' ';
+	request_log_put(&o, m->target, plen);
+	request_log_put(&o, " target=", 8);
+	request_log_put(&o, target, tlen);
+	request_log_put(&o, " wave=", 6);
+	if (r->has_route && r->route.assigned)
+		o += units_utoa(o, r->route.wave);
+	else
+		request_log_put(&o, "none", 4);
+	request_log_put(&o, " status=", 8);
+	o += units_utoa(o, status);
+	request_log_put(&o, " upstream_ms=", 13);
+	o += units_utoa(o, (uint64_t)(us / 1000));
+	*o++ = '.';
+	*o++ = (char)('0' + us % 1000 / 100);
+	*o++ = (char)('0' + us % 100 / 10);
+	*o++ = (char)('0' + us % 10);
+	request_log_put(&o, " cache=", 7);
+	request_log_put(&o, cache, clen);
+	if (ilen > 0) {
+		request_log_put(&o, " client=", 8);
+		request_log_put(&o, r->ident, ilen);
+	}
+	*o++ = '\n';
+	return (size_t)(o - line);
 }
 
 void
@@ -213,6 +337,7 @@ request_new(void)
 		r = xmalloc(sizeof(*r));
 	memset(r, 0, REQUEST_HEAD);
 	r->ident[0] = '\0';
+	r->err_hdrs[0] = '\0';
 	r->ans_error[0][0] = r->ans_error[1][0] = '\0';
 	/* Read by the access log even before the path is parsed. */
 	r->rr.op = REST_NONE;
@@ -270,7 +395,8 @@ request_client_hash(struct request *r)
 		return server_conn_memo(r->conn, h->value, h->value_len,
 		    request_fnv);
 	p = server_conn_peer(r->conn);
-	return server_conn_memo(r->conn, p, strlen(p), request_fnv);
+	return server_conn_memo(r->conn, p, server_conn_peer_len(r->conn),
+	    request_fnv);
 }
 
 /*
@@ -398,7 +524,7 @@ request_is_loop(const struct h1_msg *m)
 
 	if (m->first[H1_F_VIA] == 0)
 		return false;
-	n = strlen(request_via);
+	n = request_via_len;
 	for (i = m->first[H1_F_VIA] - 1; i < m->nhdrs; i++)
 		if (m->hdrs[i].field == H1_F_VIA &&
 		    memmem(m->hdrs[i].value, m->hdrs[i].value_len, request_via,
@@ -614,7 +740,8 @@ request_serve(struct server_conn *conn, struct h1_msg *m, void *arg)
 	struct floe *f = arg;
 	struct request *r;
 
-	if (request_health(f, conn, m))
+	/* /healthz and /readyz (8 and 7 bytes): no call for a longer target. */
+	if (m->target_len <= 8 && request_health(f, conn, m))
 		return;
 	r = request_new();
 	r->f = f;

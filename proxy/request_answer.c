@@ -461,7 +461,7 @@ request_head(struct request *r, enum route_side side, const struct h1_msg *m,
 			    h->value_len);
 	}
 	request_put(&o, "X-Floe-Target: ", 15);
-	request_put(&o, pinned, strlen(pinned));
+	request_put(&o, pinned, ROUTE_SIDE_NAME_LEN);
 	request_put(&o, "\r\nX-Floe-Wave: ", 15);
 	if (r->has_route && r->route.assigned)
 		o += units_utoa(o, r->route.wave);

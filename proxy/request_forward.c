@@ -394,8 +394,9 @@ request_forward(struct request *r, enum route_side side)
 	const struct catalog *cat = f->cat[side];
 	const struct h1_msg *m = r->msg;
 	const char *peer = server_conn_peer(r->conn);
-	size_t peerlen = strlen(peer), vialen = strlen(request_via);
-	struct request_line_lens ll = { strlen(m->method_name), strlen(t->path),
+	size_t peerlen = server_conn_peer_len(r->conn),
+	       vialen = request_via_len;
+	struct request_line_lens ll = { strlen(m->method_name), t->path_len,
 		cat->prefix != NULL ? strlen(cat->prefix) : 0 };
 	struct upstream_req ur;
 	bool pass_authz, idem;

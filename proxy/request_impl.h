@@ -108,11 +108,11 @@ struct request {
 	 */
 	struct memo_buf *memo_in;
 	bool memo_hit;
-	/* Headers floe's own error answer adds (Allow, Retry-After), CRLFs. */
-	char err_hdrs[96];
 
 	/* The tail: not cleared; each field is set before it is read. */
 	char ident[AUTH_IDENT_MAX]; /* the authenticated client, or "" */
+	/* Headers floe's own error answer adds (Allow, Retry-After), CRLFs. */
+	char err_hdrs[96];
 	char ans_error[ROUTE_NSIDES][160];
 	struct rest_req rr;
 	struct route_result route; /* valid when has_route */
@@ -128,8 +128,9 @@ enum request_fwd {
 	FWD_INM, /* translated from floe's ETags */
 };
 
-/* This node's Via value, "1.1 NODE" (request.c). */
+/* This node's Via value, "1.1 NODE", and its length (request.c). */
 extern char request_via[REQUEST_VIA_MAX];
+extern size_t request_via_len;
 
 /* Copy N bytes to *O (every head floe writes is built with it). */
 static inline void

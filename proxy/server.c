@@ -55,6 +55,8 @@ static void server_timer_cb(evutil_socket_t, short, void *);
 static void server_conn_free(struct server_conn *);
 static void server_conn_process(struct server_conn *);
 static void server_account(struct server_conn *);
+static void server_account_len(struct server_conn *, size_t);
+static void server_timer_add(struct server_conn *, const struct timeval *);
 static void server_resume(struct server_conn *);
 
 struct server *
@@ -326,6 +328,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
 			c->uid = cred.uid;
 	}
+	c->peerlen = strlen(c->peer);
 	if (sa->sa_family != AF_UNIX)
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 	/*
@@ -361,11 +364,13 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	 * writes are the TLS bufferevent's business).
 	 */
 	bufferevent_disable(c->bev, EV_WRITE);
+	c->fd = fd;
 	if (tls == NULL) {
 		c->rev = event_new(s->base, fd, EV_READ | EV_PERSIST,
 		    server_sock_cb, c);
 		if (c->rev == NULL)
 			fatalx("%s: out of memory", __func__);
+		sockio_own_input(c->bev);
 	}
 	bufferevent_setcb(c->bev, server_read_cb, server_write_cb,
 	    server_event_cb, c);
@@ -387,7 +392,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		bufferevent_enable(c->bev, EV_READ);
 	}
 	c->idle_us = units_mono_us();
-	evtimer_add(c->timer, c->handshaking ? s->head_q : s->idle_q);
+	server_timer_add(c, c->handshaking ? s->head_q : s->idle_q);
 	LIST_INSERT_HEAD(&s->conns, c, entry);
 	s->nconns++;
 }
@@ -452,11 +457,12 @@ server_conn_process(struct server_conn *c)
 	switch (h1_parse(c->h1, in)) {
 	case H1_MORE:
 		if (!was_started && h1_started(c->h1))
-			evtimer_add(c->timer, s->head_q);
+			server_timer_add(c, s->head_q);
 		server_continue(c);
 		return;
 	case H1_ERROR:
 		evtimer_del(c->timer);
+		c->timed = false;
 		c->busy = true;
 		c->close_after = true;
 		s->error_cb(c, h1_error_status(c->h1), h1_error_text(c->h1),
@@ -563,6 +569,7 @@ void
 server_flush(struct server_conn *c)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
+	size_t len;
 	ssize_t n;
 
 	if (c->tls) {
@@ -574,23 +581,23 @@ server_flush(struct server_conn *c)
 			event_active(c->timer, EV_TIMEOUT, 1);
 		return;
 	}
-	if (evbuffer_get_length(out) == 0)
-		n = 0;
-	else {
+	/* Nearly always empty: the answer was written straight. */
+	if ((len = evbuffer_get_length(out)) > 0) {
 		/* A bufferevent keeps its output's start frozen; so do we. */
 		evbuffer_unfreeze(out, 1);
 		errno = 0;
-		n = sockio_write(out, event_get_fd(c->rev));
+		n = sockio_write(out, c->fd);
 		evbuffer_freeze(out, 1);
+		if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != EINTR) {
+			log_debug("%s: %s: write to %s: %s", __func__,
+			    c->srv->opts.name, c->peer, strerror(errno));
+			evbuffer_drain(out, evbuffer_get_length(out));
+			c->closing = true;
+		}
+		len = evbuffer_get_length(out);
 	}
-	if (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
-	    errno != EINTR) {
-		log_debug("%s: %s: write to %s: %s", __func__,
-		    c->srv->opts.name, c->peer, strerror(errno));
-		evbuffer_drain(out, evbuffer_get_length(out));
-		c->closing = true;
-	}
-	server_account(c);
+	server_account_len(c, len);
 	if (c->held > 0)
 		bufferevent_enable(c->bev, EV_WRITE);
 	else if (c->closing)
@@ -607,7 +614,7 @@ server_event_cb(struct bufferevent *bev __unused, short what, void *arg)
 		if (c->handshaking) {
 			c->handshaking = false;
 			c->idle_us = units_mono_us();
-			evtimer_add(c->timer, c->srv->idle_q);
+			server_timer_add(c, c->srv->idle_q);
 		}
 		/*
 		 * A request sent right behind the client's Finished may be
@@ -644,6 +651,11 @@ server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	struct timeval left;
 	int64_t left_us;
 
+	/*
+	 * Fired, the timer is no longer added; made active by server_flush
+	 * (a close), it may still be.
+	 */
+	c->timed = evtimer_pending(c->timer, NULL);
 	if (c->closing) {
 		/* Answered and written: server_flush asked for the close. */
 		if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
@@ -671,7 +683,7 @@ server_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 		    units_left_us(c->idle_us, c->srv->opts.idle_timeout_ms);
 		if (left_us > 0) {
 			left = units_us_tv(left_us);
-			evtimer_add(c->timer, &left);
+			server_timer_add(c, &left);
 			return;
 		}
 		server_conn_free(c);
@@ -702,8 +714,8 @@ server_answered(struct server_conn *c)
 	}
 	h1_reset(c->h1);
 	c->idle_us = units_mono_us();
-	if (!evtimer_pending(c->timer, NULL))
-		evtimer_add(c->timer, c->srv->idle_q);
+	if (!c->timed)
+		server_timer_add(c, c->srv->idle_q);
 	server_flush(c);
 	/*
 	 * A client that does not take its answers is not read: its next
@@ -751,8 +763,14 @@ server_resume(struct server_conn *c)
 static void
 server_account(struct server_conn *c)
 {
-	size_t n = evbuffer_get_length(bufferevent_get_output(c->bev));
+	server_account_len(c,
+	    evbuffer_get_length(bufferevent_get_output(c->bev)));
+}
 
+/* ... whose length N the caller has just read. */
+static void
+server_account_len(struct server_conn *c, size_t n)
+{
 	if (c->srv->opts.budgeted) {
 		/* Unsigned arithmetic: a shrink wraps to the right sum. */
 		server_held += n - c->held;
@@ -762,6 +780,13 @@ server_account(struct server_conn *c)
 		/* A large admin answer is gone: its heap is worth a trim. */
 		server_held_hint(c->held);
 	c->held = n;
+}
+
+/* Arm C's timer for TV, noted so that no one asks libevent whether it is. */
+static void
+server_timer_add(struct server_conn *c, const struct timeval *tv)
+{
+	c->timed = evtimer_add(c->timer, tv) == 0;
 }
 
 void
@@ -815,6 +840,11 @@ const char *
 server_conn_peer(const struct server_conn *c)
 {
 	return c->peer;
+}
+size_t
+server_conn_peer_len(const struct server_conn *c)
+{
+	return c->peerlen;
 }
 
 uid_t

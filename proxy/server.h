@@ -146,6 +146,7 @@ void server_conn_close_after(struct server_conn *);
 void server_conn_on_abort(struct server_conn *, server_abort_cb, void *);
 /* The peer: "127.0.0.1" (TCP) or "unix" ; its uid on a Unix socket. */
 const char *server_conn_peer(const struct server_conn *);
+size_t server_conn_peer_len(const struct server_conn *);
 uid_t server_conn_uid(const struct server_conn *);
 /* The listener port the connection came in on. */
 int server_conn_port(const struct server_conn *);

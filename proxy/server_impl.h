@@ -52,12 +52,14 @@ struct server_conn {
 	struct bufferevent *bev;
 	struct h1 *h1;
 	struct event *timer; /* see server_timer_cb */
+	bool timed; /* ... and it is added (not event_pending's to say) */
 	int64_t idle_us; /* when it last went idle (monotonic) */
 	bool busy; /* a request is with its owner */
 	bool closing; /* close once the output is written */
 	bool stalled; /* not read until its output drains (see above) */
 	size_t held; /* its output buffer's length, as last accounted */
 	struct event *rev; /* floe's own reads of a plain connection */
+	int fd; /* its socket (event_get_fd costs a call a write) */
 	bool reading; /* ... and it is added (not event_pending's to say) */
 	bool continued; /* "100 Continue" sent for this request */
 	bool close_after; /* the answer ends the connection */
@@ -73,6 +75,7 @@ struct server_conn {
 	uid_t uid;
 	int port;
 	char peer[INET6_ADDRSTRLEN];
+	size_t peerlen; /* strlen(peer): named in every forwarded request */
 	LIST_ENTRY(server_conn) entry;
 	/* server_conn_memo: the last key, its function and value. */
 	uint64_t (*memo_fn)(const void *, size_t);

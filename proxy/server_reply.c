@@ -26,29 +26,63 @@
 #include "proxy/sockio.h"
 #include "proxy/tlsctx.h"
 
+static const char *server_status_line(unsigned, size_t *);
 static char *server_head(struct server_conn *, char *, unsigned, const char *,
     size_t, const char *, size_t, int64_t);
 static void server_send_now(struct server_conn *, const char *, size_t,
     struct evbuffer *);
 
 /*
- * Write the head of an answer at O (room for RLEN + HLEN + 96 bytes); the
- * end of what was written. A CONTENT_LENGTH below 0 makes it chunked.
+ * STATUS's line, "HTTP/1.1 200 OK\r\n" (*LEN bytes). The last one made is
+ * kept: nearly every answer has the status of the one before, and its
+ * line is then copied whole, with no reason looked up, measured or digit
+ * divided out. The reasons floe knows are at most 31 bytes; a longer one
+ * would be cut to what the line holds.
+ */
+static const char *
+server_status_line(unsigned status, size_t *len)
+{
+	static char line[64];
+	static unsigned made;
+	static size_t made_len; /* 0: none made yet */
+	const char *reason;
+	size_t rlen;
+	char *o = line;
+
+	if (status != made || made_len == 0) {
+		reason = h1_reason(status);
+		rlen = strlen(reason);
+		if (rlen > sizeof(line) - 15)
+			rlen = sizeof(line) - 15;
+		memcpy(o, "HTTP/1.1 ", 9);
+		o += 9;
+		*o++ = '0' + status / 100 % 10;
+		*o++ = '0' + status / 10 % 10;
+		*o++ = '0' + status % 10;
+		*o++ = ' ';
+		memcpy(o, reason, rlen);
+		o += rlen;
+		*o++ = '\r';
+		*o++ = '\n';
+		made = status;
+		made_len = (size_t)(o - line);
+	}
+	*len = made_len;
+	return line;
+}
+
+/*
+ * Write the head of an answer of STATUS at O (room for LLEN + HLEN + 96
+ * bytes): its status line LINE (LLEN bytes, server_status_line), HDRS and
+ * the framing; the end of what was written. A CONTENT_LENGTH below 0
+ * makes it chunked.
  */
 static char *
-server_head(struct server_conn *c, char *o, unsigned status, const char *reason,
-    size_t rlen, const char *hdrs, size_t hlen, int64_t content_length)
+server_head(struct server_conn *c, char *o, unsigned status, const char *line,
+    size_t llen, const char *hdrs, size_t hlen, int64_t content_length)
 {
-	memcpy(o, "HTTP/1.1 ", 9);
-	o += 9;
-	*o++ = '0' + status / 100 % 10;
-	*o++ = '0' + status / 10 % 10;
-	*o++ = '0' + status % 10;
-	*o++ = ' ';
-	short_copy(o, reason, rlen);
-	o += rlen;
-	*o++ = '\r';
-	*o++ = '\n';
+	memcpy(o, line, llen);
+	o += llen;
 	if (hlen > 0) {
 		memcpy(o, hdrs, hlen);
 		o += hlen;
@@ -96,7 +130,7 @@ server_send_now(struct server_conn *c, const char *head, size_t hlen,
 	    (n = evbuffer_peek(body, -1, NULL, iov + 1, SERVER_SEND_VECS)) >
 		SERVER_SEND_VECS)
 		n = SERVER_SEND_VECS;
-	w = sockio_sendv(event_get_fd(c->rev), iov, n + 1);
+	w = sockio_sendv(c->fd, iov, n + 1);
 	done = w > 0 ? (size_t)w : 0;
 	if (done < hlen)
 		evbuffer_add(out, head + done, hlen - done);
@@ -139,14 +173,14 @@ server_reply_ref(struct server_conn *c, unsigned status, const char *hdrs,
     server_ref_done_cb done, void *arg)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev), *b;
-	const char *reason = h1_reason(status);
-	size_t rlen = strlen(reason), hl, off;
+	size_t llen, hl, off;
+	const char *line = server_status_line(status, &llen);
 	char head[SERVER_HEAD_NOW];
 	struct iovec iov[2];
 	ssize_t w;
 
 	if (c->tls || c->head_req || status == 304 || status == 204 ||
-	    status < 200 || rlen + hlen + 96 > sizeof(head) ||
+	    status < 200 || llen + hlen + 96 > sizeof(head) ||
 	    evbuffer_get_length(out) != 0) {
 		if ((b = evbuffer_new()) == NULL ||
 		    evbuffer_add_reference(b, data, len, done, arg) == -1)
@@ -158,14 +192,14 @@ server_reply_ref(struct server_conn *c, unsigned status, const char *hdrs,
 	c->abort_cb = NULL;
 	c->continued = false;
 	c->streaming = false;
-	hl = (size_t)(server_head(c, head, status, reason, rlen, hdrs, hlen,
+	hl = (size_t)(server_head(c, head, status, line, llen, hdrs, hlen,
 			  content_length < 0 ? (int64_t)len : content_length) -
 	    head);
 	iov[0].iov_base = head;
 	iov[0].iov_len = hl;
 	iov[1].iov_base = (void *)(uintptr_t)data;
 	iov[1].iov_len = len;
-	w = sockio_sendv(event_get_fd(c->rev), iov, 2);
+	w = sockio_sendv(c->fd, iov, 2);
 	off = w > 0 ? (size_t)w : 0;
 	if (off < hl)
 		evbuffer_add(out, head + off, hl - off);
@@ -188,12 +222,12 @@ server_put_head(struct server_conn *c, unsigned status, const char *hdrs,
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 	struct evbuffer_iovec v;
-	const char *reason = h1_reason(status);
-	size_t rlen = strlen(reason);
+	size_t llen;
+	const char *line = server_status_line(status, &llen);
 	char head[SERVER_HEAD_NOW], *o;
 
-	if (rlen + hlen + 96 <= sizeof(head) && evbuffer_get_length(out) == 0) {
-		o = server_head(c, head, status, reason, rlen, hdrs, hlen,
+	if (llen + hlen + 96 <= sizeof(head) && evbuffer_get_length(out) == 0) {
+		o = server_head(c, head, status, line, llen, hdrs, hlen,
 		    content_length);
 		if (!c->tls)
 			server_send_now(c, head, (size_t)(o - head), body);
@@ -215,10 +249,10 @@ server_put_head(struct server_conn *c, unsigned status, const char *hdrs,
 		size_t inl = c->tls && blen <= SERVER_TLS_RECORD ? blen : 0;
 		int got;
 
-		if (evbuffer_reserve_space(out, rlen + hlen + 96 + inl, &v,
+		if (evbuffer_reserve_space(out, llen + hlen + 96 + inl, &v,
 			1) != 1)
 			fatalx("%s: out of memory", __func__);
-		o = server_head(c, v.iov_base, status, reason, rlen, hdrs, hlen,
+		o = server_head(c, v.iov_base, status, line, llen, hdrs, hlen,
 		    content_length);
 		if (body != NULL && inl > 0 &&
 		    (got = evbuffer_remove(body, o, inl)) > 0)

@@ -83,6 +83,12 @@ sockio_mem_release(void)
 		free(sockio_kept[--sockio_nkept]);
 }
 
+void
+sockio_own_input(struct bufferevent *bev)
+{
+	evbuffer_unfreeze(bufferevent_get_input(bev), 0);
+}
+
 enum sockio_rc
 sockio_read(struct bufferevent *bev, int fd)
 {
@@ -92,24 +98,22 @@ sockio_read(struct bufferevent *bev, int fd)
 	ssize_t n;
 	int i, nv;
 
-	/* A bufferevent keeps its input's end frozen; so do we. */
-	evbuffer_unfreeze(in, 0);
 	if ((nv = evbuffer_reserve_space(in, SOCKIO_READ_MAX, v, 2)) < 1) {
-		evbuffer_freeze(in, 0);
 		errno = ENOMEM;
 		return SOCKIO_ERROR;
 	}
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = v;
-	msg.msg_iovlen = nv;
 	/* One piece (nearly always): recv spares the kernel the msghdr. */
+	if (nv > 1) {
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = v;
+		msg.msg_iovlen = nv;
+	}
 	do
 		n = nv == 1 ? recv(fd, v[0].iov_base, v[0].iov_len, 0) :
 			      recvmsg(fd, &msg, 0);
 	while (n == -1 && errno == EINTR);
 	if (n <= 0) {
 		evbuffer_commit_space(in, v, 0);
-		evbuffer_freeze(in, 0);
 		if (n == 0)
 			return SOCKIO_EOF;
 		return errno == EAGAIN || errno == EWOULDBLOCK ? SOCKIO_AGAIN :
@@ -123,7 +127,6 @@ sockio_read(struct bufferevent *bev, int fd)
 	if (nv == 2 && v[1].iov_len == 0)
 		nv = 1;
 	evbuffer_commit_space(in, v, nv);
-	evbuffer_freeze(in, 0);
 	return SOCKIO_READ;
 }
 
@@ -133,9 +136,12 @@ sockio_sendv(int fd, const struct iovec *iov, int n)
 	struct msghdr msg;
 	ssize_t w;
 
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = (struct iovec *)(uintptr_t)iov;
-	msg.msg_iovlen = n;
+	/* The msghdr only for more than one piece. */
+	if (n != 1) {
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = (struct iovec *)(uintptr_t)iov;
+		msg.msg_iovlen = n;
+	}
 	do
 		w = n == 1 ?
 		    send(fd, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL) :

@@ -26,9 +26,16 @@ enum sockio_rc {
 };
 
 /*
- * One read from BEV's socket FD into its input buffer. The caller passes
- * FD (an event callback has it): bufferevent_getfd takes the
- * bufferevent's lock and a control call each time.
+ * From now on floe reads BEV's socket itself (sockio_read), never its
+ * bufferevent: the input's end, which a bufferevent keeps frozen between
+ * its own reads, is unfrozen once here rather than around every read.
+ */
+void sockio_own_input(struct bufferevent *);
+/*
+ * One read from BEV's socket FD into its input buffer (sockio_own_input
+ * first). The caller passes FD (an event callback has it):
+ * bufferevent_getfd takes the bufferevent's lock and a control call each
+ * time.
  */
 enum sockio_rc sockio_read(struct bufferevent *, int fd);
 /*

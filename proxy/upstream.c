@@ -50,9 +50,6 @@ static void upstream_read_cb(struct bufferevent *, void *);
 static void upstream_write_cb(struct bufferevent *, void *);
 static void upstream_flush(struct upconn *);
 static void upstream_sock_cb(evutil_socket_t, short, void *);
-static void upstream_idle_timer(struct upconn *, bool);
-static bool upstream_idle_expired(struct upconn *);
-static void upstream_event_cb(struct bufferevent *, short, void *);
 static void upstream_timer_cb(evutil_socket_t, short, void *);
 static void upstream_conn_free(struct upconn *);
 static void upstream_unpause(struct upstream *);
@@ -252,6 +249,8 @@ upstream_conn_free(struct upconn *c)
 	u->nconns--;
 	if (c->rev != NULL)
 		event_free(c->rev);
+	if (c->idle_ev != NULL)
+		event_free(c->idle_ev);
 	bufferevent_free(c->bev);
 	h1_free(c->h1);
 	free(c);
@@ -346,14 +345,15 @@ queued:
  * The timer is added only when it would not fire by then: a timer left
  * pending by an earlier request or phase (the deadline off is only
  * cleared) fires early and upstream_timer_cb waits out the rest. An event
- * added and deleted for every request cost a third of a microsecond.
+ * added and deleted for every request cost a third of a microsecond;
+ * whether it is added is ARMED_US's to say, not event_pending's.
  */
 void
 upstream_xfer_due(struct upstream_xfer *x, int64_t now, uint64_t ms,
     const struct timeval *q)
 {
 	x->due_us = now + (int64_t)ms * 1000;
-	if (evtimer_pending(x->timer, NULL) && x->armed_us <= x->due_us)
+	if (x->armed_us != 0 && x->armed_us <= x->due_us)
 		return;
 	evtimer_add(x->timer, q);
 	x->armed_us = x->due_us;
@@ -414,10 +414,11 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 		v[0].iov_len = x->hlen;
 		if (c->u->ssl == NULL && c->connected &&
 		    evbuffer_get_length(out) == 0 &&
-		    (w = sockio_sendv(event_get_fd(c->rev), v, 1)) > 0)
+		    (w = sockio_sendv(c->fd, v, 1)) > 0)
 			done = (size_t)w;
-		if (done < x->hlen)
-			evbuffer_add(out, x->hbuf + done, x->hlen - done);
+		if (done == x->hlen)
+			return; /* all written: nothing for upstream_flush */
+		evbuffer_add(out, x->hbuf + done, x->hlen - done);
 		upstream_flush(c);
 		return;
 	}
@@ -441,7 +442,7 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 	 */
 	if (c->u->ssl == NULL && c->connected &&
 	    evbuffer_get_length(out) == 0 &&
-	    (w = sockio_sendv(event_get_fd(c->rev), v, n)) > 0)
+	    (w = sockio_sendv(c->fd, v, n)) > 0)
 		done = (size_t)w;
 	for (i = 0; i < n; i++) {
 		skip = done < v[i].iov_len ? done : v[i].iov_len;
@@ -469,7 +470,7 @@ upstream_flush(struct upconn *c)
 		return;
 	/* A bufferevent keeps its output's start frozen; so do we. */
 	evbuffer_unfreeze(out, 1);
-	n = sockio_write(out, event_get_fd(c->rev));
+	n = sockio_write(out, c->fd);
 	evbuffer_freeze(out, 1);
 	/*
 	 * What is left, or an error, goes to the bufferevent: it writes the
@@ -481,20 +482,15 @@ upstream_flush(struct upconn *c)
 
 /*
  * Reads of a plain connection, one read of up to 64 KiB each (libevent's
- * own read asks FIONREAD first and takes at most 4 KiB). An idle
- * connection's timeout comes here too.
+ * own read asks FIONREAD first and takes at most 4 KiB). The event has no
+ * timeout: libevent would re-add a persistent event's timeout at every
+ * read (upstream_idle.c bounds an idle connection).
  */
 static void
-upstream_sock_cb(evutil_socket_t fd, short what, void *arg)
+upstream_sock_cb(evutil_socket_t fd, short what __unused, void *arg)
 {
 	struct upconn *c = arg;
 
-	if (what & EV_TIMEOUT) {
-		if (upstream_idle_expired(c))
-			upstream_event_cb(c->bev,
-			    BEV_EVENT_READING | BEV_EVENT_TIMEOUT, c);
-		return;
-	}
 	switch (sockio_read(c->bev, fd)) {
 	case SOCKIO_READ:
 		upstream_read_cb(c->bev, c);
@@ -509,48 +505,6 @@ upstream_sock_cb(evutil_socket_t fd, short what, void *arg)
 		    c);
 		return;
 	}
-}
-
-/*
- * Bound an idle connection's life (ON), or not while it is busy. A plain
- * connection's read event carries a timeout of idle_tv for its whole life
- * (re-armed per request it would cost a timer-heap update each way); it
- * only notes when it went idle, and upstream_sock_cb judges when the
- * timeout fires. A TLS connection's bufferevent timeouts are set and
- * cleared.
- */
-static void
-upstream_idle_timer(struct upconn *c, bool on)
-{
-	if (c->rev != NULL) {
-		if (on)
-			c->idle_us = units_mono_us();
-	} else
-		bufferevent_set_timeouts(c->bev, on ? &c->u->idle_tv : NULL,
-		    NULL);
-}
-
-/*
- * The idle timeout of a plain connection fired. Busy: the request's own
- * timer governs; idle long enough: close it; idle for less: wait out the
- * rest. Returns true if the connection is to be closed.
- */
-static bool
-upstream_idle_expired(struct upconn *c)
-{
-	int64_t left;
-	struct timeval tv;
-
-	if (c->x != NULL) {
-		event_add(c->rev, &c->u->idle_tv);
-		return false;
-	}
-	left = units_left_us(c->idle_us, c->u->t->pool_idle_ms);
-	if (left <= 1000)
-		return true;
-	tv = units_us_tv(left);
-	event_add(c->rev, &tv);
-	return false;
 }
 
 /* The bufferevent wrote what upstream_flush left: write interest off. */
@@ -576,7 +530,7 @@ upstream_start(struct upstream *u, struct upstream_xfer *x)
 		c->idle = false;
 		LIST_INSERT_HEAD(&u->busy, c, entry);
 		u->reused++;
-		upstream_idle_timer(c, false);
+		upstream_idle_timer(c, false, 0);
 		upstream_write(c, x);
 		return;
 	}
@@ -662,9 +616,12 @@ upstream_dequeue(struct upstream *u)
 	return NULL;
 }
 
-/* Return C to the idle list, or hand it to a waiting request. */
+/*
+ * Return C to the idle list (idle since NOW, units_mono_us), or hand it to
+ * a waiting request.
+ */
 static void
-upstream_release(struct upconn *c)
+upstream_release(struct upconn *c, int64_t now)
 {
 	struct upstream *u = c->u;
 	struct upstream_xfer *x;
@@ -679,7 +636,7 @@ upstream_release(struct upconn *c)
 	LIST_INSERT_HEAD(&u->idle, c, entry);
 	c->idle = true;
 	u->nidle++;
-	upstream_idle_timer(c, true);
+	upstream_idle_timer(c, true, now);
 }
 
 /* Keep X for the next request (up to a bound), or free it. */
@@ -693,9 +650,10 @@ upstream_xfer_free(struct upstream_xfer *x)
 	x->due_us = 0;
 	x->nocred = false;
 	memo_cmp_stop(&x->mc, NULL);
-	x->hlen = 0;
-	if ((n = evbuffer_get_length(x->req)) > 0)
+	/* REQ holds the request only when X's own bytes did not. */
+	if (x->hlen == 0 && (n = evbuffer_get_length(x->req)) > 0)
 		evbuffer_drain(x->req, n);
+	x->hlen = 0;
 	if (x->paused) {
 		x->paused = false;
 		u->npaused--;
@@ -725,12 +683,13 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
     const char *why)
 {
 	struct upconn *c = x->c;
+	int64_t now = units_mono_us();
 	bool keep;
 
 	x->fail = fail;
 	if (why != NULL)
 		strlcpy(x->error, why, sizeof(x->error));
-	x->usec = units_mono_us() - x->start_us;
+	x->usec = now - x->start_us;
 	x->due_us = 0;
 	if (fail == UPSTREAM_OK && c != NULL)
 		upstream_body(x, h1_msg(c->h1), true);
@@ -745,7 +704,8 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
 		c->served++;
 		if (keep) {
 			h1_reset(c->h1);
-			upstream_release(c);
+			/* Idle from its answer's end (not after the reply). */
+			upstream_release(c, now);
 		} else {
 			c->x = NULL;
 			upstream_conn_free(c);
@@ -822,7 +782,7 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
-static void
+void
 upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct upconn *c = arg;
@@ -840,11 +800,13 @@ upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 		 */
 		if (c->u->ssl == NULL) {
 			bufferevent_disable(bev, EV_READ | EV_WRITE);
-			c->rev = event_new(u->base, bufferevent_getfd(bev),
-			    EV_READ | EV_PERSIST, upstream_sock_cb, c);
-			if (c->rev == NULL ||
-			    event_add(c->rev, &u->idle_tv) == -1)
+			c->fd = bufferevent_getfd(bev);
+			c->rev = event_new(u->base, c->fd, EV_READ | EV_PERSIST,
+			    upstream_sock_cb, c);
+			if (c->rev == NULL || event_add(c->rev, NULL) == -1)
 				fatalx("%s: out of memory", __func__);
+			upstream_idle_start(c);
+			sockio_own_input(bev);
 			upstream_flush(c);
 		}
 		if (x != NULL)
@@ -918,6 +880,11 @@ upstream_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	struct timeval tv;
 	int64_t left;
 
+	/*
+	 * Fired, no longer added; or made active (no credential), when it
+	 * may still be: added again then, which is harmless.
+	 */
+	x->armed_us = 0;
 	if (!x->nocred) {
 		/* Nothing due, or not yet: a timer left from before. */
 		if (x->due_us == 0)
@@ -958,30 +925,12 @@ upstream_timer_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	upstream_finish(x, UPSTREAM_TIMEOUT, why);
 }
 
-enum upstream_fail
-upstream_xfer_fail(const struct upstream_xfer *x)
-{
-	return x->fail;
-}
-
-const char *
-upstream_xfer_error(const struct upstream_xfer *x)
-{
-	return x->error;
-}
-
 struct h1_msg *
 upstream_xfer_msg(struct upstream_xfer *x)
 {
 	if (x->fail != UPSTREAM_OK || x->c == NULL)
 		return NULL;
 	return h1_msg(x->c->h1);
-}
-
-uint64_t
-upstream_xfer_usec(const struct upstream_xfer *x)
-{
-	return x->usec;
 }
 
 json_t *

@@ -6,7 +6,8 @@
  * is JSON (lib/jscheck.c, resumed read after read; while it is the
  * memo's body, compared instead: cache/memo.h); and, for an answer
  * passed on as it arrives, what its taker took, and its pauses while the
- * client does not take it.
+ * client does not take it. Also what a transfer ended with: its failure,
+ * its error text, its time.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,19 +29,24 @@
 #include "proxy/upstream.h"
 #include "proxy/upstream_impl.h"
 
-static void upstream_watch(struct upstream_xfer *, struct evbuffer *);
-static void upstream_check(struct upstream_xfer *, struct h1_msg *, bool);
+static void upstream_watch(struct upstream_xfer *, struct evbuffer *, size_t);
+static void upstream_check(struct upstream_xfer *, struct h1_msg *, size_t,
+    bool);
 
+/* The body's length is read once, for both. */
 void
 upstream_body(struct upstream_xfer *x, struct h1_msg *m, bool end)
 {
-	upstream_watch(x, m->body);
+	size_t len = evbuffer_get_length(m->body);
+
+	upstream_watch(x, m->body, len);
 	if (x->check)
-		upstream_check(x, m, end);
+		upstream_check(x, m, len, end);
 }
 
 /*
- * Search what BODY gained since the last read for the catalog's uri, once
+ * Search what BODY (LEN bytes) gained since the last read for the
+ * catalog's uri, once
  * it is past UPSTREAM_WATCH_FROM: the search of a large answer is spread
  * over its reads instead of held up at its end. The N - 1 bytes before
  * the new ones are searched again, for a match across the seam; so are
@@ -48,12 +54,12 @@ upstream_body(struct upstream_xfer *x, struct h1_msg *m, bool end)
  * give up (the caller searches the whole body at the end).
  */
 static void
-upstream_watch(struct upstream_xfer *x, struct evbuffer *body)
+upstream_watch(struct upstream_xfer *x, struct evbuffer *body, size_t len)
 {
 	struct evbuffer_iovec v[8];
 	struct evbuffer_ptr pos;
 	const char *uri = x->u->t->uri;
-	size_t len = evbuffer_get_length(body), n = x->u->t->uri_len, from;
+	size_t n = x->u->t->uri_len, from;
 	size_t start;
 	char seam[1024];
 	int i, nv;
@@ -119,19 +125,19 @@ upstream_xfer_has_uri(const struct upstream_xfer *x)
 }
 
 /*
- * Feed the JSON check what BODY gained since the last read, a piece at a
- * time where it lies (no copy): a 2xx answer's, once its head is in (the
- * status of a 1xx is never checked: it has no body). Once it fails, the
- * rest is not looked at. While the body is the memo's, its bytes are
- * compared instead; with END, the verdict is taken (a body equal to the
- * memo's, to its last byte, is JSON as the memo's was).
+ * Feed the JSON check what M's body (LEN bytes) gained since the last
+ * read, a piece at a time where it lies (no copy): a 2xx answer's, once
+ * its head is in (the status of a 1xx is never checked: it has no body).
+ * Once it fails, the rest is not looked at. While the body is the memo's, its
+ * bytes are compared instead; with END, the verdict is taken (a body equal to
+ * the memo's, to its last byte, is JSON as the memo's was).
  */
 static void
-upstream_check(struct upstream_xfer *x, struct h1_msg *m, bool end)
+upstream_check(struct upstream_xfer *x, struct h1_msg *m, size_t len, bool end)
 {
 	struct evbuffer_iovec v[16];
 	struct evbuffer_ptr pos;
-	size_t len = evbuffer_get_length(m->body), take;
+	size_t take;
 	int i, nv;
 
 	if (m->status < 200 || m->status > 299)
@@ -254,7 +260,7 @@ upstream_xfer_pause(struct upstream_xfer *x, bool on)
 	u->npaused--;
 	upstream_xfer_due(x, units_mono_us(), u->t->timeout_ms, u->timeout_q);
 	if (c->rev != NULL)
-		event_add(c->rev, &c->u->idle_tv);
+		event_add(c->rev, NULL);
 	else
 		bufferevent_enable(c->bev, EV_READ);
 	/* Bytes read before the pause (a TLS record's rest): on next turn. */
@@ -284,4 +290,22 @@ upstream_xfer_json_failed(const struct upstream_xfer *x, size_t *at)
 		return false;
 	*at = x->jsc.err_at;
 	return true;
+}
+
+enum upstream_fail
+upstream_xfer_fail(const struct upstream_xfer *x)
+{
+	return x->fail;
+}
+
+const char *
+upstream_xfer_error(const struct upstream_xfer *x)
+{
+	return x->error;
+}
+
+uint64_t
+upstream_xfer_usec(const struct upstream_xfer *x)
+{
+	return x->usec;
 }

@@ -1,7 +1,8 @@
 /*
- * floe: upstream_impl.h -- private to the data-path pool (upstream.c, and
- * upstream_body.c, which follows an answer's body as it arrives); nothing
- * else includes it. Owns the pool's structures. Callers use
+ * floe: upstream_impl.h -- private to the data-path pool (upstream.c,
+ * upstream_body.c, which follows an answer's body as it arrives, and
+ * upstream_idle.c, which bounds an idle connection's life); nothing else
+ * includes it. Owns the pool's structures. Callers use
  * proxy/upstream.h. Loop thread only.
  */
 #ifndef FLOE_PROXY_UPSTREAM_IMPL_H
@@ -34,6 +35,8 @@ struct upconn {
 	bool connected;
 	bool idle; /* on the idle list */
 	struct event *rev; /* floe's own reads, once a plain conn connects */
+	struct event *idle_ev; /* ... and its idle timer (upstream_idle.c) */
+	int fd; /* ... of its socket (event_get_fd costs a call a write) */
 	int64_t idle_us; /* when it last went idle (plain conns) */
 	unsigned served; /* answers read on this connection */
 	LIST_ENTRY(upconn) entry;
@@ -51,7 +54,7 @@ struct upstream_xfer {
 	size_t hlen;
 	size_t hcap;
 	struct event *timer;
-	int64_t armed_us; /* when TIMER, if pending, fires (units_mono_us) */
+	int64_t armed_us; /* when TIMER fires (units_mono_us); 0: not added */
 	/*
 	 * Set up apart when it is reused, not cleared: the check's state
 	 * (jscheck_init, every time) and the error text (emptied).
@@ -133,6 +136,15 @@ bool upstream_has_slot(const struct upstream *);
 /* X's deadline is MS from NOW (units_mono_us); Q: the timer of MS. */
 void upstream_xfer_due(struct upstream_xfer *, int64_t now, uint64_t ms,
     const struct timeval *q);
+/* The connection's bufferevent event callback (a close, an error). */
+void upstream_event_cb(struct bufferevent *, short, void *);
+
+/*
+ * upstream_idle.c: a connection idle (ON, since NOW: units_mono_us) or
+ * busy; a plain one's timer.
+ */
+void upstream_idle_timer(struct upconn *, bool on, int64_t now);
+void upstream_idle_start(struct upconn *);
 
 /*
  * What the answer's body gained since the last read: searched for the

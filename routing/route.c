@@ -68,12 +68,10 @@ static bool route_memo_get(struct store *, const struct route_obj *,
 static void route_memo_put(struct store *, const struct route_obj *, uint64_t,
     const struct route_result *);
 
-/* "warehouse" or "lakehouse". */
-const char *
-route_side_name(enum route_side side)
-{
-	return side == ROUTE_LAKEHOUSE ? "lakehouse" : "warehouse";
-}
+const char route_side_names[ROUTE_NSIDES][ROUTE_SIDE_NAME_LEN + 1] = {
+	[ROUTE_WAREHOUSE] = "warehouse",
+	[ROUTE_LAKEHOUSE] = "lakehouse",
+};
 
 /* A name (one level or the table) is non-empty and holds no control byte. */
 static bool
@@ -174,13 +172,19 @@ route_build(const char *ns, size_t nslen, const char *name, size_t namelen,
 
 	if (nslen == 0)
 		return -1;
-	for (i = 0; i <= nslen; i++) {
-		if (i < nslen && ns[i] != ROUTE_SEP_LEVEL)
+	/*
+	 * One pass: a byte below 0x20 ends a level (0x1f) or makes the key
+	 * invalid, and no level may be empty (route_name_ok's rule).
+	 */
+	for (i = 0; i < nslen; i++) {
+		if ((unsigned char)ns[i] >= 0x20)
 			continue;
-		if (!route_name_ok(ns + start, i - start))
+		if (ns[i] != ROUTE_SEP_LEVEL || i == start)
 			return -1;
 		start = i + 1;
 	}
+	if (start == nslen)
+		return -1;
 	if (!rule && !route_name_ok(name, namelen))
 		return -1;
 	len = nslen + 1 + (rule ? 0 : namelen);

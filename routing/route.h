@@ -63,7 +63,18 @@ struct route_result {
 	struct route_obj matched; /* the object or rule key that decided */
 };
 
-const char *route_side_name(enum route_side);
+/*
+ * "warehouse" or "lakehouse" (ROUTE_SIDE_NAME_LEN bytes either): always
+ * the same two pointers, so that a name can be told by its address. An
+ * inline on the request path, which names a side several times.
+ */
+#define ROUTE_SIDE_NAME_LEN 9
+extern const char route_side_names[ROUTE_NSIDES][ROUTE_SIDE_NAME_LEN + 1];
+static inline const char *
+route_side_name(enum route_side side)
+{
+	return route_side_names[side == ROUTE_LAKEHOUSE];
+}
 /*
  * The canary identity of a client (its bearer token, or its address):
  * 64-bit FNV-1a of ID, 0 for none. The data path and /resolve?client=

@@ -38,6 +38,8 @@ setup(void **state)
 	assert_int_equal(evutil_make_socket_nonblocking(t->fd[0]), 0);
 	assert_non_null(t->base = event_base_new());
 	assert_non_null(t->bev = bufferevent_socket_new(t->base, t->fd[0], 0));
+	/* As the front end and the pool do before their first read. */
+	sockio_own_input(t->bev);
 	*state = t;
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "lib/compat.h"
+#include "lib/shortcopy.h"
 #include "lib/units.h"
 
 /* One parser case: input, whether it parses, and the value it gives. */
@@ -535,6 +536,29 @@ test_timevals(void **state __unused)
 	assert_true(left <= -2000000);
 }
 
+/*
+ * short_copy of every length up to 40 (each of its ways: 1 to 3, 4 to 7,
+ * 8 to 16 and memcpy) at every offset of 8: the N bytes, and not one
+ * around them.
+ */
+static void
+test_short_copy(void **state __unused)
+{
+	char src[64], dst[64], want[64];
+	size_t n, off, i;
+
+	for (i = 0; i < sizeof(src); i++)
+		src[i] = (char)('A' + i);
+	for (n = 0; n <= 40; n++)
+		for (off = 0; off < 8; off++) {
+			memset(dst, '.', sizeof(dst));
+			memset(want, '.', sizeof(want));
+			memcpy(want + off, src + 3, n);
+			short_copy(dst + off, src + 3, n);
+			assert_memory_equal(dst, want, sizeof(dst));
+		}
+}
+
 int
 main(void)
 {
@@ -552,6 +576,7 @@ main(void)
 		cmocka_unit_test(test_timevals),
 		cmocka_unit_test(test_format_human),
 		cmocka_unit_test(test_format_size),
+		cmocka_unit_test(test_short_copy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,8 +49,8 @@ static unsigned request_npool;
 
 static bool request_side_unknown(struct request *, enum route_side);
 static size_t request_log_time(int64_t, char *, size_t);
-static size_t request_log_line(const struct request *, unsigned, const char *,
-    const char *, size_t, char *, size_t);
+static void request_log_line(const struct request *, unsigned, const char *,
+    const char *, size_t);
 
 char request_via[REQUEST_VIA_MAX] = "1.1 floe";
 size_t request_via_len = 8;
@@ -119,10 +119,9 @@ void
 request_log_access(struct request *r, unsigned status, const char *target)
 {
 	struct floe *f = r->f;
-	char ts[40], wave[16], line[1024];
+	char ts[40];
 	unsigned side = STATS_FLOE;
-	size_t tslen, n;
-	int64_t us;
+	size_t tslen;
 
 	/* Nearly always route_side_name's own string: no compare. */
 	if (target == route_side_name(ROUTE_WAREHOUSE) ||
@@ -141,23 +140,7 @@ request_log_access(struct request *r, unsigned status, const char *target)
 	if (f->access_fd == -1 || request_log == NULL)
 		return;
 	tslen = request_log_time(units_now_ms(), ts, sizeof(ts));
-	if ((n = request_log_line(r, status, target, ts, tslen, line,
-		 sizeof(line))) > 0)
-		evbuffer_add(request_log, line, n);
-	else {
-		request_wave_str(r, wave, sizeof(wave));
-		us = r->upstream_us;
-		evbuffer_add_printf(request_log,
-		    "%s %s %s %.*s target=%s wave=%s status=%u "
-		    "upstream_ms=%lld.%03lld cache=%s%s%s\n",
-		    ts, server_conn_peer(r->conn), r->msg->method_name,
-		    (int)(r->rr.query.len > 0 ? r->rr.query.off - 1 :
-						r->msg->target_len),
-		    r->msg->target, target, wave, status,
-		    (long long)(us / 1000), (long long)(us % 1000),
-		    r->cache_state != NULL ? r->cache_state : "-",
-		    r->ident[0] != '\0' ? " client=" : "", r->ident);
-	}
+	request_log_line(r, status, target, ts, tslen);
 	if (evbuffer_get_length(request_log) > 64 * 1024)
 		request_flush_log(f);
 }
@@ -204,75 +187,67 @@ request_log_time(int64_t ms, char *ts, size_t tslen)
 	return blen + 5;
 }
 
-/* Append the N bytes at P at *O. */
-static inline void
-request_log_put(char **o, const char *p, size_t n)
-{
-	memcpy(*o, p, n);
-	*o += n;
-}
-
 /*
- * R's access log line (request_log_access's printf format) written by
- * hand into LINE (LEN bytes): its length, or 0 when it would not fit or
- * holds what only the printf writes as it should (a negative upstream
- * time): the caller prints it then. TS is the timestamp (TSLEN bytes).
+ * Append R's access log line to the log buffer: the timestamp TS (TSLEN
+ * bytes), the client, the method, the path without its query, then
+ * target=, wave=, status=, upstream_ms= (three decimals), cache= and,
+ * for a known client, client=. Written by hand into the buffer's own
+ * space: a printf of the line, and the gmtime_r and snprintf behind its
+ * timestamp (request_log_time), were most of what a logged request cost.
  */
-static size_t
+static void
 request_log_line(const struct request *r, unsigned status, const char *target,
-    const char *ts, size_t tslen, char *line, size_t len)
+    const char *ts, size_t tslen)
 {
+	static const char words[] =
+	    "   target= wave= status= upstream_ms=. cache= client=\n";
 	const struct h1_msg *m = r->msg;
-	const char *peer = server_conn_peer(r->conn);
 	const char *cache = r->cache_state != NULL ? r->cache_state : "-";
-	int64_t us = (int64_t)r->upstream_us;
+	uint64_t us = r->upstream_us;
 	size_t peerlen = server_conn_peer_len(r->conn),
 	       mlen = strlen(m->method_name), tlen = strlen(target),
 	       clen = strlen(cache), ilen = strlen(r->ident), plen;
-	char *o = line;
+	struct evbuffer_iovec v;
+	char *o;
 
-	if (us < 0)
-		return 0;
-	/* "%.*s": the path up to its query, and never past a NUL. */
+	/* The path up to its query, and never past a NUL. */
 	plen = strnlen(m->target,
 	    r->rr.query.len > 0 ? r->rr.query.off - 1 : m->target_len);
 	/* The text, and 20 digits for each of the three numbers. */
-	if (tslen + peerlen + mlen + plen + tlen + clen + ilen + 3 * 20 +
-		sizeof(
-		    " target= wave= status= upstream_ms=. cache= client=\n") +
-		8 >
-	    len)
-		return 0;
-	request_log_put(&o, ts, tslen);
+	if (evbuffer_reserve_space(request_log,
+		tslen + peerlen + mlen + plen + tlen + clen + ilen + 3 * 20 +
+		    sizeof(words),
+		&v, 1) != 1)
+		return;
+	o = v.iov_base;
+	request_put(&o, ts, tslen);
 	*o++ = ' ';
-	request_log_put(&o, peer, peerlen);
+	request_put(&o, server_conn_peer(r->conn), peerlen);
 	*o++ = ' ';
-	request_log_put(&o, m->method_name, mlen);
+	request_put(&o, m->method_name, mlen);
 	*o++ = ' ';
-	request_log_put(&o, m->target, plen);
-	request_log_put(&o, " target=", 8);
-	request_log_put(&o, target, tlen);
-	request_log_put(&o, " wave=", 6);
-	if (r->has_route && r->route.assigned)
-		o += units_utoa(o, r->route.wave);
-	else
-		request_log_put(&o, "none", 4);
-	request_log_put(&o, " status=", 8);
+	request_put(&o, m->target, plen);
+	request_put(&o, " target=", 8);
+	request_put(&o, target, tlen);
+	request_put(&o, " wave=", 6);
+	request_put_wave(&o, r);
+	request_put(&o, " status=", 8);
 	o += units_utoa(o, status);
-	request_log_put(&o, " upstream_ms=", 13);
-	o += units_utoa(o, (uint64_t)(us / 1000));
+	request_put(&o, " upstream_ms=", 13);
+	o += units_utoa(o, us / 1000);
 	*o++ = '.';
 	*o++ = (char)('0' + us % 1000 / 100);
 	*o++ = (char)('0' + us % 100 / 10);
 	*o++ = (char)('0' + us % 10);
-	request_log_put(&o, " cache=", 7);
-	request_log_put(&o, cache, clen);
+	request_put(&o, " cache=", 7);
+	request_put(&o, cache, clen);
 	if (ilen > 0) {
-		request_log_put(&o, " client=", 8);
-		request_log_put(&o, r->ident, ilen);
+		request_put(&o, " client=", 8);
+		request_put(&o, r->ident, ilen);
 	}
 	*o++ = '\n';
-	return (size_t)(o - line);
+	v.iov_len = (size_t)(o - (char *)v.iov_base);
+	evbuffer_commit_space(request_log, &v, 1);
 }
 
 void

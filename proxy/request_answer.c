@@ -463,10 +463,7 @@ request_head(struct request *r, enum route_side side, const struct h1_msg *m,
 	request_put(&o, "X-Floe-Target: ", 15);
 	request_put(&o, pinned, ROUTE_SIDE_NAME_LEN);
 	request_put(&o, "\r\nX-Floe-Wave: ", 15);
-	if (r->has_route && r->route.assigned)
-		o += units_utoa(o, r->route.wave);
-	else
-		request_put(&o, "none", 4);
+	request_put_wave(&o, r);
 	request_put(&o, "\r\n", 2);
 	/* workers = N: which one answered. */
 	if (r->f->wslot != NULL) {

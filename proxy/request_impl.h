@@ -20,6 +20,7 @@
 
 #include "lib/compat.h"
 #include "lib/shortcopy.h"
+#include "lib/units.h"
 #include "policy/auth.h"
 #include "proxy/h1.h"
 #include "proxy/rest.h"
@@ -138,6 +139,16 @@ request_put(char **o, const void *p, size_t n)
 {
 	short_copy(*o, p, n);
 	*o += n;
+}
+
+/* Write R's wave at *O: its number, or "none" (request_wave_str's). */
+static inline void
+request_put_wave(char **o, const struct request *r)
+{
+	if (r->has_route && r->route.assigned)
+		*o += units_utoa(*o, r->route.wave);
+	else
+		request_put(o, "none", 4);
 }
 
 /* request.c: the life of a request. */

@@ -14,8 +14,9 @@ start_floe
 # Access log: one line per request, flushed within a second or so.
 get /v1/routed/namespaces/db/tables/bunnies
 get /v1/routed/namespaces/db/tables/nope
+get "/v1/routed/namespaces/db/tables/bunnies?snapshots=all"
 for i in $(seq 40); do
-	[ "$(grep -c ' /v1/routed/namespaces/db/tables/' "$T/access.log" 2>/dev/null)" -ge 2 ] && break
+	[ "$(grep -c ' /v1/routed/namespaces/db/tables/' "$T/access.log" 2>/dev/null)" -ge 3 ] && break
 	sleep 0.05
 done
 line=$(grep ' /v1/routed/namespaces/db/tables/bunnies ' "$T/access.log" | head -1)
@@ -24,6 +25,10 @@ if [[ $line =~ ^[0-9T:.-]+Z\ 127\.0\.0\.1\ GET\ /v1/routed/namespaces/db/tables/
 else
 	bad "access log line: \"$line\""
 fi
+[ "$(grep -c ' GET /v1/routed/namespaces/db/tables/bunnies target=warehouse wave=none status=200 ' "$T/access.log")" = 2 ] &&
+	! grep -q 'snapshots' "$T/access.log" &&
+	ok "the path is logged without its query" ||
+	bad "the query in the access log: $(cat "$T/access.log")"
 grep -q 'tables/nope target=warehouse wave=none status=404 ' "$T/access.log" &&
 	ok "the catalog's 404 is logged with its status" || bad "no 404 line: $(cat "$T/access.log")"
 n=$(cat_requests warehouse | jq -r '[.requests[] | select(.url | contains("tables/bunnies")) | .headers.authorization] | last')

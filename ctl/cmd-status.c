@@ -134,6 +134,26 @@ ctl_armed_print(const json_t *w, const char *sep)
 }
 
 /*
+ * " NAME off" for O's budget 0, else " NAME BYTES of BUDGET, N entries";
+ * false for off.
+ */
+static bool
+ctl_status_held(const char *name, const json_t *o)
+{
+	char a[32], b[32];
+
+	if (ctl_int(o, "budget") == 0) {
+		printf(" %s off", name);
+		return false;
+	}
+	units_format_size(ctl_int(o, "bytes"), a, sizeof(a));
+	units_format_size(ctl_int(o, "budget"), b, sizeof(b));
+	printf(" %s %s of %s, %" JSON_INTEGER_FORMAT " entries", name, a, b,
+	    ctl_int(o, "entries"));
+	return true;
+}
+
+/*
  * What floe holds, from GET /status ST: the answers clients have not read
  * against output_budget (past it, requests are refused 503), and the
  * LoadTable cache and the memo of checked answers against their sizes. A
@@ -157,27 +177,14 @@ ctl_status_memory(json_t *st)
 	if (!json_is_object(cache) && !json_is_object(memo))
 		return;
 	printf("memory    ");
-	if (json_is_object(cache) && ctl_int(cache, "budget") == 0)
-		printf(" cache off");
-	else if (json_is_object(cache)) {
-		units_format_size(ctl_int(cache, "bytes"), a, sizeof(a));
-		units_format_size(ctl_int(cache, "budget"), b, sizeof(b));
-		printf(" cache %s of %s, %" JSON_INTEGER_FORMAT
-		       " entries, %" JSON_INTEGER_FORMAT
-		       " hits, %" JSON_INTEGER_FORMAT " misses",
-		    a, b, ctl_int(cache, "entries"), ctl_int(cache, "hits"),
-		    ctl_int(cache, "misses"));
-	}
+	if (json_is_object(cache) && ctl_status_held("cache", cache))
+		printf(", %" JSON_INTEGER_FORMAT " hits, %" JSON_INTEGER_FORMAT
+		       " misses",
+		    ctl_int(cache, "hits"), ctl_int(cache, "misses"));
 	if (json_is_object(cache) && json_is_object(memo))
 		putchar(';');
-	if (json_is_object(memo) && ctl_int(memo, "budget") == 0)
-		printf(" memo off");
-	else if (json_is_object(memo)) {
-		units_format_size(ctl_int(memo, "bytes"), a, sizeof(a));
-		units_format_size(ctl_int(memo, "budget"), b, sizeof(b));
-		printf(" memo %s of %s, %" JSON_INTEGER_FORMAT " entries", a, b,
-		    ctl_int(memo, "entries"));
-	}
+	if (json_is_object(memo))
+		ctl_status_held("memo", memo);
 	putchar('\n');
 }
 

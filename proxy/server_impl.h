@@ -30,6 +30,8 @@ struct tlsctx;
 #define SERVER_HEAD_NOW 2048 /* the largest head written straight */
 #define SERVER_TLS_RECORD 16384 /* a TLS record's most plaintext */
 #define SERVER_SEND_VECS 15 /* body pieces written straight with it */
+/* A chunk's size line, after the CRLF of the chunk before: 16 hex digits. */
+#define SERVER_CHUNK_LINE (2 + 2 * sizeof(size_t) + 2)
 /*
  * A connection whose output buffer holds more than this once an answer is
  * queued (what the socket did not take) is not read, and its next
@@ -70,6 +72,7 @@ struct server_conn {
 	void *abort_arg;
 	bool streaming; /* an answer's body is being given in pieces */
 	bool chunked; /* ... in chunks */
+	bool chunk_crlf; /* ... and the last chunk's CRLF is not sent yet */
 	server_abort_cb drain_cb; /* its output drained to its share */
 	void *drain_arg;
 	uid_t uid;

@@ -271,6 +271,7 @@ server_stream_start(struct server_conn *c, unsigned status, const char *hdrs,
 	c->continued = false;
 	c->streaming = true;
 	c->chunked = content_length < 0;
+	c->chunk_crlf = false;
 	server_put_head(c, status, hdrs, hlen, NULL, content_length);
 	server_flush(c);
 }
@@ -291,28 +292,50 @@ server_tls_send(struct server_conn *c, const char *head, size_t hlen,
 	}
 }
 
+/*
+ * The line before a chunk of N bytes into BUF: the CRLF that ends the
+ * chunk before it, if there was one, and N in hex. One piece of output a
+ * chunk, not three, and no printf. Returns its length, at most
+ * SERVER_CHUNK_LINE.
+ */
+static size_t
+server_chunk_line(struct server_conn *c, char buf[SERVER_CHUNK_LINE], size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	char digits[2 * sizeof(n)];
+	size_t k = 0, d = 0;
+
+	do
+		digits[d++] = hex[n & 0xf];
+	while ((n >>= 4) != 0);
+	if (c->chunk_crlf) {
+		buf[k++] = '\r';
+		buf[k++] = '\n';
+	}
+	while (d > 0)
+		buf[k++] = digits[--d];
+	buf[k++] = '\r';
+	buf[k++] = '\n';
+	c->chunk_crlf = true;
+	return k;
+}
+
 bool
 server_stream_add(struct server_conn *c, struct evbuffer *body)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
-	size_t n = evbuffer_get_length(body);
-	char size[24];
-	int k;
+	size_t n = evbuffer_get_length(body), k = 0;
+	char line[SERVER_CHUNK_LINE];
 
-	if (n > 0 && c->tls && !c->closing && evbuffer_get_length(out) == 0) {
-		k = 0;
-		if (c->chunked) {
-			k = snprintf(size, sizeof(size), "%zx\r\n", n);
-			evbuffer_add(body, "\r\n", 2);
-		}
-		server_tls_send(c, size, (size_t)k, body);
-	} else if (n > 0 && c->chunked) {
-		k = snprintf(size, sizeof(size), "%zx\r\n", n);
-		evbuffer_add(out, size, k);
+	if (n > 0 && c->chunked)
+		k = server_chunk_line(c, line, n);
+	if (n > 0 && c->tls && !c->closing && evbuffer_get_length(out) == 0)
+		server_tls_send(c, line, k, body);
+	else if (n > 0) {
+		if (k > 0)
+			evbuffer_add(out, line, k);
 		evbuffer_add_buffer(out, body);
-		evbuffer_add(out, "\r\n", 2);
-	} else if (n > 0)
-		evbuffer_add_buffer(out, body);
+	}
 	server_flush(c);
 	return !c->closing && c->held <= SERVER_CONN_BUDGET;
 }
@@ -321,12 +344,15 @@ void
 server_stream_end(struct server_conn *c)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
+	/* The last chunk's CRLF, the zero chunk and the empty trailer. */
+	const char *end = c->chunk_crlf ? "\r\n0\r\n\r\n" : "0\r\n\r\n";
+	size_t len = c->chunk_crlf ? 7 : 5;
 
 	if (c->chunked && c->tls && evbuffer_get_length(out) == 0 &&
 	    !c->closing)
-		server_tls_send(c, "0\r\n\r\n", 5, NULL);
+		server_tls_send(c, end, len, NULL);
 	else if (c->chunked)
-		evbuffer_add(out, "0\r\n\r\n", 5);
+		evbuffer_add(out, end, len);
 	c->abort_cb = NULL;
 	c->drain_cb = NULL;
 	c->streaming = false;
@@ -336,6 +362,9 @@ server_stream_end(struct server_conn *c)
 void
 server_stream_abort(struct server_conn *c)
 {
+	/* The chunks sent stay whole: only the zero chunk is missing. */
+	if (c->chunked && c->chunk_crlf && !c->closing)
+		evbuffer_add(bufferevent_get_output(c->bev), "\r\n", 2);
 	c->abort_cb = NULL;
 	c->drain_cb = NULL;
 	c->streaming = false;

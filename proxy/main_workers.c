@@ -2,7 +2,8 @@
  * floe: main_workers.c -- workers = N > 1. The master (the process
  * started) holds the listen ports without listening, makes the shared
  * region (workers.h), and starts each worker as this same program run
- * again (fork, then exec of /proc/self/exe with --worker SLOT:FD), so a
+ * again (fork, then fexecve of its own file, opened once from
+ * /proc/self/exe, with --worker SLOT:FD), so a
  * worker's event loop, LMDB environment, pools and sockets are its own
  * from its first instruction: LMDB forbids an environment used across a
  * fork, and libevent's and libcurl's state is the loop's that made it.
@@ -63,6 +64,12 @@ struct floe_wave_seen {
 /* The master's side (one per process). */
 static struct {
 	int fd; /* the region's memfd */
+	/*
+	 * The program's own file, opened at start: a worker started after
+	 * an upgrade replaced it on disk still runs the master's code, and
+	 * a tool the master runs under (valgrind) runs the workers too.
+	 */
+	int exe;
 	int hold[2]; /* listen, listen_plain: held, never listened on */
 	char *argv[10]; /* a worker's command line, but its slot */
 	char slotarg[32];
@@ -81,7 +88,7 @@ static struct {
 	struct stats retired;
 	struct cache_stats retired_cache;
 	struct memo_stats retired_memo;
-} fw = { .fd = -1, .hold = { -1, -1 } };
+} fw = { .fd = -1, .exe = -1, .hold = { -1, -1 } };
 
 static int floe_workers_hold(const char *, char *, size_t, char *, size_t);
 static void floe_workers_spawn(struct floe *, unsigned);
@@ -217,6 +224,10 @@ floe_workers_prepare(struct floe *f)
 	struct conf *c;
 	size_t i;
 
+	if ((fw.exe = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)) == -1) {
+		log_warn("%s: workers: /proc/self/exe", __func__);
+		return -1;
+	}
 	if ((f->workers = workers_create(f->conf->workers, &fw.fd)) == NULL) {
 		log_warn("%s: workers: shared memory", __func__);
 		return -1;
@@ -367,7 +378,7 @@ floe_workers_spawn(struct floe *f, unsigned i)
 		if (getppid() != master)
 			_exit(1);
 		(void)fcntl(fw.fd, F_SETFD, 0);
-		execv("/proc/self/exe", fw.argv);
+		fexecve(fw.exe, fw.argv, environ);
 		_exit(127);
 	}
 	s->pid = pid;
@@ -693,6 +704,8 @@ floe_workers_stop(struct floe *f)
 			close(fw.hold[i]);
 	if (fw.fd != -1)
 		close(fw.fd);
+	if (fw.exe != -1)
+		close(fw.exe);
 	workers_free(f->workers);
 	f->workers = NULL;
 	f->wslot = NULL;

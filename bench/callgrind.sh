@@ -26,7 +26,10 @@
 # carries an X-Request-Id of its own, so no request head is the one
 # before: what a head floe parses costs),
 # CG_PORT (a free port P: the catalogs listen on P and P+1, floe on P+2
-# and, with CG_TLS=1, P+3; default: any free ports).
+# and, with CG_TLS=1, P+3; default: any free ports), CG_WORKERS=N (floe
+# with workers = N, its workers under callgrind too: the count is the
+# master's and every worker's, and each process's share is printed; the
+# one connection is served by one worker).
 # Deterministic to a few Ir per request, apart from the timers: how many
 # 5 s flushes land in the run depends on how fast valgrind runs. The
 # ports are in the answer (its URLs) and in the headers, and the answer's
@@ -116,7 +119,7 @@ loads() {
 # figures; sets IR (Ir per load).
 measure() {
 	local floe=$TOP/$1/floe floectl=$TOP/$1/floectl f i k w url
-	local fpid fport pport total t0 t1 scheme=http tls=()
+	local fpid fport pport total t0 t1 scheme=http tls=() procs p t most
 	fport=$(port 2)
 	pport=$fport
 	if [ "${CG_TLS:-0}" = 1 ]; then
@@ -132,12 +135,27 @@ measure() {
 		"cache_size = 0" "[warehouse]" "uri = http://127.0.0.1:$WH_PORT" \
 		"[lakehouse]" "uri = http://127.0.0.1:$LH_PORT" "[policy]" \
 		"gate_min_clean = 0" "freshness_interval = 1h" >"$T/floe.conf"
-	valgrind --tool=callgrind --callgrind-out-file="$T/cg.out" \
+	[ -n "${CG_WORKERS:-}" ] &&
+		sed -i "2i workers = $CG_WORKERS" "$T/floe.conf"
+	valgrind --tool=callgrind --trace-children=yes \
+		--callgrind-out-file="$T/cg.out.%p" \
 		"$floe" -c "$T/floe.conf" >"$T/floe.log" 2>&1 &
 	fpid=$!
 	pids+=($fpid)
 	wait_http "http://127.0.0.1:$pport/readyz" 1200 ||
 		die "floe not ready: $(tail -5 "$T/floe.log")"
+	# floe, and with CG_WORKERS its workers (each under callgrind).
+	procs=("$fpid")
+	if [ -n "${CG_WORKERS:-}" ] && [ "$CG_WORKERS" -gt 1 ]; then
+		for i in $(seq 600); do
+			mapfile -t procs < <(pgrep -P "$fpid")
+			[ "${#procs[@]}" -ge "$CG_WORKERS" ] && break
+			sleep 0.1
+		done
+		[ "${#procs[@]}" -ge "$CG_WORKERS" ] ||
+			die "$CG_WORKERS workers did not start: $(tail -5 "$T/floe.log")"
+		procs=("$fpid" "${procs[@]}")
+	fi
 	# The routes and the flip, as bench/run.sh: the table measured is the
 	# middle one, its wave on the lakehouse (with CG_LARGE=1,
 	# bench.long_history, in the same wave).
@@ -158,20 +176,35 @@ measure() {
 	[ "$LARGE" = 1 ] && url=${url%/*}/long_history
 	loads "$url" "$WARM" ||
 		die "warm-up loads failed: $(sort "$T/codes" | uniq -c)"
-	callgrind_control -z "$fpid" >/dev/null || die "callgrind_control -z failed"
+	for p in "${procs[@]}"; do
+		callgrind_control -z "$p" >/dev/null 2>&1 ||
+			die "callgrind_control -z $p failed"
+	done
 	t0=$(date +%s.%N)
 	loads "$url" "$N" || die "loads failed: $(sort "$T/codes" | uniq -c)"
 	t1=$(date +%s.%N)
-	callgrind_control -d "$fpid" >/dev/null || die "callgrind_control -d failed"
-	# The dump is written while floe runs: wait for it to be whole.
-	for i in $(seq 100); do
-		f=$(ls "$T"/cg.out.* 2>/dev/null | head -1)
-		[ -n "$f" ] && grep -q '^totals:' "$f" && break
-		sleep 0.1
+	for p in "${procs[@]}"; do
+		callgrind_control -d "$p" >/dev/null 2>&1 ||
+			die "callgrind_control -d $p failed"
 	done
-	[ -n "$f" ] || die "no callgrind dump"
+	# Each dump is written while its process runs: wait for it whole.
+	total=0 most=0 f=
+	for p in "${procs[@]}"; do
+		for i in $(seq 100); do
+			grep -qs '^totals:' "$T/cg.out.$p.1" && break
+			sleep 0.1
+		done
+		t=$(awk '/^totals:/ { print $2 }' "$T/cg.out.$p.1" 2>/dev/null)
+		[ -n "$t" ] || die "no callgrind dump of process $p"
+		total=$((total + t))
+		[ "${#procs[@]}" -gt 1 ] &&
+			printf '  process %s%s: %s Ir per load\n' "$p" \
+				"$([ "$p" = "$fpid" ] && echo " (master)")" \
+				"$(awk -v t="$t" -v n="$N" 'BEGIN { printf "%.0f", t / n }')"
+		# The one that did the most (the worker that served) is kept.
+		if [ "$t" -gt "$most" ]; then most=$t f=$T/cg.out.$p.1; fi
+	done
 	[ -n "${CG_OUT:-}" ] && cp "$f" "$CG_OUT.$(basename "$1")"
-	total=$(awk '/^totals:/ { print $2 }' "$f")
 	IR=$(awk -v t="$total" -v n="$N" 'BEGIN { printf "%.0f", t / n }')
 	printf '%s: %d loads in %s s under callgrind: %s Ir per routed %s\n' \
 		"$1" "$N" "$(echo "$t1 $t0" | awk '{ printf "%.1f", $1 - $2 }')" "$IR" \

@@ -246,12 +246,21 @@ const tf = tls.find((t) => t.proxy === 'floe');
 goal('TLS session resumption (ticket) works', tf ? `${tf.first} then ${tf.second}` : null,
 	tf ? tf.resumed : null, tf ? `${tf.first} then ${tf.second}` : null);
 const w1 = scen.get('floe-workers-1'), w2 = scen.get('floe-workers-2');
+// Instructions per request of each (bench/callgrind.sh CG_WORKERS): "W IR".
+const wir = Object.fromEntries(lines('workers_ir').map((l) => l.split(' ')
+	.map(Number)));
 const wd = w1 && w2 ? { cpu_per_req: ratio(w2.cpu_us_per_req, w1.cpu_us_per_req),
 	rps: ratio(w2.rps, w1.rps), p99: ratio(w2.p99_us, w1.p99_us) } : null;
+if (wd && wir[1] && wir[2]) {
+	wd.ir_per_req = ratio(wir[2], wir[1]);
+	wd.ir = { workers_1: wir[1], workers_2: wir[2] };
+}
 goal('workers = 2 within 5% of workers = 1 (CPU/request)',
 	wd ? wd.cpu_per_req : null, wd ? Math.abs(wd.cpu_per_req - 1) <= 0.05 : null,
 	wd ? `CPU/request ${x(wd.cpu_per_req)}, req/s ${x(wd.rps)}, p99 ` +
-		`${x(wd.p99)} (proxy CPUs: ${machine.proxy_cpu})` : null);
+		`${x(wd.p99)} (proxy CPUs: ${machine.proxy_cpu})` +
+		(wd.ir_per_req ? `; instructions/request ${x(wd.ir_per_req)} ` +
+			`(${wir[2]} against ${wir[1]}, callgrind)` : '') : null);
 if (wd)
 	ratios['floe-workers-2 vs floe-workers-1'] = wd;
 if (fh)

@@ -22,7 +22,8 @@
 # BENCH_ONLY=plain,tls,slow,workers (a comma list: only those parts; the JSON then
 # goes to bench/results/only-PARTS.json unless BENCH_OUT says otherwise),
 # BENCH_SLOW_CLIENTS (200), BENCH_SLOW_RATE (65536 bytes/s),
-# BENCH_SLOW_LIMIT (60: seconds before a slow run is cut).
+# BENCH_SLOW_LIMIT (60: seconds before a slow run is cut), BENCH_WORKERS_IR=0
+# (the workers part without its callgrind count of instructions).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
@@ -689,6 +690,26 @@ workers = 2"
 		"$SECS" "$SMALL_BYTES" "$LH"
 	say "workers: 4 KB LoadTable, $ROUNDS x ${SECS}s, workers = 1 and 2"
 	measure floe-workers-1 floe-workers-2
+	# The same request counted in instructions (bench/callgrind.sh
+	# CG_WORKERS): what a second worker costs apart from what sharing
+	# the one proxy CPU does to its caches and its scheduling.
+	if [ "${BENCH_WORKERS_IR:-1}" = 1 ] && command -v valgrind >/dev/null &&
+		command -v callgrind_control >/dev/null; then
+		for w in 1 2; do
+			CG_WORKERS=$w bench/callgrind.sh "$B" >"$T/cgw.$w" 2>&1
+			ir=$(awk '/Ir per routed LoadTable/ {
+				for (i = 1; i < NF; i++) if ($(i + 1) == "Ir") print $i }' \
+				"$T/cgw.$w")
+			if [ -z "$ir" ]; then
+				say "callgrind, workers = $w failed: $(tail -3 "$T/cgw.$w")"
+				rm -f "$T/workers_ir"
+				break
+			fi
+			echo "$w $ir" >>"$T/workers_ir"
+		done
+		[ -f "$T/workers_ir" ] &&
+			say "workers: instructions per request (callgrind): $(tr '\n' ' ' <"$T/workers_ir")"
+	fi
 fi
 
 # --- TLS on the client side ----------------------------------------------

@@ -27,12 +27,19 @@ static const char *catalog_lookup(json_t *, json_t *, const char *);
 static char *catalog_decode(const char *);
 static bool catalog_str_equal(const char *, const char *);
 
+struct catalog_text *
+catalog_text_ref(struct catalog_text *t)
+{
+	t->refs++;
+	return t;
+}
+
 void
 catalog_text_free(struct catalog_text *t)
 {
 	size_t i;
 
-	if (t == NULL)
+	if (t == NULL || --t->refs > 0)
 		return;
 	for (i = 0; i < t->n; i++) {
 		free(t->m[i].key);
@@ -50,6 +57,7 @@ catalog_text_new(json_t *merge)
 	json_t *v, *k;
 
 	t = xcalloc(1, sizeof(*t) + json_object_size(merge) * sizeof(t->m[0]));
+	t->refs = 1;
 	json_object_foreach(merge, key, v) {
 		k = json_string(key);
 		t->m[t->n].key = k != NULL ?

@@ -25,6 +25,11 @@ struct evbuffer;
 
 /* The merge members as JSON text, escaped once per config change. */
 struct catalog_text {
+	/*
+	 * Held by the catalog and by each stream begun while it was the
+	 * catalog's (catalog_text_ref): never changed once made.
+	 */
+	unsigned refs;
 	size_t n;
 	struct {
 		char *key; /* "key", quotes included */
@@ -34,7 +39,9 @@ struct catalog_text {
 	} m[];
 };
 
-/* Free T (NULL is nothing). */
+/* Another holder of T; T. */
+struct catalog_text *catalog_text_ref(struct catalog_text *);
+/* Drop a hold on T, freed with the last (NULL is nothing). */
 void catalog_text_free(struct catalog_text *);
 
 /* What a string value is rewritten from and to. */
@@ -116,8 +123,8 @@ struct stream_edit {
 
 struct catalog_stream {
 	/*
-	 * The merge as it was when the answer began (a copy: the catalog's
-	 * config may be read anew while a large answer streams).
+	 * The merge as it was when the answer began (its text held: the
+	 * catalog's config may be read anew while a large answer streams).
 	 */
 	struct catalog cat;
 	struct catalog_urlbuf ub;

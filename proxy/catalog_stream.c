@@ -53,7 +53,6 @@ static const unsigned char stream_class[256] = {
 	['\\'] = STREAM_C_ESCAPE,
 };
 
-static struct catalog_text *stream_text_dup(const struct catalog_text *);
 static void stream_edit(struct catalog_stream *, size_t, size_t, const char *,
     size_t, bool);
 static void stream_log(struct catalog_stream *, const struct stream_edit *);
@@ -93,7 +92,7 @@ catalog_stream_new(const struct catalog *c, bool merge,
 		st->urls = true;
 	}
 	if (merge) {
-		st->cat.text = stream_text_dup(c->text);
+		st->cat.text = catalog_text_ref(c->text);
 		c = &st->cat;
 	}
 	splice_init(&st->sp, c, merge, "", 0);
@@ -127,26 +126,6 @@ catalog_stream_free(struct catalog_stream *st)
 	free(st->ub.to);
 	catalog_text_free(st->cat.text);
 	free(st);
-}
-
-/* A copy of T. */
-static struct catalog_text *
-stream_text_dup(const struct catalog_text *t)
-{
-	struct catalog_text *d;
-	size_t i;
-
-	d = xcalloc(1, sizeof(*d) + t->n * sizeof(d->m[0]));
-	for (i = 0; i < t->n; i++) {
-		d->m[i].key = xmalloc(t->m[i].klen + 1);
-		memcpy(d->m[i].key, t->m[i].key, t->m[i].klen + 1);
-		d->m[i].klen = t->m[i].klen;
-		d->m[i].val = xmalloc(t->m[i].vlen + 1);
-		memcpy(d->m[i].val, t->m[i].val, t->m[i].vlen + 1);
-		d->m[i].vlen = t->m[i].vlen;
-		d->n++;
-	}
-	return d;
 }
 
 /* Record an edit at input offset AT; edits come in input order. */

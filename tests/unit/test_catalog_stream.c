@@ -355,6 +355,63 @@ test_stream_keys(void **state __unused)
 	catalog_free(c);
 }
 
+/*
+ * The merge a stream makes is the catalog's as the answer began: the
+ * config read anew in the middle of the answer (and the catalog freed
+ * before the stream) changes nothing in it; a stream begun after the
+ * read merges the new config.
+ */
+static void
+test_stream_config_anew(void **state __unused)
+{
+	static const char body[] = "{\"metadata\":{\"a\":1},\"config\":{}}";
+	static const char fresh[] = "{\"defaults\":{\"k\":\"new\"},"
+				    "\"overrides\":{}}";
+	struct catalog *c = catalog_from("{\"defaults\":{\"k\":\"old\"},"
+					 "\"overrides\":{}}");
+	struct catalog_stream *st, *st2;
+	struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
+	size_t len = strlen(body), half = len / 2, wantlen, newlen, gotlen;
+	char *want, *wantnew, *got, err[128];
+
+	want = catalog_rewrite(c, true, body, len, UP, FLOE, "warehouse",
+	    &wantlen);
+	assert_non_null(want);
+	assert_non_null(strstr(want, "\"k\":\"old\""));
+	st = catalog_stream_new(c, true, UP, FLOE, "warehouse");
+	assert_non_null(st);
+	/* Half the answer, then the config read anew. */
+	evbuffer_add(in, body, half);
+	assert_true(catalog_stream_run(st, in, out, false));
+	assert_int_equal(catalog_update(c, fresh, strlen(fresh), 0, err,
+			     sizeof(err)),
+	    1);
+	wantnew =
+	    catalog_rewrite(c, true, body, len, UP, FLOE, "warehouse", &newlen);
+	assert_non_null(strstr(wantnew, "\"k\":\"new\""));
+	st2 = catalog_stream_new(c, true, UP, FLOE, "warehouse");
+	catalog_free(c);
+	evbuffer_add(in, body + half, len - half);
+	assert_true(catalog_stream_run(st, in, out, true));
+	gotlen = evbuffer_get_length(out);
+	got = malloc(gotlen + 1);
+	evbuffer_remove(out, got, gotlen);
+	assert_int_equal(gotlen, wantlen);
+	assert_memory_equal(got, want, wantlen);
+	free(got);
+	evbuffer_free(in);
+	evbuffer_free(out);
+	catalog_stream_free(st);
+	/* The stream begun after the read: the new merge. */
+	got = stream_out(st2, body, len, NULL, 0, len, &gotlen);
+	assert_int_equal(gotlen, newlen);
+	assert_memory_equal(got, wantnew, newlen);
+	free(got);
+	catalog_stream_free(st2);
+	free(want);
+	free(wantnew);
+}
+
 /* Run every table. */
 int
 main(void)
@@ -364,6 +421,7 @@ main(void)
 		cmocka_unit_test(test_stream_whole_agree),
 		cmocka_unit_test(test_stream_not_json),
 		cmocka_unit_test(test_stream_keys),
+		cmocka_unit_test(test_stream_config_anew),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

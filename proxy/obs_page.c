@@ -399,9 +399,9 @@ page_memory(struct obs *o, struct evbuffer *b)
 		evbuffer_add_printf(b, " (%.1f%%)", frac * 100);
 		page_bar(frac, b);
 		evbuffer_add_printf(b,
-		    "</dd><dt>refused</dt><dd%s>%llu requests (503)</dd></dl>",
+		    "</dd><dt>refused</dt><dd%s>%llu request%s (503)</dd></dl>",
 		    refused > 0 ? " class=\"down\"" : "",
-		    (unsigned long long)refused);
+		    (unsigned long long)refused, refused == 1 ? "" : "s");
 		if (refused > 0)
 			evbuffer_add_printf(b,
 			    "<div class=\"why\">requests were refused since "

@@ -5,9 +5,10 @@
  * look (rolled back, or past 80 % of a trigger's threshold), then every
  * wave as a card (state, since, canary share, error ratio and freshness
  * lag against their thresholds, the last rollback's evidence, its last
- * events), 50 cards a page. ?wave=N shows one wave with its whole
- * timeline, 100 events a page, newest first. Everything that comes from
- * data is HTML-escaped.
+ * events), 50 cards a page. Between the catalogs and the waves, what
+ * floe holds: its output against output_budget, the cache, the memo. ?wave=N
+ * shows one wave with its whole timeline, 100 events a page, newest first.
+ * Everything that comes from data is HTML-escaped.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -60,6 +61,11 @@ static void page_q_parse(const char *, struct page_q *);
 static void page_esc(struct evbuffer *, const char *);
 static void page_head(struct obs *, struct evbuffer *);
 static void page_catalogs(struct obs *, struct evbuffer *);
+static uint64_t page_int(const json_t *, const char *);
+static void page_size(uint64_t, struct evbuffer *);
+static bool page_held(const char *, const char *, const char *, const json_t *,
+    struct evbuffer *);
+static void page_memory(struct obs *, struct evbuffer *);
 static int page_waves_cb(const struct store_wave *, void *);
 static void page_card(struct obs *, const struct store_wave *, bool,
     struct evbuffer *);
@@ -109,6 +115,7 @@ static const char page_css[] =
     ".chips span{display:inline-block;background:#fff;border:1px solid "
     "#d5d9e0;border-radius:12px;padding:2px 10px;margin:0 6px 6px 0}"
     ".up{color:#1f7a3a;font-weight:600}.down{color:#c0262d;font-weight:600}"
+    ".card.warn{border-left-color:#d08a00;background:#fffaf0}"
     "nav a{margin-right:10px}ol{padding-left:0;list-style:none;margin:4px 0}"
     "@media (max-width:480px){body{font-size:14px}main{padding:6px}"
     "header span{display:block}}";
@@ -301,6 +308,126 @@ page_catalogs(struct obs *o, struct evbuffer *b)
 		evbuffer_add_printf(b, "</dl></div>");
 	}
 	evbuffer_add_printf(b, "</div>");
+}
+
+/* O's member KEY, a count (0 if it is not one). */
+static uint64_t
+page_int(const json_t *o, const char *key)
+{
+	json_int_t v = json_integer_value(json_object_get(o, key));
+
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+/* N bytes for people ("16.0 MiB"), escaped. */
+static void
+page_size(uint64_t n, struct evbuffer *b)
+{
+	char s[32];
+
+	units_format_size(n, s, sizeof(s));
+	page_esc(b, s);
+}
+
+/*
+ * The card ID, TITLE, of O ({bytes, budget, entries}) from GET /status:
+ * "off (KNOB = 0)" for its budget 0 (false), else its bytes of its
+ * budget and its entries, the card left open for more (true).
+ */
+static bool
+page_held(const char *id, const char *title, const char *knob, const json_t *o,
+    struct evbuffer *b)
+{
+	evbuffer_add_printf(b,
+	    "<div class=\"card\" id=\"%s\" data-budget=\"%llu\" "
+	    "data-entries=\"%llu\"><h3>%s</h3><dl>",
+	    id, (unsigned long long)page_int(o, "budget"),
+	    (unsigned long long)page_int(o, "entries"), title);
+	if (page_int(o, "budget") == 0) {
+		evbuffer_add_printf(b,
+		    "<dt>held</dt><dd>off (%s = 0)</dd>"
+		    "</dl></div>",
+		    knob);
+		return false;
+	}
+	evbuffer_add_printf(b, "<dt>held</dt><dd>");
+	page_size(page_int(o, "bytes"), b);
+	evbuffer_add_printf(b, " of ");
+	page_size(page_int(o, "budget"), b);
+	evbuffer_add_printf(b, "</dd><dt>entries</dt><dd>%llu</dd>",
+	    (unsigned long long)page_int(o, "entries"));
+	return true;
+}
+
+/*
+ * What floe holds, as floectl status shows it and from the same members
+ * of GET /status (with workers, the master's are its workers' summed):
+ * the answers clients have not read against output_budget (a warning
+ * past 80 % of it, or once a request was refused), the LoadTable cache
+ * and the memo of checked answers against their sizes.
+ */
+static void
+page_memory(struct obs *o, struct evbuffer *b)
+{
+	static const char *const keys[] = { "output", "cache", "memo", NULL };
+	json_t *st = stats_status_pick(&o->f->stats, keys), *out, *m;
+	uint64_t held, budget, refused;
+	double frac;
+	bool warn;
+
+	if (st == NULL)
+		return;
+	evbuffer_add_printf(b,
+	    "<h2>Memory and output</h2><div class=\"grid\" id=\"memory\">");
+	if (json_is_object(out = json_object_get(st, "output"))) {
+		held = page_int(out, "held_bytes");
+		budget = page_int(out, "budget");
+		refused = page_int(out, "refused");
+		frac = budget > 0 ? (double)held / (double)budget : 0;
+		warn = frac >= 0.8 || refused > 0;
+		evbuffer_add_printf(b,
+		    "<div class=\"card%s\" id=\"mem-output\" "
+		    "data-warn=\"%s\" data-held=\"%llu\" "
+		    "data-budget=\"%llu\" data-refused=\"%llu\"><h3>output"
+		    "</h3><dl><dt>held</dt><dd>",
+		    warn ? " warn" : "", warn ? "yes" : "no",
+		    (unsigned long long)held, (unsigned long long)budget,
+		    (unsigned long long)refused);
+		page_size(held, b);
+		evbuffer_add_printf(b, " of ");
+		page_size(budget, b);
+		evbuffer_add_printf(b, " (%.1f%%)", frac * 100);
+		page_bar(frac, b);
+		evbuffer_add_printf(b,
+		    "</dd><dt>refused</dt><dd%s>%llu request%s (503)</dd></dl>",
+		    refused > 0 ? " class=\"down\"" : "",
+		    (unsigned long long)refused, refused == 1 ? "" : "s");
+		if (refused > 0)
+			evbuffer_add_printf(b,
+			    "<div class=\"why\">requests were refused since "
+			    "start: floe held its output_budget</div>");
+		else if (warn)
+			evbuffer_add_printf(b,
+			    "<div class=\"why\">past 80 %% of output_budget: "
+			    "past all of it, requests are refused with 503"
+			    "</div>");
+		evbuffer_add_printf(b, "</div>");
+	}
+	if (json_is_object(m = json_object_get(st, "cache"))) {
+		if (page_held("mem-cache", "LoadTable cache", "cache_size", m,
+			b))
+			evbuffer_add_printf(b,
+			    "<dt>hits</dt><dd>%llu</dd><dt>misses</dt>"
+			    "<dd>%llu</dd></dl></div>",
+			    (unsigned long long)page_int(m, "hits"),
+			    (unsigned long long)page_int(m, "misses"));
+	}
+	if (json_is_object(m = json_object_get(st, "memo")) &&
+	    page_held("mem-memo", "memo of checked answers", "check_memo_size",
+		m, b))
+		evbuffer_add_printf(b, "</dl></div>");
+	evbuffer_add_printf(b, "</div>");
+	json_decref(st);
 }
 
 /* Keep every wave. */
@@ -627,6 +754,7 @@ obs_page_render(struct obs *o, const char *query, struct evbuffer *b)
 		goto out;
 	}
 	page_catalogs(o, b);
+	page_memory(o, b);
 	memset(counts, 0, sizeof(counts));
 	for (i = 0; i < l.n; i++)
 		if (l.v[i].state < WAVE_NSTATES)

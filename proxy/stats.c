@@ -4,6 +4,7 @@
  * families, asked in the order they were added. The counters themselves
  * are plain fields the request path bumps.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ static const char *const stats_side_names[STATS_NSIDES] = { "warehouse",
 	"lakehouse", "floe" };
 
 static struct stats_part *stats_part_add(struct stats *);
+static bool stats_key_in(const char *, const char *const *);
 static void stats_hist_add(struct stats_hist *, int64_t);
 static void stats_hist_print(struct evbuffer *, const char *, const char *,
     const struct stats_hist *);
@@ -117,6 +119,45 @@ stats_status_json(const struct stats *st)
 			json_object_update_new(j, v);
 		else
 			json_decref(v);
+	}
+	return j;
+}
+
+/* KEY is one of KEYS (NULL-terminated). */
+static bool
+stats_key_in(const char *key, const char *const *keys)
+{
+	for (; *keys != NULL; keys++)
+		if (strcmp(key, *keys) == 0)
+			return true;
+	return false;
+}
+
+json_t *
+stats_status_pick(const struct stats *st, const char *const *keys)
+{
+	const struct stats_part *p;
+	json_t *j, *v, *m;
+	size_t i, k;
+
+	if (st->refresh != NULL)
+		st->refresh(st->refresh_arg);
+	if ((j = json_object()) == NULL)
+		return NULL;
+	for (i = 0; i < st->nparts; i++) {
+		p = &st->parts[i];
+		if (p->status == NULL ||
+		    (p->key != NULL && !stats_key_in(p->key, keys)) ||
+		    (v = p->status(p->arg)) == NULL)
+			continue;
+		if (p->key != NULL) {
+			json_object_set_new(j, p->key, v);
+			continue;
+		}
+		for (k = 0; keys[k] != NULL; k++)
+			if ((m = json_object_get(v, keys[k])) != NULL)
+				json_object_set(j, keys[k], m);
+		json_decref(v);
 	}
 	return j;
 }

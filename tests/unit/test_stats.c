@@ -2,7 +2,8 @@
  * floe: test_stats.c -- the registry of GET /status and GET /metrics parts:
  * parts appear in the order they were added, a keyless part's members go
  * to the top level, a part with nothing to say is left out, and removing
- * one module's parts leaves the others and the counters as they were.
+ * one module's parts leaves the others and the counters as they were;
+ * picking members asks only the parts it needs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -111,6 +112,56 @@ test_order(void **state)
 	/* Each part was asked once, by its own reader. */
 	for (i = 0; i < nitems(parts); i++)
 		assert_int_equal(parts[i].calls, 1);
+	stats_clear(&st);
+}
+
+/* stats refresh hook of test_pick: counts its calls. */
+static void
+pick_refresh(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+/*
+ * Picking members of /status: the refresh once, then the parts under the
+ * keys asked and those members of the top-level parts, in the parts'
+ * order; a part under another key is never asked.
+ */
+static void
+test_pick(void **state)
+{
+	struct part parts[] = {
+		{ NULL, "{\"ready\":true,\"output\":{\"held_bytes\":7}}", NULL,
+		    0 },
+		{ NULL, "[1,2]", NULL, 0 }, /* no object: nothing taken */
+		{ "catalogs", "{\"warehouse\":{}}", NULL, 0 },
+		{ "cache", "{\"budget\":0}", NULL, 0 },
+		{ "memo", "{\"entries\":3}", NULL, 0 },
+	};
+	static const char *const keys[] = { "memo", "output", "cache", NULL };
+	struct stats st;
+	int refreshed = 0;
+	json_t *j;
+	char *s;
+
+	(void)state;
+	memset(&st, 0, sizeof(st));
+	add_parts(&st, parts, nitems(parts));
+	st.refresh = pick_refresh;
+	st.refresh_arg = &refreshed;
+	j = stats_status_pick(&st, keys);
+	assert_non_null(j);
+	s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	assert_string_equal(s,
+	    "{\"output\":{\"held_bytes\":7},\"cache\":{\"budget\":0},"
+	    "\"memo\":{\"entries\":3}}");
+	free(s);
+	json_decref(j);
+	assert_int_equal(refreshed, 1);
+	assert_int_equal(parts[0].calls, 1);
+	assert_int_equal(parts[2].calls, 0);
+	assert_int_equal(parts[3].calls, 1);
+	assert_int_equal(parts[4].calls, 1);
 	stats_clear(&st);
 }
 
@@ -305,6 +356,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_pick),
 		cmocka_unit_test(test_remove),
 		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_answers),

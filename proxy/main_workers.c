@@ -65,9 +65,10 @@ struct floe_wave_seen {
 static struct {
 	int fd; /* the region's memfd */
 	/*
-	 * The program's own file, opened at start: a worker started after
-	 * an upgrade replaced it on disk still runs the master's code, and
-	 * a tool the master runs under (valgrind) runs the workers too.
+	 * The program's own file, opened at start (O_PATH: a binary that
+	 * may be run but not read runs too): a worker started after an
+	 * upgrade replaced it on disk still runs the master's code, and a
+	 * tool the master runs under (valgrind) runs the workers too.
 	 */
 	int exe;
 	int hold[2]; /* listen, listen_plain: held, never listened on */
@@ -224,7 +225,7 @@ floe_workers_prepare(struct floe *f)
 	struct conf *c;
 	size_t i;
 
-	if ((fw.exe = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)) == -1) {
+	if ((fw.exe = open("/proc/self/exe", O_PATH | O_CLOEXEC)) == -1) {
 		log_warn("%s: workers: /proc/self/exe", __func__);
 		return -1;
 	}

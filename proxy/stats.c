@@ -100,27 +100,7 @@ stats_clear(struct stats *st)
 json_t *
 stats_status_json(const struct stats *st)
 {
-	const struct stats_part *p;
-	json_t *j, *v;
-	size_t i;
-
-	if (st->refresh != NULL)
-		st->refresh(st->refresh_arg);
-	if ((j = json_object()) == NULL)
-		return NULL;
-	for (i = 0; i < st->nparts; i++) {
-		p = &st->parts[i];
-		if (p->status == NULL || (v = p->status(p->arg)) == NULL)
-			continue;
-		if (p->key != NULL)
-			json_object_set_new(j, p->key, v);
-		else if (json_is_object(v))
-			/* Members in the part's order: jansson keeps it. */
-			json_object_update_new(j, v);
-		else
-			json_decref(v);
-	}
-	return j;
+	return stats_status_pick(st, NULL);
 }
 
 /* KEY is one of KEYS (NULL-terminated). */
@@ -147,17 +127,22 @@ stats_status_pick(const struct stats *st, const char *const *keys)
 	for (i = 0; i < st->nparts; i++) {
 		p = &st->parts[i];
 		if (p->status == NULL ||
-		    (p->key != NULL && !stats_key_in(p->key, keys)) ||
+		    (keys != NULL && p->key != NULL &&
+			!stats_key_in(p->key, keys)) ||
 		    (v = p->status(p->arg)) == NULL)
 			continue;
-		if (p->key != NULL) {
+		if (p->key != NULL)
 			json_object_set_new(j, p->key, v);
-			continue;
+		else if (keys == NULL && json_is_object(v))
+			/* Members in the part's order: jansson keeps it. */
+			json_object_update_new(j, v);
+		else {
+			/* A top-level part: only the members asked for. */
+			for (k = 0; keys != NULL && keys[k] != NULL; k++)
+				if ((m = json_object_get(v, keys[k])) != NULL)
+					json_object_set(j, keys[k], m);
+			json_decref(v);
 		}
-		for (k = 0; keys[k] != NULL; k++)
-			if ((m = json_object_get(v, keys[k])) != NULL)
-				json_object_set(j, keys[k], m);
-		json_decref(v);
 	}
 	return j;
 }

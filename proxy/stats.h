@@ -112,8 +112,8 @@ json_t *stats_status_json(const struct stats *);
 /*
  * The members KEYS (NULL-terminated) of GET /status, made as it makes
  * them (the refresh first), no other part asked: a part under one of
- * KEYS, and those members of the parts at the top level. Caller frees;
- * NULL if out of memory.
+ * KEYS, and those members of the parts at the top level (KEYS NULL: all
+ * of it, as stats_status_json). Caller frees; NULL if out of memory.
  */
 json_t *stats_status_pick(const struct stats *, const char *const *keys);
 /* GET /metrics: every part in order. Caller frees. */

@@ -332,7 +332,7 @@ page_size(uint64_t n, struct evbuffer *b)
 /*
  * The card ID, TITLE, of O ({bytes, budget, entries}) from GET /status:
  * "off (KNOB = 0)" for its budget 0 (false), else its bytes of its
- * budget and its entries, the card left open for more (true).
+ * budget and its entries (true). The caller closes its list and card.
  */
 static bool
 page_held(const char *id, const char *title, const char *knob, const json_t *o,
@@ -344,9 +344,7 @@ page_held(const char *id, const char *title, const char *knob, const json_t *o,
 	    id, (unsigned long long)page_int(o, "budget"),
 	    (unsigned long long)page_int(o, "entries"), title);
 	if (page_int(o, "budget") == 0) {
-		evbuffer_add_printf(b,
-		    "<dt>held</dt><dd>off (%s = 0)</dd>"
-		    "</dl></div>",
+		evbuffer_add_printf(b, "<dt>held</dt><dd>off (%s = 0)</dd>",
 		    knob);
 		return false;
 	}
@@ -418,14 +416,16 @@ page_memory(struct obs *o, struct evbuffer *b)
 			b))
 			evbuffer_add_printf(b,
 			    "<dt>hits</dt><dd>%llu</dd><dt>misses</dt>"
-			    "<dd>%llu</dd></dl></div>",
+			    "<dd>%llu</dd>",
 			    (unsigned long long)page_int(m, "hits"),
 			    (unsigned long long)page_int(m, "misses"));
-	}
-	if (json_is_object(m = json_object_get(st, "memo")) &&
-	    page_held("mem-memo", "memo of checked answers", "check_memo_size",
-		m, b))
 		evbuffer_add_printf(b, "</dl></div>");
+	}
+	if (json_is_object(m = json_object_get(st, "memo"))) {
+		(void)page_held("mem-memo", "memo of checked answers",
+		    "check_memo_size", m, b);
+		evbuffer_add_printf(b, "</dl></div>");
+	}
 	evbuffer_add_printf(b, "</div>");
 	json_decref(st);
 }

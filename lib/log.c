@@ -9,12 +9,16 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lib/log.h"
 
 static bool log_foreground = true;
 static int log_verbose;
 static const char *log_prefix = "";
+
+/* A line fits here, or is made again in memory of its own. */
+#define LOG_LINE 2048
 
 static void log_vlog(int, const char *, va_list) LOG_ATTR(2, 0);
 
@@ -42,14 +46,39 @@ log_is_debug(void)
 	return log_verbose > 0;
 }
 
+/*
+ * Write LEN bytes of LINE to stderr in one write(2), whole or not at all
+ * but for a short write, which is finished. Workers and their master share
+ * one stderr: a line made of several writes interleaves with another
+ * process's, which breaks what reads the log line by line (journald, grep).
+ */
+static void
+log_put(const char *line, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(STDERR_FILENO, line, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		line += n;
+		len -= (size_t)n;
+	}
+}
+
 /* Write one line at priority PRI. */
 static void
 log_vlog(int pri, const char *fmt, va_list ap)
 {
 	int saved = errno;
-	char ts[32], line[1024];
+	char ts[32], line[LOG_LINE], *big = NULL, *out = line;
 	struct timespec now;
 	struct tm tm;
+	size_t head, len;
+	va_list aq;
+	int n;
 
 	if (!log_foreground && log_prefix[0] != '\0') {
 		(void)vsnprintf(line, sizeof(line), fmt, ap);
@@ -65,11 +94,29 @@ log_vlog(int pri, const char *fmt, va_list ap)
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-	flockfile(stderr);
-	fprintf(stderr, "%s.%03ldZ %s", ts, now.tv_nsec / 1000000, log_prefix);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	funlockfile(stderr);
+	n = snprintf(line, sizeof(line), "%s.%03ldZ %s", ts,
+	    now.tv_nsec / 1000000, log_prefix);
+	head = n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : 0;
+	va_copy(aq, ap);
+	n = vsnprintf(line + head, sizeof(line) - head, fmt, ap);
+	if (n < 0)
+		n = 0;
+	len = head + (size_t)n;
+	if (len + 1 < sizeof(line)) {
+		line[len++] = '\n';
+	} else if ((big = malloc(len + 2)) != NULL) {
+		/* A line longer than the buffer: made again, whole. */
+		memcpy(big, line, head);
+		(void)vsnprintf(big + head, (size_t)n + 1, fmt, aq);
+		big[len++] = '\n';
+		out = big;
+	} else {
+		len = sizeof(line);
+		line[len - 1] = '\n';
+	}
+	va_end(aq);
+	log_put(out, len);
+	free(big);
 	errno = saved;
 }
 

@@ -1,0 +1,286 @@
+/*
+ * floe: test_log.c -- lib/log.c: each line is one write, so the lines of
+ * workers and their master sharing one stderr (a file, a pipe) never
+ * interleave; a line longer than the buffer comes out whole; errno is kept.
+ */
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "lib/log.h"
+
+#define PROCS 4
+#define LINES 1500
+
+static const char *const prefix[PROCS] = { "",
+	"worker 0: ", "worker 1: ", "worker 2: " };
+
+/* An unnamed file under TMPDIR, open for reading and writing. */
+static int
+tmp_fd(void)
+{
+	const char *base = getenv("TMPDIR");
+	char path[512];
+	int fd;
+
+	if (base == NULL || *base == '\0')
+		base = "/tmp";
+	if ((size_t)snprintf(path, sizeof(path), "%s/floe-test-log.XXXXXX",
+		base) >= sizeof(path))
+		fail_msg("TMPDIR too long");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	return fd;
+}
+
+/* Log LINES lines to FD as process K would, then exit. */
+static void
+child_log(int fd, int k)
+{
+	int i;
+
+	if (dup2(fd, STDERR_FILENO) < 0)
+		_exit(2);
+	log_init(true, 0, "floe");
+	log_set_prefix(prefix[k]);
+	for (i = 0; i < LINES; i++)
+		log_info("line %d of process %d: %s", i, k,
+		    "reload: configuration applied (generation 2)");
+	_exit(0);
+}
+
+/* The start of a line in the foreground: "YYYY-MM-DDTHH:MM:SS.mmmZ ". */
+static const char stamp[] = "^[0-9]{4}-[0-9]{2}-[0-9]{2}"
+			    "T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z ";
+
+/*
+ * Check TEXT: every line a timestamp, a process's prefix and its own
+ * line, and each process's lines all there, in order.
+ */
+static void
+check_lines(char *text)
+{
+	int next[PROCS] = { 0 }, i, k, nl = 0;
+	char *line, *at, *save = NULL, want[160];
+	regex_t re;
+
+	assert_int_equal(regcomp(&re, stamp, REG_EXTENDED | REG_NOSUB), 0);
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save), nl++) {
+		if (regexec(&re, line, 0, NULL, 0) != 0)
+			fail_msg("line %d has no timestamp: \"%.80s\"", nl,
+			    line);
+		at = strstr(line, "line ");
+		if (at == NULL ||
+		    sscanf(at, "line %d of process %d", &i, &k) != 2 || k < 0 ||
+		    k >= PROCS)
+			fail_msg("line %d is not whole: \"%.120s\"", nl, line);
+		snprintf(want, sizeof(want),
+		    "Z %sline %d of process %d: reload: configuration applied "
+		    "(generation 2)",
+		    prefix[k], next[k], k);
+		if (strstr(line, want) == NULL ||
+		    strlen(strstr(line, want)) != strlen(want))
+			fail_msg("line %d: \"%.120s\", want \"...%s\"", nl,
+			    line, want);
+		next[k]++;
+	}
+	regfree(&re);
+	for (k = 0; k < PROCS; k++)
+		assert_int_equal(next[k], LINES);
+	assert_int_equal(nl, PROCS * LINES);
+}
+
+static void
+wait_children(pid_t *pid)
+{
+	int k, st;
+
+	for (k = 0; k < PROCS; k++) {
+		assert_int_equal(waitpid(pid[k], &st, 0), pid[k]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+}
+
+/* As `floe 2>floe.log`: one file, one offset shared by every process. */
+static void
+test_file_shared(void **state)
+{
+	pid_t pid[PROCS];
+	char *text;
+	off_t size;
+	int fd, k;
+
+	(void)state;
+	fd = tmp_fd();
+	for (k = 0; k < PROCS; k++) {
+		pid[k] = fork();
+		assert_true(pid[k] >= 0);
+		if (pid[k] == 0)
+			child_log(fd, k);
+	}
+	wait_children(pid);
+	size = lseek(fd, 0, SEEK_END);
+	assert_true(size > 0);
+	text = malloc((size_t)size + 1);
+	assert_non_null(text);
+	assert_int_equal(pread(fd, text, (size_t)size, 0), size);
+	text[size] = '\0';
+	check_lines(text);
+	free(text);
+	close(fd);
+}
+
+/* As under systemd: a pipe (or stream socket) read line by line. */
+static void
+test_pipe_shared(void **state)
+{
+	size_t len = 0, cap = 1 << 20;
+	char *text = malloc(cap);
+	pid_t pid[PROCS];
+	int p[2], k;
+	ssize_t n;
+
+	(void)state;
+	assert_non_null(text);
+	assert_int_equal(pipe(p), 0);
+	for (k = 0; k < PROCS; k++) {
+		pid[k] = fork();
+		assert_true(pid[k] >= 0);
+		if (pid[k] == 0) {
+			close(p[0]);
+			child_log(p[1], k);
+		}
+	}
+	close(p[1]);
+	while ((n = read(p[0], text + len, cap - 1 - len)) > 0)
+		len += (size_t)n;
+	assert_true(n == 0 && len < cap - 1);
+	text[len] = '\0';
+	close(p[0]);
+	wait_children(pid);
+	check_lines(text);
+	free(text);
+}
+
+/*
+ * Run FN in a child whose stderr is a file; return what it wrote, and
+ * its exit status in *STATUS.
+ */
+static char *
+capture(void (*fn)(void), int *status)
+{
+	off_t size;
+	char *text;
+	pid_t pid;
+	int fd;
+
+	fd = tmp_fd();
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (dup2(fd, STDERR_FILENO) < 0)
+			_exit(2);
+		log_init(true, 0, "floe");
+		fn();
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, status, 0), pid);
+	size = lseek(fd, 0, SEEK_END);
+	text = malloc((size_t)size + 1);
+	assert_non_null(text);
+	assert_int_equal(pread(fd, text, (size_t)size, 0), size);
+	text[size] = '\0';
+	close(fd);
+	return text;
+}
+
+static void
+long_line(void)
+{
+	char *msg = malloc(10001);
+
+	if (msg == NULL)
+		_exit(3);
+	memset(msg, 'x', 10000);
+	msg[9999] = 'y';
+	msg[10000] = '\0';
+	log_set_prefix("worker 7: ");
+	log_warnx("long %s", msg);
+	log_info("after");
+	free(msg);
+}
+
+/* A line past the buffer is written whole, then the next one. */
+static void
+test_long_line(void **state)
+{
+	char *text, *nl;
+	int st;
+
+	(void)state;
+	text = capture(long_line, &st);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	nl = strchr(text, '\n');
+	assert_non_null(nl);
+	/* "YYYY-MM-DDTHH:MM:SS.mmmZ " is 25 bytes. */
+	assert_int_equal(nl - text, 25 + strlen("worker 7: long ") + 10000);
+	assert_memory_equal(nl - 2, "xy", 2);
+	assert_string_equal(nl + 26, "worker 7: after\n");
+	free(text);
+}
+
+static void
+keep_errno(void)
+{
+	errno = ENOSPC;
+	log_info("info");
+	if (errno != ENOSPC)
+		_exit(4);
+	log_warn("write %s", "ledger");
+	if (errno != ENOSPC)
+		_exit(5);
+}
+
+/* log_warn says errno in an operator's words; no call changes errno. */
+static void
+test_errno_kept(void **state)
+{
+	char *text;
+	int st;
+
+	(void)state;
+	text = capture(keep_errno, &st);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_non_null(strstr(text, "Z info\n"));
+	assert_non_null(strstr(text,
+	    "Z write ledger: disk full (no space left on device)\n"));
+	free(text);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_file_shared),
+		cmocka_unit_test(test_pipe_shared),
+		cmocka_unit_test(test_long_line),
+		cmocka_unit_test(test_errno_kept),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,14 +1,15 @@
 #!/bin/bash
-# Integration 88: workers = 2, a worker killed with SIGKILL under load.
+# Integration 91: workers = 2, a worker killed with SIGKILL under load.
 # Reads take 300 ms at the catalog, so each worker has some in flight when
 # worker 0 is killed: only reads on its own connections fail (at most the
 # eight in flight), reads worker 1 held across the kill are answered, the
 # master logs the death and starts worker 0 again (a new pid, starts 2),
-# and it serves again. Then SIGHUP reloads the master and both workers,
+# and it serves again. Then SIGHUP reloads the master and both workers.
 # A worker started again runs its master's configuration, not the file,
 # which may have changed (here: broken) since. SIGTERM, to the master or
 # to every process at once as systemd sends it, drains all: reads in
-# flight are answered, every process exits. A master killed outright takes its workers with it.
+# flight are answered, every process exits. A master killed outright
+# takes its workers with it.
 . "$(dirname "$0")/lib.sh"
 lib_init 91
 catalog warehouse

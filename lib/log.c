@@ -1,7 +1,10 @@
 /*
  * floe: log.c -- logging in the manner of relayd: stderr in the foreground,
  * syslog otherwise; warnings carry strerror(errno), which is preserved.
+ * A line is one write, whole; on the journal's stream it says its priority.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +17,7 @@
 #include "lib/log.h"
 
 static bool log_foreground = true;
+static bool log_journal;
 static int log_verbose;
 static const char *log_prefix = "";
 
@@ -22,11 +26,37 @@ static const char *log_prefix = "";
 
 static void log_vlog(int, const char *, va_list) LOG_ATTR(2, 0);
 
-/* Set where log lines go and how much is logged. */
+/*
+ * Whether stderr is the journal's stream: systemd names it in
+ * $JOURNAL_STREAM as "DEVICE:INODE" (systemd.exec(5)), which a descriptor
+ * redirected since (floe 2>file under the unit) no longer matches.
+ */
+static bool
+log_stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	int end = 0;
+
+	if (js == NULL || sscanf(js, "%llu:%llu%n", &dev, &ino, &end) != 2 ||
+	    js[end] != '\0' || fstat(STDERR_FILENO, &st) == -1)
+		return false;
+	return (unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino;
+}
+
+/*
+ * Set where log lines go and how much is logged. On the journal's stream
+ * a line starts with its priority, "<4>" (journald keeps it and drops
+ * the prefix: journalctl -p warning finds floe's warnings), and leaves the
+ * time to the journal.
+ */
 void
 log_init(bool foreground, int verbose, const char *ident)
 {
 	log_foreground = foreground;
+	log_journal = foreground && log_stderr_is_journal();
 	log_verbose = verbose;
 	if (!foreground)
 		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
@@ -91,11 +121,16 @@ log_vlog(int pri, const char *fmt, va_list ap)
 		errno = saved;
 		return;
 	}
-	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-	n = snprintf(line, sizeof(line), "%s.%03ldZ %s", ts,
-	    now.tv_nsec / 1000000, log_prefix);
+	if (log_journal) {
+		n = snprintf(line, sizeof(line), "<%d>%s", LOG_PRI(pri),
+		    log_prefix);
+	} else {
+		clock_gettime(CLOCK_REALTIME, &now);
+		gmtime_r(&now.tv_sec, &tm);
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+		n = snprintf(line, sizeof(line), "%s.%03ldZ %s", ts,
+		    now.tv_nsec / 1000000, log_prefix);
+	}
 	head = n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : 0;
 	va_copy(aq, ap);
 	n = vsnprintf(line + head, sizeof(line) - head, fmt, ap);

@@ -3,6 +3,7 @@
  * workers and their master sharing one stderr (a file, a pipe) never
  * interleave; a line longer than the buffer comes out whole; errno is kept.
  */
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -65,6 +66,24 @@ child_log(int fd, int k)
 /* The start of a line in the foreground: "YYYY-MM-DDTHH:MM:SS.mmmZ ". */
 static const char stamp[] = "^[0-9]{4}-[0-9]{2}-[0-9]{2}"
 			    "T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z ";
+
+/* How many lines of TEXT start with a time stamp. */
+static int
+stamped_lines(const char *text)
+{
+	const char *p = text, *nl;
+	char one[256];
+	regex_t re;
+	int n = 0;
+
+	assert_int_equal(regcomp(&re, stamp, REG_EXTENDED | REG_NOSUB), 0);
+	for (; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+		snprintf(one, sizeof(one), "%.*s", (int)(nl - p), p);
+		n += regexec(&re, one, 0, NULL, 0) == 0;
+	}
+	regfree(&re);
+	return n;
+}
 
 /*
  * Check TEXT: every line a timestamp, a process's prefix and its own
@@ -272,6 +291,77 @@ test_errno_kept(void **state)
 	free(text);
 }
 
+/* As the unit's journal stream: $JOURNAL_STREAM names stderr itself. */
+static void
+journal_lines(void)
+{
+	struct stat st;
+	char js[64];
+
+	if (fstat(STDERR_FILENO, &st) == -1)
+		_exit(6);
+	snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
+	    (unsigned long long)st.st_ino);
+	setenv("JOURNAL_STREAM", js, 1);
+	log_init(true, 1, "floe");
+	log_set_prefix("worker 1: ");
+	log_warnx("store unreachable");
+	log_info("serving");
+	log_debug("a debug line");
+	errno = ENOSPC;
+	fatal("rollback log");
+}
+
+/* $JOURNAL_STREAM of another file: stderr was redirected since. */
+static void
+journal_elsewhere(void)
+{
+	struct stat st;
+	char js[64];
+
+	if (fstat(STDERR_FILENO, &st) == -1)
+		_exit(6);
+	snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
+	    (unsigned long long)st.st_ino + 1);
+	setenv("JOURNAL_STREAM", js, 1);
+	log_init(true, 0, "floe");
+	log_info("serving");
+	snprintf(js, sizeof(js), "%llu:%llux", (unsigned long long)st.st_dev,
+	    (unsigned long long)st.st_ino);
+	setenv("JOURNAL_STREAM", js, 1);
+	log_init(true, 0, "floe");
+	log_info("still serving");
+}
+
+/*
+ * On the journal's stream each line starts with its syslog priority
+ * ("<4>": journald files it so and drops the prefix) and no time; on
+ * anything else, with the time.
+ */
+static void
+test_journal(void **state)
+{
+	char *text;
+	int st;
+
+	(void)state;
+	text = capture(journal_lines, &st);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 1);
+	assert_string_equal(text,
+	    "<4>worker 1: store unreachable\n"
+	    "<6>worker 1: serving\n"
+	    "<7>worker 1: a debug line\n"
+	    "<2>worker 1: fatal: rollback log: disk full (no space left on "
+	    "device)\n");
+	free(text);
+	text = capture(journal_elsewhere, &st);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(stamped_lines(text), 2);
+	assert_null(strchr(text, '<'));
+	free(text);
+}
+
 int
 main(void)
 {
@@ -280,6 +370,7 @@ main(void)
 		cmocka_unit_test(test_pipe_shared),
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_errno_kept),
+		cmocka_unit_test(test_journal),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

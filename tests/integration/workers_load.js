@@ -1,7 +1,8 @@
 // Load on floe's data path for the workers tests: C loops, each reading
 // PATH on a fresh connection (so the kernel spreads them over the
 // workers) until STOPFILE exists or MAXMS passed. One JSON line per
-// answer on stdout, at the end:
+// answer on stdout, written whole as each answer ends (a test may read
+// the last one while the load runs):
 //   {"t0":ms,"t1":ms,"status":200,"target":"warehouse","worker":"0"}
 // or {"t0":ms,"t1":ms,"err":"ECONNRESET"} for a read that failed; t0 is
 // when the request was sent, t1 when the answer (or failure) came, both
@@ -15,7 +16,10 @@ const fs = require('fs');
 const [port, path, c, stopfile, maxms] = process.argv.slice(2);
 const now = () => performance.timeOrigin + performance.now();
 const end = now() + Number(maxms);
-const out = [];
+
+function put(r) {
+	fs.writeSync(1, JSON.stringify(r) + '\n');
+}
 
 let seq = 0;
 
@@ -27,19 +31,19 @@ function once() {
 			timeout: 10000 }, (res) => {
 			res.on('data', () => {});
 			res.on('end', () => {
-				out.push({ t0, t1: now(), status: res.statusCode,
+				put({ t0, t1: now(), status: res.statusCode,
 					target: res.headers['x-floe-target'] || null,
 					worker: res.headers['x-floe-worker'] || null });
 				resolve();
 			});
 			res.on('error', (e) => {
-				out.push({ t0, t1: now(), err: e.code || e.message });
+				put({ t0, t1: now(), err: e.code || e.message });
 				resolve();
 			});
 		});
 		req.on('timeout', () => req.destroy(new Error('timeout')));
 		req.on('error', (e) => {
-			out.push({ t0, t1: now(), err: e.code || e.message });
+			put({ t0, t1: now(), err: e.code || e.message });
 			resolve();
 		});
 		req.end();
@@ -56,6 +60,4 @@ async function loop() {
 	for (let i = 0; i < Number(c); i++)
 		loops.push(loop());
 	await Promise.all(loops);
-	for (const r of out)
-		console.log(JSON.stringify(r));
 })();

@@ -77,10 +77,10 @@ log_is_debug(void)
 }
 
 /*
- * Write LEN bytes of LINE to stderr in one write(2), whole or not at all
- * but for a short write, which is finished. Workers and their master share
- * one stderr: a line made of several writes interleaves with another
- * process's, which breaks what reads the log line by line (journald, grep).
+ * Write LINE (LEN bytes) to stderr in one write(2), continued only if the
+ * kernel takes less. Workers and their master share one stderr: a line
+ * made of several writes interleaves with another process's, which breaks
+ * what reads the log line by line (journald, grep).
  */
 static void
 log_put(const char *line, size_t len)

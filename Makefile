@@ -84,13 +84,15 @@ units: $(UNITS)
 
 # Install what the tests need, build, run unit + integration + e2e. The
 # build is a second make: this one read llhttp's source folder before
-# `deps` could install it.
+# `deps` could install it. It runs a job per CPU unless make was given
+# -j (whose jobs it then shares).
+JOBS	?= $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 test: deps
-	$(MAKE) all units
+	$(MAKE) $(JOBS) all units
 	tests/run.sh $(B)
 
 check:
-	$(MAKE) SAN=1 all units
+	$(MAKE) $(JOBS) SAN=1 all units
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/run.sh build-san
 
 valgrind: units

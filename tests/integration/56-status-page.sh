@@ -295,5 +295,5 @@ chrome --screenshot="$SHOTS/output-warned.png" --window-size=1280,900 \
 png_ok "the warned output on a desktop" "$SHOTS/output-warned.png" 1280
 echo close >"$T/go"
 wait "$HOLD" 2>/dev/null
-pids=("${pids[@]/$HOLD/}")
+forget_pid "$HOLD"
 finish

@@ -46,7 +46,7 @@ change lakehouse wave flip 1 lakehouse
 change warehouse wave rollback 1 --reason test
 touch "$T/stop"
 wait $LOAD
-pids=("${pids[@]/$LOAD/}")
+forget_pid "$LOAD"
 
 n=$(wc -l <"$T/load")
 [ "$n" -ge 100 ] && ok "$n reads answered under load" ||

@@ -58,7 +58,7 @@ expect_eq "worker 1 untouched" "$pid1" "$(jq '.workers[1].pid' "$T/b")"
 sleep 1.5
 touch "$T/stop"
 wait $LOAD
-pids=("${pids[@]/$LOAD/}")
+forget_pid "$LOAD"
 
 grep -q "worker 0 (pid $pid0) killed by signal 9; starting it again" "$T/floe.log" &&
 	ok "the master logged the death" || bad "no log line for worker 0's death"

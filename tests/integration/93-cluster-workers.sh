@@ -50,7 +50,7 @@ load_on() {
 load_stop() {
 	touch "$T/stop"
 	wait "$LOAD"
-	pids=("${pids[@]/$LOAD/}")
+	forget_pid "$LOAD"
 }
 
 # reads_from NAME SINCE SIDE WHAT: the reads of $T/NAME sent at SINCE (ms)

@@ -41,6 +41,14 @@ lib_cleanup() {
 	rm -rf "$T"
 }
 
+# forget_pid PID: take PID, waited for, out of pids, so that the cleanup
+# does not signal whatever process has its number by then.
+forget_pid() {
+	local p keep=()
+	for p in "${pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+	pids=("${keep[@]}")
+}
+
 ok() { npass=$((npass + 1)); echo "ok   $1"; }
 bad() { echo "FAIL $1"; fail=1; }
 

@@ -27,6 +27,14 @@ bench_cleanup() {
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 	for p in "${scratch[@]}"; do rm -rf "$p"; done
 }
+
+# forget_pid PID: take PID, waited for, out of pids, so that the cleanup
+# does not signal whatever process has its number by then.
+forget_pid() {
+	local p keep=()
+	for p in "${pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+	pids=("${keep[@]}")
+}
 trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
 

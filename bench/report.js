@@ -249,8 +249,22 @@ const w1 = scen.get('floe-workers-1'), w2 = scen.get('floe-workers-2');
 // Instructions per request of each (bench/callgrind.sh CG_WORKERS): "W IR".
 const wir = Object.fromEntries(lines('workers_ir').map((l) => l.split(' ')
 	.map(Number)));
-const wd = w1 && w2 ? { cpu_per_req: ratio(w2.cpu_us_per_req, w1.cpu_us_per_req),
-	rps: ratio(w2.rps, w1.rps), p99: ratio(w2.p99_us, w1.p99_us) } : null;
+// Two workers against one of the same proxy, medians and round by round
+// (the rounds ran interleaved).
+const vsOne = (a1, a2) => {
+	if (!a1 || !a2)
+		return null;
+	const r1 = new Map(a1.rounds.map((o) => [o.round, o]));
+	const both = a2.rounds.filter((o) => r1.has(o.round));
+	return { cpu_per_req: ratio(a2.cpu_us_per_req, a1.cpu_us_per_req),
+		rps: ratio(a2.rps, a1.rps), p99: ratio(a2.p99_us, a1.p99_us),
+		by_round: { cpu_per_req: both.map((o) => ratio(o.cpu_us_per_req,
+			r1.get(o.round).cpu_us_per_req)) } };
+};
+const wd = vsOne(w1, w2);
+// nginx with worker_processes 1 and 2 on the same proxy CPU, in the same
+// rounds: what a second process on one CPU costs a proxy that is not floe.
+const nd = vsOne(scen.get('nginx-workers-1'), scen.get('nginx-workers-2'));
 if (wd && wir[1] && wir[2]) {
 	wd.ir_per_req = ratio(wir[2], wir[1]);
 	wd.ir = { workers_1: wir[1], workers_2: wir[2] };
@@ -263,6 +277,24 @@ goal('workers = 2 within 5% of workers = 1 (CPU/request)',
 			`(${wir[2]} against ${wir[1]}, callgrind)` : '') : null);
 if (wd)
 	ratios['floe-workers-2 vs floe-workers-1'] = wd;
+// How each two-worker proxy spread its CPU over its processes in the
+// rounds: "SCENARIO<TAB>[master T0 ]T1 T2 of ALL" (ticks).
+for (const l of lines('workers_split.tsv')) {
+	const [name, split] = l.split('\t');
+	const r = name === 'floe-workers-2' ? wd : name === 'nginx-workers-2' ?
+		nd : null;
+	if (r)
+		r.cpu_ticks_by_process = split;
+	console.log(`  (${name}: CPU ticks by process, ${split})`);
+}
+if (nd) {
+	ratios['nginx-workers-2 vs nginx-workers-1'] = nd;
+	console.log(`  (nginx, worker_processes 2 against 1 on the same CPU: ` +
+		`CPU/request ${x(nd.cpu_per_req)}, req/s ${x(nd.rps)}, p99 ` +
+		`${x(nd.p99)}; round by round ${nd.by_round.cpu_per_req.map(fx)
+			.join(' ')}, floe's ${wd ? wd.by_round.cpu_per_req.map(fx)
+			.join(' ') : 'n/a'})`);
+}
 if (fh)
 	console.log(`  (full handshakes: CPU/handshake ${x(fh.cpu_per_req)} ` +
 		`nginx's; req/s is bounded by the one client CPU doing its half of ` +

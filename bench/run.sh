@@ -122,6 +122,17 @@ proc_tree() {
 	done
 }
 
+# tree_ticks PID: "PID TICKS PARENT" for PID and each of its descendants
+# (user + system CPU ticks, every thread).
+tree_ticks() {
+	local p f
+	for p in $(proc_tree "$1"); do
+		f=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null) || continue
+		set -- $f
+		echo "$p $((${12} + ${13})) $2"
+	done
+}
+
 # CPU ticks (user + system, every thread) of PID and its descendants; with
 # a second argument, "TOTAL USER".
 cpu_ticks() {
@@ -197,30 +208,33 @@ NGX_TLS_PORT=$(free_port) HAP_TLS_PORT=$(free_port)
 
 # --- nginx ---------------------------------------------------------------
 NGX_PORT=$(free_port)
-mkdir -p "$T/nginx"
 NGX_USER=
 [ "$(id -u)" = 0 ] && NGX_USER="user root;"
-cat >"$T/nginx/nginx.conf" <<EOF
-# nginx proxy_pass with upstream keep-alive, one worker, no logging.
+# nginx_conf DIR WORKERS PORT [SERVERS]: nginx proxy_pass with upstream
+# keep-alive, WORKERS worker processes, no logging, listening on PORT; its
+# pid, log and temporary paths in DIR; SERVERS: more server blocks.
+nginx_conf() {
+	mkdir -p "$1"
+	cat <<EOF
 $NGX_USER
-worker_processes 1;
+worker_processes $2;
 daemon off;
-pid $T/nginx/nginx.pid;
-error_log $T/nginx/error.log warn;
+pid $1/nginx.pid;
+error_log $1/error.log warn;
 events { worker_connections 4096; }
 http {
 	access_log off;
-	client_body_temp_path $T/nginx/body;
-	proxy_temp_path $T/nginx/proxy;
-	fastcgi_temp_path $T/nginx/fastcgi;
-	uwsgi_temp_path $T/nginx/uwsgi;
-	scgi_temp_path $T/nginx/scgi;
+	client_body_temp_path $1/body;
+	proxy_temp_path $1/proxy;
+	fastcgi_temp_path $1/fastcgi;
+	uwsgi_temp_path $1/uwsgi;
+	scgi_temp_path $1/scgi;
 	upstream catalog {
 		server 127.0.0.1:$WH_PORT;
 		keepalive 64;
 	}
 	server {
-		listen 127.0.0.1:$NGX_PORT;
+		listen 127.0.0.1:$3;
 		location / {
 			proxy_pass http://catalog;
 			proxy_http_version 1.1;
@@ -230,12 +244,15 @@ http {
 			proxy_max_temp_file_size 0;
 		}
 	}
-$(want tls && cat <<EOT
-	# The same proxy behind TLS: nginx's defaults (session tickets on, no
-	# shared session cache) but TLS 1.3 allowed, and keep-alive
-	# connections not closed every 1,000 requests (floe does not close
-	# them either).
-	server {
+${4:-}
+}
+EOF
+}
+# The same proxy behind TLS: nginx's defaults (session tickets on, no
+# shared session cache) but TLS 1.3 allowed, and keep-alive connections
+# not closed every 1,000 requests (floe does not close them either).
+NGX_TLS=
+want tls && NGX_TLS="	server {
 		listen 127.0.0.1:$NGX_TLS_PORT ssl;
 		ssl_certificate $TLSD/cert.pem;
 		ssl_certificate_key $TLSD/key.pem;
@@ -244,16 +261,13 @@ $(want tls && cat <<EOT
 		location / {
 			proxy_pass http://catalog;
 			proxy_http_version 1.1;
-			proxy_set_header Connection "";
+			proxy_set_header Connection \"\";
 			proxy_buffers 16 16k;
 			proxy_max_temp_file_size 0;
 		}
-	}
-EOT
-)
-}
-EOF
-taskset -c "$PX_CPU" nginx -c "$T/nginx/nginx.conf" -p "$T/nginx" \
+	}"
+nginx_conf "$T/nginx" 1 "$NGX_PORT" "$NGX_TLS" >"$T/nginx.conf"
+taskset -c "$PX_CPU" nginx -c "$T/nginx.conf" -p "$T/nginx" \
 	>"$T/nginx/out" 2>&1 &
 NGX_PID=$!
 pids+=($NGX_PID)
@@ -688,8 +702,39 @@ workers = 2"
 	LOADS+=("workers-2 $ROUTES $LOAD_SECS")
 	scenario floe-workers-2 floe "http://127.0.0.1:$FPORT$TBL" "$FPID" \
 		"$SECS" "$SMALL_BYTES" "$LH"
-	say "workers: 4 KB LoadTable, $ROUNDS x ${SECS}s, workers = 1 and 2"
-	measure floe-workers-1 floe-workers-2
+	# nginx the same way: its one worker against two on the proxy CPU,
+	# in the same rounds. What a second process sharing the CPU costs a
+	# proxy that is not floe.
+	NGX2_PORT=$(free_port)
+	nginx_conf "$T/nginx-2" 2 "$NGX2_PORT" >"$T/nginx-2.conf"
+	taskset -c "$PX_CPU" nginx -c "$T/nginx-2.conf" -p "$T/nginx-2" \
+		>"$T/nginx-2/out" 2>&1 &
+	NGX2_PID=$!
+	pids+=($NGX2_PID)
+	wait_http "http://127.0.0.1:$NGX2_PORT/v1/config" ||
+		die "nginx with two workers did not start: $(cat "$T/nginx-2/out" "$T/nginx-2/error.log")"
+	scenario nginx-workers-1 nginx "http://127.0.0.1:$NGX_PORT$PLAIN" \
+		"$NGX_PID" "$SECS" "$SMALL_BYTES"
+	scenario nginx-workers-2 nginx "http://127.0.0.1:$NGX2_PORT$PLAIN" \
+		"$NGX2_PID" "$SECS" "$SMALL_BYTES"
+	say "workers: 4 KB LoadTable, $ROUNDS x ${SECS}s, workers = 1 and 2 (floe and nginx)"
+	tree_ticks "$FPID" >"$T/split.0"
+	tree_ticks "$NGX2_PID" >>"$T/split.0"
+	measure floe-workers-1 floe-workers-2 nginx-workers-1 nginx-workers-2
+	# How each two-worker proxy spread the rounds' CPU over its processes.
+	tree_ticks "$FPID" >"$T/split.1"
+	tree_ticks "$NGX2_PID" >>"$T/split.1"
+	for sc in floe-workers-2:"$FPID" nginx-workers-2:"$NGX2_PID"; do
+		printf '%s\t%s\n' "${sc%%:*}" "$(awk -v root="${sc#*:}" '
+			NR == FNR { t0[$1] = $2; next }
+			$3 == root || $1 == root { d = $2 - t0[$1]; all += d
+				w[n++] = ($1 == root ? "master " : "") d }
+			END { s = ""; for (i = 0; i < n; i++) s = s (i ? " " : "") w[i]
+				print s " of " all }' "$T/split.0" "$T/split.1")"
+	done >"$T/workers_split.tsv"
+	kill "$NGX2_PID" 2>/dev/null
+	wait "$NGX2_PID" 2>/dev/null
+	forget_pid "$NGX2_PID"
 	# The same request counted in instructions (bench/callgrind.sh
 	# CG_WORKERS): what a second worker costs apart from what sharing
 	# the one proxy CPU does to its caches and its scheduling.

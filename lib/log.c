@@ -1,7 +1,8 @@
 /*
- * floe: log.c -- logging in the manner of relayd: stderr in the foreground,
- * syslog otherwise; warnings carry strerror(errno), which is preserved.
- * A line is one write, whole; on the journal's stream it says its priority.
+ * floe: log.c -- logging in the manner of relayd, to stderr (floe runs in
+ * the foreground; under systemd that is the journal): warnings carry
+ * strerror(errno), which is preserved. A line is one write, whole; on the
+ * journal's stream it says its priority.
  */
 #include <sys/stat.h>
 
@@ -16,7 +17,6 @@
 
 #include "lib/log.h"
 
-static bool log_foreground = true;
 static bool log_journal;
 static int log_verbose;
 static const char *log_prefix = "";
@@ -47,19 +47,16 @@ log_stderr_is_journal(void)
 }
 
 /*
- * Set where log lines go and how much is logged. On the journal's stream
+ * Set how much is logged (0 info, 1+ debug). On the journal's stream
  * a line starts with its priority, "<4>" (journald keeps it and drops
  * the prefix: journalctl -p warning finds floe's warnings), and leaves the
  * time to the journal.
  */
 void
-log_init(bool foreground, int verbose, const char *ident)
+log_init(int verbose)
 {
-	log_foreground = foreground;
-	log_journal = foreground && log_stderr_is_journal();
+	log_journal = log_stderr_is_journal();
 	log_verbose = verbose;
-	if (!foreground)
-		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 	tzset();
 }
 
@@ -110,17 +107,6 @@ log_vlog(int pri, const char *fmt, va_list ap)
 	va_list aq;
 	int n;
 
-	if (!log_foreground && log_prefix[0] != '\0') {
-		(void)vsnprintf(line, sizeof(line), fmt, ap);
-		syslog(pri, "%s%s", log_prefix, line);
-		errno = saved;
-		return;
-	}
-	if (!log_foreground) {
-		vsyslog(pri, fmt, ap);
-		errno = saved;
-		return;
-	}
 	if (log_journal) {
 		n = snprintf(line, sizeof(line), "<%d>%s", LOG_PRI(pri),
 		    log_prefix);

@@ -1,6 +1,7 @@
 /*
- * floe: log.h -- process-wide logging (stderr in the foreground, syslog
- * otherwise). Owns the log level and destination. Never log a secret.
+ * floe: log.h -- process-wide logging to stderr, one line a write (with
+ * its priority on the journal's stream). Owns the log level. Never log a
+ * secret.
  */
 #ifndef FLOE_LIB_LOG_H
 #define FLOE_LIB_LOG_H
@@ -9,8 +10,8 @@
 
 #define LOG_ATTR(f, a) __attribute__((__format__(__printf__, f, a)))
 
-/* Set the destination and verbosity (0 info, 1+ debug). */
-void log_init(bool foreground, int verbose, const char *ident);
+/* Set the verbosity (0 info, 1+ debug) and whether stderr is the journal. */
+void log_init(int verbose);
 /* Start each line with PREFIX (a static string: kept, not copied). */
 void log_set_prefix(const char *prefix);
 /*

@@ -451,7 +451,7 @@ floe_run(const char *conf_path, int verbose, const char *worker)
 {
 	struct floe *f;
 
-	log_init(true, verbose, "floe");
+	log_init(verbose);
 	floe_verbose = verbose;
 	f = xcalloc(1, sizeof(*f));
 	f->access_fd = -1;

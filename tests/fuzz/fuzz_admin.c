@@ -42,7 +42,7 @@ LLVMFuzzerInitialize(int *argc __attribute__((unused)),
 	FILE *fp;
 	int i;
 
-	log_init(true, 0, "fuzz");
+	log_init(0);
 	if ((d = mkdtemp(dir)) == NULL && (d = mkdtemp(dir2)) == NULL)
 		abort();
 	snprintf(path, sizeof(path), "%s/floe.conf", d);

@@ -461,7 +461,7 @@ main(void)
 	int rc;
 
 	signal(SIGPIPE, SIG_IGN);
-	log_init(true, 0, "test_discover");
+	log_init(0);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	curl_global_cleanup();

@@ -55,7 +55,7 @@ child_log(int fd, int k)
 
 	if (dup2(fd, STDERR_FILENO) < 0)
 		_exit(2);
-	log_init(true, 0, "floe");
+	log_init(0);
 	log_set_prefix(prefix[k]);
 	for (i = 0; i < LINES; i++)
 		log_info("line %d of process %d: %s", i, k,
@@ -213,7 +213,7 @@ capture(void (*fn)(void), int *status)
 	if (pid == 0) {
 		if (dup2(fd, STDERR_FILENO) < 0)
 			_exit(2);
-		log_init(true, 0, "floe");
+		log_init(0);
 		fn();
 		_exit(0);
 	}
@@ -303,7 +303,7 @@ journal_lines(void)
 	snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
 	    (unsigned long long)st.st_ino);
 	setenv("JOURNAL_STREAM", js, 1);
-	log_init(true, 1, "floe");
+	log_init(1);
 	log_set_prefix("worker 1: ");
 	log_warnx("store unreachable");
 	log_info("serving");
@@ -324,12 +324,12 @@ journal_elsewhere(void)
 	snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
 	    (unsigned long long)st.st_ino + 1);
 	setenv("JOURNAL_STREAM", js, 1);
-	log_init(true, 0, "floe");
+	log_init(0);
 	log_info("serving");
 	snprintf(js, sizeof(js), "%llu:%llux", (unsigned long long)st.st_dev,
 	    (unsigned long long)st.st_ino);
 	setenv("JOURNAL_STREAM", js, 1);
-	log_init(true, 0, "floe");
+	log_init(0);
 	log_info("still serving");
 }
 

@@ -488,7 +488,7 @@ setup(void **state)
 	env->fetch = fetch_new(env->base);
 	assert_non_null(env->fetch);
 	/* Every log line goes to a file the tests read. */
-	log_init(true, 1, "test_token");
+	log_init(1);
 	fprintf(stderr, "test_token: stderr goes to %s\n", env->log_file);
 	env->saved_stderr = dup(2);
 	fd = open(env->log_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);

@@ -142,7 +142,7 @@ setup(void **state)
 		fx->f.cat[i] = catalog_new();
 	if ((fx->f.rlog = rlog_open(fx->rlog_path, err, sizeof(err))) == NULL)
 		fail_msg("rlog_open: %s", err);
-	log_init(true, 0, "test_watch");
+	log_init(0);
 	fx->saved_stderr = -1;
 	fx->f.watch = fx->w = watch_new(&fx->f);
 	*state = fx;

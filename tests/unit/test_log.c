@@ -291,19 +291,29 @@ test_errno_kept(void **state)
 	free(text);
 }
 
-/* As the unit's journal stream: $JOURNAL_STREAM names stderr itself. */
+/*
+ * Set $JOURNAL_STREAM to stderr's "DEVICE:INODE", the inode plus INO_ADD,
+ * TAIL after it; then log_init(VERBOSE).
+ */
 static void
-journal_lines(void)
+journal_names_stderr(unsigned ino_add, const char *tail, int verbose)
 {
 	struct stat st;
 	char js[64];
 
 	if (fstat(STDERR_FILENO, &st) == -1)
 		_exit(6);
-	snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
-	    (unsigned long long)st.st_ino);
+	snprintf(js, sizeof(js), "%llu:%llu%s", (unsigned long long)st.st_dev,
+	    (unsigned long long)st.st_ino + ino_add, tail);
 	setenv("JOURNAL_STREAM", js, 1);
-	log_init(1);
+	log_init(verbose);
+}
+
+/* As the unit's journal stream: $JOURNAL_STREAM names stderr itself. */
+static void
+journal_lines(void)
+{
+	journal_names_stderr(0, "", 1);
 	log_set_prefix("worker 1: ");
 	log_warnx("store unreachable");
 	log_info("serving");
@@ -312,24 +322,13 @@ journal_lines(void)
 	fatal("rollback log");
 }
 
-/* $JOURNAL_STREAM of another file: stderr was redirected since. */
+/* $JOURNAL_STREAM of another file (stderr redirected since), or malformed. */
 static void
 journal_elsewhere(void)
 {
-	struct stat st;
-	char js[64];
-
-	if (fstat(STDERR_FILENO, &st) == -1)
-		_exit(6);
-	snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
-	    (unsigned long long)st.st_ino + 1);
-	setenv("JOURNAL_STREAM", js, 1);
-	log_init(0);
+	journal_names_stderr(1, "", 0);
 	log_info("serving");
-	snprintf(js, sizeof(js), "%llu:%llux", (unsigned long long)st.st_dev,
-	    (unsigned long long)st.st_ino);
-	setenv("JOURNAL_STREAM", js, 1);
-	log_init(0);
+	journal_names_stderr(0, "x", 0);
 	log_info("still serving");
 }
 

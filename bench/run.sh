@@ -122,29 +122,24 @@ proc_tree() {
 	done
 }
 
-# tree_ticks PID: "PID TICKS PARENT" for PID and each of its descendants
-# (user + system CPU ticks, every thread).
+# tree_ticks PID: "PID TICKS PARENT USER" for PID and each of its
+# descendants (TICKS user + system CPU ticks, USER the user part; every
+# thread).
 tree_ticks() {
 	local p f
 	for p in $(proc_tree "$1"); do
+		# Fields after the ")" of comm: utime and stime are 12 and 13.
 		f=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null) || continue
 		set -- $f
-		echo "$p $((${12} + ${13})) $2"
+		echo "$p $((${12} + ${13})) $2 ${12}"
 	done
 }
 
 # CPU ticks (user + system, every thread) of PID and its descendants; with
 # a second argument, "TOTAL USER".
 cpu_ticks() {
-	local p sum=0 usr=0 f
-	for p in $(proc_tree "$1"); do
-		# Fields after the ")" of comm: utime and stime are 12 and 13.
-		f=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null) || continue
-		set -- $f
-		sum=$((sum + ${12} + ${13}))
-		usr=$((usr + ${12}))
-	done
-	echo $sum${2:+ $usr}
+	tree_ticks "$1" | awk -v user="${2:+1}" '{ t += $2; u += $4 }
+		END { if (user) printf "%d %d\n", t, u; else printf "%d\n", t }'
 }
 
 # VmRSS in kB of PID and its descendants.

@@ -37,15 +37,21 @@ for (const l of lines('scenarios.tsv')) {
 		rounds: [] });
 }
 for (const l of lines('rounds.tsv')) {
-	const [name, r, rps, p50, p99, cpu, req, err, bad, usr] = l.split('\t');
+	const [name, r, rps, p50, p99, cpu, req, err, bad, usr, vol, invol] =
+		l.split('\t');
+	// The proxy's context switches a request: blocked (voluntary) and
+	// preempted (involuntary).
 	scen.get(name).rounds.push({ round: +r, rps: +rps, p50_us: +p50,
 		p99_us: +p99, cpu_us_per_req: +cpu, user_us_per_req: +usr,
 		kernel_us_per_req: cpu - usr, requests: +req,
-		socket_errors: +err, non_2xx: +bad });
+		socket_errors: +err, non_2xx: +bad,
+		switches_blocked_per_req: vol / req,
+		switches_preempted_per_req: invol / req });
 }
 for (const s of scen.values()) {
 	for (const k of ['rps', 'p50_us', 'p99_us', 'cpu_us_per_req',
-		'user_us_per_req', 'kernel_us_per_req'])
+		'user_us_per_req', 'kernel_us_per_req', 'switches_blocked_per_req',
+		'switches_preempted_per_req'])
 		s[k] = median(s.rounds.map((r) => r[k]));
 	s.errors = s.rounds.reduce((a, r) => a + r.socket_errors + r.non_2xx, 0);
 }
@@ -295,6 +301,34 @@ if (nd) {
 			.join(' ')}, floe's ${wd ? wd.by_round.cpu_per_req.map(fx)
 			.join(' ') : 'n/a'})`);
 }
+// The same four under SCHED_BATCH (no wakeup preemption), in rounds of
+// their own: what the switching between two workers on one CPU costs.
+const wdb = vsOne(scen.get('floe-workers-1-batch'),
+	scen.get('floe-workers-2-batch'));
+const ndb = vsOne(scen.get('nginx-workers-1-batch'),
+	scen.get('nginx-workers-2-batch'));
+if (wdb && ndb) {
+	ratios['floe-workers-2-batch vs floe-workers-1-batch'] = wdb;
+	ratios['nginx-workers-2-batch vs nginx-workers-1-batch'] = ndb;
+	console.log(`  (under SCHED_BATCH, no wakeup preemption: floe 2 against ` +
+		`1 CPU/request ${x(wdb.cpu_per_req)}, p99 ${x(wdb.p99)}, round by ` +
+		`round ${wdb.by_round.cpu_per_req.map(fx).join(' ')}; nginx ` +
+		`${x(ndb.cpu_per_req)}, p99 ${x(ndb.p99)}, round by round ` +
+		`${ndb.by_round.cpu_per_req.map(fx).join(' ')})`);
+}
+// Context switches a request of each, blocked + preempted.
+const sw = (n) => {
+	const s = scen.get(n);
+	return s && s.switches_blocked_per_req != null &&
+		!Number.isNaN(s.switches_blocked_per_req) ?
+		`${s.switches_blocked_per_req.toFixed(3)}+` +
+		`${s.switches_preempted_per_req.toFixed(3)}` : 'n/a';
+};
+if (wd && nd)
+	console.log('  (context switches a request, blocked + preempted: ' +
+		['floe-workers-1', 'floe-workers-2', 'nginx-workers-1',
+			'nginx-workers-2'].map((n) => `${n} ${sw(n)}` +
+			(wdb ? ` (batch ${sw(`${n}-batch`)})` : '')).join(', ') + ')');
 if (fh)
 	console.log(`  (full handshakes: CPU/handshake ${x(fh.cpu_per_req)} ` +
 		`nginx's; req/s is bounded by the one client CPU doing its half of ` +

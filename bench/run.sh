@@ -23,7 +23,8 @@
 # goes to bench/results/only-PARTS.json unless BENCH_OUT says otherwise),
 # BENCH_SLOW_CLIENTS (200), BENCH_SLOW_RATE (65536 bytes/s),
 # BENCH_SLOW_LIMIT (60: seconds before a slow run is cut), BENCH_WORKERS_IR=0
-# (the workers part without its callgrind count of instructions).
+# (the workers part without its callgrind count of instructions),
+# BENCH_WORKERS_BATCH=0 (the workers part without its SCHED_BATCH control).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
@@ -140,6 +141,29 @@ tree_ticks() {
 cpu_ticks() {
 	tree_ticks "$1" | awk -v user="${2:+1}" '{ t += $2; u += $4 }
 		END { if (user) printf "%d %d\n", t, u; else printf "%d\n", t }'
+}
+
+# sched_policy -b|-o PID...: every thread of each PID and its descendants
+# under SCHED_BATCH (-b) or back to SCHED_OTHER (-o), with chrt(1).
+sched_policy() {
+	local how=$1 p q
+	shift
+	for p in "$@"; do
+		for q in $(proc_tree "$p"); do
+			chrt "$how" -a -p 0 "$q" >/dev/null || return 1
+		done
+	done
+}
+
+# "VOLUNTARY INVOLUNTARY": the context switches of PID and its descendants
+# (every thread): blocked waiting, and preempted.
+ctx_switches() {
+	local p
+	for p in $(proc_tree "$1"); do
+		cat "/proc/$p/task"/*/status 2>/dev/null
+	done | awk '/^voluntary_ctxt_switches:/ { v += $2 }
+		/^nonvoluntary_ctxt_switches:/ { n += $2 }
+		END { printf "%d %d\n", v, n }'
 }
 
 # VmRSS in kB of PID and its descendants.
@@ -453,11 +477,13 @@ scenario() {
 # run_round SCENARIO R: one round, its figures appended to ROUNDS_TSV.
 run_round() {
 	local sc=$1 r=$2 pid=${SC_PID[$1]} c0 c1 u0 u1 rps req p50 p99 err bad
-	local cpu usr
+	local cpu usr v0 v1 n0 n1
+	read -r v0 n0 <<<"$(ctx_switches "$pid")"
 	read -r c0 u0 <<<"$(cpu_ticks "$pid" user)"
 	wrk_run "${SC_URL[$sc]}" "${SC_SECS[$sc]}" "$T/$sc.$r.wrk" \
 		"${SC_TOOL[$sc]}"
 	read -r c1 u1 <<<"$(cpu_ticks "$pid" user)"
+	read -r v1 n1 <<<"$(ctx_switches "$pid")"
 	read -r rps req p50 p99 err bad <<<"$(wrk_parse "$T/$sc.$r.wrk")"
 	[ -n "$req" ] && [ "$req" -gt 0 ] ||
 		die "$sc: wrk failed: $(cat "$T/$sc.$r.wrk")"
@@ -467,9 +493,9 @@ run_round() {
 	# TCP, the copies), which a proxy's own code changes little.
 	usr=$(awk -v t=$((u1 - u0)) -v hz="$HZ" -v n="$req" \
 		'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
-	printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$r" \
+	printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$r" \
 		"$rps" "$p50" "$p99" "$cpu" "$req" "$err" "$bad" "$usr" \
-		>>"$ROUNDS_TSV"
+		"$((v1 - v0))" "$((n1 - n0))" >>"$ROUNDS_TSV"
 }
 
 # measure SCENARIO...: check and warm up each, then ROUNDS rounds of each,
@@ -727,6 +753,24 @@ workers = 2"
 			END { s = ""; for (i = 0; i < n; i++) s = s (i ? " " : "") w[i]
 				print s " of " all }' "$T/split.0" "$T/split.1")"
 	done >"$T/workers_split.tsv"
+	# The same four again with every process under SCHED_BATCH, which
+	# takes away wakeup preemption: a worker woken while another runs
+	# waits for it to block instead of taking the CPU at once. Where two
+	# workers share a CPU, how often the scheduler switches between them
+	# on a wakeup, and not what a request costs floe, is what this
+	# separates. A control only: the goal is the default policy's.
+	if [ "${BENCH_WORKERS_BATCH:-1}" = 1 ] && command -v chrt >/dev/null; then
+		WB=("${SC_PID[floe-workers-1]}" "$FPID" "$NGX_PID" "$NGX2_PID")
+		sched_policy -b "${WB[@]}" || die "chrt -b failed"
+		for sc in floe-workers-1 floe-workers-2 nginx-workers-1 nginx-workers-2; do
+			scenario "$sc-batch" "${SC_PX[$sc]}" "${SC_URL[$sc]}" \
+				"${SC_PID[$sc]}" "$SECS" "$SMALL_BYTES" "${SC_HDR[$sc]}"
+		done
+		say "workers: the same under SCHED_BATCH (no wakeup preemption)"
+		measure floe-workers-1-batch floe-workers-2-batch \
+			nginx-workers-1-batch nginx-workers-2-batch
+		sched_policy -o "${WB[@]}" || die "chrt -o failed"
+	fi
 	kill "$NGX2_PID" 2>/dev/null
 	wait "$NGX2_PID" 2>/dev/null
 	forget_pid "$NGX2_PID"

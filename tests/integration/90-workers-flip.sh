@@ -1,5 +1,5 @@
 #!/bin/bash
-# Integration 87: workers = 2 under load. Eight loops read one table on
+# Integration 90: workers = 2 under load. Eight loops read one table on
 # fresh connections (spread over both workers by SO_REUSEPORT) while the
 # table's wave is flipped, rolled back, acknowledged and flipped again
 # through the master's admin socket: no read sent after floectl's

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Integration 89: workers = 2. The error trigger counts the reads of both
+# Integration 92: workers = 2. The error trigger counts the reads of both
 # workers: 4 failures in 10 reads spread over them (neither alone reaches
 # error_min_requests) roll the wave back, within the master's collection
 # period. And the LoadTable cache stays coherent across workers: with

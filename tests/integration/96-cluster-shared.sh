@@ -42,6 +42,15 @@ metric() {
 
 echo "== the ledger is the cluster's"
 nctl 1 route set db.bunnies 1
+# Node 2 decides on its own copy: the flip below is refused only once the
+# route has reached it (docs/cluster.md, "Changes go through etcd").
+for i in $(seq 100); do
+	nadmin 2 GET /resolve/db.bunnies
+	[ "$(jq -r .wave "$T/b")" = 1 ] && break
+	sleep 0.02
+done
+[ "$(jq -r .wave "$T/b")" = 1 ] && ok "node 2 has the route node 1 set" ||
+	bad "node 2's copy of db.bunnies: $(cat "$T/b")"
 nctl 2 wave flip 1 lakehouse
 [ "$RC" = 1 ] && grep -q 'cutover gate' "$T/ctl" &&
 	ok "node 2: a flip without a ledger record is refused by the gate" ||

@@ -24,7 +24,8 @@ static const char *log_prefix = "";
 /* A line fits here, or is made again in memory of its own. */
 #define LOG_LINE 2048
 
-static void log_vlog(int, const char *, va_list) LOG_ATTR(2, 0);
+static void log_vlog(int, const char *, const char *, const char *, va_list)
+    LOG_ATTR(4, 0);
 
 /*
  * Whether stderr is the journal's stream: systemd names it in
@@ -95,62 +96,59 @@ log_put(const char *line, size_t len)
 	}
 }
 
-/* Write one line at priority PRI. */
+/*
+ * Write one line at priority PRI: the prefix, TAG ("fatal: " or ""), the
+ * message and, if WHY is not NULL, ": WHY" (a warning's strerror).
+ */
 static void
-log_vlog(int pri, const char *fmt, va_list ap)
+log_vlog(int pri, const char *tag, const char *why, const char *fmt, va_list ap)
 {
 	int saved = errno;
 	char ts[32], line[LOG_LINE], *big = NULL, *out = line;
 	struct timespec now;
 	struct tm tm;
-	size_t head, len;
+	size_t head, tail, len;
 	va_list aq;
 	int n;
 
 	if (log_journal) {
-		n = snprintf(line, sizeof(line), "<%d>%s", LOG_PRI(pri),
-		    log_prefix);
+		n = snprintf(line, sizeof(line), "<%d>%s%s", LOG_PRI(pri),
+		    log_prefix, tag);
 	} else {
 		clock_gettime(CLOCK_REALTIME, &now);
 		gmtime_r(&now.tv_sec, &tm);
 		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-		n = snprintf(line, sizeof(line), "%s.%03ldZ %s", ts,
-		    now.tv_nsec / 1000000, log_prefix);
+		n = snprintf(line, sizeof(line), "%s.%03ldZ %s%s", ts,
+		    now.tv_nsec / 1000000, log_prefix, tag);
 	}
 	head = n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : 0;
 	va_copy(aq, ap);
 	n = vsnprintf(line + head, sizeof(line) - head, fmt, ap);
 	if (n < 0)
 		n = 0;
-	len = head + (size_t)n;
+	tail = why != NULL ? 2 + strlen(why) : 0;
+	len = head + (size_t)n + tail;
 	if (len + 1 < sizeof(line)) {
-		line[len++] = '\n';
+		out = line;
 	} else if ((big = malloc(len + 2)) != NULL) {
 		/* A line longer than the buffer: made again, whole. */
 		memcpy(big, line, head);
 		(void)vsnprintf(big + head, (size_t)n + 1, fmt, aq);
-		big[len++] = '\n';
 		out = big;
 	} else {
-		len = sizeof(line);
-		line[len - 1] = '\n';
+		/* No memory: the line cut at the buffer, still one line. */
+		why = NULL;
+		len = sizeof(line) - 1;
 	}
 	va_end(aq);
+	if (why != NULL) {
+		memcpy(out + head + n, ": ", 2);
+		memcpy(out + head + n + 2, why, tail - 2);
+	}
+	out[len++] = '\n';
 	log_put(out, len);
 	free(big);
 	errno = saved;
-}
-
-static void log_emit(int, const char *, ...) LOG_ATTR(2, 3);
-
-static void
-log_emit(int pri, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vlog(pri, fmt, ap);
-	va_end(ap);
 }
 
 const char *
@@ -174,13 +172,11 @@ void
 log_warn(const char *fmt, ...)
 {
 	int saved = errno;
-	char buf[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	log_vlog(LOG_WARNING, "", log_strerror(saved), fmt, ap);
 	va_end(ap);
-	log_emit(LOG_WARNING, "%s: %s", buf, log_strerror(saved));
 	errno = saved;
 }
 
@@ -190,7 +186,7 @@ log_warnx(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vlog(LOG_WARNING, fmt, ap);
+	log_vlog(LOG_WARNING, "", NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -200,7 +196,7 @@ log_info(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vlog(LOG_INFO, fmt, ap);
+	log_vlog(LOG_INFO, "", NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -212,33 +208,29 @@ log_debug(const char *fmt, ...)
 	if (log_verbose < 1)
 		return;
 	va_start(ap, fmt);
-	log_vlog(LOG_DEBUG, fmt, ap);
+	log_vlog(LOG_DEBUG, "", NULL, fmt, ap);
 	va_end(ap);
 }
 
 void
 fatal(const char *fmt, ...)
 {
-	int saved = errno;
-	char buf[1024];
+	const char *why = log_strerror(errno);
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	log_vlog(LOG_CRIT, "fatal: ", why, fmt, ap);
 	va_end(ap);
-	log_emit(LOG_CRIT, "fatal: %s: %s", buf, log_strerror(saved));
 	exit(1);
 }
 
 void
 fatalx(const char *fmt, ...)
 {
-	char buf[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	log_vlog(LOG_CRIT, "fatal: ", NULL, fmt, ap);
 	va_end(ap);
-	log_emit(LOG_CRIT, "fatal: %s", buf);
 	exit(1);
 }

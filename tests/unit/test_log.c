@@ -263,6 +263,43 @@ test_long_line(void **state)
 }
 
 static void
+long_warn(void)
+{
+	char msg[3001];
+
+	memset(msg, 'w', 3000);
+	msg[3000] = '\0';
+	errno = ENOSPC;
+	log_warn("%s", msg);
+	fatalx("%s", msg);
+}
+
+/*
+ * A warning with errno and a fatal line past the buffer are whole too: the
+ * message, then ": " and errno's words; "fatal: " and the message.
+ */
+static void
+test_long_warn(void **state)
+{
+	const char *why = ": disk full (no space left on device)\n";
+	char *text, *nl;
+	int st;
+
+	(void)state;
+	text = capture(long_warn, &st);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	nl = strchr(text, '\n');
+	assert_non_null(nl);
+	assert_int_equal(nl + 1 - text, 25 + 3000 + strlen(why));
+	assert_memory_equal(nl + 1 - strlen(why), why, strlen(why));
+	assert_memory_equal(text + 25 + 2990, "wwwwwwwwww:", 11);
+	assert_int_equal(strlen(nl + 1), 25 + strlen("fatal: ") + 3000 + 1);
+	assert_memory_equal(nl + 1 + 25, "fatal: www", 10);
+	assert_string_equal(nl + 1 + 25 + strlen("fatal: ") + 2995, "wwwww\n");
+	free(text);
+}
+
+static void
 keep_errno(void)
 {
 	errno = ENOSPC;
@@ -368,6 +405,7 @@ main(void)
 		cmocka_unit_test(test_file_shared),
 		cmocka_unit_test(test_pipe_shared),
 		cmocka_unit_test(test_long_line),
+		cmocka_unit_test(test_long_warn),
 		cmocka_unit_test(test_errno_kept),
 		cmocka_unit_test(test_journal),
 	};

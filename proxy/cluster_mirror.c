@@ -170,6 +170,7 @@ cluster_classify(const char *key, size_t len, enum store_db *db,
 		*nlen = len - 6;
 		return CLUSTER_KEY_NODE;
 	}
+	/* basis/N is only ever compared (cluster_write.c): not mirrored. */
 	return CLUSTER_KEY_OTHER;
 }
 

@@ -1,10 +1,21 @@
 /*
  * floe: cluster_write.c -- writes in cluster mode. A change decided on
  * this node's copy (captured by the store, not made) becomes one etcd txn
- * that compares each wave's mod_revision with the one the decision read
- * and puts the new record and its event together; a bulk import goes in
- * txns of at most 128 operations, its event in the last. The answer waits
- * until this node's mirror applied the txn's revision (read your writes).
+ * that compares what the decision read with the revision it read it at,
+ * and puts the new records and the change's event together; a bulk import
+ * goes in txns of at most 128 operations, its event in the last. The
+ * answer waits until this node's mirror applied the txn's revision (read
+ * your writes).
+ *
+ * What a decision read, and so compares: a transition, its wave's record;
+ * a route change, the route and the records of the waves it leaves and
+ * joins (the route guard). A gate reads more: every route of its wave and
+ * their tables' ledger records, too many keys to compare. So each route
+ * change and ledger record also puts PREFIX/basis/N for each wave N whose
+ * gates it changes, and a gated transition (one that sends more reads to
+ * the lakehouse, or a freeze) compares basis/N as not changed since the
+ * revision its node's copy was at: a route or record that reached etcd
+ * through another node and not yet this copy makes it lose (409).
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -23,6 +34,8 @@
 #include "proxy/cluster.h"
 #include "proxy/cluster_impl.h"
 #include "proxy/etcd.h"
+#include "routing/ledger.h"
+#include "routing/route.h"
 #include "routing/store.h"
 #include "routing/wave.h"
 
@@ -40,13 +53,16 @@ struct cluster_write {
 	size_t taken; /* chunks etcd took */
 	size_t inflight; /* sent and not answered */
 	uint32_t wave; /* the wave compared, for the refusal */
+	const char *wkey; /* its key (an operation's or in ckeys), or NULL */
 	bool rollback; /* its new state is rolled_back */
 	int64_t decided; /* the mod_revision it was decided on */
+	int64_t read; /* the revision this node's copy was at (applied) */
 	int64_t revision; /* etcd's highest revision of the txns */
 	struct etcd_call *range; /* reading the concurrent change */
 	struct event *timer; /* gives up waiting for the mirror */
 	int now_status; /* answered on the next loop turn, with now_msg */
 	const char *now_msg;
+	char now_buf[192];
 	cluster_done_cb done;
 	void *arg;
 	/* A bulk import (more than one txn): cluster_import.c's design. */
@@ -57,13 +73,22 @@ struct cluster_write {
 	size_t ndata; /* its records: ops[0..ndata) */
 	int64_t begun; /* the revision it was decided on */
 	struct etcd_cmp *kcmps; /* one per record: not changed since begun */
-	uint32_t *waves; /* the waves its routes leave or join */
-	size_t nwaves;
+	struct cluster_touch *touch; /* the waves whose gates it changes */
+	size_t ntouch;
+	char **ckeys; /* keys of compares no operation owns */
+	size_t nckeys;
+	bool gated; /* a transition that compares its wave's basis */
 	struct etcd_call *call; /* its lease grant, open or commit txn */
 	int64_t lease; /* the import record's own lease */
 	unsigned ctries; /* checks of its commit after a timeout */
 	struct etcd_call *kcall; /* a keepalive of it */
 	struct event *ka; /* renews it every third of its TTL */
+};
+
+/* A wave whose gates a write changes (PREFIX/basis/N is put). */
+struct cluster_touch {
+	uint32_t wave;
+	bool guard; /* a route leaves or joins it: its record is compared */
 };
 
 /* One txn of a write. */
@@ -92,7 +117,16 @@ static int cluster_op_from(struct cluster *, struct cluster_write *,
     struct store_cap_op *);
 static void cluster_bulk_wrap(struct cluster *, struct cluster_write *,
     struct store_cap_op *);
-static void cluster_bulk_wave(struct cluster_write *, const void *, size_t);
+static void cluster_touch_scan(struct cluster *, struct cluster_write *,
+    const struct store_capture *);
+static void cluster_touch(struct cluster_write *, uint32_t, bool);
+static void cluster_touch_txn(struct cluster *, struct cluster_write *);
+static void cluster_basis_op(struct cluster *, uint32_t, struct etcd_op *);
+static void cluster_wave_cmp(struct cluster *, struct cluster_write *,
+    const char *, uint32_t, int64_t);
+static unsigned cluster_share(const struct store_wave *);
+static bool cluster_gated(struct cluster *, uint32_t,
+    const struct store_wave *);
 static void cluster_bulk_start(struct cluster_write *);
 static bool cluster_op_is_event(const struct cluster *, const struct etcd_op *);
 static void cluster_bulk_lease_cb(const struct etcd_result *, void *);
@@ -134,6 +168,15 @@ cluster_op_from(struct cluster *c, struct cluster_write *w,
 	switch (op->db) {
 	case STORE_DB_OBJECTS:
 		cluster_key(c, "objects/", op->key, op->keylen, &key, &klen);
+		/* Last changed where this copy has it (a bulk's, at begun). */
+		if (!w->bulk) {
+			cmp = &w->cmps[w->ncmps++];
+			memset(cmp, 0, sizeof(*cmp));
+			cmp->key = key;
+			cmp->target = ETCD_CMP_MOD;
+			cmp->result = ETCD_CMP_LESS;
+			cmp->number = w->read + 1;
+		}
 		break;
 	case STORE_DB_WAVES:
 		n = (uint32_t)op->key[0] << 24 | (uint32_t)op->key[1] << 16 |
@@ -147,10 +190,16 @@ cluster_op_from(struct cluster *c, struct cluster_write *w,
 		cmp->result = ETCD_CMP_EQUAL;
 		cmp->number = (int64_t)op->decided_seq;
 		w->wave = n;
+		w->wkey = key;
 		w->decided = (int64_t)op->decided_seq;
-		w->rollback =
-		    store_wave_record(op->val, op->vallen, &wv) == 0 &&
-		    wv.state == WAVE_ROLLED_BACK;
+		if (store_wave_record(op->val, op->vallen, &wv) == 0) {
+			w->rollback = wv.state == WAVE_ROLLED_BACK;
+			/* Its gate read the wave's routes and ledger. */
+			if (cluster_gated(c, n, &wv)) {
+				w->gated = true;
+				cluster_wave_cmp(c, w, "basis/", n, w->read);
+			}
+		}
 		break;
 	case STORE_DB_EVENTS:
 		/* Unique per node; the mirror numbers it by its revision. */
@@ -199,26 +248,41 @@ cluster_commit(struct cluster *c, struct store_capture *cap,
 {
 	static const struct timeval zero = { 0, 0 };
 	struct cluster_write *w;
-	size_t i;
+	size_t i, nobj = 0, nev = 0, nguard = 0;
+	bool transition = false;
 
 	w = xcalloc(1, sizeof(*w));
 	w->c = c;
 	w->done = done;
 	w->arg = arg;
-	w->ops = xcalloc(cap->n + 1, sizeof(*w->ops));
-	w->cmps = xcalloc(cap->n + 1, sizeof(*w->cmps));
-	/* More than one txn: all-or-nothing through an import record. */
-	w->bulk = cap->n > CLUSTER_TXN_OPS;
-	for (i = 0; i < cap->n && w->bulk; i++)
-		w->bulk = cap->ops[i].db != STORE_DB_WAVES;
+	w->read = c->applied;
+	for (i = 0; i < cap->n; i++) {
+		transition |= cap->ops[i].db == STORE_DB_WAVES;
+		nobj += cap->ops[i].db == STORE_DB_OBJECTS;
+		nev += cap->ops[i].db == STORE_DB_EVENTS;
+	}
+	cluster_touch_scan(c, w, cap);
+	for (i = 0; i < w->ntouch; i++)
+		nguard += w->touch[i].guard;
+	w->ops = xcalloc(cap->n + w->ntouch + 1, sizeof(*w->ops));
+	w->cmps = xcalloc(2 * cap->n + w->ntouch + 1, sizeof(*w->cmps));
+	/*
+	 * More than one txn (or more compares than one takes):
+	 * all-or-nothing through an import record. A transition never is.
+	 */
+	w->bulk = !transition &&
+	    (cap->n + w->ntouch > CLUSTER_TXN_OPS ||
+		nobj + nguard > CLUSTER_TXN_OPS);
 	if (w->bulk) {
 		snprintf(w->id, sizeof(w->id), "%s-%013" PRId64 "-%u", c->name,
 		    units_now_ms(), ++c->nimports);
-		w->begun = c->applied;
+		w->begun = w->read;
 	}
 	for (i = 0; i < cap->n; i++)
 		(void)cluster_op_from(c, w, &cap->ops[i]);
 	store_capture_clear(cap);
+	if (!w->bulk)
+		cluster_touch_txn(c, w);
 	if ((w->timer = evtimer_new(c->base, cluster_write_timeout_cb, w)) ==
 	    NULL)
 		fatalx("%s: evtimer_new failed", __func__);
@@ -227,10 +291,22 @@ cluster_commit(struct cluster *c, struct store_capture *cap,
 	 * Answered at once, but never from inside this call: the caller
 	 * takes the answer later, and is not ready for it before we return.
 	 */
-	if (w->ncmps > 0 && w->nops > CLUSTER_TXN_OPS) {
-		/* Not expected: a transition writes a wave and its event. */
+	if (!w->bulk &&
+	    (w->nops > CLUSTER_TXN_OPS || w->ncmps > CLUSTER_TXN_OPS)) {
+		/* A transition that moves routes (none does now). */
 		w->now_status = 503;
 		w->now_msg = "a transition too large for one txn";
+	} else if (w->bulk &&
+	    (1 + nev + w->ntouch > CLUSTER_TXN_OPS ||
+		1 + nguard > CLUSTER_TXN_OPS)) {
+		/* Its commit puts a key per wave: one txn must hold them. */
+		snprintf(w->now_buf, sizeof(w->now_buf),
+		    "an import into or out of %zu waves: its commit is one "
+		    "etcd txn, which holds %zu at most; nothing changed; "
+		    "split it by wave",
+		    w->ntouch, (size_t)CLUSTER_TXN_OPS - 1 - nev);
+		w->now_status = 409;
+		w->now_msg = w->now_buf;
 	} else if (w->nops == 0) {
 		w->now_status = 200;
 		w->now_msg = "";
@@ -243,16 +319,175 @@ cluster_commit(struct cluster *c, struct store_capture *cap,
 		cluster_bulk_start(w);
 		return;
 	}
-	w->nchunks = (w->nops + CLUSTER_TXN_OPS - 1) / CLUSTER_TXN_OPS;
+	w->nchunks = 1;
 	w->chunks = xcalloc(w->nchunks + 1, sizeof(*w->chunks));
-	for (i = 0; i < w->nchunks; i++) {
-		w->chunks[i].w = w;
-		w->chunks[i].first = i * CLUSTER_TXN_OPS;
-		w->chunks[i].n = w->nops - w->chunks[i].first;
-		if (w->chunks[i].n > CLUSTER_TXN_OPS)
-			w->chunks[i].n = CLUSTER_TXN_OPS;
-	}
+	w->chunks[0].w = w;
+	w->chunks[0].first = 0;
+	w->chunks[0].n = w->nops;
 	cluster_write_pump(w);
+}
+
+/*
+ * The waves whose gates CAP changes, into W->touch: those its routes
+ * leave (as this copy has them) and join, and those its ledger records'
+ * tables resolve to here.
+ */
+static void
+cluster_touch_scan(struct cluster *c, struct cluster_write *w,
+    const struct store_capture *cap)
+{
+	const struct store_cap_op *op;
+	struct route_result res;
+	struct store_route r;
+	struct route_obj obj;
+	void *was;
+	size_t i, waslen;
+
+	for (i = 0; i < cap->n; i++) {
+		op = &cap->ops[i];
+		switch (op->db) {
+		case STORE_DB_OBJECTS:
+			was = NULL;
+			if (store_record_get(c->st, op->db, op->key, op->keylen,
+				&was, &waslen) == STORE_OK &&
+			    store_route_record(was, waslen, &r) == 0)
+				cluster_touch(w, r.wave, true);
+			free(was);
+			if (!op->del &&
+			    store_route_record(op->val, op->vallen, &r) == 0)
+				cluster_touch(w, r.wave, true);
+			break;
+		case STORE_DB_LEDGER:
+			if (op->keylen > LEDGER_TS_LEN &&
+			    route_obj_from_key(op->key,
+				op->keylen - LEDGER_TS_LEN, &obj) == 0 &&
+			    route_resolve(c->st, &obj, 0, &res) == 0 &&
+			    res.assigned)
+				cluster_touch(w, res.wave, false);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Note wave N in W's touched waves (GUARD: its record is compared). */
+static void
+cluster_touch(struct cluster_write *w, uint32_t n, bool guard)
+{
+	size_t i;
+
+	for (i = 0; i < w->ntouch; i++)
+		if (w->touch[i].wave == n) {
+			w->touch[i].guard |= guard;
+			return;
+		}
+	w->touch = xreallocarray(w->touch, w->ntouch + 1, sizeof(*w->touch));
+	w->touch[w->ntouch].wave = n;
+	w->touch[w->ntouch].guard = guard;
+	w->ntouch++;
+}
+
+/*
+ * The touched waves in W's one txn: PREFIX/basis/N put for each, and the
+ * record of each a route leaves or joins compared as not changed since
+ * this copy's revision (the route guard read it).
+ */
+static void
+cluster_touch_txn(struct cluster *c, struct cluster_write *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->ntouch; i++) {
+		cluster_basis_op(c, w->touch[i].wave, &w->ops[w->nops++]);
+		if (!w->touch[i].guard)
+			continue;
+		cluster_wave_cmp(c, w, "waves/", w->touch[i].wave, w->read);
+		if (w->wkey == NULL) {
+			w->wave = w->touch[i].wave;
+			w->wkey = w->ckeys[w->nckeys - 1];
+			w->decided = w->read;
+		}
+	}
+}
+
+/* Put PREFIX/basis/N into E ({"node","ts"}: its mod_revision counts). */
+static void
+cluster_basis_op(struct cluster *c, uint32_t n, struct etcd_op *e)
+{
+	char num[16], *key, *v;
+	size_t klen;
+	json_t *j;
+
+	snprintf(num, sizeof(num), "%u", n);
+	cluster_key(c, "basis/", num, strlen(num), &key, &klen);
+	j = json_pack("{s:s,s:I}", "node", c->name, "ts",
+	    (json_int_t)units_now_ms());
+	if (j == NULL || (v = json_dumps(j, JSON_COMPACT)) == NULL)
+		fatalx("%s: out of memory", __func__);
+	json_decref(j);
+	memset(e, 0, sizeof(*e));
+	e->type = ETCD_OP_PUT;
+	e->key = key;
+	e->key_len = klen;
+	e->value = v;
+	e->value_len = strlen(v);
+}
+
+/*
+ * Add to W a compare of PREFIX/PART/N: not changed after revision REV
+ * (its mod_revision below REV + 1; a key never written is 0).
+ */
+static void
+cluster_wave_cmp(struct cluster *c, struct cluster_write *w, const char *part,
+    uint32_t n, int64_t rev)
+{
+	struct etcd_cmp *cmp = &w->cmps[w->ncmps++];
+	char num[16], *key;
+	size_t klen;
+
+	snprintf(num, sizeof(num), "%u", n);
+	cluster_key(c, part, num, strlen(num), &key, &klen);
+	w->ckeys = xreallocarray(w->ckeys, w->nckeys + 1, sizeof(*w->ckeys));
+	w->ckeys[w->nckeys++] = key;
+	memset(cmp, 0, sizeof(*cmp));
+	cmp->key = key;
+	cmp->target = ETCD_CMP_MOD;
+	cmp->result = ETCD_CMP_LESS;
+	cmp->number = rev + 1;
+}
+
+/* The share of reads a wave in W's state sends to the lakehouse, in %. */
+static unsigned
+cluster_share(const struct store_wave *w)
+{
+	switch (w->state) {
+	case WAVE_CANARY:
+		return w->pct;
+	case WAVE_LAKEHOUSE:
+	case WAVE_FROZEN:
+	case WAVE_RETIRED:
+		return 100;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Whether wave N's new record TO is a move behind a gate: more reads to
+ * the lakehouse than this copy's record sends (the cutover gate), or a
+ * freeze (the decommission gate).
+ */
+static bool
+cluster_gated(struct cluster *c, uint32_t n, const struct store_wave *to)
+{
+	struct store_wave from;
+
+	memset(&from, 0, sizeof(from));
+	if (store_wave_get(c->st, n, &from) == STORE_ERROR)
+		return true;
+	return cluster_share(to) > cluster_share(&from) ||
+	    (to->state == WAVE_FROZEN && from.state != WAVE_FROZEN);
 }
 
 /*
@@ -340,7 +575,16 @@ cluster_write_cb(const struct etcd_result *res, void *arg)
 	}
 	if (!res->succeeded) {
 		/* Name the change that got there first. */
-		op.key = w->cmps[0].key;
+		if (w->wkey == NULL) {
+			snprintf(msg, sizeof(msg),
+			    "a route this change read changed concurrently "
+			    "(after etcd revision %" PRId64 ", which it was "
+			    "decided on); nothing changed",
+			    w->read);
+			cluster_write_end(w, 409, msg);
+			return;
+		}
+		op.key = w->wkey;
 		w->range = etcd_range(w->c->etcd, &op, cluster_conflict_cb, w);
 		return;
 	}
@@ -371,12 +615,27 @@ cluster_conflict_cb(const struct etcd_result *res, void *arg)
 	char msg[768];
 
 	w->range = NULL;
+	if (res->err == ETCD_OK && w->gated &&
+	    (res->nkvs == 0 || res->kvs[0].mod_revision <= w->decided)) {
+		/* The wave held still: its basis moved (cluster_gated). */
+		snprintf(msg, sizeof(msg),
+		    "wave %u's routes or ledger records changed concurrently: "
+		    "another node wrote some after etcd revision %" PRId64
+		    ", which this node's copy had when its gate was decided; "
+		    "nothing changed, and the gate is decided again when you "
+		    "repeat",
+		    w->wave, w->read);
+		cluster_write_end(w, 409, msg);
+		return;
+	}
 	if (res->err != ETCD_OK || res->nkvs == 0 ||
+	    res->kvs[0].mod_revision <= w->decided ||
 	    store_wave_record(res->kvs[0].value, res->kvs[0].value_len, &wv) ==
 		-1) {
 		snprintf(msg, sizeof(msg),
-		    "wave %u changed concurrently (it was at revision %" PRId64
-		    " when this was decided); nothing changed",
+		    "wave %u, or a route this change read, changed "
+		    "concurrently (after etcd revision %" PRId64
+		    ", which it was decided on); nothing changed",
 		    w->wave, w->decided);
 		cluster_write_end(w, 409, msg);
 		return;
@@ -430,10 +689,13 @@ cluster_write_end(struct cluster_write *w, int status, const char *msg)
 {
 	cluster_done_cb done = w->done;
 	void *arg = w->arg;
+	char copy[1024];
 
+	/* MSG may be W's own (now_buf). */
+	strlcpy(copy, msg, sizeof(copy));
 	TAILQ_REMOVE(&w->c->writes, w, entry);
 	cluster_write_free(w);
-	done(status, msg, arg);
+	done(status, copy, arg);
 }
 
 /* Free W (not answered). */
@@ -459,7 +721,10 @@ cluster_write_free(struct cluster_write *w)
 		    cluster_bulk_dropped_cb, NULL);
 	free(w->ikey);
 	free(w->kcmps);
-	free(w->waves);
+	free(w->touch);
+	for (i = 0; i < w->nckeys; i++)
+		free(w->ckeys[i]);
+	free(w->ckeys);
 	if (w->timer != NULL)
 		event_free(w->timer);
 	for (i = 0; i < w->nops; i++) {
@@ -496,31 +761,15 @@ cluster_bulk_wrap(struct cluster *c, struct cluster_write *w,
 
 	if (op->db == STORE_DB_OBJECTS &&
 	    store_record_get(c->st, op->db, op->key, op->keylen, &was,
-		&waslen) == STORE_OK)
-		cluster_bulk_wave(w, was, waslen);
-	if (op->db == STORE_DB_OBJECTS)
-		cluster_bulk_wave(w, op->val, op->vallen);
+		&waslen) != STORE_OK) {
+		was = NULL;
+		waslen = 0;
+	}
 	v = cluster_wrap(w->id, op->val, op->vallen, was, waslen, &len);
 	free(was);
 	free(op->val);
 	op->val = (unsigned char *)v;
 	op->vallen = len;
-}
-
-/* Note the wave of the route record V: the commit compares it. */
-static void
-cluster_bulk_wave(struct cluster_write *w, const void *v, size_t len)
-{
-	struct store_route r;
-	size_t i;
-
-	if (store_route_record(v, len, &r) == -1)
-		return;
-	for (i = 0; i < w->nwaves; i++)
-		if (w->waves[i] == r.wave)
-			return;
-	w->waves = xreallocarray(w->waves, w->nwaves + 1, sizeof(*w->waves));
-	w->waves[w->nwaves++] = r.wave;
 }
 
 /* The value of PREFIX/imports/ID in STATE. Caller frees. */
@@ -800,7 +1049,7 @@ cluster_bulk_chunk_cb(const struct etcd_result *res, void *arg)
  * Every record is in etcd, invisible: one txn makes them visible, if the
  * import record is still there (the lease held) and no wave the routes
  * leave or join moved since the import was decided. Its event goes with
- * it.
+ * it, and PREFIX/basis/N of each wave whose gates it changes.
  */
 static void
 cluster_bulk_commit(struct cluster_write *w)
@@ -810,39 +1059,48 @@ cluster_bulk_commit(struct cluster_write *w)
 	struct etcd_op *ops;
 	struct etcd_txn t = { 0 };
 	char num[16], *v, **wkeys;
-	size_t i, n, nev = w->nops - w->ndata, klen;
+	size_t i, n = 0, nev = w->nops - w->ndata, nops = 1, klen;
 
-	n = w->nwaves < CLUSTER_TXN_OPS - 1 ? w->nwaves : CLUSTER_TXN_OPS - 1;
-	cmps = xcalloc(n + 1, sizeof(*cmps));
-	wkeys = xcalloc(n + 1, sizeof(*wkeys));
+	/* cluster_commit refused an import of more waves than this holds. */
+	cmps = xcalloc(w->ntouch + 1, sizeof(*cmps));
+	wkeys = xcalloc(w->ntouch + 1, sizeof(*wkeys));
 	cmps[0].key = w->ikey;
 	cmps[0].target = ETCD_CMP_VERSION;
 	cmps[0].result = ETCD_CMP_GREATER;
 	cmps[0].number = 0;
-	for (i = 0; i < n; i++) {
-		snprintf(num, sizeof(num), "%u", w->waves[i]);
-		cluster_key(c, "waves/", num, strlen(num), &wkeys[i], &klen);
-		cmps[i + 1].key = wkeys[i];
-		cmps[i + 1].target = ETCD_CMP_MOD;
-		cmps[i + 1].result = ETCD_CMP_LESS;
-		cmps[i + 1].number = w->begun + 1;
+	for (i = 0; i < w->ntouch; i++) {
+		if (!w->touch[i].guard)
+			continue;
+		snprintf(num, sizeof(num), "%u", w->touch[i].wave);
+		cluster_key(c, "waves/", num, strlen(num), &wkeys[n], &klen);
+		cmps[n + 1].key = wkeys[n];
+		cmps[n + 1].target = ETCD_CMP_MOD;
+		cmps[n + 1].result = ETCD_CMP_LESS;
+		cmps[n + 1].number = w->begun + 1;
+		n++;
 	}
-	ops = xcalloc(nev + 1, sizeof(*ops));
+	ops = xcalloc(1 + nev + w->ntouch, sizeof(*ops));
 	v = cluster_bulk_record(w, "committed");
 	ops[0].type = ETCD_OP_PUT;
 	ops[0].key = w->ikey;
 	ops[0].value = v;
 	ops[0].value_len = strlen(v);
 	/* No lease: a committed import stays. */
-	for (i = 0; i < nev && i < CLUSTER_TXN_OPS - 1; i++)
-		ops[i + 1] = w->ops[w->ndata + i];
+	for (i = 0; i < nev; i++)
+		ops[nops++] = w->ops[w->ndata + i];
+	/* The waves whose gates it changes: a gate decided before loses. */
+	for (i = 0; i < w->ntouch; i++)
+		cluster_basis_op(c, w->touch[i].wave, &ops[nops++]);
 	t.cmps = cmps;
 	t.ncmps = n + 1;
 	t.success = ops;
-	t.nsuccess =
-	    1 + (nev < CLUSTER_TXN_OPS - 1 ? nev : CLUSTER_TXN_OPS - 1);
+	t.nsuccess = nops;
 	w->call = etcd_txn(c->etcd, &t, cluster_bulk_commit_cb, w);
 	free(v);
+	for (i = 1 + nev; i < nops; i++) {
+		free((char *)(uintptr_t)ops[i].key);
+		free((char *)(uintptr_t)ops[i].value);
+	}
 	free(ops);
 	for (i = 0; i < n; i++)
 		free(wkeys[i]);

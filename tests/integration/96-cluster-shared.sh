@@ -42,8 +42,9 @@ metric() {
 
 echo "== the ledger is the cluster's"
 nctl 1 route set db.bunnies 1
-# Node 2 decides on its own copy: the flip below is refused only once the
-# route has reached it (docs/cluster.md, "Changes go through etcd").
+# Node 2 decides on its own copy: before the route reached it, the flip
+# below is refused as a conflict in etcd (test 97), not by the gate this
+# checks (docs/cluster.md, "Changes go through etcd").
 for i in $(seq 100); do
 	nadmin 2 GET /resolve/db.bunnies
 	[ "$(jq -r .wave "$T/b")" = 1 ] && break

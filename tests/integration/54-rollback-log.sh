@@ -28,6 +28,16 @@ ctl_ok "flip" wave flip 1 lakehouse
 before=$(date +%s%3N)
 admin POST /ledger "$(ledger_rec db.athena gap)"
 after=$(date +%s%3N)
+# The worker's child writes the line once it is idle, not before the
+# POST is answered: wait for it (5 s at most).
+wait_lines() {
+	local i
+	for i in $(seq 100); do
+		[ "$(rlog_lines)" -ge "$1" ] && return
+		sleep 0.05
+	done
+}
+wait_lines 1
 expect_eq "one line" 1 "$(rlog_lines)"
 line=$(head -n 1 "$T/rollback.log")
 expect_eq "the keys, in order" \
@@ -139,6 +149,7 @@ if [ $((t1 - t0)) -lt 1000 ]; then
 else
 	bad "the POST took $((t1 - t0)) ms"
 fi
+wait_lines 3
 expect_eq "webhook down: the line is written" 3 \
 	"$(tail -n 1 "$T/rollback.log" | jq .wave)"
 for i in $(seq 40); do

@@ -35,16 +35,6 @@ state() {
 	nadmin "$1" GET "/waves/$2"
 	jq -r .state "$T/b"
 }
-# until_node K PATH JQ: poll node K's PATH (5 s at most) until JQ holds.
-until_node() {
-	local i
-	for i in $(seq 250); do
-		nadmin "$1" GET "$2"
-		jq -e "$3" "$T/b" >/dev/null 2>&1 && return 0
-		sleep 0.02
-	done
-	return 1
-}
 # A wave W with one table db.okW, clean an hour ago, seen by node 2.
 clean_wave() {
 	nctl 1 route set "db.ok$1" "$1" || bad "route set db.ok$1: $(cat "$T/ctl")"

@@ -22,17 +22,6 @@ node_start 2
 LH=http://127.0.0.1:${CAT_PORT[lakehouse]}
 HOUR_AGO=$(date -u -d '-1 hours' +%Y-%m-%dT%H:%M:%SZ)
 
-# until_node K PATH JQ: poll node K's PATH (10 s at most) until JQ holds.
-until_node() {
-	local i
-	for i in $(seq 500); do
-		nadmin "$1" GET "$2"
-		jq -e "$3" "$T/b" >/dev/null 2>&1 && return 0
-		sleep 0.02
-	done
-	return 1
-}
-
 nadmin 1 GET /cluster
 leader=$(jq -r .leader "$T/b")
 case $leader in

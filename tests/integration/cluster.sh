@@ -125,6 +125,18 @@ nadmin() {
 	SOCK=$T/n$k/floe.sock admin "$@"
 }
 
+# until_node K PATH JQ: poll node K's admin PATH every 20 ms (10 s at
+# most) until JQ holds of its answer ($T/b); 0 once it does.
+until_node() {
+	local i
+	for i in $(seq 500); do
+		nadmin "$1" GET "$2"
+		jq -e "$3" "$T/b" >/dev/null 2>&1 && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
 # node_side K TABLE: the side node K's data path answers a LoadTable of
 # db.TABLE from ("warehouse" or "lakehouse"), or "error".
 node_side() {

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,6 +461,15 @@ watch_rollback(struct watch *w, uint32_t n, const struct store_wave *sw,
 	json_decref(line);
 }
 
+/* etcd took the page's event of wave ARG (every node lists it), or not. */
+static void
+watch_page_recorded(int status, const char *msg, void *arg)
+{
+	if (status != 200)
+		log_warnx("wave %u: the page's event was not recorded: %s",
+		    (uint32_t)(uintptr_t)arg, msg);
+}
+
 /*
  * Trigger K fired for frozen wave N (read as SW): recorded as an event and
  * paged about, once per wave record; an operator rolls a frozen wave back.
@@ -472,8 +482,11 @@ watch_page_frozen(struct watch *w, uint32_t n, const struct store_wave *sw,
 {
 	struct floe *f = w->f;
 	const char *from = wave_state_name(sw->state);
+	struct store_capture cap;
 	char ts[40];
 	json_t *line;
+	bool cluster;
+	int rc;
 
 	if (!watch_paged_once(w, n, k, sw->seq))
 		return;
@@ -492,8 +505,20 @@ watch_page_frozen(struct watch *w, uint32_t n, const struct store_wave *sw,
 		  "rolling back",
 	    n, trigger_name(k), reason);
 	json_object_set_new(line, "type", json_string("trigger.page"));
-	if (store_event_append(f->store, units_now_ms(), line) != STORE_OK)
+	/* In a cluster the event is etcd's, as every event is. */
+	cluster = f->cluster != NULL && !store_capturing(f->store);
+	if (cluster)
+		store_capture_begin(f->store, &cap);
+	rc = store_event_append(f->store, units_now_ms(), line);
+	if (cluster)
+		store_capture_end(f->store);
+	if (rc != STORE_OK) {
+		if (cluster)
+			store_capture_clear(&cap);
 		log_warnx("wave %u: recording the page failed", n);
+	} else if (cluster)
+		cluster_commit(f->cluster, &cap, watch_page_recorded,
+		    (void *)(uintptr_t)n);
 	json_object_del(line, "type");
 	json_object_del(line, "seq");
 	watch_page(w, n, line);

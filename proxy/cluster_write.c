@@ -2,10 +2,9 @@
  * floe: cluster_write.c -- writes in cluster mode. A change decided on
  * this node's copy (captured by the store, not made) becomes one etcd txn
  * that compares what the decision read with the revision it read it at,
- * and puts the new records and the change's event together; a bulk import
- * goes in txns of at most 128 operations, its event in the last
- * (cluster_bulk.c). The answer waits until this node's mirror applied the
- * txn's revision (read your writes).
+ * and puts the new records and the change's event together; a bulk import,
+ * more than one txn holds, is cluster_bulk.c's. The answer waits until this
+ * node's mirror applied the txn's revision (read your writes).
  *
  * What a decision read, and so compares: a transition, its wave's record;
  * a route change, the route and the records of the waves it leaves and
@@ -40,8 +39,7 @@
 #include "routing/store.h"
 #include "routing/wave.h"
 
-static void cluster_write_pump(struct cluster_write *);
-static void cluster_write_send(struct cluster_chunk *);
+static void cluster_write_send(struct cluster_write *);
 static void cluster_write_cb(const struct etcd_result *, void *);
 static void cluster_conflict_cb(const struct etcd_result *, void *);
 static void cluster_write_timeout_cb(evutil_socket_t, short, void *);
@@ -229,12 +227,7 @@ cluster_commit(struct cluster *c, struct store_capture *cap,
 		cluster_bulk_start(w);
 		return;
 	}
-	w->nchunks = 1;
-	w->chunks = xcalloc(w->nchunks + 1, sizeof(*w->chunks));
-	w->chunks[0].w = w;
-	w->chunks[0].first = 0;
-	w->chunks[0].n = w->nops;
-	cluster_write_pump(w);
+	cluster_write_send(w);
 }
 
 /*
@@ -400,47 +393,28 @@ cluster_gated(struct cluster *c, uint32_t n, const struct store_wave *to)
 	    (to->state == WAVE_FROZEN && from.state != WAVE_FROZEN);
 }
 
-/*
- * Send what W may send now: up to CLUSTER_PIPELINE txns at once, but the
- * last one (which holds the change's event) only once every other one was
- * taken, so that the event never shows a half-made change.
- */
+/* Send W's one txn: its compares, then all of its operations. */
 static void
-cluster_write_pump(struct cluster_write *w)
+cluster_write_send(struct cluster_write *w)
 {
-	while (w->inflight < CLUSTER_PIPELINE && w->sent + 1 < w->nchunks)
-		cluster_write_send(&w->chunks[w->sent]);
-	if (w->sent + 1 == w->nchunks && w->taken == w->sent)
-		cluster_write_send(&w->chunks[w->sent]);
-}
-
-/* Send chunk K of its write. */
-static void
-cluster_write_send(struct cluster_chunk *k)
-{
-	struct cluster_write *w = k->w;
 	struct etcd_txn t = { 0 };
 
-	t.cmps = k->first == 0 ? w->cmps : NULL;
-	t.ncmps = k->first == 0 ? w->ncmps : 0;
-	t.success = w->ops + k->first;
-	t.nsuccess = k->n;
-	w->sent++;
-	w->inflight++;
-	k->call = etcd_txn(w->c->etcd, &t, cluster_write_cb, k);
+	t.cmps = w->cmps;
+	t.ncmps = w->ncmps;
+	t.success = w->ops;
+	t.nsuccess = w->nops;
+	w->call = etcd_txn(w->c->etcd, &t, cluster_write_cb, w);
 }
 
-/* A txn of W answered. */
+/* W's txn answered. */
 static void
 cluster_write_cb(const struct etcd_result *res, void *arg)
 {
-	struct cluster_chunk *k = arg;
-	struct cluster_write *w = k->w;
+	struct cluster_write *w = arg;
 	struct etcd_op op = { .type = ETCD_OP_RANGE };
 	char msg[512];
 
-	k->call = NULL;
-	w->inflight--;
+	w->call = NULL;
 	/*
 	 * A rollback holds here at once and is written to etcd when it
 	 * answers again (a timed-out txn may have been taken: the pending
@@ -474,12 +448,6 @@ cluster_write_cb(const struct etcd_result *res, void *arg)
 		    res->err == ETCD_ETIMEDOUT ?
 			": the change may or may not have been made" :
 			": nothing changed");
-		if (w->nchunks > 1)
-			snprintf(msg, sizeof(msg),
-			    "etcd failed after %zu of %zu txns of this import "
-			    "(%s): the routes of those are set, its event is "
-			    "not written",
-			    w->taken, w->nchunks, res->error);
 		cluster_write_end(w, 409, msg);
 		return;
 	}
@@ -498,12 +466,8 @@ cluster_write_cb(const struct etcd_result *res, void *arg)
 		w->range = etcd_range(w->c->etcd, &op, cluster_conflict_cb, w);
 		return;
 	}
-	if (res->header.revision > w->revision)
-		w->revision = res->header.revision;
-	if (++w->taken < w->nchunks) {
-		cluster_write_pump(w);
-		return;
-	}
+	w->committed = true;
+	w->revision = res->header.revision;
 	/* Read your writes: answer once the mirror applied the revision. */
 	if (w->c->applied >= w->revision) {
 		cluster_write_end(w, 200, "");
@@ -568,8 +532,7 @@ cluster_writes_applied(struct cluster *c)
 	struct cluster_write *w, *tmp;
 
 	TAILQ_FOREACH_SAFE(w, &c->writes, entry, tmp)
-		if (w->taken == w->nchunks && w->nchunks > 0 &&
-		    (!w->bulk || w->committed) && c->applied >= w->revision)
+		if (w->committed && c->applied >= w->revision)
 			cluster_write_end(w, 200, "");
 }
 

@@ -25,17 +25,14 @@ struct cluster_write {
 	struct etcd_cmp *cmps; /* what its one txn compares */
 	size_t nops;
 	size_t ncmps;
-	struct cluster_chunk *chunks; /* txns of CLUSTER_TXN_OPS at most */
-	size_t nchunks;
-	size_t sent; /* chunks sent */
-	size_t taken; /* chunks etcd took */
-	size_t inflight; /* sent and not answered */
 	uint32_t wave; /* the wave compared, for the refusal */
 	const char *wkey; /* its key (an operation's or in ckeys), or NULL */
 	bool rollback; /* its new state is rolled_back */
 	int64_t decided; /* the mod_revision it was decided on */
 	int64_t read; /* the revision this node's copy was at (applied) */
-	int64_t revision; /* etcd's highest revision of the txns */
+	int64_t revision; /* the revision etcd took it at */
+	bool committed; /* etcd took it (a bulk import: its commit txn) */
+	struct etcd_call *call; /* its txn (a bulk's: lease, open, commit) */
 	struct etcd_call *range; /* reading the concurrent change */
 	struct event *timer; /* gives up waiting for the mirror */
 	int now_status; /* answered on the next loop turn, with now_msg */
@@ -43,20 +40,23 @@ struct cluster_write {
 	char now_buf[192];
 	cluster_done_cb done;
 	void *arg;
-	/* A bulk import (more than one txn): cluster_import.c's design. */
-	bool bulk;
-	bool committed; /* its commit txn was taken */
-	char id[128]; /* NODE-MS-N */
-	char *ikey; /* PREFIX/imports/ID */
-	size_t ndata; /* its records: ops[0..ndata) */
-	int64_t begun; /* the revision it was decided on */
-	struct etcd_cmp *kcmps; /* one per record: not changed since begun */
 	struct cluster_touch *touch; /* the waves whose gates it changes */
 	size_t ntouch;
 	char **ckeys; /* keys of compares no operation owns */
 	size_t nckeys;
 	bool gated; /* a transition that compares its wave's basis */
-	struct etcd_call *call; /* its lease grant, open or commit txn */
+	/* A bulk import (more than one txn): cluster_import.c's design. */
+	bool bulk;
+	struct cluster_chunk *chunks; /* txns of CLUSTER_TXN_OPS at most */
+	size_t nchunks;
+	size_t sent; /* chunks sent */
+	size_t taken; /* chunks etcd took */
+	size_t inflight; /* sent and not answered */
+	char id[128]; /* NODE-MS-N */
+	char *ikey; /* PREFIX/imports/ID */
+	size_t ndata; /* its records: ops[0..ndata) */
+	int64_t begun; /* the revision it was decided on */
+	struct etcd_cmp *kcmps; /* one per record: not changed since begun */
 	int64_t lease; /* the import record's own lease */
 	unsigned ctries; /* checks of its commit after a timeout */
 	struct etcd_call *kcall; /* a keepalive of it */

@@ -5,6 +5,7 @@
 # passes systemd-analyze verify with them, and the completion loads.
 # An edited floe.conf survives a second install and uninstall; make
 # uninstall removes everything else. PREFIX and sysconfdir are honoured.
+# alone: runs make in the build tree
 . "$(dirname "$0")/lib.sh"
 lib_init 11
 case $FLOE in /*) ;; *) FLOE=$PWD/$FLOE ;; esac

@@ -6,6 +6,7 @@
 # removes the binaries and keeps the conffile, dpkg -P removes the rest.
 # Installing needs root (the CI runs the tests as root): without it this
 # test fails, saying so. Every step is time-bounded.
+# alone: installs the package with dpkg, which takes one lock per machine
 . "$(dirname "$0")/lib.sh"
 lib_init 16
 case $FLOE in /*) ;; *) FLOE=$PWD/$FLOE ;; esac

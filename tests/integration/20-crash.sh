@@ -5,6 +5,7 @@
 # there after a restart on the same state dir, in order, with at most the
 # one change in flight on top; the store opens, routes serve and accept
 # new changes. Two rounds.
+# alone: kills floe in a burst of changes that must reach a count in time
 . "$(dirname "$0")/lib.sh"
 lib_init 20
 catalog warehouse

@@ -5,6 +5,7 @@
 # nothing; a bad line, an object given twice, a guard refusal, an empty or
 # missing file change nothing (floectl route list identical, exit 2 or 1)
 # and the message names the line and the object. Exits 0 or 1.
+# alone: reads a held store lock as a write that waits 0.3 s
 . "$(dirname "$0")/lib.sh"
 lib_init 36
 catalog warehouse

@@ -3,6 +3,7 @@
 # the upstream pool keeps at most max_conns connections to a catalog and
 # reuses them (seen in the catalog's connection ids and in /status); a
 # slow lakehouse does not delay warehouse requests.
+# alone: 200 clients at once, and a slow side must not delay the other
 . "$(dirname "$0")/lib.sh"
 lib_init 46
 catalog warehouse

@@ -6,6 +6,7 @@
 # once. Clean and stale records, records dated before the flip and
 # records of unassigned tables move nothing. RUNS (default 5) timed
 # reverts, reported as min/median/p90/max.
+# alone: reports the revert times it measures
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/triggers.sh"
 lib_init 50

@@ -8,6 +8,7 @@
 # nothing; a catalog that cannot be read makes the lag unknown (shown,
 # never a revert by itself). The lag is in /status and floectl status.
 # RUNS (default 3) timed reverts: delay after the condition held.
+# alone: bounds the freshness delay in time
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/triggers.sh"
 lib_init 51

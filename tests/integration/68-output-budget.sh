@@ -10,6 +10,7 @@
 # it is reached), its RSS within the budget plus what is in flight, and
 # after they leave floe gives the memory back (malloc_trim on the tick).
 # OUTPUT_N=2000 is the figure in docs/performance.md.
+# alone: measures floe's RSS under load
 . "$(dirname "$0")/lib.sh"
 lib_init 68
 N=${OUTPUT_N:-300}

@@ -12,6 +12,7 @@
 # Then, with the LoadTable cache on, a 3 MB answer streamed is stored as it
 # was sent (the next load is a hit with the same bytes), while one larger
 # than a cache entry is not stored.
+# alone: measures floe's RSS under load
 . "$(dirname "$0")/lib.sh"
 lib_init 69s
 MB=${LARGE_MB:-64}

@@ -7,6 +7,7 @@
 # wave show; the wave stays frozen. floectl wave ack-alarm clears it; a
 # later direct commit raises it again, even across a restart.
 # Exits 0 or 1.
+# alone: bounds the alarm by one poll interval
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/triggers.sh"
 lib_init 72

@@ -5,6 +5,7 @@
 # holds the store's writer lock (a wedged tool here: mdb_load reading a
 # pipe that stays open). Those writes are the worker's child's, which
 # waits for the lock instead of the loop; once the lock is free they land.
+# alone: reads a held store lock as a write that waits 0.3 s
 . "$(dirname "$0")/lib.sh"
 lib_init 78
 catalog warehouse

@@ -9,6 +9,7 @@
 # another leads well before its lease would end; a leader killed and
 # restarted at once takes its key back. Polls are counted by the test
 # catalogs.
+# alone: bounds a takeover by the lease TTL
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 lib_init 87

@@ -7,6 +7,7 @@
 # and both workers answer after each change. Then GET /status and /metrics
 # sum what both workers answered, and what their memos hold. Last, with TLS on the listener, a TLS 1.3
 # session ticket one worker issued resumes on either worker.
+# alone: load across workers
 . "$(dirname "$0")/lib.sh"
 lib_init 90
 catalog warehouse

@@ -10,6 +10,7 @@
 # to every process at once as systemd sends it, drains all: reads in
 # flight are answered, every process exits. A master killed outright
 # takes its workers with it.
+# alone: load across workers
 . "$(dirname "$0")/lib.sh"
 lib_init 91
 catalog warehouse

@@ -7,6 +7,7 @@
 # next read on every worker (no stale hit), and a flip through the admin
 # socket by every worker's next read. Both workers' reader sightings
 # reach the inventory the master stores.
+# alone: load across workers
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/triggers.sh"
 lib_init 92

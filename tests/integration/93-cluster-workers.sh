@@ -9,6 +9,7 @@
 #    the side the wave left, and node 2 follows;
 #  - a worker killed with SIGKILL is started again and serves the
 #    cluster's routes; /status and /cluster show the workers and the node.
+# alone: load across workers
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 lib_init 93

@@ -106,7 +106,8 @@ for t in "$B"/tests/test_*; do
 	fi
 done
 if [ $VALGRIND = 0 ]; then
-	for t in tests/integration/[0-9]*.sh; do
+	# Last number first: the cluster tests, the longest, start early.
+	for t in $(printf '%s\n' tests/integration/[0-9]*.sh | sort -r); do
 		[ -f "$t" ] || continue
 		if alone "$t"; then
 			late+=("integration/${t##*/}")

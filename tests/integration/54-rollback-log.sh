@@ -5,6 +5,7 @@
 # pages once (an operator's does not page); a frozen wave is paged about
 # once and not reverted; a webhook that is down delays nothing: the
 # revert and its line happen at once, the failed page is logged.
+# alone: bounds the answer to a POST that fires a trigger in time
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/triggers.sh"
 lib_init 54

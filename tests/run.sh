@@ -8,8 +8,7 @@
 # A test whose figures a neighbour's load could move, or that uses what
 # the machine has one of (dpkg, the build tree), says so with a line
 # "# alone: WHY" near its top; those run one by one once the others are
-# done. Unit test binaries say so in tests/run.alone. FLOE_TEST_JOBS=1
-# runs everything one by one (those that run alone last).
+# done. FLOE_TEST_JOBS=1 runs everything one by one (those last).
 set -u
 cd "$(dirname "$0")/.."
 VALGRIND=0
@@ -87,8 +86,15 @@ alone() {
 	head -n 30 "$1" | grep -q '^# alone:'
 }
 
-alone_units=$(grep -v '^#' tests/run.alone 2>/dev/null)
 late=()
+e2e=0
+if [ $VALGRIND = 1 ]; then
+	JOBS=${FLOE_TEST_JOBS:-1} # valgrind takes a CPU per test
+elif [ -z "$FILTER" ] || [[ e2e == *$FILTER* ]]; then
+	e2e=1
+	run e2e/npm-ci bash -c 'cd tests/e2e && npm ci --no-audit --no-fund'
+	drain
+fi
 # Every fuzz corpus input once, under ASan+UBSan (needs clang). First: its
 # build is the longest step, and uses the CPUs the waiting tests leave.
 if [ $VALGRIND = 0 ] && command -v clang >/dev/null; then
@@ -99,8 +105,6 @@ for t in "$B"/tests/test_*; do
 	if [ $VALGRIND = 1 ]; then
 		run "unit/${t##*/}" valgrind -q --leak-check=full \
 			--errors-for-leak-kinds=definite --error-exitcode=1 "$t"
-	elif grep -qx "${t##*/}" <<<"$alone_units"; then
-		late+=("unit/${t##*/}")
 	else
 		run "unit/${t##*/}" "$t"
 	fi
@@ -115,10 +119,7 @@ if [ $VALGRIND = 0 ]; then
 		fi
 		run "integration/${t##*/}" timeout 300 bash "$t"
 	done
-	if [ -z "$FILTER" ] || [[ e2e == *$FILTER* ]]; then
-		drain
-		run e2e/npm-ci bash -c 'cd tests/e2e && npm ci --no-audit --no-fund'
-		drain
+	if [ $e2e = 1 ]; then
 		for t in tests/e2e/*.test.mjs; do
 			[ -f "$t" ] || continue
 			run "e2e/${t##*/}" timeout 300 node --test "$t"
@@ -129,10 +130,7 @@ drain
 # One by one: what a neighbour could disturb.
 JOBS=1
 for name in "${late[@]}"; do
-	case $name in
-	unit/*) run "$name" "$B/tests/${name#unit/}" ;;
-	*) run "$name" timeout 300 bash "tests/$name" ;;
-	esac
+	run "$name" timeout 300 bash "tests/$name"
 done
 drain
 echo "logs: $LOGDIR"

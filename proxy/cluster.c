@@ -325,7 +325,7 @@ cluster_status(struct cluster *c)
 		}
 	}
 	return json_pack("{s:s, s:s, s:s, s:b, s:b, s:I, s:I, s:s, s:I, s:s?, "
-			 "s:b, s:{s:I,s:I,s:b}, s:o}",
+			 "s:b, s:{s:I,s:I,s:b}, s:I, s:o}",
 	    "node", c->name, "prefix", c->prefix, "endpoint",
 	    etcd_endpoint(c->etcd), "connected", c->watching, "loaded",
 	    c->loaded, "applied_revision", (json_int_t)c->applied,
@@ -333,7 +333,8 @@ cluster_status(struct cluster *c)
 	    (json_int_t)c->resyncs, "leader", cluster_leader_name(c),
 	    "is_leader", cluster_is_leader(c), "readers", "waiting_bytes",
 	    (json_int_t)c->rplen, "dropped", (json_int_t)c->rdropped,
-	    "publishing", !c->rfailing, "nodes", nodes);
+	    "publishing", !c->rfailing, "writes",
+	    (json_int_t)cluster_writes_waiting(c), "nodes", nodes);
 }
 
 /* The "cluster" part of GET /status. */

@@ -157,6 +157,7 @@ void cluster_readers_free(struct cluster *);
 
 /* cluster_write.c */
 void cluster_writes_applied(struct cluster *);
+size_t cluster_writes_waiting(const struct cluster *);
 void cluster_writes_free(struct cluster *);
 
 /* cluster_pending.c */

@@ -536,6 +536,18 @@ cluster_writes_applied(struct cluster *c)
 			cluster_write_end(w, 200, "");
 }
 
+/* How many changes through this node wait on etcd or its mirror. */
+size_t
+cluster_writes_waiting(const struct cluster *c)
+{
+	const struct cluster_write *w;
+	size_t n = 0;
+
+	TAILQ_FOREACH(w, &c->writes, entry)
+		n++;
+	return n;
+}
+
 /*
  * An answer decided in cluster_commit, on the loop turn after it; or the
  * mirror did not catch up in time: answer anyway, and say so.

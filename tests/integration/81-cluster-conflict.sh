@@ -1,8 +1,8 @@
 #!/bin/bash
 # Cluster mode: two operators on two nodes move the same wave at once, one
 # rolling it back and one stepping it down to a canary share, both decided
-# on the same state (etcd is held with SIGSTOP while both are sent, so
-# that both txns reach it before either is answered). Each round exactly
+# on the same state (etcd is held with SIGSTOP until both nodes have their
+# change waiting on it, however slow the machine). Each round exactly
 # one wins; the other exits 1 naming the concurrent change; every node
 # ends in the winner's state. Then the same with etcd unreachable: the
 # change is refused (exit 1) naming etcd, and nothing changed.
@@ -33,7 +33,7 @@ for r in $(seq "$ROUNDS"); do
 	"$FLOECTL" -s "$T/n2/floe.sock" wave flip 7 lakehouse --canary 30 \
 		>"$T/b.out" 2>&1 &
 	pb=$!
-	sleep 0.4
+	race_wait 1 2 || bad "round $r: a change was not waiting on etcd: $(cat "$T/b")"
 	kill -CONT "$EPID"
 	wait $pa; ra=$?
 	wait $pb; rb=$?

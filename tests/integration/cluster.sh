@@ -137,6 +137,16 @@ until_node() {
 	return 1
 }
 
+# race_wait K...: with etcd held (SIGSTOP), wait (10 s at most) until
+# each node K has a change waiting on etcd (GET /cluster's "writes"): it
+# was decided on that node's copy as it was. 0 once all have.
+race_wait() {
+	local k
+	for k in "$@"; do
+		until_node "$k" /cluster '.writes >= 1' || return 1
+	done
+}
+
 # node_side K TABLE: the side node K's data path answers a LoadTable of
 # db.TABLE from ("warehouse" or "lakehouse"), or "error".
 node_side() {

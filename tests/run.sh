@@ -96,9 +96,9 @@ elif [ -z "$FILTER" ] || [[ e2e == *$FILTER* ]]; then
 	drain
 fi
 # Every fuzz corpus input once, under ASan+UBSan (needs clang). First: its
-# build is the longest step, and uses the CPUs the waiting tests leave.
+# build is the longest step; niced, it takes the CPU the tests leave.
 if [ $VALGRIND = 0 ] && command -v clang >/dev/null; then
-	run fuzz/regress tests/fuzz/run.sh --regress "$B"
+	run fuzz/regress nice -n 10 tests/fuzz/run.sh --regress "$B"
 fi
 for t in "$B"/tests/test_*; do
 	[ -x "$t" ] || continue

@@ -291,9 +291,9 @@ cluster_status(struct cluster *c)
 		    json_integer_value(json_object_get(o, "applied_revision"));
 		hash = json_string_value(json_object_get(o, "hash"));
 		(void)json_object_set_new(o, "lagging",
-		    json_boolean(rev < c->stored));
+		    json_boolean(rev < c->changed));
 		(void)json_object_set_new(o, "disagrees",
-		    json_boolean(rev >= c->stored && hash != NULL &&
+		    json_boolean(rev >= c->changed && hash != NULL &&
 			strcmp(hash, mine) != 0));
 		(void)json_array_append_new(nodes, o);
 	}

@@ -60,6 +60,7 @@ struct cluster {
 	/* The mirror (cluster_mirror.c). */
 	int64_t applied; /* every revision up to this one is applied */
 	int64_t stored; /* the revision the store holds (<= applied) */
+	int64_t changed; /* of the last route or wave change (<= stored) */
 	uint64_t cluster_id; /* etcd's, as of the store */
 	uint64_t hash; /* of the routes' and waves' keys and revisions */
 	bool loaded; /* the store holds a copy */

@@ -214,7 +214,7 @@ cluster_mirror_start(struct cluster *c)
 		fatalx("%s: evtimer_new failed", __func__);
 	if (store_mirror_state(c->st, &c->stored, &c->cluster_id) != STORE_OK)
 		c->stored = 0;
-	c->applied = c->stored;
+	c->applied = c->changed = c->stored;
 	if (c->stored > 0) {
 		c->loaded = true;
 		cluster_rehash(c);
@@ -440,7 +440,7 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 			 "%016llx)",
 		    (unsigned long long)c->cluster_id, (unsigned long long)cid);
 	c->cluster_id = cid;
-	c->applied = c->stored = rev;
+	c->applied = c->stored = c->changed = rev;
 	c->loaded = true;
 	c->resyncs++;
 	c->last_error[0] = '\0';
@@ -545,7 +545,7 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 	int64_t top = c->applied;
 	uint64_t hash = c->hash;
 	enum cluster_key_kind kind;
-	bool rehash = false;
+	bool rehash = false, routes = false;
 	unsigned nlines = 0;
 	json_t *line;
 	int rc = STORE_OK;
@@ -589,6 +589,7 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 		if (cluster_watch_import(m, ev, kind == CLUSTER_KEY_IMPORT, db,
 			kb, klen, name, nlen, &rc, &rehash))
 			continue;
+		routes |= db == STORE_DB_OBJECTS || db == STORE_DB_WAVES;
 		if ((db == STORE_DB_OBJECTS || db == STORE_DB_WAVES) &&
 		    ev->prev_kv != NULL)
 			hash ^= cluster_kv_hash(key, len,
@@ -629,6 +630,9 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 		(void)rlog_flush(c->f->rlog, units_now_ms());
 	if (m != NULL)
 		c->stored = top;
+	/* A batch of reader sightings or a ledger record lags nobody. */
+	if (routes || rehash)
+		c->changed = top;
 	c->hash = hash;
 	c->applied = top;
 	if (rehash)

@@ -58,6 +58,19 @@ jq -e '([.nodes[].hash] | unique | length) == 1' "$T/b" >/dev/null &&
 nctl 3 cluster && [ "$(grep -c '^n[0-9]* ' "$T/ctl")" = "$NODES" ] &&
 	ok "floectl cluster on node 3: $NODES nodes, none flagged" ||
 	bad "floectl cluster: exit $RC: $(cat "$T/ctl")"
+# A batch of reader sightings (each node flushes its reads every 5 s)
+# changes no route or wave: a node whose heartbeat predates it is not
+# lagging. Seen when node 3 stored a revision past its peers' heartbeats.
+for i in $(seq 5); do node_side 3 bunnies >/dev/null; done
+if until_node 3 /cluster '.stored_revision as $s |
+	[.nodes[] | select(.self | not) | .applied_revision] | min < $s'; then
+	jq -e '[.nodes[] | select(.lagging or .disagrees)] | length == 0' \
+		"$T/b" >/dev/null &&
+		ok "a reader batch past the peers' heartbeats flags none of them" ||
+		bad "a reader batch flags peers: $(cat "$T/b")"
+else
+	bad "node 3 never stored past its peers' heartbeats: $(cat "$T/b")"
+fi
 nctl 3 --json cluster && jq -e '[.nodes[] | has("name", "applied_revision",
 	"hash", "connected", "version", "heartbeat")] | all' "$T/ctl" >/dev/null &&
 	ok "floectl --json cluster: each node with its fields" ||

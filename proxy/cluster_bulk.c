@@ -37,6 +37,8 @@ static void cluster_bulk_send(struct cluster_chunk *);
 static void cluster_bulk_check(struct cluster_chunk *);
 static void cluster_bulk_check_cb(const struct etcd_result *, void *);
 static void cluster_bulk_recommit_cb(const struct etcd_result *, void *);
+static bool cluster_bulk_recheck(struct cluster_write *,
+    const struct etcd_result *);
 static void cluster_bulk_committed(struct cluster_write *, int64_t);
 static void cluster_bulk_commit(struct cluster_write *);
 static void cluster_bulk_commit_cb(const struct etcd_result *, void *);
@@ -407,6 +409,24 @@ cluster_bulk_commit(struct cluster_write *w)
 	free(cmps);
 }
 
+/*
+ * A commit, or its check, that timed out (RES): read the import record
+ * again, CLUSTER_BULK_TRIES times in all; taken or not, it says. True
+ * when the read was sent.
+ */
+static bool
+cluster_bulk_recheck(struct cluster_write *w, const struct etcd_result *res)
+{
+	struct etcd_op op = { .type = ETCD_OP_RANGE };
+
+	if (res->err != ETCD_ETIMEDOUT || w->ctries >= CLUSTER_BULK_TRIES)
+		return false;
+	w->ctries++;
+	op.key = w->ikey;
+	w->call = etcd_range(w->c->etcd, &op, cluster_bulk_recommit_cb, w);
+	return true;
+}
+
 /* The commit answered: wait for this node's mirror to apply it. */
 static void
 cluster_bulk_commit_cb(const struct etcd_result *res, void *arg)
@@ -414,16 +434,8 @@ cluster_bulk_commit_cb(const struct etcd_result *res, void *arg)
 	struct cluster_write *w = arg;
 
 	w->call = NULL;
-	if (res->err == ETCD_ETIMEDOUT && w->ctries < CLUSTER_BULK_TRIES) {
-		/* Taken or not? Its import record says. */
-		struct etcd_op op = { .type = ETCD_OP_RANGE };
-
-		w->ctries++;
-		op.key = w->ikey;
-		w->call =
-		    etcd_range(w->c->etcd, &op, cluster_bulk_recommit_cb, w);
+	if (cluster_bulk_recheck(w, res))
 		return;
-	}
 	if (res->err != ETCD_OK) {
 		cluster_bulk_fail(w, "its commit failed", res);
 		return;
@@ -448,15 +460,8 @@ cluster_bulk_recommit_cb(const struct etcd_result *res, void *arg)
 	bool done;
 
 	w->call = NULL;
-	if (res->err == ETCD_ETIMEDOUT && w->ctries < CLUSTER_BULK_TRIES) {
-		struct etcd_op op = { .type = ETCD_OP_RANGE };
-
-		w->ctries++;
-		op.key = w->ikey;
-		w->call =
-		    etcd_range(w->c->etcd, &op, cluster_bulk_recommit_cb, w);
+	if (cluster_bulk_recheck(w, res))
 		return;
-	}
 	if (res->err != ETCD_OK) {
 		cluster_bulk_fail(w,
 		    "its commit timed out and could not be "

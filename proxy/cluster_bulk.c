@@ -348,9 +348,11 @@ cluster_bulk_chunk_cb(const struct etcd_result *res, void *arg)
 
 /*
  * Every record is in etcd, invisible: one txn makes them visible, if the
- * import record is still there (the lease held) and no wave the routes
- * leave or join moved since the import was decided. Its event goes with
- * it, and PREFIX/basis/N of each wave whose gates it changes.
+ * import record is still there (the lease held), no wave the routes leave
+ * or join moved since the import was decided and, for ledger records, no
+ * route changed since (their tables' waves were read then). Its event
+ * goes with it, PREFIX/basis/N of each wave whose gates it changes and,
+ * for routes, PREFIX/basis/routes.
  */
 static void
 cluster_bulk_commit(struct cluster_write *w)
@@ -363,8 +365,8 @@ cluster_bulk_commit(struct cluster_write *w)
 	size_t i, n = 0, nev = w->nops - w->ndata, nops = 1, klen;
 
 	/* cluster_commit refused an import of more waves than this holds. */
-	cmps = xcalloc(w->ntouch + 1, sizeof(*cmps));
-	wkeys = xcalloc(w->ntouch + 1, sizeof(*wkeys));
+	cmps = xcalloc(w->ntouch + 2, sizeof(*cmps));
+	wkeys = xcalloc(w->ntouch + 2, sizeof(*wkeys));
 	cmps[0].key = w->ikey;
 	cmps[0].target = ETCD_CMP_VERSION;
 	cmps[0].result = ETCD_CMP_GREATER;
@@ -380,7 +382,15 @@ cluster_bulk_commit(struct cluster_write *w)
 		cmps[n + 1].number = w->begun + 1;
 		n++;
 	}
-	ops = xcalloc(1 + nev + w->ntouch, sizeof(*ops));
+	if (w->ledger) {
+		cluster_key(c, "basis/", "routes", 6, &wkeys[n], &klen);
+		cmps[n + 1].key = wkeys[n];
+		cmps[n + 1].target = ETCD_CMP_MOD;
+		cmps[n + 1].result = ETCD_CMP_LESS;
+		cmps[n + 1].number = w->begun + 1;
+		n++;
+	}
+	ops = xcalloc(2 + nev + w->ntouch, sizeof(*ops));
 	v = cluster_bulk_record(w, "committed");
 	ops[0].type = ETCD_OP_PUT;
 	ops[0].key = w->ikey;
@@ -392,6 +402,8 @@ cluster_bulk_commit(struct cluster_write *w)
 	/* The waves whose gates it changes: a gate decided before loses. */
 	for (i = 0; i < w->ntouch; i++)
 		cluster_basis_op(c, w->touch[i].wave, &ops[nops++]);
+	if (w->routes)
+		cluster_basis_named_op(c, "routes", &ops[nops++]);
 	t.cmps = cmps;
 	t.ncmps = n + 1;
 	t.success = ops;
@@ -442,8 +454,12 @@ cluster_bulk_commit_cb(const struct etcd_result *res, void *arg)
 	}
 	if (!res->succeeded) {
 		cluster_bulk_fail(w,
-		    "a wave its routes leave or join changed while it ran, or "
-		    "its import record expired with this node's lease",
+		    w->ledger ?
+			"a route changed while it ran (its records' tables "
+			"are resolved to their waves again when you repeat), "
+			"or its import record expired with this node's lease" :
+			"a wave its routes leave or join changed while it ran, "
+			"or its import record expired with this node's lease",
 		    NULL);
 		return;
 	}

@@ -15,6 +15,13 @@
  * the lakehouse, or a freeze) compares basis/N as not changed since the
  * revision its node's copy was at: a route or record that reached etcd
  * through another node and not yet this copy makes it lose (409).
+ *
+ * Which basis/N a ledger record moves is read too: the wave its table
+ * resolves to on this copy. So every route change also puts
+ * PREFIX/basis/routes, and a ledger record compares it as not changed
+ * since this copy's revision: a record whose table moved (or was routed)
+ * through another node meanwhile loses, instead of moving the basis of a
+ * wave the table has left.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -52,6 +59,8 @@ static void cluster_touch(struct cluster_write *, uint32_t, bool);
 static void cluster_touch_txn(struct cluster *, struct cluster_write *);
 static void cluster_wave_cmp(struct cluster *, struct cluster_write *,
     const char *, uint32_t, int64_t);
+static void cluster_key_cmp(struct cluster *, struct cluster_write *,
+    const char *, const char *, int64_t);
 static unsigned cluster_share(const struct store_wave *);
 static bool cluster_gated(struct cluster *, uint32_t,
     const struct store_wave *);
@@ -172,15 +181,15 @@ cluster_commit(struct cluster *c, struct store_capture *cap,
 	cluster_touch_scan(c, w, cap);
 	for (i = 0; i < w->ntouch; i++)
 		nguard += w->touch[i].guard;
-	w->ops = xcalloc(cap->n + w->ntouch + 1, sizeof(*w->ops));
-	w->cmps = xcalloc(2 * cap->n + w->ntouch + 1, sizeof(*w->cmps));
+	w->ops = xcalloc(cap->n + w->ntouch + 2, sizeof(*w->ops));
+	w->cmps = xcalloc(2 * cap->n + w->ntouch + 2, sizeof(*w->cmps));
 	/*
 	 * More than one txn (or more compares than one takes):
 	 * all-or-nothing through an import record. A transition never is.
 	 */
 	w->bulk = !transition &&
-	    (cap->n + w->ntouch > CLUSTER_TXN_OPS ||
-		nobj + nguard > CLUSTER_TXN_OPS);
+	    (cap->n + w->ntouch + w->routes > CLUSTER_TXN_OPS ||
+		nobj + nguard + w->ledger > CLUSTER_TXN_OPS);
 	if (w->bulk) {
 		snprintf(w->id, sizeof(w->id), "%s-%013" PRId64 "-%u", c->name,
 		    units_now_ms(), ++c->nimports);
@@ -205,14 +214,14 @@ cluster_commit(struct cluster *c, struct store_capture *cap,
 		w->now_status = 503;
 		w->now_msg = "a transition too large for one txn";
 	} else if (w->bulk &&
-	    (1 + nev + w->ntouch > CLUSTER_TXN_OPS ||
-		1 + nguard > CLUSTER_TXN_OPS)) {
+	    (1 + nev + w->routes + w->ntouch > CLUSTER_TXN_OPS ||
+		1 + w->ledger + nguard > CLUSTER_TXN_OPS)) {
 		/* Its commit puts a key per wave: one txn must hold them. */
 		snprintf(w->now_buf, sizeof(w->now_buf),
 		    "an import into or out of %zu waves: its commit is one "
 		    "etcd txn, which holds %zu at most; nothing changed; "
 		    "split it by wave",
-		    w->ntouch, (size_t)CLUSTER_TXN_OPS - 1 - nev);
+		    w->ntouch, (size_t)CLUSTER_TXN_OPS - 1 - nev - w->routes);
 		w->now_status = 409;
 		w->now_msg = w->now_buf;
 	} else if (w->nops == 0) {
@@ -233,7 +242,8 @@ cluster_commit(struct cluster *c, struct store_capture *cap,
 /*
  * The waves whose gates CAP changes, into W->touch: those its routes
  * leave (as this copy has them) and join, and those its ledger records'
- * tables resolve to here.
+ * tables resolve to here. Notes whether it changes routes and whether it
+ * adds ledger records (basis/routes: put, or compared).
  */
 static void
 cluster_touch_scan(struct cluster *c, struct cluster_write *w,
@@ -250,6 +260,7 @@ cluster_touch_scan(struct cluster *c, struct cluster_write *w,
 		op = &cap->ops[i];
 		switch (op->db) {
 		case STORE_DB_OBJECTS:
+			w->routes = true;
 			was = NULL;
 			if (store_record_get(c->st, op->db, op->key, op->keylen,
 				&was, &waslen) == STORE_OK &&
@@ -261,6 +272,7 @@ cluster_touch_scan(struct cluster *c, struct cluster_write *w,
 				cluster_touch(w, r.wave, true);
 			break;
 		case STORE_DB_LEDGER:
+			w->ledger = true;
 			if (op->keylen > LEDGER_TS_LEN &&
 			    route_obj_from_key(op->key,
 				op->keylen - LEDGER_TS_LEN, &obj) == 0 &&
@@ -294,7 +306,9 @@ cluster_touch(struct cluster_write *w, uint32_t n, bool guard)
 /*
  * The touched waves in W's one txn: PREFIX/basis/N put for each, and the
  * record of each a route leaves or joins compared as not changed since
- * this copy's revision (the route guard read it).
+ * this copy's revision (the route guard read it). Then basis/routes: put
+ * by a route change, compared by ledger records (their waves were read
+ * from this copy's routes).
  */
 static void
 cluster_touch_txn(struct cluster *c, struct cluster_write *w)
@@ -312,18 +326,31 @@ cluster_touch_txn(struct cluster *c, struct cluster_write *w)
 			w->decided = w->read;
 		}
 	}
+	if (w->routes)
+		cluster_basis_named_op(c, "routes", &w->ops[w->nops++]);
+	if (w->ledger)
+		cluster_key_cmp(c, w, "basis/", "routes", w->read);
 }
 
 /* Put PREFIX/basis/N into E ({"node","ts"}: its mod_revision counts). */
 void
 cluster_basis_op(struct cluster *c, uint32_t n, struct etcd_op *e)
 {
-	char num[16], *key, *v;
+	char num[16];
+
+	snprintf(num, sizeof(num), "%u", n);
+	cluster_basis_named_op(c, num, e);
+}
+
+/* ... and PREFIX/basis/NAME. */
+void
+cluster_basis_named_op(struct cluster *c, const char *name, struct etcd_op *e)
+{
+	char *key, *v;
 	size_t klen;
 	json_t *j;
 
-	snprintf(num, sizeof(num), "%u", n);
-	cluster_key(c, "basis/", num, strlen(num), &key, &klen);
+	cluster_key(c, "basis/", name, strlen(name), &key, &klen);
 	j = json_pack("{s:s,s:I}", "node", c->name, "ts",
 	    (json_int_t)units_now_ms());
 	if (j == NULL || (v = json_dumps(j, JSON_COMPACT)) == NULL)
@@ -345,12 +372,22 @@ static void
 cluster_wave_cmp(struct cluster *c, struct cluster_write *w, const char *part,
     uint32_t n, int64_t rev)
 {
-	struct etcd_cmp *cmp = &w->cmps[w->ncmps++];
-	char num[16], *key;
-	size_t klen;
+	char num[16];
 
 	snprintf(num, sizeof(num), "%u", n);
-	cluster_key(c, part, num, strlen(num), &key, &klen);
+	cluster_key_cmp(c, w, part, num, rev);
+}
+
+/* ... of PREFIX/PART/NAME. */
+static void
+cluster_key_cmp(struct cluster *c, struct cluster_write *w, const char *part,
+    const char *name, int64_t rev)
+{
+	struct etcd_cmp *cmp = &w->cmps[w->ncmps++];
+	char *key;
+	size_t klen;
+
+	cluster_key(c, part, name, strlen(name), &key, &klen);
 	w->ckeys = xreallocarray(w->ckeys, w->nckeys + 1, sizeof(*w->ckeys));
 	w->ckeys[w->nckeys++] = key;
 	memset(cmp, 0, sizeof(*cmp));
@@ -453,6 +490,17 @@ cluster_write_cb(const struct etcd_result *res, void *arg)
 	}
 	if (!res->succeeded) {
 		/* Name the change that got there first. */
+		if (w->wkey == NULL && w->ledger) {
+			snprintf(msg, sizeof(msg),
+			    "a route changed concurrently: another node changed "
+			    "routes after etcd revision %" PRId64
+			    ", which this node's copy had when it resolved the "
+			    "records' tables to their waves; nothing changed, "
+			    "and they are resolved again when you repeat",
+			    w->read);
+			cluster_write_end(w, 409, msg);
+			return;
+		}
 		if (w->wkey == NULL) {
 			snprintf(msg, sizeof(msg),
 			    "a route this change read changed concurrently "

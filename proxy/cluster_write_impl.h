@@ -45,6 +45,8 @@ struct cluster_write {
 	char **ckeys; /* keys of compares no operation owns */
 	size_t nckeys;
 	bool gated; /* a transition that compares its wave's basis */
+	bool routes; /* it changes routes: puts PREFIX/basis/routes */
+	bool ledger; /* it adds ledger records: compares basis/routes */
 	/* A bulk import (more than one txn): cluster_import.c's design. */
 	bool bulk;
 	struct cluster_chunk *chunks; /* txns of CLUSTER_TXN_OPS at most */
@@ -87,6 +89,7 @@ struct cluster_chunk {
 /* cluster_write.c */
 void cluster_write_end(struct cluster_write *, int, const char *);
 void cluster_basis_op(struct cluster *, uint32_t, struct etcd_op *);
+void cluster_basis_named_op(struct cluster *, const char *, struct etcd_op *);
 
 /* cluster_bulk.c */
 void cluster_bulk_wrap(struct cluster *, struct cluster_write *,

@@ -12,10 +12,15 @@
 # - a mismatched ledger record on node 1 and the flip on node 2: the flip
 #   wins only if etcd took it before the record (as if made first: the
 #   record is then the reconcile trigger's, not the gate's).
+# - a route move of a table to another wave on node 1 and a ledger record
+#   of that table on node 2: the record counts for the wave the table is
+#   in when etcd takes it. One taken after the move is refused (409) and
+#   counts for the new wave when repeated, never for the wave it left.
 # - a 200-route import into a wave (bulk: more than one txn) on node 1
 #   and its flip on node 2: exactly one wins. A bulk import of routes,
 #   and one of ledger records, moves its waves' basis in its commit; one
-#   into more waves than its commit txn holds is refused, nothing set.
+#   into more waves than its commit txn holds is refused, nothing set;
+#   a ledger import during which a route changes is refused whole.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster.sh"
 lib_init 97
@@ -31,6 +36,10 @@ node_start 2
 EPID=$(cat "$ETCD_DIR/1/pid")
 HOUR_AGO=$(date -u -d '-1 hours' +%Y-%m-%dT%H:%M:%SZ)
 
+# mod_revision of etcd key K (0: none).
+modrev() {
+	ectl get "$1" -w json | jq '.kvs[0].mod_revision // 0'
+}
 state() {
 	nadmin "$1" GET "/waves/$2"
 	jq -r .state "$T/b"
@@ -136,6 +145,50 @@ done
 	ok "$ROUNDS rounds: no flip passed over a mismatch taken before it ($refused refused, $first taken first)" ||
 	bad "only $((first + refused)) of $ROUNDS rounds ended as in one node"
 
+echo "== a record is made while its table moves to another wave"
+first=0 refused=0
+for r in $(seq "$ROUNDS"); do
+	from=$((60 + r)) to=$((80 + r))
+	nctl 1 route set "db.mv$r" "$from" || bad "route set db.mv$r: $(cat "$T/ctl")"
+	until_node 2 "/resolve/db.mv$r" ".wave == $from" ||
+		bad "round $r: node 2 never had db.mv$r in wave $from"
+	A="route set db.mv$r $to"
+	B="ledger add db.mv$r --count fail --aggregate ok --hash ok --bucket value-drift"
+	race
+	[ $RA = 0 ] || bad "round $r: the route move was refused: $(cat "$T/a.out")"
+	# The move's revision: its route's, in etcd (a table key's levels
+	# are joined by 0x1e); every route change also writes basis/routes.
+	mrev=$(ectl get /floe/objects/ --prefix -w json | jq --arg t "mv$r" \
+		'[.kvs[] | select(.key | @base64d | endswith("\u001e" + $t)) | .mod_revision] | max // 0')
+	[ "$(modrev /floe/basis/routes)" = "$mrev" ] ||
+		bad "round $r: the move (revision $mrev) did not write basis/routes ($(modrev /floe/basis/routes))"
+	k=$(ectl get /floe/ledger/ --prefix --keys-only | grep "db.mv$r/" | tail -1)
+	if [ $RB = 0 ]; then
+		lrev=$(modrev "$k")
+		[ "$lrev" -gt 0 ] && [ "$lrev" -lt "$mrev" ] &&
+			first=$((first + 1)) ||
+			bad "round $r: the record was taken at revision $lrev, after db.mv$r moved to wave $to at $mrev: it counted for wave $from, which the table had left"
+		continue
+	fi
+	refused=$((refused + 1))
+	cp "$T/b.out" "$T/refused.out"
+	grep -q "a route changed concurrently" "$T/b.out" ||
+		bad "round $r: the record's refusal does not say why: $(cat "$T/b.out")"
+	[ -z "$k" ] || bad "round $r: refused, yet etcd has $k"
+	# Repeated once node 2 has the move, it counts for the new wave.
+	until_node 2 "/resolve/db.mv$r" ".wave == $to" ||
+		bad "round $r: node 2 never had db.mv$r in wave $to"
+	nctl 2 ledger add "db.mv$r" --count fail --aggregate ok --hash ok --bucket value-drift ||
+		bad "round $r: the repeated record: $(cat "$T/ctl")"
+	k=$(ectl get /floe/ledger/ --prefix --keys-only | grep "db.mv$r/" | tail -1)
+	[ -n "$k" ] && [ "$(modrev "/floe/basis/$to")" = "$(modrev "$k")" ] ||
+		bad "round $r: the repeated record ($k) did not move basis/$to"
+done
+[ $((first + refused)) = "$ROUNDS" ] &&
+	ok "$ROUNDS rounds: no record counted for a wave its table had left ($refused refused and repeated, $first taken first)" ||
+	bad "only $((first + refused)) of $ROUNDS rounds ended as in one node"
+if [ -f "$T/refused.out" ]; then sed "s/^/     /" "$T/refused.out"; fi
+
 echo "== an import of 200 routes into the wave while it flips"
 w=50
 clean_wave $w
@@ -161,10 +214,6 @@ else
 fi
 
 echo "== a bulk import moves the basis of its waves in its commit"
-# mod_revision of etcd key K (0: none).
-modrev() {
-	ectl get "$1" -w json | jq '.kvs[0].mod_revision // 0'
-}
 # The revision of the newest committed import record.
 last_import() {
 	ectl get /floe/imports/ --prefix -w json |
@@ -195,4 +244,15 @@ b2=$(modrev /floe/basis/51) c=$(last_import)
 [ "$b2" -gt "$b" ] && [ "$b2" = "$c" ] &&
 	ok "200 ledger records of its tables, through node 2: basis/51 moved to that commit (revision $c)" ||
 	bad "basis/51 at revision $b2 (was $b), the ledger import committed at $c"
+# Its records' tables were resolved at its start: a route changed before
+# its commit makes it lose, whole.
+sed 's/06:00:00Z/07:00:00Z/' "$T/ledger.jsonl" >"$T/ledger2.jsonl"
+r=0
+A="route set db.bulk001 52" B="ledger import $T/ledger2.jsonl" race
+[ $RA = 0 ] && [ $RB = 1 ] && grep -q "a route changed while it ran" "$T/b.out" &&
+	ok "a ledger import while a route changes is refused: $(head -c 220 "$T/b.out")" ||
+	bad "route set exit $RA, ledger import exit $RB: $(cat "$T/a.out" "$T/b.out")"
+nadmin 2 GET "/ledger?object=db.bulk002"
+[ "$(jq .total "$T/b")" = 1 ] && ok "and none of its records is there" ||
+	bad "db.bulk002's records after the refused import: $(cat "$T/b")"
 cluster_finish

@@ -481,7 +481,7 @@ etcdjson_kv(json_t *j, struct etcd_kv *kv)
 	return 0;
 }
 
-/* The KeyValue array NAME of O; missing is none. */
+/* The KeyValue array NAME of O; missing is none. -1 leaves none. */
 static int
 etcdjson_kvs(json_t *o, const char *name, struct etcd_kv **out, size_t *n)
 {
@@ -501,6 +501,7 @@ etcdjson_kvs(json_t *o, const char *name, struct etcd_kv **out, size_t *n)
 		if (etcdjson_kv(json_array_get(a, i), &(*out)[i]) == -1) {
 			etcdjson_kvs_free(*out, i);
 			*out = NULL;
+			*n = 0;
 			return -1;
 		}
 		(*n)++;

@@ -328,6 +328,8 @@ test_range_malformed(void **state __unused)
 		"{\"kvs\":[{\"key\":\"YQ=\"}]}",
 		"{\"kvs\":[{\"key\":\"Zm9v\",\"value\":\"Zm9\"}]}",
 		"{\"kvs\":[{\"key\":7}]}",
+		/* A good pair, then a bad one. */
+		"{\"kvs\":[{\"key\":\"Zm9v\",\"value\":\"YmF6\"},{\"key\":7}]}",
 	};
 	struct etcd_result r;
 	char err[128];
@@ -341,6 +343,9 @@ test_range_malformed(void **state __unused)
 			fail_msg("accepted %s", bad[i]);
 		assert_true(strlen(err) > 0);
 		assert_null(r.kvs);
+		/* A bad pair after good ones leaves no count of them. */
+		assert_int_equal(r.nkvs, 0);
+		etcdjson_result_clear(&r);
 	}
 }
 

@@ -395,8 +395,20 @@ cluster_metrics_cb(struct evbuffer *out, void *arg)
 	    "# HELP floe_cluster_nodes_disagreeing Caught-up nodes whose "
 	    "routes and waves hash differently.\n"
 	    "# TYPE floe_cluster_nodes_disagreeing gauge\n"
-	    "floe_cluster_nodes_disagreeing %zu\n",
+	    "floe_cluster_nodes_disagreeing %zu\n"
+	    "# HELP floe_cluster_writes_total Changes made through this "
+	    "node, by how they ended: committed in etcd, pending (a "
+	    "rollback held here while etcd is away), conflict (lost to a "
+	    "change through another node), failed (etcd failed or was "
+	    "away).\n"
+	    "# TYPE floe_cluster_writes_total counter\n"
+	    "floe_cluster_writes_total{result=\"committed\"} %" PRIu64 "\n"
+	    "floe_cluster_writes_total{result=\"pending\"} %" PRIu64 "\n"
+	    "floe_cluster_writes_total{result=\"conflict\"} %" PRIu64 "\n"
+	    "floe_cluster_writes_total{result=\"failed\"} %" PRIu64 "\n",
 	    c->applied, c->watching ? 1 : 0, c->resyncs,
 	    c->hash & ((UINT64_C(1) << 52) - 1), cluster_is_leader(c) ? 1 : 0,
-	    c->leader_changes, nodes, lagging, disagree);
+	    c->leader_changes, nodes, lagging, disagree,
+	    c->wrote[CLUSTER_WROTE_COMMITTED], c->wrote[CLUSTER_WROTE_PENDING],
+	    c->wrote[CLUSTER_WROTE_CONFLICT], c->wrote[CLUSTER_WROTE_FAILED]);
 }

@@ -335,6 +335,7 @@ cluster_bulk_chunk_cb(const struct etcd_result *res, void *arg)
 		return;
 	}
 	if (!res->succeeded) {
+		w->lost = true;
 		cluster_bulk_fail(w,
 		    "one of its records changed in etcd after the revision "
 		    "the import was decided on (a concurrent change, or this "
@@ -453,6 +454,7 @@ cluster_bulk_commit_cb(const struct etcd_result *res, void *arg)
 		return;
 	}
 	if (!res->succeeded) {
+		w->lost = true;
 		cluster_bulk_fail(w,
 		    w->ledger ?
 			"a route changed while it ran (its records' tables "

@@ -24,6 +24,15 @@
 #define CLUSTER_APPLY_WAIT_MS 10000 /* a write's answer waits this long */
 #define CLUSTER_WATCH_IDLE_MS (11 * 60 * 1000) /* past etcd's 10 min */
 
+/* How a change through this node ended (floe_cluster_writes_total). */
+enum cluster_wrote {
+	CLUSTER_WROTE_COMMITTED, /* etcd took it (or it changed nothing) */
+	CLUSTER_WROTE_PENDING, /* a rollback held here, etcd away */
+	CLUSTER_WROTE_CONFLICT, /* it lost to a change through another node */
+	CLUSTER_WROTE_FAILED, /* etcd failed or was away; refused */
+	CLUSTER_WROTE_N
+};
+
 struct etcd;
 struct etcd_call;
 struct etcd_event;
@@ -112,8 +121,9 @@ struct cluster {
 	int64_t elease; /* the lease a campaign in flight puts */
 	struct etcd_call *ecall; /* a campaign */
 
-	/* Writes (cluster_write.c). */
+	/* Writes (cluster_write.c), and how those that ended did. */
 	TAILQ_HEAD(, cluster_write) writes;
+	uint64_t wrote[CLUSTER_WROTE_N];
 	/* Rollbacks etcd has not taken yet (cluster_pending.c). */
 	TAILQ_HEAD(, cluster_pending) pending;
 };

@@ -51,6 +51,7 @@ static void cluster_write_cb(const struct etcd_result *, void *);
 static void cluster_conflict_cb(const struct etcd_result *, void *);
 static void cluster_write_timeout_cb(evutil_socket_t, short, void *);
 static void cluster_write_free(struct cluster_write *);
+static enum cluster_wrote cluster_wrote_how(const struct cluster_write *, int);
 static int cluster_op_from(struct cluster *, struct cluster_write *,
     struct store_cap_op *);
 static void cluster_touch_scan(struct cluster *, struct cluster_write *,
@@ -489,6 +490,7 @@ cluster_write_cb(const struct etcd_result *res, void *arg)
 		return;
 	}
 	if (!res->succeeded) {
+		w->lost = true;
 		/* Name the change that got there first. */
 		if (w->wkey == NULL && w->ledger) {
 			snprintf(msg, sizeof(msg),
@@ -626,9 +628,21 @@ cluster_write_end(struct cluster_write *w, int status, const char *msg)
 
 	/* MSG may be W's own (now_buf). */
 	strlcpy(copy, msg, sizeof(copy));
+	w->c->wrote[cluster_wrote_how(w, status)]++;
 	TAILQ_REMOVE(&w->c->writes, w, entry);
 	cluster_write_free(w);
 	done(status, copy, arg);
+}
+
+/* How W ended, answered STATUS (floe_cluster_writes_total). */
+static enum cluster_wrote
+cluster_wrote_how(const struct cluster_write *w, int status)
+{
+	if (status == 200)
+		return CLUSTER_WROTE_COMMITTED;
+	if (status == 202)
+		return CLUSTER_WROTE_PENDING;
+	return w->lost ? CLUSTER_WROTE_CONFLICT : CLUSTER_WROTE_FAILED;
 }
 
 /* Free W (not answered). */

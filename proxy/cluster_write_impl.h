@@ -32,6 +32,7 @@ struct cluster_write {
 	int64_t read; /* the revision this node's copy was at (applied) */
 	int64_t revision; /* the revision etcd took it at */
 	bool committed; /* etcd took it (a bulk import: its commit txn) */
+	bool lost; /* etcd refused its compares: another change won */
 	struct etcd_call *call; /* its txn (a bulk's: lease, open, commit) */
 	struct etcd_call *range; /* reading the concurrent change */
 	struct event *timer; /* gives up waiting for the mirror */

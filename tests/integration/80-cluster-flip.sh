@@ -82,6 +82,11 @@ nadmin 1 GET /metrics
 grep -q '^floe_cluster_connected 1$' "$T/b" && grep -q "^floe_cluster_nodes $NODES\$" "$T/b" &&
 	ok "metrics: floe_cluster_connected 1, floe_cluster_nodes $NODES" ||
 	bad "metrics: $(grep floe_cluster "$T/b")"
+if promtool check metrics <"$T/b" >"$T/promtool.out" 2>&1 && [ ! -s "$T/promtool.out" ]; then
+	ok "promtool check metrics finds nothing to say about a node's metrics"
+else
+	bad "promtool check metrics: $(head -c 600 "$T/promtool.out")"
+fi
 ectl get /floe/nodes/n3 --print-value-only | jq -e '.name == "n3" and .connected' \
 	>/dev/null && ok "etcd holds node 3's key" || bad "no node key for n3"
 

@@ -48,6 +48,16 @@ jq -e '.waves.rolled_back == 1 and .waves.lakehouse == 0' "$T/b" >/dev/null &&
 	bad "node 2 answers $(node_side 2 bunnies)"
 s=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${NODE_PORT[2]}/readyz")
 [ "$s" = 200 ] && ok "node 2's /readyz stays 200" || bad "node 2's /readyz: $s"
+# Each node counts how its change ended: failed on node 2, pending on 1.
+nadmin 2 GET /metrics
+grep -q '^floe_cluster_writes_total{result="failed"} 1$' "$T/b" &&
+	grep -q '^floe_cluster_writes_total{result="conflict"} 0$' "$T/b" &&
+	ok "node 2 counts its canary step as a failed write" ||
+	bad "node 2's writes: $(grep floe_cluster_writes_total "$T/b")"
+nadmin 1 GET /metrics
+grep -q '^floe_cluster_writes_total{result="pending"} 1$' "$T/b" &&
+	ok "node 1 counts its rollback as a pending write" ||
+	bad "node 1's writes: $(grep floe_cluster_writes_total "$T/b")"
 # Node 2 restarted while etcd is down: it serves its store's copy.
 node_stop 2
 "$FLOE" -c "$T/n2/floe.conf" >>"$T/n2/floe.log" 2>&1 &

@@ -40,6 +40,11 @@ HOUR_AGO=$(date -u -d '-1 hours' +%Y-%m-%dT%H:%M:%SZ)
 modrev() {
 	ectl get "$1" -w json | jq '.kvs[0].mod_revision // 0'
 }
+# wrote K RESULT: node K's floe_cluster_writes_total{result=RESULT}.
+wrote() {
+	nadmin "$1" GET /metrics
+	awk -v m="floe_cluster_writes_total{result=\"$2\"}" '$1 == m { print $2 }' "$T/b"
+}
 state() {
 	nadmin "$1" GET "/waves/$2"
 	jq -r .state "$T/b"
@@ -146,7 +151,7 @@ done
 	bad "only $((first + refused)) of $ROUNDS rounds ended as in one node"
 
 echo "== a record is made while its table moves to another wave"
-first=0 refused=0
+first=0 refused=0 c0=$(wrote 2 conflict) f0=$(wrote 2 failed)
 for r in $(seq "$ROUNDS"); do
 	from=$((60 + r)) to=$((80 + r))
 	nctl 1 route set "db.mv$r" "$from" || bad "route set db.mv$r: $(cat "$T/ctl")"
@@ -188,6 +193,10 @@ done
 	ok "$ROUNDS rounds: no record counted for a wave its table had left ($refused refused and repeated, $first taken first)" ||
 	bad "only $((first + refused)) of $ROUNDS rounds ended as in one node"
 if [ -f "$T/refused.out" ]; then sed "s/^/     /" "$T/refused.out"; fi
+c1=$(wrote 2 conflict) f1=$(wrote 2 failed)
+[ -n "$c0" ] && [ $((c1 - c0)) = "$refused" ] && [ "$f1" = "$f0" ] &&
+	ok "node 2 counts them: floe_cluster_writes_total{result=\"conflict\"} $c0 -> $c1, \"failed\" $f1" ||
+	bad "node 2's conflicts went $c0 -> $c1 (and failed $f0 -> $f1) for $refused refused records"
 
 echo "== an import of 200 routes into the wave while it flips"
 w=50

@@ -545,7 +545,7 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 	int64_t top = c->applied;
 	uint64_t hash = c->hash;
 	enum cluster_key_kind kind;
-	bool rehash = false, routes = false;
+	bool rehash = false, routes = false, state;
 	unsigned nlines = 0;
 	json_t *line;
 	int rc = STORE_OK;
@@ -589,9 +589,10 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 		if (cluster_watch_import(m, ev, kind == CLUSTER_KEY_IMPORT, db,
 			kb, klen, name, nlen, &rc, &rehash))
 			continue;
-		routes |= db == STORE_DB_OBJECTS || db == STORE_DB_WAVES;
-		if ((db == STORE_DB_OBJECTS || db == STORE_DB_WAVES) &&
-		    ev->prev_kv != NULL)
+		/* A route or a wave: in the hash, and what lagging is. */
+		state = db == STORE_DB_OBJECTS || db == STORE_DB_WAVES;
+		routes |= state;
+		if (state && ev->prev_kv != NULL)
 			hash ^= cluster_kv_hash(key, len,
 			    ev->prev_kv->mod_revision);
 		if (ev->type == ETCD_EVENT_DELETE) {
@@ -599,7 +600,7 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 				rc = store_mirror_del(m, db, kb, klen);
 			continue;
 		}
-		if (db == STORE_DB_OBJECTS || db == STORE_DB_WAVES)
+		if (state)
 			hash ^= cluster_kv_hash(key, len, ev->kv.mod_revision);
 		rc = cluster_put(c, m, key, len, ev->kv.value, ev->kv.value_len,
 		    ev->kv.mod_revision);

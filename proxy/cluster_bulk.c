@@ -131,12 +131,8 @@ cluster_bulk_start(struct cluster_write *w)
 	w->ops = sorted;
 	w->nops = n;
 	w->kcmps = xcalloc(w->ndata + 1, sizeof(*w->kcmps));
-	for (i = 0; i < w->ndata; i++) {
-		w->kcmps[i].key = w->ops[i].key;
-		w->kcmps[i].target = ETCD_CMP_MOD;
-		w->kcmps[i].result = ETCD_CMP_LESS;
-		w->kcmps[i].number = w->begun + 1;
-	}
+	for (i = 0; i < w->ndata; i++)
+		cluster_cmp_unchanged(&w->kcmps[i], w->ops[i].key, w->begun);
 	w->nchunks = (w->ndata + CLUSTER_TXN_OPS - 1) / CLUSTER_TXN_OPS;
 	w->chunks = xcalloc(w->nchunks + 1, sizeof(*w->chunks));
 	for (i = 0; i < w->nchunks; i++) {
@@ -377,18 +373,12 @@ cluster_bulk_commit(struct cluster_write *w)
 			continue;
 		snprintf(num, sizeof(num), "%u", w->touch[i].wave);
 		cluster_key(c, "waves/", num, strlen(num), &wkeys[n], &klen);
-		cmps[n + 1].key = wkeys[n];
-		cmps[n + 1].target = ETCD_CMP_MOD;
-		cmps[n + 1].result = ETCD_CMP_LESS;
-		cmps[n + 1].number = w->begun + 1;
+		cluster_cmp_unchanged(&cmps[n + 1], wkeys[n], w->begun);
 		n++;
 	}
 	if (w->ledger) {
 		cluster_key(c, "basis/", "routes", 6, &wkeys[n], &klen);
-		cmps[n + 1].key = wkeys[n];
-		cmps[n + 1].target = ETCD_CMP_MOD;
-		cmps[n + 1].result = ETCD_CMP_LESS;
-		cmps[n + 1].number = w->begun + 1;
+		cluster_cmp_unchanged(&cmps[n + 1], wkeys[n], w->begun);
 		n++;
 	}
 	ops = xcalloc(2 + nev + w->ntouch, sizeof(*ops));

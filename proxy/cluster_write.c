@@ -87,14 +87,9 @@ cluster_op_from(struct cluster *c, struct cluster_write *w,
 	case STORE_DB_OBJECTS:
 		cluster_key(c, "objects/", op->key, op->keylen, &key, &klen);
 		/* Last changed where this copy has it (a bulk's, at begun). */
-		if (!w->bulk) {
-			cmp = &w->cmps[w->ncmps++];
-			memset(cmp, 0, sizeof(*cmp));
-			cmp->key = key;
-			cmp->target = ETCD_CMP_MOD;
-			cmp->result = ETCD_CMP_LESS;
-			cmp->number = w->read + 1;
-		}
+		if (!w->bulk)
+			cluster_cmp_unchanged(&w->cmps[w->ncmps++], key,
+			    w->read);
 		break;
 	case STORE_DB_WAVES:
 		n = (uint32_t)op->key[0] << 24 | (uint32_t)op->key[1] << 16 |
@@ -384,13 +379,19 @@ static void
 cluster_key_cmp(struct cluster *c, struct cluster_write *w, const char *part,
     const char *name, int64_t rev)
 {
-	struct etcd_cmp *cmp = &w->cmps[w->ncmps++];
 	char *key;
 	size_t klen;
 
 	cluster_key(c, part, name, strlen(name), &key, &klen);
 	w->ckeys = xreallocarray(w->ckeys, w->nckeys + 1, sizeof(*w->ckeys));
 	w->ckeys[w->nckeys++] = key;
+	cluster_cmp_unchanged(&w->cmps[w->ncmps++], key, rev);
+}
+
+/* CMP: KEY not written after revision REV (a key never written is 0). */
+void
+cluster_cmp_unchanged(struct etcd_cmp *cmp, const char *key, int64_t rev)
+{
 	memset(cmp, 0, sizeof(*cmp));
 	cmp->key = key;
 	cmp->target = ETCD_CMP_MOD;

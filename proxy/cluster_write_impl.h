@@ -91,6 +91,7 @@ struct cluster_chunk {
 void cluster_write_end(struct cluster_write *, int, const char *);
 void cluster_basis_op(struct cluster *, uint32_t, struct etcd_op *);
 void cluster_basis_named_op(struct cluster *, const char *, struct etcd_op *);
+void cluster_cmp_unchanged(struct etcd_cmp *, const char *, int64_t);
 
 /* cluster_bulk.c */
 void cluster_bulk_wrap(struct cluster *, struct cluster_write *,

@@ -10,6 +10,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "proxy/cluster_impl.h"
@@ -25,43 +26,47 @@ inside(const char *v, size_t len, const char *p, size_t n)
 	return p >= v && n <= len && (size_t)(p - v) <= len - n;
 }
 
-static void
-ledger_round(const uint8_t *v, size_t len)
+/* Decode V as a ledger record and encode it into OUT: its length, or 0. */
+static size_t
+ledger_again(const void *v, size_t len, unsigned char *out)
 {
-	unsigned char one[LEDGER_VAL_MAX], two[LEDGER_VAL_MAX];
-	struct ledger_rec rec, back;
-	size_t n1, n2;
+	struct ledger_rec rec;
 
 	memset(&rec, 0, sizeof(rec));
-	if (ledger_decode(v, len, &rec) == -1)
-		return;
-	if ((n1 = ledger_encode(&rec, one)) > sizeof(one))
-		__builtin_trap();
-	memset(&back, 0, sizeof(back));
-	back.ts_ms = rec.ts_ms;
-	if (ledger_decode(one, n1, &back) == -1)
-		__builtin_trap();
-	n2 = ledger_encode(&back, two);
-	if (n2 != n1 || memcmp(one, two, n1) != 0)
-		__builtin_trap();
+	return ledger_decode(v, len, &rec) == 0 ? ledger_encode(&rec, out) : 0;
 }
 
-static void
-reader_round(const uint8_t *v, size_t len)
+/* ... as a reader record (which any bytes decode to). */
+static size_t
+reader_again(const void *v, size_t len, unsigned char *out)
 {
-	unsigned char one[STORE_READER_PACK_MAX], two[STORE_READER_PACK_MAX];
-	struct store_reader r, back;
-	size_t n1, n2;
+	struct store_reader r;
 
 	memset(&r, 0, sizeof(r));
 	store_reader_unpack(v, len, &r);
-	if ((n1 = store_reader_pack(&r, one)) > sizeof(one))
+	return store_reader_pack(&r, out);
+}
+
+/*
+ * What AGAIN accepts encodes within MAX bytes (buffers of exactly MAX:
+ * ASan sees a byte past them), and the same once decoded and encoded
+ * again.
+ */
+static void
+round_trip(size_t (*again)(const void *, size_t, unsigned char *), size_t max,
+    const uint8_t *v, size_t len)
+{
+	unsigned char *one = malloc(max), *two = malloc(max);
+	size_t n1, n2;
+
+	if (one == NULL || two == NULL)
 		__builtin_trap();
-	memset(&back, 0, sizeof(back));
-	store_reader_unpack(one, n1, &back);
-	n2 = store_reader_pack(&back, two);
-	if (n2 != n1 || memcmp(one, two, n1) != 0)
+	if ((n1 = again(v, len, one)) > 0 &&
+	    (n1 > max || (n2 = again(one, n1, two)) != n1 ||
+		memcmp(one, two, n1) != 0))
 		__builtin_trap();
+	free(one);
+	free(two);
 }
 
 static void
@@ -96,10 +101,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)store_wave_record(data + 1, size - 1, &w);
 		break;
 	case 2:
-		ledger_round(data + 1, size - 1);
+		round_trip(ledger_again, LEDGER_VAL_MAX, data + 1, size - 1);
 		break;
 	case 3:
-		reader_round(data + 1, size - 1);
+		round_trip(reader_again, STORE_READER_PACK_MAX, data + 1,
+		    size - 1);
 		break;
 	case 4:
 		wrapped((const char *)data + 1, size - 1);

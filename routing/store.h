@@ -359,6 +359,9 @@ typedef int (*store_reader_cb)(const void *key, size_t keylen,
     const struct store_reader *, void *arg);
 int store_reader_foreach(struct store *, const void *prefix, size_t plen,
     store_reader_cb, void *arg);
+/* Every record whose key sorts after AFTER (ALEN 0: every one). */
+int store_reader_foreach_after(struct store *, const void *after, size_t alen,
+    store_reader_cb, void *arg);
 /*
  * Excuse IDENTITY (IDLEN bytes) as a reader of the warehouse copy of
  * OBJECT (OBJLEN bytes; 0: of every object): set excused_ms to NOW_MS in
@@ -473,9 +476,13 @@ int store_record_get(struct store *, enum store_db, const void *key,
     size_t keylen, void **val, size_t *vallen);
 /* Decode a wave record (as captured or kept in etcd) into W. 0 or -1. */
 int store_wave_record(const void *val, size_t len, struct store_wave *w);
-/* Merge another node's reader sightings (IN, N) in M's txn. */
+/*
+ * Merge another node's reader sightings (IN, N) in M's txn: its loads
+ * since its last flush, or (COPY) records of its whole inventory, whose
+ * counts are kept as the larger of the two rather than summed.
+ */
 int store_mirror_readers(struct store_mirror *, const struct store_reader_in *,
-    size_t n);
+    size_t n, bool copy);
 /* Decode a route record the same way. */
 int store_route_record(const void *val, size_t len, struct store_route *r);
 /* The applied revision and cluster id the last commit recorded (0, 0). */

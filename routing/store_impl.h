@@ -133,7 +133,7 @@ int store_index_build(struct store *, MDB_txn *);
 /* Drop the capture's ops past the first N (a txn that did not commit). */
 void store_cap_rewind(struct store *, size_t);
 int store_readers_merge(struct store *, MDB_txn *,
-    const struct store_reader_in *, size_t);
+    const struct store_reader_in *, size_t, bool copy);
 int store_cap_put(struct store *, MDB_dbi, const MDB_val *, const MDB_val *,
     bool del);
 bool store_cap_wave(struct store *, uint32_t, struct store_wave *);

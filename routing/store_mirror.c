@@ -434,11 +434,11 @@ store_wave_record(const void *val, size_t len, struct store_wave *w)
 /* Merge another node's reader sightings in M's txn. */
 int
 store_mirror_readers(struct store_mirror *m, const struct store_reader_in *in,
-    size_t n)
+    size_t n, bool copy)
 {
 	int rc;
 
-	if ((rc = store_readers_merge(m->s, m->txn, in, n)) != 0)
+	if ((rc = store_readers_merge(m->s, m->txn, in, n, copy)) != 0)
 		return store_mirror_fail(m, "readers", rc);
 	return STORE_OK;
 }

@@ -93,13 +93,17 @@ store_reader_unpack(const void *buf, size_t len, struct store_reader *r)
 
 /*
  * Merge N batches into their records in TXN: the earliest first, the
- * latest last, oldtag and excused_ms, the counts summed, ua when given.
- * 0 or an LMDB code (the caller ends TXN).
+ * latest last, oldtag and excused_ms, the counts summed (COPY: the
+ * larger kept, for records that are another node's whole count rather
+ * than loads since its last flush), ua when given (COPY: when as recent
+ * as what is stored). 0 or an LMDB code (the caller ends TXN).
  */
 int
 store_readers_merge(struct store *s, MDB_txn *txn,
-    const struct store_reader_in *in, size_t n)
+    const struct store_reader_in *in, size_t n, bool copy)
 {
+	bool newer;
+
 	struct store_reader cur;
 	struct store_enc enc;
 	MDB_val k, v;
@@ -117,6 +121,7 @@ store_readers_merge(struct store *s, MDB_txn *txn,
 			return rc;
 		else
 			store_reader_decode(&v, &cur);
+		newer = in[i].r.last_ms >= cur.last_ms;
 		if (cur.first_ms == 0 ||
 		    (in[i].r.first_ms != 0 && in[i].r.first_ms < cur.first_ms))
 			cur.first_ms = in[i].r.first_ms;
@@ -126,8 +131,11 @@ store_readers_merge(struct store *s, MDB_txn *txn,
 			cur.oldtag_ms = in[i].r.oldtag_ms;
 		if (in[i].r.excused_ms > cur.excused_ms)
 			cur.excused_ms = in[i].r.excused_ms;
-		cur.count += in[i].r.count;
-		if (in[i].r.ua[0] != '\0')
+		if (!copy)
+			cur.count += in[i].r.count;
+		else if (in[i].r.count > cur.count)
+			cur.count = in[i].r.count;
+		if (in[i].r.ua[0] != '\0' && (!copy || newer))
 			memcpy(cur.ua, in[i].r.ua, sizeof(cur.ua));
 		store_reader_encode(&cur, &enc);
 		v = (MDB_val) { enc.len, enc.buf };
@@ -147,7 +155,7 @@ store_readers_add_txn(struct store *s, const struct store_reader_in *in,
 
 	if ((rc = store_txn_begin(s, &txn)) != 0)
 		return rc;
-	if ((rc = store_readers_merge(s, txn, in, n)) != 0) {
+	if ((rc = store_readers_merge(s, txn, in, n, false)) != 0) {
 		mdb_txn_abort(txn);
 		return rc;
 	}
@@ -204,9 +212,12 @@ store_reader_get(struct store *s, const void *key, size_t keylen,
 	return STORE_OK;
 }
 
-/* Every record under PREFIX. */
-int
-store_reader_foreach(struct store *s, const void *prefix, size_t plen,
+/*
+ * Every record whose key starts with PREFIX, or (AFTER) every record
+ * whose key sorts after it, in key order.
+ */
+static int
+store_reader_walk(struct store *s, const void *prefix, size_t plen, bool after,
     store_reader_cb cb, void *arg)
 {
 	unsigned char kb[STORE_KEY_MAX];
@@ -222,12 +233,17 @@ store_reader_foreach(struct store *s, const void *prefix, size_t plen,
 		return STORE_ERROR;
 	if ((rc = mdb_cursor_open(s->rtxn, s->readers, &c)) != 0) {
 		store_rend(s);
-		return store_fail(s, "store_reader_foreach", rc);
+		return store_fail(s, __func__, rc);
 	}
 	k = (MDB_val) { plen, (void *)(uintptr_t)prefix };
 	for (op = plen > 0 ? MDB_SET_RANGE : MDB_FIRST;
 	     (rc = mdb_cursor_get(c, &k, &v, op)) == 0; op = MDB_NEXT) {
-		if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0) {
+		if (after) {
+			if (k.mv_size == plen &&
+			    memcmp(k.mv_data, prefix, plen) == 0)
+				continue; /* the key itself */
+		} else if (k.mv_size < plen ||
+		    memcmp(k.mv_data, prefix, plen) != 0) {
 			rc = MDB_NOTFOUND;
 			break;
 		}
@@ -244,9 +260,25 @@ store_reader_foreach(struct store *s, const void *prefix, size_t plen,
 	mdb_cursor_close(c);
 	store_rend(s);
 	if (rc != MDB_NOTFOUND)
-		return store_fail(s, "store_reader_foreach", rc);
+		return store_fail(s, __func__, rc);
 	store_ok(s);
 	return STORE_OK;
+}
+
+/* Every record under PREFIX. */
+int
+store_reader_foreach(struct store *s, const void *prefix, size_t plen,
+    store_reader_cb cb, void *arg)
+{
+	return store_reader_walk(s, prefix, plen, false, cb, arg);
+}
+
+/* Every record after AFTER (ALEN 0: every record). */
+int
+store_reader_foreach_after(struct store *s, const void *after, size_t alen,
+    store_reader_cb cb, void *arg)
+{
+	return store_reader_walk(s, after, alen, true, cb, arg);
 }
 
 /*

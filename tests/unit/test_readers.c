@@ -613,6 +613,110 @@ test_store_readers(void **state __unused)
 	routing_tmp_close(t);
 }
 
+/* A walk of the records: counts them, checks their order, stops at STOP. */
+struct walk {
+	unsigned char last[STORE_KEY_MAX];
+	size_t lastlen;
+	int n;
+	int stop;
+};
+
+static int
+walk_cb(const void *key, size_t keylen, const struct store_reader *r __unused,
+    void *arg)
+{
+	struct walk *w = arg;
+
+	assert_true(w->lastlen == 0 ||
+	    memcmp(w->last, key, keylen < w->lastlen ? keylen : w->lastlen) <=
+		0);
+	memcpy(w->last, key, keylen);
+	w->lastlen = keylen;
+	return ++w->n == w->stop;
+}
+
+/*
+ * What cluster mode's copies use: a walk from after a key, in pages, and
+ * a merge that keeps the larger count (a copy is a whole count) where a
+ * batch sums; the agent only from a record as recent as the stored one.
+ */
+static void
+test_store_readers_copy(void **state __unused)
+{
+	struct routing_tmp *t = routing_tmp_open();
+	unsigned char k[3][READERS_KEY_MAX];
+	struct route_obj a = obj("orders"), b = obj("users");
+	struct store_reader_in in[3];
+	struct store_mirror *m;
+	struct store_reader r;
+	struct walk w;
+	size_t n[3];
+
+	assert_non_null(t);
+	n[0] = readers_key(k[0], sizeof(k[0]), &a, ROUTE_WAREHOUSE, "alice", 5);
+	n[1] = readers_key(k[1], sizeof(k[1]), &b, ROUTE_WAREHOUSE, "alice", 5);
+	n[2] = readers_key(k[2], sizeof(k[2]), &a, ROUTE_LAKEHOUSE, "bob", 3);
+	memset(in, 0, sizeof(in));
+	in[0] = (struct store_reader_in) { k[0], n[0],
+		{ NOW + 10, NOW + 20, 2, 0, 0, "spark" } };
+	in[1] = (struct store_reader_in) { k[1], n[1],
+		{ NOW, NOW, 1, 0, 0, "spark" } };
+	assert_int_equal(store_readers_add(t->store, in, 2), STORE_OK);
+
+	/* A copy of a's alice: counted 5 elsewhere, seen later by flink. */
+	m = store_mirror_begin(t->store);
+	assert_non_null(m);
+	in[0].r =
+	    (struct store_reader) { NOW + 5, NOW + 100, 5, 0, 0, "flink" };
+	in[2] = (struct store_reader_in) { k[2], n[2],
+		{ NOW, NOW + 5, 4, NOW + 5, 0, "trino" } };
+	in[1] = in[2];
+	assert_int_equal(store_mirror_readers(m, in, 2, true), STORE_OK);
+	assert_int_equal(store_mirror_commit(m, 1, 7), STORE_OK);
+	assert_int_equal(store_reader_get(t->store, k[0], n[0], &r), STORE_OK);
+	assert_int_equal(r.count, 5);
+	assert_int_equal(r.first_ms, NOW + 5);
+	assert_int_equal(r.last_ms, NOW + 100);
+	assert_string_equal(r.ua, "flink");
+	assert_int_equal(store_reader_get(t->store, k[2], n[2], &r), STORE_OK);
+	assert_int_equal(r.count, 4);
+	assert_int_equal(r.oldtag_ms, NOW + 5);
+
+	/* The same copy again, and an older one: nothing moves. */
+	m = store_mirror_begin(t->store);
+	assert_non_null(m);
+	assert_int_equal(store_mirror_readers(m, in, 1, true), STORE_OK);
+	in[0].r = (struct store_reader) { NOW + 5, NOW + 50, 3, 0, 0, "old" };
+	assert_int_equal(store_mirror_readers(m, in, 1, true), STORE_OK);
+	/* A batch after it: its loads are added. */
+	in[0].r = (struct store_reader) { NOW + 200, NOW + 200, 1, 0, 0, "" };
+	assert_int_equal(store_mirror_readers(m, in, 1, false), STORE_OK);
+	assert_int_equal(store_mirror_commit(m, 2, 7), STORE_OK);
+	assert_int_equal(store_reader_get(t->store, k[0], n[0], &r), STORE_OK);
+	assert_int_equal(r.count, 6);
+	assert_int_equal(r.last_ms, NOW + 200);
+	assert_string_equal(r.ua, "flink");
+
+	/* Walked in pages of two: three records, each once, in order. */
+	memset(&w, 0, sizeof(w));
+	w.stop = 2;
+	assert_int_equal(store_reader_foreach_after(t->store, NULL, 0, walk_cb,
+			     &w),
+	    STORE_OK);
+	assert_int_equal(w.n, 2);
+	w.stop = 4;
+	assert_int_equal(store_reader_foreach_after(t->store, w.last, w.lastlen,
+			     walk_cb, &w),
+	    STORE_OK);
+	assert_int_equal(w.n, 3);
+	w.n = 0;
+	assert_int_equal(store_reader_foreach_after(t->store, w.last, w.lastlen,
+			     walk_cb, &w),
+	    STORE_OK);
+	assert_int_equal(w.n, 0);
+	routing_tmp_close(t);
+}
+
 int
 main(void)
 {
@@ -627,6 +731,7 @@ main(void)
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_stale),
 		cmocka_unit_test(test_store_readers),
+		cmocka_unit_test(test_store_readers_copy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

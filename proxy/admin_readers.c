@@ -339,12 +339,19 @@ admin_readers_gate(struct admin_req *r, const struct admin_evidence *ev,
 {
 	int mode = r->f->conf->policy.decommission_readers, n;
 	size_t i, off;
+	char why[512];
 	json_t *s;
 
 	msg[0] = '\0';
 	*stale = NULL;
 	if (mode == CONF_READERS_OFF)
 		return 0;
+	/* Block: not on an inventory a copy has yet to complete. */
+	if (mode == CONF_READERS_BLOCK &&
+	    cluster_readers_incomplete(r->f->cluster, why, sizeof(why))) {
+		snprintf(msg, msglen, "wave %u: %s", ev->wave, why);
+		return 1;
+	}
 	if ((n = admin_readers_stale(r, ev, w, stale)) <= 0)
 		return n;
 	off = (size_t)snprintf(msg, msglen,

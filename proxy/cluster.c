@@ -63,10 +63,12 @@ cluster_new(struct floe *f, char *err, size_t errlen)
 	c->lease_ms = k->lease_ms < 2000 ? 2000 : k->lease_ms;
 	TAILQ_INIT(&c->writes);
 	TAILQ_INIT(&c->pending);
-	if ((c->nodes = json_object()) == NULL)
+	if ((c->nodes = json_object()) == NULL ||
+	    (c->rwants = json_object()) == NULL)
 		fatalx("%s: out of memory", __func__);
 	if ((c->etcd = etcd_new(f->base, f->fetch, &ec, err, errlen)) == NULL) {
 		json_decref(c->nodes);
+		json_decref(c->rwants);
 		free(c->name);
 		free(c->prefix);
 		free(c);
@@ -101,6 +103,7 @@ cluster_free(struct cluster *c)
 	cluster_writes_free(c);
 	cluster_pending_free(c);
 	cluster_readers_free(c);
+	cluster_rcopy_free(c);
 	cluster_mirror_stop(c);
 	cluster_leader_stop(c);
 	etcd_cancel(c->lcall);
@@ -149,6 +152,7 @@ cluster_beat_cb(evutil_socket_t fd __unused, short ev __unused, void *arg)
 	if (c->watching)
 		cluster_pending_flush(c);
 	cluster_leader_beat(c);
+	cluster_rcopy_tick(c);
 	if (c->lcall != NULL)
 		return;
 	/* The lease lives at least its TTL from now (the leader's bound). */
@@ -182,6 +186,7 @@ cluster_lease_cb(const struct etcd_result *res, void *arg)
 		c->lease = res->lease;
 	cluster_put_node(c);
 	cluster_leader_lease(c, true, c->lease_sent_us, res->ttl);
+	cluster_rcopy_tick(c);
 }
 
 /* This node as its key holds it. Caller decrefs. */
@@ -273,7 +278,7 @@ cluster_node_seen(struct cluster *c, const char *key, size_t len,
 json_t *
 cluster_status(struct cluster *c)
 {
-	json_t *nodes, *self, *n, *o;
+	json_t *nodes, *self, *n, *o, *st;
 	const char *name, *hash;
 	char mine[20];
 	int64_t rev;
@@ -324,8 +329,8 @@ cluster_status(struct cluster *c)
 			k--;
 		}
 	}
-	return json_pack("{s:s, s:s, s:s, s:b, s:b, s:I, s:I, s:s, s:I, s:s?, "
-			 "s:b, s:{s:I,s:I,s:b}, s:I, s:o}",
+	st = json_pack("{s:s, s:s, s:s, s:b, s:b, s:I, s:I, s:s, s:I, s:s?, "
+		       "s:b, s:{s:I,s:I,s:b}, s:I, s:o}",
 	    "node", c->name, "prefix", c->prefix, "endpoint",
 	    etcd_endpoint(c->etcd), "connected", c->watching, "loaded",
 	    c->loaded, "applied_revision", (json_int_t)c->applied,
@@ -335,6 +340,9 @@ cluster_status(struct cluster *c)
 	    (json_int_t)c->rplen, "dropped", (json_int_t)c->rdropped,
 	    "publishing", !c->rfailing, "writes",
 	    (json_int_t)cluster_writes_waiting(c), "nodes", nodes);
+	if (st != NULL)
+		cluster_rcopy_status(c, json_object_get(st, "readers"));
+	return st;
 }
 
 /* The "cluster" part of GET /status. */

@@ -57,6 +57,14 @@ void cluster_readers_publish(struct cluster *, const struct store_reader_in *,
     size_t n);
 
 /*
+ * Whether this node's reader inventory may lack loads another node knows
+ * of: it resynced, has not merged a copy yet, and another node is up to
+ * send one (cluster_rcopy.c). MSG says so for an operator. NULL: false.
+ */
+bool cluster_readers_incomplete(const struct cluster *, char *msg,
+    size_t msglen);
+
+/*
  * Whether this node is the leader, sure of it now: the one node of the
  * cluster that runs the freshness and count polls. False without etcd
  * once this node's lease may have run out. NULL: false.

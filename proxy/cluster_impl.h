@@ -1,10 +1,9 @@
 /*
- * floe: cluster_impl.h -- private to cluster mode (cluster.c,
- * cluster_mirror.c, cluster_write.c, cluster_pending.c,
- * cluster_leader.c); nothing else includes it. Owns the layout of struct
- * cluster: the etcd client, the mirror's state, the node key's lease, the
- * leader key as seen and the writes waiting for the mirror. Callers use
- * proxy/cluster.h.
+ * floe: cluster_impl.h -- private to cluster mode (the proxy/cluster*.c
+ * files); nothing else includes it. Owns the layout of struct cluster: the
+ * etcd client, the mirror's state, the node key's lease, the leader key as
+ * seen, the reader inventory's batches and copies, and the writes waiting
+ * for the mirror. Callers use proxy/cluster.h.
  */
 #ifndef FLOE_PROXY_CLUSTER_IMPL_H
 #define FLOE_PROXY_CLUSTER_IMPL_H
@@ -23,6 +22,14 @@
 #define CLUSTER_RETRY_MS 500 /* a watch or range that failed, again */
 #define CLUSTER_APPLY_WAIT_MS 10000 /* a write's answer waits this long */
 #define CLUSTER_WATCH_IDLE_MS (11 * 60 * 1000) /* past etcd's 10 min */
+
+/* This node's copy of the reader inventory after a resync (cluster_rcopy.c). */
+enum cluster_rcopy {
+	CLUSTER_RCOPY_NONE, /* no resync: nothing was missed */
+	CLUSTER_RCOPY_ASK, /* resynced: the want is not in etcd yet */
+	CLUSTER_RCOPY_ASKED, /* the want is in etcd: a copy is awaited */
+	CLUSTER_RCOPY_DONE, /* a copy answering it is merged */
+};
 
 /* How a change through this node ended (floe_cluster_writes_total). */
 enum cluster_wrote {
@@ -108,6 +115,24 @@ struct cluster {
 
 	int64_t lease_sent_us; /* mono: when the last grant or renewal left */
 
+	/* Copies of the reader inventory after a resync (cluster_rcopy.c). */
+	enum cluster_rcopy rcopy; /* this node's own */
+	int64_t rwant_rev; /* of its want, as the watch saw it; 0: none */
+	struct etcd_call *rask; /* the put or delete of its want */
+	uint64_t rcopied; /* records merged from copies */
+	char rcopy_from[128]; /* the node whose copy answered its want */
+	json_t *rwants; /* other nodes' wants: name -> revision */
+	char *rserve; /* the node this one copies to, or NULL */
+	int64_t rserve_rev; /* the revision of that node's want */
+	int64_t rserve_next_ms; /* after a failure: not before */
+	int64_t rslease; /* the lease the copy's parts go with */
+	struct etcd_call *rscall; /* its grant or a put */
+	unsigned char rsafter[STORE_KEY_MAX]; /* the last record put */
+	size_t rsafterlen;
+	unsigned rsparts;
+	uint64_t rsrecords;
+	bool rsend; /* the put in flight is the end */
+
 	/* The leader key (cluster_leader.c). */
 	char leader[128]; /* its holder as last seen; "": none */
 	int64_t leader_lease; /* the lease it goes with */
@@ -164,7 +189,19 @@ size_t cluster_ledger_name(const unsigned char *, size_t, char *, size_t);
 /* cluster_readers.c */
 int cluster_readers_seen(struct cluster *, struct store_mirror *, const char *,
     size_t, const char *, size_t);
+int cluster_readers_merge(struct store_mirror *, const char *, size_t, bool,
+    size_t *);
 void cluster_readers_free(struct cluster *);
+
+/* cluster_rcopy.c */
+void cluster_rcopy_want(struct cluster *);
+void cluster_rcopy_tick(struct cluster *);
+void cluster_rcopy_want_seen(struct cluster *, const char *, size_t, int64_t,
+    bool, bool);
+int cluster_rcopy_seen(struct cluster *, struct store_mirror *, const char *,
+    size_t, const char *, size_t, bool);
+void cluster_rcopy_status(const struct cluster *, json_t *);
+void cluster_rcopy_free(struct cluster *);
 
 /* cluster_write.c */
 void cluster_writes_applied(struct cluster *);

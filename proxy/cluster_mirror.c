@@ -36,6 +36,8 @@ enum cluster_key_kind {
 	CLUSTER_KEY_NODE, /* nodes/NAME */
 	CLUSTER_KEY_IMPORT, /* imports/ID: a bulk import's commit */
 	CLUSTER_KEY_READERS, /* readers/NODE/...: a node's sightings */
+	CLUSTER_KEY_RWANT, /* readers-want/NODE: a node asks for a copy */
+	CLUSTER_KEY_RCOPY, /* readers-copy/NODE/FROM/PART: a copy's part */
 	CLUSTER_KEY_LEADER, /* leader */
 };
 
@@ -162,6 +164,16 @@ cluster_classify(const char *key, size_t len, enum store_db *db,
 		*name = key + 8;
 		*nlen = len - 8;
 		return CLUSTER_KEY_READERS;
+	}
+	if (len > 13 && memcmp(key, "readers-want/", 13) == 0) {
+		*name = key + 13;
+		*nlen = len - 13;
+		return CLUSTER_KEY_RWANT;
+	}
+	if (len > 13 && memcmp(key, "readers-copy/", 13) == 0) {
+		*name = key + 13;
+		*nlen = len - 13;
+		return CLUSTER_KEY_RCOPY;
 	}
 	if (len == 6 && memcmp(key, "leader", 6) == 0)
 		return CLUSTER_KEY_LEADER;
@@ -352,6 +364,7 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 
 	(void)store_wave_foreach(c->st, cluster_old_wave_cb, &old);
 	json_object_clear(c->nodes);
+	json_object_clear(c->rwants);
 	c->imports = cluster_import_states(c->kvs, c->nkvs);
 	/*
 	 * The range says who leads, whatever was seen before (another
@@ -383,6 +396,14 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 			if (!c->loaded || kv->mod_revision > c->applied)
 				rc = cluster_readers_seen(c, m, name, nlen,
 				    kv->value, kv->value_len);
+			break;
+		case CLUSTER_KEY_RWANT:
+			cluster_rcopy_want_seen(c, name, nlen, kv->mod_revision,
+			    false, true);
+			break;
+		case CLUSTER_KEY_RCOPY:
+			rc = cluster_rcopy_seen(c, m, name, nlen, kv->value,
+			    kv->value_len, true);
 			break;
 		case CLUSTER_KEY_LEADER:
 			cluster_leader_seen(c, kv->value, kv->value_len,
@@ -449,6 +470,7 @@ cluster_resync_apply(struct cluster *c, int64_t rev, uint64_t cid)
 	    (long long)rev, nstate);
 	cluster_writes_applied(c);
 	cluster_watch_open(c);
+	cluster_rcopy_want(c);
 }
 
 /* Watch the prefix from the revision after the last one applied. */
@@ -569,9 +591,15 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 			    ev->kv.lease, ev->kv.mod_revision,
 			    ev->type == ETCD_EVENT_DELETE);
 			continue;
+		case CLUSTER_KEY_RWANT:
+			cluster_rcopy_want_seen(c, name, nlen,
+			    ev->kv.mod_revision, ev->type == ETCD_EVENT_DELETE,
+			    false);
+			continue;
 		case CLUSTER_KEY_OTHER:
 			continue;
 		case CLUSTER_KEY_READERS:
+		case CLUSTER_KEY_RCOPY:
 		case CLUSTER_KEY_IMPORT:
 		case CLUSTER_KEY_STATE:
 			break;
@@ -584,6 +612,12 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 			if (ev->type == ETCD_EVENT_PUT)
 				rc = cluster_readers_seen(c, m, name, nlen,
 				    ev->kv.value, ev->kv.value_len);
+			continue;
+		}
+		if (kind == CLUSTER_KEY_RCOPY) {
+			if (ev->type == ETCD_EVENT_PUT)
+				rc = cluster_rcopy_seen(c, m, name, nlen,
+				    ev->kv.value, ev->kv.value_len, false);
 			continue;
 		}
 		if (cluster_watch_import(m, ev, kind == CLUSTER_KEY_IMPORT, db,
@@ -639,6 +673,7 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 	if (rehash)
 		cluster_rehash(c);
 	cluster_writes_applied(c);
+	cluster_rcopy_tick(c);
 }
 
 /*

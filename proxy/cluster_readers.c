@@ -170,13 +170,28 @@ int
 cluster_readers_seen(struct cluster *c, struct store_mirror *m,
     const char *name, size_t nlen, const char *val, size_t vlen)
 {
-	struct store_reader_in *in = NULL;
-	const unsigned char *p = (const unsigned char *)val, *end = p + vlen;
-	size_t n = 0, cap = 0, kl, rl, own = strlen(c->name);
-	int rc;
+	size_t own = strlen(c->name), n;
 
 	if (nlen > own && memcmp(name, c->name, own) == 0 && name[own] == '/')
 		return STORE_OK;
+	return cluster_readers_merge(m, val, vlen, false, &n);
+}
+
+/*
+ * Merge the records packed in VAL (VLEN bytes, as cluster_readers_publish
+ * packs them) in M's txn: as loads since a flush, or (COPY) as another
+ * node's whole records. How many were in it in *N. STORE_OK or
+ * STORE_ERROR (the txn is over).
+ */
+int
+cluster_readers_merge(struct store_mirror *m, const char *val, size_t vlen,
+    bool copy, size_t *np)
+{
+	struct store_reader_in *in = NULL;
+	const unsigned char *p = (const unsigned char *)val, *end = p + vlen;
+	size_t n = 0, cap = 0, kl, rl;
+	int rc;
+
 	while (end - p >= 2) {
 		kl = (size_t)p[0] << 8 | p[1];
 		if ((size_t)(end - p) < 2 + kl + 2)
@@ -194,8 +209,9 @@ cluster_readers_seen(struct cluster *c, struct store_mirror *m,
 		n++;
 		p += 4 + kl + rl;
 	}
-	rc = n > 0 ? store_mirror_readers(m, in, n) : STORE_OK;
+	rc = n > 0 ? store_mirror_readers(m, in, n, copy) : STORE_OK;
 	free(in);
+	*np = n;
 	return rc;
 }
 

@@ -413,10 +413,16 @@ cluster_metrics_cb(struct evbuffer *out, void *arg)
 	    "floe_cluster_writes_total{result=\"committed\"} %" PRIu64 "\n"
 	    "floe_cluster_writes_total{result=\"pending\"} %" PRIu64 "\n"
 	    "floe_cluster_writes_total{result=\"conflict\"} %" PRIu64 "\n"
-	    "floe_cluster_writes_total{result=\"failed\"} %" PRIu64 "\n",
+	    "floe_cluster_writes_total{result=\"failed\"} %" PRIu64 "\n"
+	    "# HELP floe_cluster_readers_copy_waiting 1 while this node has "
+	    "resynced from etcd and not yet merged another node's copy of "
+	    "the reader inventory.\n"
+	    "# TYPE floe_cluster_readers_copy_waiting gauge\n"
+	    "floe_cluster_readers_copy_waiting %d\n",
 	    c->applied, c->watching ? 1 : 0, c->resyncs,
 	    c->hash & ((UINT64_C(1) << 52) - 1), cluster_is_leader(c) ? 1 : 0,
 	    c->leader_changes, nodes, lagging, disagree,
 	    c->wrote[CLUSTER_WROTE_COMMITTED], c->wrote[CLUSTER_WROTE_PENDING],
-	    c->wrote[CLUSTER_WROTE_CONFLICT], c->wrote[CLUSTER_WROTE_FAILED]);
+	    c->wrote[CLUSTER_WROTE_CONFLICT], c->wrote[CLUSTER_WROTE_FAILED],
+	    c->rcopy == CLUSTER_RCOPY_ASK || c->rcopy == CLUSTER_RCOPY_ASKED);
 }

@@ -137,6 +137,12 @@ nadmin 4 GET /cluster
 jq -e '.readers.copy == "waiting" or .readers.copy == "asking"' "$T/b" >/dev/null &&
 	ok "node 4 waits for its copy ($(jq -r .readers.copy "$T/b"))" ||
 	bad "node 4: $(jq -c .readers "$T/b")"
+copy_metric() {
+	curl -s --unix-socket "$T/n$1/floe.sock" http://floe/metrics |
+		awk '$1 == "floe_cluster_readers_copy_waiting" {print $2}'
+}
+[ "$(copy_metric 4)" = 1 ] && ok "node 4: floe_cluster_readers_copy_waiting 1" ||
+	bad "node 4: floe_cluster_readers_copy_waiting '$(copy_metric 4)'"
 nctl 4 wave freeze 2
 [ "$RC" = 1 ] && grep -q "has not merged another node's copy of the reader inventory yet" "$T/ctl" &&
 	ok "node 4 refuses the freeze until its copy is merged: $(cat "$T/ctl")" ||
@@ -145,6 +151,8 @@ for k in 1 2 3; do kill -CONT "${NODE_PID[$k]}"; done
 until_node 4 /cluster '.readers.copy == "done"' &&
 	ok "node 4's copy came from $(jq -r .readers.copied_from "$T/b") once the nodes went on" ||
 	bad "node 4: $(jq -c .readers "$T/b")"
+[ "$(copy_metric 4)" = 0 ] && ok "node 4: floe_cluster_readers_copy_waiting 0" ||
+	bad "node 4: floe_cluster_readers_copy_waiting '$(copy_metric 4)'"
 nctl 4 wave freeze 2
 [ "$RC" = 1 ] && grep -q "3 stale readers still load the warehouse copy" "$T/ctl" &&
 	ok "then node 4 refuses it for the three stale readers" ||

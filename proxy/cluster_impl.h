@@ -157,6 +157,8 @@ struct cluster {
 void cluster_mirror_start(struct cluster *);
 void cluster_mirror_stop(struct cluster *);
 uint64_t cluster_kv_hash(const char *key, size_t len, int64_t rev);
+uint64_t cluster_record_hash(enum store_db, const unsigned char *kb,
+    size_t klen, uint64_t seq);
 
 /* A wrapped record of a bulk import (cluster_import.c). */
 struct cluster_wrap {

@@ -55,6 +55,8 @@ struct cluster_old_waves {
 
 static enum cluster_key_kind cluster_classify(const char *, size_t,
     enum store_db *, unsigned char *, size_t *, const char **, size_t *);
+static bool cluster_held(struct cluster *, enum store_db,
+    const unsigned char *);
 static int cluster_put(struct cluster *, struct store_mirror *, const char *,
     size_t, const char *, size_t, int64_t);
 static void cluster_resync(struct cluster *);
@@ -72,6 +74,8 @@ static void cluster_rehash(struct cluster *);
 static int cluster_hash_route_cb(const void *, size_t,
     const struct store_route *, void *);
 static int cluster_hash_wave_cb(const struct store_wave *, void *);
+static uint64_t cluster_stored_hash(struct store_mirror *, enum store_db,
+    const unsigned char *, size_t, int *);
 static json_t *cluster_rollback_seen(struct cluster *,
     const struct etcd_watch_msg *, const struct etcd_event *, const char *,
     size_t);
@@ -118,7 +122,7 @@ static enum cluster_key_kind
 cluster_classify(const char *key, size_t len, enum store_db *db,
     unsigned char *kb, size_t *klen, const char **name, size_t *nlen)
 {
-	char num[16];
+	char num[16], canon[16];
 	uint32_t n;
 
 	if (len > 8 && memcmp(key, "objects/", 8) == 0) {
@@ -134,7 +138,13 @@ cluster_classify(const char *key, size_t len, enum store_db *db,
 			return CLUSTER_KEY_OTHER;
 		memcpy(num, key + 6, len - 6);
 		num[len - 6] = '\0';
-		if (wave_parse(num, &n) == -1)
+		/*
+		 * Only the key floe writes for a wave ("waves/7", not
+		 * "waves/07"): one key per record, as a resync reads them.
+		 */
+		if (wave_parse(num, &n) == -1 ||
+		    snprintf(canon, sizeof(canon), "%u", n) != (int)(len - 6) ||
+		    memcmp(canon, num, len - 6) != 0)
 			return CLUSTER_KEY_OTHER;
 		*db = STORE_DB_WAVES;
 		kb[0] = (unsigned char)(n >> 24);
@@ -186,6 +196,16 @@ cluster_classify(const char *key, size_t len, enum store_db *db,
 	return CLUSTER_KEY_OTHER;
 }
 
+/* A wave with a rollback pending here keeps it until etcd has it. */
+static bool
+cluster_held(struct cluster *c, enum store_db db, const unsigned char *kb)
+{
+	return db == STORE_DB_WAVES &&
+	    cluster_pending_has(c,
+		(uint32_t)kb[0] << 24 | (uint32_t)kb[1] << 16 |
+		    (uint32_t)kb[2] << 8 | kb[3]);
+}
+
 /*
  * Put one state key of etcd's (KEY without the prefix) in the mirror's
  * txn. STORE_OK, STORE_NOTFOUND (not floe's: skipped) or STORE_ERROR (the
@@ -204,11 +224,7 @@ cluster_put(struct cluster *c, struct store_mirror *m, const char *key,
 	if (cluster_classify(key, len, &db, kb, &klen, &name, &nlen) !=
 	    CLUSTER_KEY_STATE)
 		return STORE_NOTFOUND;
-	/* A wave with a rollback pending here keeps it until etcd has it. */
-	if (db == STORE_DB_WAVES &&
-	    cluster_pending_has(c,
-		(uint32_t)kb[0] << 24 | (uint32_t)kb[1] << 16 |
-		    (uint32_t)kb[2] << 8 | kb[3]))
+	if (cluster_held(c, db, kb))
 		return STORE_NOTFOUND;
 	/* A record of a bulk import: shown once the import is committed. */
 	if (db != STORE_DB_EVENTS && cluster_wrapped(val, vlen))
@@ -623,29 +639,41 @@ cluster_watch_events(struct cluster *c, const struct etcd_watch_msg *msg)
 		if (cluster_watch_import(m, ev, kind == CLUSTER_KEY_IMPORT, db,
 			kb, klen, name, nlen, &rc, &rehash))
 			continue;
-		/* A route or a wave: in the hash, and what lagging is. */
+		/*
+		 * A route or a wave: what lagging is, and in the hash as the
+		 * store has it (etcd's value may not be a record, or its key
+		 * not the canonical one of the record it names).
+		 */
 		state = db == STORE_DB_OBJECTS || db == STORE_DB_WAVES;
 		routes |= state;
-		if (state && ev->prev_kv != NULL)
-			hash ^= cluster_kv_hash(key, len,
-			    ev->prev_kv->mod_revision);
+		if (state)
+			hash ^= cluster_stored_hash(m, db, kb, klen, &rc);
+		if (rc == STORE_ERROR)
+			break;
 		if (ev->type == ETCD_EVENT_DELETE) {
 			if (db != STORE_DB_EVENTS)
 				rc = store_mirror_del(m, db, kb, klen);
-			continue;
+		} else {
+			rc = cluster_put(c, m, key, len, ev->kv.value,
+			    ev->kv.value_len, ev->kv.mod_revision);
+			/*
+			 * etcd's value is no record (put by hand): none is
+			 * there now, as a resync would find.
+			 */
+			if (rc == STORE_NOTFOUND && db != STORE_DB_EVENTS &&
+			    !cluster_held(c, db, kb))
+				rc = store_mirror_del(m, db, kb, klen);
+			if (rc == STORE_NOTFOUND)
+				rc = STORE_OK;
+			if (rc == STORE_OK && db == STORE_DB_WAVES &&
+			    (line = cluster_rollback_seen(c, msg, ev, key,
+				 len)) != NULL) {
+				rc = cluster_rollback_keep(m, line);
+				nlines++;
+			}
 		}
-		if (state)
-			hash ^= cluster_kv_hash(key, len, ev->kv.mod_revision);
-		rc = cluster_put(c, m, key, len, ev->kv.value, ev->kv.value_len,
-		    ev->kv.mod_revision);
-		if (rc == STORE_NOTFOUND)
-			rc = STORE_OK;
-		if (rc == STORE_OK && db == STORE_DB_WAVES &&
-		    (line = cluster_rollback_seen(c, msg, ev, key, len)) !=
-			NULL) {
-			rc = cluster_rollback_keep(m, line);
-			nlines++;
-		}
+		if (state && rc == STORE_OK)
+			hash ^= cluster_stored_hash(m, db, kb, klen, &rc);
 	}
 	if (m != NULL && rc != STORE_ERROR)
 		rc = store_mirror_commit(m, top, c->cluster_id);
@@ -914,13 +942,8 @@ cluster_hash_route_cb(const void *key, size_t keylen,
     const struct store_route *r, void *arg)
 {
 	struct cluster *c = arg;
-	char buf[8 + STORE_KEY_MAX];
 
-	if (keylen > sizeof(buf) - 8)
-		return 0;
-	memcpy(buf, "objects/", 8);
-	memcpy(buf + 8, key, keylen);
-	c->hash ^= cluster_kv_hash(buf, 8 + keylen, (int64_t)r->seq);
+	c->hash ^= cluster_record_hash(STORE_DB_OBJECTS, key, keylen, r->seq);
 	return 0;
 }
 
@@ -928,10 +951,58 @@ static int
 cluster_hash_wave_cb(const struct store_wave *w, void *arg)
 {
 	struct cluster *c = arg;
-	char buf[32];
+	unsigned char kb[4];
+
+	kb[0] = (unsigned char)(w->n >> 24);
+	kb[1] = (unsigned char)(w->n >> 16);
+	kb[2] = (unsigned char)(w->n >> 8);
+	kb[3] = (unsigned char)w->n;
+	c->hash ^= cluster_record_hash(STORE_DB_WAVES, kb, 4, w->seq);
+	return 0;
+}
+
+/*
+ * The hash of the record at KB (KLEN bytes) in DB (routes and waves) with
+ * sequence SEQ: of its canonical etcd key (without the prefix) and SEQ,
+ * the revision it was put at.
+ */
+uint64_t
+cluster_record_hash(enum store_db db, const unsigned char *kb, size_t klen,
+    uint64_t seq)
+{
+	char buf[8 + STORE_KEY_MAX];
 	int n;
 
-	n = snprintf(buf, sizeof(buf), "waves/%u", w->n);
-	c->hash ^= cluster_kv_hash(buf, (size_t)n, (int64_t)w->seq);
-	return 0;
+	if (db == STORE_DB_WAVES) {
+		n = snprintf(buf, sizeof(buf), "waves/%u",
+		    (uint32_t)kb[0] << 24 | (uint32_t)kb[1] << 16 |
+			(uint32_t)kb[2] << 8 | kb[3]);
+		return cluster_kv_hash(buf, (size_t)n, (int64_t)seq);
+	}
+	if (klen > sizeof(buf) - 8)
+		return 0;
+	memcpy(buf, "objects/", 8);
+	memcpy(buf + 8, kb, klen);
+	return cluster_kv_hash(buf, 8 + klen, (int64_t)seq);
+}
+
+/*
+ * The hash of what the mirror's txn M holds at KB in DB now: 0 when it
+ * holds no record there. A store failure in *RC (the txn is over).
+ */
+static uint64_t
+cluster_stored_hash(struct store_mirror *m, enum store_db db,
+    const unsigned char *kb, size_t klen, int *rc)
+{
+	uint64_t seq;
+
+	switch (store_mirror_seq(m, db, kb, klen, &seq)) {
+	case STORE_OK:
+		return cluster_record_hash(db, kb, klen, seq);
+	case STORE_ERROR:
+		*rc = STORE_ERROR;
+		return 0;
+	default:
+		return 0;
+	}
 }

@@ -434,6 +434,13 @@ int store_mirror_put(struct store_mirror *, enum store_db, const void *key,
 /* STORE_OK also when KEY is not there. */
 int store_mirror_del(struct store_mirror *, enum store_db, const void *key,
     size_t keylen);
+/*
+ * The sequence of the route (STORE_DB_OBJECTS) or wave (STORE_DB_WAVES)
+ * at KEY as the txn has it: STORE_OK with *SEQ, STORE_NOTFOUND (none, or
+ * not a record) or STORE_ERROR.
+ */
+int store_mirror_seq(struct store_mirror *, enum store_db, const void *key,
+    size_t keylen, uint64_t *seq);
 int store_mirror_commit(struct store_mirror *, int64_t rev,
     uint64_t cluster_id);
 void store_mirror_abort(struct store_mirror *);

@@ -337,6 +337,36 @@ store_mirror_del(struct store_mirror *m, enum store_db db, const void *key,
 	return STORE_OK;
 }
 
+/* The sequence of the route or wave at KEY in M's txn. */
+int
+store_mirror_seq(struct store_mirror *m, enum store_db db, const void *key,
+    size_t keylen, uint64_t *seq)
+{
+	MDB_val k = { keylen, (void *)(uintptr_t)key }, v;
+	struct store_route r;
+	struct store_wave w;
+	int rc;
+
+	if (keylen == 0 || keylen > STORE_KEY_MAX ||
+	    (db != STORE_DB_OBJECTS && db != STORE_DB_WAVES))
+		return STORE_NOTFOUND;
+	if ((rc = mdb_get(m->txn, store_db_dbi(m->s, db), &k, &v)) != 0) {
+		if (rc == MDB_NOTFOUND)
+			return STORE_NOTFOUND;
+		return store_mirror_fail(m, "read", rc);
+	}
+	if (db == STORE_DB_OBJECTS) {
+		if (store_route_decode(&v, &r) == -1)
+			return STORE_NOTFOUND;
+		*seq = r.seq;
+	} else {
+		if (store_wave_decode(&v, &w) == -1)
+			return STORE_NOTFOUND;
+		*seq = w.seq;
+	}
+	return STORE_OK;
+}
+
 /* Put V under the meta key NAME. */
 static int
 store_meta_u64_put(MDB_txn *txn, MDB_dbi meta, char *name, size_t len,

@@ -3,7 +3,8 @@
  * mode): the last sequence after an event numbered past the applied
  * revision (a rollback pending for etcd), never going back except by a
  * resync; rollback log lines kept in a mirror txn, committed with it or
- * not at all. The fixture is in store_fx.c.
+ * not at all; a record's sequence as a mirror txn has it. The fixture is
+ * in store_fx.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 
 #include "lib/compat.h"
 #include "routing/store.h"
+#include "routing/store_impl.h"
 #include "tests/unit/routing_tmp.h"
 #include "tests/unit/store_fx.h"
 
@@ -75,6 +77,57 @@ test_mirror_seq(void **state)
 	assert_int_equal(seq, 3);
 }
 
+/*
+ * store_mirror_seq, what the mirror's running hash is kept from: a route's
+ * or a wave's sequence as the txn has it, none for a value that is not a
+ * record, after a delete, or in another database.
+ */
+static void
+test_mirror_record_seq(void **state)
+{
+	struct routing_tmp *t = *state;
+	struct store_mirror *m;
+	struct store_route r = { .wave = 2 };
+	struct store_wave w = { .state = 0 };
+	struct store_enc re, we;
+	unsigned char wk[4];
+	uint64_t seq = 0;
+
+	store_route_encode(&r, &re);
+	store_wave_encode(&w, &we);
+	store_wave_key(3, wk);
+	m = store_mirror_begin(t->store);
+	assert_non_null(m);
+	assert_int_equal(store_mirror_seq(m, STORE_DB_OBJECTS, "db.t", 4, &seq),
+	    STORE_NOTFOUND);
+	assert_int_equal(store_mirror_put(m, STORE_DB_OBJECTS, "db.t", 4,
+			     re.buf, re.len, 12),
+	    STORE_OK);
+	assert_int_equal(store_mirror_put(m, STORE_DB_WAVES, wk, 4, we.buf,
+			     we.len, 13),
+	    STORE_OK);
+	assert_int_equal(store_mirror_seq(m, STORE_DB_OBJECTS, "db.t", 4, &seq),
+	    STORE_OK);
+	assert_int_equal(seq, 12);
+	assert_int_equal(store_mirror_seq(m, STORE_DB_WAVES, wk, 4, &seq),
+	    STORE_OK);
+	assert_int_equal(seq, 13);
+	/* Not a record: not put, the route before it stays. */
+	assert_int_equal(store_mirror_put(m, STORE_DB_OBJECTS, "db.t", 4, "", 0,
+			     14),
+	    STORE_NOTFOUND);
+	assert_int_equal(store_mirror_seq(m, STORE_DB_OBJECTS, "db.t", 4, &seq),
+	    STORE_OK);
+	assert_int_equal(seq, 12);
+	assert_int_equal(store_mirror_seq(m, STORE_DB_LEDGER, "db.t", 4, &seq),
+	    STORE_NOTFOUND);
+	assert_int_equal(store_mirror_del(m, STORE_DB_OBJECTS, "db.t", 4),
+	    STORE_OK);
+	assert_int_equal(store_mirror_seq(m, STORE_DB_OBJECTS, "db.t", 4, &seq),
+	    STORE_NOTFOUND);
+	assert_int_equal(store_mirror_commit(m, 14, 7), STORE_OK);
+}
+
 /* Rollback log lines in a mirror txn: with its commit, or not at all. */
 static void
 test_mirror_rlog(void **state)
@@ -125,6 +178,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_mirror_seq, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_mirror_rlog, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_mirror_record_seq, setup,
 		    teardown),
 	};
 

@@ -60,12 +60,10 @@ static bool cluster_held(struct cluster *, enum store_db,
 static int cluster_put(struct cluster *, struct store_mirror *, const char *,
     size_t, const char *, size_t, int64_t);
 static void cluster_resync(struct cluster *);
-static void cluster_range_cb(const struct etcd_result *, void *);
 static void cluster_resync_apply(struct cluster *, int64_t, uint64_t);
 static void cluster_kvs_clear(struct cluster *);
 static int cluster_old_wave_cb(const struct store_wave *, void *);
 static void cluster_watch_open(struct cluster *);
-static void cluster_watch_cb(const struct etcd_watch_msg *, void *);
 static void cluster_watch_events(struct cluster *,
     const struct etcd_watch_msg *);
 static void cluster_retry(struct cluster *, uint64_t);
@@ -301,7 +299,7 @@ cluster_kvs_clear(struct cluster *c)
 }
 
 /* One page of a resync: keep its pairs; at the last one, apply them. */
-static void
+void
 cluster_range_cb(const struct etcd_result *res, void *arg)
 {
 	struct cluster *c = arg;
@@ -506,7 +504,7 @@ cluster_watch_open(struct cluster *c)
 }
 
 /* One message of the watch. */
-static void
+void
 cluster_watch_cb(const struct etcd_watch_msg *msg, void *arg)
 {
 	struct cluster *c = arg;

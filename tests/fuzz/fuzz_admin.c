@@ -23,6 +23,7 @@
 #include "proxy/server.h"
 #include "proxy/upstream.h"
 #include "routing/store.h"
+#include "tests/fuzz/fuzz_floe.h"
 
 int LLVMFuzzerInitialize(int *, char ***);
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -34,32 +35,16 @@ int
 LLVMFuzzerInitialize(int *argc __attribute__((unused)),
     char ***argv __attribute__((unused)))
 {
-	char dir[] = "/dev/shm/floe-fuzz-admin.XXXXXX";
-	char dir2[] = "/tmp/floe-fuzz-admin.XXXXXX";
-	char path[128], err[512];
+	char dir[64], path[128], err[512];
 	struct server_opts so;
-	const char *d;
-	FILE *fp;
 	int i;
 
 	log_init(0);
-	if ((d = mkdtemp(dir)) == NULL && (d = mkdtemp(dir2)) == NULL)
-		abort();
-	snprintf(path, sizeof(path), "%s/floe.conf", d);
-	if ((fp = fopen(path, "w")) == NULL)
-		abort();
-	fprintf(fp,
-	    "[floe]\nstate_dir = %s/state\nadmin_socket = %s/sock\n"
-	    "rollback_log = %s/rollback.log\n"
-	    "[warehouse]\nuri = http://127.0.0.1:1\n"
-	    "[lakehouse]\nuri = http://127.0.0.1:2\n",
-	    d, d, d);
-	fclose(fp);
 	fz.access_fd = -1;
-	if ((fz.conf = conf_load(path, err, sizeof(err))) == NULL ||
-	    (fz.base = event_base_new()) == NULL)
+	fz.conf = fuzz_floe_conf("admin", "", dir, sizeof(dir));
+	if ((fz.base = event_base_new()) == NULL)
 		abort();
-	snprintf(path, sizeof(path), "%s/state", d);
+	snprintf(path, sizeof(path), "%s/state", dir);
 	if ((fz.store = store_open(path, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "%s\n", err);
 		abort();

@@ -16,6 +16,7 @@
  *   - its hash of routes and waves, kept event by event, is the hash of
  *     the store's routes and waves computed from scratch: what a node that
  *     resyncs has, and what nodes compare (GET /cluster "disagrees");
+ *   - /status and /metrics can be made of what etcd holds;
  * and at the end, a resync from the same keys leaves the same routes and
  * waves, record for record, as the events did.
  *
@@ -36,6 +37,7 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <jansson.h>
 
 #include "lib/log.h"
 #include "lib/xmalloc.h"
@@ -45,6 +47,7 @@
 #include "proxy/etcd.h"
 #include "proxy/fetch.h"
 #include "proxy/floe.h"
+#include "proxy/stats.h"
 #include "routing/store.h"
 #include "routing/store_impl.h"
 #include "tests/fuzz/fuzz_floe.h"
@@ -414,10 +417,23 @@ store_digest(struct store *st)
 	return digest;
 }
 
-/* The invariants after a message the mirror applied. */
+/*
+ * The invariants after a message the mirror applied; and what /status
+ * and /metrics say of the cluster (node keys and the leader's are what
+ * etcd holds) can be made.
+ */
 static void
 check(struct cluster *c)
 {
+	json_t *status;
+	char *metrics;
+
+	if ((status = stats_status_json(&fz.stats)) == NULL ||
+	    json_object_get(status, "cluster") == NULL ||
+	    (metrics = stats_metrics_text(&fz.stats)) == NULL)
+		__builtin_trap();
+	json_decref(status);
+	free(metrics);
 	if (c->applied != rev)
 		__builtin_trap();
 	from_scratch = 0;

@@ -17,8 +17,8 @@
  *     the store's routes and waves computed from scratch: what a node that
  *     resyncs has, and what nodes compare (GET /cluster "disagrees");
  *   - /status and /metrics can be made of what etcd holds;
- * and at the end, a resync from the same keys leaves the same routes and
- * waves, record for record, as the events did.
+ * and at the end, a resync from the same keys leaves the same routes,
+ * waves and ledger records, record for record, as the events did.
  *
  * Each input gets a new store in a scratch directory (under /dev/shm when
  * there is one) and a new cluster, so that a finding replays alone. etcd
@@ -156,7 +156,8 @@ make_key(struct in *in, char *key, size_t max)
 	static const char *const kinds[] = { "objects/db.t", "objects/db.",
 		"waves/", "waves/1", "ledger/db.t", "imports/", "readers/n",
 		"readers-want/", "readers-copy/fz/n", "readers-copy/n2/fz/",
-		"nodes/n", "leader", "events/", "basis/", "" };
+		"nodes/n", "leader", "events/", "basis/", "",
+		"ledger/db.t/000000000000000" };
 	unsigned kind = u8(in) % (sizeof(kinds) / sizeof(kinds[0])), slot;
 	size_t n;
 
@@ -241,7 +242,7 @@ make_value(struct in *in, const char *key, size_t klen, char *val, size_t max)
 		store_wave_encode(&w, &enc);
 		memcpy(val, enc.buf, enc.len);
 		return enc.len;
-	case 2: /* a route of an open import, wrapped */
+	case 2: /* a route (or ledger record) of an open import, wrapped */
 		memset(&r, 0, sizeof(r));
 		r.wave = u8(in) % 4;
 		store_route_encode(&r, &enc);
@@ -407,13 +408,49 @@ digest_wave(const struct store_wave *w, void *arg __attribute__((unused)))
 	return 0;
 }
 
+/* The objects with ledger records, to read theirs outside the walk. */
+static struct {
+	char key[STORE_KEY_MAX];
+	size_t len;
+} objs[MAXKEYS];
+static size_t nobjs;
+
+static int
+ledger_obj(const void *obj, size_t len, void *arg __attribute__((unused)))
+{
+	if (nobjs == MAXKEYS || len > STORE_KEY_MAX)
+		__builtin_trap();
+	memcpy(objs[nobjs].key, obj, len);
+	objs[nobjs++].len = len;
+	return 0;
+}
+
+static int
+digest_ledger(int64_t ts, const void *val, size_t len,
+    void *arg __attribute__((unused)))
+{
+	mix(&ts, sizeof(ts));
+	mix(val, len);
+	return 0;
+}
+
 static uint64_t
 store_digest(struct store *st)
 {
+	size_t i;
+
 	digest = 14695981039346656037ULL;
+	nobjs = 0;
 	if (store_route_foreach(st, digest_route, NULL) != STORE_OK ||
-	    store_wave_foreach(st, digest_wave, NULL) != STORE_OK)
+	    store_wave_foreach(st, digest_wave, NULL) != STORE_OK ||
+	    store_ledger_objects(st, "", 0, ledger_obj, NULL) < 0)
 		__builtin_trap();
+	for (i = 0; i < nobjs; i++) {
+		mix(objs[i].key, objs[i].len);
+		if (store_ledger_foreach(st, objs[i].key, objs[i].len,
+			INT64_MIN, INT64_MAX, digest_ledger, NULL) < 0)
+			__builtin_trap();
+	}
 	return digest;
 }
 

@@ -158,15 +158,20 @@ struct cluster {
 /* cluster_mirror.c */
 void cluster_mirror_start(struct cluster *);
 void cluster_mirror_stop(struct cluster *);
-uint64_t cluster_kv_hash(const char *key, size_t len, int64_t rev);
-uint64_t cluster_record_hash(enum store_db, const unsigned char *kb,
-    size_t klen, uint64_t seq);
 /*
  * The mirror's etcd callbacks: a page of a resync's range, and a message
  * of the watch (extern for fuzz_mirror, which plays etcd to them).
  */
 void cluster_range_cb(const struct etcd_result *, void *);
 void cluster_watch_cb(const struct etcd_watch_msg *, void *);
+
+/* cluster_hash.c */
+uint64_t cluster_kv_hash(const char *key, size_t len, int64_t rev);
+uint64_t cluster_record_hash(enum store_db, const unsigned char *kb,
+    size_t klen, uint64_t seq);
+uint64_t cluster_stored_hash(struct store_mirror *, enum store_db,
+    const unsigned char *kb, size_t klen, int *rc);
+void cluster_rehash(struct cluster *);
 
 /* A wrapped record of a bulk import (cluster_import.c). */
 struct cluster_wrap {

@@ -222,6 +222,8 @@ make_value(struct in *in, const char *key, size_t klen, char *val, size_t max)
 	char id[16], *wrapped;
 	void *was = NULL;
 	size_t n, waslen = 0, sk = strlen(PREFIX "objects/");
+	size_t lk = strlen(PREFIX "ledger/");
+	bool route;
 	unsigned slot;
 
 	switch (u8(in) % 6) {
@@ -247,13 +249,21 @@ make_value(struct in *in, const char *key, size_t klen, char *val, size_t max)
 		r.wave = u8(in) % 4;
 		store_route_encode(&r, &enc);
 		slot = u8(in) % 3;
-		/* An importer opens its import before it puts a record. */
+		/*
+		 * An importer opens its import before it puts a record; it
+		 * imports routes, which replace a route or none, and ledger
+		 * records, each at a new key.
+		 */
 		n = (size_t)snprintf(id, sizeof(id), "i%u.%u", slot, gen[slot]);
-		if (!import_open(id, n)) {
+		route = klen > sk && memcmp(key, PREFIX "objects/", sk) == 0;
+		if (!import_open(id, n) ||
+		    (!route &&
+			(klen <= lk || memcmp(key, PREFIX "ledger/", lk) != 0 ||
+			    model_find(key, klen) != NULL))) {
 			memcpy(val, enc.buf, enc.len);
 			return enc.len;
 		}
-		if (klen > sk && memcmp(key, PREFIX "objects/", sk) == 0 &&
+		if (route &&
 		    store_record_get(fz.store, STORE_DB_OBJECTS, key + sk,
 			klen - sk, &was, &waslen) != STORE_OK) {
 			was = NULL;

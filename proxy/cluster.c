@@ -251,7 +251,9 @@ cluster_node_seen(struct cluster *c, const char *key, size_t len,
 	char name[128];
 	json_t *v;
 
-	if (len <= 6 || len - 6 >= sizeof(name))
+	/* Only a node's name names a node (not one put by hand). */
+	if (len <= 6 || len - 6 >= sizeof(name) ||
+	    !conf_node_name_ok(key + 6, len - 6))
 		return;
 	memcpy(name, key + 6, len - 6);
 	name[len - 6] = '\0';

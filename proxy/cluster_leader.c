@@ -26,6 +26,7 @@
 #include "lib/units.h"
 #include "proxy/cluster.h"
 #include "proxy/cluster_impl.h"
+#include "proxy/conf.h"
 #include "proxy/etcd.h"
 
 static void cluster_leader_campaign(struct cluster *);
@@ -116,6 +117,8 @@ void
 cluster_leader_seen(struct cluster *c, const char *value, size_t vlen,
     int64_t lease, int64_t rev, bool deleted)
 {
+	bool again = rev != 0 && rev == c->leader_rev;
+
 	if (rev != 0 && rev < c->leader_rev)
 		return;
 	c->leader_rev = rev;
@@ -131,8 +134,20 @@ cluster_leader_seen(struct cluster *c, const char *value, size_t vlen,
 			cluster_leader_campaign(c);
 		return;
 	}
-	if (vlen >= sizeof(c->leader))
-		vlen = sizeof(c->leader) - 1;
+	if (vlen >= sizeof(c->leader) || !conf_node_name_ok(value, vlen)) {
+		/* Put by hand: no node holds it, and none can take it. */
+		if (!again)
+			log_warnx(
+			    "cluster: the leader key holds %zu bytes that are "
+			    "not a node name: no node runs the polls until it "
+			    "is deleted (etcdctl del %sleader)",
+			    vlen, c->prefix);
+		c->leader[0] = '\0';
+		c->leader_lease = 0;
+		c->leading = false;
+		cluster_leader_check(c);
+		return;
+	}
 	memcpy(c->leader, value, vlen);
 	c->leader[vlen] = '\0';
 	c->leader_lease = lease;

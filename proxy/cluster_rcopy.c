@@ -29,6 +29,7 @@
 #include "lib/xmalloc.h"
 #include "proxy/cluster.h"
 #include "proxy/cluster_impl.h"
+#include "proxy/conf.h"
 #include "proxy/etcd.h"
 #include "routing/store.h"
 
@@ -163,7 +164,7 @@ cluster_rcopy_want_seen(struct cluster *c, const char *name, size_t nlen,
 {
 	char nm[128];
 
-	if (nlen == 0 || nlen >= sizeof(nm))
+	if (nlen >= sizeof(nm) || !conf_node_name_ok(name, nlen))
 		return;
 	memcpy(nm, name, nlen);
 	nm[nlen] = '\0';
@@ -207,7 +208,8 @@ cluster_rcopy_seen(struct cluster *c, struct store_mirror *m, const char *rest,
 		return STORE_OK;
 	from = rest + own + 1;
 	if ((slash = memchr(from, '/', rlen - own - 1)) == NULL ||
-	    (size_t)(slash - from) >= sizeof(fm))
+	    (size_t)(slash - from) >= sizeof(fm) ||
+	    !conf_node_name_ok(from, (size_t)(slash - from)))
 		return STORE_OK;
 	memcpy(fm, from, (size_t)(slash - from));
 	fm[slash - from] = '\0';

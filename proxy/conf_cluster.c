@@ -19,10 +19,7 @@
 #include "proxy/conf.h"
 #include "proxy/conf_impl.h"
 
-#define CONF_NODE_MAX 63 /* a node name, in bytes */
-
 static int conf_etcd_one(const char *, size_t, char *, size_t);
-static bool conf_node_ok(const char *);
 static int conf_readable(const char *, char *, size_t);
 
 /* The defaults of [cluster]; etcd stays NULL: one node. */
@@ -122,17 +119,17 @@ conf_parse_etcd(struct conf *c __unused, void *field, const char *value,
 	return 0;
 }
 
-/* Whether NAME may name a node: 1..63 of [A-Za-z0-9._-]. */
-static bool
-conf_node_ok(const char *name)
+/* Whether NAME (LEN bytes) may name a node. */
+bool
+conf_node_name_ok(const char *name, size_t len)
 {
-	size_t i, len = strlen(name);
+	size_t i;
 
 	if (len == 0 || len > CONF_NODE_MAX)
 		return false;
 	for (i = 0; i < len; i++)
-		if (!isalnum((unsigned char)name[i]) &&
-		    strchr("._-", name[i]) == NULL)
+		if (!isalnum((unsigned char)name[i]) && name[i] != '.' &&
+		    name[i] != '_' && name[i] != '-')
 			return false;
 	return true;
 }
@@ -144,7 +141,7 @@ conf_parse_node(struct conf *c __unused, void *field, const char *value,
 {
 	char **p = field;
 
-	if (!conf_node_ok(value)) {
+	if (!conf_node_name_ok(value, strlen(value))) {
 		snprintf(why, whylen,
 		    "\"%s\" is not a node name (1..%d of A-Z a-z 0-9 . _ -)",
 		    value, CONF_NODE_MAX);
@@ -237,7 +234,8 @@ conf_cluster_check(struct conf *c, const char **key, char *why, size_t whylen)
 	}
 	if (k->name == NULL) {
 		if (gethostname(host, sizeof(host)) == -1 ||
-		    (host[sizeof(host) - 1] = '\0', !conf_node_ok(host))) {
+		    (host[sizeof(host) - 1] = '\0',
+			!conf_node_name_ok(host, strlen(host)))) {
 			*key = "name";
 			snprintf(why, whylen,
 			    "missing, and the host name is not a node name");

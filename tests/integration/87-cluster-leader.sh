@@ -7,8 +7,9 @@
 # lagging wave back); every node shows the leader (GET /cluster, floectl
 # cluster, /metrics); a leader stopped with TERM gives the key up, and
 # another leads well before its lease would end; a leader killed and
-# restarted at once takes its key back. Polls are counted by the test
-# catalogs.
+# restarted at once takes its key back; a leader key put by hand that
+# names no node makes none lead, each saying why, until it is deleted.
+# Polls are counted by the test catalogs.
 # alone: bounds a takeover by the lease TTL
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster.sh"
@@ -208,4 +209,33 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 [ "$(the_leader)" = "$L2" ] && [ "$ms" -lt $((TTL * 1000)) ] &&
 	ok "n$L2 restarted within its lease leads again after $ms ms" ||
 	bad "n$L2 restarted: leaders $(leaders) after $ms ms"
+
+# The leader key put by hand with what is no node's name (a byte that is
+# not UTF-8): no node leads, each says why, and GET /cluster still
+# answers; once the key is deleted, a node leads again.
+printf '\377' | ectl put /floe/leader >/dev/null || bad "etcdctl put failed"
+for i in $(seq 50); do
+	[ "$(leaders)" = "$(leaders | sed 's/:1/:0/g')" ] && break
+	sleep 0.1
+done
+for k in 1 2 3; do
+	[ -n "${NODE_PID[$k]}" ] || continue
+	nadmin "$k" GET /cluster
+	[ "$S" = 200 ] && jq -e '.leader == null and (.is_leader | not)' "$T/b" >/dev/null &&
+		ok "n$k: GET /cluster answers, no leader" ||
+		bad "n$k: GET /cluster $S: $(head -c 300 "$T/b")"
+	grep -q "the leader key holds 1 bytes that are not a node name" "$T/n$k/floe.log" &&
+		ok "n$k logs why no node leads" || bad "n$k's log: $(tail -3 "$T/n$k/floe.log")"
+	curl -s --unix-socket "$T/n$k/floe.sock" http://floe/metrics |
+		grep -qx "floe_cluster_leader 0" && ok "n$k: floe_cluster_leader 0" ||
+		bad "n$k's floe_cluster_leader is not 0"
+done
+ectl del /floe/leader >/dev/null || bad "etcdctl del failed"
+L3=
+for i in $(seq 60); do
+	L3=$(the_leader)
+	[ -n "$L3" ] && break
+	sleep 0.1
+done
+[ -n "$L3" ] && ok "the key deleted, n$L3 leads" || bad "after the delete: $(leaders)"
 cluster_finish

@@ -558,6 +558,29 @@ test_edges(void **state __unused)
 	conf_free(NULL);
 }
 
+/*
+ * Node names, which cluster mode also checks in what etcd holds (the
+ * leader key, node keys): bytes, with a NUL inside refused.
+ */
+static void
+test_node_names(void **state __unused)
+{
+	char longest[CONF_NODE_MAX + 1];
+
+	memset(longest, 'n', sizeof(longest));
+	assert_true(conf_node_name_ok("n1", 2));
+	assert_true(conf_node_name_ok("db-2.rack_3", 11));
+	assert_true(conf_node_name_ok(longest, CONF_NODE_MAX));
+	assert_false(conf_node_name_ok(longest, CONF_NODE_MAX + 1));
+	assert_false(conf_node_name_ok("", 0));
+	assert_false(conf_node_name_ok("n\0x", 3));
+	assert_false(conf_node_name_ok("n/1", 3));
+	assert_false(conf_node_name_ok("n 1", 3));
+	assert_false(conf_node_name_ok("\377", 1));
+	/* Only LEN bytes are read: "n1" of "n1/x". */
+	assert_true(conf_node_name_ok("n1/x", 2));
+}
+
 /* Loading twice gives two independent confs (a reload builds a new one). */
 static void
 test_reload(void **state __unused)
@@ -641,6 +664,7 @@ main(void)
 		cmocka_unit_test(test_relative),
 		cmocka_unit_test(test_inline),
 		cmocka_unit_test(test_edges),
+		cmocka_unit_test(test_node_names),
 		cmocka_unit_test(test_reload),
 		cmocka_unit_test(test_keep_restart),
 	};

@@ -20,6 +20,7 @@
 
 #include "lib/compat.h"
 #include "lib/log.h"
+#include "lib/nodename.h"
 #include "lib/units.h"
 #include "lib/version.h"
 #include "lib/xmalloc.h"
@@ -253,7 +254,7 @@ cluster_node_seen(struct cluster *c, const char *key, size_t len,
 
 	/* Only a node's name names a node (not one put by hand). */
 	if (len <= 6 || len - 6 >= sizeof(name) ||
-	    !conf_node_name_ok(key + 6, len - 6))
+	    !node_name_ok(key + 6, len - 6))
 		return;
 	memcpy(name, key + 6, len - 6);
 	name[len - 6] = '\0';

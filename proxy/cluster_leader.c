@@ -23,10 +23,10 @@
 
 #include "lib/compat.h"
 #include "lib/log.h"
+#include "lib/nodename.h"
 #include "lib/units.h"
 #include "proxy/cluster.h"
 #include "proxy/cluster_impl.h"
-#include "proxy/conf.h"
 #include "proxy/etcd.h"
 
 static void cluster_leader_campaign(struct cluster *);
@@ -134,7 +134,7 @@ cluster_leader_seen(struct cluster *c, const char *value, size_t vlen,
 			cluster_leader_campaign(c);
 		return;
 	}
-	if (vlen >= sizeof(c->leader) || !conf_node_name_ok(value, vlen)) {
+	if (vlen >= sizeof(c->leader) || !node_name_ok(value, vlen)) {
 		/* Put by hand: no node holds it, and none can take it. */
 		if (!again)
 			log_warnx(

@@ -25,11 +25,11 @@
 #include <jansson.h>
 
 #include "lib/log.h"
+#include "lib/nodename.h"
 #include "lib/units.h"
 #include "lib/xmalloc.h"
 #include "proxy/cluster.h"
 #include "proxy/cluster_impl.h"
-#include "proxy/conf.h"
 #include "proxy/etcd.h"
 #include "routing/store.h"
 
@@ -164,7 +164,7 @@ cluster_rcopy_want_seen(struct cluster *c, const char *name, size_t nlen,
 {
 	char nm[128];
 
-	if (nlen >= sizeof(nm) || !conf_node_name_ok(name, nlen))
+	if (nlen >= sizeof(nm) || !node_name_ok(name, nlen))
 		return;
 	memcpy(nm, name, nlen);
 	nm[nlen] = '\0';
@@ -209,7 +209,7 @@ cluster_rcopy_seen(struct cluster *c, struct store_mirror *m, const char *rest,
 	from = rest + own + 1;
 	if ((slash = memchr(from, '/', rlen - own - 1)) == NULL ||
 	    (size_t)(slash - from) >= sizeof(fm) ||
-	    !conf_node_name_ok(from, (size_t)(slash - from)))
+	    !node_name_ok(from, (size_t)(slash - from)))
 		return STORE_OK;
 	memcpy(fm, from, (size_t)(slash - from));
 	fm[slash - from] = '\0';

@@ -182,11 +182,5 @@ void conf_free(struct conf *);
 const char *conf_cred_name(enum conf_cred);
 /* Whether A and B authenticate to their catalogs alike (same keys). */
 bool conf_cred_same(const struct conf_target *a, const struct conf_target *b);
-/*
- * Whether NAME (LEN bytes) may name a cluster node: 1..CONF_NODE_MAX of
- * [A-Za-z0-9._-].
- */
-#define CONF_NODE_MAX 63
-bool conf_node_name_ok(const char *name, size_t len);
 
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lib/compat.h"
+#include "lib/nodename.h"
 #include "lib/xmalloc.h"
 #include "proxy/conf.h"
 #include "proxy/conf_impl.h"
@@ -119,21 +120,6 @@ conf_parse_etcd(struct conf *c __unused, void *field, const char *value,
 	return 0;
 }
 
-/* Whether NAME (LEN bytes) may name a node. */
-bool
-conf_node_name_ok(const char *name, size_t len)
-{
-	size_t i;
-
-	if (len == 0 || len > CONF_NODE_MAX)
-		return false;
-	for (i = 0; i < len; i++)
-		if (!isalnum((unsigned char)name[i]) && name[i] != '.' &&
-		    name[i] != '_' && name[i] != '-')
-			return false;
-	return true;
-}
-
 /* [cluster] name: this node, a key under PREFIX/nodes/. */
 int
 conf_parse_node(struct conf *c __unused, void *field, const char *value,
@@ -141,10 +127,10 @@ conf_parse_node(struct conf *c __unused, void *field, const char *value,
 {
 	char **p = field;
 
-	if (!conf_node_name_ok(value, strlen(value))) {
+	if (!node_name_ok(value, strlen(value))) {
 		snprintf(why, whylen,
 		    "\"%s\" is not a node name (1..%d of A-Z a-z 0-9 . _ -)",
-		    value, CONF_NODE_MAX);
+		    value, NODE_NAME_MAX);
 		return -1;
 	}
 	free(*p);
@@ -235,7 +221,7 @@ conf_cluster_check(struct conf *c, const char **key, char *why, size_t whylen)
 	if (k->name == NULL) {
 		if (gethostname(host, sizeof(host)) == -1 ||
 		    (host[sizeof(host) - 1] = '\0',
-			!conf_node_name_ok(host, strlen(host)))) {
+			!node_name_ok(host, strlen(host)))) {
 			*key = "name";
 			snprintf(why, whylen,
 			    "missing, and the host name is not a node name");

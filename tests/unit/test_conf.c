@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "lib/compat.h"
+#include "lib/nodename.h"
 #include "proxy/conf.h"
 #include "routing/route.h"
 
@@ -565,20 +566,20 @@ test_edges(void **state __unused)
 static void
 test_node_names(void **state __unused)
 {
-	char longest[CONF_NODE_MAX + 1];
+	char longest[NODE_NAME_MAX + 1];
 
 	memset(longest, 'n', sizeof(longest));
-	assert_true(conf_node_name_ok("n1", 2));
-	assert_true(conf_node_name_ok("db-2.rack_3", 11));
-	assert_true(conf_node_name_ok(longest, CONF_NODE_MAX));
-	assert_false(conf_node_name_ok(longest, CONF_NODE_MAX + 1));
-	assert_false(conf_node_name_ok("", 0));
-	assert_false(conf_node_name_ok("n\0x", 3));
-	assert_false(conf_node_name_ok("n/1", 3));
-	assert_false(conf_node_name_ok("n 1", 3));
-	assert_false(conf_node_name_ok("\377", 1));
+	assert_true(node_name_ok("n1", 2));
+	assert_true(node_name_ok("db-2.rack_3", 11));
+	assert_true(node_name_ok(longest, NODE_NAME_MAX));
+	assert_false(node_name_ok(longest, NODE_NAME_MAX + 1));
+	assert_false(node_name_ok("", 0));
+	assert_false(node_name_ok("n\0x", 3));
+	assert_false(node_name_ok("n/1", 3));
+	assert_false(node_name_ok("n 1", 3));
+	assert_false(node_name_ok("\377", 1));
 	/* Only LEN bytes are read: "n1" of "n1/x". */
-	assert_true(conf_node_name_ok("n1/x", 2));
+	assert_true(node_name_ok("n1/x", 2));
 }
 
 /* Loading twice gives two independent confs (a reload builds a new one). */

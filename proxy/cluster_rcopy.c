@@ -281,6 +281,8 @@ cluster_rcopy_pack_cb(const void *key, size_t keylen,
 	unsigned char *p = pk->buf + pk->len;
 	size_t rl;
 
+	if (keylen > sizeof(c->rsafter))
+		return 0; /* no store key is longer */
 	/* The buffer holds RCOPY_PART plus one record of the largest size. */
 	rl = store_reader_pack(r, p + 4 + keylen);
 	p[0] = (unsigned char)(keylen >> 8);

@@ -102,12 +102,11 @@ int
 store_readers_merge(struct store *s, MDB_txn *txn,
     const struct store_reader_in *in, size_t n, bool copy)
 {
-	bool newer;
-
 	struct store_reader cur;
 	struct store_enc enc;
 	MDB_val k, v;
 	size_t i;
+	bool newer;
 	int rc;
 
 	for (i = 0; i < n; i++) {

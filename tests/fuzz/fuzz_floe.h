@@ -5,16 +5,36 @@
 #ifndef FLOE_FUZZ_FLOE_H
 #define FLOE_FUZZ_FLOE_H
 
+#include <sys/stat.h>
+
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "proxy/conf.h"
 
+static char fuzz_floe_dir[160]; /* removed at exit */
+
+static int
+fuzz_floe_rm_cb(const char *path, const struct stat *st __attribute__((unused)),
+    int flag __attribute__((unused)), struct FTW *ftw __attribute__((unused)))
+{
+	return remove(path);
+}
+
+/* At exit: the scratch directory and all in it. */
+static void
+fuzz_floe_rm(void)
+{
+	(void)nftw(fuzz_floe_dir, fuzz_floe_rm_cb, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 /*
  * A new directory for target NAME, under /dev/shm when there is one,
  * into DIR (SIZE bytes), holding a floe.conf: the state directory, admin
  * socket and rollback log in it, both catalogs on closed ports, then the
- * lines EXTRA. Returns the conf loaded; aborts on any failure.
+ * lines EXTRA; it is removed when the process exits. Returns the conf
+ * loaded; aborts on any failure.
  */
 static inline struct conf *
 fuzz_floe_conf(const char *name, const char *extra, char *dir, size_t size)
@@ -29,6 +49,9 @@ fuzz_floe_conf(const char *name, const char *extra, char *dir, size_t size)
 		if (mkdtemp(dir) == NULL)
 			abort();
 	}
+	snprintf(fuzz_floe_dir, sizeof(fuzz_floe_dir), "%s", dir);
+	if (atexit(fuzz_floe_rm) != 0)
+		abort();
 	snprintf(path, sizeof(path), "%s/floe.conf", dir);
 	if ((fp = fopen(path, "w")) == NULL)
 		abort();

@@ -355,6 +355,8 @@ hash_route(const void *key, size_t keylen, const struct store_route *r,
 {
 	char buf[8 + STORE_KEY_MAX];
 
+	if (keylen > sizeof(buf) - 8)
+		__builtin_trap(); /* the store holds no longer key */
 	memcpy(buf, "objects/", 8);
 	memcpy(buf + 8, key, keylen);
 	from_scratch ^= cluster_kv_hash(buf, 8 + keylen, (int64_t)r->seq);
@@ -371,7 +373,7 @@ hash_wave(const struct store_wave *w, void *arg __attribute__((unused)))
 	return 0;
 }
 
-/* Routes and waves, record for record, as one digest. */
+/* Routes, waves and ledger records, record for record, as one digest. */
 static uint64_t digest;
 
 static void

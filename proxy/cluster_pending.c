@@ -42,11 +42,21 @@ struct cluster_pending {
 	int64_t found_rev; /* the record it is written over */
 	char found[16]; /* that record's state */
 	struct etcd_call *call;
+	/*
+	 * Settled in etcd: the mirror follows etcd for the wave again, and
+	 * etcd's record is read to replace this node's own (LOCAL_SEQ: its
+	 * sequence in the store).
+	 */
+	bool refresh;
+	uint64_t local_seq;
 };
 
 static void cluster_pending_range_cb(const struct etcd_result *, void *);
 static void cluster_pending_txn_cb(const struct etcd_result *, void *);
 static void cluster_pending_drop(struct cluster_pending *, bool);
+static void cluster_pending_settle(struct cluster_pending *);
+static void cluster_pending_refresh(struct cluster_pending *);
+static void cluster_pending_refresh_cb(const struct etcd_result *, void *);
 static struct cluster_pending *cluster_pending_new(struct cluster *, uint32_t,
     const char *, size_t, const char *, size_t);
 static int cluster_pending_load_cb(uint32_t, const void *, size_t, void *);
@@ -58,7 +68,7 @@ cluster_pending_has(const struct cluster *c, uint32_t n)
 	const struct cluster_pending *p;
 
 	TAILQ_FOREACH(p, &c->pending, entry)
-		if (p->wave == n)
+		if (p->wave == n && !p->refresh)
 			return true;
 	return false;
 }
@@ -75,6 +85,7 @@ cluster_pending_add(struct cluster *c, uint32_t n, const char *record,
 	struct store_wave w;
 	struct rlog_entry e;
 	unsigned char kb[4];
+	uint64_t hash;
 	json_t *line, *ev;
 	unsigned char *kept;
 	int rc, from = WAVE_WAREHOUSE;
@@ -96,10 +107,15 @@ cluster_pending_add(struct cluster *c, uint32_t n, const char *record,
 	 */
 	if ((m = store_mirror_begin(c->st)) == NULL)
 		return -1;
-	if ((rc = store_mirror_put(m, STORE_DB_WAVES, kb, 4, record, reclen,
+	rc = STORE_OK;
+	hash = cluster_stored_hash(m, STORE_DB_WAVES, kb, 4, &rc);
+	if (rc != STORE_ERROR &&
+	    (rc = store_mirror_put(m, STORE_DB_WAVES, kb, 4, record, reclen,
 		 c->stored)) == STORE_OK)
 		rc = store_mirror_put(m, STORE_DB_EVENTS, NULL, 0, event, evlen,
 		    (int64_t)store_last_seq(c->st) + 1);
+	if (rc != STORE_ERROR)
+		hash ^= cluster_stored_hash(m, STORE_DB_WAVES, kb, 4, &rc);
 	if (rc == STORE_ERROR)
 		return -1;
 	/* Kept as: the record's length (4 bytes), the record, the event. */
@@ -115,6 +131,8 @@ cluster_pending_add(struct cluster *c, uint32_t n, const char *record,
 	if (rc == STORE_ERROR ||
 	    store_mirror_commit(m, c->stored, c->cluster_id) != STORE_OK)
 		return -1;
+	/* The node's hash is of what its store holds: this record now. */
+	c->hash ^= hash;
 	cluster_pending_new(c, n, record, reclen, event, evlen);
 	/* An operator's, or a trigger's (its event names it). */
 	ev = json_loadb(event, evlen, 0, NULL);
@@ -204,6 +222,8 @@ cluster_pending_reput(struct cluster *c, struct store_mirror *m, int64_t rev)
 	unsigned char kb[4];
 
 	TAILQ_FOREACH(p, &c->pending, entry) {
+		if (p->refresh)
+			continue; /* settled: the resync has etcd's record */
 		kb[0] = (unsigned char)(p->wave >> 24);
 		kb[1] = (unsigned char)(p->wave >> 16);
 		kb[2] = (unsigned char)(p->wave >> 8);
@@ -225,6 +245,10 @@ cluster_pending_flush(struct cluster *c)
 	TAILQ_FOREACH(p, &c->pending, entry) {
 		if (p->call != NULL)
 			continue;
+		if (p->refresh) {
+			cluster_pending_refresh(p);
+			continue;
+		}
 		op.key = p->key;
 		p->call = etcd_range(c->etcd, &op, cluster_pending_range_cb, p);
 	}
@@ -259,7 +283,7 @@ cluster_pending_range_cb(const struct etcd_result *res, void *arg)
 		log_info("wave %u: etcd holds it %s; the rollback pending "
 			 "here is dropped",
 		    p->wave, p->found);
-		cluster_pending_drop(p, true);
+		cluster_pending_settle(p);
 		return;
 	}
 	if ((ev = json_loads(p->event, 0, NULL)) == NULL)
@@ -310,7 +334,92 @@ cluster_pending_txn_cb(const struct etcd_result *res, void *arg)
 	log_info("wave %u: the rollback pending here is written to etcd "
 		 "(revision %" PRId64 "), over %s",
 	    p->wave, res->header.revision, p->found);
-	cluster_pending_drop(p, true);
+	cluster_pending_settle(p);
+}
+
+/*
+ * P is settled in etcd: written there, or etcd held the wave moved back
+ * already. The mirror follows etcd for the wave again; but it skipped
+ * etcd's events for it while it held the rollback, and the store still
+ * holds this node's record (its own sequence, actor, times), so etcd's
+ * record is read again to replace it. Until then the node's hash says it
+ * differs, as it does.
+ */
+static void
+cluster_pending_settle(struct cluster_pending *p)
+{
+	struct store_wave w;
+
+	if (store_pending_del(p->c->st, p->wave) != STORE_OK)
+		log_warnx("cluster: wave %u: forgetting the pending rollback "
+			  "in the store failed: %s",
+		    p->wave, store_last_error(p->c->st));
+	p->refresh = true;
+	p->local_seq =
+	    store_wave_get(p->c->st, p->wave, &w) == STORE_OK ? w.seq : 0;
+	cluster_pending_refresh(p);
+}
+
+/* Read etcd's record of P's wave (again, at the next flush, on failure). */
+static void
+cluster_pending_refresh(struct cluster_pending *p)
+{
+	struct etcd_op op = { .type = ETCD_OP_RANGE };
+
+	op.key = p->key;
+	p->call = etcd_range(p->c->etcd, &op, cluster_pending_refresh_cb, p);
+}
+
+/*
+ * etcd's record of a settled wave: in the store in place of this node's
+ * own, unless the watch has put a newer one there since (or the record
+ * is gone).
+ */
+static void
+cluster_pending_refresh_cb(const struct etcd_result *res, void *arg)
+{
+	struct cluster_pending *p = arg;
+	struct cluster *c = p->c;
+	struct store_mirror *m;
+	unsigned char kb[4];
+	uint64_t seq, hash;
+	int rc = STORE_OK;
+
+	p->call = NULL;
+	if (res->err != ETCD_OK)
+		return; /* the next flush reads it again */
+	if ((m = store_mirror_begin(c->st)) == NULL)
+		return;
+	kb[0] = (unsigned char)(p->wave >> 24);
+	kb[1] = (unsigned char)(p->wave >> 16);
+	kb[2] = (unsigned char)(p->wave >> 8);
+	kb[3] = (unsigned char)p->wave;
+	if ((rc = store_mirror_seq(m, STORE_DB_WAVES, kb, 4, &seq)) ==
+	    STORE_ERROR)
+		return; /* the txn is over: the next flush reads it again */
+	if (rc != STORE_OK || seq != p->local_seq) {
+		store_mirror_abort(m);
+		cluster_pending_drop(p, false);
+		return;
+	}
+	hash = cluster_stored_hash(m, STORE_DB_WAVES, kb, 4, &rc);
+	if (rc != STORE_ERROR && res->nkvs > 0)
+		rc = store_mirror_put(m, STORE_DB_WAVES, kb, 4,
+		    res->kvs[0].value, res->kvs[0].value_len,
+		    res->kvs[0].mod_revision);
+	if (rc != STORE_ERROR && (res->nkvs == 0 || rc == STORE_NOTFOUND))
+		rc = store_mirror_del(m, STORE_DB_WAVES, kb, 4);
+	if (rc != STORE_ERROR)
+		hash ^= cluster_stored_hash(m, STORE_DB_WAVES, kb, 4, &rc);
+	if (rc == STORE_ERROR ||
+	    store_mirror_commit(m, c->stored, c->cluster_id) != STORE_OK) {
+		log_warnx("cluster: wave %u: taking etcd's record after the "
+			  "rollback pending here failed: %s; again later",
+		    p->wave, store_last_error(c->st));
+		return;
+	}
+	c->hash ^= hash;
+	cluster_pending_drop(p, false);
 }
 
 /*

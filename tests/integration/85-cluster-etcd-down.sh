@@ -134,4 +134,17 @@ for i in $(seq 100); do
 	sleep 0.1
 done
 [ $nl = 1 ] && ok "etcd back: one node leads again" || bad "etcd back: $nl leaders"
+
+# The pending rollback settled, node 1 holds etcd's record of wave 1 in
+# place of its own, as node 2 does: the two hash alike.
+for i in $(seq 100); do
+	nadmin 1 GET /cluster
+	h1=$(jq -r .hash "$T/b")
+	nadmin 2 GET /cluster
+	h2=$(jq -r .hash "$T/b")
+	[ "$h1" = "$h2" ] && break
+	sleep 0.1
+done
+[ "$h1" = "$h2" ] && ok "etcd back: both nodes hash alike ($h1)" ||
+	bad "etcd back: node 1 hashes $h1, node 2 $h2"
 cluster_finish

@@ -373,7 +373,7 @@ cluster_pending_refresh(struct cluster_pending *p)
 /*
  * etcd's record of a settled wave: in the store in place of this node's
  * own, unless the watch has put a newer one there since (or the record
- * is gone).
+ * is gone), or a new rollback is held here for the wave.
  */
 static void
 cluster_pending_refresh_cb(const struct etcd_result *res, void *arg)
@@ -397,7 +397,9 @@ cluster_pending_refresh_cb(const struct etcd_result *res, void *arg)
 	if ((rc = store_mirror_seq(m, STORE_DB_WAVES, kb, 4, &seq)) ==
 	    STORE_ERROR)
 		return; /* the txn is over: the next flush reads it again */
-	if (rc != STORE_OK || seq != p->local_seq) {
+	/* A newer record, or a new rollback held here for the wave. */
+	if (rc != STORE_OK || seq != p->local_seq ||
+	    cluster_pending_has(c, p->wave)) {
 		store_mirror_abort(m);
 		cluster_pending_drop(p, false);
 		return;

@@ -9,7 +9,11 @@
  * the pool if the answer allowed it and was read to its end.
  */
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <errno.h>
 #include <stddef.h>
@@ -790,10 +794,18 @@ upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct upstream_xfer *x = c->x;
 	char why[192];
 	unsigned long e;
-	int serr;
+	int serr, on = 1;
 
 	if (what & BEV_EVENT_CONNECTED) {
 		c->connected = true;
+		/*
+		 * No Nagle: a request that leaves in two writes (a TLS
+		 * request with a body is two records; a large body's tail
+		 * after a partial write) must not wait for the ACK of the
+		 * first, which a catalog waiting for the rest delays by 40 ms.
+		 */
+		(void)setsockopt(bufferevent_getfd(bev), IPPROTO_TCP,
+		    TCP_NODELAY, &on, sizeof(on));
 		/*
 		 * From now on a plain connection is read by upstream_sock_cb
 		 * and written by upstream_flush; see there.

@@ -42,11 +42,13 @@
 #include "proxy/h1.h"
 #include "proxy/server.h"
 #include "proxy/sockio.h"
+#include "proxy/tlsctx.h"
 #include "proxy/upstream.h"
 #include "proxy/upstream_impl.h"
 
 #define UPSTREAM_SPARE 256 /* ended transfers kept for reuse */
 #define UPSTREAM_WRITEV 16 /* pieces of a request written at once */
+#define UPSTREAM_TLS_READ (64 * 1024) /* a TLS connection's read(), at most */
 /* Answers larger than this are refused (LoadTable with long histories). */
 #define UPSTREAM_MAX_BODY (256u << 20)
 
@@ -75,6 +77,15 @@ upstream_ssl_ctx(const struct conf_target *t, char *err, size_t errlen)
 	}
 	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	/*
+	 * Records read ahead, several in one read(): the bufferevent reads
+	 * one record a turn of the loop, with a read() for its header and
+	 * another for its body; upstream_read_cb takes the rest that OpenSSL
+	 * holds. Buffers are released while a connection idles in the pool.
+	 */
+	SSL_CTX_set_read_ahead(ctx, 1);
+	SSL_CTX_set_default_read_buffer_len(ctx, UPSTREAM_TLS_READ);
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 	if (t->ca_file != NULL && access(t->ca_file, R_OK) == -1) {
 		snprintf(err, errlen, "ca_file %s: %s", t->ca_file,
 		    strerror(errno));
@@ -704,7 +715,8 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
 	x->cb(x, x->arg);
 	if (c != NULL) {
 		keep = fail == UPSTREAM_OK && h1_msg(c->h1)->keep_alive &&
-		    evbuffer_get_length(bufferevent_get_input(c->bev)) == 0;
+		    evbuffer_get_length(bufferevent_get_input(c->bev)) == 0 &&
+		    (c->u->ssl == NULL || !tlsctx_pending(c->bev));
 		c->served++;
 		if (keep) {
 			h1_reset(c->h1);
@@ -755,6 +767,17 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 		upstream_conn_free(c);
 		return;
 	}
+	/*
+	 * A TLS catalog: the records OpenSSL read ahead beyond the one the
+	 * bufferevent took, which the socket will not signal again; at most
+	 * one read's worth (UPSTREAM_TLS_READ). A close_notify or a broken
+	 * record among them ends the connection as its EOF would, once what
+	 * came before is parsed (a deferred event: nothing if the connection
+	 * is freed first).
+	 */
+	if (c->u->ssl != NULL && tlsctx_read_pending(bev, SIZE_MAX) == -1)
+		bufferevent_trigger_event(bev,
+		    BEV_EVENT_READING | BEV_EVENT_EOF, BEV_TRIG_DEFER_CALLBACKS);
 	for (;;) {
 		switch (h1_parse(c->h1, bufferevent_get_input(bev))) {
 		case H1_MORE:

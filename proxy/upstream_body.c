@@ -26,6 +26,7 @@
 #include "proxy/conf.h"
 #include "proxy/h1.h"
 #include "proxy/server.h"
+#include "proxy/tlsctx.h"
 #include "proxy/upstream.h"
 #include "proxy/upstream_impl.h"
 
@@ -263,8 +264,12 @@ upstream_xfer_pause(struct upstream_xfer *x, bool on)
 		event_add(c->rev, NULL);
 	else
 		bufferevent_enable(c->bev, EV_READ);
-	/* Bytes read before the pause (a TLS record's rest): on next turn. */
-	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+	/*
+	 * Bytes read before the pause (a TLS record's rest, or records
+	 * OpenSSL read ahead): on next turn.
+	 */
+	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0 ||
+	    (u->ssl != NULL && tlsctx_pending(c->bev)))
 		bufferevent_trigger(c->bev, EV_READ,
 		    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 }

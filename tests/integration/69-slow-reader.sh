@@ -8,7 +8,7 @@
 # within 40 MB of what it was before; once the client reads on, the whole
 # answer arrives, merged, and the transfer is no longer paused. A
 # catalog that goes away while paused has the answer cut short. The same
-# over TLS.
+# over TLS, and from an https catalog.
 # Then, with the LoadTable cache on, a 3 MB answer streamed is stored as it
 # was sent (the next load is a hit with the same bytes), while one larger
 # than a cache entry is not stored.
@@ -180,6 +180,63 @@ expect_eq "... once it reads on, the whole answer, chunked" true \
 	"$(echo "$res" | jq --argjson n $((MB << 20)) '.status == 200 and .chunked and .ended and .length > $n')"
 stop_floe
 unset FLOE_EXTRA CURL_CA_BUNDLE
+
+# --- 1c. an https catalog -------------------------------------------------
+# The catalog behind a TLS front (tlsfront.js): floe reads its records
+# ahead, several in one read, and takes what OpenSSL holds beyond the one
+# the bufferevent read. A transfer paused with records held must resume
+# with them (the socket will not say so again), whole and in order.
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
+	-addext "subjectAltName=DNS:localhost" -keyout "$T/cat.key" \
+	-out "$T/cat.pem" 2>/dev/null || bad "openssl made no certificate"
+upstream "$T/large.json"
+node tests/integration/tlsfront.js "$T/cat.pem" "$T/cat.key" "$WP" \
+	>"$T/front.out" 2>&1 &
+pids+=($!)
+for i in $(seq 100); do
+	FRONT=$(awk '/^ready /{print $2}' "$T/front.out")
+	[ -n "$FRONT" ] && break
+	sleep 0.05
+done
+WH_URI=https://localhost:$FRONT
+WH_EXTRA="ca_file = $T/cat.pem"
+write_conf
+start_floe
+get "$BIG"
+expect_status "a ${MB} MB answer from an https catalog" 200
+python3 - "$T/b" "$MB" <<'PY' && ok "... whole, the config merged" ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["metadata"]["properties"]["floe-test.pad"]) == int(sys.argv[2]) << 20
+assert "config" in d
+PY
+	bad "... not whole: $(head -c 200 "$T/b")"
+rm -f "$T/go"
+python3 tests/integration/slowread.py "$LISTEN" "$BIG" "$T/go" \
+	"$T/tlscat.body" >"$T/slow4.out" 2>"$T/slow4.err" &
+SLOW=$!
+pids+=($SLOW)
+for i in $(seq 200); do
+	grep -qs '^head' "$T/slow4.out" && break
+	sleep 0.05
+done
+grep -qs '^head' "$T/slow4.out" || bad "no head: $(cat "$T/slow4.err")"
+sleep 1
+expect_eq "a slow client of the https catalog: its transfer is paused" 1 \
+	"$(st | jq .catalogs.warehouse.paused)"
+touch "$T/go"
+wait "$SLOW"
+res=$(grep '^{' "$T/slow4.out")
+expect_eq "... once it reads on, the answer ends with its last chunk" true \
+	"$(echo "$res" | jq '.status == 200 and .chunked and .ended')"
+cmp -s "$T/tlscat.body" "$T/b" && ok "... the same bytes as read at once" ||
+	bad "... other bytes: $(stat -c %s "$T/tlscat.body") against $(stat -c %s "$T/b")"
+get "$SMALL"
+expect_status "... and the pooled connection serves the next load" 200
+expect_eq "... one connection to the catalog for all" 1 \
+	"$(st | jq .catalogs.warehouse.connections)"
+stop_floe
+unset WH_URI WH_EXTRA
 
 # --- 2. the cache stores what it streams, within an entry ------------------
 upstream "$T/mid.json"

@@ -8,6 +8,8 @@
  * (tlsctx_send), and what OpenSSL reads ahead of the socket is moved in by
  * hand (tlsctx_read_pending). The context is swapped on reload.
  */
+#include <sys/uio.h>
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -357,8 +359,38 @@ tlsctx_close(struct bufferevent *bev)
  * it all or says WANT_WRITE, and must then be called again with the same
  * bytes, anywhere in memory. The bufferevent calls it with the first piece
  * of its output, up to 16 KiB: the record staged here is queued there as
- * one piece, before the rest.
+ * one piece, before the rest. 1 when the record went out, 0 when it was
+ * queued in OUT, -1 on a failure.
  */
+static int
+tlsctx_record(SSL *ssl, struct evbuffer *out, const unsigned char *rec,
+    size_t n)
+{
+	struct evbuffer_iovec v;
+	int r, err;
+
+	ERR_clear_error();
+	if ((r = SSL_write(ssl, rec, (int)n)) > 0)
+		return 1;
+	err = SSL_get_error(ssl, r);
+	if (err != SSL_ERROR_WANT_WRITE && err != SSL_ERROR_WANT_READ)
+		return -1;
+	if (evbuffer_reserve_space(out, n, &v, 1) != 1)
+		return -1;
+	memcpy(v.iov_base, rec, n);
+	v.iov_len = n;
+	return evbuffer_commit_space(out, &v, 1) == -1 ? -1 : 0;
+}
+
+/* A failed connection: nothing more is sent on it, close_notify neither. */
+static int
+tlsctx_fail(SSL *ssl)
+{
+	ERR_clear_error();
+	SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+	return -1;
+}
+
 int
 tlsctx_send(struct bufferevent *bev, const char *head, size_t hlen,
     struct evbuffer *body)
@@ -366,9 +398,8 @@ tlsctx_send(struct bufferevent *bev, const char *head, size_t hlen,
 	static unsigned char stage[TLSCTX_RECORD];
 	SSL *ssl = bufferevent_openssl_get_ssl(bev);
 	struct evbuffer *out = bufferevent_get_output(bev);
-	struct evbuffer_iovec v;
 	size_t n, take, blen;
-	int r, err;
+	int r;
 
 	for (;;) {
 		n = hlen < sizeof(stage) ? hlen : sizeof(stage);
@@ -383,28 +414,53 @@ tlsctx_send(struct bufferevent *bev, const char *head, size_t hlen,
 		n += take;
 		if (n == 0)
 			return 0;
-		ERR_clear_error();
-		if ((r = SSL_write(ssl, stage, (int)n)) > 0)
+		if ((r = tlsctx_record(ssl, out, stage, n)) == 1)
 			continue;
-		err = SSL_get_error(ssl, r);
-		if (err != SSL_ERROR_WANT_WRITE && err != SSL_ERROR_WANT_READ)
-			goto fail;
-		if (evbuffer_reserve_space(out, n, &v, 1) != 1)
-			goto fail;
-		memcpy(v.iov_base, stage, n);
-		v.iov_len = n;
-		if (evbuffer_commit_space(out, &v, 1) == -1 ||
-		    (hlen > 0 && evbuffer_add(out, head, hlen) == -1) ||
+		if (r == -1 || (hlen > 0 && evbuffer_add(out, head, hlen) == -1) ||
 		    (body != NULL && evbuffer_add_buffer(out, body) == -1))
 			goto fail;
 		return 0;
 	}
 fail:
-	ERR_clear_error();
 	if (body != NULL)
 		evbuffer_drain(body, evbuffer_get_length(body));
-	SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
-	return -1;
+	return tlsctx_fail(ssl);
+}
+
+int
+tlsctx_sendv(struct bufferevent *bev, const struct iovec *v, int nv)
+{
+	static unsigned char stage[TLSCTX_RECORD];
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	struct evbuffer *out = bufferevent_get_output(bev);
+	size_t n, off = 0, take;
+	int i = 0, r;
+
+	for (;;) {
+		for (n = 0; i < nv && n < sizeof(stage);) {
+			take = v[i].iov_len - off;
+			if (take > sizeof(stage) - n)
+				take = sizeof(stage) - n;
+			memcpy(stage + n, (const char *)v[i].iov_base + off,
+			    take);
+			n += take;
+			if ((off += take) == v[i].iov_len) {
+				i++;
+				off = 0;
+			}
+		}
+		if (n == 0)
+			return 0;
+		if ((r = tlsctx_record(ssl, out, stage, n)) == 1)
+			continue;
+		if (r == -1)
+			return tlsctx_fail(ssl);
+		for (; i < nv; i++, off = 0)
+			if (evbuffer_add(out, (const char *)v[i].iov_base + off,
+				v[i].iov_len - off) == -1)
+				return tlsctx_fail(ssl);
+		return 0;
+	}
 }
 
 int

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 struct bufferevent;
+struct iovec;
 struct event_base;
 struct evbuffer;
 struct tlsctx;
@@ -48,6 +49,11 @@ void tlsctx_close(struct bufferevent *bev);
  */
 int tlsctx_send(struct bufferevent *bev, const char *head, size_t hlen,
     struct evbuffer *body);
+/*
+ * The same for bytes the caller keeps (a request kept for a retry): the NV
+ * pieces V, copied, never drained.
+ */
+int tlsctx_sendv(struct bufferevent *bev, const struct iovec *v, int nv);
 /*
  * Move the records OpenSSL has read ahead of the socket into BEV's input,
  * until that holds MAX bytes: the bufferevent reads only when the socket

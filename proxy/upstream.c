@@ -404,6 +404,30 @@ upstream_cred(struct upstream *u, struct upstream_xfer *x, struct evbuffer *req,
 	return 0;
 }
 
+/* Whether C is a TLS connection to write on now: connected, nothing queued. */
+static bool
+upstream_tls_now(const struct upconn *c)
+{
+	return c->u->ssl != NULL && c->connected &&
+	    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0;
+}
+
+/*
+ * A request went to SSL_write (RC: tlsctx_send's or tlsctx_sendv's): write
+ * interest only for what the socket did not take, as on a plain
+ * connection; a failure reported through upstream_event_cb, from the loop.
+ */
+static void
+upstream_tls_sent(struct upconn *c, int rc)
+{
+	if (rc == -1)
+		bufferevent_trigger_event(c->bev,
+		    BEV_EVENT_WRITING | BEV_EVENT_ERROR,
+		    BEV_TRIG_DEFER_CALLBACKS);
+	else if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+		bufferevent_enable(c->bev, EV_WRITE);
+}
+
 /* Write X's request on C. */
 static void
 upstream_write(struct upconn *c, struct upstream_xfer *x)
@@ -427,6 +451,10 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 		 */
 		v[0].iov_base = x->hbuf;
 		v[0].iov_len = x->hlen;
+		if (upstream_tls_now(c)) {
+			upstream_tls_sent(c, tlsctx_sendv(c->bev, v, 1));
+			return;
+		}
 		if (c->u->ssl == NULL && c->connected &&
 		    evbuffer_get_length(out) == 0 &&
 		    (w = sockio_sendv(c->fd, v, 1)) > 0)
@@ -438,6 +466,10 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 		return;
 	}
 	if (!x->retryable || x->retried) {
+		if (upstream_tls_now(c)) {
+			upstream_tls_sent(c, tlsctx_send(c->bev, NULL, 0, x->req));
+			return;
+		}
 		evbuffer_add_buffer(out, x->req);
 		upstream_flush(c);
 		return;
@@ -445,9 +477,17 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 	/* Keep the bytes: a reused connection may turn out to be closed. */
 	n = evbuffer_peek(x->req, -1, NULL, v, nitems(v));
 	if (n > (int)nitems(v)) {
-		evbuffer_add_buffer(out, x->req);
 		x->retryable = false;
+		if (upstream_tls_now(c)) {
+			upstream_tls_sent(c, tlsctx_send(c->bev, NULL, 0, x->req));
+			return;
+		}
+		evbuffer_add_buffer(out, x->req);
 		upstream_flush(c);
+		return;
+	}
+	if (upstream_tls_now(c)) {
+		upstream_tls_sent(c, tlsctx_sendv(c->bev, v, n));
 		return;
 	}
 	/*
@@ -522,13 +562,16 @@ upstream_sock_cb(evutil_socket_t fd, short what __unused, void *arg)
 	}
 }
 
-/* The bufferevent wrote what upstream_flush left: write interest off. */
+/*
+ * The bufferevent wrote what upstream_flush or SSL_write left: write
+ * interest off.
+ */
 static void
 upstream_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct upconn *c = arg;
 
-	if (c->u->ssl == NULL && c->connected &&
+	if (c->connected &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
 		bufferevent_disable(bev, EV_WRITE);
 }
@@ -843,7 +886,14 @@ upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 			upstream_idle_start(c);
 			sockio_own_input(bev);
 			upstream_flush(c);
-		}
+		} else if (evbuffer_get_length(bufferevent_get_output(bev)) ==
+		    0)
+			/*
+			 * Handshake done, nothing queued: requests are written
+			 * with SSL_write (upstream_write), and write interest
+			 * is on only for what the socket does not take.
+			 */
+			bufferevent_disable(bev, EV_WRITE);
 		if (x != NULL)
 			upstream_xfer_due(x, units_mono_us(), u->t->timeout_ms,
 			    u->timeout_q);

@@ -44,12 +44,13 @@ free_port() {
 		s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
 }
 
-# wait_http URL [TRIES]: any HTTP answer, polled every 0.05 s, TRIES times
+# wait_http URL [TRIES]: any HTTP answer (https unverified), polled every
+# 0.05 s, TRIES times
 # (200: 10 s).
 wait_http() {
 	local i
 	for i in $(seq "${2:-200}"); do
-		curl -s -o /dev/null --max-time 1 "$1" && return 0
+		curl -sk -o /dev/null --max-time 1 "$1" && return 0
 		sleep 0.05
 	done
 	return 1

@@ -101,7 +101,8 @@ for (const [j, r] of rows.entries()) {
 }
 
 // --- ratios against nginx ------------------------------------------------
-const ref = (s) => scen.get(['-1m', '-tls-hs', '-tls'].reduce((r, sfx) =>
+const ref = (s) => scen.get(['-tlscat-1m', '-tlscat', '-1m', '-tls-hs',
+	'-tls'].reduce((r, sfx) =>
 	r || (s.name.endsWith(sfx) ? `nginx${sfx}` : null), null) || 'nginx');
 const ratio = (a, b) => (b ? a / b : null);
 const x = (v) => (v == null ? 'n/a' : `${v.toFixed(2)}x`);

@@ -8,8 +8,10 @@
 # a table, one ratio line per scenario against nginx, checks the goals of
 # issues 6 and 20 and writes bench/results/latest.json. The same run has
 # TLS on the client side (keep-alive, and full handshakes with
-# bench/tlshs.c), the session resumption check, and 200 slow clients
-# (bench/slowread.c) reading a 1 MB answer at 64 KB/s. See bench/README.md.
+# bench/tlshs.c), the session resumption check, an https catalog (TLS
+# between the proxy and a TLS front before the upstream), and 200 slow
+# clients (bench/slowread.c) reading a 1 MB answer at 64 KB/s. See
+# bench/README.md.
 #
 # Knobs (environment): BENCH_ROUNDS (5), BENCH_SECS (4), BENCH_WARM (2),
 # BENCH_BIG_SECS (2: rounds of the 1 MB scenarios), BENCH_CONNS (32),
@@ -19,7 +21,7 @@
 # BENCH_LG_CPU (0) and BENCH_PROXY_CPU (1), BENCH_OUT (the JSON file),
 # BENCH_COMMIT (the floe commit to record, when not run from a checkout),
 # BENCH_POLL=1 (floe's freshness poll every minute, as by default).
-# BENCH_ONLY=plain,tls,slow,workers (a comma list: only those parts; the JSON then
+# BENCH_ONLY=plain,tls,tlscat,slow,workers (a comma list: only those parts; the JSON then
 # goes to bench/results/only-PARTS.json unless BENCH_OUT says otherwise),
 # BENCH_SLOW_CLIENTS (200), BENCH_SLOW_RATE (65536 bytes/s),
 # BENCH_SLOW_LIMIT (60: seconds before a slow run is cut), BENCH_WORKERS_IR=0
@@ -66,7 +68,7 @@ die() { say "$*"; exit 1; }
 # want PART: is PART (plain, tls, slow) in this run?
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 for part in ${ONLY//,/ }; do
-	case $part in plain | tls | slow | workers) ;; *) die "BENCH_ONLY: unknown part $part (plain, tls, slow, workers)" ;; esac
+	case $part in plain | tls | tlscat | slow | workers) ;; *) die "BENCH_ONLY: unknown part $part (plain, tls, tlscat, slow, workers)" ;; esac
 done
 
 # --- tools ---------------------------------------------------------------
@@ -205,7 +207,7 @@ wait_http "http://127.0.0.1:$WH_PORT/v1/config" &&
 TLSD=$T/tls
 mkdir -p "$TLSD"
 CLIENT_CNF=$TLSD/client.cnf
-if want tls; then
+if want tls || want tlscat; then
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
 		-nodes -days 2 -subj /CN=127.0.0.1 \
 		-addext subjectAltName=IP:127.0.0.1 -keyout "$TLSD/key.pem" \
@@ -225,10 +227,76 @@ EOF
 fi
 NGX_TLS_PORT=$(free_port) HAP_TLS_PORT=$(free_port)
 
-# --- nginx ---------------------------------------------------------------
-NGX_PORT=$(free_port)
+# --- an https catalog ------------------------------------------------------
+# A TLS front before the lakehouse port of the upstream, as a catalog's
+# load balancer terminating TLS: nginx on the load CPU with the same
+# certificate, TLS 1.3 only, keep-alive both ways. The proxies speak TLS
+# to it (nginx and haproxy without verifying it, floe verifying it: a
+# cost of the handshake only, and connections are kept).
+FRONT_PORT=$(free_port) NGX_TLSCAT_PORT=$(free_port) HAP_TLSCAT_PORT=$(free_port)
+# nginx as root runs its workers as root too (the bench's files are root's).
 NGX_USER=
 [ "$(id -u)" = 0 ] && NGX_USER="user root;"
+NGX_TLSCAT=
+if want tlscat; then
+	mkdir -p "$T/front"
+	cat >"$T/front.conf" <<EOF
+$NGX_USER
+worker_processes 1;
+daemon off;
+pid $T/front/nginx.pid;
+error_log $T/front/error.log warn;
+events { worker_connections 4096; }
+http {
+	access_log off;
+	client_body_temp_path $T/front/body;
+	proxy_temp_path $T/front/proxy;
+	fastcgi_temp_path $T/front/fastcgi;
+	uwsgi_temp_path $T/front/uwsgi;
+	scgi_temp_path $T/front/scgi;
+	upstream catalog {
+		server 127.0.0.1:$LH_PORT;
+		keepalive 64;
+	}
+	server {
+		listen 127.0.0.1:$FRONT_PORT ssl;
+		ssl_certificate $TLSD/cert.pem;
+		ssl_certificate_key $TLSD/key.pem;
+		ssl_protocols TLSv1.3;
+		keepalive_requests 1000000;
+		location / {
+			proxy_pass http://catalog;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+			proxy_buffers 16 16k;
+			proxy_max_temp_file_size 0;
+		}
+	}
+}
+EOF
+	taskset -c "$LG_CPU" nginx -c "$T/front.conf" -p "$T/front" \
+		>"$T/front/out" 2>&1 &
+	pids+=($!)
+	NGX_TLSCAT="	upstream tlscat {
+		server 127.0.0.1:$FRONT_PORT;
+		keepalive 64;
+	}
+	server {
+		listen 127.0.0.1:$NGX_TLSCAT_PORT;
+		keepalive_requests 1000000;
+		location / {
+			proxy_pass https://tlscat;
+			proxy_http_version 1.1;
+			proxy_set_header Connection \"\";
+			proxy_ssl_protocols TLSv1.3;
+			proxy_buffers 16 16k;
+			proxy_max_temp_file_size 0;
+		}
+	}"
+fi
+
+# --- nginx ---------------------------------------------------------------
+NGX_PORT=$(free_port)
 # nginx_conf DIR WORKERS PORT [SERVERS]: nginx proxy_pass with upstream
 # keep-alive, WORKERS worker processes, no logging, listening on PORT; its
 # pid, log and temporary paths in DIR; SERVERS: more server blocks.
@@ -285,7 +353,8 @@ want tls && NGX_TLS="	server {
 			proxy_max_temp_file_size 0;
 		}
 	}"
-nginx_conf "$T/nginx" 1 "$NGX_PORT" "$NGX_TLS" >"$T/nginx.conf"
+nginx_conf "$T/nginx" 1 "$NGX_PORT" "$NGX_TLS
+$NGX_TLSCAT" >"$T/nginx.conf"
 taskset -c "$PX_CPU" nginx -c "$T/nginx.conf" -p "$T/nginx" \
 	>"$T/nginx/out" 2>&1 &
 NGX_PID=$!
@@ -311,6 +380,8 @@ backend catalog
 	server up 127.0.0.1:$WH_PORT
 $(want tls && printf 'frontend bench-tls\n\tbind 127.0.0.1:%s ssl crt %s\n\tdefault_backend catalog\n' \
 	"$HAP_TLS_PORT" "$TLSD/haproxy.pem")
+$(want tlscat && printf 'frontend bench-tlscat\n\tbind 127.0.0.1:%s\n\tdefault_backend tlscat\nbackend tlscat\n\tserver front 127.0.0.1:%s ssl verify none ssl-min-ver TLSv1.3\n' \
+	"$HAP_TLSCAT_PORT" "$FRONT_PORT")
 EOF
 taskset -c "$PX_CPU" haproxy -db -f "$T/haproxy.cfg" >"$T/haproxy.out" 2>&1 &
 HAP_PID=$!
@@ -353,7 +424,7 @@ $extra
 uri = http://127.0.0.1:$WH_PORT
 
 [lakehouse]
-uri = http://127.0.0.1:$LH_PORT
+uri = ${LAKE_URI:-http://127.0.0.1:$LH_PORT}
 $lake
 
 [policy]
@@ -850,6 +921,34 @@ listen_plain = 127.0.0.1:$TLS_PLAIN" "" "$TLS_PLAIN"
 			sub(/^tls: resumed=[0-9]+ /, "", l)
 			printf "resumed=%d (all rounds) %s", r, l }')" >>"$NOTES"
 	done
+fi
+
+# --- an https catalog -----------------------------------------------------
+# The routed 4 KB and 1 MB LoadTable with TLS between the proxy and the
+# catalog's front (see above): what reading and writing TLS records to a
+# catalog costs each proxy.
+if want tlscat; then
+	wait_http "https://127.0.0.1:$FRONT_PORT/v1/config" ||
+		die "the TLS front did not start: $(cat "$T/front/out" "$T/front/error.log")"
+	LAKE_URI=https://127.0.0.1:$FRONT_PORT start_floe tlscat "$ROUTES" \
+		"$NOCACHE" "ca_file = $TLSD/cert.pem"
+	LOADS+=("tlscat $ROUTES $LOAD_SECS")
+	for big in "" -1m; do
+		path=$PLAIN secs=$SECS bytes=$SMALL_BYTES ftbl=$TBL
+		[ -n "$big" ] && path=$PLAIN_BIG secs=$BIG_SECS \
+			bytes=$LARGE_BYTES ftbl=$BIG
+		scenario "nginx-tlscat$big" nginx \
+			"http://127.0.0.1:$NGX_TLSCAT_PORT$path" "$NGX_PID" "$secs" \
+			"$bytes"
+		scenario "haproxy-tlscat$big" haproxy \
+			"http://127.0.0.1:$HAP_TLSCAT_PORT$path" "$HAP_PID" "$secs" \
+			"$bytes"
+		scenario "floe-tlscat$big" floe "http://127.0.0.1:$FPORT$ftbl" \
+			"$FPID" "$secs" "$bytes" "$LH"
+	done
+	say "an https catalog: 4 KB and 1 MB LoadTable, $ROUNDS rounds each"
+	measure nginx-tlscat haproxy-tlscat floe-tlscat
+	measure nginx-tlscat-1m haproxy-tlscat-1m floe-tlscat-1m
 fi
 
 # --- slow clients ---------------------------------------------------------

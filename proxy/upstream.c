@@ -64,6 +64,27 @@ static void upstream_finish(struct upstream_xfer *, enum upstream_fail,
 static int upstream_cred(struct upstream *, struct upstream_xfer *,
     struct evbuffer *, struct evbuffer *);
 
+/*
+ * A session the catalog gave (a TLS 1.3 ticket, or a TLS 1.2 session):
+ * the next connection offers it, and resumes without a full handshake.
+ * The newest is kept, as a copy: OpenSSL marks a connection's own session
+ * not resumable when the connection is freed without a close_notify
+ * exchanged (a catalog that went away). Its own client cache is not used.
+ */
+static int
+upstream_session_cb(SSL *ssl, SSL_SESSION *sess)
+{
+	struct upstream *u = SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
+	SSL_SESSION *copy;
+
+	if ((copy = SSL_SESSION_dup(sess)) == NULL)
+		return 0;
+	if (u->sess != NULL)
+		SSL_SESSION_free(u->sess);
+	u->sess = copy;
+	return 0; /* SESS stays OpenSSL's */
+}
+
 /* The TLS client context: system trust store (plus ca_file), TLS >= 1.2. */
 static SSL_CTX *
 upstream_ssl_ctx(const struct conf_target *t, char *err, size_t errlen)
@@ -86,6 +107,9 @@ upstream_ssl_ctx(const struct conf_target *t, char *err, size_t errlen)
 	SSL_CTX_set_read_ahead(ctx, 1);
 	SSL_CTX_set_default_read_buffer_len(ctx, UPSTREAM_TLS_READ);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	SSL_CTX_set_session_cache_mode(ctx,
+	    SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+	SSL_CTX_sess_set_new_cb(ctx, upstream_session_cb);
 	if (t->ca_file != NULL && access(t->ca_file, R_OK) == -1) {
 		snprintf(err, errlen, "ca_file %s: %s", t->ca_file,
 		    strerror(errno));
@@ -165,6 +189,8 @@ upstream_new(struct event_base *base, struct evdns_base *dns,
 		upstream_free(u);
 		return NULL;
 	}
+	if (u->ssl != NULL)
+		SSL_CTX_set_app_data(u->ssl, u);
 	u->lim.max_head = 64 * 1024;
 	u->lim.max_headers = 100;
 	u->lim.max_body = UPSTREAM_MAX_BODY;
@@ -194,6 +220,8 @@ upstream_free(struct upstream *u)
 		free(x->hbuf);
 		free(x);
 	}
+	if (u->sess != NULL)
+		SSL_SESSION_free(u->sess);
 	if (u->ssl != NULL)
 		SSL_CTX_free(u->ssl);
 	if (u->fixed != NULL) {
@@ -224,6 +252,8 @@ upstream_conn_new(struct upstream *u)
 			goto fail;
 		SSL_set_tlsext_host_name(ssl, u->t->host);
 		SSL_set1_host(ssl, u->t->host);
+		if (u->sess != NULL)
+			(void)SSL_set_session(ssl, u->sess);
 		c->bev = bufferevent_openssl_socket_new(u->base, -1, ssl,
 		    BUFFEREVENT_SSL_CONNECTING,
 		    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);

@@ -100,6 +100,7 @@ struct upstream {
 	size_t fixed_len;
 	struct cred *cred; /* floe's credential for the catalog, or NULL */
 	SSL_CTX *ssl;
+	SSL_SESSION *sess; /* the catalog's last TLS session, to resume */
 	struct h1_limits lim;
 	struct timeval timeout_tv, connect_tv, idle_tv;
 	/*

@@ -670,6 +670,8 @@ function main() {
 				conn: req.socket.floeConn,
 				remote_port: req.socket.remotePort,
 			};
+			// Over TLS: whether the connection resumed a session.
+			if (tls) record.tls_resumed = req.socket.isSessionReused();
 			state.requests.push(record);
 			if (state.requests.length > MAX_LOGGED) state.requests.splice(0, state.requests.length - MAX_LOGGED);
 			req.rawBody = await readBody(req);

@@ -27,7 +27,8 @@ catalog warehouse
 catalog lakehouse --prefix lhp --tls-cert "$T/serving.pem" \
 	--tls-key "$T/serving.key"
 LH_URI=https://localhost:${CAT_PORT[lakehouse]}
-LH_EXTRA="ca_file = $T/ca.pem"
+LH_EXTRA="ca_file = $T/ca.pem
+pool_idle_timeout = 1s"
 write_conf
 start_floe
 
@@ -61,6 +62,19 @@ if [ "$best" != none ] && [ "$best" -lt 35 ]; then
 else
 	bad "commits over TLS: fastest of ten $best ms (want all 200, under 35)"
 fi
+
+# floe closes its idle connection after pool_idle_timeout; the next load
+# opens another, which resumes the session the catalog gave the first
+# (no full handshake).
+sleep 1.5
+get /v1/routed/namespaces/db/tables/bunnies
+expect_status "a load on a new connection" 200
+r=$(curl -sk --max-time 5 "https://127.0.0.1:${CAT_PORT[lakehouse]}/_test/requests" |
+	jq -c '[.requests[] | select(.url | contains("/tables/bunnies"))] |
+		{conns: (map(.conn) | unique | length), first: .[0].tls_resumed,
+		 last: .[-1].tls_resumed}')
+expect_eq "... which resumed the catalog's TLS session" \
+	'{"conns":2,"first":false,"last":true}' "$r"
 
 # The catalog now presents a certificate no CA vouches for.
 cp "$T/rogue.pem" "$T/serving.pem"

@@ -789,7 +789,8 @@ upstream_finish(struct upstream_xfer *x, enum upstream_fail fail,
 	if (c != NULL) {
 		keep = fail == UPSTREAM_OK && h1_msg(c->h1)->keep_alive &&
 		    evbuffer_get_length(bufferevent_get_input(c->bev)) == 0 &&
-		    (c->u->ssl == NULL || !tlsctx_pending(c->bev));
+		    (c->u->ssl == NULL ||
+			(!c->tls_ended && !tlsctx_pending(c->bev)));
 		c->served++;
 		if (keep) {
 			h1_reset(c->h1);
@@ -848,9 +849,12 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 	 * came before is parsed (a deferred event: nothing if the connection
 	 * is freed first).
 	 */
-	if (c->u->ssl != NULL && tlsctx_read_pending(bev, SIZE_MAX) == -1)
+	if (c->u->ssl != NULL && !c->tls_ended &&
+	    tlsctx_read_pending(bev, SIZE_MAX) == -1) {
+		c->tls_ended = true; /* never pooled again */
 		bufferevent_trigger_event(bev,
 		    BEV_EVENT_READING | BEV_EVENT_EOF, BEV_TRIG_DEFER_CALLBACKS);
+	}
 	for (;;) {
 		switch (h1_parse(c->h1, bufferevent_get_input(bev))) {
 		case H1_MORE:
@@ -895,8 +899,8 @@ upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_CONNECTED) {
 		c->connected = true;
 		/*
-		 * No Nagle: a request that leaves in two writes (a TLS
-		 * request with a body is two records; a large body's tail
+		 * No Nagle: a request that leaves in more than one write (over
+		 * TLS, a record of at most 16 KiB each; a large body's tail
 		 * after a partial write) must not wait for the ACK of the
 		 * first, which a catalog waiting for the rest delays by 40 ms.
 		 */

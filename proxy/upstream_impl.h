@@ -34,6 +34,7 @@ struct upconn {
 	struct upstream_xfer *x; /* the request in flight, or NULL: idle */
 	bool connected;
 	bool idle; /* on the idle list */
+	bool tls_ended; /* a close_notify or a bad record read ahead */
 	struct event *rev; /* floe's own reads, once a plain conn connects */
 	struct event *idle_ev; /* ... and its idle timer (upstream_idle.c) */
 	int fd; /* ... of its socket (event_get_fd costs a call a write) */

@@ -403,9 +403,11 @@ tlsctx_send(struct bufferevent *bev, const char *head, size_t hlen,
 
 	for (;;) {
 		n = hlen < sizeof(stage) ? hlen : sizeof(stage);
-		memcpy(stage, head, n);
-		head += n;
-		hlen -= n;
+		if (n > 0) { /* HEAD may be NULL, with no bytes */
+			memcpy(stage, head, n);
+			head += n;
+			hlen -= n;
+		}
 		blen = body != NULL ? evbuffer_get_length(body) : 0;
 		take = blen < sizeof(stage) - n ? blen : sizeof(stage) - n;
 		if (take > 0 &&

@@ -418,7 +418,8 @@ tlsctx_send(struct bufferevent *bev, const char *head, size_t hlen,
 			return 0;
 		if ((r = tlsctx_record(ssl, out, stage, n)) == 1)
 			continue;
-		if (r == -1 || (hlen > 0 && evbuffer_add(out, head, hlen) == -1) ||
+		if (r == -1 ||
+		    (hlen > 0 && evbuffer_add(out, head, hlen) == -1) ||
 		    (body != NULL && evbuffer_add_buffer(out, body) == -1))
 			goto fail;
 		return 0;

@@ -497,7 +497,8 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 	}
 	if (!x->retryable || x->retried) {
 		if (upstream_tls_now(c)) {
-			upstream_tls_sent(c, tlsctx_send(c->bev, NULL, 0, x->req));
+			upstream_tls_sent(c,
+			    tlsctx_send(c->bev, NULL, 0, x->req));
 			return;
 		}
 		evbuffer_add_buffer(out, x->req);
@@ -509,7 +510,8 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 	if (n > (int)nitems(v)) {
 		x->retryable = false;
 		if (upstream_tls_now(c)) {
-			upstream_tls_sent(c, tlsctx_send(c->bev, NULL, 0, x->req));
+			upstream_tls_sent(c,
+			    tlsctx_send(c->bev, NULL, 0, x->req));
 			return;
 		}
 		evbuffer_add_buffer(out, x->req);
@@ -853,7 +855,8 @@ upstream_read_cb(struct bufferevent *bev, void *arg)
 	    tlsctx_read_pending(bev, SIZE_MAX) == -1) {
 		c->tls_ended = true; /* never pooled again */
 		bufferevent_trigger_event(bev,
-		    BEV_EVENT_READING | BEV_EVENT_EOF, BEV_TRIG_DEFER_CALLBACKS);
+		    BEV_EVENT_READING | BEV_EVENT_EOF,
+		    BEV_TRIG_DEFER_CALLBACKS);
 	}
 	for (;;) {
 		switch (h1_parse(c->h1, bufferevent_get_input(bev))) {

@@ -65,7 +65,7 @@ say() { printf 'bench: %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 # bench_cc, pids and scratch (cleaned up on exit), free_port, wait_http.
 . bench/lib.sh
-# want PART: is PART (plain, tls, slow) in this run?
+# want PART: is PART (plain, tls, tlscat, slow, workers) in this run?
 want() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 for part in ${ONLY//,/ }; do
 	case $part in plain | tls | tlscat | slow | workers) ;; *) die "BENCH_ONLY: unknown part $part (plain, tls, tlscat, slow, workers)" ;; esac

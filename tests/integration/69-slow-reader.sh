@@ -198,6 +198,7 @@ for i in $(seq 100); do
 	[ -n "$FRONT" ] && break
 	sleep 0.05
 done
+[ -n "$FRONT" ] || { bad "the TLS front did not start: $(cat "$T/front.out")"; finish; }
 WH_URI=https://localhost:$FRONT
 WH_EXTRA="ca_file = $T/cat.pem"
 write_conf

@@ -140,6 +140,17 @@ void upstream_xfer_due(struct upstream_xfer *, int64_t now, uint64_t ms,
     const struct timeval *q);
 /* The connection's bufferevent event callback (a close, an error). */
 void upstream_event_cb(struct bufferevent *, short, void *);
+/* A transfer's deadline passed, or its credential failed (from the loop). */
+void upstream_timer_cb(evutil_socket_t, short, void *);
+
+/*
+ * upstream_write.c: write X's request on C; write what a plain connected
+ * connection holds queued; the bufferevent's write callback (it wrote
+ * what was queued: write interest off).
+ */
+void upstream_write(struct upconn *, struct upstream_xfer *);
+void upstream_flush(struct upconn *);
+void upstream_write_cb(struct bufferevent *, void *);
 
 /*
  * upstream_idle.c: a connection idle (ON, since NOW: units_mono_us) or

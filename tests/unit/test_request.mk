@@ -5,7 +5,7 @@ T_request = proxy/request.c proxy/cred.c proxy/token.c policy/oauth.c policy/aws
 	    proxy/floe.c \
 	    proxy/server.c proxy/server_reply.c proxy/h1.c proxy/h1_reason.c proxy/h1_chunks.c proxy/h1_replay.c proxy/sockio.c \
 	    proxy/tlsctx.c \
-	    proxy/upstream.c proxy/upstream_body.c proxy/upstream_idle.c proxy/catalog.c \
+	    proxy/upstream.c proxy/upstream_body.c proxy/upstream_idle.c proxy/upstream_write.c proxy/catalog.c \
 	    proxy/catalog_splice.c proxy/catalog_rewrite.c proxy/catalog_stream.c \
 	    proxy/catalog_stream_skip.c proxy/catalog_edits.c \
 	    proxy/conf.c \

@@ -53,6 +53,22 @@ upstream() {
 	CAT_PORT[lakehouse]=$LP
 	unset WH_URI LH_URI
 }
+# slow_client NAME BODY: a client of BIG (slowread.py: a 64 KiB receive
+# buffer) that reads the head and 256 KiB, then waits for $T/go; its
+# output in $T/NAME.out, the body in BODY, its pid in SLOW. A check fails
+# when no head came within 10 s. SLOW_TLS_CA (a CA file): over TLS.
+slow_client() {
+	rm -f "$T/go"
+	python3 tests/integration/slowread.py "$LISTEN" "$BIG" "$T/go" "$2" \
+		>"$T/$1.out" 2>"$T/$1.err" &
+	SLOW=$!
+	pids+=($SLOW)
+	for i in $(seq 200); do
+		grep -qs '^head' "$T/$1.out" && break
+		sleep 0.05
+	done
+	grep -qs '^head' "$T/$1.out" || bad "$1: no head: $(cat "$T/$1.err")"
+}
 kb() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$FLOE_PID/status"; }
 st() { curl -s --max-time 5 --unix-socket "$SOCK" http://floe/status; }
 RSS_CHECKS=1 RSS_NOTE=
@@ -66,16 +82,7 @@ start_floe
 get "$SMALL"
 expect_status "a 4 KB answer" 200
 rss0=$(kb VmRSS)
-rm -f "$T/go"
-python3 tests/integration/slowread.py "$LISTEN" "$BIG" "$T/go" "$T/big.body" \
-	>"$T/slow.out" 2>"$T/slow.err" &
-SLOW=$!
-pids+=($SLOW)
-for i in $(seq 200); do
-	grep -qs '^head' "$T/slow.out" && break
-	sleep 0.05
-done
-grep -q '^head' "$T/slow.out" || bad "no head: $(cat "$T/slow.err")"
+slow_client slow "$T/big.body"
 sleep 2
 hwm=$(kb VmHWM)
 s=$(st)
@@ -110,15 +117,7 @@ expect_eq "... and the transfer is no longer paused" 0 \
 # reads on, its answer is cut short (no last chunk), and floe counts a
 # 502 from the warehouse.
 fails0=$(st | jq .catalogs.warehouse.failures)
-rm -f "$T/go"
-python3 tests/integration/slowread.py "$LISTEN" "$BIG" "$T/go" "$T/cut.body" \
-	>"$T/slow2.out" 2>"$T/slow2.err" &
-SLOW=$!
-pids+=($SLOW)
-for i in $(seq 200); do
-	grep -qs '^head' "$T/slow2.out" && break
-	sleep 0.05
-done
+slow_client slow2 "$T/cut.body"
 sleep 1
 expect_eq "a second slow client: paused" 1 "$(st | jq .catalogs.warehouse.paused)"
 kill "$UPID"
@@ -153,16 +152,7 @@ BASE=https://127.0.0.1:$LISTEN
 export CURL_CA_BUNDLE=$T/tls.pem
 start_floe
 rss0=$(kb VmRSS)
-rm -f "$T/go"
-SLOW_TLS_CA=$T/tls.pem python3 tests/integration/slowread.py "$LISTEN" "$BIG" \
-	"$T/go" "$T/tls.body" >"$T/slow3.out" 2>"$T/slow3.err" &
-SLOW=$!
-pids+=($SLOW)
-for i in $(seq 200); do
-	grep -qs '^head' "$T/slow3.out" && break
-	sleep 0.05
-done
-grep -qs '^head' "$T/slow3.out" || bad "no head over TLS: $(cat "$T/slow3.err")"
+SLOW_TLS_CA=$T/tls.pem slow_client slow3 "$T/tls.body"
 sleep 2
 hwm=$(kb VmHWM)
 s=$(st)
@@ -212,16 +202,7 @@ assert len(d["metadata"]["properties"]["floe-test.pad"]) == int(sys.argv[2]) << 
 assert "config" in d
 PY
 	bad "... not whole: $(head -c 200 "$T/b")"
-rm -f "$T/go"
-python3 tests/integration/slowread.py "$LISTEN" "$BIG" "$T/go" \
-	"$T/tlscat.body" >"$T/slow4.out" 2>"$T/slow4.err" &
-SLOW=$!
-pids+=($SLOW)
-for i in $(seq 200); do
-	grep -qs '^head' "$T/slow4.out" && break
-	sleep 0.05
-done
-grep -qs '^head' "$T/slow4.out" || bad "no head: $(cat "$T/slow4.err")"
+slow_client slow4 "$T/tlscat.body"
 sleep 1
 expect_eq "a slow client of the https catalog: its transfer is paused" 1 \
 	"$(st | jq .catalogs.warehouse.paused)"

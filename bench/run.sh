@@ -227,6 +227,52 @@ EOF
 fi
 NGX_TLS_PORT=$(free_port) HAP_TLS_PORT=$(free_port)
 
+# --- nginx ---------------------------------------------------------------
+NGX_PORT=$(free_port)
+# nginx as root runs its workers as root too (the bench's files are root's).
+NGX_USER=
+[ "$(id -u)" = 0 ] && NGX_USER="user root;"
+# nginx_conf DIR WORKERS PORT [SERVERS]: nginx proxy_pass with upstream
+# keep-alive, WORKERS worker processes, no logging, listening on PORT (and
+# what follows it in the listen directive: "PORT ssl"); its pid, log and
+# temporary paths in DIR; SERVERS: more server blocks. NGX_CAT: the
+# catalog's port (WH_PORT); NGX_SERVER: more lines in the server block.
+nginx_conf() {
+	mkdir -p "$1"
+	cat <<EOF
+$NGX_USER
+worker_processes $2;
+daemon off;
+pid $1/nginx.pid;
+error_log $1/error.log warn;
+events { worker_connections 4096; }
+http {
+	access_log off;
+	client_body_temp_path $1/body;
+	proxy_temp_path $1/proxy;
+	fastcgi_temp_path $1/fastcgi;
+	uwsgi_temp_path $1/uwsgi;
+	scgi_temp_path $1/scgi;
+	upstream catalog {
+		server 127.0.0.1:${NGX_CAT:-$WH_PORT};
+		keepalive 64;
+	}
+	server {
+		listen 127.0.0.1:$3;
+		${NGX_SERVER:-}
+		location / {
+			proxy_pass http://catalog;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+			# 1 MB answers: stream them, never spill to a temp file.
+			proxy_buffers 16 16k;
+			proxy_max_temp_file_size 0;
+		}
+	}
+${4:-}
+}
+EOF
+}
 # --- an https catalog ------------------------------------------------------
 # A TLS front before the lakehouse port of the upstream, as a catalog's
 # load balancer terminating TLS: nginx on the load CPU with the same
@@ -234,46 +280,13 @@ NGX_TLS_PORT=$(free_port) HAP_TLS_PORT=$(free_port)
 # to it (nginx and haproxy without verifying it, floe verifying it: a
 # cost of the handshake only, and connections are kept).
 FRONT_PORT=$(free_port) NGX_TLSCAT_PORT=$(free_port) HAP_TLSCAT_PORT=$(free_port)
-# nginx as root runs its workers as root too (the bench's files are root's).
-NGX_USER=
-[ "$(id -u)" = 0 ] && NGX_USER="user root;"
 NGX_TLSCAT=
 if want tlscat; then
-	mkdir -p "$T/front"
-	cat >"$T/front.conf" <<EOF
-$NGX_USER
-worker_processes 1;
-daemon off;
-pid $T/front/nginx.pid;
-error_log $T/front/error.log warn;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	client_body_temp_path $T/front/body;
-	proxy_temp_path $T/front/proxy;
-	fastcgi_temp_path $T/front/fastcgi;
-	uwsgi_temp_path $T/front/uwsgi;
-	scgi_temp_path $T/front/scgi;
-	upstream catalog {
-		server 127.0.0.1:$LH_PORT;
-		keepalive 64;
-	}
-	server {
-		listen 127.0.0.1:$FRONT_PORT ssl;
-		ssl_certificate $TLSD/cert.pem;
+	NGX_CAT=$LH_PORT NGX_SERVER="ssl_certificate $TLSD/cert.pem;
 		ssl_certificate_key $TLSD/key.pem;
 		ssl_protocols TLSv1.3;
-		keepalive_requests 1000000;
-		location / {
-			proxy_pass http://catalog;
-			proxy_http_version 1.1;
-			proxy_set_header Connection "";
-			proxy_buffers 16 16k;
-			proxy_max_temp_file_size 0;
-		}
-	}
-}
-EOF
+		keepalive_requests 1000000;" \
+		nginx_conf "$T/front" 1 "$FRONT_PORT ssl" >"$T/front.conf"
 	taskset -c "$LG_CPU" nginx -c "$T/front.conf" -p "$T/front" \
 		>"$T/front/out" 2>&1 &
 	pids+=($!)
@@ -295,46 +308,6 @@ EOF
 	}"
 fi
 
-# --- nginx ---------------------------------------------------------------
-NGX_PORT=$(free_port)
-# nginx_conf DIR WORKERS PORT [SERVERS]: nginx proxy_pass with upstream
-# keep-alive, WORKERS worker processes, no logging, listening on PORT; its
-# pid, log and temporary paths in DIR; SERVERS: more server blocks.
-nginx_conf() {
-	mkdir -p "$1"
-	cat <<EOF
-$NGX_USER
-worker_processes $2;
-daemon off;
-pid $1/nginx.pid;
-error_log $1/error.log warn;
-events { worker_connections 4096; }
-http {
-	access_log off;
-	client_body_temp_path $1/body;
-	proxy_temp_path $1/proxy;
-	fastcgi_temp_path $1/fastcgi;
-	uwsgi_temp_path $1/uwsgi;
-	scgi_temp_path $1/scgi;
-	upstream catalog {
-		server 127.0.0.1:$WH_PORT;
-		keepalive 64;
-	}
-	server {
-		listen 127.0.0.1:$3;
-		location / {
-			proxy_pass http://catalog;
-			proxy_http_version 1.1;
-			proxy_set_header Connection "";
-			# 1 MB answers: stream them, never spill to a temp file.
-			proxy_buffers 16 16k;
-			proxy_max_temp_file_size 0;
-		}
-	}
-${4:-}
-}
-EOF
-}
 # The same proxy behind TLS: nginx's defaults (session tickets on, no
 # shared session cache) but TLS 1.3 allowed, and keep-alive connections
 # not closed every 1,000 requests (floe does not close them either).

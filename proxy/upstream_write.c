@@ -176,15 +176,21 @@ upstream_tls_sent(struct upconn *c, int rc)
 		bufferevent_enable(c->bev, EV_WRITE);
 }
 
-/* Write X's request on C. */
+/*
+ * Write X's request on C. Bytes kept for a retry (X's own head, or its
+ * request buffer peeked) are written from where they are when C is
+ * connected with nothing queued: with SSL_write (tlsctx_sendv), or with
+ * one sendmsg, copying only what the socket did not take (or all, on an
+ * error, which upstream_flush then reports). Bytes not kept move.
+ */
 void
 upstream_write(struct upconn *c, struct upstream_xfer *x)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 	struct evbuffer_iovec v[UPSTREAM_WRITEV];
-	size_t done = 0, skip;
+	size_t done = 0;
 	ssize_t w;
-	int i, n;
+	int i, n = 1;
 
 	c->x = x;
 	x->c = c;
@@ -192,40 +198,12 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 	h1_reset(c->h1);
 	h1_set_head_response(c->h1, x->head_method);
 	if (x->hlen > 0) {
-		/*
-		 * The head in X's own bytes (kept there for a retry): written
-		 * at once when the socket is free, what it did not take (or
-		 * all, on an error, which upstream_flush then reports) copied.
-		 */
 		v[0].iov_base = x->hbuf;
 		v[0].iov_len = x->hlen;
-		if (upstream_tls_now(c)) {
-			upstream_tls_sent(c, tlsctx_sendv(c->bev, v, 1));
-			return;
-		}
-		if (c->u->ssl == NULL && c->connected &&
-		    evbuffer_get_length(out) == 0 &&
-		    (w = sockio_sendv(c->fd, v, 1)) > 0)
-			done = (size_t)w;
-		if (done == x->hlen)
-			return; /* all written: nothing for upstream_flush */
-		evbuffer_add(out, x->hbuf + done, x->hlen - done);
-		upstream_flush(c);
-		return;
-	}
-	if (!x->retryable || x->retried) {
-		if (upstream_tls_now(c)) {
-			upstream_tls_sent(c,
-			    tlsctx_send(c->bev, NULL, 0, x->req));
-			return;
-		}
-		evbuffer_add_buffer(out, x->req);
-		upstream_flush(c);
-		return;
-	}
-	/* Keep the bytes: a reused connection may turn out to be closed. */
-	n = evbuffer_peek(x->req, -1, NULL, v, nitems(v));
-	if (n > (int)nitems(v)) {
+	} else if (!x->retryable || x->retried ||
+	    (n = evbuffer_peek(x->req, -1, NULL, v, nitems(v))) >
+		(int)nitems(v)) {
+		/* Not kept: a retry would find nothing to send. */
 		x->retryable = false;
 		if (upstream_tls_now(c)) {
 			upstream_tls_sent(c,
@@ -240,22 +218,17 @@ upstream_write(struct upconn *c, struct upstream_xfer *x)
 		upstream_tls_sent(c, tlsctx_sendv(c->bev, v, n));
 		return;
 	}
-	/*
-	 * A plain connected connection with nothing queued writes straight
-	 * from the kept bytes; only what the socket did not take (or all,
-	 * on an error, which upstream_flush then reports) is copied.
-	 */
 	if (c->u->ssl == NULL && c->connected &&
 	    evbuffer_get_length(out) == 0 &&
 	    (w = sockio_sendv(c->fd, v, n)) > 0)
 		done = (size_t)w;
-	for (i = 0; i < n; i++) {
-		skip = done < v[i].iov_len ? done : v[i].iov_len;
-		done -= skip;
-		if (skip < v[i].iov_len)
-			evbuffer_add(out, (char *)v[i].iov_base + skip,
-			    v[i].iov_len - skip);
-	}
+	for (i = 0; i < n && done >= v[i].iov_len; i++)
+		done -= v[i].iov_len;
+	if (i == n)
+		return; /* all written: nothing for upstream_flush */
+	for (; i < n; i++, done = 0)
+		evbuffer_add(out, (char *)v[i].iov_base + done,
+		    v[i].iov_len - done);
 	upstream_flush(c);
 }
 

@@ -60,9 +60,11 @@ static void upstream_finish(struct upstream_xfer *, enum upstream_fail,
 /*
  * A session the catalog gave (a TLS 1.3 ticket, or a TLS 1.2 session):
  * the next connection offers it, and resumes without a full handshake.
- * The newest is kept, as a copy: OpenSSL marks a connection's own session
- * not resumable when the connection is freed without a close_notify
- * exchanged (a catalog that went away). Its own client cache is not used.
+ * The newest is kept, and each connection resumes a copy of its own:
+ * OpenSSL marks a connection's session not resumable when the connection
+ * ends without a close_notify sent, as when a catalog drops an idle one,
+ * and a catalog need not give a new ticket on a resumed connection. Its
+ * own client cache is not used.
  */
 static int
 upstream_session_cb(SSL *ssl, SSL_SESSION *sess)
@@ -245,8 +247,14 @@ upstream_conn_new(struct upstream *u)
 			goto fail;
 		SSL_set_tlsext_host_name(ssl, u->t->host);
 		SSL_set1_host(ssl, u->t->host);
-		if (u->sess != NULL)
-			(void)SSL_set_session(ssl, u->sess);
+		if (u->sess != NULL) {
+			SSL_SESSION *own = SSL_SESSION_dup(u->sess);
+
+			if (own != NULL) {
+				(void)SSL_set_session(ssl, own);
+				SSL_SESSION_free(own);
+			}
+		}
 		c->bev = bufferevent_openssl_socket_new(u->base, -1, ssl,
 		    BUFFEREVENT_SSL_CONNECTING,
 		    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);

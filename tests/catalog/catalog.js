@@ -716,6 +716,9 @@ function main() {
 			server.setSecureContext({ cert: fs.readFileSync(opts.tlsCert), key: fs.readFileSync(opts.tlsKey) });
 			server.closeIdleConnections();
 		});
+	// SIGUSR2 drops idle connections as a keep-alive timeout may: on TLS,
+	// without a close_notify.
+	process.on('SIGUSR2', () => server.closeIdleConnections());
 	server.on('error', (e) => {
 		process.stderr.write(`catalog[${opts.name}]: ${e.message}\n`);
 		process.exit(1);

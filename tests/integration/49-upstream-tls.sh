@@ -91,6 +91,30 @@ r=$(curl -sk --max-time 5 "https://127.0.0.1:${CAT_PORT[lakehouse]}/_test/reques
 expect_eq "... a new connection resumed the catalog's TLS session" \
 	'{"first":false,"next":true}' "$r"
 
+# That connection resumed; the catalog now drops it while it idles, with
+# no close_notify, as a keep-alive timeout may (SIGUSR2 to the test
+# catalog). OpenSSL marks the session a connection resumed as not
+# resumable when it ends so; each connection resumes its own copy, and
+# the next one resumes too. Then floe's own idle close, after which the
+# next one resumes again: every connection after the first resumed.
+get /v1/routed/namespaces/db/tables/bunnies
+kill -USR2 "${CAT_PID[lakehouse]}"
+sleep 0.3
+get /v1/routed/namespaces/db/tables/bunnies
+expect_status "a load after the catalog dropped the connection" 200
+sleep 1.5
+get /v1/routed/namespaces/db/tables/bunnies
+expect_status "a load after floe's idle close" 200
+r=$(curl -sk --max-time 5 "https://127.0.0.1:${CAT_PORT[lakehouse]}/_test/requests" |
+	jq -c '[.requests[] | select(.url | contains("/tables/bunnies"))] as $b |
+		[$b[] | select(.conn != $b[0].conn)] | group_by(.conn) |
+		{conns: length, resumed: map(.[0].tls_resumed) | unique}')
+if jq -e '.conns >= 3 and .resumed == [true]' <<<"$r" >/dev/null; then
+	ok "... every connection after the first resumed ($r)"
+else
+	bad "... want 3 or more connections after the first, all resumed: $r"
+fi
+
 # The catalog now presents a certificate no CA vouches for.
 cp "$T/rogue.pem" "$T/serving.pem"
 cp "$T/rogue.key" "$T/serving.key"

@@ -297,6 +297,8 @@ upstream_conn_free(struct upconn *c)
 		event_free(c->rev);
 	if (c->idle_ev != NULL)
 		event_free(c->idle_ev);
+	if (u->ssl != NULL)
+		tlsctx_close(c->bev);
 	bufferevent_free(c->bev);
 	h1_free(c->h1);
 	free(c);

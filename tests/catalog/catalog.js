@@ -675,7 +675,10 @@ function main() {
 			state.requests.push(record);
 			if (state.requests.length > MAX_LOGGED) state.requests.splice(0, state.requests.length - MAX_LOGGED);
 			req.rawBody = await readBody(req);
-			if (req.rawBody.length) record.body = req.rawBody.toString('utf8').slice(0, 65536);
+			if (req.rawBody.length) {
+				record.body = req.rawBody.toString('utf8').slice(0, 65536);
+				record.body_sha256 = crypto.createHash('sha256').update(req.rawBody).digest('hex');
+			}
 			const rule = state.faults.take(u.pathname);
 			if (rule && (await applyFault(rule, req, res))) return;
 			if (segs[0] === 'files') return serveFile(cat, req, res, segs.slice(1));

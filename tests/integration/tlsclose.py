@@ -6,12 +6,17 @@
 Binds 127.0.0.1 on a free port and prints "ready PORT". Every connection
 accepted is piped both ways to the catalog; when it ends, one JSON line
 goes to LOG: its number, the first line of its first request, whether it
-resumed a TLS session, and how the client ended it:
+resumed a TLS session, whether it was slow, and how the client ended it:
   "close_notify"  the client sent a close_notify, then closed;
   "eof"           the client closed its socket without one;
   "catalog"       the catalog closed first;
   "error: ..."    anything else (a handshake that failed, a reset).
-SIGTERM stops it.
+SIGUSR1 makes the connections accepted from then on slow readers: a
+receive buffer of 256 KiB, 16 KiB a read and a millisecond between reads
+(under 16 MB/s), so that a client writing a large request meets a full
+socket. (A receive buffer smaller than loopback's 64 KiB segment would
+leave the window too small to send into, and the sender waiting for the
+persist timer.) SIGTERM stops it.
 """
 import json
 import select
@@ -20,11 +25,13 @@ import socket
 import ssl
 import sys
 import threading
+import time
 
 cert, key, cat_port, log_path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(cert, key)
 log_lock = threading.Lock()
+slow = False
 
 
 def record(entry):
@@ -34,14 +41,17 @@ def record(entry):
 
 def pipe(s, cat, entry):
     """Copy both ways until one side ends; return how it ended."""
+    chunk = 16384 if entry["slow"] else 65536
     while True:
         if s.pending() == 0:
             ready, _, _ = select.select([s, cat], [], [])
         else:
             ready = [s]
         if s in ready:
+            if entry["slow"]:
+                time.sleep(0.001)
             try:
-                data = s.recv(65536)
+                data = s.recv(chunk)
             except ssl.SSLWantReadError:
                 continue
             except ssl.SSLEOFError:
@@ -59,7 +69,7 @@ def pipe(s, cat, entry):
 
 
 def serve(n, raw):
-    entry = {"conn": n}
+    entry = {"conn": n, "slow": slow}
     s = raw
     try:
         s = ctx.wrap_socket(raw, server_side=True, suppress_ragged_eofs=False)
@@ -73,8 +83,14 @@ def serve(n, raw):
     record(entry)
 
 
+def slow_from_now(*_):
+    global slow
+    slow = True
+
+
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGUSR1, slow_from_now)
     ls = socket.socket()
     ls.bind(("127.0.0.1", 0))
     ls.listen(64)
@@ -82,6 +98,8 @@ def main():
     n = 0
     while True:
         raw, _ = ls.accept()
+        if slow:
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 131072)
         n += 1
         threading.Thread(target=serve, args=(n, raw), daemon=True).start()
 

@@ -1,11 +1,15 @@
 #!/bin/bash
-# floe ends its connections to an https catalog with a close_notify: when
-# one has idled for pool_idle_timeout and when floe stops. A catalog on
-# OpenSSL 3 or a JVM logs a connection that ends without one as truncated,
-# and OpenSSL will not resume its session. The catalog sits behind a TLS
-# front (tlsclose.py) that says how each connection ended.
+# An https catalog behind a TLS front (tlsclose.py) that says how each
+# connection ended and can read slowly.
+# 1. floe ends its connections with a close_notify: when one has idled for
+#    pool_idle_timeout and when floe stops. A catalog on OpenSSL 3 or a
+#    JVM logs a connection that ends without one as truncated.
+# 2. A catalog that reads slowly: a 6 MB commit on a pooled connection,
+#    written with SSL_write at once, fills floe's socket; the record
+#    SSL_write could not hand over and the rest wait their turn, and the
+#    body arrives whole and in order (its SHA-256, in the catalog's log).
 . "$(dirname "$0")/lib.sh"
-lib_init 49c
+lib_init 49f
 
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
 	-addext "subjectAltName=DNS:localhost" -keyout "$T/cat.key" \
@@ -17,6 +21,7 @@ catalog lakehouse --prefix lhp
 python3 tests/integration/tlsclose.py "$T/cat.pem" "$T/cat.key" \
 	"${CAT_PORT[lakehouse]}" "$T/ends.jsonl" >"$T/front.out" 2>&1 &
 pids+=($!)
+FRONT_PID=$!
 for i in $(seq 100); do
 	FRONT=$(awk '/^ready /{print $2}' "$T/front.out")
 	[ -n "$FRONT" ] && break
@@ -60,5 +65,35 @@ if jq -e 'length == 2 and .[1].end == "close_notify" and .[1].resumed' \
 	ok "floe's stop ends its pooled connection with a close_notify"
 else
 	bad "want a second connection, resumed, ended by a close_notify: $e"
+fi
+
+# --- 2. a catalog that reads slowly ----------------------------------------
+kill -USR1 "$FRONT_PID"
+sleep 0.1
+start_floe
+get /v1/lakehouse/namespaces/db/tables/bunnies
+expect_status "a load opens a slow connection" 200
+printf '{"requirements":[],"updates":[],"floe-test-pad":"%s"}' \
+	"$(head -c 4718592 /dev/urandom | base64 -w0)" >"$T/commit.json"
+want=$(sha256sum <"$T/commit.json" | cut -d' ' -f1)
+req POST /v1/lakehouse/namespaces/db/tables/bunnies \
+	-H 'Content-Type: application/json' --data-binary @"$T/commit.json"
+expect_status "a 6 MB commit to a catalog that reads slowly" 200
+got=$(curl -s --max-time 5 "http://127.0.0.1:${CAT_PORT[lakehouse]}/_test/requests" |
+	jq -r '[.requests[] | select(.url | contains("/tables/bunnies"))] |
+		.[-2:] | if .[0].conn == .[1].conn then .[1].body_sha256
+			else "the commit was not on the load'"'"'s connection" end')
+expect_eq "... arrived whole and in order (SHA-256), on the pooled connection" \
+	"$want" "$got"
+stop_floe
+for i in $(seq 40); do
+	e=$(ends)
+	[ "$(jq length <<<"$e")" = 3 ] && break
+	sleep 0.05
+done
+if jq -e '.[2].slow' <<<"$e" >/dev/null; then
+	ok "... a slow one"
+else
+	bad "want the third connection to be slow: $e"
 fi
 finish

@@ -18,33 +18,33 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
 
 catalog warehouse
 catalog lakehouse --prefix lhp
-python3 tests/integration/tlsclose.py "$T/cat.pem" "$T/cat.key" \
-	"${CAT_PORT[lakehouse]}" "$T/ends.jsonl" >"$T/front.out" 2>&1 &
-pids+=($!)
-FRONT_PID=$!
-for i in $(seq 100); do
-	FRONT=$(awk '/^ready /{print $2}' "$T/front.out")
-	[ -n "$FRONT" ] && break
-	sleep 0.05
-done
-[ -n "$FRONT" ] || { bad "the TLS front did not start: $(cat "$T/front.out")"; finish; }
+tls_front python3 tests/integration/tlsclose.py "$T/cat.pem" "$T/cat.key" \
+	"${CAT_PORT[lakehouse]}" "$T/ends.jsonl"
 LH_URI=https://localhost:$FRONT
 LH_EXTRA="ca_file = $T/cat.pem
 pool_idle_timeout = 1s"
 write_conf
 start_floe
 
-# The data path's connections, by the first request each carried (the
-# control plane's carry GET /v1/config).
+# The data path's connections that ended, by the first request each
+# carried (the control plane's carry GET /v1/config); with N, once N
+# have ended (the front logs a connection when floe's end reaches it),
+# or after 2 s.
 ends() {
-	jq -sc '[.[] | select(.request // "" | contains("/tables/"))]' \
-		"$T/ends.jsonl" 2>/dev/null || echo '[]'
+	local i e
+	for i in $(seq 40); do
+		e=$(jq -sc '[.[] | select(.request // "" | contains("/tables/"))]' \
+			"$T/ends.jsonl" 2>/dev/null || echo '[]')
+		[ -z "${1:-}" ] || [ "$(jq length <<<"$e")" = "$1" ] && break
+		sleep 0.05
+	done
+	echo "$e"
 }
 
 get /v1/lakehouse/namespaces/db/tables/bunnies
 expect_status "a load from the https catalog" 200
-sleep 1.5
-e=$(ends)
+sleep 1
+e=$(ends 1)
 if jq -e 'length == 1 and .[0].end == "close_notify"' <<<"$e" >/dev/null; then
 	ok "a connection idle for pool_idle_timeout ends with a close_notify"
 else
@@ -55,11 +55,7 @@ fi
 get /v1/lakehouse/namespaces/db/tables/bunnies
 expect_status "a load on a new connection" 200
 stop_floe
-for i in $(seq 40); do
-	e=$(ends)
-	[ "$(jq length <<<"$e")" = 2 ] && break
-	sleep 0.05
-done
+e=$(ends 2)
 if jq -e 'length == 2 and .[1].end == "close_notify" and .[1].resumed' \
 	<<<"$e" >/dev/null; then
 	ok "floe's stop ends its pooled connection with a close_notify"
@@ -86,11 +82,7 @@ got=$(curl -s --max-time 5 "http://127.0.0.1:${CAT_PORT[lakehouse]}/_test/reques
 expect_eq "... arrived whole and in order (SHA-256), on the pooled connection" \
 	"$want" "$got"
 stop_floe
-for i in $(seq 40); do
-	e=$(ends)
-	[ "$(jq length <<<"$e")" = 3 ] && break
-	sleep 0.05
-done
+e=$(ends 3)
 if jq -e '.[2].slow' <<<"$e" >/dev/null; then
 	ok "... a slow one"
 else

@@ -32,6 +32,13 @@ pool_idle_timeout = 1s"
 write_conf
 start_floe
 
+# loads JQ: the catalog's log of the table's loads (and commits), as $b,
+# through the jq program JQ.
+loads() {
+	curl -sk --max-time 5 "https://127.0.0.1:${CAT_PORT[lakehouse]}/_test/requests" |
+		jq -c '[.requests[] | select(.url | contains("/tables/bunnies"))] as $b | '"$1"
+}
+
 get /v1/lakehouse/namespaces/db/tables/bunnies
 expect_status "load over TLS, pinned to the lakehouse" 200
 expect_header "answered by the lakehouse" X-Floe-Target lakehouse
@@ -41,7 +48,7 @@ get /v1/routed/namespaces/db/tables/bunnies
 expect_status "routed load over TLS" 200
 get /v1/routed/namespaces/db/tables/bunnies
 expect_status "again, on the pooled TLS connection" 200
-n=$(curl -sk --max-time 5 "https://127.0.0.1:${CAT_PORT[lakehouse]}/_test/requests" | jq '[.requests[] | select(.url | contains("/tables/bunnies")) | .conn] | unique | length')
+n=$(loads '[$b[].conn] | unique | length')
 expect_eq "one TLS connection served both loads" 1 "$n"
 
 # Commits of 24 KB over TLS. A request's head and body once left as two
@@ -84,10 +91,8 @@ expect_status "a 6 MB commit over TLS, whole" 200
 sleep 1.5
 get /v1/routed/namespaces/db/tables/bunnies
 expect_status "a load on a new connection" 200
-r=$(curl -sk --max-time 5 "https://127.0.0.1:${CAT_PORT[lakehouse]}/_test/requests" |
-	jq -c '[.requests[] | select(.url | contains("/tables/bunnies"))] as $b |
-		{first: $b[0].tls_resumed,
-		 next: ([$b[] | select(.conn != $b[0].conn)] | .[0].tls_resumed)}')
+r=$(loads '{first: $b[0].tls_resumed,
+	next: ([$b[] | select(.conn != $b[0].conn)] | .[0].tls_resumed)}')
 expect_eq "... a new connection resumed the catalog's TLS session" \
 	'{"first":false,"next":true}' "$r"
 
@@ -105,10 +110,8 @@ expect_status "a load after the catalog dropped the connection" 200
 sleep 1.5
 get /v1/routed/namespaces/db/tables/bunnies
 expect_status "a load after floe's idle close" 200
-r=$(curl -sk --max-time 5 "https://127.0.0.1:${CAT_PORT[lakehouse]}/_test/requests" |
-	jq -c '[.requests[] | select(.url | contains("/tables/bunnies"))] as $b |
-		[$b[] | select(.conn != $b[0].conn)] | group_by(.conn) |
-		{conns: length, resumed: map(.[0].tls_resumed) | unique}')
+r=$(loads '[$b[] | select(.conn != $b[0].conn)] | group_by(.conn) |
+	{conns: length, resumed: map(.[0].tls_resumed) | unique}')
 if jq -e '.conns >= 3 and .resumed == [true]' <<<"$r" >/dev/null; then
 	ok "... every connection after the first resumed ($r)"
 else

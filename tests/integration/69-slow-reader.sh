@@ -180,15 +180,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
 	-addext "subjectAltName=DNS:localhost" -keyout "$T/cat.key" \
 	-out "$T/cat.pem" 2>/dev/null || bad "openssl made no certificate"
 upstream "$T/large.json"
-node tests/integration/tlsfront.js "$T/cat.pem" "$T/cat.key" "$WP" \
-	>"$T/front.out" 2>&1 &
-pids+=($!)
-for i in $(seq 100); do
-	FRONT=$(awk '/^ready /{print $2}' "$T/front.out")
-	[ -n "$FRONT" ] && break
-	sleep 0.05
-done
-[ -n "$FRONT" ] || { bad "the TLS front did not start: $(cat "$T/front.out")"; finish; }
+tls_front node tests/integration/tlsfront.js "$T/cat.pem" "$T/cat.key" "$WP"
 WH_URI=https://localhost:$FRONT
 WH_EXTRA="ca_file = $T/cat.pem"
 write_conf

@@ -101,6 +101,25 @@ free_port() {
 		s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
 }
 
+# tls_front CMD [ARGS...]: start a TLS front (tlsfront.js, tlsclose.py)
+# that binds a free port and prints "ready PORT", its output in
+# $T/front.out; sets FRONT (the port) and FRONT_PID. Fails the test when
+# it does not start.
+tls_front() {
+	local i
+	"$@" >"$T/front.out" 2>&1 &
+	pids+=($!)
+	FRONT_PID=$!
+	FRONT=
+	for i in $(seq 100); do
+		FRONT=$(awk '/^ready /{print $2}' "$T/front.out")
+		[ -n "$FRONT" ] && return
+		sleep 0.05
+	done
+	bad "the TLS front did not start: $(cat "$T/front.out")"
+	finish
+}
+
 # catalog NAME [ARGS...]: start a test catalog on a free port; sets PORT,
 # CAT_PORT[NAME] and CAT_PID[NAME]. With CAT_FIXED_PORT set, use that port.
 catalog() {

@@ -8,6 +8,7 @@
 #    written with SSL_write at once, fills floe's socket; the record
 #    SSL_write could not hand over and the rest wait their turn, and the
 #    body arrives whole and in order (its SHA-256, in the catalog's log).
+# 3. A catalog that speaks TLS 1.2 at most: its sessions resume too.
 . "$(dirname "$0")/lib.sh"
 lib_init 49f
 
@@ -87,5 +88,26 @@ if jq -e '.[2].slow' <<<"$e" >/dev/null; then
 	ok "... a slow one"
 else
 	bad "want the third connection to be slow: $e"
+fi
+
+# --- 3. a TLS 1.2 catalog -------------------------------------------------
+mv "$T/ends.jsonl" "$T/ends-1.3.jsonl"
+tls_front python3 tests/integration/tlsclose.py "$T/cat.pem" "$T/cat.key" \
+	"${CAT_PORT[lakehouse]}" "$T/ends.jsonl" 1.2
+LH_URI=https://localhost:$FRONT
+write_conf
+start_floe
+get /v1/lakehouse/namespaces/db/tables/bunnies
+expect_status "a load from a TLS 1.2 catalog" 200
+e=$(ends 1)
+get /v1/lakehouse/namespaces/db/tables/bunnies
+expect_status "a load on a new connection" 200
+stop_floe
+e=$(ends 2)
+if jq -e 'map([.version, .resumed]) ==
+	[["TLSv1.2", false], ["TLSv1.2", true]]' <<<"$e" >/dev/null; then
+	ok "... which resumed the catalog's TLS 1.2 session"
+else
+	bad "want two TLS 1.2 connections, the second resumed: $e"
 fi
 finish

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """A TLS front for a plain catalog that says how each connection ended.
 
-    tlsclose.py CERT KEY CATALOG_PORT LOG
+    tlsclose.py CERT KEY CATALOG_PORT LOG [1.2]
 
 Binds 127.0.0.1 on a free port and prints "ready PORT". Every connection
 accepted is piped both ways to the catalog; when it ends, one JSON line
-goes to LOG: its number, the first line of its first request, whether it
-resumed a TLS session, whether it was slow, and how the client ended it:
+goes to LOG: its number, the first line of its first request, its TLS
+version, whether it resumed a session, whether it was slow, and how the
+client ended it:
   "close_notify"  the client sent a close_notify, then closed;
   "eof"           the client closed its socket without one;
   "catalog"       the catalog closed first;
   "error: ..."    anything else (a handshake that failed, a reset).
+With 1.2 it speaks TLS 1.2 at most (session tickets, as a TLS 1.2 load
+balancer would).
 SIGUSR1 makes the connections accepted from then on slow readers: a
 receive buffer of 256 KiB, 16 KiB a read and a millisecond between reads
 (under 16 MB/s), so that a client writing a large request meets a full
@@ -30,6 +33,8 @@ import time
 cert, key, cat_port, log_path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(cert, key)
+if sys.argv[5:] == ["1.2"]:
+    ctx.maximum_version = ssl.TLSVersion.TLSv1_2
 log_lock = threading.Lock()
 slow = False
 
@@ -73,6 +78,7 @@ def serve(n, raw):
     s = raw
     try:
         s = ctx.wrap_socket(raw, server_side=True, suppress_ragged_eofs=False)
+        entry["version"] = s.version()
         entry["resumed"] = s.session_reused
         with socket.create_connection(("127.0.0.1", cat_port)) as cat:
             entry["end"] = pipe(s, cat, entry)

@@ -9,6 +9,11 @@
 #    SSL_write could not hand over and the rest wait their turn, and the
 #    body arrives whole and in order (its SHA-256, in the catalog's log).
 # 3. A catalog that speaks TLS 1.2 at most: its sessions resume too.
+# 4. A catalog that ends a connection right after an answer: its last
+#    bytes and a close_notify come in one segment, and floe must not pool
+#    the connection: a commit pipelined behind a load (never retried: its
+#    state would be unknown), which floe starts as the load's answer
+#    ends, goes on a new one.
 . "$(dirname "$0")/lib.sh"
 lib_init 49f
 
@@ -67,12 +72,14 @@ fi
 # --- 2. a catalog that reads slowly ----------------------------------------
 kill -USR1 "$FRONT_PID"
 sleep 0.1
-start_floe
-get /v1/lakehouse/namespaces/db/tables/bunnies
-expect_status "a load opens a slow connection" 200
 printf '{"requirements":[],"updates":[],"floe-test-pad":"%s"}' \
 	"$(head -c 4718592 /dev/urandom | base64 -w0)" >"$T/commit.json"
 want=$(sha256sum <"$T/commit.json" | cut -d' ' -f1)
+start_floe
+# The commit follows at once: the connection idles no longer than
+# pool_idle_timeout.
+get /v1/lakehouse/namespaces/db/tables/bunnies
+expect_status "a load opens a slow connection" 200
 req POST /v1/lakehouse/namespaces/db/tables/bunnies \
 	-H 'Content-Type: application/json' --data-binary @"$T/commit.json"
 expect_status "a 6 MB commit to a catalog that reads slowly" 200
@@ -109,5 +116,31 @@ if jq -e 'map([.version, .resumed]) ==
 	ok "... which resumed the catalog's TLS 1.2 session"
 else
 	bad "want two TLS 1.2 connections, the second resumed: $e"
+fi
+# --- 4. a close_notify behind an answer ------------------------------------
+mv "$T/ends.jsonl" "$T/ends-1.2.jsonl"
+tls_front python3 tests/integration/tlsclose.py "$T/cat.pem" "$T/cat.key" \
+	"${CAT_PORT[lakehouse]}" "$T/ends.jsonl"
+kill -USR2 "$FRONT_PID"
+sleep 0.1
+LH_URI=https://localhost:$FRONT
+write_conf
+start_floe
+CRLF=$'\r\n'
+body='{"requirements":[],"updates":[]}'
+raw "GET /v1/lakehouse/namespaces/db/tables/bunnies HTTP/1.1${CRLF}Host: 127.0.0.1${CRLF}${CRLF}POST /v1/lakehouse/namespaces/db/tables/bunnies HTTP/1.1${CRLF}Host: 127.0.0.1${CRLF}Content-Type: application/json${CRLF}Content-Length: ${#body}${CRLF}Connection: close${CRLF}${CRLF}$body" 10
+expect_eq "a load, the catalog's close_notify, and a commit pipelined behind" \
+	"200 200" "$(raw_statuses)"
+r=$(curl -s --max-time 5 "http://127.0.0.1:${CAT_PORT[lakehouse]}/_test/requests" |
+	jq -c '[.requests[] | select(.url | contains("/tables/bunnies"))] |
+		.[-2:] | {load: .[0].method, commit: .[1].method,
+			apart: (.[0].conn != .[1].conn)}')
+expect_eq "... on a new connection" \
+	'{"load":"GET","commit":"POST","apart":true}' "$r"
+e=$(ends 2)
+if jq -e 'map(.end) == ["bye", "bye"]' <<<"$e" >/dev/null; then
+	ok "... both connections ended by the catalog after their answer"
+else
+	bad "want two connections the catalog ended: $e"
 fi
 finish

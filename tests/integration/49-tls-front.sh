@@ -1,6 +1,7 @@
 #!/bin/bash
 # An https catalog behind a TLS front (tlsclose.py) that says how each
-# connection ended and can read slowly.
+# connection ended, and can read slowly, speak TLS 1.2 at most, or end a
+# connection right behind an answer.
 # 1. floe ends its connections with a close_notify: when one has idled for
 #    pool_idle_timeout and when floe stops. A catalog on OpenSSL 3 or a
 #    JVM logs a connection that ends without one as truncated.
@@ -106,7 +107,7 @@ write_conf
 start_floe
 get /v1/lakehouse/namespaces/db/tables/bunnies
 expect_status "a load from a TLS 1.2 catalog" 200
-e=$(ends 1)
+e=$(ends 1) # floe's idle close
 get /v1/lakehouse/namespaces/db/tables/bunnies
 expect_status "a load on a new connection" 200
 stop_floe
@@ -117,6 +118,7 @@ if jq -e 'map([.version, .resumed]) ==
 else
 	bad "want two TLS 1.2 connections, the second resumed: $e"
 fi
+
 # --- 4. a close_notify behind an answer ------------------------------------
 mv "$T/ends.jsonl" "$T/ends-1.2.jsonl"
 tls_front python3 tests/integration/tlsclose.py "$T/cat.pem" "$T/cat.key" \

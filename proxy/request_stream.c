@@ -46,6 +46,8 @@
 
 struct request_stream {
 	enum route_side side;
+	/* The catalog's Content-Length (-1: none): what copies start at. */
+	int64_t body_len;
 	struct catalog_stream *cst;
 	bool checking; /* cst checks the answer as JSON (not the pool) */
 	struct evbuffer *out; /* the client's next bytes */
@@ -118,6 +120,23 @@ request_stream_free(struct request *r)
 	r->stream = NULL;
 }
 
+/* M's Content-Length: -1 when it has none, -2 when it is not a number. */
+static int64_t
+request_stream_clen(const struct h1_msg *m)
+{
+	const struct h1_header *h;
+	unsigned long long v;
+	char *end;
+
+	if ((h = h1_get(m, H1_F_CONTENT_LENGTH)) == NULL)
+		return -1;
+	errno = 0;
+	v = strtoull(h->value, &end, 10);
+	if (errno != 0 || end != h->value + h->value_len || v > INT64_MAX)
+		return -2;
+	return (int64_t)v;
+}
+
 /*
  * The head of SIDE's answer M is in and its body is arriving: send the
  * head. False when the answer is not to be streamed (one without a body;
@@ -130,8 +149,7 @@ request_stream_start(struct request *r, enum route_side side, struct h1_msg *m)
 	struct floe *f = r->f;
 	struct request_stream *st;
 	struct catalog_stream *cst;
-	const struct h1_header *h;
-	char base[REQUEST_FLOE_BASE], *o, *end;
+	char base[REQUEST_FLOE_BASE], *o;
 	int64_t clen = -1;
 	size_t hlen;
 
@@ -147,13 +165,8 @@ request_stream_start(struct request *r, enum route_side side, struct h1_msg *m)
 		if (r->mode != MODE_ONE)
 			return false;
 		cst = NULL;
-		if ((h = h1_get(m, H1_F_CONTENT_LENGTH)) != NULL) {
-			errno = 0;
-			clen = (int64_t)strtoull(h->value, &end, 10);
-			if (errno != 0 || end != h->value + h->value_len ||
-			    clen < 0)
-				return false;
-		}
+		if ((clen = request_stream_clen(m)) == -2)
+			return false;
 	} else {
 		request_floe_base(r, base, sizeof(base));
 		if ((cst = catalog_stream_new(f->cat[side], r->merge_config,
@@ -163,6 +176,12 @@ request_stream_start(struct request *r, enum route_side side, struct h1_msg *m)
 	}
 	st = xcalloc(1, sizeof(*st));
 	st->side = side;
+	/*
+	 * The copies the answer may be kept in start at the catalog's length
+	 * instead of growing to it by doubling, a copy of all they held and
+	 * fresh pages each time.
+	 */
+	st->body_len = cst != NULL ? request_stream_clen(m) : clen;
 	st->cst = cst;
 	if ((st->out = evbuffer_new()) == NULL)
 		fatalx("%s: out of memory", __func__);
@@ -208,6 +227,19 @@ request_stream_give(struct request *r, bool last)
 			st->copycap = st->copycap * 2 > st->copylen + n ?
 			    st->copycap * 2 :
 			    st->copylen + n;
+			/*
+			 * The first: room for the catalog's length and an
+			 * eighth more (the rewrite changes the length).
+			 */
+			if (st->copy == NULL && st->body_len > 0) {
+				uint64_t want = (uint64_t)st->body_len +
+				    (uint64_t)st->body_len / 8;
+
+				if (want > st->copycap)
+					st->copycap = want < st->copymax ?
+					    (size_t)want :
+					    st->copymax;
+			}
 			if (st->copycap > st->copymax)
 				st->copycap = st->copymax;
 			st->copy = xreallocarray(st->copy, st->copycap, 1);
@@ -268,6 +300,9 @@ request_stream_keep(struct request *r, struct upstream_xfer *x,
 			return;
 		}
 		st->keepcap = st->taken + len > 65536 ? st->taken + len : 65536;
+		if (st->body_len > (int64_t)st->keepcap &&
+		    (uint64_t)st->body_len <= request_memo_max(r))
+			st->keepcap = (size_t)st->body_len;
 		st->keep = xmalloc(st->keepcap);
 		if (st->taken > 0)
 			memcpy(st->keep, r->memo_in->data, st->taken);

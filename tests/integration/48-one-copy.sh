@@ -1,0 +1,97 @@
+#!/bin/bash
+# Loads of a table that arrive together copy its answer once. A streamed
+# answer is copied as it passes, for the memo of checked answers and for
+# the LoadTable cache, each of which keeps one; 32 first loads of a 3 MB
+# table at once used to make 32 copies for each (some 190 MB, and fresh
+# pages to fault in). One answer of a side's table is now copied at a
+# time. floe's peak RSS (VmHWM) across the 32 loads says how many.
+. "$(dirname "$0")/lib.sh"
+lib_init 48o
+FIXTURE=tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json
+BIG=/v1/warehouse/namespaces/bench/tables/long_history
+
+cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
+	$(pkg-config --cflags libevent) -o "$T/upstream" bench/upstream.c \
+	$(pkg-config --libs libevent) || { bad "building bench-upstream"; finish; }
+node bench/loadtable.js "$FIXTURE" 4096 "$T/small.json" >/dev/null ||
+	{ bad "generating the LoadTable result"; finish; }
+python3 - "$T/small.json" "$T/large.json" <<'PY' || { bad "large.json"; finish; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["metadata"].setdefault("properties", {})["floe-test.pad"] = "x" * (3 << 20)
+open(sys.argv[2], "w").write(json.dumps(d, separators=(",", ":")))
+PY
+WP=$(free_port)
+LP=$(free_port)
+"$T/upstream" -s "$T/small.json" -l "$T/large.json" -p "$WP" -p "$LP" \
+	>"$T/upstream.out" 2>&1 &
+pids+=($!)
+for i in $(seq 100); do
+	curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$WP/v1/config" && break
+	sleep 0.05
+done
+CAT_PORT[warehouse]=$WP
+CAT_PORT[lakehouse]=$LP
+CACHE_SIZE=64M
+write_conf
+start_floe
+
+hwm() { awk '/^VmHWM:/ {print $2}' "/proc/$FLOE_PID/status"; }
+
+# A small load first, so that the peak before is floe at work.
+get /v1/warehouse/namespaces/bench/tables/t1
+expect_status "a small load" 200
+h0=$(hwm)
+# 32 connections, then 32 requests at once (a barrier), each read whole.
+python3 - "$LISTEN" "$BIG" >"$T/big.codes" <<'PY'
+import hashlib, json, socket, sys, threading
+port, path = int(sys.argv[1]), sys.argv[2]
+go = threading.Barrier(32)
+out = []
+def load():
+    s = socket.create_connection(("127.0.0.1", port))
+    go.wait()
+    s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+               "Connection: close\r\n\r\n" % (path, port)).encode())
+    got = bytearray()
+    while True:
+        b = s.recv(1 << 20)
+        if not b:
+            break
+        got += b
+    head, _, body = bytes(got).partition(b"\r\n\r\n")
+    if b"chunked" in head.lower():
+        whole, at = b"", 0
+        while True:
+            eol = body.index(b"\r\n", at)
+            size = int(body[at:eol], 16)
+            if size == 0:
+                break
+            whole += body[eol + 2:eol + 2 + size]
+            at = eol + 2 + size + 2
+        body = whole
+    json.loads(body)  # whole JSON, or this load prints nothing
+    out.append("%s %s" % (head.split(b" ")[1].decode(),
+                          hashlib.sha256(body).hexdigest()[:16] + ":%d" % len(body)))
+ts = [threading.Thread(target=load) for _ in range(32)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print("\n".join(out))
+PY
+h1=$(hwm)
+# All 200, all the same JSON of more than 3 MB.
+n=$(awk '$1 == 200 { split($2, a, ":"); if (a[2] > 3000000) print $2 }' \
+	"$T/big.codes" | sort | uniq -c | awk '{ print $1 }')
+expect_eq "32 loads of a 3 MB table at once, all whole and the same" 32 "$n"
+grow=$(((h1 - h0) / 1024))
+if [ "$grow" -lt 32 ]; then
+	ok "... floe's peak RSS grew by ${grow} MB (one copy each for the memo and the cache)"
+else
+	bad "... floe's peak RSS grew by ${grow} MB: a copy for each load?"
+fi
+# The one copy was the cache's: the next load is a hit.
+get "$BIG"
+expect_header "the next load is the cache's" X-Floe-Cache hit
+finish

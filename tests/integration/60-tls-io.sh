@@ -12,7 +12,6 @@
 # Both again with workers = 2.
 . "$(dirname "$0")/lib.sh"
 lib_init 60io
-FIXTURE=tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json
 BIG=/v1/warehouse/namespaces/bench/tables/long_history
 SMALL=/v1/warehouse/namespaces/bench/tables/t1
 
@@ -21,28 +20,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
 	-keyout "$T/tls.key" -out "$T/tls.pem" 2>/dev/null
 [ -s "$T/tls.pem" ] || { bad "openssl made no certificate"; finish; }
 
-cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
-	$(pkg-config --cflags libevent) -o "$T/upstream" bench/upstream.c \
-	$(pkg-config --libs libevent) || { bad "building bench-upstream"; finish; }
-node bench/loadtable.js "$FIXTURE" 4096 "$T/small.json" >/dev/null ||
-	{ bad "generating the LoadTable result"; finish; }
-python3 - "$T/small.json" "$T/large.json" <<'PY' || { bad "large.json"; finish; }
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["metadata"].setdefault("properties", {})["floe-test.pad"] = "x" * (4 << 20)
-open(sys.argv[2], "w").write(json.dumps(d, separators=(",", ":")))
-PY
-WP=$(free_port)
-LP=$(free_port)
-"$T/upstream" -s "$T/small.json" -l "$T/large.json" -p "$WP" -p "$LP" \
-	>"$T/upstream.out" 2>&1 &
-pids+=($!)
-for i in $(seq 100); do
-	curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$WP/v1/config" && break
-	sleep 0.05
-done
-CAT_PORT[warehouse]=$WP
-CAT_PORT[lakehouse]=$LP
+bench_upstream 4
 PLAIN=$(free_port)
 FLOE_EXTRA="tls_cert = $T/tls.pem
 tls_key = $T/tls.key

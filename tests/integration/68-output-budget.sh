@@ -17,26 +17,9 @@ N=${OUTPUT_N:-300}
 PIPE_CONNS=10
 PIPE_N=${OUTPUT_PIPE:-100}
 BUDGET_MB=64
-FIXTURE=${BENCH_FIXTURE:-tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
 BIG=/v1/routed/namespaces/bench/tables/long_history
 
-cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
-	$(pkg-config --cflags libevent) -o "$T/upstream" bench/upstream.c \
-	$(pkg-config --libs libevent) || { bad "building bench-upstream"; finish; }
-node bench/loadtable.js "$FIXTURE" 4096 "$T/small.json" >/dev/null &&
-	node bench/loadtable.js "$FIXTURE" 1048576 "$T/large.json" >/dev/null ||
-	{ bad "generating the LoadTable results"; finish; }
-WP=$(free_port)
-LP=$(free_port)
-"$T/upstream" -s "$T/small.json" -l "$T/large.json" -p "$WP" -p "$LP" \
-	>"$T/upstream.out" 2>&1 &
-pids+=($!)
-for i in $(seq 100); do
-	curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$WP/v1/config" && break
-	sleep 0.05
-done
-CAT_PORT[warehouse]=$WP
-CAT_PORT[lakehouse]=$LP
+bench_upstream 1m
 # OUTPUT_OLD=1: a floe without output_budget (the figures before it).
 FLOE_EXTRA="idle_timeout = 120s"
 [ "${OUTPUT_OLD:-0}" = 1 ] || FLOE_EXTRA="$FLOE_EXTRA

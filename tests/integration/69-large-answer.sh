@@ -10,31 +10,10 @@
 . "$(dirname "$0")/lib.sh"
 lib_init 69
 MB=${LARGE_MB:-64}
-FIXTURE=${BENCH_FIXTURE:-tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
 BIG=/v1/warehouse/namespaces/bench/tables/long_history
 SMALL=/v1/lakehouse/namespaces/bench/tables/t1
 
-cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
-	$(pkg-config --cflags libevent) -o "$T/upstream" bench/upstream.c \
-	$(pkg-config --libs libevent) || { bad "building bench-upstream"; finish; }
-node bench/loadtable.js "$FIXTURE" 4096 "$T/small.json" >/dev/null ||
-	{ bad "generating the LoadTable result"; finish; }
-# The large one: the small one with a long table property.
-python3 - "$T/small.json" "$T/large.json" "$MB" <<'PY' || { bad "large.json"; finish; }
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["metadata"].setdefault("properties", {})["floe-test.pad"] = "x" * (int(sys.argv[3]) << 20)
-open(sys.argv[2], "w").write(json.dumps(d, separators=(",", ":")))
-PY
-WP=$(free_port)
-LP=$(free_port)
-"$T/upstream" -s "$T/small.json" -l "$T/large.json" -p "$WP" -p "$LP" \
-	>"$T/upstream.out" 2>&1 &
-pids+=($!)
-for i in $(seq 100); do
-	curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$WP/v1/config" && break
-	sleep 0.05
-done
+bench_upstream "$MB"
 
 # A large answer that names its catalog's uri (near its end) still has
 # it pointed back at floe: the search made as it arrives finds it.

@@ -64,7 +64,7 @@ LIST_HEAD(request_claims, request_claim);
 
 struct request_stream {
 	enum route_side side;
-	/* The catalog's Content-Length (-1: none): what copies start at. */
+	/* The catalog's Content-Length (< 0: none): what copies start at. */
 	int64_t body_len;
 	struct catalog_stream *cst;
 	bool checking; /* cst checks the answer as JSON (not the pool) */

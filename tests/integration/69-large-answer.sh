@@ -14,6 +14,7 @@ BIG=/v1/warehouse/namespaces/bench/tables/long_history
 SMALL=/v1/lakehouse/namespaces/bench/tables/t1
 
 bench_upstream "$MB"
+WP1=$WP LP1=$LP
 
 # A large answer that names its catalog's uri (near its end) still has
 # it pointed back at floe: the search made as it arrives finds it.
@@ -27,15 +28,7 @@ p["floe-test.pad"] = "x" * (3 << 20)
 p["floe-test.url"] = sys.argv[3] + "/v1/namespaces/bench/tables/long_history/x"
 open(sys.argv[2], "w").write(json.dumps(d, separators=(",", ":")))
 PY
-"$T/upstream" -s "$T/small.json" -l "$T/named.json" -p "$WP2" -p "$LP2" \
-	>"$T/upstream2.out" 2>&1 &
-pids+=($!)
-for i in $(seq 100); do
-	curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$WP2/v1/config" && break
-	sleep 0.05
-done
-CAT_PORT[warehouse]=$WP2
-CAT_PORT[lakehouse]=$LP2
+upstream_start "$T/named.json" "$WP2" "$LP2"
 write_conf
 start_floe
 get "$BIG"
@@ -47,8 +40,8 @@ grep -q "127.0.0.1:$LISTEN/v1/warehouse/namespaces/bench/tables/long_history/x" 
 	bad "... no URL pointing at floe: $(grep -o '"floe-test.url":"[^"]*"' "$T/b")"
 stop_floe
 
-CAT_PORT[warehouse]=$WP
-CAT_PORT[lakehouse]=$LP
+CAT_PORT[warehouse]=$WP1
+CAT_PORT[lakehouse]=$LP1
 unset WH_URI LH_URI
 write_conf
 start_floe

@@ -16,41 +16,15 @@
 . "$(dirname "$0")/lib.sh"
 lib_init 69s
 MB=${LARGE_MB:-64}
-FIXTURE=${BENCH_FIXTURE:-tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
-[ -f "$FIXTURE" ] || FIXTURE=../shared/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json
 BIG=/v1/warehouse/namespaces/bench/tables/long_history
 SMALL=/v1/warehouse/namespaces/bench/tables/t1
 
-cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
-	$(pkg-config --cflags libevent) -o "$T/upstream" bench/upstream.c \
-	$(pkg-config --libs libevent) || { bad "building bench-upstream"; finish; }
-node bench/loadtable.js "$FIXTURE" 4096 "$T/small.json" >/dev/null ||
-	{ bad "generating the LoadTable result"; finish; }
-# pad IN OUT MB: IN with a table property of MB MiB.
-pad() {
-	python3 - "$1" "$2" "$3" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["metadata"].setdefault("properties", {})["floe-test.pad"] = "x" * (int(sys.argv[3]) << 20)
-open(sys.argv[2], "w").write(json.dumps(d, separators=(",", ":")))
-PY
-}
-pad "$T/small.json" "$T/large.json" "$MB" || { bad "large.json"; finish; }
-pad "$T/small.json" "$T/mid.json" 3 || { bad "mid.json"; finish; }
+bench_upstream_build
+pad_json "$T/large.json" "$MB"
+pad_json "$T/mid.json" 3
 # upstream LARGE: a bench-upstream on two new ports serving LARGE.
 upstream() {
-	WP=$(free_port)
-	LP=$(free_port)
-	"$T/upstream" -s "$T/small.json" -l "$1" -p "$WP" -p "$LP" \
-		>>"$T/upstream.out" 2>&1 &
-	UPID=$!
-	pids+=($UPID)
-	for i in $(seq 100); do
-		curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$WP/v1/config" && break
-		sleep 0.05
-	done
-	CAT_PORT[warehouse]=$WP
-	CAT_PORT[lakehouse]=$LP
+	upstream_start "$1"
 	unset WH_URI LH_URI
 }
 # slow_client NAME BODY: a client of BIG (slowread.py: a 64 KiB receive

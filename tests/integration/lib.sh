@@ -120,39 +120,58 @@ tls_front() {
 	finish
 }
 
-# bench_upstream MB: the bench's catalog (bench/upstream.c, built in $T)
-# on two free ports, WP and LP, as the warehouse and the lakehouse
-# (CAT_PORT), serving the bench's 3.7 KB LoadTable result ($T/small.json)
-# and a large one ($T/large.json): that one with a table property of MB
-# MiB, or with MB "1m" the bench's own 1 MB result.
-bench_upstream() {
-	local fixture=${BENCH_FIXTURE:-tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json} i
+# bench_upstream_build: the bench's catalog (bench/upstream.c) built as
+# $T/upstream, and the bench's 3.7 KB LoadTable result in $T/small.json.
+bench_upstream_build() {
+	local fixture=${BENCH_FIXTURE:-tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
 	cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
 		$(pkg-config --cflags libevent) -o "$T/upstream" bench/upstream.c \
 		$(pkg-config --libs libevent) || { bad "building bench-upstream"; finish; }
 	node bench/loadtable.js "$fixture" 4096 "$T/small.json" >/dev/null ||
 		{ bad "generating the LoadTable result"; finish; }
-	if [ "$1" = 1m ]; then
-		node bench/loadtable.js "$fixture" 1048576 "$T/large.json" >/dev/null
-	else
-		python3 - "$T/small.json" "$T/large.json" "$1" <<'PY'
+}
+
+# pad_json OUT MB: $T/small.json with a table property of MB MiB.
+pad_json() {
+	python3 - "$T/small.json" "$1" "$2" <<'PY' || { bad "generating $1"; finish; }
 import json, sys
 d = json.load(open(sys.argv[1]))
 d["metadata"].setdefault("properties", {})["floe-test.pad"] = "x" * (int(sys.argv[3]) << 20)
 open(sys.argv[2], "w").write(json.dumps(d, separators=(",", ":")))
 PY
-	fi || { bad "generating large.json"; finish; }
-	WP=$(free_port)
-	LP=$(free_port)
-	"$T/upstream" -s "$T/small.json" -l "$T/large.json" -p "$WP" -p "$LP" \
-		>"$T/upstream.out" 2>&1 &
-	pids+=($!)
+}
+
+# upstream_start LARGE [WPORT LPORT]: $T/upstream serving $T/small.json
+# and LARGE on two ports (free ones by default), WP and LP, as the
+# warehouse and the lakehouse (CAT_PORT); its pid in UPID.
+upstream_start() {
+	local i
+	WP=${2:-$(free_port)}
+	LP=${3:-$(free_port)}
+	"$T/upstream" -s "$T/small.json" -l "$1" -p "$WP" -p "$LP" \
+		>>"$T/upstream.out" 2>&1 &
+	UPID=$!
+	pids+=($UPID)
 	for i in $(seq 100); do
 		curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$WP/v1/config" && break
 		sleep 0.05
 	done
 	CAT_PORT[warehouse]=$WP
 	CAT_PORT[lakehouse]=$LP
+}
+
+# bench_upstream MB: the three above: a large result ($T/large.json) of MB
+# MiB of table property, or with MB "1m" the bench's own 1 MB result.
+bench_upstream() {
+	bench_upstream_build
+	if [ "$1" = 1m ]; then
+		node bench/loadtable.js "${BENCH_FIXTURE:-tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}" \
+			1048576 "$T/large.json" >/dev/null ||
+			{ bad "generating large.json"; finish; }
+	else
+		pad_json "$T/large.json" "$1"
+	fi
+	upstream_start "$T/large.json"
 }
 
 # catalog NAME [ARGS...]: start a test catalog on a free port; sets PORT,

@@ -26,7 +26,8 @@
 # BENCH_SLOW_CLIENTS (200), BENCH_SLOW_RATE (65536 bytes/s),
 # BENCH_SLOW_LIMIT (60: seconds before a slow run is cut), BENCH_WORKERS_IR=0
 # (the workers part without its callgrind count of instructions),
-# BENCH_WORKERS_BATCH=0 (the workers part without its SCHED_BATCH control).
+# BENCH_WORKERS_BATCH=0 (the workers part without its SCHED_BATCH control),
+# BENCH_PACE_MS (60: the mean pause of the paced 1 MB clients).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TOP=$PWD
@@ -52,6 +53,7 @@ ONLY=${BENCH_ONLY:-}
 SLOW_N=${BENCH_SLOW_CLIENTS:-200}
 SLOW_RATE=${BENCH_SLOW_RATE:-65536}
 SLOW_LIMIT=${BENCH_SLOW_LIMIT:-60}
+PACE_MS=${BENCH_PACE_MS:-60}
 if [ -n "$ONLY" ]; then
 	OUT=${BENCH_OUT:-bench/results/only-${ONLY//,/-}.json}
 else
@@ -166,6 +168,13 @@ ctx_switches() {
 	done | awk '/^voluntary_ctxt_switches:/ { v += $2 }
 		/^nonvoluntary_ctxt_switches:/ { n += $2 }
 		END { printf "%d %d\n", v, n }'
+}
+
+# "BUSY TOTAL": the jiffies CPU N has spent, busy and in all, so far
+# (user to steal; guest time is already in user).
+cpu_busy() {
+	awk -v c="cpu$1" '$1 == c { for (i = 2; i <= 9; i++) t += $i
+		printf "%d %d\n", t - $5 - $6, t }' /proc/stat
 }
 
 # VmRSS in kB of PID and its descendants.
@@ -455,9 +464,17 @@ NOTES=$T/notes
 # wrk_run URL SECS OUT [TOOL]: plain wrk, one thread, on the load CPU
 # (https: TLS 1.3 and P-256 only, see CLIENT_CNF); TOOL hs: bench/tlshs.c
 # instead, a full TLS handshake for every request, its output read as
-# wrk's.
+# wrk's; TOOL paced: wrk with bench/paced.lua, each client pausing PACE_MS
+# on average (exponentially distributed) between an answer and its next
+# request.
 wrk_run() {
 	local hp
+	if [ "${4:-}" = paced ]; then
+		BENCH_PACE_MS=$PACE_MS OPENSSL_CONF=$CLIENT_CNF \
+			taskset -c "$LG_CPU" wrk -t 1 -c "$CONNS" -d "${2}s" \
+			--latency -s bench/paced.lua "$1" >"$3" 2>&1
+		return
+	fi
 	if [ "${4:-}" = hs ]; then
 		hp=${1#https://127.0.0.1:}
 		taskset -c "$LG_CPU" "$TLSHS" -p "${hp%%/*}" -u "/${hp#*/}" \
@@ -521,11 +538,13 @@ scenario() {
 # run_round SCENARIO R: one round, its figures appended to ROUNDS_TSV.
 run_round() {
 	local sc=$1 r=$2 pid=${SC_PID[$1]} c0 c1 u0 u1 rps req p50 p99 err bad
-	local cpu usr v0 v1 n0 n1
+	local cpu usr v0 v1 n0 n1 b0 b1 t0 t1
 	read -r v0 n0 <<<"$(ctx_switches "$pid")"
 	read -r c0 u0 <<<"$(cpu_ticks "$pid" user)"
+	read -r b0 t0 <<<"$(cpu_busy "$LG_CPU")"
 	wrk_run "${SC_URL[$sc]}" "${SC_SECS[$sc]}" "$T/$sc.$r.wrk" \
 		"${SC_TOOL[$sc]}"
+	read -r b1 t1 <<<"$(cpu_busy "$LG_CPU")"
 	read -r c1 u1 <<<"$(cpu_ticks "$pid" user)"
 	read -r v1 n1 <<<"$(ctx_switches "$pid")"
 	read -r rps req p50 p99 err bad <<<"$(wrk_parse "$T/$sc.$r.wrk")"
@@ -537,9 +556,12 @@ run_round() {
 	# TCP, the copies), which a proxy's own code changes little.
 	usr=$(awk -v t=$((u1 - u0)) -v hz="$HZ" -v n="$req" \
 		'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
-	printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$r" \
-		"$rps" "$p50" "$p99" "$cpu" "$req" "$err" "$bad" "$usr" \
-		"$((v1 - v0))" "$((n1 - n0))" >>"$ROUNDS_TSV"
+	# How busy the load CPU was (wrk, the upstream): near 100 %, the
+	# client's own queue is in wrk's latencies.
+	printf '%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+		"$sc" "$r" "$rps" "$p50" "$p99" "$cpu" "$req" "$err" "$bad" \
+		"$usr" "$((v1 - v0))" "$((n1 - n0))" \
+		"$(((b1 - b0) * 100 / (t1 - t0 > 0 ? t1 - t0 : 1)))" >>"$ROUNDS_TSV"
 }
 
 # measure SCENARIO...: check and warm up each, then ROUNDS rounds of each,
@@ -706,6 +728,14 @@ scenario haproxy-1m haproxy "http://127.0.0.1:$HAP_PORT$PLAIN_BIG" \
 	"$HAP_PID" "$BIG_SECS" "$LARGE_BYTES"
 scenario floe-routed-1m floe "http://127.0.0.1:$F_PORT$F_BIG" "$F_PID" \
 	"$BIG_SECS" "$LARGE_BYTES" "$LH"
+# The same 1 MB loads from paced clients (bench/paced.lua): the same
+# offered load for both, below what either serves, where the scenarios
+# above run each proxy flat out and the faster one saturates the load CPU.
+# Rounds of twice SECS: a p99 of about 4,000 answers.
+scenario nginx-1m-paced nginx "http://127.0.0.1:$NGX_PORT$PLAIN_BIG" \
+	"$NGX_PID" "$((2 * SECS))" "$LARGE_BYTES" "" paced
+scenario floe-routed-1m-paced floe "http://127.0.0.1:$F_PORT$F_BIG" \
+	"$F_PID" "$((2 * SECS))" "$LARGE_BYTES" "$LH" paced
 
 if want plain; then
 	say "4 KB LoadTable: $ROUNDS x ${SECS}s after ${WARM}s, wrk -c $CONNS: ${SMALL[*]}"
@@ -733,6 +763,8 @@ if want plain; then
 
 	say "1 MB LoadTable: $ROUNDS x ${BIG_SECS}s"
 	measure upstream-1m nginx-1m haproxy-1m floe-routed-1m floe-vary-1m
+	say "1 MB LoadTable, paced clients (${PACE_MS} ms): $ROUNDS x $((2 * SECS))s"
+	measure nginx-1m-paced floe-routed-1m-paced
 
 	if [ "$PERF" = 1 ] && command -v perf >/dev/null; then
 		say "perf: floe routed, 5 s"
@@ -968,6 +1000,7 @@ mkdir -p "$(dirname "$OUT")"
 	echo "rounds=$ROUNDS"
 	echo "secs=$SECS"
 	echo "big_secs=$BIG_SECS"
+	echo "pace_ms=$PACE_MS"
 	echo "warm=$WARM"
 	echo "conns=$CONNS"
 	echo "lg_cpu=$LG_CPU"

@@ -4,7 +4,9 @@
 # realistic LoadTable results (~4 KB, and ~1 MB for a long history).
 # wrk and the upstream run on one CPU, the proxy under test on the other;
 # each scenario is a warm-up and several rounds, reported as medians of
-# requests/s, p50, p99, proxy CPU per request (from /proc) and RSS. Prints
+# requests/s, p50, p99, proxy CPU per request (from /proc), RSS and how
+# busy the load CPU was; the 1 MB LoadTable also from paced clients, the
+# same load offered to each proxy. Prints
 # a table, one ratio line per scenario against nginx, checks the goals of
 # issues 6 and 20 and writes bench/results/latest.json. The same run has
 # TLS on the client side (keep-alive, and full handshakes with

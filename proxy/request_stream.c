@@ -204,11 +204,12 @@ request_stream_start(struct request *r, enum route_side side, struct h1_msg *m)
 	struct request_stream *st;
 	struct catalog_stream *cst;
 	char base[REQUEST_FLOE_BASE], *o;
-	int64_t clen = -1;
+	int64_t clen;
 	size_t hlen;
 
 	if (m->status < 200 || m->status == 204 || m->status == 304)
 		return false;
+	clen = request_stream_clen(m);
 	/*
 	 * What floe passes on unchanged (an answer that is not a 2xx) goes
 	 * with its own Content-Length, or chunked when the catalog chunked
@@ -219,7 +220,7 @@ request_stream_start(struct request *r, enum route_side side, struct h1_msg *m)
 		if (r->mode != MODE_ONE)
 			return false;
 		cst = NULL;
-		if ((clen = request_stream_clen(m)) == -2)
+		if (clen == -2)
 			return false;
 	} else {
 		request_floe_base(r, base, sizeof(base));
@@ -235,7 +236,7 @@ request_stream_start(struct request *r, enum route_side side, struct h1_msg *m)
 	 * instead of growing to it by doubling, a copy of all they held and
 	 * fresh pages each time.
 	 */
-	st->body_len = cst != NULL ? request_stream_clen(m) : clen;
+	st->body_len = clen;
 	st->cst = cst;
 	if ((st->out = evbuffer_new()) == NULL)
 		fatalx("%s: out of memory", __func__);
@@ -256,7 +257,9 @@ request_stream_start(struct request *r, enum route_side side, struct h1_msg *m)
 		request_put(&o, r->cache_state, strlen(r->cache_state));
 		request_put(&o, "\r\n", 2);
 	}
-	server_stream_start(r->conn, m->status, hdrs, o - hdrs, clen);
+	/* A 2xx may be rewritten: chunked. */
+	server_stream_start(r->conn, m->status, hdrs, o - hdrs,
+	    cst != NULL ? -1 : clen);
 	server_conn_on_drain(r->conn, request_drain_cb, r);
 	return true;
 }
@@ -280,24 +283,20 @@ request_stream_give(struct request *r, bool last)
 	}
 	if (st->copying && n > 0) {
 		if (st->copylen + n > st->copycap) {
-			st->copycap = st->copycap * 2 > st->copylen + n ?
-			    st->copycap * 2 :
-			    st->copylen + n;
 			/*
 			 * The first: room for the catalog's length and an
-			 * eighth more (the rewrite changes the length).
+			 * eighth more (the rewrite changes the length); then
+			 * twice as much. Never past an entry: the check above.
 			 */
-			if (st->copy == NULL && st->body_len > 0) {
-				uint64_t want = (uint64_t)st->body_len +
-				    (uint64_t)st->body_len / 8;
+			uint64_t want = st->copy == NULL && st->body_len > 0 ?
+			    (uint64_t)st->body_len +
+				(uint64_t)st->body_len / 8 :
+			    (uint64_t)st->copycap * 2;
 
-				if (want > st->copycap)
-					st->copycap = want < st->copymax ?
-					    (size_t)want :
-					    st->copymax;
-			}
-			if (st->copycap > st->copymax)
-				st->copycap = st->copymax;
+			if (want < st->copylen + n)
+				want = st->copylen + n;
+			st->copycap =
+			    want < st->copymax ? (size_t)want : st->copymax;
 			st->copy = xreallocarray(st->copy, st->copycap, 1);
 		}
 		evbuffer_copyout(st->out, st->copy + st->copylen, n);

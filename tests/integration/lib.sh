@@ -120,14 +120,16 @@ tls_front() {
 	finish
 }
 
+# The table the bench's LoadTable results grow from (as bench/run.sh).
+LOADTABLE_FIXTURE=${BENCH_FIXTURE:-tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
+
 # bench_upstream_build: the bench's catalog (bench/upstream.c) built as
 # $T/upstream, and the bench's 3.7 KB LoadTable result in $T/small.json.
 bench_upstream_build() {
-	local fixture=${BENCH_FIXTURE:-tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}
 	cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror \
 		$(pkg-config --cflags libevent) -o "$T/upstream" bench/upstream.c \
 		$(pkg-config --libs libevent) || { bad "building bench-upstream"; finish; }
-	node bench/loadtable.js "$fixture" 4096 "$T/small.json" >/dev/null ||
+	node bench/loadtable.js "$LOADTABLE_FIXTURE" 4096 "$T/small.json" >/dev/null ||
 		{ bad "generating the LoadTable result"; finish; }
 }
 
@@ -143,7 +145,8 @@ PY
 
 # upstream_start LARGE [WPORT LPORT]: $T/upstream serving $T/small.json
 # and LARGE on two ports (free ones by default), WP and LP, as the
-# warehouse and the lakehouse (CAT_PORT); its pid in UPID.
+# warehouse and the lakehouse (CAT_PORT); its pid in UPID. Fails the test
+# when it does not answer.
 upstream_start() {
 	local i
 	WP=${2:-$(free_port)}
@@ -156,6 +159,8 @@ upstream_start() {
 		curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$WP/v1/config" && break
 		sleep 0.05
 	done
+	curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$WP/v1/config" ||
+		{ bad "bench-upstream did not start: $(cat "$T/upstream.out")"; finish; }
 	CAT_PORT[warehouse]=$WP
 	CAT_PORT[lakehouse]=$LP
 }
@@ -165,8 +170,7 @@ upstream_start() {
 bench_upstream() {
 	bench_upstream_build
 	if [ "$1" = 1m ]; then
-		node bench/loadtable.js "${BENCH_FIXTURE:-tests/fixtures/iceberg/java_bunnies/metadata/v3.metadata.json}" \
-			1048576 "$T/large.json" >/dev/null ||
+		node bench/loadtable.js "$LOADTABLE_FIXTURE" 1048576 "$T/large.json" >/dev/null ||
 			{ bad "generating large.json"; finish; }
 	else
 		pad_json "$T/large.json" "$1"

@@ -383,7 +383,7 @@ FRESH="freshness_interval = 1h"
 # start_floe NAME ROUTES: a floe on CPU PX_CPU in front of both upstream
 # ports, with its own store holding ROUTES routes: the tables
 # bench.t00001 ... over 100 waves, and bench.long_history. The table
-# measured, BENCH_TABLE (bench.t05000 for 10,000 routes: the middle one),
+# measured (TBL: its path; bench.t05000 for 10,000 routes, the middle one)
 # and bench.long_history are in one wave, which is flipped to the
 # lakehouse. EXTRA: more [floe] lines; LAKE: more [lakehouse] lines (how
 # floe authenticates to it); PLAIN: a port of EXTRA's listen_plain, asked
@@ -470,21 +470,17 @@ NOTES=$T/notes
 # on average (exponentially distributed) between an answer and its next
 # request.
 wrk_run() {
-	local hp
-	if [ "${4:-}" = paced ]; then
-		BENCH_PACE_MS=$PACE_MS OPENSSL_CONF=$CLIENT_CNF \
-			taskset -c "$LG_CPU" wrk -t 1 -c "$CONNS" -d "${2}s" \
-			--latency -s bench/paced.lua "$1" >"$3" 2>&1
-		return
-	fi
+	local hp script=()
 	if [ "${4:-}" = hs ]; then
 		hp=${1#https://127.0.0.1:}
 		taskset -c "$LG_CPU" "$TLSHS" -p "${hp%%/*}" -u "/${hp#*/}" \
 			-c "$CONNS" -d "$2" -g P-256 >"$3" 2>&1
 		return
 	fi
-	OPENSSL_CONF=$CLIENT_CNF taskset -c "$LG_CPU" wrk -t 1 -c "$CONNS" \
-		-d "${2}s" --latency "$1" >"$3" 2>&1
+	[ "${4:-}" = paced ] && script=(-s bench/paced.lua)
+	BENCH_PACE_MS=$PACE_MS OPENSSL_CONF=$CLIENT_CNF taskset -c "$LG_CPU" \
+		wrk -t 1 -c "$CONNS" -d "${2}s" --latency "${script[@]}" "$1" \
+		>"$3" 2>&1
 }
 
 # Microseconds from a wrk latency ("342.00us", "1.23ms", "2.00s").

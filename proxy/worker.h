@@ -8,7 +8,7 @@
  * itself stays one thread: no locks on the data path, and glibc keeps its
  * single-thread fast paths. A crash in the child costs its job only.
  * Jobs run one at a time, in the order given. Owns the queue, the child
- * and its pipe.
+ * and its pipe, and the helper (below) and its socket.
  */
 #ifndef FLOE_PROXY_WORKER_H
 #define FLOE_PROXY_WORKER_H
@@ -51,6 +51,38 @@ struct worker *worker_new(struct event_base *, uint64_t deadline_ms, char *err,
 void worker_free(struct worker *);
 /* Queue a job. */
 void worker_run(struct worker *, worker_work_fn, worker_done_fn, void *arg);
+
+/*
+ * The helper: this program again, started (posix_spawn, no copy of the
+ * loop) at its first job and kept, which serves jobs one after another.
+ * It sees nothing of the loop's memory: a job's KIND and bytes are all it
+ * gets. Work the loop hands off every few seconds belongs there: a fork
+ * holds the loop for as long as copying its page tables takes, which
+ * grows with what the loop holds (its cache), and every page the loop
+ * writes afterwards is copied while the child runs.
+ *
+ * Runs in the helper: job KIND on IN (LEN bytes), its answer into OUT.
+ */
+typedef void (*worker_serve_fn)(unsigned kind, const void *in, size_t len,
+    struct evbuffer *out);
+/*
+ * The program's main, started with this as its only argument, returns
+ * worker_helper_main(SERVE): the helper serves jobs until the loop's end
+ * of its socket closes (0), or a read or write fails (1).
+ */
+#define WORKER_HELPER_ARG "--job-helper"
+int worker_helper_main(worker_serve_fn serve);
+/*
+ * Queue a job of KIND for the helper, IN (LEN bytes) copied, in order
+ * with worker_run's jobs. DONE as theirs: OUT the answer, STATUS NULL
+ * when the helper gave it whole, else why not (the helper "exited
+ * before answering", "killed by signal 9", "ran past its deadline and
+ * was killed", "never ran..."). The next job starts another helper.
+ */
+void worker_send(struct worker *, unsigned kind, const void *in, size_t len,
+    worker_done_fn done, void *arg);
+/* How many helpers were started (0: none yet, or W NULL). */
+uint64_t worker_helper_starts(const struct worker *);
 /* Jobs queued or running; 0 for none (W NULL: floe without a worker). */
 unsigned worker_pending(const struct worker *);
 /*
@@ -61,9 +93,9 @@ unsigned worker_pending(const struct worker *);
 typedef void (*worker_idle_fn)(void *arg);
 void worker_on_idle(struct worker *, worker_idle_fn, void *arg);
 /*
- * The longest a fork(2) of a job's child held the loop, in microseconds
- * (0: none yet, or W NULL); how many forks in *FORKS and their mean in
- * *AVG_US (each may be NULL).
+ * The longest a fork(2) of a job's child, or the spawn of a helper, held
+ * the loop, in microseconds (0: none yet, or W NULL); how many of either
+ * in *FORKS and their mean in *AVG_US (each may be NULL).
  */
 uint64_t worker_fork_us_max(const struct worker *, uint64_t *forks,
     uint64_t *avg_us);

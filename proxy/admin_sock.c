@@ -144,10 +144,11 @@ admin_sock_status_cb(void *arg)
 	TAILQ_FOREACH(h, &as->held, entry)
 		held++;
 	max = worker_fork_us_max(wk, &forks, &avg);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I}", "imports",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "imports",
 	    (json_int_t)worker_pending(wk), "changes_waiting", held, "forks",
 	    (json_int_t)forks, "fork_avg_us", (json_int_t)avg, "fork_max_us",
-	    (json_int_t)max);
+	    (json_int_t)max, "helper_starts",
+	    (json_int_t)worker_helper_starts(wk));
 }
 
 /* The peer of an import went away: the import goes on, unanswered. */

@@ -4,6 +4,8 @@
  * (timer, or soon after a quarter of the table waits), the hourly prune
  * and its parts of GET /status and GET /metrics.
  */
+#include <sys/types.h>
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -57,14 +59,13 @@ static void inventory_soon(struct inventory *);
 static int inventory_to_master(struct inventory *);
 static bool inventory_offload(const struct inventory *);
 static void inventory_flush_later(struct inventory *);
-static void inventory_job_work(void *, struct evbuffer *);
 static void inventory_job_done(void *, struct evbuffer *, const char *);
-static int inventory_store(struct inventory *, struct store *,
-    struct readers_item *, size_t, size_t *);
+static ssize_t inventory_decode(const unsigned char **, const unsigned char *,
+    struct store_reader_in *, size_t);
 
 /*
- * A flush made by the worker's child: the sightings taken from the table
- * (given back if the child cannot store them).
+ * A flush made by the worker's helper: the sightings taken from the table
+ * (given back if the helper cannot store them).
  */
 struct inventory_job {
 	struct inventory *inv;
@@ -198,7 +199,7 @@ inventory_flush_some(struct inventory *inv, size_t max)
 }
 
 /*
- * Whether the flushes are the worker's child's: a write txn begun on the
+ * Whether the flushes are the worker's helper's: a write txn begun on the
  * loop would hold every engine request while another process holds the
  * store's writer lock (an import's child, a tool), and a synced commit
  * costs the loop milliseconds. Not in cluster mode (the loop publishes
@@ -214,14 +215,19 @@ inventory_offload(const struct inventory *inv)
 }
 
 /*
- * Hand everything noted to a job of the worker's child. Jobs run in the
- * order queued: an admin job queued after this one reads what it stored.
+ * Hand everything noted to a job of the worker's helper: the state
+ * directory (its string and NUL), then each sighting as its key's length
+ * (uint16_t), the key and its struct store_reader. Jobs run in the order
+ * queued: an admin job queued after this one reads what it stored.
  */
 static void
 inventory_flush_later(struct inventory *inv)
 {
 	struct inventory_job *j = xcalloc(1, sizeof(*j));
+	const char *dir = inv->f->conf->state_dir;
+	struct evbuffer *b;
 	size_t cap = 0, k;
+	uint16_t kl;
 
 	j->inv = inv;
 	do {
@@ -239,55 +245,95 @@ inventory_flush_later(struct inventory *inv)
 		inv->last_flush_ms = units_now_ms();
 		return;
 	}
-	worker_run(inv->f->worker, inventory_job_work, inventory_job_done, j);
+	if ((b = evbuffer_new()) == NULL ||
+	    evbuffer_add(b, dir, strlen(dir) + 1) == -1)
+		fatalx("%s: out of memory", __func__);
+	for (k = 0; k < j->n; k++) {
+		kl = (uint16_t)j->items[k].keylen;
+		if (evbuffer_add(b, &kl, sizeof(kl)) == -1 ||
+		    evbuffer_add(b, j->items[k].key, kl) == -1 ||
+		    evbuffer_add(b, &j->items[k].r, sizeof(j->items[k].r)) ==
+			-1)
+			fatalx("%s: out of memory", __func__);
+	}
+	worker_send(inv->f->worker, INVENTORY_JOB, evbuffer_pullup(b, -1),
+	    evbuffer_get_length(b), inventory_job_done, j);
+	evbuffer_free(b);
 }
 
 /*
- * ITEMS (N of them) into ST, INVENTORY_BATCH per synced txn; how many
- * were stored into *DONE. 0, or -1 when a txn failed.
+ * Up to MAX of the sightings inventory_flush_later encoded, from *P on
+ * (END past the last), into IN, their keys borrowed; *P moved past them.
+ * How many, or -1 if they are cut short or malformed.
  */
-static int
-inventory_store(struct inventory *inv, struct store *st,
-    struct readers_item *items, size_t n, size_t *done)
+static ssize_t
+inventory_decode(const unsigned char **p, const unsigned char *end,
+    struct store_reader_in *in, size_t max)
 {
-	size_t i, k;
+	size_t k;
+	uint16_t kl;
 
-	for (*done = 0; *done < n; *done += k) {
-		k = n - *done < INVENTORY_BATCH ? n - *done : INVENTORY_BATCH;
-		for (i = 0; i < k; i++) {
-			inv->in[i].key = items[*done + i].key;
-			inv->in[i].keylen = items[*done + i].keylen;
-			inv->in[i].r = items[*done + i].r;
-		}
-		qsort(inv->in, k, sizeof(*inv->in), inventory_in_cmp);
-		if (store_readers_add(st, inv->in, k) != STORE_OK)
+	for (k = 0; k < max && *p < end; k++) {
+		if ((size_t)(end - *p) < sizeof(kl))
 			return -1;
+		memcpy(&kl, *p, sizeof(kl));
+		if (kl > READERS_KEY_MAX ||
+		    (size_t)(end - *p) < sizeof(kl) + kl + sizeof(in[k].r))
+			return -1;
+		in[k].key = *p + sizeof(kl);
+		in[k].keylen = kl;
+		memcpy(&in[k].r, *p + sizeof(kl) + kl, sizeof(in[k].r));
+		*p += sizeof(kl) + kl + sizeof(in[k].r);
 	}
-	return 0;
+	return (ssize_t)k;
 }
 
-/* In the child: store the sightings; send back how many were stored. */
-static void
-inventory_job_work(void *arg, struct evbuffer *out)
+/*
+ * In the helper: store the sightings inventory_flush_later sent,
+ * INVENTORY_BATCH per synced txn, in their order (the loop gives back
+ * those after the first txn that failed); answer how many were stored
+ * (uint64_t).
+ */
+void
+inventory_serve(const void *buf, size_t len, struct evbuffer *out)
 {
-	struct inventory_job *j = arg;
-	struct store *st;
+	const unsigned char *p = buf, *end = p + len, *nul;
+	struct store_reader_in *in = NULL;
+	struct store *st = NULL;
+	uint64_t stored = 0;
 	char err[512];
-	uint64_t n = 0;
-	size_t done = 0;
+	ssize_t k;
 
-	if ((st = store_open(j->inv->f->conf->state_dir, err, sizeof(err))) ==
-	    NULL)
-		log_warnx("%s: %s", __func__, err);
-	else {
-		(void)inventory_store(j->inv, st, j->items, j->n, &done);
-		store_free(st);
-		n = done;
+	if ((nul = memchr(p, '\0', len)) == NULL) {
+		log_warnx("%s: no state directory", __func__);
+		goto out;
 	}
-	evbuffer_add(out, &n, sizeof(n));
+	if ((st = store_open((const char *)p, err, sizeof(err))) == NULL) {
+		log_warnx("%s: %s", __func__, err);
+		goto out;
+	}
+	in = xcalloc(INVENTORY_BATCH, sizeof(*in));
+	for (p = nul + 1; p < end;) {
+		if ((k = inventory_decode(&p, end, in, INVENTORY_BATCH)) ==
+		    -1) {
+			log_warnx("%s: a sighting cut short", __func__);
+			break;
+		}
+		qsort(in, (size_t)k, sizeof(*in), inventory_in_cmp);
+		if (store_readers_add(st, in, (size_t)k) != STORE_OK) {
+			log_warnx("%s: %llu sightings stored, the rest not",
+			    __func__, (unsigned long long)stored);
+			break;
+		}
+		stored += (uint64_t)k;
+	}
+out:
+	free(in);
+	store_free(st);
+	evbuffer_add(out, &stored, sizeof(stored));
 }
 
-/* On the loop: what the child could not store waits for the next flush. */
+/* On the loop: what the helper could not store waits for the next flush. */
 static void
 inventory_job_done(void *arg, struct evbuffer *out, const char *status)
 {

@@ -17,6 +17,7 @@
 #include "policy/readers.h"
 #include "routing/route.h"
 
+struct evbuffer;
 struct floe;
 struct inventory;
 struct workers;
@@ -55,5 +56,11 @@ int inventory_flush(struct inventory *);
 int inventory_from_workers(struct inventory *, struct workers *);
 /* The memory the inventory holds: its table and its flush buffers. */
 size_t inventory_bytes(void);
+/*
+ * The worker's helper: a flush's sightings (IN, LEN bytes) into the
+ * store; how many were stored into OUT (uint64_t).
+ */
+#define INVENTORY_JOB 1 /* its kind */
+void inventory_serve(const void *in, size_t len, struct evbuffer *out);
 
 #endif

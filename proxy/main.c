@@ -917,6 +917,21 @@ floe_rlog_flush(struct floe *f)
 		    log_strerror(e));
 }
 
+/* The worker's helper: the jobs the loop sends it, by kind. */
+static void
+floe_helper_serve(unsigned kind, const void *in, size_t len,
+    struct evbuffer *out)
+{
+	switch (kind) {
+	case INVENTORY_JOB:
+		inventory_serve(in, len, out);
+		break;
+	default:
+		log_warnx("job helper: a job of unknown kind %u", kind);
+		break;
+	}
+}
+
 /* floe [-htv] [-c FILE] [--help] [--version] */
 int
 main(int argc, char *argv[])
@@ -931,6 +946,11 @@ main(int argc, char *argv[])
 	const char *path = FLOE_CONF_DEFAULT, *worker = NULL;
 	int ch, test = 0, verbose = 0, rc;
 
+	/* Started by the worker (proxy/worker.c), not by a person. */
+	if (argc == 2 && strcmp(argv[1], WORKER_HELPER_ARG) == 0) {
+		log_set_prefix("job helper: ");
+		return worker_helper_main(floe_helper_serve);
+	}
 	while ((ch = getopt_long(argc, argv, "c:thv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':

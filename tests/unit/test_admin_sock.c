@@ -111,6 +111,12 @@ worker_fork_us_max(const struct worker *w __unused, uint64_t *forks,
 	return 0;
 }
 
+uint64_t
+worker_helper_starts(const struct worker *w __unused)
+{
+	return 0;
+}
+
 /* Serve TARGET: an import runs on the worker and answers later. */
 int
 admin_handle(struct floe *f __unused, const char *method __unused,
@@ -412,7 +418,7 @@ test_status_parts(void **state)
 	j = stats_status_json(&fx->f.stats);
 	s = json_dumps(j, JSON_COMPACT);
 	assert_string_equal(s,
-	    "{\"admin\":{\"imports\":0,\"changes_waiting\":0,\"forks\":0,\"fork_avg_us\":0,\"fork_max_us\":0},"
+	    "{\"admin\":{\"imports\":0,\"changes_waiting\":0,\"forks\":0,\"fork_avg_us\":0,\"fork_max_us\":0,\"helper_starts\":0},"
 	    "\"store\":\"store\",\"waves\":\"waves\"}");
 	free(s);
 	json_decref(j);

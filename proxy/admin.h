@@ -64,6 +64,13 @@ bool admin_readers_stale_of(struct floe *, uint32_t n, unsigned *count);
 /* Free what admin_readers_metrics_cb keeps. */
 void admin_readers_metrics_free(void);
 /*
+ * The job helper (worker_send): count the stale readers of the moved
+ * waves for admin_readers_metrics_cb.
+ */
+#define ADMIN_STALE_JOB 2 /* its kind */
+void admin_readers_stale_serve(const void *in, size_t len,
+    struct evbuffer *out);
+/*
  * Keep the pages of GET /eligibility a child read ahead (LEN bytes of
  * BUF, the store at SEQ) to answer the next requests with; LEN 0 forgets
  * them (at shutdown).

@@ -665,10 +665,10 @@ static struct admin_stale_count {
 } * admin_stale_counts;
 static size_t admin_stale_ncounts;
 static int64_t admin_stale_at_ms;
-static bool admin_stale_running; /* a worker's child counts */
+static bool admin_stale_running; /* the job helper counts */
 
 static void admin_stale_recount(struct floe *, struct store *, int64_t);
-static void admin_stale_work(void *, struct evbuffer *);
+static void admin_stale_send(struct floe *);
 static void admin_stale_done(void *, struct evbuffer *, const char *);
 
 /* Count the stale readers of one moved wave (store_wave_cb). */
@@ -713,32 +713,79 @@ admin_stale_recount(struct floe *f, struct store *st, int64_t now)
 	(void)store_wave_foreach(st, admin_stale_wave_cb, &r);
 }
 
-/* In the worker's child: count, and send back the counts. */
+/*
+ * Ask the job helper to count: it gets [policy] (its webhook, a pointer of
+ * this process's, left out) and the state directory, the string and its
+ * NUL.
+ */
 static void
-admin_stale_work(void *arg, struct evbuffer *out)
+admin_stale_send(struct floe *f)
 {
-	struct floe *f = arg;
-	struct store *st;
-	char err[512];
+	struct conf_policy p = f->conf->policy;
+	const char *dir = f->conf->state_dir;
+	struct evbuffer *b;
 
-	if ((st = store_open(f->conf->state_dir, err, sizeof(err))) == NULL) {
-		log_warnx("%s: %s", __func__, err);
-		_exit(1);
-	}
-	admin_stale_recount(f, st, units_now_ms());
-	store_free(st);
-	evbuffer_add(out, admin_stale_counts,
-	    admin_stale_ncounts * sizeof(*admin_stale_counts));
+	p.webhook = NULL;
+	if ((b = evbuffer_new()) == NULL ||
+	    evbuffer_add(b, &p, sizeof(p)) == -1 ||
+	    evbuffer_add(b, dir, strlen(dir) + 1) == -1)
+		fatalx("%s: out of memory", __func__);
+	worker_send(f->worker, ADMIN_STALE_JOB, evbuffer_pullup(b, -1),
+	    evbuffer_get_length(b), admin_stale_done, f);
+	evbuffer_free(b);
 }
 
-/* On the loop: the child's counts are the ones shown now. */
+/*
+ * In the job helper: count in a floe of its own (the [policy] and the
+ * store sent, nothing else), and answer how many counts (uint64_t) and
+ * the counts; nothing when it could not count.
+ */
+void
+admin_readers_stale_serve(const void *in, size_t len, struct evbuffer *out)
+{
+	struct conf c;
+	struct floe f;
+	struct store *st;
+	char err[512];
+	uint64_t n;
+
+	if (len <= sizeof(c.policy) || ((const char *)in)[len - 1] != '\0') {
+		log_warnx("%s: a job of %zu bytes", __func__, len);
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	memset(&f, 0, sizeof(f));
+	memcpy(&c.policy, in, sizeof(c.policy));
+	c.state_dir = xstrdup((const char *)in + sizeof(c.policy));
+	f.conf = &c;
+	if ((st = store_open(c.state_dir, err, sizeof(err))) == NULL)
+		log_warnx("%s: %s", __func__, err);
+	else {
+		admin_stale_recount(&f, st, units_now_ms());
+		store_free(st);
+		n = admin_stale_ncounts;
+		evbuffer_add(out, &n, sizeof(n));
+		evbuffer_add(out, admin_stale_counts,
+		    admin_stale_ncounts * sizeof(*admin_stale_counts));
+		admin_readers_metrics_free();
+	}
+	free(c.state_dir);
+}
+
+/* On the loop: the helper's counts are the ones shown now. */
 static void
 admin_stale_done(void *arg __unused, struct evbuffer *out, const char *status)
 {
-	size_t n = evbuffer_get_length(out) / sizeof(*admin_stale_counts);
+	size_t len = evbuffer_get_length(out);
+	uint64_t n = 0;
 
 	admin_stale_running = false;
-	if (status != NULL)
+	if (status != NULL || len < sizeof(n))
+		return;
+	evbuffer_remove(out, &n, sizeof(n));
+	len -= sizeof(n);
+	if (len % sizeof(*admin_stale_counts) != 0 ||
+	    n != len / sizeof(*admin_stale_counts))
 		return;
 	admin_stale_counts = xreallocarray(admin_stale_counts, n != 0 ? n : 1,
 	    sizeof(*admin_stale_counts));
@@ -750,7 +797,7 @@ admin_stale_done(void *arg __unused, struct evbuffer *out, const char *status)
 /*
  * Count the moved waves' stale readers again if the last count is a
  * minute old: finding a wave's tables and reading their ledger and
- * readers costs seconds on a large store, so the worker's child counts
+ * readers costs seconds on a large store, so the job helper counts
  * (after what was noted is stored: a job before it) while the loop shows
  * the last counts; without a worker, the loop counts.
  */
@@ -767,7 +814,7 @@ admin_stale_refresh(struct floe *f)
 	(void)inventory_flush(f->inv);
 	if (f->worker != NULL && f->cluster == NULL) {
 		admin_stale_running = true;
-		worker_run(f->worker, admin_stale_work, admin_stale_done, f);
+		admin_stale_send(f);
 		return;
 	}
 	admin_stale_recount(f, f->store, now);

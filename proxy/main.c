@@ -926,6 +926,9 @@ floe_helper_serve(unsigned kind, const void *in, size_t len,
 	case INVENTORY_JOB:
 		inventory_serve(in, len, out);
 		break;
+	case ADMIN_STALE_JOB:
+		admin_readers_stale_serve(in, len, out);
+		break;
 	default:
 		log_warnx("job helper: a job of unknown kind %u", kind);
 		break;

@@ -3,7 +3,8 @@
 # process floe starts once and keeps: loads noted over several flushes
 # start no other process (/status admin.forks), the helper holds none of
 # floe's descriptors, a helper killed -9 is replaced at the next flush
-# and no sighting is lost, and it ends with floe.
+# and no sighting is lost, it counts the stale readers /metrics shows,
+# and it ends with floe.
 . "$(dirname "$0")/lib.sh"
 lib_init 79
 catalog warehouse
@@ -64,6 +65,20 @@ grep -q "job helper $HP killed by signal 9 since its last job" "$T/floe.log" &&
 admin GET '/readers?object=db.bunnies'
 expect_jq "all three readers are stored" 200 '.total == 3'
 expect_eq "no flush failed" 0 "$(status .readers.flush_failures)"
+
+echo "== /metrics: the helper counts the stale readers"
+ctl_ok "flip" wave flip 1 lakehouse
+FORKS=$(status .admin.forks)
+for _ in $(seq 50); do
+	curl -s --max-time 5 --unix-socket "$SOCK" http://floe/metrics >"$T/m"
+	grep -q '^floe_stale_readers{' "$T/m" && break
+	sleep 0.1
+done
+grep -qx 'floe_stale_readers{wave="1"} 3' "$T/m" &&
+	ok "floe_stale_readers{wave=\"1\"} 3" ||
+	bad "metrics: $(grep stale_readers "$T/m")"
+expect_eq "counted by the same helper" "$HP2" "$(helper)"
+expect_eq "no process started to count" "$FORKS" "$(status .admin.forks)"
 
 stop_floe
 for _ in $(seq 50); do kill -0 "$HP2" 2>/dev/null || break; sleep 0.1; done

@@ -1,24 +1,20 @@
 /*
- * floe: worker.c -- one child process per job, or the helper. The
- * parent reads the child's pipe into OUT as it comes (the child never
- * blocks on a full pipe). The pipe ends when the child exits, which
- * closes it; the child is then reaped without blocking the loop (a zombie
- * microseconds later: looked for again on a short timer). DONE runs then,
- * and the next job's child is forked.
+ * floe: worker.c -- one child process per job. The parent reads the
+ * child's pipe into OUT as it comes (the child never blocks on a full
+ * pipe). The pipe ends when the child exits, which closes it; the child
+ * is then reaped without blocking the loop (a zombie microseconds later:
+ * looked for again on a short timer). DONE runs then, and the next job's
+ * child is forked.
  *
- * The helper is this program again (posix_spawn of /proc/self/exe with
- * WORKER_HELPER_ARG: the loop is not copied), started at its first job
- * and kept. A job goes down its socket as a frame (struct worker_frame,
- * then the bytes) while the loop writes as the socket drains; the answer
- * comes back as its length (uint64_t) and the bytes. The answer read
- * whole, DONE runs and the helper waits for the next frame. A helper that
- * dies is reaped like a job's child and fails the job it ran; the next
- * job starts another.
+ * A helper's job has a child that is this program again (posix_spawn of
+ * /proc/self/exe with WORKER_HELPER_ARG: the loop is not copied), on a
+ * socket instead of a pipe: the loop writes the job down it (struct
+ * worker_frame, then the bytes) as the socket drains, while it reads the
+ * answer as from a forked child.
  */
 #include <sys/types.h>
-#include <sys/wait.h>
-
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,14 +35,14 @@
 #include "lib/xmalloc.h"
 #include "proxy/worker.h"
 
-#define WORKER_CHILD_FD 3 /* the pipe, in the child; the helper's socket */
-#define WORKER_EXE_FD 4 /* the program, in the helper until its exec */
+#define WORKER_CHILD_FD 3 /* the pipe, in the child; a helper's socket */
+#define WORKER_EXE_FD 4 /* the program, in a helper until its exec */
 /*
  * The most of a child's output read in one go: a large answer comes over
  * many turns of the loop, engine requests served between them.
  */
 #define WORKER_READ_MAX (256 * 1024)
-/* The most a helper's job or answer may be. */
+/* The most a helper's job may be. */
 #define WORKER_HELPER_MAX ((uint64_t)1 << 30)
 
 /* What precedes a helper's job on its socket. */
@@ -56,15 +52,15 @@ struct worker_frame {
 	uint64_t len;
 };
 
-/* The signals floe handles: their defaults in a job's child or helper. */
+/* The signals floe handles: their defaults in a job's child. */
 static const int worker_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1,
-	SIGUSR2, SIGCHLD, SIGPIPE };
+	SIGUSR2, SIGCHLD };
 
 struct worker_job {
 	worker_work_fn work;
 	worker_done_fn done;
 	void *arg;
-	struct evbuffer *in; /* the frame of a helper's job; NULL: a fork */
+	struct evbuffer *in; /* a helper's job: its frame; NULL: a fork */
 	TAILQ_ENTRY(worker_job) entry;
 };
 
@@ -92,24 +88,16 @@ struct worker {
 	struct evbuffer *out;
 	bool eof;
 	int wstatus;
-	/* The helper: started at its first job, kept. */
-	int exe; /* /proc/self/exe, O_PATH */
-	pid_t hpid; /* 0: none */
-	int hfd; /* its socket; -1: none */
-	struct event *wev; /* a job's frame waits to be written */
-	uint64_t helper_starts;
+	struct event *wev; /* a helper's job waits to be written */
+	int exe; /* /proc/self/exe, O_PATH: a helper's program */
+	uint64_t helpers; /* started */
 };
 
 static void worker_kick_cb(evutil_socket_t, short, void *);
 static void worker_next(struct worker *);
 static int worker_spawn(struct worker *, struct worker_job *, char *, size_t);
-static int worker_ask(struct worker *, struct worker_job *, char *, size_t);
-static int worker_helper_start(struct worker *, char *, size_t);
-static void worker_helper_stop(struct worker *);
+static pid_t worker_exec(struct worker *, int, char *, size_t);
 static void worker_write_cb(evutil_socket_t, short, void *);
-static bool worker_answered(const struct worker *);
-static void worker_finish(struct worker *, const char *);
-static const char *worker_status(int, bool, char *, size_t);
 static int worker_read_full(int, void *, size_t);
 static void __attribute__((__noreturn__))
 worker_child(struct worker_job *, int);
@@ -130,10 +118,9 @@ worker_new(struct event_base *base, uint64_t deadline_ms, char *err,
 	w->base = base;
 	TAILQ_INIT(&w->todo);
 	w->deadline_ms = deadline_ms;
-	w->hfd = -1;
 	/*
-	 * The helper's program: this one, even once replaced on disk. Above
-	 * the descriptors the helper's spawn sets.
+	 * A helper's program: this one, even once replaced on disk; above
+	 * the descriptors a helper's spawn sets.
 	 */
 	if ((fd = open("/proc/self/exe", O_PATH | O_CLOEXEC)) == -1 ||
 	    (w->exe = fcntl(fd, F_DUPFD_CLOEXEC, WORKER_EXE_FD + 1)) == -1) {
@@ -174,12 +161,12 @@ worker_free(struct worker *w)
 	w->stopping = true;
 	if (w->cur != NULL) {
 		/*
-		 * Let the child or the helper finish (its txn commits whole
-		 * or not at all), but not past its deadline; the helper's job
-		 * may still be going down its socket.
+		 * Let the child finish (its txn commits whole or not at all),
+		 * but not past its deadline; a helper's job may still be
+		 * going down its socket.
 		 */
 		pfd.fd = event_get_fd(w->rev);
-		while (!w->eof && !worker_answered(w)) {
+		while (!w->eof) {
 			if (!w->killed && worker_overdue(w)) {
 				log_warnx("%s: child %ld still running at "
 					  "its deadline: killing it",
@@ -200,27 +187,24 @@ worker_free(struct worker *w)
 			    (n == -1 && errno != EAGAIN && errno != EINTR))
 				w->eof = true;
 		}
-		if (worker_answered(w))
-			worker_finish(w, NULL);
-		else {
-			evtimer_del(w->reap);
-			(void)waitpid(w->pid, &w->wstatus, 0);
-			worker_end(w);
-		}
+		evtimer_del(w->reap);
+		(void)waitpid(w->pid, &w->wstatus, 0);
+		worker_end(w);
 	}
-	worker_helper_stop(w);
-	close(w->exe);
 	none = evbuffer_new();
 	while ((j = TAILQ_FIRST(&w->todo)) != NULL) {
 		TAILQ_REMOVE(&w->todo, j, entry);
 		w->pending--;
 		j->done(j->arg, none, "never ran: floe is stopping");
+		if (j->in != NULL)
+			evbuffer_free(j->in);
 		free(j);
 	}
 	evbuffer_free(none);
 	event_free(w->kick);
 	event_free(w->reap);
 	event_free(w->deadline);
+	close(w->exe);
 	free(w);
 }
 
@@ -287,7 +271,7 @@ worker_fork_us_max(const struct worker *w, uint64_t *forks, uint64_t *avg_us)
 uint64_t
 worker_helper_starts(const struct worker *w)
 {
-	return w != NULL ? w->helper_starts : 0;
+	return w != NULL ? w->helpers : 0;
 }
 
 static void
@@ -320,7 +304,10 @@ worker_next(struct worker *w)
 	}
 }
 
-/* Start J's child. 0, or -1 with ERR. */
+/*
+ * Start J's child: a fork, or a helper (its job then goes down the
+ * socket as it drains). 0, or -1 with ERR.
+ */
 static int
 worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 {
@@ -329,14 +316,22 @@ worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 	int p[2];
 	pid_t pid;
 
-	if (j->in != NULL)
-		return worker_ask(w, j, err, errlen);
-	if (pipe2(p, O_CLOEXEC) == -1) {
-		snprintf(err, errlen, "never ran: pipe: %s", strerror(errno));
+	if (j->in != NULL ?
+		socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) == -1 :
+		pipe2(p, O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "never ran: %s: %s",
+		    j->in != NULL ? "socketpair" : "pipe", strerror(errno));
 		return -1;
 	}
 	t0 = units_mono_us();
-	if ((pid = fork()) == -1) {
+	if (j->in != NULL) {
+		if ((pid = worker_exec(w, p[1], err, errlen)) == -1) {
+			close(p[0]);
+			close(p[1]);
+			return -1;
+		}
+		w->helpers++;
+	} else if ((pid = fork()) == -1) {
 		snprintf(err, errlen, "never ran: fork: %s", strerror(errno));
 		close(p[0]);
 		close(p[1]);
@@ -346,7 +341,10 @@ worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 		close(p[0]);
 		worker_child(j, p[1]);
 	}
-	/* The loop stood still for it: page tables copied, not the heap. */
+	/*
+	 * The loop stood still for it: a fork copies the page tables (not
+	 * the heap), a spawn waits for the exec.
+	 */
 	t0 = units_mono_us() - t0;
 	if (t0 > w->fork_us_max)
 		w->fork_us_max = t0;
@@ -364,6 +362,13 @@ worker_spawn(struct worker *w, struct worker_job *j, char *err, size_t errlen)
 	if (w->out == NULL || w->rev == NULL)
 		fatalx("worker: out of memory");
 	event_add(w->rev, NULL);
+	if (j->in != NULL) {
+		w->wev = event_new(w->base, p[0], EV_WRITE | EV_PERSIST,
+		    worker_write_cb, w);
+		if (w->wev == NULL)
+			fatalx("worker: out of memory");
+		worker_write_cb(p[0], EV_WRITE, w);
+	}
 	if (w->deadline_ms != 0) {
 		tv = units_ms_tv(w->deadline_ms);
 		evtimer_add(w->deadline, &tv);
@@ -389,8 +394,7 @@ worker_child(struct worker_job *j, int fd)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	for (i = 0; i < nitems(worker_sigs); i++)
-		if (worker_sigs[i] != SIGPIPE)
-			sigaction(worker_sigs[i], &sa, NULL);
+		sigaction(worker_sigs[i], &sa, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (fd != WORKER_CHILD_FD) {
@@ -407,6 +411,131 @@ worker_child(struct worker_job *j, int fd)
 			_exit(1);
 	evbuffer_free(out);
 	_exit(0);
+}
+
+/*
+ * Start a helper on socket FD: this program with WORKER_HELPER_ARG, FD as
+ * WORKER_CHILD_FD, nothing else of ours open, the signals we handle (and
+ * SIGPIPE) at their defaults. Its pid, or -1 with ERR.
+ */
+static pid_t
+worker_exec(struct worker *w, int fd, char *err, size_t errlen)
+{
+	char path[32], name[] = "floe-helper", arg[] = WORKER_HELPER_ARG;
+	char *argv[] = { name, arg, NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t sa;
+	sigset_t def, none;
+	size_t i;
+	pid_t pid;
+	int rc, hi;
+
+	/* Above the descriptors the spawn sets, as the program's is. */
+	if ((hi = fcntl(fd, F_DUPFD_CLOEXEC, WORKER_EXE_FD + 1)) == -1) {
+		snprintf(err, errlen, "never ran: fcntl: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", WORKER_EXE_FD);
+	sigemptyset(&def);
+	for (i = 0; i < nitems(worker_sigs); i++)
+		sigaddset(&def, worker_sigs[i]);
+	sigaddset(&def, SIGPIPE);
+	sigemptyset(&none);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&sa);
+	posix_spawn_file_actions_adddup2(&fa, hi, WORKER_CHILD_FD);
+	posix_spawn_file_actions_adddup2(&fa, w->exe, WORKER_EXE_FD);
+	posix_spawn_file_actions_addclosefrom_np(&fa, WORKER_EXE_FD + 1);
+	posix_spawnattr_setsigdefault(&sa, &def);
+	posix_spawnattr_setsigmask(&sa, &none);
+	posix_spawnattr_setflags(&sa,
+	    POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	rc = posix_spawn(&pid, path, &fa, &sa, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&sa);
+	close(hi);
+	if (rc != 0) {
+		snprintf(err, errlen, "never ran: starting a helper: %s",
+		    strerror(rc));
+		return -1;
+	}
+	return pid;
+}
+
+/* A helper's socket can take more of its job. */
+static void
+worker_write_cb(evutil_socket_t fd, short what __unused, void *arg)
+{
+	struct worker *w = arg;
+	struct evbuffer *in = w->cur->in;
+	struct evbuffer_iovec v;
+	ssize_t n = 0;
+
+	/* MSG_NOSIGNAL: a helper gone is an error here, not a SIGPIPE. */
+	while (evbuffer_peek(in, -1, NULL, &v, 1) > 0 &&
+	    (n = send(fd, v.iov_base, v.iov_len, MSG_NOSIGNAL)) > 0)
+		evbuffer_drain(in, (size_t)n);
+	/* An error: the helper is gone, and its socket says so to reads. */
+	if (evbuffer_get_length(in) > 0 && n == -1 &&
+	    (errno == EAGAIN || errno == EINTR))
+		event_add(w->wev, NULL);
+	else
+		event_del(w->wev);
+}
+
+/*
+ * Read exactly LEN bytes from FD (blocking): 1, or 0 at an end or an
+ * error before them.
+ */
+static int
+worker_read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len) {
+		if ((n = read(fd, p + got, len - got)) == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return 0;
+		got += (size_t)n;
+	}
+	return 1;
+}
+
+int
+worker_helper_main(worker_serve_fn serve)
+{
+	struct worker_frame h;
+	struct evbuffer *out;
+	void *in;
+	int rc = 0;
+
+	(void)close(WORKER_EXE_FD); /* the exec is done */
+	/*
+	 * Its job ends it: a stop signalled to every process of floe's
+	 * (systemd's, a terminal's) must not cut it short.
+	 */
+	(void)signal(SIGTERM, SIG_IGN);
+	(void)signal(SIGINT, SIG_IGN);
+	(void)signal(SIGHUP, SIG_IGN);
+	if (worker_read_full(WORKER_CHILD_FD, &h, sizeof(h)) == 0 ||
+	    h.len > WORKER_HELPER_MAX ||
+	    (in = malloc(h.len > 0 ? h.len : 1)) == NULL)
+		return 1;
+	if (worker_read_full(WORKER_CHILD_FD, in, h.len) == 0 ||
+	    (out = evbuffer_new()) == NULL) {
+		free(in);
+		return 1;
+	}
+	serve(h.kind, in, h.len, out);
+	free(in);
+	while (rc == 0 && evbuffer_get_length(out) > 0)
+		if (evbuffer_write(out, WORKER_CHILD_FD) <= 0 && errno != EINTR)
+			rc = 1;
+	evbuffer_free(out);
+	return rc;
 }
 
 /* Close every descriptor from LOW up. */
@@ -432,10 +561,6 @@ worker_read_cb(evutil_socket_t fd, short what __unused, void *arg)
 	while (
 	    got < WORKER_READ_MAX && (n = evbuffer_read(w->out, fd, 65536)) > 0)
 		got += (size_t)n;
-	if (worker_answered(w)) {
-		worker_finish(w, NULL);
-		return;
-	}
 	/* More may wait: the event fires again on the next turn. */
 	if (got >= WORKER_READ_MAX ||
 	    (n == -1 && (errno == EAGAIN || errno == EINTR)))
@@ -495,57 +620,32 @@ worker_reap_cb(evutil_socket_t fd __unused, short what __unused, void *arg)
 	worker_end(w);
 }
 
-/*
- * The child (or the helper) is gone and its output read: DONE, then the
- * next child.
- */
+/* The child is gone and its output read: DONE, then the next child. */
 static void
 worker_end(struct worker *w)
 {
-	char status[64];
-	const char *why;
-
-	why = worker_status(w->wstatus, w->killed, status, sizeof(status));
-	if (why == NULL && w->cur->in != NULL)
-		why = "exited before answering";
-	if (why != NULL)
-		log_warnx("%s: %s %ld %s", __func__,
-		    w->cur->in != NULL ? "job helper" : "child", (long)w->pid,
-		    why);
-	close(event_get_fd(w->rev));
-	if (w->cur->in != NULL) {
-		w->hpid = 0;
-		w->hfd = -1;
-	}
-	worker_finish(w, why);
-}
-
-/*
- * How a child with wait status ST ended, in STATUS (LEN bytes); NULL when
- * it exited 0. KILLED: by its deadline.
- */
-static const char *
-worker_status(int st, bool killed, char *status, size_t len)
-{
-	if (WIFSIGNALED(st) && killed)
-		snprintf(status, len, "ran past its deadline and was killed");
-	else if (WIFSIGNALED(st))
-		snprintf(status, len, "killed by signal %d", WTERMSIG(st));
-	else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		snprintf(status, len, "exited %d",
-		    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	else
-		return NULL;
-	return status;
-}
-
-/* The job is over (WHY NULL: it did all it had to): DONE, the next. */
-static void
-worker_finish(struct worker *w, const char *why)
-{
 	struct worker_job *j = w->cur;
+	char status[64];
+	const char *why = NULL;
 
 	evtimer_del(w->deadline);
+	if (WIFSIGNALED(w->wstatus) && w->killed) {
+		snprintf(status, sizeof(status),
+		    "ran past its deadline and was killed");
+		why = status;
+	} else if (WIFSIGNALED(w->wstatus)) {
+		snprintf(status, sizeof(status), "killed by signal %d",
+		    WTERMSIG(w->wstatus));
+		why = status;
+	} else if (!WIFEXITED(w->wstatus) || WEXITSTATUS(w->wstatus) != 0) {
+		snprintf(status, sizeof(status), "exited %d",
+		    WIFEXITED(w->wstatus) ? WEXITSTATUS(w->wstatus) : -1);
+		why = status;
+	}
+	if (why != NULL)
+		log_warnx("%s: %s %ld %s", __func__,
+		    j->in != NULL ? "job helper" : "child", (long)w->pid, why);
+	close(event_get_fd(w->rev));
 	event_free(w->rev);
 	w->rev = NULL;
 	if (w->wev != NULL) {
@@ -554,11 +654,6 @@ worker_finish(struct worker *w, const char *why)
 	}
 	w->cur = NULL;
 	w->pending--;
-	/* The helper's answer: its length first; none when it failed. */
-	if (j->in != NULL)
-		evbuffer_drain(w->out,
-		    why == NULL ? sizeof(uint64_t) :
-				  evbuffer_get_length(w->out));
 	j->done(j->arg, w->out, why);
 	evbuffer_free(w->out);
 	w->out = NULL;
@@ -568,247 +663,4 @@ worker_finish(struct worker *w, const char *why)
 	worker_next(w);
 	if (w->pending == 0 && !w->stopping && w->idle != NULL)
 		w->idle(w->idle_arg);
-}
-
-/* Whether the running job is the helper's and its answer all here. */
-static bool
-worker_answered(const struct worker *w)
-{
-	uint64_t len;
-	size_t have;
-
-	if (w->cur == NULL || w->cur->in == NULL ||
-	    (have = evbuffer_get_length(w->out)) < sizeof(len))
-		return false;
-	evbuffer_copyout(w->out, &len, sizeof(len));
-	return len <= have - sizeof(len);
-}
-
-/*
- * Send J down the helper's socket, started first if none runs (or the
- * one that ran has died since its last job). 0, or -1 with ERR.
- */
-static int
-worker_ask(struct worker *w, struct worker_job *j, char *err, size_t errlen)
-{
-	struct timeval tv;
-	char status[64];
-	const char *why;
-	int st = 0;
-	pid_t rc;
-
-	if (w->hpid != 0 && (rc = waitpid(w->hpid, &st, WNOHANG)) != 0) {
-		why = rc == -1 ?
-		    "is gone" :
-		    worker_status(st, false, status, sizeof(status));
-		log_warnx("job helper %ld %s since its last job: starting "
-			  "another",
-		    (long)w->hpid, why != NULL ? why : "exited");
-		close(w->hfd);
-		w->hpid = 0;
-		w->hfd = -1;
-	}
-	if (w->hpid == 0 && worker_helper_start(w, err, errlen) == -1)
-		return -1;
-	w->cur = j;
-	w->pid = w->hpid;
-	w->out = evbuffer_new();
-	w->eof = w->killed = false;
-	w->start_us = units_mono_us();
-	w->rev =
-	    event_new(w->base, w->hfd, EV_READ | EV_PERSIST, worker_read_cb, w);
-	w->wev = event_new(w->base, w->hfd, EV_WRITE | EV_PERSIST,
-	    worker_write_cb, w);
-	if (w->out == NULL || w->rev == NULL || w->wev == NULL)
-		fatalx("worker: out of memory");
-	event_add(w->rev, NULL);
-	worker_write_cb(w->hfd, EV_WRITE, w);
-	if (w->deadline_ms != 0) {
-		tv = units_ms_tv(w->deadline_ms);
-		evtimer_add(w->deadline, &tv);
-	}
-	return 0;
-}
-
-/*
- * Start the helper: this program with WORKER_HELPER_ARG, its socket as
- * WORKER_CHILD_FD, nothing else of ours open, the signals we handle at
- * their defaults. posix_spawn: the loop waits for the exec, not for a
- * copy of its page tables. 0, or -1 with ERR.
- */
-static int
-worker_helper_start(struct worker *w, char *err, size_t errlen)
-{
-	char path[32], name[] = "floe-helper", arg[] = WORKER_HELPER_ARG;
-	char *argv[] = { name, arg, NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t sa;
-	sigset_t def, none;
-	int sv[2], rc, fd;
-	int64_t t0;
-	size_t i;
-	pid_t pid;
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
-		snprintf(err, errlen, "never ran: socketpair: %s",
-		    strerror(errno));
-		return -1;
-	}
-	/* Above the descriptors the spawn sets, as the program's is. */
-	if ((fd = fcntl(sv[1], F_DUPFD_CLOEXEC, WORKER_EXE_FD + 1)) == -1) {
-		snprintf(err, errlen, "never ran: fcntl: %s", strerror(errno));
-		close(sv[0]);
-		close(sv[1]);
-		return -1;
-	}
-	close(sv[1]);
-	sv[1] = fd;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", WORKER_EXE_FD);
-	sigemptyset(&def);
-	for (i = 0; i < nitems(worker_sigs); i++)
-		sigaddset(&def, worker_sigs[i]);
-	sigemptyset(&none);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&sa);
-	posix_spawn_file_actions_adddup2(&fa, sv[1], WORKER_CHILD_FD);
-	posix_spawn_file_actions_adddup2(&fa, w->exe, WORKER_EXE_FD);
-	posix_spawn_file_actions_addclosefrom_np(&fa, WORKER_EXE_FD + 1);
-	posix_spawnattr_setsigdefault(&sa, &def);
-	posix_spawnattr_setsigmask(&sa, &none);
-	posix_spawnattr_setflags(&sa,
-	    POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-	t0 = units_mono_us();
-	rc = posix_spawn(&pid, path, &fa, &sa, argv, environ);
-	t0 = units_mono_us() - t0;
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&sa);
-	close(sv[1]);
-	if (rc != 0) {
-		snprintf(err, errlen, "never ran: starting the helper: %s",
-		    strerror(rc));
-		close(sv[0]);
-		return -1;
-	}
-	if (t0 > w->fork_us_max)
-		w->fork_us_max = t0;
-	w->fork_us_sum += t0;
-	w->forks++;
-	w->helper_starts++;
-	(void)fcntl(sv[0], F_SETFL, O_NONBLOCK);
-	w->hpid = pid;
-	w->hfd = sv[0];
-	log_info("job helper started (pid %ld)", (long)pid);
-	return 0;
-}
-
-/*
- * Stop an idle helper: its socket closed, it exits; killed if it has
- * not within a second.
- */
-static void
-worker_helper_stop(struct worker *w)
-{
-	int i, st;
-
-	if (w->hpid == 0)
-		return;
-	close(w->hfd);
-	for (i = 0; i < 100; i++) {
-		if (waitpid(w->hpid, &st, WNOHANG) != 0)
-			break;
-		(void)poll(NULL, 0, 10);
-	}
-	if (i == 100) {
-		log_warnx("%s: helper %ld still running: killing it", __func__,
-		    (long)w->hpid);
-		(void)kill(w->hpid, SIGKILL);
-		(void)waitpid(w->hpid, &st, 0);
-	}
-	w->hpid = 0;
-	w->hfd = -1;
-}
-
-/* The helper's socket can take more of the running job's frame. */
-static void
-worker_write_cb(evutil_socket_t fd, short what __unused, void *arg)
-{
-	struct worker *w = arg;
-	struct evbuffer *in = w->cur->in;
-	struct evbuffer_iovec v;
-	ssize_t n = 0;
-
-	/* MSG_NOSIGNAL: a helper gone is an error here, not a SIGPIPE. */
-	while (evbuffer_peek(in, -1, NULL, &v, 1) > 0 &&
-	    (n = send(fd, v.iov_base, v.iov_len, MSG_NOSIGNAL)) > 0)
-		evbuffer_drain(in, (size_t)n);
-	/* An error: the helper is gone, and its socket says so to reads. */
-	if (evbuffer_get_length(in) > 0 && n == -1 &&
-	    (errno == EAGAIN || errno == EINTR))
-		event_add(w->wev, NULL);
-	else
-		event_del(w->wev);
-}
-
-/*
- * Read exactly LEN bytes from FD (blocking): 1, 0 at an end before the
- * first byte, -1 on an error or an end within.
- */
-static int
-worker_read_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-	size_t got = 0;
-	ssize_t n;
-
-	while (got < len) {
-		n = read(fd, p + got, len - got);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n == 0 && got == 0 ? 0 : -1;
-		got += (size_t)n;
-	}
-	return 1;
-}
-
-int
-worker_helper_main(worker_serve_fn serve)
-{
-	struct worker_frame h;
-	struct evbuffer *out;
-	uint64_t len;
-	void *in;
-	int rc;
-
-	(void)close(WORKER_EXE_FD); /* the exec is done */
-	/*
-	 * It ends when the loop closes its socket, after the job it runs:
-	 * a stop signalled to every process of floe's (systemd's, a
-	 * terminal's) must not cut that job short.
-	 */
-	(void)signal(SIGTERM, SIG_IGN);
-	(void)signal(SIGINT, SIG_IGN);
-	(void)signal(SIGHUP, SIG_IGN);
-	while ((rc = worker_read_full(WORKER_CHILD_FD, &h, sizeof(h))) == 1) {
-		if (h.len > WORKER_HELPER_MAX ||
-		    (in = malloc(h.len > 0 ? h.len : 1)) == NULL)
-			return 1;
-		if (worker_read_full(WORKER_CHILD_FD, in, h.len) != 1 ||
-		    (out = evbuffer_new()) == NULL) {
-			free(in);
-			return 1;
-		}
-		serve(h.kind, in, h.len, out);
-		free(in);
-		len = evbuffer_get_length(out);
-		rc = evbuffer_prepend(out, &len, sizeof(len));
-		while (rc == 0 && evbuffer_get_length(out) > 0)
-			if (evbuffer_write(out, WORKER_CHILD_FD) <= 0 &&
-			    errno != EINTR)
-				rc = -1;
-		evbuffer_free(out);
-		if (rc == -1)
-			return 1;
-	}
-	return rc == 0 ? 0 : 1;
 }

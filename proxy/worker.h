@@ -8,7 +8,7 @@
  * itself stays one thread: no locks on the data path, and glibc keeps its
  * single-thread fast paths. A crash in the child costs its job only.
  * Jobs run one at a time, in the order given. Owns the queue, the child
- * and its pipe, and the helper (below) and its socket.
+ * and its pipe (a helper's socket).
  */
 #ifndef FLOE_PROXY_WORKER_H
 #define FLOE_PROXY_WORKER_H
@@ -53,13 +53,13 @@ void worker_free(struct worker *);
 void worker_run(struct worker *, worker_work_fn, worker_done_fn, void *arg);
 
 /*
- * The helper: this program again, started (posix_spawn, no copy of the
- * loop) at its first job and kept, which serves jobs one after another.
- * It sees nothing of the loop's memory: a job's KIND and bytes are all it
- * gets. Work the loop hands off every few seconds belongs there: a fork
- * holds the loop for as long as copying its page tables takes, which
- * grows with what the loop holds (its cache), and every page the loop
- * writes afterwards is copied while the child runs.
+ * A helper's job: its child is this program again (posix_spawn of
+ * /proc/self/exe: the loop waits for the exec, whatever it holds), not a
+ * fork. It sees nothing of the loop's memory: the job's KIND and bytes
+ * are all it gets. Work the loop hands off every few seconds belongs
+ * there: a fork holds the loop for as long as copying its page tables
+ * takes, which grows with what the loop holds (its cache), and every page
+ * the loop writes while the child lives is copied again.
  *
  * Runs in the helper: job KIND on IN (LEN bytes), its answer into OUT.
  */
@@ -67,17 +67,14 @@ typedef void (*worker_serve_fn)(unsigned kind, const void *in, size_t len,
     struct evbuffer *out);
 /*
  * The program's main, started with this as its only argument, returns
- * worker_helper_main(SERVE): the helper serves jobs until the loop's end
- * of its socket closes (0), or a read or write fails (1).
+ * worker_helper_main(SERVE): the helper reads its job, serves it, writes
+ * the answer and returns 0 (1 if a read or write failed).
  */
 #define WORKER_HELPER_ARG "--job-helper"
 int worker_helper_main(worker_serve_fn serve);
 /*
- * Queue a job of KIND for the helper, IN (LEN bytes) copied, in order
- * with worker_run's jobs. DONE as theirs: OUT the answer, STATUS NULL
- * when the helper gave it whole, else why not (the helper "exited
- * before answering", "killed by signal 9", "ran past its deadline and
- * was killed", "never ran..."). The next job starts another helper.
+ * Queue a job of KIND for a helper, IN (LEN bytes) copied, in order with
+ * worker_run's jobs and under the same deadline; DONE as theirs.
  */
 void worker_send(struct worker *, unsigned kind, const void *in, size_t len,
     worker_done_fn done, void *arg);

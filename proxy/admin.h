@@ -64,7 +64,7 @@ bool admin_readers_stale_of(struct floe *, uint32_t n, unsigned *count);
 /* Free what admin_readers_metrics_cb keeps. */
 void admin_readers_metrics_free(void);
 /*
- * The job helper (worker_send): count the stale readers of the moved
+ * A job helper (worker_send): count the stale readers of the moved
  * waves for admin_readers_metrics_cb.
  */
 #define ADMIN_STALE_JOB 2 /* its kind */

@@ -665,7 +665,7 @@ static struct admin_stale_count {
 } * admin_stale_counts;
 static size_t admin_stale_ncounts;
 static int64_t admin_stale_at_ms;
-static bool admin_stale_running; /* the job helper counts */
+static bool admin_stale_running; /* a job helper counts */
 
 static void admin_stale_recount(struct floe *, struct store *, int64_t);
 static void admin_stale_send(struct floe *);
@@ -714,7 +714,7 @@ admin_stale_recount(struct floe *f, struct store *st, int64_t now)
 }
 
 /*
- * Ask the job helper to count: it gets [policy] (its webhook, a pointer of
+ * Ask a job helper to count: it gets [policy] (its webhook, a pointer of
  * this process's, left out) and the state directory, the string and its
  * NUL.
  */
@@ -736,7 +736,7 @@ admin_stale_send(struct floe *f)
 }
 
 /*
- * In the job helper: count in a floe of its own (the [policy] and the
+ * In a job helper: count in a floe of its own (the [policy] and the
  * store sent, nothing else), and answer how many counts (uint64_t) and
  * the counts; nothing when it could not count.
  */
@@ -797,7 +797,7 @@ admin_stale_done(void *arg __unused, struct evbuffer *out, const char *status)
 /*
  * Count the moved waves' stale readers again if the last count is a
  * minute old: finding a wave's tables and reading their ledger and
- * readers costs seconds on a large store, so the job helper counts
+ * readers costs seconds on a large store, so a job helper counts
  * (after what was noted is stored: a job before it) while the loop shows
  * the last counts; without a worker, the loop counts.
  */

@@ -64,7 +64,7 @@ static ssize_t inventory_decode(const unsigned char **, const unsigned char *,
     struct store_reader_in *, size_t);
 
 /*
- * A flush made by the worker's helper: the sightings taken from the table
+ * A flush made by a job helper: the sightings taken from the table
  * (given back if the helper cannot store them).
  */
 struct inventory_job {
@@ -199,7 +199,7 @@ inventory_flush_some(struct inventory *inv, size_t max)
 }
 
 /*
- * Whether the flushes are the worker's helper's: a write txn begun on the
+ * Whether the flushes are job helpers': a write txn begun on the
  * loop would hold every engine request while another process holds the
  * store's writer lock (an import's child, a tool), and a synced commit
  * costs the loop milliseconds. Not in cluster mode (the loop publishes
@@ -215,7 +215,7 @@ inventory_offload(const struct inventory *inv)
 }
 
 /*
- * Hand everything noted to a job of the worker's helper: the state
+ * Hand everything noted to a job helper: the state
  * directory (its string and NUL), then each sighting as its key's length
  * (uint16_t), the key and its struct store_reader. Jobs run in the order
  * queued: an admin job queued after this one reads what it stored.
@@ -289,7 +289,7 @@ inventory_decode(const unsigned char **p, const unsigned char *end,
 }
 
 /*
- * In the helper: store the sightings inventory_flush_later sent,
+ * In a job helper: store the sightings inventory_flush_later sent,
  * INVENTORY_BATCH per synced txn, in their order (the loop gives back
  * those after the first txn that failed); answer how many were stored
  * (uint64_t).

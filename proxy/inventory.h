@@ -57,7 +57,7 @@ int inventory_from_workers(struct inventory *, struct workers *);
 /* The memory the inventory holds: its table and its flush buffers. */
 size_t inventory_bytes(void);
 /*
- * The worker's helper: a flush's sightings (IN, LEN bytes) into the
+ * A job helper: a flush's sightings (IN, LEN bytes) into the
  * store; how many were stored into OUT (uint64_t).
  */
 #define INVENTORY_JOB 1 /* its kind */

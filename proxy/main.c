@@ -917,7 +917,7 @@ floe_rlog_flush(struct floe *f)
 		    log_strerror(e));
 }
 
-/* The worker's helper: the jobs the loop sends it, by kind. */
+/* A job helper (started with WORKER_HELPER_ARG): its job, by kind. */
 static void
 floe_helper_serve(unsigned kind, const void *in, size_t len,
     struct evbuffer *out)

@@ -53,11 +53,32 @@ struct job {
 
 static int touched; /* a job's child sets it: the loop's copy stays 0 */
 
+/* BIG bytes of FILL but the last, LAST (the caller frees). */
+static char *
+big_new(char fill, char last)
+{
+	char *big = malloc(BIG);
+
+	assert_non_null(big);
+	memset(big, fill, BIG);
+	big[BIG - 1] = last;
+	return big;
+}
+
+/* BIG bytes into OUT, the last a 'z'. */
+static void
+add_big(struct evbuffer *out)
+{
+	char *big = big_new('x', 'z');
+
+	evbuffer_add(out, big, BIG);
+	free(big);
+}
+
 static void
 work(void *arg, struct evbuffer *out)
 {
 	struct job *j = arg;
-	char *big;
 
 	touched = 1;
 	switch (j->how) {
@@ -66,11 +87,7 @@ work(void *arg, struct evbuffer *out)
 		    (long)getpid());
 		break;
 	case 1:
-		big = malloc(BIG);
-		memset(big, 'x', BIG);
-		big[BIG - 1] = 'z';
-		evbuffer_add(out, big, BIG);
-		free(big);
+		add_big(out);
 		break;
 	case 2:
 		evbuffer_add_printf(out, "partial");
@@ -304,7 +321,7 @@ static void
 serve(unsigned kind, const void *in, size_t len, struct evbuffer *out)
 {
 	const char *p = in;
-	char *big, name[64] = "";
+	char name[64] = "";
 	FILE *fp;
 	int fd;
 
@@ -314,11 +331,7 @@ serve(unsigned kind, const void *in, size_t len, struct evbuffer *out)
 		    (long)getpid(), len, len > 0 ? p[len - 1] : '-');
 		break;
 	case 2:
-		big = malloc(BIG);
-		memset(big, 'x', BIG);
-		big[BIG - 1] = 'z';
-		evbuffer_add(out, big, BIG);
-		free(big);
+		add_big(out);
 		break;
 	case 3:
 		raise(SIGKILL);
@@ -375,13 +388,11 @@ test_helper(void **state)
 	struct job jobs[NJOBS + 2];
 	struct seen s;
 	uint64_t forks = 0;
-	char *big = malloc(BIG);
+	char *big = big_new('y', 'q');
 	long pid0, pid2;
 	int i;
 
 	(void)state;
-	memset(big, 'y', BIG);
-	big[BIG - 1] = 'q';
 	seen_init(&s, NJOBS + 2);
 	send_job(&s, &jobs[0], 0, 1, "abc", 3);
 	jobs[1] = (struct job) { &s, 1, 0, -1 };
@@ -455,12 +466,10 @@ test_helper_deadline_free(void **state)
 {
 	struct job jobs[2];
 	struct seen s;
-	char *big = malloc(BIG);
+	char *big = big_new('y', 'q');
 	time_t t0 = time(NULL);
 
 	(void)state;
-	memset(big, 'y', BIG);
-	big[BIG - 1] = 'q';
 	seen_init_deadline(&s, 2, 300);
 	send_job(&s, &jobs[0], 0, 5, "", 0);
 	send_job(&s, &jobs[1], 1, 1, "", 0);

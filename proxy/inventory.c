@@ -215,10 +215,10 @@ inventory_offload(const struct inventory *inv)
 }
 
 /*
- * Hand everything noted to a job helper: the state
- * directory (its string and NUL), then each sighting as its key's length
- * (uint16_t), the key and its struct store_reader. Jobs run in the order
- * queued: an admin job queued after this one reads what it stored.
+ * Hand everything noted to a job helper: the state directory (its string
+ * and NUL), then each sighting as its key's length (uint16_t), the key
+ * and its struct store_reader. Jobs run in the order queued: an admin job
+ * queued after this one reads what it stored.
  */
 static void
 inventory_flush_later(struct inventory *inv)

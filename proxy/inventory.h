@@ -57,8 +57,8 @@ int inventory_from_workers(struct inventory *, struct workers *);
 /* The memory the inventory holds: its table and its flush buffers. */
 size_t inventory_bytes(void);
 /*
- * A job helper: a flush's sightings (IN, LEN bytes) into the
- * store; how many were stored into OUT (uint64_t).
+ * A job helper: a flush's sightings (IN, LEN bytes) into the store; how
+ * many were stored into OUT (uint64_t).
  */
 #define INVENTORY_JOB 1 /* its kind */
 void inventory_serve(const void *in, size_t len, struct evbuffer *out);

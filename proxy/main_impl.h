@@ -1,6 +1,7 @@
 /*
  * floe: main_impl.h -- private to the floe process's files (main.c, which
- * starts and stops floe, main_reload.c, which reads its conf again, and
+ * starts and stops floe, main_auth.c, its clients' and catalogs'
+ * authentication, main_reload.c, which reads its conf again, and
  * main_stats.c, its parts of /status and /metrics);
  * nothing else includes it. Owns nothing: the parts of start-up a reload
  * runs again.
@@ -27,10 +28,17 @@ typedef struct json_t json_t;
 /* main.c */
 /* Open (or reopen) the access log. */
 void floe_open_access_log(struct floe *);
+
+/* main_auth.c */
 /* Load C's [auth] verifier into *OUT. 0, or -1 with ERR. */
 int floe_load_auth(const struct conf *, struct auth **, char *, size_t);
 /* Say how clients are authenticated. */
 void floe_log_auth(const struct floe *);
+/*
+ * What C's [auth] mode means for a catalog without a credential of
+ * floe's, into BUF (LEN bytes; empty when there is nothing to say).
+ */
+void floe_credential_note(const struct conf *, char *buf, size_t len);
 /* Say how floe authenticates to catalog SIDE. */
 void floe_log_cred(const struct floe *, int side);
 /* The credential of catalog SIDE as T says, or NULL (logged). */

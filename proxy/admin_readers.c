@@ -730,9 +730,7 @@ admin_stale_send(struct floe *f)
 	    evbuffer_add(b, &p, sizeof(p)) == -1 ||
 	    evbuffer_add(b, dir, strlen(dir) + 1) == -1)
 		fatalx("%s: out of memory", __func__);
-	worker_send(f->worker, ADMIN_STALE_JOB, evbuffer_pullup(b, -1),
-	    evbuffer_get_length(b), admin_stale_done, f);
-	evbuffer_free(b);
+	worker_send(f->worker, ADMIN_STALE_JOB, b, admin_stale_done, f);
 }
 
 /*

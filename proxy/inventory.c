@@ -256,9 +256,7 @@ inventory_flush_later(struct inventory *inv)
 			-1)
 			fatalx("%s: out of memory", __func__);
 	}
-	worker_send(inv->f->worker, INVENTORY_JOB, evbuffer_pullup(b, -1),
-	    evbuffer_get_length(b), inventory_job_done, j);
-	evbuffer_free(b);
+	worker_send(inv->f->worker, INVENTORY_JOB, b, inventory_job_done, j);
 }
 
 /*

@@ -225,17 +225,17 @@ worker_run(struct worker *w, worker_work_fn work, worker_done_fn done,
 }
 
 void
-worker_send(struct worker *w, unsigned kind, const void *in, size_t len,
+worker_send(struct worker *w, unsigned kind, struct evbuffer *in,
     worker_done_fn done, void *arg)
 {
 	struct worker_job *j = xcalloc(1, sizeof(*j));
-	struct worker_frame h = { .kind = kind, .len = len };
+	struct worker_frame h = { .kind = kind,
+		.len = evbuffer_get_length(in) };
 
 	j->done = done;
 	j->arg = arg;
-	if ((j->in = evbuffer_new()) == NULL ||
-	    evbuffer_add(j->in, &h, sizeof(h)) == -1 ||
-	    evbuffer_add(j->in, in, len) == -1)
+	j->in = in;
+	if (evbuffer_prepend(in, &h, sizeof(h)) == -1)
 		fatalx("worker: out of memory");
 	TAILQ_INSERT_TAIL(&w->todo, j, entry);
 	w->pending++;

@@ -73,10 +73,11 @@ typedef void (*worker_serve_fn)(unsigned kind, const void *in, size_t len,
 #define WORKER_HELPER_ARG "--job-helper"
 int worker_helper_main(worker_serve_fn serve);
 /*
- * Queue a job of KIND for a helper, IN (LEN bytes) copied, in order with
- * worker_run's jobs and under the same deadline; DONE as theirs.
+ * Queue a job of KIND for a helper, its bytes IN (taken: the worker frees
+ * it), in order with worker_run's jobs and under the same deadline; DONE
+ * as theirs.
  */
-void worker_send(struct worker *, unsigned kind, const void *in, size_t len,
+void worker_send(struct worker *, unsigned kind, struct evbuffer *in,
     worker_done_fn done, void *arg);
 /* How many helpers were started (0: none yet, or W NULL). */
 uint64_t worker_helper_starts(const struct worker *);

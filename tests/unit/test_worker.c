@@ -362,8 +362,12 @@ static void
 send_job(struct seen *s, struct job *j, int i, unsigned kind, const void *in,
     size_t len)
 {
+	struct evbuffer *b = evbuffer_new();
+
 	*j = (struct job) { s, i, kind == 2 ? 1 : 0, -1 };
-	worker_send(s->w, kind, in, len, done, j);
+	assert_non_null(b);
+	assert_int_equal(evbuffer_add(b, in, len), 0);
+	worker_send(s->w, kind, b, done, j);
 }
 
 /* The pid a kind 1 answer names. */

@@ -5,7 +5,11 @@
  * triggers' admin side, and imports run by a worker. The fixture and
  * helpers are admin_fx.c's (shared with test_admin.c).
  */
+#include <fcntl.h>
+
 #include "tests/unit/admin_fx.h"
+
+#include "proxy/inventory.h"
 
 /*
  * POST /routes/import: JSON lines and arrays; routes already so are
@@ -1108,6 +1112,113 @@ test_rollback_child_dies(void **state)
 	fx->f.base = NULL;
 }
 
+/* Append a sighting of KEY (KEYLEN bytes), COUNT loads, as a flush does. */
+static void
+sighting(struct evbuffer *b, const void *key, size_t keylen, uint64_t count)
+{
+	struct store_reader r;
+	uint16_t kl = (uint16_t)keylen;
+
+	memset(&r, 0, sizeof(r));
+	r.first_ms = 1000;
+	r.last_ms = 2000;
+	r.count = count;
+	evbuffer_add(b, &kl, sizeof(kl));
+	evbuffer_add(b, key, keylen);
+	evbuffer_add(b, &r, sizeof(r));
+}
+
+/* inventory_serve on IN (freed): the count it answered. */
+static uint64_t
+serve(struct evbuffer *in)
+{
+	struct evbuffer *out = evbuffer_new();
+	uint64_t n = UINT64_MAX;
+
+	inventory_serve(evbuffer_pullup(in, -1), evbuffer_get_length(in), out);
+	assert_int_equal(evbuffer_get_length(out), sizeof(n));
+	evbuffer_remove(out, &n, sizeof(n));
+	evbuffer_free(out);
+	evbuffer_free(in);
+	return n;
+}
+
+/*
+ * A flush's sightings in a job helper (inventory_serve): stored, and
+ * counted, INVENTORY_BATCH to a txn; a sighting cut short or with a key
+ * too long stops it there, the batches before it stored and counted, its
+ * own batch not; without a state directory nothing is.
+ */
+static void
+test_inventory_serve(void **state __unused)
+{
+	struct store_reader r;
+	struct evbuffer *in;
+	struct store *st;
+	char dir[256], bad[300], key[300], err[256];
+	uint16_t kl;
+	int i, n;
+
+	assert_int_equal(routing_tmp_mkdir(dir, sizeof(dir)), 0);
+	/* Three sightings, the last two of one key: merged. */
+	in = evbuffer_new();
+	evbuffer_add(in, dir, strlen(dir) + 1);
+	sighting(in, "a\0wbob", 6, 2);
+	sighting(in, "b\0wbob", 6, 1);
+	sighting(in, "b\0wbob", 6, 4);
+	assert_int_equal(serve(in), 3);
+
+	/* A batch and one more, then one cut short: the batch is stored. */
+	in = evbuffer_new();
+	evbuffer_add(in, dir, strlen(dir) + 1);
+	for (i = 0; i <= INVENTORY_BATCH; i++) {
+		n = snprintf(key, sizeof(key), "t%05d%cwann", i, '\0');
+		sighting(in, key, (size_t)n, 1);
+	}
+	kl = 40;
+	evbuffer_add(in, &kl, sizeof(kl));
+	evbuffer_add(in, "t99999", 6);
+	assert_int_equal(serve(in), INVENTORY_BATCH);
+
+	/* A key longer than a reader's key can be: nothing of its batch. */
+	in = evbuffer_new();
+	evbuffer_add(in, dir, strlen(dir) + 1);
+	sighting(in, "c\0wbob", 6, 1);
+	kl = READERS_KEY_MAX + 1;
+	evbuffer_add(in, &kl, sizeof(kl));
+	assert_int_equal(serve(in), 0);
+
+	/* No state directory (no NUL), or one that is not a store. */
+	in = evbuffer_new();
+	evbuffer_add(in, dir, strlen(dir));
+	assert_int_equal(serve(in), 0);
+	n = snprintf(bad, sizeof(bad), "%s/file/state", dir);
+	assert_true(n > 0 && (size_t)n < sizeof(bad));
+	snprintf(key, sizeof(key), "%s/file", dir);
+	assert_int_equal(close(creat(key, 0600)), 0);
+	in = evbuffer_new();
+	evbuffer_add(in, bad, (size_t)n + 1);
+	sighting(in, "d\0wbob", 6, 1);
+	assert_int_equal(serve(in), 0);
+
+	assert_non_null(st = store_open(dir, err, sizeof(err)));
+	assert_int_equal(store_reader_get(st, "a\0wbob", 6, &r), STORE_OK);
+	assert_int_equal(r.count, 2);
+	assert_int_equal(store_reader_get(st, "b\0wbob", 6, &r), STORE_OK);
+	assert_int_equal(r.count, 5);
+	assert_int_equal(r.first_ms, 1000);
+	assert_int_equal(r.last_ms, 2000);
+	for (i = 0; i <= INVENTORY_BATCH; i++) {
+		n = snprintf(key, sizeof(key), "t%05d%cwann", i, '\0');
+		assert_int_equal(store_reader_get(st, key, (size_t)n, &r),
+		    i < INVENTORY_BATCH ? STORE_OK : STORE_NOTFOUND);
+	}
+	assert_int_equal(store_reader_get(st, "c\0wbob", 6, &r),
+	    STORE_NOTFOUND);
+	store_free(st);
+	routing_tmp_rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -1133,6 +1244,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_big_reads, setup,
 		    teardown),
+		cmocka_unit_test(test_inventory_serve),
 		cmocka_unit_test_setup_teardown(test_rollback_child_dies, setup,
 		    teardown),
 	};

@@ -2,7 +2,8 @@
  * floe: cache.c -- the LoadTable cache: a red-black tree of entries by key
  * (prefix scans find every answer for one object) and a list in least
  * recently used order for the byte budget. One allocation per entry holds
- * its key, headers, body and ETags together.
+ * its key, headers, body and ETags together; a large one is not copied
+ * into a forked child (xmalloc_nofork): no child reads the cache.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,7 @@ cache_remove(struct cache *c, struct centry *e)
 	TAILQ_REMOVE(&c->lru, e, lru);
 	c->st.bytes -= e->size;
 	c->st.entries--;
-	free(e);
+	xfree_nofork(e);
 }
 
 void
@@ -207,7 +208,7 @@ cache_put(struct cache *c, const void *key, size_t keylen, size_t objlen,
 	if ((old = cache_find(c, key, keylen)) != NULL)
 		cache_remove(c, old);
 	cache_evict(c, size);
-	e = xmalloc(size);
+	e = xmalloc_nofork(size);
 	memset(e, 0, sizeof(*e));
 	p = (char *)(e + 1);
 	e->key = (unsigned char *)p;

@@ -4,7 +4,9 @@
 # the LoadTable cache, each of which keeps one; 32 first loads of a 3 MB
 # table at once used to make 32 copies for each (some 190 MB, and fresh
 # pages to fault in). One answer of a side's table is now copied at a
-# time. floe's peak RSS (VmHWM) across the 32 loads says how many.
+# time. floe's peak RSS (VmHWM) across the 32 loads says how many. The
+# cache's copy is a mapping a forked child does not get (VmFlags dc in
+# smaps), and a job forked with it there runs.
 . "$(dirname "$0")/lib.sh"
 lib_init 48o
 BIG=/v1/warehouse/namespaces/bench/tables/long_history
@@ -72,4 +74,19 @@ fi
 # The one copy was the cache's: the next load is a hit.
 get "$BIG"
 expect_header "the next load is the cache's" X-Floe-Cache hit
+
+# The mappings of 3 MB or more that a fork does not copy.
+dc=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { size = 0 }
+	/^Size:/ { size = $2 }
+	/^VmFlags:/ && / dc/ && size >= 3000 { n++ }
+	END { print n + 0 }' "/proc/$FLOE_PID/smaps")
+expect_eq "the cache's copy is not a forked child's" 1 "$dc"
+f0=$(curl -s --unix-socket "$SOCK" http://floe/status | jq .admin.forks)
+printf '{"object":"bench.t2","wave":4}\n' >"$T/r"
+ctl_ok "an import (a forked job)" --json route import "$T/r"
+f1=$(curl -s --unix-socket "$SOCK" http://floe/status | jq .admin.forks)
+expect_eq "... forked once, and ran" "$((f0 + 1)) set" \
+	"$f1 $(jq -r 'if .set == 1 then "set" else . end' "$T/ctl")"
+get "$BIG"
+expect_header "the cache's copy serves the next load" X-Floe-Cache hit
 finish

@@ -1,19 +1,25 @@
 /*
  * floe: test_cache.c -- the LoadTable cache: hits and misses, TTL with and
  * without an ETag to revalidate with, the byte budget in LRU order,
- * dropping one object's answers and nothing else, and the counters.
+ * dropping one object's answers and nothing else, the counters, and that
+ * a forked child does not get the large entries (lib/xmalloc.h).
  */
+#include <sys/wait.h>
+
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "lib/compat.h"
+#include "lib/xmalloc.h"
 #include "cache/cache.h"
 
 #define T0 1700000000000LL
@@ -214,6 +220,70 @@ test_off(void **state __unused)
 	cache_free(NULL);
 }
 
+/*
+ * Whether a forked child reads C at P: it exits 0 if it reads C, 2 if it
+ * reads another byte, and dies of SIGSEGV if P is not mapped in it.
+ */
+static bool
+child_reads(const volatile char *p, char c)
+{
+	pid_t pid;
+	int st;
+
+	assert_true((pid = fork()) != -1);
+	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL); /* a sanitizer's handler, if any */
+		_exit(*p == c ? 0 : 2);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (WIFEXITED(st))
+		assert_int_not_equal(WEXITSTATUS(st), 2);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/*
+ * A block of XMALLOC_NOFORK_MIN bytes or more is a mapping of its own
+ * that a forked child does not get; a smaller one is malloc's, which it
+ * does. So is a large cache entry: a fork's stall does not grow with it.
+ */
+static void
+test_nofork(void **state __unused)
+{
+	struct cache *c = cache_new(8 << 20, 60000);
+	const struct cache_entry *e;
+	char *small, *big, *body;
+	bool expired;
+
+	small = xmalloc_nofork(XMALLOC_NOFORK_MIN - 1);
+	big = xmalloc_nofork(XMALLOC_NOFORK_MIN);
+	assert_false(xnofork_mapped(small));
+	assert_true(xnofork_mapped(big));
+	memset(small, 's', XMALLOC_NOFORK_MIN - 1);
+	memset(big, 'b', XMALLOC_NOFORK_MIN);
+	assert_true(child_reads(small + XMALLOC_NOFORK_MIN - 2, 's'));
+	assert_false(child_reads(big, 'b'));
+	assert_false(child_reads(big + XMALLOC_NOFORK_MIN - 1, 'b'));
+	assert_int_equal(big[XMALLOC_NOFORK_MIN - 1], 'b');
+	xfree_nofork(small);
+	xfree_nofork(big);
+	xfree_nofork(NULL);
+
+	body = xmalloc(256 << 10);
+	memset(body, 'x', (256 << 10) - 1);
+	body[(256 << 10) - 1] = '\0';
+	put(c, "db.big", "", body, "", T0);
+	put(c, "db.small", "", "{\"s\":1}", "", T0);
+	free(body);
+	assert_non_null(e = get(c, "db.big", "", T0, &expired));
+	assert_int_equal(e->len, (256 << 10) - 1);
+	assert_false(child_reads(e->body + e->len - 1, 'x'));
+	assert_non_null(e = get(c, "db.small", "", T0, &expired));
+	assert_true(child_reads(e->body, '{'));
+	/* Dropped and cleared as before: valgrind and ASan see the frees. */
+	assert_int_equal(cache_drop_object(c, "db.big", 6), 1);
+	cache_free(c);
+}
+
 int
 main(void)
 {
@@ -223,6 +293,7 @@ main(void)
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_drop_object),
 		cmocka_unit_test(test_off),
+		cmocka_unit_test(test_nofork),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

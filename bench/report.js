@@ -239,6 +239,25 @@ const ge = (r, k, lim, what) => goal(what, r ? r[k] : null,
 le(fr, 'cpu_per_req', 0.85, 'routed 4 KB: CPU/request <= 0.85x nginx');
 ge(fr, 'rps', 1.1, 'routed 4 KB: req/s >= 1.1x nginx');
 le(fr, 'p99', 1.0, 'routed 4 KB: p99 <= 1.0x nginx');
+// The same routed 4 KB load is measured again in the workers part: floe
+// with workers = 1 (floe routed's configuration) against nginx with one
+// worker, in the same rounds. The two say how far these three ratios
+// move between two measurements of one code in one run.
+const again = (a, b) => {
+	const s = scen.get(a), n = scen.get(b);
+	if (!s || !n)
+		return null;
+	const r = { rps: ratio(s.rps, n.rps), p99: ratio(s.p99_us, n.p99_us),
+		cpu_per_req: ratio(s.cpu_us_per_req, n.cpu_us_per_req) };
+	ratios[`${a} vs ${b}`] = r;
+	return `req/s ${x(r.rps)}, p99 ${x(r.p99)}, CPU/request ${x(r.cpu_per_req)}`;
+};
+const a1 = again('floe-workers-1', 'nginx-workers-1'),
+	a2 = again('floe-workers-1-batch', 'nginx-workers-1-batch');
+if (a1)
+	console.log('  (the same load in the workers rounds, floe workers = 1 ' +
+		`against nginx's one worker: ${a1}` +
+		(a2 ? `; under SCHED_BATCH ${a2})` : ')'));
 const f1m = ratios['floe-routed-1m'], s1m = scen.get('floe-routed-1m'),
 	n1m = scen.get('nginx-1m');
 const rss1m = s1m && n1m ? { ratio: ratio(s1m.rss_kb, n1m.rss_kb) } : null;

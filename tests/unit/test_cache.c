@@ -244,7 +244,8 @@ child_reads(const volatile char *p, char c)
 /*
  * A block of XMALLOC_NOFORK_MIN bytes or more is a mapping of its own
  * that a forked child does not get; a smaller one is malloc's, which it
- * does. So is a large cache entry: a fork's stall does not grow with it.
+ * does. A large cache entry is such a mapping: a fork's stall does not
+ * grow with it.
  */
 static void
 test_nofork(void **state __unused)

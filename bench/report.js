@@ -241,8 +241,8 @@ ge(fr, 'rps', 1.1, 'routed 4 KB: req/s >= 1.1x nginx');
 le(fr, 'p99', 1.0, 'routed 4 KB: p99 <= 1.0x nginx');
 // The same routed 4 KB load is measured again in the workers part: floe
 // with workers = 1 (floe routed's configuration) against nginx with one
-// worker, in the same rounds. The two say how far these three ratios
-// move between two measurements of one code in one run.
+// worker, the two in rounds of their own. The two measurements say how
+// far these three ratios move for one code in one run.
 const again = (a, b) => {
 	const s = scen.get(a), n = scen.get(b);
 	if (!s || !n)

@@ -281,7 +281,11 @@ cluster_import_states(const struct cluster_kv *kvs, size_t n)
  * (staged), or a write over a wrapped record (what was staged for that
  * key is dropped; the caller goes on with the write). True when handled;
  * a failure in *RC (STORE_ERROR: the txn is over); *REHASH when the
- * store's records changed in a way the running hash cannot follow.
+ * store's records changed in a way the running hash cannot follow: an
+ * import's commit. What is staged or unstaged is not a record anyone
+ * sees, and a write over a wrapped record is hashed by the caller as any
+ * write is, so neither needs a rehash: a rehash for each of a re-import's
+ * txns scanned the whole store once per 128 records.
  */
 bool
 cluster_watch_import(struct store_mirror *m, const struct etcd_event *ev,
@@ -297,7 +301,6 @@ cluster_watch_import(struct store_mirror *m, const struct etcd_event *ev,
 		return false;
 	if (ev->prev_kv != NULL &&
 	    cluster_wrapped(ev->prev_kv->value, ev->prev_kv->value_len)) {
-		*rehash = true;
 		*rc = cluster_import_replaced(m, db, kb, klen,
 		    ev->prev_kv->value, ev->prev_kv->value_len);
 		if (*rc == STORE_ERROR)

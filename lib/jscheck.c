@@ -460,7 +460,7 @@ jscheck_number(struct jscheck *st, const unsigned char *p,
 			if (p == end)
 				return p;
 			c = *p;
-			/* FALLTHROUGH */
+			__attribute__((__fallthrough__));
 		case JN_ZERO:
 			if (c == '.')
 				st->sub = JN_DOT;
@@ -492,7 +492,7 @@ jscheck_number(struct jscheck *st, const unsigned char *p,
 				p++;
 				continue;
 			}
-			/* FALLTHROUGH */
+			__attribute__((__fallthrough__));
 		case JN_ESIGN:
 			if (c < '0' || c > '9')
 				return NULL;

@@ -32,8 +32,8 @@ static const char *const ledger_buckets[LEDGER_NBUCKETS] = {
 
 static const char *const ledger_actions[LEDGER_NBUCKETS] = {
 	[LEDGER_CLEAN] = "nothing to do",
-	[LEDGER_STALE] = "wait: the lakehouse is behind and catches up by "
-			 "itself",
+	[LEDGER_STALE] = ("wait: the lakehouse is behind and catches up by "
+			  "itself"),
 	[LEDGER_GAP] = "re-backfill: rows are missing in the lakehouse",
 	[LEDGER_VALUE_DRIFT] = "fix the transform: values differ",
 };

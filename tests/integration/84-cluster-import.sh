@@ -17,16 +17,21 @@ node_start 1
 node_start 2
 node_start 3
 
-awk -v n="$N" 'BEGIN {
-	for (i = 1; i <= n; i++)
-		printf "{\"object\":\"db.t%06d\",\"wave\":%d}\n", i, i % 10 + 1
-}' >"$T/routes.jsonl"
-t0=$(date +%s%N)
-nctl 1 route import "$T/routes.jsonl"
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-[ "$RC" = 0 ] && grep -q "^$N set, 0 unchanged" "$T/ctl" &&
-	ok "import of $N routes in cluster mode: $ms ms" ||
-	bad "import: exit $RC: $(head -c 300 "$T/ctl")"
+# import_routes FILE FIRST WHAT: the N routes db.t000001... to waves FIRST to
+# FIRST+9 in turn, written to FILE and imported through node 1, timed.
+import_routes() {
+	local t0 ms
+	awk -v n="$N" -v w="$2" 'BEGIN {
+		for (i = 1; i <= n; i++)
+			printf "{\"object\":\"db.t%06d\",\"wave\":%d}\n", i, i % 10 + w
+	}' >"$1"
+	t0=$(date +%s%N)
+	nctl 1 route import "$1"
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	[ "$RC" = 0 ] && grep -q "^$N set, 0 unchanged" "$T/ctl" &&
+		ok "$3: $ms ms" || bad "$3: exit $RC: $(head -c 300 "$T/ctl")"
+}
+import_routes "$T/routes.jsonl" 1 "import of $N routes in cluster mode"
 nadmin 1 GET '/routes?limit=1'
 nctl 1 --json route list
 [ "$(jq '.routes | length' "$T/ctl")" = "$N" ] &&
@@ -71,16 +76,7 @@ grep -q "^0 set, $N unchanged" "$T/ctl" && ok "the same import again: $N unchang
 
 # Every route to another wave: each record over the first import's
 # wrapped one. Then a plain set over one of them.
-awk -v n="$N" 'BEGIN {
-	for (i = 1; i <= n; i++)
-		printf "{\"object\":\"db.t%06d\",\"wave\":%d}\n", i, i % 10 + 11
-}' >"$T/routes2.jsonl"
-t0=$(date +%s%N)
-nctl 1 route import "$T/routes2.jsonl"
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-[ "$RC" = 0 ] && grep -q "^$N set, 0 unchanged" "$T/ctl" &&
-	ok "a second import moving the $N routes: $ms ms" ||
-	bad "second import: exit $RC: $(head -c 300 "$T/ctl")"
+import_routes "$T/routes2.jsonl" 11 "a second import moving the $N routes"
 nctl 1 route set db.t000001 30 ||
 	bad "route set: exit $RC: $(head -c 300 "$T/ctl")"
 # Node 3 hashes its store from scratch as it starts; the others kept

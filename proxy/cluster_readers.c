@@ -37,43 +37,28 @@ static void cluster_readers_put_cb(const struct etcd_result *, void *);
 
 /*
  * Publish the batch IN (N records) that this node just flushed into its
- * store. Each record: u16 key length, key, u16 record length, the
- * record as the store packs it.
+ * store, as store_reader_wire writes them.
  */
 void
 cluster_readers_publish(struct cluster *c, const struct store_reader_in *in,
     size_t n)
 {
-	unsigned char rec[STORE_READER_PACK_MAX];
-	size_t i, rl, need;
-	unsigned char *p;
+	size_t i, need;
 
 	if (c == NULL || n == 0)
 		return;
 	for (i = 0; i < n; i++) {
-		if (in[i].keylen == 0 || in[i].keylen > STORE_KEY_MAX)
-			continue;
-		rl = store_reader_pack(&in[i].r, rec);
-		need = 4 + in[i].keylen + rl;
-		if (c->rplen + need > CLUSTER_READERS_PEND_MAX) {
-			c->rdropped++;
-			continue;
-		}
-		if (c->rplen + need > c->rpcap) {
+		if (c->rplen + STORE_READER_WIRE_MAX > c->rpcap) {
 			c->rpcap = c->rpcap == 0 ? 65536 : c->rpcap * 2;
-			while (c->rpcap < c->rplen + need)
-				c->rpcap *= 2;
 			c->rpend = xreallocarray(c->rpend, c->rpcap, 1);
 		}
-		p = c->rpend + c->rplen;
-		p[0] = (unsigned char)(in[i].keylen >> 8);
-		p[1] = (unsigned char)in[i].keylen;
-		memcpy(p + 2, in[i].key, in[i].keylen);
-		p += 2 + in[i].keylen;
-		p[0] = (unsigned char)(rl >> 8);
-		p[1] = (unsigned char)rl;
-		memcpy(p + 2, rec, rl);
-		c->rplen += need;
+		if ((need = store_reader_wire(&in[i], c->rpend + c->rplen)) ==
+		    0)
+			continue;
+		if (c->rplen + need > CLUSTER_READERS_PEND_MAX)
+			c->rdropped++;
+		else
+			c->rplen += need;
 	}
 	cluster_readers_put(c);
 }
@@ -178,8 +163,8 @@ cluster_readers_seen(struct cluster *c, struct store_mirror *m,
 }
 
 /*
- * Merge the records packed in VAL (VLEN bytes, as cluster_readers_publish
- * packs them) in M's txn: as loads since a flush, or (COPY) as another
+ * Merge the records in VAL (VLEN bytes, as cluster_readers_publish
+ * writes them) in M's txn: as loads since a flush, or (COPY) as another
  * node's whole records. How many were in it in *N. STORE_OK or
  * STORE_ERROR (the txn is over).
  */
@@ -188,26 +173,18 @@ cluster_readers_merge(struct store_mirror *m, const char *val, size_t vlen,
     bool copy, size_t *np)
 {
 	struct store_reader_in *in = NULL;
-	const unsigned char *p = (const unsigned char *)val, *end = p + vlen;
-	size_t n = 0, cap = 0, kl, rl;
+	size_t n = 0, cap = 0, at = 0, k;
 	int rc;
 
-	while (end - p >= 2) {
-		kl = (size_t)p[0] << 8 | p[1];
-		if ((size_t)(end - p) < 2 + kl + 2)
-			break;
-		rl = (size_t)p[2 + kl] << 8 | p[3 + kl];
-		if ((size_t)(end - p) < 4 + kl + rl)
-			break;
+	for (;;) {
 		if (n == cap) {
 			cap = cap == 0 ? 64 : cap * 2;
 			in = xreallocarray(in, cap, sizeof(*in));
 		}
-		in[n].key = p + 2;
-		in[n].keylen = kl;
-		store_reader_unpack(p + 4 + kl, rl, &in[n].r);
+		if ((k = store_reader_unwire(val + at, vlen - at, &in[n])) == 0)
+			break;
 		n++;
-		p += 4 + kl + rl;
+		at += k;
 	}
 	rc = n > 0 ? store_mirror_readers(m, in, n, copy) : STORE_OK;
 	free(in);

@@ -216,18 +216,19 @@ inventory_offload(const struct inventory *inv)
 
 /*
  * Hand everything noted to a job helper: the state directory (its string
- * and NUL), then each sighting as its key's length (uint16_t), the key
- * and its struct store_reader. Jobs run in the order queued: an admin job
- * queued after this one reads what it stored.
+ * and NUL), then each sighting as store_reader_wire writes it. Jobs run in
+ * the order queued: an admin job queued after this one reads what it
+ * stored.
  */
 static void
 inventory_flush_later(struct inventory *inv)
 {
 	struct inventory_job *j = xcalloc(1, sizeof(*j));
 	const char *dir = inv->f->conf->state_dir;
+	unsigned char wire[STORE_READER_WIRE_MAX];
+	struct store_reader_in s;
 	struct evbuffer *b;
-	size_t cap = 0, k;
-	uint16_t kl;
+	size_t cap = 0, k, n;
 
 	j->inv = inv;
 	do {
@@ -249,39 +250,35 @@ inventory_flush_later(struct inventory *inv)
 	    evbuffer_add(b, dir, strlen(dir) + 1) == -1)
 		fatalx("%s: out of memory", __func__);
 	for (k = 0; k < j->n; k++) {
-		kl = (uint16_t)j->items[k].keylen;
-		if (evbuffer_add(b, &kl, sizeof(kl)) == -1 ||
-		    evbuffer_add(b, j->items[k].key, kl) == -1 ||
-		    evbuffer_add(b, &j->items[k].r, sizeof(j->items[k].r)) ==
-			-1)
-			fatalx("%s: out of memory", __func__);
+		s.key = j->items[k].key;
+		s.keylen = j->items[k].keylen;
+		s.r = j->items[k].r;
+		/* A reader's key is never empty nor past READERS_KEY_MAX. */
+		if ((n = store_reader_wire(&s, wire)) == 0 ||
+		    evbuffer_add(b, wire, n) == -1)
+			fatalx("%s: a sighting of %zu bytes", __func__,
+			    s.keylen);
 	}
 	worker_send(inv->f->worker, INVENTORY_JOB, b, inventory_job_done, j);
 }
 
 /*
- * Up to MAX of the sightings inventory_flush_later encoded, from *P on
- * (END past the last), into IN, their keys borrowed; *P moved past them.
- * How many, or -1 if they are cut short or malformed.
+ * Up to MAX of the sightings inventory_flush_later sent, from *P on (END
+ * past the last), into IN, their keys borrowed; *P moved past them. How
+ * many, or -1 if one is cut short or has a key no reader has.
  */
 static ssize_t
 inventory_decode(const unsigned char **p, const unsigned char *end,
     struct store_reader_in *in, size_t max)
 {
-	size_t k;
-	uint16_t kl;
+	size_t k, n;
 
 	for (k = 0; k < max && *p < end; k++) {
-		if ((size_t)(end - *p) < sizeof(kl))
+		if ((n = store_reader_unwire(*p, (size_t)(end - *p), &in[k])) ==
+			0 ||
+		    in[k].keylen == 0 || in[k].keylen > READERS_KEY_MAX)
 			return -1;
-		memcpy(&kl, *p, sizeof(kl));
-		if (kl > READERS_KEY_MAX ||
-		    (size_t)(end - *p) < sizeof(kl) + kl + sizeof(in[k].r))
-			return -1;
-		in[k].key = *p + sizeof(kl);
-		in[k].keylen = kl;
-		memcpy(&in[k].r, *p + sizeof(kl) + kl, sizeof(in[k].r));
-		*p += sizeof(kl) + kl + sizeof(in[k].r);
+		*p += n;
 	}
 	return (ssize_t)k;
 }

@@ -378,6 +378,20 @@ int store_readers_excuse(struct store *, const char *ident, size_t idlen,
 #define STORE_READER_PACK_MAX (1 + 5 * 8 + 1 + STORE_UA_MAX)
 size_t store_reader_pack(const struct store_reader *, unsigned char *out);
 void store_reader_unpack(const void *, size_t, struct store_reader *);
+/*
+ * Sightings as they travel (cluster mode's batches in etcd, a flush sent
+ * to a job helper): each its key's length (u16, big-endian), the key, its
+ * packed record's length (u16) and the record as store_reader_pack packs
+ * it; STORE_READER_WIRE_MAX bytes at most. store_reader_wire writes IN
+ * into OUT and says how many bytes, or 0 for a key no record can have
+ * (empty, or past STORE_KEY_MAX); store_reader_unwire reads the sighting
+ * at P (AVAIL bytes there) into IN, its key borrowed, and says how many
+ * bytes it took, or 0 if it is cut short.
+ */
+#define STORE_READER_WIRE_MAX (4 + STORE_KEY_MAX + STORE_READER_PACK_MAX)
+size_t store_reader_wire(const struct store_reader_in *, unsigned char *out);
+size_t store_reader_unwire(const void *p, size_t avail,
+    struct store_reader_in *);
 /* Delete records last loaded before BEFORE_MS; the count deleted in *N. */
 int store_readers_prune(struct store *, int64_t before_ms, size_t *n);
 

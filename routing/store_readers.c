@@ -91,6 +91,39 @@ store_reader_unpack(const void *buf, size_t len, struct store_reader *r)
 	store_reader_decode(&v, r);
 }
 
+size_t
+store_reader_wire(const struct store_reader_in *in, unsigned char *out)
+{
+	size_t rl;
+
+	if (in->keylen == 0 || in->keylen > STORE_KEY_MAX)
+		return 0;
+	rl = store_reader_pack(&in->r, out + 4 + in->keylen);
+	out[0] = (unsigned char)(in->keylen >> 8);
+	out[1] = (unsigned char)in->keylen;
+	memcpy(out + 2, in->key, in->keylen);
+	out[2 + in->keylen] = (unsigned char)(rl >> 8);
+	out[3 + in->keylen] = (unsigned char)rl;
+	return 4 + in->keylen + rl;
+}
+
+size_t
+store_reader_unwire(const void *buf, size_t avail, struct store_reader_in *in)
+{
+	const unsigned char *p = buf;
+	size_t kl, rl;
+
+	if (avail < 2 || avail - 2 < (kl = (size_t)p[0] << 8 | p[1]) + 2)
+		return 0;
+	rl = (size_t)p[2 + kl] << 8 | p[3 + kl];
+	if (avail - 4 - kl < rl)
+		return 0;
+	in->key = p + 2;
+	in->keylen = kl;
+	store_reader_unpack(p + 4 + kl, rl, &in->r);
+	return 4 + kl + rl;
+}
+
 /*
  * Merge N batches into their records in TXN: the earliest first, the
  * latest last, oldtag and excused_ms, the counts summed (COPY: the

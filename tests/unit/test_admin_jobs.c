@@ -1116,16 +1116,16 @@ test_rollback_child_dies(void **state)
 static void
 sighting(struct evbuffer *b, const void *key, size_t keylen, uint64_t count)
 {
-	struct store_reader r;
-	uint16_t kl = (uint16_t)keylen;
+	unsigned char wire[STORE_READER_WIRE_MAX];
+	struct store_reader_in s;
 
-	memset(&r, 0, sizeof(r));
-	r.first_ms = 1000;
-	r.last_ms = 2000;
-	r.count = count;
-	evbuffer_add(b, &kl, sizeof(kl));
-	evbuffer_add(b, key, keylen);
-	evbuffer_add(b, &r, sizeof(r));
+	memset(&s, 0, sizeof(s));
+	s.key = key;
+	s.keylen = keylen;
+	s.r.first_ms = 1000;
+	s.r.last_ms = 2000;
+	s.r.count = count;
+	evbuffer_add(b, wire, store_reader_wire(&s, wire));
 }
 
 /* inventory_serve on IN (freed): the count it answered. */
@@ -1155,8 +1155,7 @@ test_inventory_serve(void **state __unused)
 	struct store_reader r;
 	struct evbuffer *in;
 	struct store *st;
-	char dir[256], bad[300], key[300], err[256];
-	uint16_t kl;
+	char dir[256], bad[300], key[READERS_KEY_MAX + 1], err[256];
 	int i, n;
 
 	assert_int_equal(routing_tmp_mkdir(dir, sizeof(dir)), 0);
@@ -1175,17 +1174,15 @@ test_inventory_serve(void **state __unused)
 		n = snprintf(key, sizeof(key), "t%05d%cwann", i, '\0');
 		sighting(in, key, (size_t)n, 1);
 	}
-	kl = 40;
-	evbuffer_add(in, &kl, sizeof(kl));
-	evbuffer_add(in, "t99999", 6);
+	evbuffer_add(in, "\0\x28t99999", 8); /* a key of 40 bytes, 6 sent */
 	assert_int_equal(serve(in), INVENTORY_BATCH);
 
 	/* A key longer than a reader's key can be: nothing of its batch. */
 	in = evbuffer_new();
 	evbuffer_add(in, dir, strlen(dir) + 1);
 	sighting(in, "c\0wbob", 6, 1);
-	kl = READERS_KEY_MAX + 1;
-	evbuffer_add(in, &kl, sizeof(kl));
+	memset(key, 'k', sizeof(key));
+	sighting(in, key, sizeof(key), 1);
 	assert_int_equal(serve(in), 0);
 
 	/* No state directory (no NUL), or one that is not a store. */

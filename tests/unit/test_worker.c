@@ -152,6 +152,22 @@ seen_free(struct seen *s)
 	event_base_free(s->base);
 }
 
+/*
+ * One turn of the loop (the first job's child starts), then the worker
+ * freed while that job runs: N jobs answered by then.
+ */
+static void
+seen_free_running(struct seen *s, unsigned n)
+{
+	assert_int_equal(event_base_loop(s->base,
+			     EVLOOP_ONCE | EVLOOP_NONBLOCK),
+	    0);
+	assert_int_equal(s->ndone, 0);
+	worker_free(s->w);
+	assert_int_equal(s->ndone, n);
+	event_base_free(s->base);
+}
+
 /* Jobs queued at once run in order, each in a child of its own. */
 static void
 test_order(void **state)
@@ -258,12 +274,7 @@ test_free_owed(void **state)
 		jobs[i] = (struct job) { &s, i, i == 0 ? 1 : 0, -1 };
 		worker_run(s.w, work, done, &jobs[i]);
 	}
-	/* One turn of the loop forks the first child. */
-	assert_int_equal(event_base_loop(s.base, EVLOOP_ONCE | EVLOOP_NONBLOCK),
-	    0);
-	assert_int_equal(s.ndone, 0);
-	worker_free(s.w);
-	assert_int_equal(s.ndone, 3);
+	seen_free_running(&s, 3);
 	assert_string_equal(s.status[0], "ok");
 	assert_int_equal(s.outlen[0], BIG);
 	for (i = 1; i < 3; i++) {
@@ -271,7 +282,6 @@ test_free_owed(void **state)
 		assert_memory_equal(s.status[i], "never ran", 9);
 		assert_int_equal(s.outlen[i], 0);
 	}
-	event_base_free(s.base);
 }
 
 /*
@@ -301,13 +311,9 @@ test_deadline(void **state)
 	seen_init_deadline(&s, 100, 300);
 	jobs[0] = (struct job) { &s, 0, 5, -1 };
 	worker_run(s.w, work, done, &jobs[0]);
-	assert_int_equal(event_base_loop(s.base, EVLOOP_ONCE | EVLOOP_NONBLOCK),
-	    0);
-	worker_free(s.w);
-	assert_int_equal(s.ndone, 1);
+	seen_free_running(&s, 1);
 	assert_string_equal(s.status[0],
 	    "ran past its deadline and was killed");
-	event_base_free(s.base);
 	assert_true(time(NULL) - t0 < 10);
 }
 
@@ -486,14 +492,9 @@ test_helper_deadline_free(void **state)
 
 	seen_init(&s, 100);
 	send_job(&s, &jobs[0], 0, 1, big, BIG);
-	assert_int_equal(event_base_loop(s.base, EVLOOP_ONCE | EVLOOP_NONBLOCK),
-	    0);
-	assert_int_equal(s.ndone, 0);
-	worker_free(s.w);
-	assert_int_equal(s.ndone, 1);
+	seen_free_running(&s, 1);
 	assert_string_equal(s.status[0], "ok");
 	assert_non_null(strstr(s.first[0], " len 4194304 last q"));
-	event_base_free(s.base);
 	free(big);
 }
 
